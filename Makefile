@@ -1,0 +1,36 @@
+# Every target sets up .venv first: a fresh clone needs nothing but python3 and make.
+# TORCH picks the torch under test (default 2.13.0, a CPU build; other versions from PyPI are
+# CUDA builds of several GB: ask for them on purpose). TORCH_INDEX adds a wheel index, e.g.
+# https://download.pytorch.org/whl/cpu for CPU builds elsewhere.
+TORCH ?= 2.13.0
+TORCH_INDEX ?=
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-torch-$(TORCH)
+PIP_INDEX := $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX))
+
+.PHONY: venv run test bench clean
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	rm -f $(VENV)/.installed-torch-*
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet $(PIP_INDEX) "torch==$(TORCH)"
+	echo "torch==$(TORCH)" > $(VENV)/torch-constraint.txt
+	$(PY) -m pip install --quiet $(PIP_INDEX) -c $(VENV)/torch-constraint.txt -e ".[test]"
+	touch $@
+
+run: venv
+	$(PY) -m harness run --json build/report.json
+
+test: venv
+	$(PY) -m pytest cases/ tests/
+
+bench: venv
+	$(PY) -m pytest benchmarks/ --benchmark-only --benchmark-json build/bench.json
+
+clean:
+	rm -rf $(VENV) build

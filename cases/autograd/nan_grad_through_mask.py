@@ -1,0 +1,106 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+# ---
+
+# %% [markdown]
+# # NaN gradient through a mask
+#
+# You divide by a tensor that contains zeros, mask the infinities away with `y[mask]` or
+# `torch.where`, and the loss is a perfectly finite number. Then `loss.backward()` fills the
+# input's `.grad` with `nan` exactly where the masked-out division happened, and one step of
+# the optimizer spreads it through the whole model.
+
+# %%
+import torch
+
+from harness import Case, Source, observe
+
+CASE = Case(
+    id="nan-grad-through-mask",
+    title="NaN gradient through a mask",
+    kind="silent",
+    # Observed on torch 0.3 by the source post and on 2.13.0 by this corpus; the mechanism is
+    # IEEE arithmetic in the backward formula, so no release is known to have changed it.
+    affects=">=0.3",
+    devices=("cpu", "cuda"),
+    sources=(
+        Source(
+            title="分享一下我最近所经历的踩坑经历吧 (a semantic-segmentation loss in torch 0.3, 2017)",
+            passage="the closing bug report: x.grad is NaN after x/0 and a mask",
+        ),
+    ),
+    tags=("autograd", "nan", "mask", "where"),
+    references=(
+        "https://github.com/pytorch/pytorch/issues/4132",  # the source post's own report
+        "https://github.com/pytorch/pytorch/issues/10729",  # the same through torch.where
+        "https://docs.pytorch.org/tutorials/beginner/maskedtensor_distinguish_gradient.html",
+    ),
+)
+
+# %% [markdown]
+# ## The broken code
+# Two numerators, one of them over a zero denominator. Only the safe element is kept.
+
+# %%
+def broken(device):
+    x = torch.tensor([1.0, 1.0], device=device, requires_grad=True)
+    den = torch.tensor([0.0, 1.0], device=device)
+    y = x / den                      # [inf, 1.]
+    loss = y[den != 0].sum()         # the inf is masked out: loss == 1.0, finite
+    loss.backward()
+    return x.grad
+
+
+def symptom(run):
+    """The gradient of the masked-out element is NaN, not 0."""
+    return run.error is None and bool(torch.isnan(run.value).any())
+
+
+# %%
+if __name__ == "__main__":
+    print(observe(broken, "cpu"))
+
+# %% [markdown]
+# ## Why
+# Masking happens *after* the division, so autograd differentiates the division for every
+# element, the masked one included. The mask's backward sends a gradient of exactly 0 to the
+# masked element, and the division's backward multiplies that 0 by `1/den = inf`.
+# In IEEE arithmetic `0 * inf` is `nan`, not 0. The same happens with
+# `torch.where(den != 0, x / den, 0)`: `where` routes a zero gradient to the unused branch, and
+# that branch's backward still turns it into `nan`. Any function whose forward produced `inf`
+# (or whose derivative is infinite, such as `sqrt` or `log` at 0) does this.
+#
+# ## The fix
+# Make the unsafe input harmless *before* the operation (the "double where"): replace the zero
+# denominators with something finite, divide, then mask. Every element's backward now sees a
+# finite factor, and the masked one gets a true 0.
+
+# %%
+def fixed(device):
+    x = torch.tensor([1.0, 1.0], device=device, requires_grad=True)
+    den = torch.tensor([0.0, 1.0], device=device)
+    keep = den != 0
+    safe_den = torch.where(keep, den, torch.ones_like(den))
+    loss = torch.where(keep, x / safe_den, torch.zeros_like(x)).sum()
+    loss.backward()
+    # d(loss)/dx_i is 1/den_i where kept and 0 where masked: [0, 1] here, written out by hand.
+    torch.testing.assert_close(x.grad, torch.tensor([0.0, 1.0], device=device))
+    return x.grad
+
+
+# %%
+if __name__ == "__main__":
+    print(observe(fixed, "cpu"))
+
+# %% [markdown]
+# ## Where it comes from
+# The source post (torch 0.3, December 2017) wrote a segmentation loss that divided by a
+# distance map containing zeros, masked the result, and found 99.97% of the gradient was NaN;
+# its author reported it upstream (pytorch/pytorch#4132). The maintainers' answer there is the
+# mechanism above: the indexing backward sends 0, and `0 * inf` is `nan`. The same report
+# through `torch.where` is pytorch/pytorch#10729; the MaskedTensor tutorial ("Distinguishing
+# between 0 and NaN gradient") lists both as problems that a masked tensor works around.

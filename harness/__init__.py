@@ -1,0 +1,10 @@
+"""torch-pitfalls: the harness that runs, checks and reports the corpus of PyTorch pitfalls.
+
+A case module needs only what is exported here.
+"""
+from harness.case import Affects, Case, Source
+from harness.helpers import ops_called, seeded
+from harness.observe import Observation, observe
+
+__all__ = ["Affects", "Case", "Observation", "Source", "observe", "ops_called", "seeded"]
+__version__ = "0.1.0"

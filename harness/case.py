@@ -1,0 +1,149 @@
+"""The metadata of one pitfall, declared as data and validated when it is built.
+
+A case module declares ``CASE = Case(...)`` once; everything the harness, the docs and the
+version matrix know about the case comes from that object. Validation happens in
+``__post_init__`` (the OpInfo way), so a malformed case fails at collection with the field named.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from harness.versions import parse_range
+
+KINDS = ("error", "silent", "warning", "performance", "historical")
+DEVICES = ("cpu", "cuda")
+TOPICS = ("autograd", "numerics", "dtypes", "shapes", "training", "data", "devices", "python")
+_ID = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
+
+
+class CaseError(ValueError):
+    """A case's metadata is malformed; the message names the field."""
+
+    def __init__(self, field_name: str, problem: str):
+        self.field = field_name
+        super().__init__(f"{field_name}: {problem}")
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a pitfall was described: a post, a doc page, an issue."""
+
+    title: str
+    url: str | None = None
+    passage: str | None = None  # where in the document, e.g. "section 'index_select'"
+
+
+@dataclass(frozen=True)
+class Affects:
+    """One rule for where the symptom shows; it applies when every key it sets matches.
+
+    Modelled on torch's ``DecorateInfo``: ``versions`` is a PEP 440 range, ``device`` narrows
+    the rule to one device, ``form`` names the shape the symptom takes there (what ``symptom``
+    returns when it returns a string). ``reason`` and ``issue`` are printed by the docs and matrix.
+    """
+
+    versions: str | None = None
+    device: str | None = None
+    form: str | None = None
+    reason: str | None = None
+    issue: str | None = None
+
+    def __post_init__(self):
+        if self.versions is not None:
+            try:
+                parse_range(self.versions)
+            except ValueError as exc:
+                raise CaseError("affects", str(exc)) from None
+        if self.device is not None and self.device not in DEVICES:
+            raise CaseError("affects", f"unknown device {self.device!r} (known: {', '.join(DEVICES)})")
+
+    def matches(self, torch_version: str, device: str) -> bool:
+        if self.device is not None and self.device != device:
+            return False
+        return self.versions is None or parse_range(self.versions).contains(torch_version)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One pitfall's metadata."""
+
+    id: str  # stable, kebab-case; the module file is the id with "_" for "-"
+    title: str  # one line, as a heading
+    kind: str  # one of KINDS
+    affects: str | tuple[Affects, ...]  # torch versions (and devices/forms) showing the symptom
+    devices: tuple[str, ...]  # devices on which the symptom shows; the case runs on all of DEVICES
+    sources: tuple[Source, ...]  # the documents it comes from
+    tags: tuple[str, ...] = ()
+    references: tuple[str, ...] = ()  # upstream links: torch issues, PRs, docs, torchfix rules
+    isolate: tuple[str, ...] = ()  # devices on which a run may crash or poison the process
+    timeout: float = 60.0  # seconds per variant run; a hang becomes an `error`
+    requires: tuple[str, ...] = ()  # optional importable modules; missing -> `skipped`
+    rules: tuple[Affects, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        def bad(name, problem):
+            raise CaseError(name, problem)
+
+        if not isinstance(self.id, str) or not _ID.fullmatch(self.id):
+            bad("id", f"{self.id!r} is not a kebab-case id like 'nan-grad-through-mask'")
+        if not isinstance(self.title, str) or not self.title.strip():
+            bad("title", "must be a non-empty string")
+        if self.kind not in KINDS:
+            bad("kind", f"unknown kind {self.kind!r} (known: {', '.join(KINDS)})")
+        for name in ("devices", "tags", "references", "isolate", "requires", "sources"):
+            value = getattr(self, name)
+            if isinstance(value, str) or not isinstance(value, (tuple, list)):
+                bad(name, f"must be a tuple, got {type(value).__name__}")
+            object.__setattr__(self, name, tuple(value))
+        if not self.devices:
+            bad("devices", "must name at least one device")
+        for name in ("devices", "isolate"):
+            for dev in getattr(self, name):
+                if dev not in DEVICES:
+                    bad(name, f"unknown device {dev!r} (known: {', '.join(DEVICES)})")
+        if not self.sources:
+            bad("sources", "must cite at least one source")
+        for src in self.sources:
+            if not isinstance(src, Source):
+                bad("sources", f"entries must be Source(...), got {type(src).__name__}")
+        if not isinstance(self.timeout, (int, float)) or self.timeout <= 0:
+            bad("timeout", f"must be a positive number of seconds, got {self.timeout!r}")
+        object.__setattr__(self, "rules", self._rules())
+
+    def _rules(self) -> tuple[Affects, ...]:
+        if isinstance(self.affects, str):
+            return (Affects(versions=self.affects),)
+        if isinstance(self.affects, (tuple, list)) and self.affects:
+            for entry in self.affects:
+                if not isinstance(entry, Affects):
+                    raise CaseError("affects", f"entries must be Affects(...), got {type(entry).__name__}")
+            return tuple(self.affects)
+        raise CaseError("affects", f"must be a version range or a tuple of Affects, got {self.affects!r}")
+
+    @property
+    def module_stem(self) -> str:
+        return self.id.replace("-", "_")
+
+    def rule_for(self, torch_version: str, device: str) -> Affects | None:
+        """The first rule under which the symptom is expected here, or None (expected absent)."""
+        if device not in self.devices:
+            return None
+        return next((r for r in self.rules if r.matches(torch_version, device)), None)
+
+    def expected(self, torch_version: str, device: str) -> bool:
+        return self.rule_for(torch_version, device) is not None
+
+    @property
+    def affects_text(self) -> str:
+        """The range as a reader writes it, for tables."""
+        parts = []
+        for r in self.rules:
+            text = r.versions or "any"
+            if r.device:
+                text += f" on {r.device}"
+            if r.form:
+                text += f" ({r.form})"
+            parts.append(text)
+        return "; ".join(parts)
+

@@ -1,0 +1,140 @@
+"""``pitfalls``: list, show and run the corpus from a terminal.
+
+    pitfalls list                      id, topic, kind, devices, affects, expected on this torch
+    pitfalls show ID                   the case's story: prose and code
+    pitfalls run [ID ...] [--device cpu|cuda] [--json PATH]
+
+Bad input (an unknown id or device, a bad option, a malformed case) is one line on stderr and
+exit status 2; ``run`` exits 1 when any outcome is mismatch, fix-failed or error.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import sys
+import time
+from pathlib import Path
+
+from harness.case import DEVICES
+
+EXIT_FAILED, EXIT_USAGE = 1, 2
+
+
+class UsageError(Exception):
+    """Bad input from the user: printed as one line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse prints usage + message; we want one line
+        raise UsageError(message)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="pitfalls", description="An executable, verified corpus of PyTorch pitfalls.")
+    p.add_argument("--cases", default="cases", metavar="DIR", help="the cases folder (default: ./cases)")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sub.add_parser("list", help="list the cases and whether each symptom is expected on this torch")
+    show = sub.add_parser("show", help="print a case's story (prose and code)")
+    show.add_argument("id")
+    run = sub.add_parser("run", help="run cases on devices and summarise")
+    run.add_argument("ids", nargs="*", metavar="ID", help="case ids (default: all)")
+    run.add_argument("--device", action="append", metavar="DEVICE", help=f"{' or '.join(DEVICES)} (repeatable; default: both)")
+    run.add_argument("--json", metavar="PATH", help="write the JSON report to PATH (folders are created)")
+    run.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = _parser().parse_args(argv)
+        return {"list": cmd_list, "show": cmd_show, "run": cmd_run}[args.command](args)
+    except UsageError as exc:
+        print(f"pitfalls: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _load(args):
+    from harness.loader import LoadError, load_cases
+
+    try:
+        return load_cases(Path(args.cases))
+    except LoadError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _select(cases, ids):
+    by_id = {lc.id: lc for lc in cases}
+    for case_id in ids:
+        if case_id not in by_id:
+            raise UsageError(f"unknown case id {case_id!r} (see 'pitfalls list')")
+    return [by_id[i] for i in dict.fromkeys(ids)] if ids else cases
+
+
+def cmd_list(args) -> int:
+    from harness.versions import torch_version
+
+    version = torch_version()
+    rows = [("id", "topic", "kind", "devices", "affects", f"expected on {version}")]
+    for lc in _load(args):
+        c = lc.case
+        expected = [d for d in c.devices if c.expected(version, d)]
+        rows.append((c.id, lc.topic, c.kind, ",".join(c.devices), c.affects_text, ",".join(expected) or "no"))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        print("  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip())
+    return 0
+
+
+def cmd_show(args) -> int:
+    from harness.story import render_story
+
+    (lc,) = _select(_load(args), [args.id])
+    print(render_story(lc.path))
+    return 0
+
+
+def cmd_run(args) -> int:
+    devices = list(dict.fromkeys(args.device or DEVICES))
+    for d in devices:
+        if d not in DEVICES:
+            raise UsageError(f"unknown device {d!r} (known: {', '.join(DEVICES)})")
+    if args.json:
+        _check_writable(Path(args.json))
+    from harness.report import build_report, summary_table, write_report
+    from harness.runner import run_case
+    from harness.versions import torch_version
+
+    selected = _select(_load(args), args.ids)
+    started, version = dt.datetime.now(dt.timezone.utc), torch_version()
+    jobs = [(lc, d) for lc in selected for d in devices]
+    records, t0 = [], time.perf_counter()
+    for n, (lc, device) in enumerate(jobs, 1):
+        record = run_case(lc, device, version)
+        records.append(record)
+        if not args.quiet:
+            print(f"[{n:>{len(str(len(jobs)))}}/{len(jobs)}] {record.case} [{device}] {record.outcome}"
+                  f" ({record.duration_s:.2f} s)", file=sys.stderr, flush=True)
+    print(summary_table(records))
+    print(f"torch {version}; {time.perf_counter() - t0:.1f} s")
+    for r in records:
+        if r.failed or r.outcome == "skipped":
+            print(f"  {r.case} [{r.device}] {r.outcome}: {r.detail}")
+    if args.json:
+        write_report(build_report(records, started), args.json)
+        print(f"report written to {args.json}")
+    return EXIT_FAILED if any(r.failed for r in records) else 0
+
+
+def _check_writable(path: Path) -> None:
+    """Refuse, before running anything, a report path that cannot be written."""
+    if path.is_dir():
+        raise UsageError(f"--json {path}: is a directory")
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise UsageError(f"--json {path}: {parent} is a file, not a folder")
+            break
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,46 @@
+"""Small helpers that case modules share, so no case copies another's plumbing."""
+from __future__ import annotations
+
+import random
+from collections import Counter
+from contextlib import contextmanager
+
+import torch
+
+try:
+    import numpy
+except ImportError:
+    numpy = None
+
+
+@contextmanager
+def seeded(seed: int = 0):
+    """Seed torch (CPU and any initialised CUDA device), ``random`` and NumPy inside the block,
+    and give every global RNG back its previous state afterwards: deterministic, and no leak."""
+    cuda = [torch.cuda.current_device()] if torch.cuda.is_initialized() else []
+    py_state = random.getstate()
+    np_state = numpy.random.get_state() if numpy is not None else None
+    with torch.random.fork_rng(devices=cuda):
+        torch.manual_seed(seed)
+        random.seed(seed)
+        if numpy is not None:
+            numpy.random.seed(seed)
+        try:
+            yield
+        finally:
+            random.setstate(py_state)
+            if numpy is not None:
+                numpy.random.set_state(np_state)
+
+
+def ops_called(fn, *args, **kwargs) -> tuple[object, Counter]:
+    """Run ``fn`` under ``torch.profiler`` and count the aten ops it dispatched, by name.
+
+    Returns ``(fn's result, Counter of op names)``: a mechanism (a copy, one op instead of N)
+    checked as a count, never as a time.
+    """
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        result = fn(*args, **kwargs)
+    return result, Counter(evt.name for evt in prof.events() if evt.name.startswith("aten::"))

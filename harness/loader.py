@@ -1,0 +1,100 @@
+"""Finding case modules, importing them and checking what they declare.
+
+A case module lives at ``cases/<topic>/<id_with_underscores>.py`` and defines ``CASE`` (a
+``Case``) and three functions: ``broken(device)``, ``symptom(observation)``, ``fixed(device)``.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+from harness.case import TOPICS, Case, CaseError
+
+VARIANTS = ("broken", "symptom", "fixed")
+
+
+class LoadError(Exception):
+    """A case file that cannot be used; the message names the file and what is wrong."""
+
+    def __init__(self, path: Path, problem: str):
+        self.path = path
+        self.problem = problem
+        super().__init__(f"{path}: {problem}")
+
+
+@dataclass(frozen=True)
+class LoadedCase:
+    case: Case
+    module: ModuleType
+    path: Path
+    topic: str
+    source_sha256: str  # of the module's text: a record made from an older text is stale
+
+    @property
+    def id(self) -> str:
+        return self.case.id
+
+
+def is_case_file(path: Path) -> bool:
+    """``cases/<topic>/<name>.py``, not private (``_x.py``) and not a test module."""
+    return (
+        path.suffix == ".py"
+        and path.parent.parent.name == "cases"
+        and not path.name.startswith(("_", "test_", "conftest"))
+    )
+
+
+def find_case_files(root: Path) -> list[Path]:
+    root = Path(root)
+    if not root.is_dir():
+        raise LoadError(root, "no such cases directory")
+    return sorted(p for p in root.glob("*/*.py") if is_case_file(p))
+
+
+def load_case(path: Path) -> LoadedCase:
+    path = Path(path)
+    topic = path.parent.name
+    if topic not in TOPICS:
+        raise LoadError(path, f"topic folder {topic!r} is not one of {', '.join(TOPICS)}")
+    text = path.read_bytes()
+    module = _import(path, f"pitfall_cases.{topic}.{path.stem}")
+    case = getattr(module, "CASE", None)
+    if not isinstance(case, Case):
+        raise LoadError(path, "CASE: the module must define CASE = Case(...)")
+    for name in VARIANTS:
+        if not callable(getattr(module, name, None)):
+            raise LoadError(path, f"{name}: the module must define a function {name}()")
+    if case.module_stem != path.stem:
+        raise LoadError(path, f"id: {case.id!r} needs the file name {case.module_stem}.py")
+    return LoadedCase(case, module, path, topic, hashlib.sha256(text).hexdigest())
+
+
+def load_cases(root: Path) -> list[LoadedCase]:
+    """Every case under ``root``; the first malformed one raises. Ids must be unique."""
+    loaded, seen = [], {}
+    for path in find_case_files(root):
+        lc = load_case(path)
+        if lc.id in seen:
+            raise LoadError(path, f"id: {lc.id!r} is already declared by {seen[lc.id]}")
+        seen[lc.id] = path
+        loaded.append(lc)
+    return loaded
+
+
+def _import(path: Path, name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses and pickling look modules up by name
+    try:
+        spec.loader.exec_module(module)
+    except CaseError as exc:
+        sys.modules.pop(name, None)
+        raise LoadError(path, f"CASE.{exc}") from None
+    except Exception as exc:
+        sys.modules.pop(name, None)
+        raise LoadError(path, f"import failed: {type(exc).__name__}: {exc}") from exc
+    return module

@@ -1,0 +1,133 @@
+"""The pytest plugin: every case module becomes one test item per device.
+
+Registered as a ``pytest11`` entry point, so ``pytest cases/`` needs no flags. Items are named
+``<id>[<device>]``, marked with their kind, topic, device and tags (``-m silent``, ``-m cuda``),
+and pass when the observed symptom equals the expected one and the fix holds.
+"""
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from harness.case import DEVICES, KINDS, TOPICS
+from harness.loader import LoadError, is_case_file, load_case
+from harness.report import Record, build_report, summary_table, write_report
+from harness.runner import run_case
+
+records_key = pytest.StashKey[list]()
+ids_key = pytest.StashKey[dict]()
+started_key = pytest.StashKey[dt.datetime]()
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("pitfalls", "torch-pitfalls corpus")
+    group.addoption(
+        "--pitfalls-json", metavar="PATH", default=None,
+        help="write the JSON report of the case items run to PATH (folders are created)",
+    )
+    parser.addini("pitfalls_json", "default for --pitfalls-json", default=None)
+
+
+def pytest_configure(config):
+    for kind in KINDS:
+        config.addinivalue_line("markers", f"{kind}: pitfall cases of kind '{kind}'")
+    for topic in TOPICS:
+        config.addinivalue_line("markers", f"{topic}: pitfall cases of topic '{topic}'")
+    for device in DEVICES:
+        config.addinivalue_line("markers", f"{device}: pitfall case items run on {device}")
+    config.stash[records_key] = []
+    config.stash[ids_key] = {}
+    config.stash[started_key] = dt.datetime.now(dt.timezone.utc)
+
+
+def pytest_report_header(config):
+    import torch
+
+    from harness.versions import device_unavailable_reason
+
+    cuda = device_unavailable_reason("cuda") or f"CUDA {torch.version.cuda}, {torch.cuda.get_device_name(0)}"
+    return f"torch-pitfalls: torch {torch.__version__}; {cuda}"
+
+
+def pytest_collect_file(file_path, parent):
+    if is_case_file(file_path):
+        return CaseFile.from_parent(parent, path=file_path)
+    return None
+
+
+class CaseFile(pytest.File):
+    def collect(self):
+        try:
+            lc = load_case(self.path)
+        except LoadError as exc:
+            raise self.CollectError(str(exc)) from None
+        ids = self.config.stash[ids_key]
+        if ids.setdefault(lc.id, self.path) != self.path:
+            raise self.CollectError(f"{self.path}: id: {lc.id!r} is already declared by {ids[lc.id]}")
+        for device in DEVICES:
+            yield CaseItem.from_parent(self, name=f"{lc.id}[{device}]", lc=lc, device=device)
+
+
+class PitfallFailure(Exception):
+    def __init__(self, record: Record):
+        self.record = record
+
+
+class CaseItem(pytest.Item):
+    def __init__(self, *, lc, device, **kwargs):
+        super().__init__(**kwargs)
+        self.lc, self.device = lc, device
+        registered = {line.split(":")[0] for line in self.config.getini("markers")}
+        for name in (lc.case.kind, lc.topic, device, *lc.case.tags):
+            if name not in registered:
+                self.config.addinivalue_line("markers", f"{name}: pitfall cases tagged '{name}'")
+                registered.add(name)
+            self.add_marker(name)
+
+    def runtest(self):
+        record = run_case(self.lc, self.device)
+        self.config.stash[records_key].append(record)
+        self.user_properties.append(("pitfalls_record", record))
+        if record.outcome == "skipped":
+            pytest.skip(record.detail)
+        if record.failed:
+            raise PitfallFailure(record)
+
+    def repr_failure(self, excinfo, style=None):
+        if isinstance(excinfo.value, PitfallFailure):
+            r = excinfo.value.record
+            return "\n".join(
+                [
+                    f"{r.case} [{r.device}]: {r.outcome}: {r.detail}",
+                    f"  expected symptom: {'yes' if r.expected else 'no'}; observed: "
+                    + {True: "yes", False: "no", None: "no verdict"}[r.observed]
+                    + (f" (form {r.form!r})" if r.form else ""),
+                    f"  broken variant: {r.broken or '(did not run)'}",
+                    f"  fixed variant:  {r.fixed or '(did not run)'}",
+                ]
+            )
+        return super().repr_failure(excinfo, style=style)
+
+    def reportinfo(self):
+        return self.path, None, f"{self.lc.id}[{self.device}]"
+
+
+report_path_key = pytest.StashKey[str]()
+
+
+def pytest_sessionfinish(session):
+    config = session.config
+    records = config.stash.get(records_key, [])
+    path = config.getoption("pitfalls_json") or config.getini("pitfalls_json")
+    if path and records:
+        config.stash[report_path_key] = str(write_report(build_report(records, config.stash[started_key]), path))
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    records = config.stash.get(records_key, [])
+    if records:
+        terminalreporter.section("torch-pitfalls")
+        terminalreporter.write_line(summary_table(records))
+    if report_path_key in config.stash:
+        terminalreporter.write_line(f"report written to {config.stash[report_path_key]}")

@@ -1,0 +1,109 @@
+"""The JSON report of a run: one record per case × device, plus where the run happened.
+
+The version matrix, the docs and the CLI read these files; nothing re-runs a case to draw a
+table. Files are written to a temp file and renamed, so a reader never sees half a report.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import platform
+import sys
+import tempfile
+from collections import Counter
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+SCHEMA = "torch-pitfalls/report"
+SCHEMA_VERSION = 1
+OUTCOMES = ("reproduced", "absent", "mismatch", "fix-failed", "error", "skipped")
+FAILING = ("mismatch", "fix-failed", "error")
+
+
+@dataclass
+class Record:
+    case: str
+    topic: str
+    kind: str
+    device: str
+    outcome: str  # one of OUTCOMES
+    expected: bool  # symptom expected here (torch version in `affects`, device in `devices`)
+    observed: bool | None  # symptom seen; None when the broken variant did not run to a verdict
+    form: str | None = None  # the symptom's form, when the case names forms
+    broken: str = ""  # short text of what the broken variant produced
+    fixed: str = ""  # short text of what the fixed variant produced
+    detail: str = ""  # why: the mismatch, the failure, the skip reason
+    duration_s: float = 0.0
+    isolated: bool = False
+    source_sha256: str = ""
+
+    @property
+    def failed(self) -> bool:
+        return self.outcome in FAILING
+
+
+def environment() -> dict:
+    """Where this run happens: torch, Python, platform and device names."""
+    import torch
+
+    from harness.versions import device_names
+
+    return {
+        "torch": torch.__version__,
+        "torch_cuda": torch.version.cuda,
+        "torch_git": getattr(torch.version, "git_version", None),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "devices": device_names(),
+    }
+
+
+def build_report(records: list[Record], started: dt.datetime, env: dict | None = None) -> dict:
+    return {
+        "schema": SCHEMA,
+        "schema_version": SCHEMA_VERSION,
+        **(env or environment()),
+        "started": started.isoformat(timespec="seconds"),
+        "finished": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "argv": sys.argv,
+        "totals": dict(Counter(r.outcome for r in records)),
+        "records": [asdict(r) for r in records],
+    }
+
+
+def write_report(report: dict, path: str | os.PathLike) -> Path:
+    """Write atomically; the parent folder is created, as pytest's --junitxml does."""
+    path = Path(path)
+    if path.exists() and path.is_dir():
+        raise OSError(f"{path} is a directory")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            json.dump(report, fh, indent=1)
+            fh.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    return path
+
+
+def summary_table(records: list[Record]) -> str:
+    """Case × device → outcome, and a line of totals."""
+    devices = sorted({r.device for r in records}, key=lambda d: (d != "cpu", d))
+    cases = list(dict.fromkeys(r.case for r in records))
+    cell = {(r.case, r.device): r.outcome for r in records}
+    width = max([len("case"), *map(len, cases)])
+    cols = [max(len(d), max((len(cell.get((c, d), "")) for c in cases), default=0)) for d in devices]
+    lines = ["  ".join(["case".ljust(width), *(d.ljust(w) for d, w in zip(devices, cols))]).rstrip()]
+    lines.append("  ".join(["-" * width, *("-" * w for w in cols)]))
+    for c in cases:
+        lines.append("  ".join([c.ljust(width), *(cell.get((c, d), "-").ljust(w) for d, w in zip(devices, cols))]).rstrip())
+    totals = Counter(r.outcome for r in records)
+    lines.append(
+        f"{len(records)} runs of {len(cases)} cases: "
+        + ", ".join(f"{totals[o]} {o}" for o in OUTCOMES if totals[o])
+    )
+    return "\n".join(lines)

@@ -1,0 +1,90 @@
+"""Torch version ranges (PEP 440, through ``packaging``) and what this machine can run on.
+
+Two explicit choices about torch's version strings:
+
+* Local labels are builds of the same release: ``2.13.0+cpu`` and ``2.13.0+cu128`` are 2.13.0.
+  PEP 440 would order ``2.13.0+cpu`` above ``2.13.0`` (so ``<=2.13.0`` would exclude it), so a
+  range is always tested against the public version.
+* Pre-releases (nightlies such as ``2.14.0.dev20261101``) are matched, not skipped: they sort
+  before the release they lead to, so ``>=2.14`` excludes them and ``<2.14`` includes them.
+"""
+from __future__ import annotations
+
+import functools
+import platform
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+
+class VersionRange:
+    """A PEP 440 range of torch versions; ``""`` or ``"*"`` means every version."""
+
+    def __init__(self, text: str):
+        self.text = text
+        spec = "" if text.strip() in ("", "*") else text
+        try:
+            self._spec = SpecifierSet(spec, prereleases=True)
+        except InvalidSpecifier:
+            raise ValueError(f"{text!r} is not a PEP 440 version range (e.g. '>=1.13,<2.5')") from None
+        for s in self._spec:
+            if "+" in s.version:
+                raise ValueError(f"{text!r}: a range names releases, not local builds ({s.version!r})")
+
+    def contains(self, version: str | Version) -> bool:
+        v = version if isinstance(version, Version) else parse_version(version)
+        return self._spec.contains(Version(v.public), prereleases=True)
+
+    def __repr__(self) -> str:
+        return f"VersionRange({self.text!r})"
+
+
+@functools.lru_cache(maxsize=None)
+def parse_range(text: str) -> VersionRange:
+    if not isinstance(text, str):
+        raise ValueError(f"a version range must be a string, got {type(text).__name__}")
+    return VersionRange(text)
+
+
+def parse_version(text: str) -> Version:
+    try:
+        return Version(text)
+    except InvalidVersion:
+        raise ValueError(f"{text!r} is not a PEP 440 version") from None
+
+
+def torch_version() -> str:
+    import torch
+
+    return torch.__version__
+
+
+def cuda_available() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def device_unavailable_reason(device: str) -> str | None:
+    """Why this machine cannot run ``device``, or None when it can."""
+    import torch
+
+    if device == "cpu":
+        return None
+    if device == "cuda":
+        if torch.version.cuda is None:
+            return f"CUDA not available: torch {torch.__version__} is built without CUDA"
+        if not torch.cuda.is_available():
+            return f"CUDA not available: torch {torch.__version__} (CUDA {torch.version.cuda}) sees no GPU"
+        return None
+    raise ValueError(f"unknown device {device!r}")
+
+
+def device_names() -> dict[str, str]:
+    """A readable name for every device this run can use."""
+    import torch
+
+    names = {"cpu": platform.processor() or platform.machine()}
+    if device_unavailable_reason("cuda") is None:
+        names["cuda"] = torch.cuda.get_device_name(0)
+    return names

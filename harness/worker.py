@@ -1,0 +1,21 @@
+"""Runs one step of an isolated case in a fresh interpreter and writes its result as JSON.
+
+usage: python -m harness.worker CASE_FILE DEVICE broken|fixed RESULT_JSON
+"""
+import json
+import sys
+from pathlib import Path
+
+from harness.loader import load_case
+from harness.runner import step_result_json
+
+
+def main(argv: list[str]) -> int:
+    path, device, step, out = argv
+    result = step_result_json(load_case(Path(path)), device, step)
+    Path(out).write_text(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
