@@ -33,6 +33,10 @@ class Source:
     url: str | None = None
     passage: str | None = None  # where in the document, e.g. "section 'index_select'"
 
+    def at(self, passage: str) -> "Source":
+        """This source, pointing at one passage."""
+        return Source(self.title, self.url, passage)
+
 
 @dataclass(frozen=True)
 class Affects:

@@ -17,7 +17,8 @@
 # %%
 import torch
 
-from harness import Case, Source, observe
+from harness import Case, observe
+from harness.sources import S0
 
 CASE = Case(
     id="nan-grad-through-mask",
@@ -27,12 +28,7 @@ CASE = Case(
     # IEEE arithmetic in the backward formula, so no release is known to have changed it.
     affects=">=0.3",
     devices=("cpu", "cuda"),
-    sources=(
-        Source(
-            title="分享一下我最近所经历的踩坑经历吧 (a semantic-segmentation loss in torch 0.3, 2017)",
-            passage="the closing bug report: x.grad is NaN after x/0 and a mask",
-        ),
-    ),
+    sources=(S0.at("the closing bug report: x.grad is NaN after x/0 and a mask"),),
     tags=("autograd", "nan", "mask", "where"),
     references=(
         "https://github.com/pytorch/pytorch/issues/4132",  # the source post's own report
