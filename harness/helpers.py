@@ -44,3 +44,21 @@ def ops_called(fn, *args, **kwargs) -> tuple[object, Counter]:
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         result = fn(*args, **kwargs)
     return result, Counter(evt.name for evt in prof.events() if evt.name.startswith("aten::"))
+
+
+def saved_bytes(fn, *args, **kwargs) -> tuple[object, int]:
+    """Run ``fn`` and count the bytes autograd saved for backward while it ran.
+
+    Returns ``(fn's result, bytes)``: the activations a graph holds on to, as a number that does
+    not depend on timing or on the allocator (0 under ``torch.no_grad()``).
+    """
+    total = 0
+
+    def pack(t):
+        nonlocal total
+        total += t.numel() * t.element_size()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        result = fn(*args, **kwargs)
+    return result, total
