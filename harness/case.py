@@ -106,6 +106,9 @@ class Case:
             for dev in getattr(self, name):
                 if dev not in DEVICES:
                     bad(name, f"unknown device {dev!r} (known: {', '.join(DEVICES)})")
+        for tag in self.tags:
+            if not isinstance(tag, str) or not tag.isidentifier():
+                bad("tags", f"{tag!r} is not an identifier (tags are pytest markers: -m {tag})")
         if not self.sources:
             bad("sources", "must cite at least one source")
         for src in self.sources:

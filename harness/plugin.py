@@ -7,6 +7,7 @@ and pass when the observed symptom equals the expected one and the fix holds.
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import asdict
 
 import pytest
 
@@ -88,9 +89,10 @@ class CaseItem(pytest.Item):
     def runtest(self):
         record = run_case(self.lc, self.device)
         self.config.stash[records_key].append(record)
-        self.user_properties.append(("pitfalls_record", record))
+        self.user_properties.append(("pitfalls_record", asdict(record)))
         if record.outcome == "skipped":
-            pytest.skip(record.detail)
+            # reported at the item ("cases/x.py::id[cuda]"), not at this line of the plugin
+            raise pytest.skip.Exception(record.detail, _use_item_location=True)
         if record.failed:
             raise PitfallFailure(record)
 
@@ -110,7 +112,7 @@ class CaseItem(pytest.Item):
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self):
-        return self.path, None, f"{self.lc.id}[{self.device}]"
+        return self.path, 0, f"{self.lc.id}[{self.device}]"
 
 
 report_path_key = pytest.StashKey[str]()

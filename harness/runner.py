@@ -30,8 +30,9 @@ from harness.versions import device_unavailable_reason, torch_version
 # An in-process hang inside C code cannot be interrupted by SIGALRM; past this many extra
 # seconds faulthandler dumps every thread's stack and ends the process, so no run hangs forever.
 BACKSTOP_S = 30.0
-# Allowance for an isolated worker to start Python and import torch before its case runs.
-WORKER_STARTUP_S = 60.0
+# Allowance for an isolated worker to start Python and import torch before its case runs
+# (the worker enforces the case's own time limit itself; this bounds a worker stuck in C code).
+WORKER_STARTUP_S = float(os.environ.get("PITFALLS_WORKER_STARTUP_S", "60"))
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 

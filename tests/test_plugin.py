@@ -1,0 +1,127 @@
+"""The pytest plugin, driven as a user drives it: pytest on a planted ``cases/`` folder."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from planting import case_source, run_corpus
+from harness.report import OUTCOMES, SCHEMA, SCHEMA_VERSION
+
+
+def test_one_item_per_case_and_device_named_by_id(planted, pytester):
+    planted.plant("nan-thing")
+    result = run_corpus(pytester, "-v")
+    result.stdout.fnmatch_lines(
+        [
+            "cases/autograd/nan_thing.py::nan-thing[[]cpu[]] PASSED*",
+            "cases/autograd/nan_thing.py::nan-thing[[]cuda[]] SKIPPED*",
+            "*torch-pitfalls*",
+            "nan-thing*reproduced*skipped*",
+            "2 runs of 1 cases: 1 reproduced, 1 skipped",
+        ]
+    )
+    result.stdout.fnmatch_lines(["SKIPPED*CUDA not available*"])
+    assert result.ret == 0
+
+
+def test_failure_message_says_the_direction_and_what_each_variant_produced(planted, pytester):
+    planted.plant("gone-symptom", broken="return torch.tensor(0.0, device=device)")
+    result = run_corpus(pytester, "-k", "cpu")
+    result.assert_outcomes(failed=1, deselected=1)
+    result.stdout.fnmatch_lines(
+        [
+            "gone-symptom [[]cpu[]]: mismatch: symptom expected but not seen (torch *",
+            "  expected symptom: yes; observed: no",
+            "  broken variant: returned tensor(0.)",
+            "  fixed variant:  returned tensor(1.)",
+        ]
+    )
+
+
+def test_markers_select_by_kind_topic_and_tag(planted, pytester):
+    planted.plant("silent-one", tags=("nan",))
+    planted.plant("error-one", topic="shapes", kind="error")
+    assert run_corpus(pytester, "-m", "silent", "--strict-markers").parseoutcomes()["deselected"] == 2
+    result = run_corpus(pytester, "-m", "shapes and cpu", "--strict-markers", "-v")
+    result.stdout.fnmatch_lines(["*error-one[[]cpu[]]*"])
+    result.assert_outcomes(passed=1, deselected=3)
+    assert run_corpus(pytester, "-m", "nan and cpu", "--strict-markers").parseoutcomes()["passed"] == 1
+    assert run_corpus(pytester, "-k", "silent-one and cpu").parseoutcomes()["passed"] == 1
+
+
+@pytest.mark.parametrize(
+    "fields, problem",
+    [
+        (dict(kind="'noisy'"), "*bad_case.py: CASE.kind: unknown kind 'noisy'*"),
+        (dict(affects="'>=two'"), "*bad_case.py: CASE.affects: '>=two' is not a PEP 440 version range*"),
+        (dict(devices="('cpu', 'tpu')"), "*bad_case.py: CASE.devices: unknown device 'tpu'*"),
+        (dict(tags="('has-hyphen',)"), "*bad_case.py: CASE.tags: 'has-hyphen' is not an identifier*"),
+        (dict(affects="(Affects(versions='~=x'),)"), "*bad_case.py: CASE.affects: '~=x' is not a PEP 440*"),
+    ],
+)
+def test_malformed_metadata_is_a_collection_error_naming_file_and_field(planted, pytester, fields, problem):
+    text = case_source("bad-case").replace("kind='silent'", f"kind={fields.get('kind', repr('silent'))}")
+    for name, value in fields.items():
+        if name != "kind":
+            text = _replace_field(text, name, value)
+    planted.plant("bad-case", text=text)
+    planted.plant("good-case")
+    result = run_corpus(pytester)
+    assert result.ret != 0
+    result.stdout.fnmatch_lines(["*ERROR collecting*bad_case.py*", problem])
+
+
+def _replace_field(text: str, name: str, value: str) -> str:
+    lines = text.splitlines()
+    return "\n".join(f"    {name}={value}," if line.startswith(f"    {name}=") else line for line in lines)
+
+
+def test_a_missing_variant_is_named(planted, pytester):
+    planted.plant("no-fix", text=case_source("no-fix").split("def fixed")[0])
+    result = run_corpus(pytester)
+    result.stdout.fnmatch_lines(["*no_fix.py: fixed: the module must define a function fixed()*"])
+    assert result.ret != 0
+
+
+def test_a_file_name_that_does_not_match_the_id_is_named(planted, pytester):
+    planted.plant("right-id", filename="wrong_name.py")
+    result = run_corpus(pytester)
+    result.stdout.fnmatch_lines(["*wrong_name.py: id: 'right-id' needs the file name right_id.py*"])
+
+
+def test_a_duplicate_id_is_named(planted, pytester):
+    planted.plant("same-id")
+    planted.plant("same-id", topic="shapes")
+    result = run_corpus(pytester)
+    result.stdout.fnmatch_lines(["*id: 'same-id' is already declared by*"])
+    assert result.ret != 0
+
+
+def test_the_json_report_holds_what_the_contract_says(planted, pytester):
+    planted.plant("nan-thing")
+    planted.plant("wrong-fix", fixed="assert False, 'no'")
+    result = run_corpus(pytester, "--pitfalls-json", "out/deep/report.json")
+    result.stdout.fnmatch_lines(["report written to out/deep/report.json"])
+    report = json.loads((pytester.path / "out/deep/report.json").read_text())
+    assert (report["schema"], report["schema_version"]) == (SCHEMA, SCHEMA_VERSION)
+    for key in ("torch", "python", "platform", "devices", "started", "finished"):
+        assert report[key], key
+    assert "cpu" in report["devices"]
+    by_key = {(r["case"], r["device"]): r for r in report["records"]}
+    assert set(by_key) == {(c, d) for c in ("nan-thing", "wrong-fix") for d in ("cpu", "cuda")}
+    good = by_key["nan-thing", "cpu"]
+    assert (good["outcome"], good["expected"], good["observed"]) == ("reproduced", True, True)
+    assert good["topic"] == "autograd" and good["kind"] == "silent"
+    assert isinstance(good["duration_s"], float) and len(good["source_sha256"]) == 64
+    assert "nan" in good["broken"] and good["fixed"]
+    assert by_key["wrong-fix", "cpu"]["outcome"] == "fix-failed"
+    assert {r["outcome"] for r in report["records"]} <= set(OUTCOMES)
+    assert report["totals"] == {"reproduced": 1, "fix-failed": 1, "skipped": 2}
+
+
+def test_a_syntax_error_in_one_case_does_not_hide_the_others(planted, pytester):
+    planted.plant("broken-syntax", text="def broken(:\n")
+    planted.plant("nan-thing")
+    result = run_corpus(pytester, "--continue-on-collection-errors")
+    result.stdout.fnmatch_lines(["*broken_syntax.py: import failed: SyntaxError*", "*1 passed*"])
