@@ -13,6 +13,7 @@ import argparse
 import datetime as dt
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 from harness.case import DEVICES
@@ -54,12 +55,16 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _load(args):
-    from harness.loader import LoadError, load_cases
+    """The usable cases, and the files that could not be loaded (each named on stderr)."""
+    from harness.loader import LoadError, load_corpus
 
     try:
-        return load_cases(Path(args.cases))
-    except LoadError as exc:
+        cases, errors = load_corpus(Path(args.cases))
+    except LoadError as exc:  # the folder itself is missing
         raise UsageError(str(exc)) from None
+    for err in errors:
+        print(f"pitfalls: malformed case: {err}", file=sys.stderr)
+    return cases, errors
 
 
 def _select(cases, ids):
@@ -75,20 +80,21 @@ def cmd_list(args) -> int:
 
     version = torch_version()
     rows = [("id", "topic", "kind", "devices", "affects", f"expected on {version}")]
-    for lc in _load(args):
+    cases, errors = _load(args)
+    for lc in cases:
         c = lc.case
         expected = [d for d in c.devices if c.expected(version, d)]
         rows.append((c.id, lc.topic, c.kind, ",".join(c.devices), c.affects_text, ",".join(expected) or "no"))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for r in rows:
         print("  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip())
-    return 0
+    return EXIT_FAILED if errors else 0
 
 
 def cmd_show(args) -> int:
     from harness.story import render_story
 
-    (lc,) = _select(_load(args), [args.id])
+    (lc,) = _select(_load(args)[0], [args.id])
     print(render_story(lc.path))
     return 0
 
@@ -104,10 +110,12 @@ def cmd_run(args) -> int:
     from harness.runner import run_case
     from harness.versions import torch_version
 
-    selected = _select(_load(args), args.ids)
+    cases, errors = _load(args)
+    selected = _select(cases, args.ids)
     started, version = dt.datetime.now(dt.timezone.utc), torch_version()
     jobs = [(lc, d) for lc in selected for d in devices]
-    records, t0 = [], time.perf_counter()
+    # A file that cannot be loaded is an `error` of the whole run, not a reason to run nothing.
+    records, t0 = ([] if args.ids else [_load_error_record(e) for e in errors]), time.perf_counter()
     for n, (lc, device) in enumerate(jobs, 1):
         record = run_case(lc, device, version)
         records.append(record)
@@ -117,12 +125,23 @@ def cmd_run(args) -> int:
     print(summary_table(records))
     print(f"torch {version}; {time.perf_counter() - t0:.1f} s")
     for r in records:
-        if r.failed or r.outcome == "skipped":
+        if r.failed:
             print(f"  {r.case} [{r.device}] {r.outcome}: {r.detail}")
+    skips = Counter((r.device, r.detail) for r in records if r.outcome == "skipped")
+    for (device, reason), n in skips.items():
+        print(f"  {n} skipped on {device}: {reason}")
     if args.json:
         write_report(build_report(records, started), args.json)
         print(f"report written to {args.json}")
     return EXIT_FAILED if any(r.failed for r in records) else 0
+
+
+def _load_error_record(err):
+    from harness.report import Record
+
+    path = err.path
+    return Record(case=path.stem.replace("_", "-"), topic=path.parent.name, kind="", device="-",
+                  outcome="error", expected=False, observed=None, detail=err.problem)
 
 
 def _check_writable(path: Path) -> None:

@@ -1,7 +1,10 @@
 """Small helpers that case modules share, so no case copies another's plumbing."""
 from __future__ import annotations
 
+import os
 import random
+import subprocess
+import sys
 from collections import Counter
 from contextlib import contextmanager
 
@@ -62,3 +65,16 @@ def saved_bytes(fn, *args, **kwargs) -> tuple[object, int]:
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         result = fn(*args, **kwargs)
     return result, total
+
+
+def run_python(code: str, cwd: str | os.PathLike | None = None, timeout: float = 60.0) -> subprocess.CompletedProcess:
+    """Run ``code`` in a fresh interpreter (this one's), capturing its output as text.
+
+    For pitfalls about the Python environment itself (a shadowed module, a reload, argv in a
+    notebook, a keyword): they are reproduced there, never by breaking the running process.
+    ``cwd`` is where it runs (use a ``tempfile.TemporaryDirectory()``); the child sees the same
+    ``sys.path`` entries as this process, so it can import torch and the harness.
+    """
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    return subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=timeout)

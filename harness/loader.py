@@ -39,20 +39,21 @@ class LoadedCase:
         return self.case.id
 
 
+def _is_module_name(path: Path) -> bool:
+    return path.suffix == ".py" and not path.name.startswith(("_", "test_", "conftest"))
+
+
 def is_case_file(path: Path) -> bool:
-    """``cases/<topic>/<name>.py``, not private (``_x.py``) and not a test module."""
-    return (
-        path.suffix == ".py"
-        and path.parent.parent.name == "cases"
-        and not path.name.startswith(("_", "test_", "conftest"))
-    )
+    """``cases/<topic>/<name>.py`` (how pytest recognises a case), not private or a test module."""
+    return _is_module_name(path) and path.parent.parent.name == "cases"
 
 
 def find_case_files(root: Path) -> list[Path]:
+    """Case modules one folder (the topic) below ``root``, whatever ``root`` is called."""
     root = Path(root)
     if not root.is_dir():
         raise LoadError(root, "no such cases directory")
-    return sorted(p for p in root.glob("*/*.py") if is_case_file(p))
+    return sorted(p for p in root.glob("*/*.py") if _is_module_name(p))
 
 
 def load_case(path: Path) -> LoadedCase:
@@ -73,15 +74,29 @@ def load_case(path: Path) -> LoadedCase:
     return LoadedCase(case, module, path, topic, hashlib.sha256(text).hexdigest())
 
 
-def load_cases(root: Path) -> list[LoadedCase]:
-    """Every case under ``root``; the first malformed one raises. Ids must be unique."""
-    loaded, seen = [], {}
+def load_corpus(root: Path) -> tuple[list[LoadedCase], list[LoadError]]:
+    """Every case under ``root``, and a LoadError for each file that cannot be used (a
+    malformed module, or a second file declaring an id already taken): one bad file does not
+    hide the others."""
+    loaded, errors, seen = [], [], {}
     for path in find_case_files(root):
-        lc = load_case(path)
-        if lc.id in seen:
-            raise LoadError(path, f"id: {lc.id!r} is already declared by {seen[lc.id]}")
+        try:
+            lc = load_case(path)
+            if lc.id in seen:
+                raise LoadError(path, f"id: {lc.id!r} is already declared by {seen[lc.id]}")
+        except LoadError as exc:
+            errors.append(exc)
+            continue
         seen[lc.id] = path
         loaded.append(lc)
+    return loaded, errors
+
+
+def load_cases(root: Path) -> list[LoadedCase]:
+    """Every case under ``root``; the first unusable file raises."""
+    loaded, errors = load_corpus(root)
+    if errors:
+        raise errors[0]
     return loaded
 
 

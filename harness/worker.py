@@ -3,6 +3,7 @@
 usage: python -m harness.worker CASE_FILE DEVICE broken|fixed RESULT_JSON
 """
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -18,4 +19,9 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    code = main(sys.argv[1:])
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Skip interpreter teardown: after a device-side assert, CUDA's own exit handlers can abort,
+    # and the result is already written.
+    os._exit(code)

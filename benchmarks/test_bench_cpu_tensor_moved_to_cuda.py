@@ -1,0 +1,64 @@
+"""Benchmark pair for the case cpu-tensor-moved-to-cuda: zeros made on the host and then moved
+(``torch.zeros(3, 3).to(device)``) against zeros made on the device (``torch.zeros(3, 3,
+device=device)``), on every available device.
+
+The two functions come from the case module itself, so the benchmark times the exact code whose
+mechanism the case checks. On CUDA each call ends with ``torch.cuda.synchronize()``, so both
+variants are charged for their GPU work and not only for queueing it. On the CPU the pair shows
+the contrast: there is nothing to move, and the two should time alike.
+"""
+import importlib.util
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+CASE_FILE = ROOT / "cases" / "devices" / "cpu_tensor_moved_to_cuda.py"
+GROUP = "cpu-tensor-moved-to-cuda"
+
+
+def _load_case():
+    spec = importlib.util.spec_from_file_location("bench_case_cpu_tensor_moved_to_cuda", CASE_FILE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+case = _load_case()
+
+DEVICES = [
+    "cpu",
+    pytest.param(
+        "cuda",
+        marks=pytest.mark.skipif(
+            not torch.cuda.is_available(),
+            reason=f"CUDA not available (torch {torch.__version__}, CUDA {torch.version.cuda})",
+        ),
+    ),
+]
+
+
+def _call(make, device):
+    """One timed call of ``make(device)``, waiting for the GPU when there is one."""
+    if device == "cuda":
+        def run():
+            out = make(device)
+            torch.cuda.synchronize()
+            return out
+        return run
+    return lambda: make(device)
+
+
+@pytest.mark.benchmark(group=GROUP)
+@pytest.mark.parametrize("device", DEVICES)
+def test_broken_zeros_then_move(benchmark, device):
+    out = benchmark(_call(case.zeros_then_move, device))
+    assert out.device.type == device and out.shape == (3, 3)
+
+
+@pytest.mark.benchmark(group=GROUP)
+@pytest.mark.parametrize("device", DEVICES)
+def test_fixed_zeros_on_device(benchmark, device):
+    out = benchmark(_call(case.zeros_on_device, device))
+    assert out.device.type == device and out.shape == (3, 3)

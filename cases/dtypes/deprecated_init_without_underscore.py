@@ -1,0 +1,124 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+# ---
+
+# %% [markdown]
+# # `nn.init.xavier_uniform` without the underscore is deprecated
+#
+# Code copied from a 2017 tutorial initialises a layer with `nn.init.xavier_uniform(w)`. It
+# still runs and still fills the weight, but every call prints a deprecation warning
+# (`nn.init.xavier_uniform is now deprecated in favor of nn.init.xavier_uniform_`), and in a
+# training script that builds many layers the log fills with it. The name without the
+# trailing underscore is a compatibility alias kept since 0.4.
+
+# %%
+import math
+
+import torch
+from torch import nn
+
+from harness import Affects, Case, observe, seeded
+from harness.sources import S1
+
+CASE = Case(
+    id="deprecated-init-without-underscore",
+    title="nn.init.xavier_uniform without the underscore is deprecated",
+    kind="warning",
+    affects=(
+        Affects(
+            versions=">=2.4",
+            form="FutureWarning",
+            reason="the alias warns with category=FutureWarning (the torch 2.4 source of torch.nn.init)",
+            issue="https://github.com/pytorch/pytorch/pull/127689",
+        ),
+        Affects(
+            versions=">=0.4,<2.4",
+            form="UserWarning",
+            reason="the alias warns with no category, i.e. UserWarning (torch 0.4 to 2.3 source)",
+            issue="https://github.com/pytorch/pytorch/pull/6093",
+        ),
+    ),
+    devices=("cpu", "cuda"),
+    sources=(S1.at("the closing 'common operations': initialise the network with init.xavier_uniform(net1[0].weight)"),),
+    tags=("dtypes", "initialization", "deprecation"),
+    references=(
+        "https://github.com/pytorch/pytorch/pull/6093",  # underscore names added, old ones deprecated
+        "https://github.com/pytorch/pytorch/issues/17429",  # proposal to delete the old names
+        "https://github.com/pytorch/pytorch/pull/127689",  # deprecation warnings get FutureWarning
+    ),
+)
+
+# %% [markdown]
+# ## The broken code
+
+# %%
+def broken(device):
+    w = torch.empty(3, 5, device=device)
+    with seeded(0):
+        nn.init.xavier_uniform(w)  # no trailing underscore
+    return w
+
+
+def symptom(run):
+    """The call warns that the name is deprecated; the category tells which release it is."""
+    pattern = r"nn\.init\.xavier_uniform`? is now deprecated"
+    if run.warned(FutureWarning, pattern):
+        return "FutureWarning"
+    if run.warned(UserWarning, pattern):
+        return "UserWarning"
+    return False
+
+
+# %%
+if __name__ == "__main__":
+    print(observe(broken, "cpu"))
+
+# %% [markdown]
+# ## Why
+# Since 0.4 the initialisers of `torch.nn.init` are named with a trailing underscore, torch's
+# convention for functions that modify their argument in place (`xavier_uniform_`,
+# `kaiming_normal_`, `normal_`, ...). The old names were kept as thin wrappers that warn and
+# then call the new function, so the result is the same, only announced as deprecated. The
+# warning's category changed in 2.4: before, it was a plain `UserWarning`; since, it is a
+# `FutureWarning`, Python's category for deprecations aimed at end users. A filter written for
+# one (`warnings.filterwarnings("ignore", category=UserWarning)`) does not silence the other.
+#
+# ## The fix
+# Call the underscore name. It fills the tensor in place with U(-a, a), where
+# a = gain * sqrt(6 / (fan_in + fan_out)); the check below draws the same numbers with
+# `uniform_` and that bound computed by hand.
+
+# %%
+def fixed(device):
+    w = torch.empty(3, 5, device=device)
+    with seeded(0):
+        nn.init.xavier_uniform_(w)
+    # fan_in = 5 (columns), fan_out = 3 (rows), gain 1: a = sqrt(6 / 8).
+    bound = math.sqrt(6.0 / (5 + 3))
+    expected = torch.empty(3, 5, device=device)
+    with seeded(0):
+        expected.uniform_(-bound, bound)
+    torch.testing.assert_close(w, expected)
+    assert w.abs().max().item() <= bound
+    return w
+
+
+# %%
+if __name__ == "__main__":
+    print(observe(fixed, "cpu"))
+
+# %% [markdown]
+# ## Where it comes from
+# The S1 notes initialise a network with `init.xavier_uniform(net1[0].weight)`, the name
+# without the underscore. pytorch/pytorch#6093 (March 2018, released in 0.4) added the
+# underscore names and turned the old ones into warning aliases; #17429 proposed deleting
+# them, and as of 2.13.0 they are still there. The rendered source of `torch.nn.init` in the
+# 2.3 docs warns with no category (a `UserWarning`) and in the 2.4 docs with `FutureWarning`,
+# consistent with pytorch/pytorch#127689, which added `category=FutureWarning` to deprecation
+# warnings that had none; `affects` records both forms, split at 2.4. Observed on torch
+# 2.13.0 (CPU) as a `FutureWarning`; the CUDA side was not observed by this project's runs
+# (the warning is raised in Python before any kernel runs).

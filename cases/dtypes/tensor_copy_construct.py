@@ -1,0 +1,102 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+# ---
+
+# %% [markdown]
+# # `torch.tensor(existing_tensor)` warns
+#
+# A helper "makes sure" its input is a tensor with `torch.tensor(value)`. Fed a list it is
+# silent; fed a tensor it prints `UserWarning: To copy construct from a tensor, it is
+# recommended to use sourceTensor.detach().clone() ...` on every call. The warning is also a
+# hint that the call does more than it seems: it copies the data and cuts the autograd graph.
+
+# %%
+import torch
+
+from harness import Case, observe
+from harness.sources import S1
+
+CASE = Case(
+    id="tensor-copy-construct",
+    title="torch.tensor(existing_tensor) warns",
+    kind="warning",
+    # The warning was added by #11815 (September 2018, first released in 1.0). Observed on
+    # 2.13.0; its advice changed from clone().detach() to detach().clone(), its category never.
+    affects=">=1.0",
+    devices=("cpu", "cuda"),
+    sources=(S1.at("section 'Troubleshooting': UserWarning: To copy construct from a tensor, ... (in save_for_backward code)"),),
+    tags=("dtypes", "tensor_constructor", "copy", "autograd"),
+    references=(
+        "https://github.com/pytorch/pytorch/pull/11815",  # detach in constructors, adds the warning
+        "https://github.com/pytorch/pytorch/issues/23495",  # "why warn?": use torch.as_tensor instead
+        "https://pytorch.org/docs/1.10/generated/torch.tensor.html",  # torch.tensor(x) == x.clone().detach()
+    ),
+)
+
+# %% [markdown]
+# ## The broken code
+# A non-leaf tensor (it requires grad) passed to `torch.tensor`.
+
+# %%
+def broken(device):
+    weights = torch.tensor([1.0, 2.0, 3.0], device=device, requires_grad=True)
+    scaled = weights * 2
+    return torch.tensor(scaled)
+
+
+def symptom(run):
+    """torch.tensor warns that it is being used to copy a tensor."""
+    return run.warned(UserWarning, r"copy construct from a tensor")
+
+
+# %%
+if __name__ == "__main__":
+    print(observe(broken, "cpu"))
+
+# %% [markdown]
+# ## Why
+# `torch.tensor(data)` is a *constructor from data*: it always copies, and the result is a new
+# leaf that does not require grad (unless you pass `requires_grad=True`). For a list or a NumPy
+# array that is what you want. For a tensor it means a full copy and a silent detach from the
+# graph, and readers of the code can't tell whether either was intended. Torch therefore warns
+# and points to the spelling that says it: `t.detach().clone()` (drop the graph, copy the
+# data), or `t.detach().clone().requires_grad_(True)` for a new trainable leaf. If all you want
+# is "a tensor, whatever I was given", use `torch.as_tensor(value)`, which reuses an existing
+# tensor without copying (and without warning).
+#
+# ## The fix
+# Say what you mean: `scaled.detach().clone()`.
+
+# %%
+def fixed(device):
+    weights = torch.tensor([1.0, 2.0, 3.0], device=device, requires_grad=True)
+    scaled = weights * 2
+    copy = scaled.detach().clone()
+    # By hand: 2 * [1, 2, 3]; a separate leaf with its own memory, outside the graph.
+    torch.testing.assert_close(copy.cpu(), torch.tensor([2.0, 4.0, 6.0]))
+    assert not copy.requires_grad and copy.grad_fn is None
+    assert copy.data_ptr() != scaled.data_ptr()
+    # as_tensor on a tensor hands the same tensor back: no copy, no warning.
+    assert torch.as_tensor(scaled) is scaled
+    return copy
+
+
+# %%
+if __name__ == "__main__":
+    print(observe(fixed, "cpu"))
+
+# %% [markdown]
+# ## Where it comes from
+# The S1 notes met this warning while wrapping values with `torch.tensor` in code around
+# `save_for_backward`; their remedy, replacing `torch.tensor` with `torch.is_tensor`, silences
+# it only by no longer building a tensor at all. The warning was added in
+# pytorch/pytorch#11815 (September 2018, first released in 1.0), the change that made the
+# tensor constructors detach their result from the source; the `torch.tensor` docs (1.10 page)
+# state that `torch.tensor(x)` is equivalent to `x.clone().detach()`, and today's message
+# recommends `detach().clone()`, which detaches first so the copy is never recorded by autograd. In #23495 a maintainer
+# answers "why warn?" with `torch.as_tensor` for the convert-if-needed use. Observed on torch
+# 2.13.0 (CPU); the CUDA side was not observed by this project's runs.

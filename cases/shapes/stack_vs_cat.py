@@ -1,0 +1,109 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+# ---
+
+# %% [markdown]
+# # `torch.stack` where `torch.cat` was meant
+#
+# You run a model over a dataset in mini-batches, keep each batch's embeddings (shape
+# `[B, D]`) in a list, join the list and take the per-feature mean over all samples. With
+# `torch.stack` the "dataset mean" comes back as a `[B, D]` table instead of a `[D]` vector,
+# and nothing complains: the table even broadcasts cleanly against every later batch of size
+# `B`, so "centring" the data subtracts a different mean at each position in the batch.
+
+# %%
+import torch
+
+from harness import Case, observe
+from harness.sources import S1
+
+CASE = Case(
+    id="stack-vs-cat",
+    title="torch.stack where torch.cat was meant",
+    kind="silent",
+    # The documented meaning of both functions; no release is known to have changed it.
+    # Observed here on 2.13.0; older ends not observed.
+    affects="*",
+    devices=("cpu", "cuda"),
+    sources=(S1.at("'尺度变化' (reshaping): stack creates a new dimension, cat does not"),),
+    tags=("shapes", "stack", "cat"),
+    references=(
+        "https://docs.pytorch.org/docs/stable/generated/torch.stack.html",
+        "https://docs.pytorch.org/docs/stable/generated/torch.cat.html",
+    ),
+)
+
+# %% [markdown]
+# ## The broken code
+# Three mini-batches of 2 samples × 4 features. Sample `s` of the dataset (0…5) has every
+# feature equal to `s`, so the true per-feature mean is 2.5.
+
+# %%
+def _embedding_batches(device, n_batches=3, batch=2, dim=4):
+    sample_ids = torch.arange(n_batches * batch, dtype=torch.float32, device=device)
+    return [sample_ids[b * batch:(b + 1) * batch, None].expand(batch, dim) for b in range(n_batches)]
+
+
+def broken(device):
+    outs = _embedding_batches(device)          # three tensors of shape [2, 4]
+    everything = torch.stack(outs)             # [3, 2, 4]: a new leading axis
+    return everything.mean(dim=0)              # "per-feature mean over the dataset"
+
+
+def symptom(run):
+    """The per-feature mean is 2-D: the batch-position axis survived the reduction."""
+    return run.error is None and run.value.dim() == 2
+
+
+# %%
+if __name__ == "__main__":
+    print(observe(broken, "cpu"))
+    # The wrong "mean" still broadcasts against any batch of 2: no error to warn you.
+    print(_embedding_batches("cpu")[0] - broken("cpu"))
+
+# %% [markdown]
+# ## Why
+# `torch.stack(tensors, dim)` inserts a **new** dimension of length `len(tensors)` and places
+# the inputs side by side along it; `torch.cat(tensors, dim)` joins them along a dimension they
+# **already** have, so the rank does not change. Stacking three `[2, 4]` batches gives
+# `[3, 2, 4]`; `mean(dim=0)` then averages over the batches, not over the samples, and leaves
+# one row per position in a batch: `[[2, 2, 2, 2], [3, 3, 3, 3]]` instead of `[2.5] * 4`.
+# The mistake also runs the other way: `torch.cat` on a list of `[C, H, W]` images gives
+# `[K*C, H, W]` rather than a batch `[K, C, H, W]`. (The source's own example: for `x` of shape
+# `[1, 2, 2]`, `stack([x, x], dim=2)` is `[1, 2, 2, 2]` while `cat([x, x], dim=2)` is
+# `[1, 2, 4]`.)
+#
+# ## The fix
+# Join samples that already carry a batch axis with `torch.cat(..., dim=0)`; use `torch.stack`
+# only to create the batch axis from single samples.
+
+# %%
+def fixed(device):
+    outs = _embedding_batches(device)
+    everything = torch.cat(outs, dim=0)        # [6, 4]: six samples
+    feature_mean = everything.mean(dim=0)      # [4]
+    # By hand: samples 0..5, every feature equal to the sample index, mean (0+1+...+5)/6 = 2.5.
+    expected = torch.full((4,), sum(range(6)) / 6, device=device)
+    torch.testing.assert_close(feature_mean, expected)
+    return feature_mean
+
+
+# %%
+if __name__ == "__main__":
+    print(observe(fixed, "cpu"))
+
+# %% [markdown]
+# ## Where it comes from
+# The debugging notes (S1, section on reshaping) contrast the two functions when building fake
+# data and when collecting tensors from a loop: `stack` creates a new dimension, `cat` does
+# not, shown on a `[1, 2, 2]` tensor joined along `dim=2`. This is the documented behaviour of
+# `torch.stack` ("along a new dimension") and `torch.cat` ("in the given dimension"); each
+# page points to the other. Nothing in torch can tell which one you meant, so the only
+# protection is checking the shape you expect after the join.
+#
+# The shapes do not depend on the device, so CUDA is expected to behave the same; the CUDA side
+# was not observed by this project's runs (CPU only).

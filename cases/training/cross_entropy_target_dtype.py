@@ -1,0 +1,116 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+# ---
+
+# %% [markdown]
+# # A float class-index target for `CrossEntropyLoss`
+#
+# The labels are built the quick way, `target = torch.Tensor([1, 1])`, and the first call of
+# `nn.CrossEntropyLoss()(scores, target)` stops with a `RuntimeError` about the target's
+# dtype: it expected `Long` and got `Float`. `torch.Tensor(...)` always makes a float tensor,
+# whatever numbers it is given.
+
+# %%
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from harness import Case, observe
+from harness.sources import S1
+
+CASE = Case(
+    id="cross-entropy-target-dtype",
+    title="A float class-index target for CrossEntropyLoss",
+    kind="error",
+    # Class indices have had to be an integer tensor in every release; the wording changed
+    # (user reports quote "expected scalar type Long but found Float"; 2.13.0, observed here,
+    # says "expected target dtype to be Long or Byte, but got Float") but names Long.
+    affects="*",
+    devices=("cpu", "cuda"),
+    sources=(S1.at("section 'Optimizer': the two arguments of the loss, 'may require a long tensor'"),),
+    tags=("loss", "cross_entropy", "dtype", "target"),
+    references=(
+        "https://github.com/pytorch/pytorch/pull/61044",  # 1.10: float targets of the input's shape = probabilities
+        "https://github.com/pytorch/pytorch/issues/11959",  # the feature request it closed
+        "https://pytorch.org/docs/1.10.0/generated/torch.nn.functional.cross_entropy.html",
+        "https://github.com/pytorch/pytorch/pull/145444",  # docs: indices are integers, probabilities floats
+    ),
+)
+
+# %% [markdown]
+# ## The broken code
+# The source post's own example: a batch of two samples over three classes, both labelled
+# class 1, the labels written with the legacy `torch.Tensor` constructor.
+
+# %%
+SCORES = [[0.1, 0.8, 0.1], [0.4, 0.6, 0.0]]
+
+
+def broken(device):
+    scores = torch.tensor(SCORES, device=device)
+    target = torch.Tensor([1, 1]).to(device)   # float32, not int64
+    return nn.CrossEntropyLoss()(scores, target)
+
+
+def symptom(run):
+    """A RuntimeError naming the Long dtype the class indices should have had."""
+    return run.raised(RuntimeError, r"\bLong\b")
+
+
+# %%
+if __name__ == "__main__":
+    print(observe(broken, "cpu"))
+
+# %% [markdown]
+# ## Why
+# `CrossEntropyLoss` reads a target in one of two ways, decided by its shape. A target with
+# the input's shape minus the class dimension, here `(N,)`, holds class **indices**: each
+# entry picks one column of the scores, so it has to be an integer tensor (`int64`; recent
+# releases also take `uint8`). A target with exactly the input's shape, here `(N, C)`, holds
+# class **probabilities** and has to be floating point. That second reading only exists since
+# torch 1.10; before it, every target was a tensor of indices. A float `(N,)` tensor is the
+# first kind with the wrong dtype, so the loss refuses it. The opposite mistake is refused
+# too: a one-hot `int64` target of shape `(N, C)` is read as probabilities and rejected for
+# not being floating point.
+#
+# ## The fix
+# Build the labels as integers: `torch.tensor([1, 1])` infers `int64` from Python ints, or
+# convert with `target.long()`. Since 1.10, soft labels of the input's shape are the other
+# legitimate form: a one-hot float target gives the same loss as the indices. Both are
+# checked against the cross entropy written out by hand.
+
+# %%
+def fixed(device):
+    scores = torch.tensor(SCORES, device=device)
+    target = torch.tensor([1, 1], device=device)          # int64
+    loss = nn.CrossEntropyLoss()(scores, target)
+    as_probabilities = nn.CrossEntropyLoss()(scores, F.one_hot(target, 3).float())
+    # -log softmax(scores)[n, 1], averaged over the batch, in plain Python.
+    by_hand = sum(math.log(sum(math.exp(s) for s in row)) - row[1] for row in SCORES) / len(SCORES)
+    expected = torch.tensor(by_hand, device=device)
+    torch.testing.assert_close(loss, expected)
+    torch.testing.assert_close(as_probabilities, expected)
+    return loss
+
+
+# %%
+if __name__ == "__main__":
+    print(observe(fixed, "cpu"))
+
+# %% [markdown]
+# ## Where it comes from
+# The source post's notes on the optimizer and loss write the loss's two arguments exactly
+# like the broken code, labels made with `torch.Tensor([1, 1])`, and add that the loss "may
+# require a long tensor". The probability reading of a same-shape float target arrived in
+# torch 1.10: pytorch/pytorch#61044, listed in the 1.10 release notes as "added support for
+# class probability targets", which closed the long-standing request #11959; the 1.10
+# documentation describes both target forms. pytorch/pytorch#145444 later spelled out in the
+# docs that indices are integers and probabilities floats. The error itself is as old as the
+# loss, so `affects` is left open at both ends. The CUDA side was not observed by this
+# project's runs.

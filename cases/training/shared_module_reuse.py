@@ -1,0 +1,142 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+# ---
+
+# %% [markdown]
+# # One module instance used as two layers
+#
+# You stack "two" hidden layers with `nn.Sequential(*[nn.Linear(4, 4)] * 2)`, or call
+# `self.conv` twice in `forward` meaning two convolutions. `print(model)` shows two layers,
+# the state dict has `0.weight` and `1.weight`, training runs. But the model has the
+# capacity of one layer: both positions are the same object with the same weights, and each
+# optimizer step moves them together. Nothing fails; the model is just weaker than you think.
+
+# %%
+import torch
+from torch import nn
+
+from harness import Case, Source, observe, seeded
+from harness.sources import S3
+
+TF_VARIABLE_SCOPE = Source(
+    title="TensorFlow API docs: tf.compat.v1.variable_scope (variable sharing with reuse=True)",
+    url="https://tensorflow.org/api_docs/python/tf/compat/v1/variable_scope",
+)
+
+CASE = Case(
+    id="shared-module-reuse",
+    title="One module instance used as two layers",
+    kind="silent",
+    # Parameters belong to module objects, and parameters() lists each object once; sharing by
+    # reuse of an instance is a documented feature, not a bug, so no release changes it. The
+    # range starts at 0.4, the oldest release this project's evidence covers; observed on 2.13.0.
+    affects=">=0.4",
+    devices=("cpu", "cuda"),
+    sources=(
+        S3.at("section 2.2: swapping tf.layers.Conv2D for tf.keras.layers.Conv2D; AddN shape mismatch in the gradients"),
+        TF_VARIABLE_SCOPE,
+    ),
+    tags=("modules", "weight_sharing", "parameters", "tensorflow"),
+    references=(
+        "https://github.com/deep-learning-with-pytorch/dlwpt-code/issues/89",  # a book's `n_blocks * [ResBlock(...)]`
+        "https://github.com/zalandoresearch/pytorch-vq-vae/issues/2",  # the same in nn.ModuleList, fixed
+        "https://github.com/acids-ircam/ddsp_pytorch/issues/37",  # two MLPs sharing weights by list multiplication
+        "https://tensorflow.org/api_docs/python/tf/compat/v1/variable_scope",
+    ),
+)
+
+# %% [markdown]
+# ## The broken code
+# Two 4→4 linear layers are meant: 2 × (16 weights + 4 biases) = 40 parameters.
+
+# %%
+def describe(model):
+    return {
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "state_dict": sorted(model.state_dict()),
+        "distinct_weights": len({id(layer.weight) for layer in model}),
+    }
+
+
+def broken(device):
+    with seeded(0):
+        model = nn.Sequential(*[nn.Linear(4, 4)] * 2).to(device)  # one Linear, listed twice
+    return describe(model)
+
+
+def symptom(run):
+    """The 'two layers' hold one layer's parameters (20 of 40), though the state dict names both."""
+    if run.error is not None:
+        return False
+    seen = run.value
+    looks_like_two = seen["state_dict"] == ["0.bias", "0.weight", "1.bias", "1.weight"]
+    return looks_like_two and seen["parameters"] == 20 and seen["distinct_weights"] == 1
+
+
+# %%
+if __name__ == "__main__":
+    print(observe(broken, "cpu"))
+
+# %% [markdown]
+# ## Why
+# In PyTorch a layer's weights are attributes of the module *object*. `[layer] * 2` is
+# Python list repetition: two references to the one `nn.Linear` that was built, and
+# `nn.Sequential` registers the same object under the names `0` and `1`. The forward pass
+# applies that one weight matrix twice; in `backward()` the gradients of both uses add into
+# its single `.grad`; `parameters()` lists each parameter once (so the optimizer sees 20,
+# not 40), while `state_dict()` walks the names and saves the same tensors twice, so the
+# checkpoint looks like two layers. Calling one submodule twice in `forward` does exactly the
+# same. That is how weight sharing is *meant* to be written (a siamese encoder, tied
+# input/output embeddings) — which is why nothing warns when it was not meant.
+#
+# TensorFlow 1 shared variables by *name*: `tf.get_variable` inside a
+# `tf.variable_scope(..., reuse=True)` returns the existing variable of that name, and a
+# Keras layer object called twice reuses its weights, just like a PyTorch module.
+#
+# ## The fix
+# Build one instance per layer: `nn.Sequential(*[nn.Linear(4, 4) for _ in range(2)])` (or
+# `copy.deepcopy(layer)` for each copy, which is what `nn.TransformerEncoder` does with the
+# layer it is given). Share a module only where the sharing is the point.
+
+# %%
+def fixed(device):
+    with seeded(0):
+        model = nn.Sequential(*[nn.Linear(4, 4) for _ in range(2)]).to(device)
+    seen = describe(model)
+    assert seen["parameters"] == 2 * (4 * 4 + 4) and seen["distinct_weights"] == 2
+    # The network computes two different affine maps; written out with each layer's own weights.
+    x = torch.linspace(-1.0, 1.0, 8, device=device).reshape(2, 4)
+    (w0, b0), (w1, b1) = [(layer.weight.detach(), layer.bias.detach()) for layer in model]
+    expected = (x @ w0.T + b0) @ w1.T + b1
+    torch.testing.assert_close(model(x).detach(), expected)
+    assert not torch.equal(w0, w1)
+    return seen
+
+
+# %%
+if __name__ == "__main__":
+    print(observe(fixed, "cpu"))
+
+# %% [markdown]
+# ## Where it comes from
+# S3 is a TensorFlow detector (PocketFlow, 2019) whose AP fell to a tenth of the baseline
+# after its architecture was changed. One of the author's experiments replaced a single
+# `tf.layers.Conv2D` by `tf.keras.layers.Conv2D`, and the graph then failed while summing
+# gradients: an `AddN` received a `[3,3,16,16]` gradient (from the weight-decay term) and a
+# `[1,1,32,16]` one (from a convolution's filter), i.e. TensorFlow was adding up gradients
+# of two different layers' filters as if they were one variable — a sign that its
+# name-based variable bookkeeping had tied two layers together. The post never pins the
+# cause down. This case reproduces the mechanism in PyTorch, where sharing follows object
+# identity instead of names. The TensorFlow call it mirrors is
+# `tf.compat.v1.variable_scope(..., reuse=True)` with `get_variable`, and Keras layer reuse.
+#
+# The PyTorch form turns up in published code: the book code behind "Deep Learning with
+# PyTorch" built its residual blocks as `n_blocks * [ResBlock(...)]` (dlwpt-code#89), the
+# VQ-VAE notebook did the same with `nn.ModuleList` (pytorch-vq-vae#2, confirmed as a bug
+# and fixed), and ddsp_pytorch#37 asks whether two MLPs share weights by accident through
+# the same list repetition. Observed by this project on torch 2.13.0 (CPU); the CUDA side
+# was not observed by this project's runs (module structure is device-independent).
