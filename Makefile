@@ -17,7 +17,6 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	rm -f $(VENV)/.installed-torch-*
-	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet $(PIP_INDEX) "torch==$(TORCH)"
 	echo "torch==$(TORCH)" > $(VENV)/torch-constraint.txt
 	$(PY) -m pip install --quiet $(PIP_INDEX) -c $(VENV)/torch-constraint.txt -e ".[test]"

@@ -7,25 +7,16 @@ mechanism the case checks. On CUDA each call ends with ``torch.cuda.synchronize(
 variants are charged for their GPU work and not only for queueing it. On the CPU the pair shows
 the contrast: there is nothing to move, and the two should time alike.
 """
-import importlib.util
-from pathlib import Path
 
 import pytest
 import torch
 
-ROOT = Path(__file__).resolve().parent.parent
-CASE_FILE = ROOT / "cases" / "devices" / "cpu_tensor_moved_to_cuda.py"
+from case_modules import case_module
+
 GROUP = "cpu-tensor-moved-to-cuda"
 
 
-def _load_case():
-    spec = importlib.util.spec_from_file_location("bench_case_cpu_tensor_moved_to_cuda", CASE_FILE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-case = _load_case()
+case = case_module("cpu-tensor-moved-to-cuda")
 
 DEVICES = [
     "cpu",

@@ -3,16 +3,12 @@ without gradient recording, on the same model and batch (larger than the case's 
 difference is measurable). The case module is imported by path, so its functions are the ones
 timed here. Run with ``pytest benchmarks/ --benchmark-only``.
 """
-import importlib.util
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-CASE_FILE = ROOT / "cases" / "training" / "eval_without_no_grad.py"
-_spec = importlib.util.spec_from_file_location("case_eval_without_no_grad", CASE_FILE)
-case = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(case)
+from case_modules import case_module
+
+case = case_module("eval-without-no-grad")
 
 GROUP = "eval-without-no-grad"
 

@@ -1,21 +1,17 @@
 """Benchmark pair for the case `loss-append-keeps-graph`: the case's own training loop, run
 for more steps, recording the loss tensor (broken) or `loss.item()` (fixed). Each round starts
-from a fresh, identical model and the same batches. The case module is imported by path, so
-its functions are the ones timed here. Run with ``pytest benchmarks/ --benchmark-only``.
+from a fresh, identical model and the same batches. The case module's own
+functions are the ones timed here. Run with ``pytest benchmarks/ --benchmark-only``.
 
 The case's claim is about memory (every kept loss keeps its graph), checked by the case
 itself; this pair only shows what the two loops cost in time on this machine.
 """
-import importlib.util
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-CASE_FILE = ROOT / "cases" / "training" / "loss_append_keeps_graph.py"
-_spec = importlib.util.spec_from_file_location("case_loss_append_keeps_graph", CASE_FILE)
-case = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(case)
+from case_modules import case_module
+
+case = case_module("loss-append-keeps-graph")
 
 GROUP = "loss-append-keeps-graph"
 STEPS = 512

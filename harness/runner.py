@@ -66,7 +66,10 @@ def time_limit(seconds: float):
 
     previous = signal.signal(signal.SIGALRM, on_alarm)
     signal.setitimer(signal.ITIMER_REAL, seconds)
-    faulthandler.dump_traceback_later(seconds + BACKSTOP_S, exit=True)
+    try:  # the real stderr: sys.stderr may be a capture without a file descriptor
+        faulthandler.dump_traceback_later(seconds + BACKSTOP_S, exit=True, file=sys.__stderr__)
+    except (AttributeError, ValueError, OSError):  # no usable stderr at all: SIGALRM alone
+        pass
     try:
         yield
     finally:

@@ -5,8 +5,10 @@ Two explicit choices about torch's version strings:
 * Local labels are builds of the same release: ``2.13.0+cpu`` and ``2.13.0+cu128`` are 2.13.0.
   PEP 440 would order ``2.13.0+cpu`` above ``2.13.0`` (so ``<=2.13.0`` would exclude it), so a
   range is always tested against the public version.
-* Pre-releases (nightlies such as ``2.14.0.dev20261101``) are matched, not skipped: they sort
-  before the release they lead to, so ``>=2.14`` excludes them and ``<2.14`` includes them.
+* Pre-releases (nightlies such as ``2.14.0.dev20261101``, candidates such as ``2.14.0rc1``) are
+  matched as the release they lead to: a change lands in the nightlies before its release, and
+  PEP 440 alone would leave them in neither ``<2.14`` (which excludes 2.14 pre-releases) nor
+  ``>=2.14`` (which sorts them below 2.14.0).
 """
 from __future__ import annotations
 
@@ -33,7 +35,7 @@ class VersionRange:
 
     def contains(self, version: str | Version) -> bool:
         v = version if isinstance(version, Version) else parse_version(version)
-        return self._spec.contains(Version(v.public), prereleases=True)
+        return self._spec.contains(Version(v.base_version), prereleases=True)
 
     def __repr__(self) -> str:
         return f"VersionRange({self.text!r})"

@@ -1,0 +1,58 @@
+"""Benchmark pair for the case cuda-cache-not-released: allocate 32 MiB on the GPU and delete
+it, leaving the block in the caching allocator (broken: the memory stays reserved), against the
+same followed by ``torch.cuda.empty_cache()`` (fixed: the memory goes back to the driver).
+
+Both functions come from the case module itself. Read the numbers the other way round from most
+pairs: the fix costs time. With the cache kept, each allocation reuses the cached block; after
+``empty_cache()`` every allocation goes to ``cudaMalloc`` again. That is the price of handing the
+memory back, and why ``empty_cache()`` belongs where memory must be released, not in every step.
+Each call ends with ``torch.cuda.synchronize()``. The CPU has no caching allocator in torch, so
+there is no CPU variant: without CUDA the pair is skipped with the reason.
+"""
+import importlib.util
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+CASE_FILE = ROOT / "cases" / "devices" / "cuda_cache_not_released.py"
+GROUP = "cuda-cache-not-released"
+
+pytestmark = pytest.mark.skipif(
+    not torch.cuda.is_available(),
+    reason=f"CUDA not available (torch {torch.__version__}, CUDA {torch.version.cuda}); "
+           "the caching allocator is CUDA's",
+)
+
+
+def _load_case():
+    spec = importlib.util.spec_from_file_location("bench_case_cuda_cache_not_released", CASE_FILE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+case = _load_case()
+
+
+def _call(fn):
+    def run():
+        fn("cuda")
+        torch.cuda.synchronize()
+    return run
+
+
+@pytest.mark.benchmark(group=GROUP)
+def test_broken_allocate_and_delete(benchmark):
+    start = case.clean_start("cuda")
+    benchmark(_call(case.allocate_and_delete))
+    held = case.held_since("cuda", start)
+    assert held.allocated == 0 and held.cached >= case.BLOCK_BYTES  # still reserved
+
+
+@pytest.mark.benchmark(group=GROUP)
+def test_fixed_allocate_delete_and_empty(benchmark):
+    start = case.clean_start("cuda")
+    benchmark(_call(case.allocate_delete_and_empty))
+    assert case.held_since("cuda", start) == case.Held(0, 0)  # handed back

@@ -1,0 +1,141 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+# ---
+
+# %% [markdown]
+# # `torch.manual_seed` does not seed `random` or NumPy
+#
+# You put `torch.manual_seed(0)` at the top of the training script to make runs repeatable.
+# The weights are initialized the same every time, yet two runs of the same script give
+# different losses from the first epoch: the crop positions, flips and jitter of your data
+# augmentation come from Python's `random` or from `np.random`, and those were never seeded.
+
+# %%
+import json
+import random
+
+import numpy as np
+import torch
+
+from harness import Case, observe, run_python
+from harness.sources import S1
+
+CASE = Case(
+    id="seed-every-rng",
+    title="torch.manual_seed does not seed random or NumPy",
+    kind="silent",
+    # Three independent generators by design: torch's own, Python's `random` and NumPy's
+    # global one; the reproducibility notes of 1.3 and 1.9 already list seeding `random` and
+    # NumPy as separate steps. Observed on 2.13.0 by this corpus. No release is known to have
+    # changed it; upper end open.
+    affects=">=0.1",
+    devices=("cpu", "cuda"),
+    sources=(S1.at("section 'Troubleshooting', 'Random Seed': random.seed and "
+                   "torch.manual_seed (and cuda.manual_seed_all) set together"),),
+    tags=("data", "reproducibility", "seed", "random", "numpy"),
+    references=(
+        "https://pytorch.org/docs/stable/notes/randomness.html",
+        "https://pytorch.org/docs/1.9.1/_sources/notes/randomness.rst.txt",  # 'Python', 'other libraries'
+        "https://pytorch.org/docs/stable/generated/torch.manual_seed",  # "on all devices"
+        "https://github.com/pytorch/pytorch/commit/aec83ff45ebd2cb3d4890cc97bffb1f367386392",  # #56488
+    ),
+)
+
+# One "training run": seed as the script does, then draw what initialization (torch) and
+# augmentation (random, NumPy) would draw. Each run is a fresh interpreter, as a re-run is.
+RUN = """
+import json, random
+import numpy as np
+import torch
+{seeding}
+print(json.dumps([torch.rand(1, device={device!r}).item(), random.random(), np.random.rand()]))
+"""
+
+
+def two_runs(seeding, device):
+    """Run the script twice in fresh interpreters; return each run's three draws."""
+    draws = []
+    for _ in range(2):
+        done = run_python(RUN.format(seeding=seeding, device=device))
+        if done.returncode != 0:
+            raise RuntimeError(done.stderr)
+        draws.append(json.loads(done.stdout))
+    return draws
+
+
+# %% [markdown]
+# ## The broken code
+# Only torch is seeded. The script runs twice, each time in a new process.
+
+# %%
+def broken(device):
+    return two_runs("torch.manual_seed(0)", device)
+
+
+def symptom(run):
+    """torch's draw repeats across the two runs, but `random`'s and NumPy's do not."""
+    (t1, r1, n1), (t2, r2, n2) = run.value
+    return t1 == t2 and r1 != r2 and n1 != n2
+
+
+# %%
+if __name__ == "__main__":
+    print(observe(broken, "cpu"))
+
+# %% [markdown]
+# ## Why
+# There is no single global random state in a Python program: torch has its generators (one
+# for the CPU and one per CUDA device — `torch.manual_seed` sets all of them), Python's
+# `random` module has a Mersenne Twister of its own, and NumPy's legacy `np.random.*`
+# functions use a third. Each starts from fresh OS entropy when the process starts unless it
+# is seeded, and seeding one tells the others nothing. Data pipelines mix all three:
+# torchvision's transforms draw from torch, but many augmentation libraries and hand-written
+# transforms call `random` or `np.random`. Inside `DataLoader` workers, torch seeds each
+# worker's torch and `random` generators from a base seed, and since 1.9 (#56488) NumPy's too;
+# with `num_workers=0` everything runs in the main process, on the generators seeded (or not)
+# by the script.
+#
+# ## The fix
+# Seed every generator the code draws from, at the start, with one seed: `random.seed`,
+# `np.random.seed` and `torch.manual_seed` (which covers CUDA; `torch.cuda.manual_seed_all` as
+# in S1 is harmless but redundant). Better still, give the code that draws random numbers its
+# own generator object (`np.random.default_rng(seed)`, `random.Random(seed)`,
+# `torch.Generator().manual_seed(seed)`) and pass it along.
+
+# %%
+def fixed(device):
+    seeding = "random.seed(0); np.random.seed(0); torch.manual_seed(0)"
+    first, second = two_runs(seeding, device)
+    # Computed another way, with private generators seeded 0 (no global state touched): the
+    # values a run must draw when all three global generators start from seed 0.
+    expected = [
+        torch.rand(1, device=device, generator=torch.Generator(device).manual_seed(0)).item(),
+        random.Random(0).random(),
+        np.random.RandomState(0).rand(),
+    ]
+    assert first == second == expected, (first, second, expected)
+    return first
+
+
+# %%
+if __name__ == "__main__":
+    print(observe(fixed, "cpu"))
+
+# %% [markdown]
+# ## Where it comes from
+# The S1 notes end their troubleshooting list with a "Random Seed" recipe: draw a seed if none
+# is given, then call `random.seed`, `torch.manual_seed` and, with CUDA,
+# `torch.cuda.manual_seed_all`. The recipe seeds Python and torch; a pipeline that also draws
+# from NumPy needs `np.random.seed` as well, which is the point of this case.
+#
+# PyTorch's reproducibility notes ("Reproducibility", already in the 1.3 and 1.9 docs) say the
+# same: `torch.manual_seed` seeds the RNG for all devices, CPU and CUDA, and Python's `random`
+# and the random generators of other libraries such as NumPy must be seeded separately. The
+# `torch.manual_seed` page says it sets the seed "on all devices". For worker processes,
+# pytorch/pytorch#56488 (commit aec83ff, released in 1.9) made each DataLoader worker seed
+# NumPy from its base seed; that concerns workers only, not the main process shown here.
+# Observed on 2.13.0 by this corpus; the CUDA side was not observed by this project's runs.

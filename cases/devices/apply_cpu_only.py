@@ -1,0 +1,132 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+# ---
+
+# %% [markdown]
+# # `Tensor.apply_` works on CPU tensors only
+#
+# `t.apply_(fn)` runs a plain Python function on every element of `t`, in place. It is handy
+# for a quick transform, and the code works in a CPU prototype. Move the model to the GPU and
+# the same line stops with `TypeError: apply_ is only implemented on CPU tensors`. Even on the
+# CPU it is the slowest way to transform a tensor: it calls back into Python once per element.
+
+# %%
+from typing import NamedTuple
+
+import torch
+
+from harness import Case, observe
+from harness.sources import S1
+
+CASE = Case(
+    id="apply-cpu-only",
+    title="Tensor.apply_ works on CPU tensors only",
+    kind="error",
+    # Every version of the source seen raises TypeError for a non-CPU tensor (the older
+    # `throw TypeError(...)` and today's TORCH_CHECK_TYPE alike); seen here only as the CPU
+    # contrast, on 2.13.0. No change is known, so the range is open at both ends.
+    affects="*",
+    devices=("cuda",),
+    sources=(S1.at("section 'Autograd': torch.apply_(callable) runs the same operation on every "
+                   "element; CPU tensors only, and not for performance-critical code"),),
+    tags=("devices", "cuda", "apply_", "python_callback"),
+    references=(
+        "https://docs.pytorch.org/docs/stable/generated/torch.Tensor.apply_.html",
+        # apply_ and map_: the device check, in torch/csrc/utils/tensor_apply.cpp
+        "https://github.com/pytorch/pytorch/blob/main/torch/csrc/utils/tensor_apply.cpp",
+    ),
+)
+
+
+def square_plus_one(v):
+    """A Python function of one number, the kind of thing one hands to apply_."""
+    return v * v + 1
+
+
+VALUES = [1.0, 2.0, 3.0]
+EXPECTED = [2.0, 5.0, 10.0]  # 1*1+1, 2*2+1, 3*3+1, by hand
+
+
+class Applied(NamedTuple):
+    """The tensor after apply_, and how many times Python was called back to compute it."""
+
+    result: torch.Tensor
+    python_calls: int
+
+
+# %% [markdown]
+# ## The broken code
+# `apply_` on a tensor on `device`, counting how often the Python function runs.
+
+# %%
+def broken(device):
+    calls = 0
+
+    def fn(v):
+        nonlocal calls
+        calls += 1
+        return square_plus_one(v)
+
+    t = torch.tensor(VALUES, device=device)
+    t.apply_(fn)  # on "cuda": TypeError, before fn is ever called
+    return Applied(t, calls)
+
+
+def symptom(run):
+    """apply_ refused the device: a TypeError that names CPU tensors."""
+    return run.raised(TypeError, r"apply_ is only implemented on CPU tensors")
+
+
+# %% [markdown]
+# On the CPU it works, which is how the line got into the code. Note the count: the Python
+# function ran once for each of the three elements. For a million-element tensor it runs a
+# million times, one interpreter round-trip each.
+
+# %%
+if __name__ == "__main__":
+    print(observe(broken, "cpu"))  # Applied(result=tensor([ 2.,  5., 10.]), python_calls=3)
+
+# %% [markdown]
+# ## Why
+# `apply_` is not a tensor kernel. It is a C++ loop in torch's Python bindings that reads each
+# element through a CPU pointer, turns it into a Python number, calls the function, and writes
+# the result back. A CUDA tensor's data lives in GPU memory, which that pointer cannot read, so
+# the function checks the device first and raises `TypeError` for anything but the CPU. (A
+# `meta` tensor, which has no data, is returned unchanged.) The same holds for its two-tensor
+# sibling `map_`. Nothing of it is vectorised or parallel on any device, and it is not recorded
+# by autograd.
+#
+# ## The fix
+# Write the function with tensor operations, so that it runs as kernels on whatever device the
+# tensor is on: here `t * t + 1` instead of `apply_(lambda v: v * v + 1)`. Most element-wise
+# Python functions have such a form (`torch.where` for branches, `torch.clamp`, and the like). If
+# one truly has none, move the tensor to the CPU and back: `t.cpu().apply_(fn).to(t.device)`.
+# That is slow, and it is explicit about it.
+
+# %%
+def fixed(device):
+    t = torch.tensor(VALUES, device=device)
+    result = t * t + 1  # the same function, as tensor ops
+    torch.testing.assert_close(result, torch.tensor(EXPECTED, device=device))
+    return result
+
+
+# %%
+if __name__ == "__main__":
+    print(observe(fixed, "cpu"))
+
+# %% [markdown]
+# ## Where it comes from
+# The source notes list `apply_(callable)` among the things a tensor can do. They add, in one
+# line, that it only works on CPU tensors and should not be used where speed matters. The
+# PyTorch documentation of `Tensor.apply_` says the same: it works only with CPU tensors, should
+# not be used in code sections that require high performance, and applies the callable to each
+# element. The check is in `torch/csrc/utils/tensor_apply.cpp`: today `TORCH_CHECK_TYPE(...,
+# "apply_ is only implemented on CPU tensors")`, which surfaces in Python as `TypeError`. Older
+# versions of that file threw the same `TypeError` with the same text. Since no version is known
+# to have lifted the restriction, `affects` is open at both ends. The CUDA side was not observed
+# by this project's runs: no GPU was available, so the CPU contrast is the only part seen here.

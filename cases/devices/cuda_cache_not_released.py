@@ -1,0 +1,166 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+# ---
+
+# %% [markdown]
+# # After `del`, GPU memory stays reserved by PyTorch's caching allocator
+#
+# You delete a large tensor on the GPU (`del x`), and `nvidia-smi` still shows the process
+# holding the memory. Another process on the same GPU, or a library that allocates with CUDA
+# directly, then runs out of memory, although your program no longer uses it. Inside the
+# process, `torch.cuda.memory_allocated()` has dropped back, but `torch.cuda.memory_reserved()`
+# has not. Only `torch.cuda.empty_cache()` hands the memory back to the driver.
+
+# %%
+from typing import NamedTuple
+
+import torch
+
+from harness import Case, observe
+from harness.sources import S1
+
+CASE = Case(
+    id="cuda-cache-not-released",
+    title="After del, GPU memory stays reserved by PyTorch's caching allocator",
+    kind="performance",
+    # The CUDA caching allocator keeps freed blocks in every release; no release is known to
+    # have changed that, so the range is open at both ends. Seen here only as the CPU contrast
+    # (2.13.0): the CUDA side was not observed by this project's runs.
+    affects="*",
+    devices=("cuda",),
+    sources=(S1.at("the closing list of tips: GPU memory not freed after Ctrl-C; clear it "
+                   "with torch.cuda.empty_cache()"),),
+    tags=("devices", "cuda", "memory", "caching_allocator", "empty_cache"),
+    references=(
+        "https://docs.pytorch.org/docs/stable/generated/torch.cuda.memory.empty_cache.html",
+        # memory_reserved (renamed from memory_cached, which now warns) and empty_cache
+        "https://docs.pytorch.org/docs/stable/_modules/torch/cuda/memory.html",
+    ),
+)
+
+BLOCK_ELEMENTS = 8 * 1024 * 1024  # float32: 32 MiB, far above the allocator's small-block pool
+BLOCK_BYTES = BLOCK_ELEMENTS * 4  # by hand: 4 bytes per float32
+
+
+class Held(NamedTuple):
+    """Bytes the process still holds for tensors (`allocated`) and in the allocator's cache
+    (`cached` = reserved minus allocated), counted from a clean start."""
+
+    allocated: int
+    cached: int
+
+
+def held_since(device, start):
+    """Bytes held on `device` now, less what was held at `start`.
+
+    Only CUDA has a caching allocator that torch counts. On the CPU, torch's default allocator
+    hands a freed buffer straight back to the C library (`free`), keeps no cache, and exposes no
+    such counter: nothing is held on its behalf, so it reports 0 for both.
+    """
+    if torch.device(device).type != "cuda":
+        return Held(0, 0)
+    allocated = torch.cuda.memory_allocated(device)
+    cached = torch.cuda.memory_reserved(device) - allocated
+    return Held(allocated - start.allocated, cached - start.cached)
+
+
+def clean_start(device):
+    """Empty the cache first, so that only this case's block is counted."""
+    if torch.device(device).type != "cuda":
+        return Held(0, 0)
+    torch.cuda.empty_cache()
+    return held_since(device, Held(0, 0))
+
+
+def allocate_and_delete(device):
+    x = torch.ones(BLOCK_ELEMENTS, device=device)
+    assert x.nbytes == BLOCK_BYTES
+    del x  # the last reference: the tensor is freed
+
+
+def allocate_delete_and_empty(device):
+    allocate_and_delete(device)
+    if torch.device(device).type == "cuda":
+        torch.cuda.empty_cache()  # hand the cached, unused blocks back to the driver
+
+
+# %% [markdown]
+# ## The broken code
+# Allocate 32 MiB on `device`, `del` it, and look at what is still held. This checks the
+# mechanism (bytes counted by the allocator), not a time. The timing is in
+# `benchmarks/test_bench_cuda_cache_not_released.py`.
+
+# %%
+def broken(device):
+    start = clean_start(device)
+    allocate_and_delete(device)
+    return held_since(device, start)
+
+
+def symptom(run):
+    """No tensor holds the block any more, yet the allocator still keeps all of it cached."""
+    return (run.error is None and run.value.allocated == 0
+            and run.value.cached >= BLOCK_BYTES)
+
+
+# %% [markdown]
+# On the CPU nothing is held after `del`, so the symptom is absent there. On a GPU the same call
+# reports `Held(allocated=0, cached=33554432)` (or more, rounded up to the allocator's block
+# size).
+
+# %%
+if __name__ == "__main__":
+    print(observe(broken, "cpu"))  # Held(allocated=0, cached=0)
+
+# %% [markdown]
+# ## Why
+# `cudaMalloc` and `cudaFree` are slow, and `cudaFree` synchronises the device. So PyTorch's CUDA
+# caching allocator asks the driver for memory in large segments and keeps them. When a tensor is
+# freed (`del`, or its last reference goes away), its block goes back to the allocator's free
+# list for the next tensor of a similar size, not back to the driver. For PyTorch itself that is
+# what makes allocation cheap. To everything outside the process (`nvidia-smi`, another process,
+# a library calling CUDA directly) the memory is still in use. `memory_allocated()` counts the
+# bytes live tensors occupy; `memory_reserved()` counts everything the allocator holds, in use
+# or cached. (It was called `memory_cached()` before it was renamed; the old name warns.) The
+# gap between them is memory your program no longer uses but still holds. The CPU has no such
+# cache in torch: a freed CPU buffer goes straight back to `free()`.
+#
+# ## The fix
+# Drop the last reference (`del`, and mind references kept elsewhere: a list of losses, an
+# exception traceback, a notebook's `_` variables), then call `torch.cuda.empty_cache()`. It
+# returns every unused cached segment to the driver. It frees nothing that a live tensor still
+# uses, and it does not give PyTorch itself more memory: the allocator could reuse the cached
+# blocks anyway. Call it when memory must be handed to someone else, not in every step: the
+# next allocation then has to go to the driver again (the benchmark pair measures that cost).
+
+# %%
+def fixed(device):
+    start = clean_start(device)
+    allocate_delete_and_empty(device)
+    held = held_since(device, start)
+    # Nothing allocated and nothing cached beyond the clean start: both 0, as counted by hand.
+    assert held == Held(allocated=0, cached=0), held
+    return held
+
+
+# %%
+if __name__ == "__main__":
+    print(observe(fixed, "cpu"))
+
+# %% [markdown]
+# ## Where it comes from
+# The source notes, in their closing list of tips, say that GPU memory is sometimes not freed
+# after a run is stopped with Ctrl-C, and that it can be cleared by hand with
+# `torch.cuda.empty_cache()` (or, failing that, by killing the process or resetting the GPU).
+# The mechanism behind it is the one shown here. PyTorch's documentation of
+# `torch.cuda.empty_cache` says it releases the unoccupied memory cached by the caching
+# allocator, so that other GPU applications can use it and it shows in `nvidia-smi`. It adds that
+# this does not increase the memory available to PyTorch. In `torch/cuda/memory.py`,
+# `memory_cached` is a deprecated alias that warns "torch.cuda.memory_cached has been renamed to
+# torch.cuda.memory_reserved". The caching itself predates the installable range, and no release
+# is known to have changed it, so `affects` is open. The CUDA side was not observed by this
+# project's runs: no GPU was available. The CPU contrast above is what was run, on 2.13.0.

@@ -1,0 +1,133 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+# ---
+
+# %% [markdown]
+# # A local file named like a module shadows it
+#
+# You save a quick experiment as `torch.py` (or a debugging helper as `pdb.py`) in your project
+# folder. From then on, a script started in that folder fails at its imports with
+# `ModuleNotFoundError: No module named 'torch.nn'; 'torch' is not a package`, or with
+# `AttributeError: module 'pdb' has no attribute 'set_trace'`, although torch is installed and
+# worked an hour ago in another folder.
+
+# %%
+import json
+import tempfile
+from pathlib import Path
+
+import torch
+
+from harness import Affects, Case, observe, run_python
+from harness.sources import S1
+
+CASE = Case(
+    id="module-name-shadowing",
+    title="A local file named like a module shadows it",
+    kind="error",
+    # Python's import order, not torch's code: it shows with every torch version.
+    affects=(Affects(reason="Python's module search order; the same with every torch"),),
+    devices=("cpu", "cuda"),
+    sources=(S1.at("troubleshooting list: an unexplained 'No module named XXX' can be a file "
+                   "named like a library module, e.g. pdb.py"),),
+    tags=("python", "imports"),
+    references=(
+        "https://github.com/python/cpython/issues/67997",  # ask: warn when a module shadows stdlib
+        "https://docs.astral.sh/ruff/rules/stdlib-module-shadowing/",  # lint rule A005
+    ),
+)
+
+# %% [markdown]
+# ## The broken code
+# A fresh interpreter (the case never touches the test process's imports) is started in a
+# temporary folder holding a user's own `torch.py`, and imports `torch.nn` as any training
+# script does. The child reports what it saw as JSON: the exception, and which file `torch` is.
+
+# %%
+PROBE = """
+import json, sys
+try:
+    import torch.nn
+    error, missing = None, None
+except ImportError as exc:
+    error, missing = type(exc).__name__, exc.name
+torch_module = sys.modules.get("torch")
+print(json.dumps({"error": error, "missing": missing,
+                  "torch_file": getattr(torch_module, "__file__", None),
+                  "has_nn_linear": hasattr(getattr(torch_module, "nn", None), "Linear")}))
+"""
+
+
+def _probe_in_folder_with(file_name, device):
+    with tempfile.TemporaryDirectory() as folder:
+        Path(folder, file_name).write_text("# a quick experiment\nx = 1\n")
+        child = run_python(PROBE, cwd=folder)
+        if child.returncode != 0:
+            raise RuntimeError(f"probe failed: {child.stderr.strip()}")
+        report = json.loads(child.stdout)
+        report["local_file"] = str(Path(folder, file_name).resolve())
+        return report
+
+
+def broken(device):
+    # `device` plays no part: the import fails before any tensor exists.
+    return _probe_in_folder_with("torch.py", device)
+
+
+def symptom(run):
+    """`import torch.nn` failed with ModuleNotFoundError because `torch` was the local file."""
+    if run.error is not None:
+        return False
+    seen = run.value
+    return (seen["error"] == "ModuleNotFoundError" and seen["missing"] == "torch.nn"
+            and seen["torch_file"] is not None
+            and str(Path(seen["torch_file"]).resolve()) == seen["local_file"])
+
+
+# %%
+if __name__ == "__main__":
+    print(observe(broken, "cpu"))
+
+# %% [markdown]
+# ## Why
+# `import torch` takes the first match along `sys.path`, and the first entry is the folder of
+# the script being run (or the current folder, for `python -c`, a REPL or a notebook kernel),
+# ahead of site-packages. A `torch.py` there *is* `torch` for that process. It is a plain
+# module, not a package, so `torch.nn` cannot exist below it: "'torch' is not a package".
+# With a shadowed standard-library module the failure moves: `pdb.py` imports fine and then
+# lacks `set_trace` (an `AttributeError`), and a shadowed module that torch itself imports
+# can break `import torch` from deep inside torch's own files. A stale `__pycache__/torch.*.pyc`
+# left after deleting the file is not used without its source; the file itself must go.
+# Python 3.13 added a hint to such errors naming the shadowing file; the 3.11 used here has none.
+#
+# ## The fix
+# Rename the local file to something no package uses (`torch_playground.py`) and start again.
+
+# %%
+def fixed(device):
+    seen = _probe_in_folder_with("torch_playground.py", device)
+    assert seen["error"] is None and seen["has_nn_linear"], seen
+    # Computed another way: the child imported the same torch file as this process did.
+    assert Path(seen["torch_file"]).resolve() == Path(torch.__file__).resolve(), seen
+    return seen
+
+
+# %%
+if __name__ == "__main__":
+    print(observe(fixed, "cpu"))
+
+# %% [markdown]
+# ## Where it comes from
+# S1's troubleshooting list says that a baffling "No module named XXX" should make you check
+# whether one of your own files has the name of a library module, with `pdb.py` as its example.
+# It is Python behaviour and shows with every torch, so `affects` has no version bound.
+# CPython's issue #67997 asked for a warning when a module in a traceback shadows a
+# standard-library one; Python 3.13 now prints such a hint (gh-95754, "Better error when
+# script shadows a standard library or third party module"; also noted on the page of ruff's
+# rule A005, which flags first-party modules named like standard-library ones). On older
+# Pythons a linter or a unique file name is the guard. Only the CPU run was observed by this project; nothing here
+# depends on the device.
