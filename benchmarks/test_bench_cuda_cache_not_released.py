@@ -9,14 +9,11 @@ memory back, and why ``empty_cache()`` belongs where memory must be released, no
 Each call ends with ``torch.cuda.synchronize()``. The CPU has no caching allocator in torch, so
 there is no CPU variant: without CUDA the pair is skipped with the reason.
 """
-import importlib.util
-from pathlib import Path
-
 import pytest
 import torch
 
-ROOT = Path(__file__).resolve().parent.parent
-CASE_FILE = ROOT / "cases" / "devices" / "cuda_cache_not_released.py"
+from case_modules import case_module
+
 GROUP = "cuda-cache-not-released"
 
 pytestmark = pytest.mark.skipif(
@@ -26,14 +23,7 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def _load_case():
-    spec = importlib.util.spec_from_file_location("bench_case_cuda_cache_not_released", CASE_FILE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-case = _load_case()
+case = case_module("cuda-cache-not-released")
 
 
 def _call(fn):
@@ -45,14 +35,13 @@ def _call(fn):
 
 @pytest.mark.benchmark(group=GROUP)
 def test_broken_allocate_and_delete(benchmark):
-    start = case.clean_start("cuda")
     benchmark(_call(case.allocate_and_delete))
-    held = case.held_since("cuda", start)
+    held = case.held_after(case.allocate_and_delete, "cuda")
     assert held.allocated == 0 and held.cached >= case.BLOCK_BYTES  # still reserved
 
 
 @pytest.mark.benchmark(group=GROUP)
 def test_fixed_allocate_delete_and_empty(benchmark):
-    start = case.clean_start("cuda")
     benchmark(_call(case.allocate_delete_and_empty))
-    assert case.held_since("cuda", start) == case.Held(0, 0)  # handed back
+    held = case.held_after(case.allocate_delete_and_empty, "cuda")
+    assert held == case.Held(allocated=0, cached=0)  # handed back

@@ -7,26 +7,16 @@ code whose mechanism (one ``aten::sub`` per channel against one in all) the case
 batch here is larger than in the case, ``[32, 64, 16, 16]``, so the loop runs 64 times. On CUDA
 each call ends with ``torch.cuda.synchronize()``, so both variants are charged for their GPU work.
 """
-import importlib.util
-from pathlib import Path
-
 import pytest
 import torch
 
-ROOT = Path(__file__).resolve().parent.parent
-CASE_FILE = ROOT / "cases" / "devices" / "python_loop_vs_broadcast.py"
+from case_modules import case_module
+
 GROUP = "python-loop-vs-broadcast"
 SIZES = dict(n=32, c=64, h=16, w=16)
 
 
-def _load_case():
-    spec = importlib.util.spec_from_file_location("bench_case_python_loop_vs_broadcast", CASE_FILE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-case = _load_case()
+case = case_module("python-loop-vs-broadcast")
 
 DEVICES = [
     "cpu",

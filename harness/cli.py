@@ -52,6 +52,9 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         print(f"pitfalls: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except BrokenPipeError:  # `pitfalls show ID | head`: the reader has seen enough
+        sys.stdout = None
+        return 0
 
 
 def _load(args):

@@ -39,9 +39,11 @@ CASE = Case(
     tags=("data", "reproducibility", "seed", "random", "numpy"),
     references=(
         "https://pytorch.org/docs/stable/notes/randomness.html",
-        "https://pytorch.org/docs/1.9.1/_sources/notes/randomness.rst.txt",  # 'Python', 'other libraries'
+        # the 1.9 notes: sections 'Python' and 'Random number generators in other libraries'
+        "https://pytorch.org/docs/1.9.1/_sources/notes/randomness.rst.txt",
         "https://pytorch.org/docs/stable/generated/torch.manual_seed",  # "on all devices"
-        "https://github.com/pytorch/pytorch/commit/aec83ff45ebd2cb3d4890cc97bffb1f367386392",  # #56488
+        # #56488: DataLoader workers seed NumPy too
+        "https://github.com/pytorch/pytorch/commit/aec83ff45ebd2cb3d4890cc97bffb1f367386392",
     ),
 )
 
@@ -95,7 +97,7 @@ if __name__ == "__main__":
 # is seeded, and seeding one tells the others nothing. Data pipelines mix all three:
 # torchvision's transforms draw from torch, but many augmentation libraries and hand-written
 # transforms call `random` or `np.random`. Inside `DataLoader` workers, torch seeds each
-# worker's torch and `random` generators from a base seed, and since 1.9 (#56488) NumPy's too;
+# worker's torch and `random` generators from a base seed, and since #56488 (2021) NumPy's too;
 # with `num_workers=0` everything runs in the main process, on the generators seeded (or not)
 # by the script.
 #
@@ -136,6 +138,6 @@ if __name__ == "__main__":
 # same: `torch.manual_seed` seeds the RNG for all devices, CPU and CUDA, and Python's `random`
 # and the random generators of other libraries such as NumPy must be seeded separately. The
 # `torch.manual_seed` page says it sets the seed "on all devices". For worker processes,
-# pytorch/pytorch#56488 (commit aec83ff, released in 1.9) made each DataLoader worker seed
+# pytorch/pytorch#56488 (commit aec83ff, 2021) made each DataLoader worker seed
 # NumPy from its base seed; that concerns workers only, not the main process shown here.
 # Observed on 2.13.0 by this corpus; the CUDA side was not observed by this project's runs.

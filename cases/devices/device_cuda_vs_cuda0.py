@@ -30,7 +30,7 @@ CASE = Case(
     # torch.device arrived in 0.4 and its equality has compared (type, index) since then, an
     # index of None included. Reproduced on 2.13.0 with "cpu" vs "cpu:0"; the "cuda" form was not
     # observed by this project's runs. Upstream kept the behaviour (issue 115405, 2.0).
-    affects="<2.13",
+    affects=">=0.4",
     devices=("cpu", "cuda"),
     sources=(S1.at("Troubleshooting: device='cuda' uses card 0 by default, as if it were cuda:0"),),
     tags=("devices", "device", "equality"),

@@ -97,8 +97,8 @@ def symptom(run):
     if run.error is not None:
         return False
     seen = run.value
-    return (seen["error"] == "TypeError" and "super(type, obj)" in seen["message"]
-            and seen["same_class"] is False)
+    return (seen.get("error") == "TypeError" and "super(type, obj)" in seen.get("message", "")
+            and seen.get("same_class") is False)
 
 
 # %%
