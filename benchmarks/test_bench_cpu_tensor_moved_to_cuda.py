@@ -11,23 +11,13 @@ the contrast: there is nothing to move, and the two should time alike.
 import pytest
 import torch
 
-from case_modules import case_module
+from case_modules import DEVICES, case_module
 
 GROUP = "cpu-tensor-moved-to-cuda"
 
 
 case = case_module("cpu-tensor-moved-to-cuda")
 
-DEVICES = [
-    "cpu",
-    pytest.param(
-        "cuda",
-        marks=pytest.mark.skipif(
-            not torch.cuda.is_available(),
-            reason=f"CUDA not available (torch {torch.__version__}, CUDA {torch.version.cuda})",
-        ),
-    ),
-]
 
 
 def _call(make, device):

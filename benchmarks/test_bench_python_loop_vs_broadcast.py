@@ -10,7 +10,7 @@ each call ends with ``torch.cuda.synchronize()``, so both variants are charged f
 import pytest
 import torch
 
-from case_modules import case_module
+from case_modules import DEVICES, case_module
 
 GROUP = "python-loop-vs-broadcast"
 SIZES = dict(n=32, c=64, h=16, w=16)
@@ -18,16 +18,6 @@ SIZES = dict(n=32, c=64, h=16, w=16)
 
 case = case_module("python-loop-vs-broadcast")
 
-DEVICES = [
-    "cpu",
-    pytest.param(
-        "cuda",
-        marks=pytest.mark.skipif(
-            not torch.cuda.is_available(),
-            reason=f"CUDA not available (torch {torch.__version__}, CUDA {torch.version.cuda})",
-        ),
-    ),
-]
 
 
 def _call(fn, device):

@@ -91,12 +91,7 @@ if __name__ == "__main__":
 # returned). By hand: y = x·w + shift summed gives d/dx = w everywhere and d/dw = Σ x.
 
 # %%
-class ScaleShiftFixed(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, weight, shift):
-        ctx.save_for_backward(x, weight)
-        return x * weight + shift
-
+class ScaleShiftFixed(ScaleShift):  # the same forward; only backward changes
     @staticmethod
     def backward(ctx, grad_out):
         x, weight = ctx.saved_tensors
