@@ -86,7 +86,19 @@ def device_names() -> dict[str, str]:
     """A readable name for every device this run can use."""
     import torch
 
-    names = {"cpu": platform.processor() or platform.machine()}
+    names = {"cpu": _cpu_name()}
     if device_unavailable_reason("cuda") is None:
         names["cuda"] = torch.cuda.get_device_name(0)
     return names
+
+
+def _cpu_name() -> str:
+    """The CPU model where Linux says it (``platform.processor()`` is often empty there)."""
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return f"{line.split(':', 1)[1].strip()} ({platform.machine()})"
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
