@@ -133,7 +133,7 @@ def decide(lc: LoadedCase, device: str, version: str, broken: BrokenResult, fixe
     if rule is not None and rule.form is not None and broken.form != rule.form:
         return "mismatch", f"symptom seen as {broken.form!r}, expected as {rule.form!r} ({where})"
     if not fixed.ok:
-        return "fix-failed", fixed.problem
+        return "fix-failed", f"{fixed.problem}: {fixed.summary}"
     if rule is None:
         return "absent", ""
     return "reproduced", " — ".join(x for x in (rule.reason, rule.issue) if x)
