@@ -10,6 +10,8 @@ from contextlib import contextmanager
 
 import torch
 
+from harness.state import reseed
+
 try:
     import numpy
 except ImportError:
@@ -24,10 +26,7 @@ def seeded(seed: int = 0):
     py_state = random.getstate()
     np_state = numpy.random.get_state() if numpy is not None else None
     with torch.random.fork_rng(devices=cuda):
-        torch.manual_seed(seed)
-        random.seed(seed)
-        if numpy is not None:
-            numpy.random.seed(seed)
+        reseed(seed)
         try:
             yield
         finally:

@@ -74,6 +74,10 @@ def load_case(path: Path) -> LoadedCase:
     return LoadedCase(case, module, path, topic, hashlib.sha256(text).hexdigest())
 
 
+def duplicate_id(path: Path, case_id: str, first: Path) -> LoadError:
+    return LoadError(path, f"id: {case_id!r} is already declared by {first}")
+
+
 def load_corpus(root: Path) -> tuple[list[LoadedCase], list[LoadError]]:
     """Every case under ``root``, and a LoadError for each file that cannot be used (a
     malformed module, or a second file declaring an id already taken): one bad file does not
@@ -83,7 +87,7 @@ def load_corpus(root: Path) -> tuple[list[LoadedCase], list[LoadError]]:
         try:
             lc = load_case(path)
             if lc.id in seen:
-                raise LoadError(path, f"id: {lc.id!r} is already declared by {seen[lc.id]}")
+                raise duplicate_id(path, lc.id, seen[lc.id])
         except LoadError as exc:
             errors.append(exc)
             continue

@@ -12,7 +12,7 @@ from dataclasses import asdict
 import pytest
 
 from harness.case import DEVICES, KINDS, TOPICS
-from harness.loader import LoadError, is_case_file, load_case
+from harness.loader import LoadError, duplicate_id, is_case_file, load_case
 from harness.report import Record, build_report, summary_table, write_report
 from harness.runner import run_case
 
@@ -65,7 +65,7 @@ class CaseFile(pytest.File):
             raise self.CollectError(str(exc)) from None
         ids = self.config.stash[ids_key]
         if ids.setdefault(lc.id, self.path) != self.path:
-            raise self.CollectError(f"{self.path}: id: {lc.id!r} is already declared by {ids[lc.id]}")
+            raise self.CollectError(str(duplicate_id(self.path, lc.id, ids[lc.id])))
         for device in DEVICES:
             yield CaseItem.from_parent(self, name=f"{lc.id}[{device}]", lc=lc, device=device)
 
