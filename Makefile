@@ -10,7 +10,15 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-torch-$(TORCH)
 PIP_INDEX := $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX))
 
-.PHONY: venv run test bench clean
+# The version matrix (outside CI's default path: every version but 2.13.0 is a download of GBs).
+# VERSIONS picks releases (default: all 17, 1.13.1 ... 2.15.0); CASES re-runs only those cases
+# and merges them into the existing reports.
+UV_VERSION := 0.9.30
+VERSIONS ?=
+CASES ?=
+UV := $(VENV)/bin/uv
+
+.PHONY: venv run test bench clean matrix matrix-check
 
 venv: $(STAMP)
 
@@ -30,6 +38,16 @@ test: venv
 
 bench: venv
 	$(PY) -m pytest benchmarks/ --benchmark-only --benchmark-json build/bench.json
+
+$(UV): $(STAMP)
+	$(PY) -m pip install --quiet "uv==$(UV_VERSION)"
+
+matrix: venv $(UV)
+	$(PY) -m harness.matrix_build --uv $(UV) $(if $(VERSIONS),--versions "$(VERSIONS)") $(if $(CASES),--cases "$(CASES)")
+	$(PY) -m harness matrix
+
+matrix-check: venv
+	$(PY) -m harness matrix --check
 
 clean:
 	rm -rf $(VENV) build

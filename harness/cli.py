@@ -3,6 +3,7 @@
     pitfalls list                      id, topic, kind, devices, affects, expected on this torch
     pitfalls show ID                   the case's story: prose and code
     pitfalls run [ID ...] [--device cpu|cuda] [--json PATH]
+    pitfalls matrix [--reports DIR] [--json | --markdown | --check]
 
 Bad input (an unknown id or device, a bad option, a malformed case) is one line on stderr and
 exit status 2; ``run`` exits 1 when any outcome is mismatch, fix-failed or error.
@@ -42,13 +43,22 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--device", action="append", metavar="DEVICE", help=f"{' or '.join(DEVICES)} (repeatable; default: both)")
     run.add_argument("--json", metavar="PATH", help="write the JSON report to PATH (folders are created)")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    matrix = sub.add_parser("matrix", help="the recorded reports as a case × torch version table")
+    matrix.add_argument("--reports", default="reports", metavar="DIR", help="folder of reports (default: ./reports)")
+    matrix.add_argument("--device", default="cpu", help="whose cells to show (default: cpu)")
+    form = matrix.add_mutually_exclusive_group()
+    form.add_argument("--json", action="store_true", help="print the merged matrix as JSON")
+    form.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    form.add_argument("--check", action="store_true",
+                      help="list stale and missing cells; exit 1 on a mismatch, a bad report or an unknown case id")
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     try:
         args = _parser().parse_args(argv)
-        return {"list": cmd_list, "show": cmd_show, "run": cmd_run}[args.command](args)
+        commands = {"list": cmd_list, "show": cmd_show, "run": cmd_run, "matrix": cmd_matrix}
+        return commands[args.command](args)
     except UsageError as exc:
         print(f"pitfalls: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -137,6 +147,12 @@ def cmd_run(args) -> int:
         write_report(build_report(records, started), args.json)
         print(f"report written to {args.json}")
     return EXIT_FAILED if any(r.failed for r in records) else 0
+
+
+def cmd_matrix(args) -> int:
+    from harness.matrix_cli import run_matrix_command
+
+    return run_matrix_command(args, usage_error=UsageError)
 
 
 def _load_error_record(err):

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 SCHEMA = "torch-pitfalls/report"
+SCHEMA_FILE = Path(__file__).with_name("schemas") / "report.schema.json"
 SCHEMA_VERSION = 1
 OUTCOMES = ("reproduced", "absent", "mismatch", "fix-failed", "error", "skipped")
 FAILING = ("mismatch", "fix-failed", "error")
@@ -88,6 +89,55 @@ def write_report(report: dict, path: str | os.PathLike) -> Path:
         os.unlink(tmp)
         raise
     return path
+
+
+class ReportError(ValueError):
+    """A report that cannot be trusted: unreadable, not JSON, not the schema, or inconsistent."""
+
+    def __init__(self, path, problem: str):
+        self.path, self.problem = Path(path), problem
+        super().__init__(f"{path}: {problem}")
+
+
+def load_report(path: str | os.PathLike) -> dict:
+    """Read a report, refusing anything but a whole, valid one: readers never half-read a file.
+
+    Checked: JSON syntax (a truncated file fails here), the JSON Schema kept beside this module,
+    and what a schema cannot say: totals that match the records, one record per case × device.
+    """
+    import jsonschema
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ReportError(path, f"cannot be read ({exc.__class__.__name__}: {exc})") from None
+    try:
+        report = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ReportError(path, f"is not valid JSON (truncated?): {exc}") from None
+    errors = sorted(_validator().iter_errors(report), key=lambda e: list(e.absolute_path))
+    if errors:
+        where = "/".join(str(p) for p in errors[0].absolute_path) or "(top level)"
+        raise ReportError(path, f"does not match the report schema at {where}: {errors[0].message}")
+    counted = Counter(r["outcome"] for r in report["records"])
+    if counted != Counter(report["totals"]):
+        raise ReportError(path, f"totals {report['totals']} do not match its records {dict(counted)}")
+    seen = Counter((r["case"], r["device"]) for r in report["records"])
+    twice = [f"{c} [{d}]" for (c, d), n in seen.items() if n > 1]
+    if twice:
+        raise ReportError(path, f"has more than one record for {', '.join(twice)}")
+    return report
+
+
+def records_of(report: dict) -> list[Record]:
+    return [Record(**r) for r in report["records"]]
+
+
+def _validator():
+    import jsonschema
+
+    schema = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+    return jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
 
 
 def summary_table(records: list[Record]) -> str:

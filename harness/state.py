@@ -38,6 +38,15 @@ class Probe:
     same: Callable[[Any, Any], bool] = lambda a, b: a == b
 
 
+PRINT_OPTION_NAMES = ("precision", "threshold", "edgeitems", "linewidth", "sci_mode")
+
+
+def _print_options() -> dict:
+    # getattr, not vars(): before 2.x the defaults are class attributes, and the first
+    # set_printoptions() call copies them into the instance without changing any value.
+    return {k: getattr(torch._tensor_str.PRINT_OPTS, k) for k in PRINT_OPTION_NAMES}
+
+
 def _set_print_options(opts: dict) -> None:
     for key, value in opts.items():
         setattr(torch._tensor_str.PRINT_OPTS, key, value)
@@ -99,7 +108,7 @@ PROBES: tuple[Probe, ...] = (
     Probe("torch RNG state", torch.get_rng_state, torch.set_rng_state, torch.equal),
     Probe("CUDA RNG state", _cuda_rng_get, _cuda_rng_set, _same_tensor_lists),
     Probe("Python random state", random.getstate, random.setstate),
-    Probe("print options", lambda: dict(vars(torch._tensor_str.PRINT_OPTS)), _set_print_options),
+    Probe("print options", lambda: _print_options(), _set_print_options),
     Probe("grad mode", torch.is_grad_enabled, torch.set_grad_enabled),
     Probe("anomaly mode", lambda: (torch.is_anomaly_enabled(), torch.is_anomaly_check_nan_enabled()), _set_anomaly),
     Probe(

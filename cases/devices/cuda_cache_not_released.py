@@ -79,7 +79,7 @@ def held_after(fn, device):
 
 def allocate_and_delete(device):
     x = torch.ones(BLOCK_ELEMENTS, device=device)
-    assert x.nbytes == BLOCK_BYTES
+    assert x.numel() * x.element_size() == BLOCK_BYTES  # (Tensor.nbytes only from 2.1)
     del x  # the last reference: the tensor is freed
 
 

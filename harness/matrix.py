@@ -1,0 +1,167 @@
+"""The version matrix: recorded reports merged into case × torch version → what was observed.
+
+Nothing here runs a case. A cell is a record of a report in ``reports/`` (read only through
+``load_report``, so only whole, schema-valid reports count), judged against the case module as
+it is now: a record made from an older text of the case is ``stale``; a cell with no record is
+``not observed``. What changed between releases is derived from the cells, never typed by hand.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from packaging.version import Version
+
+from harness.loader import find_case_files
+from harness.report import FAILING, Record, ReportError, load_report, records_of
+
+# The newest patch release of every minor from 1.13 to 2.15 (PyPI, checked 2026-11-23).
+DEFAULT_VERSIONS = ("1.13.1", "2.0.1", "2.1.2", "2.2.2", "2.3.1", "2.4.1", "2.5.1", "2.6.0", "2.7.1",
+                    "2.8.0", "2.9.1", "2.10.0", "2.11.0", "2.12.1", "2.13.0", "2.14.1", "2.15.0")
+STALE, NOT_OBSERVED = "stale", "not observed"
+REPORT_NAME = re.compile(r"^torch-(?P<version>\d+\.\d+\.\d+)-(?P<device>[a-z]+)\.json$")
+
+
+def report_path(reports: str | Path, version: str, device: str) -> Path:
+    return Path(reports) / f"torch-{version}-{device}.json"
+
+
+@dataclass(frozen=True)
+class CaseSource:
+    """A case as the matrix needs it: its id, topic and the hash of its text (no import)."""
+
+    id: str
+    topic: str
+    sha256: str
+
+
+@dataclass(frozen=True)
+class Cell:
+    case: str
+    version: str
+    device: str
+    status: str  # an outcome, STALE or NOT_OBSERVED
+    record: Record | None = None
+
+    @property
+    def observed(self) -> bool | None:
+        """The symptom was seen, from a fresh record; None when nothing fresh says."""
+        return self.record.observed if self.status not in (STALE, NOT_OBSERVED) and self.record else None
+
+    @property
+    def form(self) -> str | None:
+        return self.record.form if self.observed else None
+
+
+@dataclass
+class Matrix:
+    cases: list[CaseSource]
+    versions: list[str]
+    devices: list[str]
+    reports: dict[tuple[str, str], Path]  # (version, device) -> report file
+    _records: dict[tuple[str, str, str], Record] = field(default_factory=dict)  # (case, version, device)
+    unknown: list[tuple[Path, str]] = field(default_factory=list)  # records of ids no case declares
+
+    def cell(self, case: str, version: str, device: str = "cpu") -> Cell:
+        record = self._records.get((case, version, device))
+        if record is None:
+            return Cell(case, version, device, NOT_OBSERVED)
+        current = self._source[case].sha256
+        status = STALE if record.source_sha256 != current else record.outcome
+        return Cell(case, version, device, status, record)
+
+    def row(self, case: str, device: str = "cpu") -> list[Cell]:
+        return [self.cell(case, v, device) for v in self.versions]
+
+    def changes(self, case: str, device: str = "cpu") -> list[str]:
+        """Where the observed behaviour changed, from one observed release to the next:
+        "symptom since 2.0.1", "symptom gone in 2.4.1", "form 'warning' -> 'error' in 2.6.0"."""
+        found, before = [], None
+        for cell in self.row(case, device):
+            if cell.observed is None:
+                continue
+            if before is not None:
+                if cell.observed and not before.observed:
+                    found.append(f"symptom since {cell.version}")
+                elif before.observed and not cell.observed:
+                    found.append(f"symptom gone in {cell.version}")
+                elif cell.observed and cell.form != before.form:
+                    found.append(f"form {before.form!r} -> {cell.form!r} in {cell.version}")
+            before = cell
+        return found
+
+    @property
+    def _source(self) -> dict[str, CaseSource]:
+        return {c.id: c for c in self.cases}
+
+    def problems(self) -> dict[str, list[str]]:
+        """What `pitfalls matrix --check` lists, per kind."""
+        out = {"failing": [], "stale": [], "missing": [], "unknown": []}
+        for version, device in sorted(self.reports, key=lambda k: (Version(k[0]), k[1])):
+            for c in self.cases:
+                cell = self.cell(c.id, version, device)
+                where = f"{c.id} [{device}] torch {version}"
+                if cell.status == NOT_OBSERVED:
+                    out["missing"].append(where)
+                elif cell.status == STALE:
+                    out["stale"].append(where)
+                elif cell.status in FAILING:
+                    out["failing"].append(f"{where}: {cell.status}: {cell.record.detail}")
+        out["unknown"] = [f"{path}: unknown case id {case!r}" for path, case in self.unknown]
+        return out
+
+    def to_json(self) -> dict:
+        return {
+            "versions": self.versions,
+            "devices": self.devices,
+            "reports": {f"{v} {d}": str(p) for (v, d), p in self.reports.items()},
+            "cases": [
+                {
+                    "id": c.id,
+                    "topic": c.topic,
+                    "cells": {d: {cell.version: {"status": cell.status, "observed": cell.observed, "form": cell.form}
+                                  for cell in self.row(c.id, d)} for d in self.devices},
+                    "changes": {d: self.changes(c.id, d) for d in self.devices},
+                }
+                for c in self.cases
+            ],
+            "problems": self.problems(),
+        }
+
+
+def case_sources(cases_dir: str | Path) -> list[CaseSource]:
+    """The current cases, by file: the loader requires ``<id with underscores>.py``."""
+    return [CaseSource(p.stem.replace("_", "-"), p.parent.name, hashlib.sha256(p.read_bytes()).hexdigest())
+            for p in find_case_files(Path(cases_dir))]
+
+
+def load_matrix(reports_dir: str | Path = "reports", cases_dir: str | Path = "cases") -> Matrix:
+    """Every ``torch-<version>-<device>.json`` under ``reports_dir``, validated; a bad one raises
+    ReportError naming the file."""
+    cases = case_sources(cases_dir)
+    known = {c.id for c in cases}
+    reports_dir = Path(reports_dir)
+    if not reports_dir.is_dir():
+        raise ReportError(reports_dir, "no such reports folder")
+    matrix = Matrix(cases, [], [], {})
+    for path in sorted(reports_dir.glob("torch-*.json")):
+        name = REPORT_NAME.match(path.name)
+        if not name:
+            raise ReportError(path, "a report's name must be torch-<X.Y.Z>-<device>.json")
+        version, device = name["version"], name["device"]
+        report = load_report(path)
+        if Version(Version(report["torch"]).base_version) != Version(version):
+            raise ReportError(path, f"its name says torch {version}, but it was recorded on torch {report['torch']}")
+        matrix.reports[version, device] = path
+        for r in records_of(report):
+            if r.device != device:
+                continue  # a run of every device also records the ones it skipped
+            if r.case not in known:
+                matrix.unknown.append((path, r.case))
+                continue
+            matrix._records[r.case, version, device] = r
+    matrix.versions = sorted({v for v, _ in matrix.reports}, key=Version)
+    matrix.devices = sorted({d for _, d in matrix.reports}, key=lambda d: (d != "cpu", d))
+    return matrix

@@ -1,0 +1,77 @@
+"""``pitfalls matrix``: the version matrix in a terminal, as JSON or Markdown, or checked."""
+from __future__ import annotations
+
+import json
+import sys
+
+from harness.matrix import NOT_OBSERVED, STALE, Matrix, load_matrix
+from harness.report import ReportError
+
+EXIT_FAILED = 1
+# One character per cell keeps 17 releases on a terminal line.
+MARKS = {"reproduced": "R", "absent": ".", "mismatch": "M", "fix-failed": "F", "error": "E",
+         "skipped": "s", STALE: "~", NOT_OBSERVED: " "}
+LEGEND = ("R reproduced (symptom seen, expected)  . absent (not seen, not expected)  M mismatch  "
+          "F fix-failed  E error  s skipped  ~ stale (recorded from an older text of the case)  "
+          "blank: not observed")
+
+
+def run_matrix_command(args, usage_error) -> int:
+    try:
+        matrix = load_matrix(args.reports, args.cases)
+    except ReportError as exc:
+        print(f"pitfalls: error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    if args.device not in matrix.devices:
+        raise usage_error(f"no reports for device {args.device!r} in {args.reports}"
+                          f" (recorded: {', '.join(matrix.devices) or 'none'})")
+    if args.json:
+        print(json.dumps(matrix.to_json(), indent=1))
+    elif args.markdown:
+        print(markdown_table(matrix, args.device))
+    elif args.check:
+        return check(matrix)
+    else:
+        print(terminal_table(matrix, args.device))
+    return 0
+
+
+def _labels(matrix: Matrix) -> list[str]:
+    """Column labels: the minor release ("2.4") where that names one report, else the full one."""
+    minors = [v.rsplit(".", 1)[0] for v in matrix.versions]
+    return [m if minors.count(m) == 1 else v for m, v in zip(minors, matrix.versions)]
+
+
+def terminal_table(matrix: Matrix, device: str) -> str:
+    labels = _labels(matrix)
+    width = max(len("case"), *(len(c.id) for c in matrix.cases))
+    head = "case".ljust(width) + " " + " ".join(l.center(max(len(l), 1)) for l in labels) + "  changes"
+    lines = [f"torch releases on {device}; one column per report in {', '.join(sorted({str(p.parent) for p in matrix.reports.values()}))}",
+             head, "-" * len(head)]
+    for c in matrix.cases:
+        marks = " ".join(MARKS[cell.status].center(len(l)) for cell, l in zip(matrix.row(c.id, device), labels))
+        lines.append(f"{c.id.ljust(width)} {marks}  {'; '.join(matrix.changes(c.id, device))}".rstrip())
+    lines.append(LEGEND)
+    return "\n".join(lines)
+
+
+def markdown_table(matrix: Matrix, device: str) -> str:
+    labels = _labels(matrix)
+    lines = ["| case | " + " | ".join(labels) + " | changes |", "|---|" + "---|" * (len(labels) + 1)]
+    for c in matrix.cases:
+        cells = [MARKS[cell.status].strip() or "·" for cell in matrix.row(c.id, device)]
+        lines.append(f"| `{c.id}` | " + " | ".join(cells) + f" | {'; '.join(matrix.changes(c.id, device))} |")
+    return "\n".join([*lines, "", f"Device: {device}. " + LEGEND.replace("blank", "·")])
+
+
+def check(matrix: Matrix) -> int:
+    """List stale and missing cells; fail on a failing outcome or a record of an unknown case.
+    (A malformed report already failed in load_matrix.)"""
+    problems = matrix.problems()
+    for kind in ("stale", "missing", "failing", "unknown"):
+        for line in problems[kind]:
+            print(f"{kind}: {line}")
+    n_cells = len(matrix.cases) * len(matrix.reports)
+    print(f"{len(matrix.reports)} reports, {len(matrix.cases)} cases: {n_cells} cells; "
+          + ", ".join(f"{len(problems[k])} {k}" for k in ("failing", "unknown", "stale", "missing")))
+    return EXIT_FAILED if problems["failing"] or problems["unknown"] else 0
