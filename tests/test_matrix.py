@@ -1,0 +1,201 @@
+"""The version matrix: reports read only through validation, cells judged against the cases as
+they are now, changes derived from observations, and `pitfalls matrix` in its four forms."""
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from dataclasses import replace
+
+import pytest
+
+from harness.cli import main
+from harness.matrix import NOT_OBSERVED, STALE, load_matrix, report_path
+from harness.matrix_build import BuildError, merge, parse_versions
+from harness.report import Record, ReportError, build_report, load_report, write_report
+
+ENV = {"torch_cuda": None, "torch_git": None, "python": "3.11.7", "platform": "Linux", "devices": {"cpu": "a CPU"}}
+STARTED = dt.datetime(2026, 11, 23, tzinfo=dt.timezone.utc)
+
+
+@pytest.fixture
+def project(corpus):
+    """Two planted cases and an empty reports folder."""
+    for case_id in ("first-case", "second-case"):
+        corpus.plant(case_id)
+    corpus.reports = corpus.root / "reports"
+    corpus.reports.mkdir()
+    return corpus
+
+
+def sha(corpus, case_id):
+    return hashlib.sha256((corpus.cases / "autograd" / f"{case_id.replace('-', '_')}.py").read_bytes()).hexdigest()
+
+
+def record(corpus, case_id, observed, outcome=None, form=None, **kw):
+    return Record(case=case_id, topic="autograd", kind="silent", device="cpu",
+                  outcome=outcome or ("reproduced" if observed else "absent"), expected=observed,
+                  observed=observed, form=form, source_sha256=kw.pop("source_sha256", sha(corpus, case_id)), **kw)
+
+
+def write(corpus, version, records, torch=None):
+    report = build_report(records, STARTED, {"torch": torch or f"{version}+cpu", **ENV})
+    return write_report(report, report_path(corpus.reports, version, "cpu"))
+
+
+def test_cells_are_fresh_stale_or_not_observed(project):
+    write(project, "2.0.1", [record(project, "first-case", True),
+                             record(project, "second-case", True, source_sha256="0" * 64)])
+    m = load_matrix(project.reports, project.cases)
+    assert m.versions == ["2.0.1"] and m.devices == ["cpu"]
+    assert m.cell("first-case", "2.0.1").status == "reproduced"
+    assert m.cell("first-case", "2.0.1").observed is True
+    stale = m.cell("second-case", "2.0.1")
+    assert stale.status == STALE and stale.observed is None  # an old text's record says nothing now
+    assert m.cell("first-case", "2.4.1").status == NOT_OBSERVED
+
+
+def test_editing_a_case_makes_its_records_stale(project):
+    write(project, "2.0.1", [record(project, "first-case", True), record(project, "second-case", True)])
+    path = project.cases / "autograd" / "first_case.py"
+    path.write_text(path.read_text() + "\n# an edit\n")
+    m = load_matrix(project.reports, project.cases)
+    assert [m.cell(c, "2.0.1").status for c in ("first-case", "second-case")] == [STALE, "reproduced"]
+
+
+def test_changes_are_derived_from_the_observations(project):
+    seen = {"1.13.1": False, "2.0.1": True, "2.1.2": True, "2.4.1": False}
+    forms = {"1.13.1": None, "2.0.1": "warning", "2.1.2": "error", "2.4.1": None}
+    for version, observed in seen.items():
+        write(project, version, [record(project, "first-case", observed, form=forms[version]),
+                                 record(project, "second-case", True)])
+    m = load_matrix(project.reports, project.cases)
+    assert m.versions == ["1.13.1", "2.0.1", "2.1.2", "2.4.1"]  # by release, not by name
+    assert m.changes("first-case") == ["symptom since 2.0.1", "form 'warning' -> 'error' in 2.1.2", "symptom gone in 2.4.1"]
+    assert m.changes("second-case") == []
+
+
+def test_a_gap_or_a_stale_cell_does_not_invent_a_change(project):
+    write(project, "1.13.1", [record(project, "first-case", False)])
+    write(project, "2.0.1", [record(project, "first-case", True, source_sha256="0" * 64)])
+    write(project, "2.1.2", [record(project, "first-case", False)])
+    assert load_matrix(project.reports, project.cases).changes("first-case") == []
+
+
+@pytest.mark.parametrize(
+    "spoil, problem",
+    [
+        (lambda text: text[: len(text) // 2], "not valid JSON"),
+        (lambda text: text.replace('"reproduced": 1', '"reproduced": 2'), "totals"),
+        (lambda text: text.replace('"outcome": "reproduced"', '"outcome": "passed"'), "schema at records/0/outcome"),
+        (lambda text: text.replace('"schema_version": 1', '"schema_version": 2'), "schema at schema_version"),
+        (lambda text: text.replace('"duration_s": 0.0', '"duration_s": -1'), "schema at records/0/duration_s"),
+    ],
+    ids=["truncated", "totals-edited", "unknown-outcome", "future-schema", "negative-duration"],
+)
+def test_a_spoiled_report_is_refused_whole(project, spoil, problem):
+    path = write(project, "2.0.1", [record(project, "first-case", True)])
+    path.write_text(spoil(path.read_text()))
+    with pytest.raises(ReportError, match=problem):
+        load_report(path)
+    with pytest.raises(ReportError, match=problem):
+        load_matrix(project.reports, project.cases)
+
+
+def test_a_report_must_hold_the_torch_its_name_says(project):
+    write(project, "2.0.1", [record(project, "first-case", True)], torch="2.1.2+cpu")
+    with pytest.raises(ReportError, match="name says torch 2.0.1, but it was recorded on torch 2.1.2"):
+        load_matrix(project.reports, project.cases)
+
+
+def test_two_records_of_one_cell_are_refused(project):
+    path = write(project, "2.0.1", [record(project, "first-case", True), record(project, "first-case", True)])
+    with pytest.raises(ReportError, match=r"more than one record for first-case \[cpu\]"):
+        load_report(path)
+
+
+def run_cli(project, capsys, *args):
+    rc = main(["--cases", str(project.cases), "matrix", "--reports", str(project.reports), *args])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_check_lists_stale_and_missing_and_passes(project, capsys):
+    write(project, "2.0.1", [record(project, "first-case", True, source_sha256="0" * 64)])
+    rc, out, _ = run_cli(project, capsys, "--check")
+    assert rc == 0
+    assert "stale: first-case [cpu] torch 2.0.1" in out
+    assert "missing: second-case [cpu] torch 2.0.1" in out
+
+
+@pytest.mark.parametrize("outcome", ["mismatch", "fix-failed", "error"])
+def test_check_fails_on_a_failing_cell(project, capsys, outcome):
+    write(project, "2.0.1", [record(project, "first-case", True, outcome=outcome, detail="what went wrong"),
+                             record(project, "second-case", True)])
+    rc, out, _ = run_cli(project, capsys, "--check")
+    assert rc == 1
+    assert f"failing: first-case [cpu] torch 2.0.1: {outcome}: what went wrong" in out
+
+
+def test_check_fails_on_an_unknown_case_id(project, capsys):
+    write(project, "2.0.1", [record(project, "first-case", True),
+                             replace(record(project, "first-case", True), case="no-such-case")])
+    rc, out, _ = run_cli(project, capsys, "--check")
+    assert rc == 1 and "unknown case id 'no-such-case'" in out
+
+
+def test_a_malformed_report_is_one_line_and_exit_1(project, capsys):
+    path = write(project, "2.0.1", [record(project, "first-case", True)])
+    path.write_text(path.read_text()[:100])
+    rc, out, err = run_cli(project, capsys, "--check")
+    assert rc == 1 and out == ""
+    assert err.count("\n") == 1 and "torch-2.0.1-cpu.json: is not valid JSON" in err
+
+
+def test_the_table_json_and_markdown_forms(project, capsys):
+    write(project, "1.13.1", [record(project, "first-case", False), record(project, "second-case", True)])
+    write(project, "2.0.1", [record(project, "first-case", True), record(project, "second-case", True)])
+    rc, out, _ = run_cli(project, capsys)
+    assert rc == 0
+    row = next(line for line in out.splitlines() if line.startswith("first-case"))
+    assert row.split() == ["first-case", ".", "R", "symptom", "since", "2.0.1"]
+    rc, out, _ = run_cli(project, capsys, "--json")
+    data = json.loads(out)
+    first = next(c for c in data["cases"] if c["id"] == "first-case")
+    assert first["cells"]["cpu"]["2.0.1"] == {"status": "reproduced", "observed": True, "form": None}
+    assert first["changes"]["cpu"] == ["symptom since 2.0.1"]
+    rc, out, _ = run_cli(project, capsys, "--markdown")
+    assert "| `first-case` | . | R | symptom since 2.0.1 |" in out
+
+
+def test_an_unrecorded_device_is_a_usage_error(project, capsys):
+    write(project, "2.0.1", [record(project, "first-case", True)])
+    rc, _, err = run_cli(project, capsys, "--device", "cuda")
+    assert rc == 2 and "no reports for device 'cuda'" in err
+
+
+@pytest.mark.parametrize("text", ["", "2.4", "2.4.1+cpu", "2.5.0rc1", "two", "2.4.1 2.x"])
+def test_build_refuses_a_version_that_names_no_release(text):
+    with pytest.raises(BuildError):
+        parse_versions(text)
+
+
+def test_build_refuses_an_unknown_case_before_building_anything(tmp_path, capsys):
+    from harness.matrix_build import main as build
+
+    rc = build(["--versions", "2.4.1", "--cases", "no-such-case", "--reports", str(tmp_path), "--uv", "/nonexistent/uv"])
+    assert rc == 2 and "unknown case id 'no-such-case'" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_merge_replaces_only_the_rerun_cases(project):
+    old = build_report([record(project, "first-case", False), record(project, "second-case", True)], STARTED,
+                       {"torch": "2.0.1+cpu", **ENV})
+    new = build_report([record(project, "first-case", True)], STARTED, {"torch": "2.0.1+cu118", **ENV})
+    merged = merge(old, new, ["first-case"])
+    assert [(r["case"], r["observed"]) for r in merged["records"]] == [("first-case", True), ("second-case", True)]
+    assert merged["updated"][0]["cases"] == ["first-case"]
+    path = write_report(merged, report_path(project.reports, "2.0.1", "cpu"))
+    load_report(path)  # the merged report is itself a valid report
+    with pytest.raises(BuildError, match="cannot merge"):
+        merge(old, build_report([], STARTED, {"torch": "2.1.2", **ENV}), ["first-case"])
