@@ -70,7 +70,7 @@ def _du(*paths: Path) -> int:
     return int(out.stdout.split()[-2]) if out.returncode == 0 else 0
 
 
-def make_venv(uv: Path, version: str, venv: Path, cache: Path, python: str) -> Path:
+def make_venv(uv: Path, version: str, venv: Path, cache: Path, python: str, index: str | None = None) -> Path:
     env = {**os.environ, "UV_CACHE_DIR": str(cache)}
     if venv.exists():
         shutil.rmtree(venv)
@@ -79,7 +79,9 @@ def make_venv(uv: Path, version: str, venv: Path, cache: Path, python: str) -> P
     pins = [f"torch=={version}"]
     if Version(version) < Version("2.3"):
         pins.append("numpy<2")  # wheels before 2.3 were built against NumPy 1.x
-    done = _run([uv, "pip", "install", "--quiet", "--python", py, *pins, "-e", ROOT], env=env)
+    # An extra index (PyTorch's CPU wheels on CI) comes first for uv: torch is taken from it.
+    extra = ["--extra-index-url", index] if index else []
+    done = _run([uv, "pip", "install", "--quiet", "--python", py, *extra, *pins, "-e", ROOT], env=env)
     if done.returncode != 0:
         raise BuildError(f"torch {version}: uv could not install it (exit {done.returncode})")
     # The guard other projects' matrices lack: the torch that runs is the torch the cell names.
@@ -128,7 +130,7 @@ def build_version(version: str, args, main_torch: str | None) -> dict:
         raise BuildError(f"torch {version}: no report at {out} to merge --cases into; run it whole first")
     peak = 0
     try:
-        python = Path(sys.executable) if own else make_venv(Path(args.uv), version, venv, cache, args.python)
+        python = Path(sys.executable) if own else make_venv(Path(args.uv), version, venv, cache, args.python, args.index)
         peak = _du(venv, cache)
         with tempfile.TemporaryDirectory(prefix="pitfalls-matrix-") as tmp:
             fresh = Path(tmp) / out.name
@@ -158,6 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--uv", default=shutil.which("uv", path=str(Path(sys.executable).parent)) or "uv")
     p.add_argument("--python", default=getattr(sys, "_base_executable", sys.executable),
                    help="the interpreter each venv is made from")
+    p.add_argument("--index", help="an extra wheel index for torch, e.g. https://download.pytorch.org/whl/cpu")
     p.add_argument("--keep", action="store_true", help="keep each venv and its wheels in the cache")
     args = p.parse_args(argv)
     args.cases = args.cases.split()
