@@ -32,13 +32,13 @@ CASE = Case(
         Affects(
             versions=">=2.4",
             form="FutureWarning",
-            reason="the alias warns with category=FutureWarning (the torch 2.4 source of torch.nn.init)",
+            reason="the alias warns with category=FutureWarning (observed from 2.4.1 on)",
             issue="https://github.com/pytorch/pytorch/pull/127689",
         ),
         Affects(
             versions=">=0.4,<2.4",
             form="UserWarning",
-            reason="the alias warns with no category, i.e. UserWarning (torch 0.4 to 2.3 source)",
+            reason="the alias warns with no category, i.e. UserWarning (observed 1.13.1 to 2.3.1)",
             issue="https://github.com/pytorch/pytorch/pull/6093",
         ),
     ),
@@ -119,6 +119,8 @@ if __name__ == "__main__":
 # them, and as of 2.13.0 they are still there. The rendered source of `torch.nn.init` in the
 # 2.3 docs warns with no category (a `UserWarning`) and in the 2.4 docs with `FutureWarning`,
 # consistent with pytorch/pytorch#127689, which added `category=FutureWarning` to deprecation
-# warnings that had none; `affects` records both forms, split at 2.4. Observed on torch
-# 2.13.0 (CPU) as a `FutureWarning`; the CUDA side was not observed by this project's runs
-# (the warning is raised in Python before any kernel runs).
+# warnings that had none; `affects` records both forms, split at 2.4. The version matrix
+# observed exactly that split on the CPU (`reports/torch-*-cpu.json`): a `UserWarning` from
+# 1.13.1 to 2.3.1 and a `FutureWarning` from 2.4.1 to 2.15.0, so `pitfalls matrix` derives
+# "form 'UserWarning' -> 'FutureWarning' in 2.4.1" from the records. The CUDA side was not
+# observed by this project's runs (the warning is raised in Python before any kernel runs).

@@ -28,8 +28,8 @@ CASE = Case(
     id="numpy-float64-weights",
     title="Weights initialised from NumPy are float64",
     kind="error",
-    # Observed on 2.13.0. Matrix products have never promoted mixed dtypes (type promotion,
-    # 1.3, covers elementwise ops), so no release is known to accept this; no bound is set.
+    # Observed on every release of the version matrix (1.13.1 to 2.15.0, reports/). Matrix
+    # products have never promoted mixed dtypes (type promotion, 1.3, covers elementwise ops).
     affects="",
     devices=("cpu", "cuda"),
     sources=(S1.at("the closing 'common operations': init by hand with torch.from_numpy(np.random.normal(...))"),),
@@ -109,6 +109,8 @@ if __name__ == "__main__":
 # the float64 weight above. Type promotion (pytorch/pytorch#22273, 1.3) made *elementwise*
 # ops accept mixed dtypes; matrix products still require one dtype. Only the wording of the
 # message has changed between releases and devices (the forms quoted at the top all turn up in
-# public bug reports), so the symptom matches the error type and the one word they share,
-# "double", case-insensitively. Observed on torch 2.13.0 (CPU); the CUDA side was not observed
-# by this project's runs.
+# public bug reports). The version matrix saw it change: on 1.13.1 and 2.0.1 the CPU message is
+# "self and mat2 must have the same dtype" with no dtype named; from 2.1.2 it adds "but got
+# Float and Double". So the symptom matches the error type and a key word, "double" or "dtype",
+# never the sentence. Observed on the CPU on every release from 1.13.1 to 2.15.0
+# (`reports/torch-*-cpu.json`); the CUDA side was not observed by this project's runs.
