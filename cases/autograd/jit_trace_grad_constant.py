@@ -14,7 +14,7 @@
 # `RuntimeError: Cannot insert a Tensor that requires grad as a constant. Consider making it a
 # parameter or input, or detaching the gradient`. The culprit is a tensor created with
 # `requires_grad=True` and stored as `self.something = ...`: the model uses it, but it is not a
-# parameter. On recent torch the same call also prints a `DeprecationWarning` saying that
+# parameter. On recent torch the same call also prints a deprecation warning saying that
 # `torch.jit.trace` itself is deprecated — a separate message, unrelated to the error.
 
 # %%
@@ -68,14 +68,14 @@ def broken(device):
 
 
 def symptom(run):
-    """The tracer refuses the requires-grad attribute. The DeprecationWarning that recent torch
+    """The tracer refuses the requires-grad attribute. The deprecation warning that recent torch
     emits for torch.jit.trace itself is not this symptom and is not checked here."""
     return run.raised(RuntimeError, r"requires grad as a constant")
 
 
 # %%
 if __name__ == "__main__":
-    print(observe(broken, "cpu"))  # the RuntimeError, plus torch.jit.trace's own DeprecationWarning
+    print(observe(broken, "cpu"))  # the RuntimeError, plus (from 2.10) torch.jit.trace's own deprecation warning
 
 # %% [markdown]
 # ## Why
@@ -87,14 +87,16 @@ if __name__ == "__main__":
 # `nn.Module`: it is not in `parameters()`, not in the optimizer unless added by hand, not moved
 # by `.to()`, not saved in `state_dict()` — and, here, not something the tracer may bind to.
 #
-# The other message is not part of this pitfall. On torch 2.13.0 every `torch.jit.trace` call
-# emits `DeprecationWarning: torch.jit.trace is deprecated. Please switch to torch.compile or
-# torch.export` (and one for `trace_method`), whether or not the module is correct; older
-# releases do not (third-party reports date TorchScript's deprecation warnings to 2.10, e.g.
-# trailofbits/fickling#254; this project has not pinned the release for `trace`). It is
-# the same warning for the broken and the fixed module, so this case does not count it: the
-# symptom is the `RuntimeError` alone, and the fix silences that one deprecation message by
-# category and text — any other warning would still fail the fix.
+# The other message is not part of this pitfall. Recent releases emit, for every
+# `torch.jit.trace` call, "torch.jit.trace is deprecated. Please switch to torch.compile or
+# torch.export" (and one for `trace_method`), whether or not the module is correct. The version
+# matrix (`reports/torch-*-cpu.json`) saw no such warning up to 2.9.1, a `DeprecationWarning`
+# from 2.10.0 to 2.13.0 (matching trailofbits/fickling#254, which dates TorchScript's
+# deprecation warnings to 2.10), and a `FutureWarning` — shown by default — from 2.14.1; the
+# 2.14 change first showed up as this case's fix failing on the warning. It is the same warning
+# for the broken and the fixed module, so this case does not count it: the symptom is the
+# `RuntimeError` alone, and the fix silences that one deprecation message by its text, in
+# either category — any other warning would still fail the fix.
 #
 # ## The fix
 # Register the tensor: `nn.Parameter` if it is to be learned, `register_buffer` if it is state
@@ -118,8 +120,10 @@ def fixed(device):
     module = Scale(device)
     x = torch.arange(6.0, device=device).reshape(2, 3)
     with warnings.catch_warnings():
-        # Only torch.jit.trace's own deprecation notice is silenced (it is emitted on 2.13.0).
-        warnings.filterwarnings("ignore", message=_TRACE_DEPRECATED, category=DeprecationWarning)
+        # Only torch.jit.trace's own deprecation notice is silenced: a DeprecationWarning on
+        # 2.10-2.13, a FutureWarning from 2.14 (both seen by the version matrix).
+        for category in (DeprecationWarning, FutureWarning):
+            warnings.filterwarnings("ignore", message=_TRACE_DEPRECATED, category=category)
         traced = torch.jit.trace(module, x)
     out = traced(x)
     out.sum().backward()
