@@ -1,4 +1,5 @@
-"""Shared by the benchmarks: a case module loaded by its id, as the harness loads it."""
+"""Shared by the benchmarks: a case module loaded by its id, as the harness loads it; the devices
+a pair runs on; and how a benchmark names itself as one half of a broken/fixed pair."""
 from pathlib import Path
 
 import pytest
@@ -26,3 +27,21 @@ DEVICES = [
         ),
     ),
 ]
+
+
+def pair(benchmark, case_id: str, device: str, variant: str, **measures):
+    """Name this benchmark as the ``variant`` ("broken" or "fixed") half of ``case_id``'s pair on
+    ``device``; ``summary.ratios`` divides the halves (and any ``peak_bytes`` measured)."""
+    benchmark.extra_info.update(case=case_id, device=device, variant=variant, **measures)
+
+
+def synchronized(fn, device: str):
+    """``fn`` that, on CUDA, waits for the GPU before returning: each call is charged its GPU work."""
+    if torch.device(device).type != "cuda":
+        return fn
+
+    def run(*args, **kwargs):
+        out = fn(*args, **kwargs)
+        torch.cuda.synchronize()
+        return out
+    return run

@@ -81,6 +81,9 @@ def write_report(report: dict, path: str | os.PathLike) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it private; a report is for everyone to read
         with os.fdopen(fd, "w") as fh:
             json.dump(report, fh, indent=1)
             fh.write("\n")
@@ -105,8 +108,6 @@ def load_report(path: str | os.PathLike) -> dict:
     Checked: JSON syntax (a truncated file fails here), the JSON Schema kept beside this module,
     and what a schema cannot say: totals that match the records, one record per case × device.
     """
-    import jsonschema
-
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:

@@ -36,3 +36,10 @@ def test_a_failed_write_leaves_nothing(tmp_path):
     with pytest.raises(TypeError):
         write_report({"not json": object()}, path)
     assert os.listdir(tmp_path) == []
+
+
+def test_a_report_is_readable_by_others_as_any_new_file_is(tmp_path):
+    path = write_report(build_report([rec("a-case", "cpu", "reproduced")], dt.datetime.now(dt.timezone.utc)), tmp_path / "r.json")
+    umask = os.umask(0)
+    os.umask(umask)
+    assert path.stat().st_mode & 0o777 == 0o666 & ~umask  # not mkstemp's private 0600
