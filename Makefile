@@ -18,7 +18,7 @@ VERSIONS ?=
 CASES ?=
 UV := $(VENV)/bin/uv
 
-.PHONY: venv run test bench clean matrix matrix-check
+.PHONY: venv run test bench clean matrix matrix-check docs serve-docs
 
 venv: $(STAMP)
 
@@ -27,7 +27,7 @@ $(STAMP): pyproject.toml
 	rm -f $(VENV)/.installed-torch-*
 	$(PY) -m pip install --quiet $(PIP_INDEX) "torch==$(TORCH)"
 	echo "torch==$(TORCH)" > $(VENV)/torch-constraint.txt
-	$(PY) -m pip install --quiet $(PIP_INDEX) -c $(VENV)/torch-constraint.txt -e ".[test]"
+	$(PY) -m pip install --quiet $(PIP_INDEX) -c $(VENV)/torch-constraint.txt -e ".[test,docs]"
 	touch $@
 
 run: venv
@@ -36,8 +36,11 @@ run: venv
 test: venv
 	$(PY) -m pytest cases/ tests/
 
+# Broken/fixed pairs side by side, and the harness's own cost; the ratios land under the key
+# "pitfalls" of build/bench.json (benchmarks/summary.py) and in the terminal. -rs: why CUDA skipped.
 bench: venv
-	$(PY) -m pytest benchmarks/ --benchmark-only --benchmark-json build/bench.json
+	mkdir -p build
+	$(PY) -m pytest benchmarks/ --benchmark-only --benchmark-json build/bench.json -rs
 
 $(UV): $(STAMP)
 	$(PY) -m pip install --quiet "uv==$(UV_VERSION)"
@@ -49,6 +52,15 @@ matrix: venv $(UV)
 
 matrix-check: venv
 	$(PY) -m harness matrix --check
+
+# The docs site, offline, into build/site/. Always rebuilt from the case sources: every case's
+# cells run once (one process), then Sphinx renders from scratch, so no page is ever stale.
+DOCS_PORT ?= 8000
+docs: venv
+	$(PY) -m docs.site.build --out build/site
+
+serve-docs: docs
+	$(PY) -m http.server --bind 127.0.0.1 --directory build/site $(DOCS_PORT)
 
 clean:
 	rm -rf $(VENV) build

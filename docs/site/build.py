@@ -1,0 +1,148 @@
+"""Build the docs site: ``python -m docs.site.build [--out build/site] [--jobs N]``.
+
+Every build starts from nothing: the cases are loaded and their cells executed once, in this
+process; the Markdown pages and notebooks are generated into a temp folder beside the output;
+Sphinx renders them from scratch (no doctree cache, so an edited case always shows); and only a
+whole, warning-free site replaces the old one. Any failure is one line naming what is wrong,
+exit status 1, and the previous site left as it was.
+"""
+from __future__ import annotations
+
+import argparse
+import io
+import re
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+from harness.loader import LoadError, load_cases
+from harness.matrix import Matrix, load_matrix
+from harness.report import ReportError
+
+from docs.site.bench_page import BenchError, choose_bench, performance_page
+from docs.site.case_page import page_notebook, write_downloads
+from docs.site.execute import CaseRunError, ExecutedCase, execute_cases
+from docs.site.matrix_page import matrix_page
+from docs.site.pages import home_page, topic_page, topics_of
+
+ROOT = Path(__file__).resolve().parents[2]
+CONF_DIR = Path(__file__).resolve().parent
+GUIDE = ROOT / "docs" / "writing-a-case.md"
+
+
+class BuildError(Exception):
+    """The site cannot be built; the message says why, naming the case or file."""
+
+
+@dataclass
+class Built:
+    out: Path
+    cases: int
+    topics: int
+    seconds: float
+
+
+def build_site(out: Path, root: Path = ROOT, cases_dir: Path | None = None, reports_dir: Path | None = None,
+               bench_json: Path | None = None, jobs: int = 1) -> Built:
+    started = time.perf_counter()
+    root = Path(root).resolve()
+    out = Path(out).resolve()
+    cases_dir = Path(cases_dir or root / "cases")
+    reports_dir = Path(reports_dir or root / "reports")
+    bench_json = Path(bench_json or root / "build" / "bench.json")
+    try:
+        cases = load_cases(cases_dir)
+        matrix = load_matrix(reports_dir=reports_dir, cases_dir=cases_dir)
+        bench = choose_bench(bench_json, reports_dir)
+    except (LoadError, ReportError, BenchError) as exc:
+        raise BuildError(str(exc)) from None
+    if not cases:
+        raise BuildError(f"{cases_dir}: no case modules to build pages from")
+    try:
+        executed = execute_cases(cases, root)
+    except CaseRunError as exc:
+        raise BuildError(str(exc)) from None
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+    try:
+        src, extra, html = stage / "src", stage / "extra", stage / "html"
+        write_sources(src, extra, executed, matrix, bench)
+        run_sphinx(src, html, stage / "doctrees", extra, jobs)
+        if out.exists():
+            out.rename(stage / "old")
+        html.rename(out)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+    return Built(out, len(cases), len(topics_of(cases)), time.perf_counter() - started)
+
+
+def write_sources(src: Path, extra: Path, executed: list[ExecutedCase], m: Matrix, bench) -> None:
+    cases = [ex.loaded for ex in executed]
+    (src / "cases").mkdir(parents=True)
+    (src / "topics").mkdir()
+    for ex in executed:
+        downloads = write_downloads(ex, extra / "downloads")
+        nbformat.write(page_notebook(ex, m, downloads), src / "cases" / f"{ex.loaded.id}.ipynb")
+    for topic in topics_of(cases):
+        (src / "topics" / f"{topic}.md").write_text(topic_page(topic, cases, m), encoding="utf-8")
+    (src / "index.md").write_text(home_page(cases, m), encoding="utf-8")
+    (src / "matrix.md").write_text(matrix_page(m, cases), encoding="utf-8")
+    page, svg = performance_page(*bench, case_ids={lc.id for lc in cases})
+    (src / "performance.md").write_text(page, encoding="utf-8")
+    if svg is not None:
+        (src / "performance.svg").write_bytes(svg)
+    shutil.copyfile(GUIDE, src / "writing-a-case.md")
+
+
+def run_sphinx(src: Path, outdir: Path, doctrees: Path, extra: Path, jobs: int) -> None:
+    """A fresh Sphinx build; any warning fails it (a broken link, a bad cell), with the text."""
+    from sphinx.application import Sphinx
+    from sphinx.errors import SphinxError
+    from sphinx.util.docutils import docutils_namespace, patch_docutils
+
+    warnings = _Uncoloured()
+    try:
+        with patch_docutils(CONF_DIR), docutils_namespace():
+            app = Sphinx(src, CONF_DIR, outdir, doctrees, "html", confoverrides={"html_extra_path": [str(extra)]},
+                         status=None, warning=warnings, freshenv=True, warningiserror=True, parallel=jobs)
+            app.build(force_all=True)
+    except SphinxError as exc:
+        raise BuildError(f"sphinx: {exc}\n{warnings.getvalue().strip()}") from None
+    if app.statuscode:
+        raise BuildError(f"sphinx: the build had warnings:\n{warnings.getvalue().strip()}")
+
+
+class _Uncoloured(io.StringIO):
+    """Sphinx's warning stream without its terminal colour codes, for a readable error."""
+
+    def write(self, text):
+        return super().write(re.sub(r"\x1b\[[0-9;]*m", "", text))
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m docs.site.build", description="Build the docs site.")
+    p.add_argument("--out", type=Path, default=ROOT / "build" / "site", help="output folder (default: build/site)")
+    p.add_argument("--jobs", type=int, default=1, help="Sphinx processes reading pages (default: 1)")
+    p.add_argument("--root", type=Path, default=ROOT,
+                   help="project whose cases/, reports/ and build/bench.json are read (default: this one)")
+    args = p.parse_args(argv)
+    if args.jobs < 1:
+        p.error(f"--jobs must be at least 1, got {args.jobs}")
+    try:
+        built = build_site(args.out, root=args.root, jobs=args.jobs)
+    except BuildError as exc:
+        print(f"docs: error: {exc}", file=sys.stderr)
+        return 1
+    print(f"docs: {built.cases} case pages, {built.topics} topic pages, home, matrix and performance "
+          f"in {built.out} ({built.seconds:.1f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

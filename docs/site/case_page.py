@@ -1,0 +1,92 @@
+"""A case's page and downloads, from its executed notebook.
+
+The page is the case's own cells in its own order (prose, code, the outputs of this build's
+run), with the facts of its metadata after the title and, at the end, its sources, upstream
+links, version-matrix row and downloads. The downloads are the module as it is and the executed
+notebook, written by jupytext.
+"""
+from __future__ import annotations
+
+import copy
+import shutil
+from pathlib import Path
+
+import jupytext
+import nbformat
+
+from harness.matrix import Matrix
+
+from docs.site.execute import ExecutedCase
+from docs.site.matrix_page import case_matrix_section, newest_symptom
+from docs.site.text import code, md
+
+
+def write_downloads(ex: ExecutedCase, folder: Path) -> tuple[str, str]:
+    """``<stem>.py`` and ``<stem>.ipynb`` into ``folder``; their file names."""
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = ex.loaded.path.stem
+    shutil.copyfile(ex.loaded.path, folder / f"{stem}.py")
+    jupytext.write(ex.notebook, folder / f"{stem}.ipynb", fmt="ipynb")
+    return f"{stem}.py", f"{stem}.ipynb"
+
+
+def page_notebook(ex: ExecutedCase, m: Matrix, downloads: tuple[str, str]) -> nbformat.NotebookNode:
+    nb = copy.deepcopy(ex.notebook)
+    cells = nb.cells
+    at = 1 if cells and cells[0].cell_type == "markdown" and cells[0].source.lstrip().startswith("# ") else 0
+    cells.insert(at, _markdown(_facts(ex, m, downloads)))
+    cells.append(_markdown(_sources(ex)))
+    cells.append(_markdown(case_matrix_section(m, ex.loaded.id)))
+    cells.append(_markdown(_downloads(downloads)))
+    return nb
+
+
+def _markdown(text: str) -> nbformat.NotebookNode:
+    return nbformat.v4.new_markdown_cell(text.strip() + "\n")
+
+
+def _facts(ex: ExecutedCase, m: Matrix, downloads: tuple[str, str]) -> str:
+    case, topic = ex.loaded.case, ex.loaded.topic
+    tags = ", ".join(code(t) for t in case.tags) or "none"
+    return "\n".join([
+        "| topic | kind | devices | symptom expected on torch | tags |",
+        "|---|---|---|---|---|",
+        f"| [{topic}](../topics/{topic}.md) | {case.kind} | {', '.join(case.devices)} | {code(case.affects_text)} | {tags} |",
+        "",
+        f"Symptom on the newest torch observed: **{md(newest_symptom(m, case.id))}**. "
+        f"Case id {code(case.id)}; source {code(str(ex.loaded.path.relative_to(ex.loaded.path.parents[2])))}; "
+        f"{_links(downloads)}.",
+    ])
+
+
+def _links(downloads: tuple[str, str]) -> str:
+    py, ipynb = downloads
+    return (f'download <a class="download-py" href="../downloads/{py}" download>{py}</a> or '
+            f'<a class="download-ipynb" href="../downloads/{ipynb}" download>{ipynb}</a>')
+
+
+def _sources(ex: ExecutedCase) -> str:
+    case = ex.loaded.case
+    out = ["## Sources\n"]
+    for src in case.sources:
+        line = f"- {md(src.title)}"
+        if src.passage:
+            line += f", {md(src.passage)}"
+        if src.url:
+            line += f" <{src.url}>"
+        out.append(line)
+    if case.references:
+        out.append("\n## Upstream links\n")
+        out.extend(f"- <{url}>" if url.startswith(("http://", "https://")) else f"- {md(url)}" for url in case.references)
+    return "\n".join(out)
+
+
+def _downloads(downloads: tuple[str, str]) -> str:
+    py, ipynb = downloads
+    return "\n".join([
+        "## Downloads\n",
+        f'- <a class="download-py" href="../downloads/{py}" download>{py}</a>: the case module '
+        "(jupytext percent format: a test, a script and a notebook).",
+        f'- <a class="download-ipynb" href="../downloads/{ipynb}" download>{ipynb}</a>: the same as a '
+        "notebook, with the outputs shown on this page.",
+    ])

@@ -1,0 +1,298 @@
+"""Executing case modules cell by cell, in this process, into notebooks holding their outputs.
+
+jupytext reads each percent-format module; its code cells run in order in a fresh ``__main__``
+module per case (as ``python cases/x.py`` would run it), with the project root as working
+directory, every global RNG reseeded first and the process's global state restored after
+(``harness.state``). torch is imported once for the whole corpus. Each cell's stdout, stderr and
+warnings are captured, and each cell with output gets a stamp: the torch version and the device
+it ran on. A cell tagged ``raises-exception`` shows its traceback and the case goes on; an
+exception in any other cell stops the build, naming the case, its file and the line.
+"""
+from __future__ import annotations
+
+import ast
+import contextlib
+import ctypes
+import faulthandler
+import functools
+import html
+import io
+import linecache
+import os
+import sys
+import tempfile
+import traceback
+import types
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import jupytext
+import nbformat
+import torch
+
+from harness import state
+from harness.loader import LoadedCase
+from harness.observe import CaseTimeout
+from harness.runner import time_limit
+from harness.versions import device_names
+
+EXPECTED_ERROR_TAG = "raises-exception"  # the Jupyter / MyST-NB tag for a cell meant to raise
+STAMP_KEY = "torch_pitfalls"  # metadata key of the stamp, on stamp outputs and the notebook
+
+
+class CaseRunError(Exception):
+    """A case whose cells failed when they should not; the message names the case and where."""
+
+
+@dataclass
+class ExecutedCase:
+    loaded: LoadedCase
+    notebook: nbformat.NotebookNode  # the case's cells, with the outputs of this run
+    devices: list[str] = field(default_factory=list)  # devices its cells ran on
+
+
+@dataclass(frozen=True)
+class Stamp:
+    """Where outputs came from: this process's torch and the names of its devices."""
+
+    torch: str
+    names: dict[str, str]
+
+    @classmethod
+    def here(cls) -> "Stamp":
+        return cls(torch.__version__, device_names())
+
+    def text(self, devices: list[str]) -> str:
+        where = ", ".join(f"{d} ({self.names[d]})" if d in self.names else d for d in devices)
+        return f"torch {self.torch} · {where}"
+
+    def output(self, devices: list[str]) -> nbformat.NotebookNode:
+        text = self.text(devices)
+        return nbformat.v4.new_output(
+            "display_data",
+            data={
+                "text/plain": f"[output of {text}]",
+                "text/html": f'<p class="pitfalls-stamp">output of {html.escape(text)}</p>',
+            },
+            metadata={STAMP_KEY: {"torch": self.torch, "devices": devices}},
+        )
+
+
+def execute_cases(cases: list[LoadedCase], root: Path, stamp: Stamp | None = None) -> list[ExecutedCase]:
+    stamp = stamp or Stamp.here()
+    with _crash_report():
+        return [execute_case(lc, root, stamp) for lc in cases]
+
+
+@contextlib.contextmanager
+def _crash_report():
+    """A case that crashes the interpreter (a segfault) leaves its Python traceback, naming the
+    case module's file and line, on the real stderr, which the cells' capture redirects."""
+    stderr = os.fdopen(os.dup(2), "w")
+    was_enabled = faulthandler.is_enabled()
+    faulthandler.enable(file=stderr)
+    try:
+        yield
+    finally:
+        faulthandler.disable()
+        if was_enabled:
+            faulthandler.enable(file=sys.__stderr__)
+        stderr.close()
+
+
+def execute_case(lc: LoadedCase, root: Path, stamp: Stamp) -> ExecutedCase:
+    text = lc.path.read_text(encoding="utf-8")
+    nb = jupytext.reads(text, fmt="py:percent")
+    main = types.ModuleType("__main__")
+    main.__file__ = str(lc.path)
+    before = state.snapshot()
+    saved_main, saved_argv = sys.modules.get("__main__"), sys.argv
+    all_devices: list[str] = []
+    try:
+        sys.modules["__main__"] = main  # as runpy does: pickling and dataclasses look it up
+        sys.argv = [str(lc.path)]  # a case that parses its arguments sees a script's argv
+        os.chdir(root)
+        if str(root) not in sys.path:
+            sys.path.insert(0, str(root))
+        state.reseed()  # the same outputs whatever ran before
+        offsets = _cell_lines(text, nb.cells)
+        count = 0
+        for cell, first_line in zip(nb.cells, offsets):
+            if cell.cell_type != "code":
+                continue
+            count += 1
+            cell.execution_count = count
+            cell.outputs, devices = _run_cell(lc, cell, first_line, main.__dict__)
+            if cell.outputs:
+                cell.outputs.append(stamp.output(devices))
+                all_devices += [d for d in devices if d not in all_devices]
+    finally:
+        sys.modules["__main__"], sys.argv = saved_main, saved_argv
+        state.restore(before)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["language_info"] = {"name": "python"}
+    nb.metadata[STAMP_KEY] = {"case": lc.id, "torch": stamp.torch, "devices": {d: stamp.names.get(d, d) for d in all_devices}}
+    return ExecutedCase(lc, nb, all_devices)
+
+
+def _cell_lines(text: str, cells) -> list[int]:
+    """The line (0-based) where each code cell's source starts in the module, so tracebacks
+    name the module's own lines; -1 where jupytext changed the text (then a cell name is used)."""
+    lines, pos = [], 0
+    for cell in cells:
+        at = text.find(cell.source, pos) if cell.cell_type == "code" and cell.source else -1
+        if at < 0:
+            lines.append(-1)
+            continue
+        lines.append(text.count("\n", 0, at))
+        pos = at + len(cell.source)
+    return lines
+
+
+def _run_cell(lc: LoadedCase, cell, first_line: int, namespace: dict) -> tuple[list, list[str]]:
+    filename = str(lc.path)
+    if first_line < 0:
+        filename = f"{lc.path}#cell-{cell.execution_count}"
+        linecache.cache[filename] = (len(cell.source), None, cell.source.splitlines(True), filename)
+    expects_error = EXPECTED_ERROR_TAG in cell.metadata.get("tags", ())
+    streams = _Streams()
+    devices: list[str] = []
+    try:
+        tree = ast.parse(cell.source, filename)
+        ast.increment_lineno(tree, max(first_line, 0))
+        last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+        with _captured(streams), _recording_devices(devices), time_limit(2 * lc.case.timeout):
+            exec(compile(tree, filename, "exec"), namespace)
+            value = eval(compile(ast.Expression(last.value), filename, "eval"), namespace) if last else None
+    except KeyboardInterrupt:
+        raise
+    except CaseTimeout as exc:
+        raise CaseRunError(f"case {lc.id} ({lc.path}): cell {cell.execution_count} {exc}") from None
+    except BaseException as exc:  # SystemExit too: a cell that exits is a failure like another
+        if not expects_error:
+            where = _innermost_line(exc, filename)
+            raise CaseRunError(
+                f"case {lc.id} ({lc.path}{where}): cell {cell.execution_count} raised "
+                f"{type(exc).__name__}: {_first_line(exc)}"
+            ) from exc
+        outputs = streams.outputs() + [_error_output(exc)]
+        return outputs, devices or [_default_device()]
+    if expects_error:
+        raise CaseRunError(
+            f"case {lc.id} ({lc.path}): cell {cell.execution_count} is tagged {EXPECTED_ERROR_TAG} but raised nothing"
+        )
+    outputs = streams.outputs()
+    if value is not None:
+        outputs.append(nbformat.v4.new_output(
+            "execute_result", data={"text/plain": repr(value)}, execution_count=cell.execution_count))
+    return outputs, devices or [_default_device()]
+
+
+def _default_device() -> str:
+    """Where a cell's tensors go when it names no device (torch >= 2.3 can change it)."""
+    get = getattr(torch, "get_default_device", None)
+    return get().type if get else "cpu"
+
+
+@contextlib.contextmanager
+def _recording_devices(seen: list[str]):
+    """Note the device each ``observe(fn, device)`` call in a cell runs on, for its stamp."""
+    package, module = sys.modules["harness"], sys.modules["harness.observe"]
+    real = module.observe
+
+    @functools.wraps(real)
+    def observe(fn, *args, **kwargs):
+        device = args[0] if args else kwargs.get("device")
+        if isinstance(device, (str, torch.device)):
+            name = torch.device(device).type
+            if name not in seen:
+                seen.append(name)
+        return real(fn, *args, **kwargs)
+
+    package.observe = module.observe = observe
+    try:
+        yield
+    finally:
+        package.observe = module.observe = real
+
+
+class _Streams:
+    """stdout and stderr of one cell, kept in the order they were written."""
+
+    def __init__(self):
+        self.chunks: list[list[str]] = []
+
+    def writer(self, name: str) -> io.TextIOBase:
+        streams = self
+
+        class Writer(io.TextIOBase):
+            encoding = "utf-8"
+
+            def writable(self):
+                return True
+
+            def write(self, text):
+                if streams.chunks and streams.chunks[-1][0] == name:
+                    streams.chunks[-1][1] += text
+                else:
+                    streams.chunks.append([name, text])
+                return len(text)
+
+        return Writer()
+
+    def outputs(self) -> list:
+        return [nbformat.v4.new_output("stream", name=name, text=text) for name, text in self.chunks if text]
+
+
+@contextlib.contextmanager
+def _captured(streams: _Streams):
+    """stdout, stderr and warnings into ``streams``; warnings shown as Python shows them; what C
+    code writes to file descriptors 1 and 2 (torch's C++ logs) after the Python text."""
+    with _descriptors_captured(streams), contextlib.redirect_stdout(streams.writer("stdout")), \
+            contextlib.redirect_stderr(streams.writer("stderr")), warnings.catch_warnings():
+        warnings.simplefilter("default")
+        yield
+
+
+@contextlib.contextmanager
+def _descriptors_captured(streams: _Streams):
+    libc = ctypes.CDLL(None)
+    saved, files = {}, {}
+    for fd in (1, 2):
+        files[fd] = tempfile.TemporaryFile()
+        saved[fd] = os.dup(fd)
+        os.dup2(files[fd].fileno(), fd)
+    try:
+        yield
+    finally:
+        libc.fflush(None)  # C stdio buffers, before the descriptors go back
+        for fd, name in ((1, "stdout"), (2, "stderr")):
+            os.dup2(saved[fd], fd)
+            os.close(saved[fd])
+            files[fd].seek(0)
+            text = files[fd].read().decode("utf-8", errors="replace")
+            files[fd].close()
+            if text:
+                streams.writer(name).write(text)
+
+
+def _error_output(exc: BaseException) -> nbformat.NotebookNode:
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
+        tb = tb.tb_next  # the executor's own frames are not the reader's business
+    text = "".join(traceback.format_exception(type(exc), exc, tb)).rstrip("\n")
+    return nbformat.v4.new_output("error", ename=type(exc).__name__, evalue=str(exc), traceback=text.split("\n"))
+
+
+def _innermost_line(exc: BaseException, filename: str) -> str:
+    line = None
+    for frame, lineno in traceback.walk_tb(exc.__traceback__):
+        if frame.f_code.co_filename == filename:
+            line = lineno
+    return f":{line}" if line else ""
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else ""
