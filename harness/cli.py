@@ -117,10 +117,10 @@ def cmd_run(args) -> int:
     for d in devices:
         if d not in DEVICES:
             raise UsageError(f"unknown device {d!r} (known: {', '.join(DEVICES)})")
-    if args.json:
-        _check_writable(Path(args.json))
+    if args.json is not None:
+        _check_writable(args.json)
     from harness.report import build_report, summary_table, write_report
-    from harness.runner import run_case
+    from harness.runner import load_error_record, run_case
     from harness.versions import torch_version
 
     cases, errors = _load(args)
@@ -128,7 +128,7 @@ def cmd_run(args) -> int:
     started, version = dt.datetime.now(dt.timezone.utc), torch_version()
     jobs = [(lc, d) for lc in selected for d in devices]
     # A file that cannot be loaded is an `error` of the whole run, not a reason to run nothing.
-    records, t0 = ([] if args.ids else [_load_error_record(e) for e in errors]), time.perf_counter()
+    records, t0 = ([] if args.ids else [load_error_record(e) for e in errors]), time.perf_counter()
     for n, (lc, device) in enumerate(jobs, 1):
         record = run_case(lc, device, version)
         records.append(record)
@@ -143,8 +143,11 @@ def cmd_run(args) -> int:
     skips = Counter((r.device, r.detail) for r in records if r.outcome == "skipped")
     for (device, reason), n in skips.items():
         print(f"  {n} skipped on {device}: {reason}")
-    if args.json:
-        write_report(build_report(records, started), args.json)
+    if args.json is not None:
+        try:
+            write_report(build_report(records, started), args.json)
+        except OSError as exc:  # the folder went away or filled up while the cases ran
+            raise UsageError(f"--json {args.json}: cannot be written ({exc.strerror or exc})") from None
         print(f"report written to {args.json}")
     return EXIT_FAILED if any(r.failed for r in records) else 0
 
@@ -155,22 +158,24 @@ def cmd_matrix(args) -> int:
     return run_matrix_command(args, usage_error=UsageError)
 
 
-def _load_error_record(err):
-    from harness.report import Record
+def _check_writable(text: str) -> None:
+    """Refuse, before running anything, a report path that cannot be written: the nearest
+    existing folder on the way must take a file (tried for real: permissions, read-only mounts)."""
+    import tempfile
 
-    path = err.path
-    return Record(case=path.stem.replace("_", "-"), topic=path.parent.name, kind="", device="-",
-                  outcome="error", expected=False, observed=None, detail=err.problem)
-
-
-def _check_writable(path: Path) -> None:
-    """Refuse, before running anything, a report path that cannot be written."""
+    if not text.strip():
+        raise UsageError("--json: the report path is empty")
+    path = Path(text)
     if path.is_dir():
         raise UsageError(f"--json {path}: is a directory")
     for parent in path.parents:
         if parent.exists():
             if not parent.is_dir():
                 raise UsageError(f"--json {path}: {parent} is a file, not a folder")
+            try:
+                tempfile.TemporaryFile(dir=parent).close()
+            except OSError as exc:
+                raise UsageError(f"--json {path}: {parent} is not writable ({exc.strerror or exc})") from None
             break
 
 

@@ -1,4 +1,5 @@
-"""What one run of a variant produced: its value, the exception it raised, the warnings it emitted.
+"""What one run of a variant produced: its value, the exception it raised, the warnings it emitted
+(and, run by the harness, what it printed).
 
 ``observe(fn, *args)`` is all a learner needs to look at a case without the harness; the
 runner uses the same function, so what a notebook shows is what the tests check.
@@ -14,6 +15,7 @@ from typing import Any
 import torch
 
 SHORT = 240  # characters of a value or message kept in reports
+LISTED_WARNINGS = 3  # warnings named in a summary; a variant that warns in a loop stays one line
 
 
 class CaseTimeout(BaseException):
@@ -25,6 +27,8 @@ class Observation:
     value: Any = None
     error: BaseException | None = None
     warnings: list[warnings.WarningMessage] = field(default_factory=list)
+    output: str = ""  # what the variant printed (stdout and stderr), cut short when long
+    output_chars: int = 0  # how much it printed in all
 
     def raised(self, exc_type: type[BaseException], pattern: str | None = None) -> bool:
         """The run raised ``exc_type`` (or a subclass) whose message matches ``pattern``."""
@@ -47,8 +51,12 @@ class Observation:
             parts.append(f"raised {type(self.error).__name__}: {_first_line(str(self.error))}")
         else:
             parts.append(f"returned {_short(self.value)}")
-        for w in self.warnings:
+        for w in self.warnings[:LISTED_WARNINGS]:
             parts.append(f"warned {w.category.__name__}: {_first_line(str(w.message))}")
+        if len(self.warnings) > LISTED_WARNINGS:
+            parts.append(f"and {len(self.warnings) - LISTED_WARNINGS} more warnings")
+        if self.output_chars:
+            parts.append(f"printed {self.output_chars} characters, starting {_short(self.output[:SHORT])}")
         return "; ".join(parts)
 
     def __str__(self) -> str:

@@ -3,18 +3,24 @@
 Registered as a ``pytest11`` entry point, so ``pytest cases/`` needs no flags. Items are named
 ``<id>[<device>]``, marked with their kind, topic, device and tags (``-m silent``, ``-m cuda``),
 and pass when the observed symptom equals the expected one and the fix holds.
+
+Each item's record travels in its report (``user_properties``), and the records of a run are
+gathered from the reports: under pytest-xdist only reports reach the controller, which then
+writes the one JSON report and prints the one summary table. A case file that cannot be loaded
+is a collection error and an ``error`` record, as in ``pitfalls run``.
 """
 from __future__ import annotations
 
 import datetime as dt
 from dataclasses import asdict
+from pathlib import Path
 
 import pytest
 
 from harness.case import DEVICES, KINDS, TOPICS
 from harness.loader import LoadError, duplicate_id, is_case_file, load_case
 from harness.report import Record, build_report, summary_table, write_report
-from harness.runner import run_case
+from harness.runner import load_error_record, run_case
 
 records_key = pytest.StashKey[list]()
 ids_key = pytest.StashKey[dict]()
@@ -40,6 +46,35 @@ def pytest_configure(config):
     config.stash[records_key] = []
     config.stash[ids_key] = {}
     config.stash[started_key] = dt.datetime.now(dt.timezone.utc)
+    config.pluginmanager.register(RecordCollector(config), "pitfalls-records")
+
+
+class RecordCollector:
+    """Gathers the run's records from test and collection reports, in whichever process gets
+    them: the only process without xdist, the controller (and each worker, unused) with it."""
+
+    def __init__(self, config):
+        self.config = config
+        self.keys: set[tuple[str, str]] = set()
+
+    def add(self, record: Record) -> None:
+        key = (record.case, record.device)
+        if key not in self.keys:  # xdist: each worker reports the same collection error
+            self.keys.add(key)
+            self.config.stash[records_key].append(record)
+
+    def pytest_runtest_logreport(self, report):
+        if report.when == "call":
+            for name, value in report.user_properties:
+                if name == "pitfalls_record":
+                    self.add(Record(**value))
+
+    def pytest_collectreport(self, report):
+        path = Path(report.nodeid)
+        if report.failed and is_case_file(path):
+            where = f"{self.config.rootpath / path}: "
+            problem = report.longreprtext.strip().splitlines()[-1] if report.longreprtext.strip() else "not collected"
+            self.add(load_error_record(LoadError(path, problem.removeprefix(where))))
 
 
 def pytest_report_header(config):
@@ -88,7 +123,6 @@ class CaseItem(pytest.Item):
 
     def runtest(self):
         record = run_case(self.lc, self.device)
-        self.config.stash[records_key].append(record)
         self.user_properties.append(("pitfalls_record", asdict(record)))
         if record.outcome == "skipped":
             # reported at the item ("cases/x.py::id[cuda]"), not at this line of the plugin
@@ -118,8 +152,14 @@ class CaseItem(pytest.Item):
 report_path_key = pytest.StashKey[str]()
 
 
+def _is_xdist_worker(config) -> bool:
+    return hasattr(config, "workerinput")
+
+
 def pytest_sessionfinish(session):
     config = session.config
+    if _is_xdist_worker(config):  # the controller writes the report of the whole run
+        return
     records = config.stash.get(records_key, [])
     path = config.getoption("pitfalls_json") or config.getini("pitfalls_json")
     if path and records:
@@ -127,6 +167,8 @@ def pytest_sessionfinish(session):
 
 
 def pytest_terminal_summary(terminalreporter, config):
+    if _is_xdist_worker(config):
+        return
     records = config.stash.get(records_key, [])
     if records:
         terminalreporter.section("torch-pitfalls")

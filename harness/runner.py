@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import faulthandler
 import importlib.util
+import io
 import json
 import os
 import signal
@@ -17,12 +18,12 @@ import sys
 import tempfile
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from harness import state
-from harness.loader import LoadedCase
+from harness.loader import LoadedCase, LoadError
 from harness.observe import CaseTimeout, observe_within
 from harness.report import Record
 from harness.versions import device_unavailable_reason, torch_version
@@ -34,6 +35,8 @@ BACKSTOP_S = 30.0
 # (the worker enforces the case's own time limit itself; this bounds a worker stuck in C code).
 WORKER_STARTUP_S = float(os.environ.get("PITFALLS_WORKER_STARTUP_S", "60"))
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+OUTPUT_KEPT = 4096  # characters of a variant's printed output kept; the rest is only counted
+LISTED_FILES = 5  # files named when a variant leaves files behind
 
 
 class VariantFailure(Exception):
@@ -80,25 +83,77 @@ def time_limit(seconds: float):
 
 @contextmanager
 def guarded(leaked: list[str]):
-    """Compare every global probe before and after; name what changed, then put it back."""
-    before = state.snapshot()
-    try:
+    """Compare every global probe before and after; name what changed, then put it back.
+
+    The variant runs in an empty scratch folder as its working directory, so a file it writes
+    there cannot clobber one of the user's, and a file it leaves behind is a leak by name
+    (removed with the folder). Never a listing of the user's own folder: another process may
+    write there at any time, and removing its files would be worse than the leak.
+    """
+    home = os.getcwd()
+    with tempfile.TemporaryDirectory(prefix="pitfalls-cwd-") as scratch:
+        os.chdir(scratch)
+        try:
+            before = state.snapshot()
+            try:
+                yield
+            finally:
+                leaked.extend(state.leaks(before))
+                state.restore(before)
+                left = sorted(os.listdir(scratch))
+                if left:
+                    leaked.append(f"files left in the working directory ({_names(left)})")
+        finally:
+            os.chdir(home)
+
+
+def _names(names: list[str]) -> str:
+    more = len(names) - LISTED_FILES
+    return ", ".join(names[:LISTED_FILES]) + (f" and {more} more" if more > 0 else "")
+
+
+class BoundedText(io.TextIOBase):
+    """A text stream that keeps the first ``limit`` characters written to it and counts all."""
+
+    def __init__(self, limit: int = OUTPUT_KEPT):
+        self.limit, self.kept, self.chars = limit, [], 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if not isinstance(text, str):  # as sys.stdout refuses bytes
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        room = self.limit - min(self.chars, self.limit)
+        if room:
+            self.kept.append(text[:room])
+        self.chars += len(text)
+        return len(text)
+
+    def getvalue(self) -> str:
+        return "".join(self.kept)
+
+
+@contextmanager
+def contained(leaked: list[str], printed: BoundedText):
+    """A variant's surroundings: guarded global state, and its prints (Python's stdout and
+    stderr) caught, so a case that prints a megabyte floods neither the terminal nor a report."""
+    with guarded(leaked), redirect_stdout(printed), redirect_stderr(printed):
         yield
-    finally:
-        leaked.extend(state.leaks(before))
-        state.restore(before)
 
 
 def run_variant(fn, device: str, timeout: float, label: str):
     state.reseed()
     leaked: list[str] = []
+    printed = BoundedText()
     try:
         with time_limit(timeout):
-            obs = observe_within(guarded(leaked), fn, device)
+            obs = observe_within(contained(leaked, printed), fn, device)
     except CaseTimeout as exc:
         raise VariantFailure(f"{label} variant {exc}") from None
     if leaked:
         raise VariantFailure(f"{label} variant leaked global state: {', '.join(leaked)}")
+    obs.output, obs.output_chars = printed.getvalue(), printed.chars
     return obs
 
 
@@ -175,6 +230,13 @@ def run_case(lc: LoadedCase, device: str, version: str | None = None) -> Record:
     return record
 
 
+def load_error_record(err: LoadError) -> Record:
+    """A case file that cannot be loaded, as an ``error`` of the run on no device ("-")."""
+    path = Path(err.path)
+    return Record(case=path.stem.replace("_", "-"), topic=path.parent.name, kind="", device="-",
+                  outcome="error", expected=False, observed=None, detail=err.problem)
+
+
 def _in_process(lc: LoadedCase, device: str, step: str):
     return broken_step(lc, device) if step == "broken" else fixed_step(lc, device)
 
@@ -182,8 +244,11 @@ def _in_process(lc: LoadedCase, device: str, step: str):
 def _in_subprocess(lc: LoadedCase, device: str, step: str):
     """Run one step in a fresh interpreter (``harness.worker``) and read its result back."""
     limit = lc.case.timeout + WORKER_STARTUP_S
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(PROJECT_ROOT), os.environ.get("PYTHONPATH")])))
+    path = os.pathsep.join(filter(None, [str(PROJECT_ROOT), os.environ.get("PYTHONPATH")]))
     with tempfile.TemporaryDirectory(prefix="pitfalls-worker-") as tmp:
+        # The worker's temp files (its scratch working directory too) go in here, and this
+        # process removes them even when the worker crashes or is killed.
+        env = dict(os.environ, PYTHONPATH=path, TMPDIR=tmp)
         out = Path(tmp) / "result.json"
         cmd = [sys.executable, "-m", "harness.worker", str(lc.path.resolve()), device, step, str(out)]
         try:

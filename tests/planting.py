@@ -1,6 +1,10 @@
 """Planted cases for the harness's own tests: small case modules written into a temp dir."""
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -70,8 +74,102 @@ class Corpus:
         return path
 
 
+def copy_corpus(root: Path) -> Corpus:
+    """A temp copy of the project's real ``cases/`` folder, to plant faults and probes beside."""
+    shutil.copytree(ROOT / "cases", root / "cases", ignore=shutil.ignore_patterns("__pycache__"))
+    return Corpus(root)
+
+
+def real_case_ids() -> set[str]:
+    from harness.loader import find_case_files
+
+    return {p.stem.replace("_", "-") for p in find_case_files(ROOT / "cases")}
 
 
 def run_corpus(pytester, *args):
     """pytest on the planted cases, with the plugin loaded the way the project's conftest does."""
     return pytester.runpytest_subprocess("-p", "harness.plugin", "-p", "no:cacheprovider", "-rs", "cases", *args)
+
+
+def subprocess_env(**extra: str) -> dict:
+    """This environment, able to import the harness, without the caller's own pytest options."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    return {**env, **extra}
+
+
+def run_pytest(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
+    """A whole pytest session in a fresh interpreter (for a session-scoped fixture, where
+    pytester cannot go), with the plugin loaded as the project's conftest loads it."""
+    cmd = [sys.executable, "-m", "pytest", "-p", "harness.plugin", "-p", "no:cacheprovider", "-p", "no:benchmark", *args]
+    return subprocess.run(cmd, cwd=cwd, env=subprocess_env(**env), capture_output=True, text=True, timeout=1200)
+
+
+def outcomes(report: dict) -> dict[tuple[str, str], str]:
+    """case × device → outcome, the map two runs of one corpus must agree on."""
+    return {(r["case"], r["device"]): r["outcome"] for r in report["records"]}
+
+
+def differences(expected: dict, got: dict) -> list[str]:
+    keys = sorted(expected.keys() | got.keys())
+    return [f"{c} [{d}]: {expected.get((c, d), 'no record')} -> {got.get((c, d), 'no record')}"
+            for c, d in keys if expected.get((c, d)) != got.get((c, d))]
+
+
+# A draw from each global generator (torch's, Python's, NumPy's) that moves none of them: a case
+# built on it depends on the global RNG state, and on nothing else, without leaking it.
+RNG_DRAW = """\
+import random
+import numpy
+with torch.random.fork_rng(devices=[]):
+    t = torch.rand(1).item()
+saved = random.getstate()
+p = random.random()
+random.setstate(saved)
+saved = numpy.random.get_state()
+n = numpy.random.rand()
+numpy.random.set_state(saved)
+return int((t + p + n) * 2**20)
+"""
+RNG_PROBE_BITS = 8  # a run from another RNG state matches all of them once in 256
+
+# A test that moves every global generator and leaves it moved, as any test that shares a session
+# with the cases may (`make test` runs tests/ and cases/ together): cases it runs before see
+# other generator states, unless the harness reseeds them.
+RNG_MOVER = """\
+import random
+
+import numpy
+import torch
+
+
+def test_draws_from_every_global_generator():
+    torch.rand(1), random.random(), numpy.random.rand()
+"""
+
+
+def reseeded_draw() -> int:
+    """What RNG_DRAW gives right after the harness reseeds, drawn here without moving anything."""
+    from harness import state
+
+    namespace: dict = {}
+    exec("import torch\ndef draw():\n" + textwrap.indent(RNG_DRAW, "    "), namespace)
+    before = state.snapshot()
+    try:
+        state.reseed()
+        return namespace["draw"]()
+    finally:
+        state.restore(before)
+
+
+def plant_rng_probes(corpus: Corpus) -> list[str]:
+    """Cases ``rng-probe-K``, whose symptom is bit K of RNG_DRAW and whose ``affects`` is what
+    that bit is after reseeding: run from any other state, about half of them are mismatches.
+    Plus the RNG-moving test beside ``cases/``. Returns the probes' ids."""
+    value = reseeded_draw()
+    ids = [f"rng-probe-{k}" for k in range(RNG_PROBE_BITS)]
+    for k, case_id in enumerate(ids):
+        corpus.plant(case_id, topic="numerics", broken=RNG_DRAW, symptom=f"return bool(run.value >> {k} & 1)",
+                     affects="'>=1.0'" if value >> k & 1 else "'<1.0'")
+    (corpus.root / "test_moves_rng.py").write_text(RNG_MOVER)
+    return ids

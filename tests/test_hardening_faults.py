@@ -1,0 +1,155 @@
+"""Faults planted in a temp copy of the real corpus: each gets a named outcome, every other case
+still reports what it reports in a clean run, and the run ends with its summary and its report,
+through ``python -m harness run`` and through pytest alike.
+
+All eight faults share one corpus and one run per front end (two runs, not sixteen): each fault
+is checked by its own record, and the real cases after them show whether one poisoned the rest.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections import Counter
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import pytest
+
+from harness.case import DEVICES
+from harness.loader import load_case
+from harness.report import load_report
+from harness.runner import run_case
+from planting import case_source, copy_corpus, differences, outcomes, real_case_ids, run_pytest, subprocess_env
+
+WORKER_STARTUP_S = "10"  # the hang is killed after its 1 s limit plus this (the default is 60)
+RECORD_MAX_CHARS = 4096  # a record in a report, as JSON: the largest real one is under 1,000
+
+NAN = "return torch.tensor(float('nan'), device=device)"
+HANG = """\
+import signal
+signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGALRM])  # deaf to its own time limit
+while True:
+    pass
+"""
+# id -> what to plant (a case's fields, or the text of the file)
+FAULTS = {
+    "fault-syntax": dict(text="def broken(:\n"),
+    "fault-missing-import": dict(text="import no_such_module_for_pitfalls\n" + case_source("fault-missing-import")),
+    "fault-raises-in-fix": dict(fixed="raise RuntimeError('the fix itself is broken')"),
+    "fault-segfault": dict(isolate=("cpu", "cuda"), broken="import ctypes\nctypes.string_at(0)"),
+    "fault-hang": dict(isolate=("cpu", "cuda"), timeout=1.0, broken=HANG),
+    # two globals whose leak would change many later cases (its file sorts before most of them)
+    "fault-leaks-global": dict(broken=f"torch.set_default_dtype(torch.float64)\ntorch.set_grad_enabled(False)\n{NAN}"),
+    "fault-prints-megabyte": dict(broken=f"import sys\nprint('x' * 2**20)\nsys.stderr.write('y' * 2**20)\n{NAN}"),
+    "fault-leaves-file": dict(broken=f"with open('left-behind.txt', 'w') as f:\n    f.write('x')\n{NAN}"),
+}
+# id -> (device, outcome, the start of its detail)
+NAMED = {
+    "fault-syntax": ("-", "error", "import failed: SyntaxError"),
+    "fault-missing-import": ("-", "error", "import failed: ModuleNotFoundError: No module named 'no_such_module_for_pitfalls'"),
+    "fault-raises-in-fix": ("cpu", "fix-failed", "the fixed variant raised: raised RuntimeError: the fix itself is broken"),
+    "fault-segfault": ("cpu", "error", "broken variant: isolated run crashed (SIGSEGV)"),
+    "fault-hang": ("cpu", "error", "broken variant: isolated run killed after 11 s (time limit)"),
+    "fault-leaks-global": ("cpu", "error", "broken variant leaked global state: default dtype, grad mode"),
+    "fault-prints-megabyte": ("cpu", "reproduced", ""),
+    "fault-leaves-file": ("cpu", "error", "broken variant leaked global state: files left in the working directory (left-behind.txt)"),
+}
+
+
+@dataclass
+class Run:
+    proc: subprocess.CompletedProcess
+    report: dict
+    cwd: Path  # where it ran
+    tmpdir: Path  # its TMPDIR, empty at the start
+
+
+@pytest.fixture(scope="module")
+def faulty(tmp_path_factory):
+    corpus = copy_corpus(tmp_path_factory.mktemp("faulty-corpus"))
+    for case_id, fields in FAULTS.items():
+        corpus.plant(case_id, **fields)
+    return corpus
+
+
+@pytest.fixture(scope="module")
+def cli_run(faulty, tmp_path_factory) -> Run:
+    cwd = tmp_path_factory.mktemp("cli-cwd")  # empty: whatever is in it afterwards was left there
+    tmpdir = tmp_path_factory.mktemp("cli-tmpdir")
+    report = tmp_path_factory.mktemp("cli-out") / "not-yet" / "report.json"
+    cmd = [sys.executable, "-m", "harness", "--cases", str(faulty.cases), "run", "--json", str(report)]
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=1200,
+                          env=subprocess_env(PITFALLS_WORKER_STARTUP_S=WORKER_STARTUP_S, TMPDIR=str(tmpdir)))
+    assert report.exists(), proc.stdout[-3000:] + proc.stderr[-3000:]
+    return Run(proc, load_report(report), cwd, tmpdir)
+
+
+@pytest.fixture(scope="module")
+def pytest_run(faulty, tmp_path_factory) -> Run:
+    tmpdir = tmp_path_factory.mktemp("pytest-tmpdir")
+    proc = run_pytest(faulty.root, "cases", "--continue-on-collection-errors", "--pitfalls-json", "report.json",
+                      PITFALLS_WORKER_STARTUP_S=WORKER_STARTUP_S, TMPDIR=str(tmpdir))
+    assert (faulty.root / "report.json").exists(), proc.stdout[-3000:] + proc.stderr[-3000:]
+    return Run(proc, load_report(faulty.root / "report.json"), faulty.root, tmpdir)
+
+
+@pytest.fixture(params=["cli", "pytest"])
+def run(request) -> Run:
+    return request.getfixturevalue(f"{request.param}_run")
+
+
+@pytest.mark.parametrize("case_id", NAMED)
+def test_each_fault_gets_its_named_outcome(run, case_id):
+    device, outcome, detail = NAMED[case_id]
+    by_key = {(r["case"], r["device"]): r for r in run.report["records"]}
+    record = by_key[case_id, device]
+    assert (record["outcome"], record["detail"][: len(detail)]) == (outcome, detail), record
+
+
+def test_a_megabyte_of_prints_is_counted_in_the_record(run):
+    (record,) = [r for r in run.report["records"] if (r["case"], r["device"]) == ("fault-prints-megabyte", "cpu")]
+    assert "printed 2097153 characters, starting 'xxxx" in record["broken"]
+
+
+def test_every_other_case_reports_as_in_the_plain_run(run, plain_run):
+    real = real_case_ids()
+    expected = {key: o for key, o in outcomes(plain_run.report).items() if key[0] in real}
+    got = {key: o for key, o in outcomes(run.report).items() if key[0] in real}
+    changed = differences(expected, got)
+    assert not changed, "\n".join(changed)
+
+
+def test_the_run_ends_with_its_summary_and_report(run):
+    totals = Counter(r["outcome"] for r in run.report["records"])
+    loadable = len(real_case_ids()) + len(FAULTS) - 2  # all but the syntax error and the missing import
+    assert sum(totals.values()) == loadable * len(DEVICES) + 2  # the two unloadable: one record each
+    line = f"{sum(totals.values())} runs of {len(real_case_ids()) + len(FAULTS)} cases: "
+    assert line in run.proc.stdout, run.proc.stdout[-3000:] + run.proc.stderr[-3000:]
+    assert "report written to " in run.proc.stdout
+    assert run.proc.returncode == 1  # failures, not a crash (a crash is a signal or a traceback)
+
+
+def test_records_stay_small(run):
+    sizes = {(r["case"], r["device"]): len(json.dumps(r)) for r in run.report["records"]}
+    assert max(sizes.values()) < RECORD_MAX_CHARS, max(sizes.items(), key=lambda kv: kv[1])
+
+
+def test_no_file_is_left_where_the_run_ran(run, faulty):
+    expected = [] if run.cwd != faulty.root else ["cases", "report.json"]
+    assert sorted(p.name for p in run.cwd.iterdir()) == expected
+
+
+def test_no_temp_file_is_left_behind_even_by_a_crashed_worker(run):
+    assert sorted(p.name for p in run.tmpdir.iterdir()) == []
+
+
+def test_a_megabyte_of_prints_stays_out_of_the_terminal(cli_run):
+    assert len(cli_run.proc.stdout) + len(cli_run.proc.stderr) < 2**18
+
+
+def test_a_variant_that_warns_in_a_loop_keeps_a_short_record(corpus):
+    broken = "import warnings\nfor i in range(1000):\n    warnings.warn(f'warning {i} ' + 'w' * 200)\n" + NAN
+    record = run_case(load_case(corpus.plant("warns-a-lot", broken=broken)), "cpu")
+    assert record.outcome == "reproduced" and record.broken.endswith("and 997 more warnings")
+    assert len(json.dumps(asdict(record))) < RECORD_MAX_CHARS
