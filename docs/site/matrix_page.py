@@ -4,9 +4,12 @@ Everything comes from ``harness.matrix`` (the recorded reports); nothing here ru
 """
 from __future__ import annotations
 
+from packaging.version import Version
+
 from harness.case import DEVICES
 from harness.loader import LoadedCase
 from harness.matrix import NOT_OBSERVED, Matrix
+from harness.matrix_cli import MARKS
 
 from docs.site.text import case_href, code, esc, raw_html, status_class
 
@@ -33,11 +36,16 @@ def newest_symptom(m: Matrix, case_id: str) -> str:
     return "; ".join(found) or NOT_OBSERVED
 
 
-def _cell_td(cell) -> str:
+def _cell_td(cell, compact: bool = False) -> str:
+    """A cell: its status in words, or (17 releases side by side) the one-character mark that
+    `pitfalls matrix` prints, with the words and the record's text on hover."""
     tip = ""
     if cell.record is not None:
         tip = cell.record.detail or cell.record.broken
-    return f'<td class="{status_class(cell.status)}" title="{esc(tip)}">{esc(cell.status)}</td>'
+    text = (MARKS[cell.status].strip() or "·") if compact else cell.status
+    if compact:
+        tip = f"{cell.status}: {tip}" if tip else cell.status
+    return f'<td class="{status_class(cell.status)}" title="{esc(tip)}">{esc(text)}</td>'
 
 
 def case_matrix_section(m: Matrix, case_id: str) -> str:
@@ -70,13 +78,14 @@ def matrix_page(m: Matrix, cases: list[LoadedCase]) -> str:
     if not m.versions:
         out.append("No report is recorded yet: every cell is *not observed*.\n")
     else:
-        out.append("Reports: " + ", ".join(code(str(p.name)) for _, p in sorted(m.reports.items())) + ".\n")
+        by_release = sorted(m.reports.items(), key=lambda item: (Version(item[0][0]), item[0][1]))
+        out.append("Reports: " + ", ".join(code(str(p.name)) for _, p in by_release) + ".\n")
     for device in m.devices:
         head = "".join(f"<th>{esc(v)}</th>" for v in m.versions)
         rows = []
         for lc in cases:
             changes = "; ".join(m.changes(lc.id, device))
-            cells = "".join(_cell_td(c) for c in m.row(lc.id, device))
+            cells = "".join(_cell_td(c, compact=True) for c in m.row(lc.id, device))
             rows.append(f'<tr><th><a href="{case_href(lc.id)}">{esc(lc.id)}</a></th>'
                         f"<td>{esc(lc.topic)}</td>{cells}<td>{esc(changes)}</td></tr>")
         out.append(f"## {device}\n")
@@ -86,7 +95,7 @@ def matrix_page(m: Matrix, cases: list[LoadedCase]) -> str:
         ))
     out.extend(f"## {d}\n\n{NOT_OBSERVED}: no {d} report is recorded.\n" for d in _unrecorded(m))
     out.append("## What a cell says\n")
-    out.extend(f"- {code(s)}: {meaning}" for s, meaning in STATUS_MEANING.items())
+    out.extend(f"- {code(MARKS[s].strip() or '·')} {code(s)}: {meaning}" for s, meaning in STATUS_MEANING.items())
     return "\n".join(out) + "\n"
 
 
