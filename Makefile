@@ -12,7 +12,8 @@ PIP_INDEX := $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX))
 
 # The version matrix (outside CI's default path: every version but 2.13.0 is a download of GBs).
 # VERSIONS picks releases (default: all 17, 1.13.1 ... 2.15.0); CASES re-runs only those cases
-# and merges them into the existing reports. MATRIX_FLAGS=--keep keeps each version's venv.
+# and merges them into the existing reports; CASES=stale picks, per version, the cases whose
+# source changed since their record (or that have none). MATRIX_FLAGS=--keep keeps each version's venv.
 UV_VERSION := 0.9.30
 VERSIONS ?=
 CASES ?=
@@ -47,7 +48,7 @@ $(UV): $(STAMP)
 
 matrix: venv $(UV)
 	$(PY) -m harness.matrix_build --uv $(UV) $(if $(VERSIONS),--versions "$(VERSIONS)") \
-		$(if $(CASES),--cases "$(CASES)") $(if $(TORCH_INDEX),--index $(TORCH_INDEX)) $(MATRIX_FLAGS)
+		$(if $(filter stale,$(CASES)),--stale,$(if $(CASES),--cases "$(CASES)")) $(if $(TORCH_INDEX),--index $(TORCH_INDEX)) $(MATRIX_FLAGS)
 	$(PY) -m harness matrix
 
 matrix-check: venv

@@ -10,7 +10,8 @@ CUDA build of 1.4-3.9 GB). The torch of the project's own ``.venv`` (2.13.0, the
 wheel) is run there, without a new venv.
 
 ``--cases`` re-runs only those cases and merges their records into the existing report, so a
-changed case costs seconds per version, not a full run.
+changed case costs seconds per version, not a full run; ``--stale`` finds them per version: the
+cases whose record was made from an older text of the case, or that have none.
 """
 from __future__ import annotations
 
@@ -99,9 +100,9 @@ def clean_cache(uv: Path, venv: Path, cache: Path) -> None:
         _run([uv, "cache", "clean", "--quiet", *heavy], env={**os.environ, "UV_CACHE_DIR": str(cache)})
 
 
-def run_cases(python: Path, device: str, cases: list[str], out: Path) -> int:
+def run_cases(python: Path, device: str, cases: list[str], out: Path, cases_dir: Path) -> int:
     """`pitfalls run` in the version's interpreter; exit 0 or 1 both give a report."""
-    cmd = [python, "-m", "harness", "run", "--device", device, "-q", "--json", out, *cases]
+    cmd = [python, "-m", "harness", "--cases", cases_dir, "run", "--device", device, "-q", "--json", out, *cases]
     return _run(cmd, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}).returncode
 
 
@@ -120,13 +121,21 @@ def merge(old: dict, new: dict, cases: list[str]) -> dict:
     return merged
 
 
-def build_version(version: str, args, main_torch: str | None) -> dict:
+def outdated_cases(reports: Path, version: str, device: str, cases_dir: Path) -> list[str]:
+    """The cases whose record in this version's report is stale or missing (``--stale``)."""
+    from harness.matrix import NOT_OBSERVED, STALE, load_matrix
+
+    matrix = load_matrix(reports, cases_dir)
+    return [c.id for c in matrix.cases if matrix.cell(c.id, version, device).status in (STALE, NOT_OBSERVED)]
+
+
+def build_version(version: str, args, main_torch: str | None, cases: list[str]) -> dict:
     """One version: venv, run, report, clean up. Returns figures for the summary."""
     t0, out = time.perf_counter(), report_path(args.reports, version, args.device)
     work = Path(args.workdir)
     venv, cache = work / f"venv-{version}", work / "uv-cache"
     own = main_torch is not None and Version(Version(main_torch).base_version) == Version(version)
-    if args.cases and not out.exists():
+    if cases and not out.exists():
         raise BuildError(f"torch {version}: no report at {out} to merge --cases into; run it whole first")
     peak = 0
     try:
@@ -134,12 +143,12 @@ def build_version(version: str, args, main_torch: str | None) -> dict:
         peak = _du(venv, cache)
         with tempfile.TemporaryDirectory(prefix="pitfalls-matrix-") as tmp:
             fresh = Path(tmp) / out.name
-            rc = run_cases(python, args.device, args.cases, fresh)
+            rc = run_cases(python, args.device, cases, fresh, Path(args.cases_dir))
             if not fresh.exists():
                 raise BuildError(f"torch {version}: the run exited {rc} and wrote no report")
             report = load_report(fresh)
-            if args.cases:
-                report = merge(load_report(out), report, args.cases)
+            if cases:
+                report = merge(load_report(out), report, cases)
             write_report(report, out)
     finally:
         if not args.keep and not own:
@@ -154,8 +163,11 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m harness.matrix_build", description=__doc__.split("\n")[0])
     p.add_argument("--versions", default=" ".join(DEFAULT_VERSIONS), help="torch releases (default: %(default)s)")
     p.add_argument("--cases", default="", help="only these case ids, merged into the existing reports")
+    p.add_argument("--stale", action="store_true",
+                   help="per version, only the cases whose record is stale or missing (no report: all)")
     p.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     p.add_argument("--reports", default=str(ROOT / "reports"))
+    p.add_argument("--cases-dir", default=str(ROOT / "cases"))
     p.add_argument("--workdir", default=str(ROOT / "build" / "matrix"))
     p.add_argument("--uv", default=shutil.which("uv", path=str(Path(sys.executable).parent)) or "uv")
     p.add_argument("--python", default=getattr(sys, "_base_executable", sys.executable),
@@ -168,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
         versions = parse_versions(args.versions)
         from harness.loader import load_cases
 
-        known = {lc.id for lc in load_cases(ROOT / "cases")}
+        known = {lc.id for lc in load_cases(Path(args.cases_dir))}
         unknown = [c for c in args.cases if c not in known]
         if unknown:
             raise BuildError(f"unknown case id {unknown[0]!r}")
@@ -179,8 +191,14 @@ def main(argv: list[str] | None = None) -> int:
     figures, failed, t0 = [], [], time.perf_counter()
     for version in versions:
         print(f"matrix: torch {version} ...", file=sys.stderr, flush=True)
+        cases = args.cases
         try:
-            fig = build_version(version, args, main_torch)
+            if args.stale and report_path(args.reports, version, args.device).exists():
+                cases = outdated_cases(Path(args.reports), version, args.device, Path(args.cases_dir))
+                if not cases:
+                    print(f"matrix: torch {version}: every record is fresh, nothing to run", file=sys.stderr)
+                    continue
+            fig = build_version(version, args, main_torch, cases)
         except (BuildError, subprocess.CalledProcessError, ValueError) as exc:
             print(f"matrix: error: {exc}", file=sys.stderr, flush=True)
             failed.append(version)

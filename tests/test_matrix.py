@@ -220,3 +220,30 @@ def test_the_workflow_builds_the_default_versions_with_the_same_targets():
         dry = subprocess.run(["make", "-n", target, "VERSIONS=2.4.1"], cwd=ROOT, capture_output=True, text=True)
         assert dry.returncode == 0, dry.stderr
     assert "harness.matrix_build" in subprocess.run(["make", "-n", "matrix"], cwd=ROOT, capture_output=True, text=True).stdout
+
+
+def test_build_reruns_only_stale_cases_and_merges_them(project, capsys):
+    """`make matrix CASES=stale` on the installed torch (no download): after an edit, only the
+    edited case runs again, and the report says so."""
+    import torch
+    from packaging.version import Version
+
+    from harness.matrix_build import main as build
+
+    version = Version(torch.__version__).base_version
+    args = ["--versions", version, "--cases-dir", str(project.cases), "--reports", str(project.reports)]
+    assert build(args) == 0
+    path = report_path(project.reports, version, "cpu")
+    first = load_report(path)
+    assert {r["case"] for r in first["records"]} == {"first-case", "second-case"}
+    edited = project.cases / "autograd" / "second_case.py"
+    edited.write_text(edited.read_text() + "\n# an edit\n")
+    assert load_matrix(project.reports, project.cases).cell("second-case", version).status == STALE
+    assert build([*args, "--stale"]) == 0
+    again = load_report(path)
+    assert again["updated"][-1]["cases"] == ["second-case"]
+    assert load_matrix(project.reports, project.cases).problems()["stale"] == []
+    untouched = [r for r in again["records"] if r["case"] == "first-case"]
+    assert untouched == [r for r in first["records"] if r["case"] == "first-case"]
+    assert build([*args, "--stale"]) == 0
+    assert "every record is fresh, nothing to run" in capsys.readouterr().err
