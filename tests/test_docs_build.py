@@ -185,3 +185,13 @@ def test_a_malformed_benchmark_names_the_file_and_field(tmp_path):
     (tmp_path / "bench.json").write_text('{"pitfalls": ')
     with pytest.raises(BenchError, match=r"bench\.json: cannot be read as JSON"):
         choose_bench(tmp_path / "bench.json", tmp_path)
+
+
+def test_each_cell_is_stamped_with_the_devices_it_observed_on(tmp_path):
+    """`observe` is bound once, by the import cell; later cells' calls must still stamp their own
+    cell, not the import cell's."""
+    plant(tmp_path, extra_cell='if __name__ == "__main__":\n    print(observe(fixed, "meta"))')
+    [executed] = execute_cases(load_cases(tmp_path / "cases"), tmp_path, Stamp("9.9.9", {"cpu": "a test CPU"}))
+    stamped = [o.metadata["torch_pitfalls"]["devices"] for o in outputs_of(executed.notebook)
+               if "torch_pitfalls" in o.get("metadata", {})]
+    assert stamped == [["cpu"], ["meta"], ["cpu"]]

@@ -195,9 +195,17 @@ def _default_device() -> str:
     return get().type if get else "cpu"
 
 
+_cell_devices: list[str] = []  # the devices of the cell running now (see _recording_devices)
+
+
 @contextlib.contextmanager
 def _recording_devices(seen: list[str]):
-    """Note the device each ``observe(fn, device)`` call in a cell runs on, for its stamp."""
+    """Note the device each ``observe(fn, device)`` call in a cell runs on, for its stamp.
+
+    The import cell binds ``observe`` once, and later cells call that binding, so the wrapper
+    writes to the list of whichever cell is running when it is called, not the one it was made in.
+    """
+    global _cell_devices
     package, module = sys.modules["harness"], sys.modules["harness.observe"]
     real = module.observe
 
@@ -206,15 +214,17 @@ def _recording_devices(seen: list[str]):
         device = args[0] if args else kwargs.get("device")
         if isinstance(device, (str, torch.device)):
             name = torch.device(device).type
-            if name not in seen:
-                seen.append(name)
+            if name not in _cell_devices:
+                _cell_devices.append(name)
         return real(fn, *args, **kwargs)
 
     package.observe = module.observe = observe
+    _cell_devices = seen
     try:
         yield
     finally:
         package.observe = module.observe = real
+        _cell_devices = []
 
 
 class _Streams:
