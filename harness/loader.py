@@ -48,6 +48,16 @@ def is_case_file(path: Path) -> bool:
     return _is_module_name(path) and path.parent.parent.name == "cases"
 
 
+def case_id_of(path: Path) -> str:
+    """The id a case file declares: its name with dashes (``backward_twice.py``: backward-twice)."""
+    return Path(path).stem.replace("_", "-")
+
+
+def source_sha256(text: bytes) -> str:
+    """The hash of a case module's text that its records carry (a changed text makes them stale)."""
+    return hashlib.sha256(text).hexdigest()
+
+
 def find_case_files(root: Path) -> list[Path]:
     """Case modules one folder (the topic) below ``root``, whatever ``root`` is called."""
     root = Path(root)
@@ -71,7 +81,7 @@ def load_case(path: Path) -> LoadedCase:
             raise LoadError(path, f"{name}: the module must define a function {name}()")
     if case.module_stem != path.stem:
         raise LoadError(path, f"id: {case.id!r} needs the file name {case.module_stem}.py")
-    return LoadedCase(case, module, path, topic, hashlib.sha256(text).hexdigest())
+    return LoadedCase(case, module, path, topic, source_sha256(text))
 
 
 def duplicate_id(path: Path, case_id: str, first: Path) -> LoadError:

@@ -7,15 +7,16 @@ it is now: a record made from an older text of the case is ``stale``; a cell wit
 """
 from __future__ import annotations
 
-import hashlib
+import functools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from packaging.version import Version
 
-from harness.loader import find_case_files
+from harness.loader import case_id_of, find_case_files, source_sha256
 from harness.report import FAILING, Record, ReportError, load_report, records_of
+from harness.versions import release_of
 
 # The newest patch release of every minor from 1.13 to 2.15 (PyPI, checked 2026-11-23).
 DEFAULT_VERSIONS = ("1.13.1", "2.0.1", "2.1.2", "2.2.2", "2.3.1", "2.4.1", "2.5.1", "2.6.0", "2.7.1",
@@ -92,7 +93,7 @@ class Matrix:
             before = cell
         return found
 
-    @property
+    @functools.cached_property  # built once, not for each of the cells that read it
     def _source(self) -> dict[str, CaseSource]:
         return {c.id: c for c in self.cases}
 
@@ -133,8 +134,7 @@ class Matrix:
 
 def case_sources(cases_dir: str | Path) -> list[CaseSource]:
     """The current cases, by file: the loader requires ``<id with underscores>.py``."""
-    return [CaseSource(p.stem.replace("_", "-"), p.parent.name, hashlib.sha256(p.read_bytes()).hexdigest())
-            for p in find_case_files(Path(cases_dir))]
+    return [CaseSource(case_id_of(p), p.parent.name, source_sha256(p.read_bytes())) for p in find_case_files(Path(cases_dir))]
 
 
 def load_matrix(reports_dir: str | Path = "reports", cases_dir: str | Path = "cases") -> Matrix:
@@ -152,7 +152,7 @@ def load_matrix(reports_dir: str | Path = "reports", cases_dir: str | Path = "ca
             raise ReportError(path, "a report's name must be torch-<X.Y.Z>-<device>.json")
         version, device = name["version"], name["device"]
         report = load_report(path)
-        if Version(Version(report["torch"]).base_version) != Version(version):
+        if release_of(report["torch"]) != Version(version):
             raise ReportError(path, f"its name says torch {version}, but it was recorded on torch {report['torch']}")
         matrix.reports[version, device] = path
         for r in records_of(report):

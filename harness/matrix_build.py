@@ -30,6 +30,7 @@ from packaging.version import InvalidVersion, Version
 
 from harness.matrix import DEFAULT_VERSIONS, report_path
 from harness.report import build_report, load_report, records_of, write_report
+from harness.versions import release_of, torch_version
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -87,7 +88,7 @@ def make_venv(uv: Path, version: str, venv: Path, cache: Path, python: str, inde
         raise BuildError(f"torch {version}: uv could not install it (exit {done.returncode})")
     # The guard other projects' matrices lack: the torch that runs is the torch the cell names.
     got = _installed_torch(py)
-    if got is None or Version(Version(got).base_version) != Version(version):
+    if got is None or release_of(got) != Version(version):
         raise BuildError(f"torch {version}: the venv imports torch {got}, not {version}")
     return py
 
@@ -108,7 +109,7 @@ def run_cases(python: Path, device: str, cases: list[str], out: Path, cases_dir:
 
 def merge(old: dict, new: dict, cases: list[str]) -> dict:
     """The old report with these cases' records replaced by the new run's."""
-    if Version(Version(old["torch"]).base_version) != Version(Version(new["torch"]).base_version):
+    if release_of(old["torch"]) != release_of(new["torch"]):
         raise BuildError(f"cannot merge a torch {new['torch']} run into a report of torch {old['torch']}")
     fresh = {(r.case, r.device): r for r in records_of(new)}
     records = [fresh.pop((r.case, r.device), r) for r in records_of(old)]
@@ -129,12 +130,12 @@ def outdated_cases(reports: Path, version: str, device: str, cases_dir: Path) ->
     return [c.id for c in matrix.cases if matrix.cell(c.id, version, device).status in (STALE, NOT_OBSERVED)]
 
 
-def build_version(version: str, args, main_torch: str | None, cases: list[str]) -> dict:
+def build_version(version: str, args, main_torch: str, cases: list[str]) -> dict:
     """One version: venv, run, report, clean up. Returns figures for the summary."""
     t0, out = time.perf_counter(), report_path(args.reports, version, args.device)
     work = Path(args.workdir)
     venv, cache = work / f"venv-{version}", work / "uv-cache"
-    own = main_torch is not None and Version(Version(main_torch).base_version) == Version(version)
+    own = release_of(main_torch) == Version(version)
     if cases and not out.exists():
         raise BuildError(f"torch {version}: no report at {out} to merge --cases into; run it whole first")
     peak = 0
@@ -187,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # BuildError, a malformed case: nothing is built
         print(f"matrix: error: {exc}", file=sys.stderr)
         return 2
-    main_torch = _installed_torch(Path(sys.executable))
+    main_torch = torch_version()  # this interpreter's: that release runs here, with no venv
     figures, failed, t0 = [], [], time.perf_counter()
     for version in versions:
         print(f"matrix: torch {version} ...", file=sys.stderr, flush=True)

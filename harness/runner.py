@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from harness import state
-from harness.loader import LoadedCase, LoadError
+from harness.loader import LoadedCase, LoadError, case_id_of
 from harness.observe import CaseTimeout, observe_within
 from harness.report import Record
 from harness.versions import device_unavailable_reason, torch_version
@@ -233,7 +233,7 @@ def run_case(lc: LoadedCase, device: str, version: str | None = None) -> Record:
 def load_error_record(err: LoadError) -> Record:
     """A case file that cannot be loaded, as an ``error`` of the run on no device ("-")."""
     path = Path(err.path)
-    return Record(case=path.stem.replace("_", "-"), topic=path.parent.name, kind="", device="-",
+    return Record(case=case_id_of(path), topic=path.parent.name, kind="", device="-",
                   outcome="error", expected=False, observed=None, detail=err.problem)
 
 

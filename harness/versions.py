@@ -34,8 +34,7 @@ class VersionRange:
                 raise ValueError(f"{text!r}: a range names releases, not local builds ({s.version!r})")
 
     def contains(self, version: str | Version) -> bool:
-        v = version if isinstance(version, Version) else parse_version(version)
-        return self._spec.contains(Version(v.base_version), prereleases=True)
+        return self._spec.contains(release_of(version), prereleases=True)
 
     def __repr__(self) -> str:
         return f"VersionRange({self.text!r})"
@@ -53,6 +52,13 @@ def parse_version(text: str) -> Version:
         return Version(text)
     except InvalidVersion:
         raise ValueError(f"{text!r} is not a PEP 440 version") from None
+
+
+def release_of(version: str | Version) -> Version:
+    """The release a torch version string belongs to: ``2.13.0+cpu`` and ``2.14.0.dev20261101``
+    are 2.13.0 and 2.14.0 (see the module's docstring)."""
+    v = version if isinstance(version, Version) else parse_version(version)
+    return Version(v.base_version)
 
 
 def torch_version() -> str:
