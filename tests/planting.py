@@ -81,9 +81,9 @@ def copy_corpus(root: Path) -> Corpus:
 
 
 def real_case_ids() -> set[str]:
-    from harness.loader import find_case_files
+    from harness.loader import case_id_of, find_case_files
 
-    return {p.stem.replace("_", "-") for p in find_case_files(ROOT / "cases")}
+    return {case_id_of(p) for p in find_case_files(ROOT / "cases")}
 
 
 def run_corpus(pytester, *args):
