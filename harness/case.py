@@ -9,7 +9,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from harness.versions import parse_range
+from packaging.version import Version
+
+from harness.versions import MATRIX_FIRST, parse_range
 
 KINDS = ("error", "silent", "warning", "performance", "historical")
 DEVICES = ("cpu", "cuda")
@@ -42,9 +44,16 @@ class Source:
 class Affects:
     """One rule for where the symptom shows; it applies when every key it sets matches.
 
-    Modelled on torch's ``DecorateInfo``: ``versions`` is a PEP 440 range, ``device`` narrows
-    the rule to one device, ``form`` names the shape the symptom takes there (what ``symptom``
-    returns when it returns a string). ``reason`` and ``issue`` are printed by the docs and matrix.
+    Modelled on torch's ``DecorateInfo``: ``versions`` is a PEP 440 range (``"*"`` or None:
+    every release, no known bound), ``device`` narrows the rule to one device, ``form`` names the
+    shape the symptom takes there (what ``symptom`` returns when it returns a string). ``reason``
+    and ``issue`` are printed by the docs and matrix.
+
+    Bounds say where they come from. A bound at or after ``MATRIX_FIRST`` is observed: the version
+    matrix brackets it between two releases. A lower bound before it cannot be observed here, so
+    ``since`` must say where it was read (a source post, release notes, a PR). ``proxy`` says how
+    this device stands in for another where the symptom's own device is absent (e.g. ``meta``
+    showing the copy a move to CUDA makes).
     """
 
     versions: str | None = None
@@ -52,13 +61,24 @@ class Affects:
     form: str | None = None
     reason: str | None = None
     issue: str | None = None
+    since: str | None = None
+    proxy: str | None = None
 
     def __post_init__(self):
         if self.versions is not None:
             try:
-                parse_range(self.versions)
+                low = parse_range(self.versions).lower_bound
             except ValueError as exc:
                 raise CaseError("affects", str(exc)) from None
+            if low is not None and low < Version(MATRIX_FIRST) and not self.since:
+                raise CaseError(
+                    "affects",
+                    f"the lower bound {low} of {self.versions!r} is older than the matrix's first release "
+                    f"({MATRIX_FIRST}), so no run observes it: write Affects({self.versions!r}, since='<where it "
+                    "is documented>') or drop the bound ('*': no known lower bound)",
+                )
+        if self.since is not None and (self.versions is None or parse_range(self.versions).lower_bound is None):
+            raise CaseError("affects", "since= documents a lower bound, and the range has none")
         if self.device is not None and self.device not in DEVICES:
             raise CaseError("affects", f"unknown device {self.device!r} (known: {', '.join(DEVICES)})")
 
@@ -66,6 +86,11 @@ class Affects:
         if self.device is not None and self.device != device:
             return False
         return self.versions is None or parse_range(self.versions).contains(torch_version)
+
+    @property
+    def inferred_bound(self) -> bool:
+        """The lower bound lies before the matrix: read in ``since``, not observed."""
+        return self.since is not None
 
 
 @dataclass(frozen=True)

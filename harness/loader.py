@@ -1,7 +1,10 @@
 """Finding case modules, importing them and checking what they declare.
 
 A case module lives at ``cases/<topic>/<id_with_underscores>.py`` and defines ``CASE`` (a
-``Case``) and three functions: ``broken(device)``, ``symptom(observation)``, ``fixed(device)``.
+``Case``) and four functions: ``broken(device)``, ``symptom(run)``, ``fixed(device)`` and
+``check(run, device)`` (the fix's own assertion, which the harness also runs on the broken
+result). Optional: ``near_miss(device)`` (a look-alike failure the symptom must refuse) and
+``stable(value)`` (what of the returned value is stable, for fingerprints).
 """
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ from types import ModuleType
 
 from harness.case import TOPICS, Case, CaseError
 
-VARIANTS = ("broken", "symptom", "fixed")
+VARIANTS = ("broken", "symptom", "fixed", "check")
 
 
 class LoadError(Exception):

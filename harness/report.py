@@ -17,8 +17,11 @@ from pathlib import Path
 
 SCHEMA = "torch-pitfalls/report"
 SCHEMA_FILE = Path(__file__).with_name("schemas") / "report.schema.json"
-SCHEMA_VERSION = 1
-OUTCOMES = ("reproduced", "absent", "mismatch", "fix-failed", "error", "skipped")
+SCHEMA_VERSION = 2
+# unverified: the cell's claim cannot be checked here (the symptom needs another device, or a
+# module is missing, and nothing tells the fix from the broken code): never counted as observed.
+OUTCOMES = ("reproduced", "absent", "unverified", "mismatch", "fix-failed", "error", "skipped")
+PASSING = ("reproduced", "absent")
 FAILING = ("mismatch", "fix-failed", "error")
 
 
@@ -38,6 +41,8 @@ class Record:
     duration_s: float = 0.0
     isolated: bool = False
     source_sha256: str = ""
+    check: str = ""  # what the fix's check said of the broken result ("rejects …" proves the fix)
+    fingerprints: dict | None = None  # {"broken": fp, "fixed": fp}: harness.fingerprint
 
     @property
     def failed(self) -> bool:

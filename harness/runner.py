@@ -1,7 +1,11 @@
 """Running one case on one device and deciding its outcome.
 
 A case runs in two steps, each in a clean, guarded state: the broken variant (then its symptom
-predicate) and the fixed variant. Cases that may crash or poison the process on a device
+predicate) and the fixed variant. A fix is proven, not trusted: the symptom predicate is asked of
+the fixed run too and must say no, and the case's ``check`` (the fix's independent assertion,
+kept apart from its computation) must accept the fixed result and reject the broken one. Where
+nothing can tell the two apart here (the symptom needs another device, another torch, a module
+that is missing), the outcome is ``unverified`` with the reason, never a pass. Cases that may crash or poison the process on a device
 (``Case.isolate``) run each step in its own subprocess (``harness.worker``), so a crash, a
 poisoned CUDA context or a hang is an ``error`` outcome and the run goes on.
 """
@@ -23,6 +27,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from harness import state
+from harness.fingerprint import fingerprint
 from harness.loader import LoadedCase, LoadError, case_id_of
 from harness.observe import CaseTimeout, observe_within
 from harness.report import Record
@@ -48,6 +53,9 @@ class BrokenResult:
     observed: bool
     form: str | None
     summary: str
+    check_rejects: bool = True  # the fix's check said no to this (broken) result
+    check_note: str = ""  # why it said no, or that it said yes
+    fingerprint: dict | None = None
 
 
 @dataclass
@@ -55,6 +63,7 @@ class FixedResult:
     ok: bool
     summary: str
     problem: str = ""
+    fingerprint: dict | None = None
 
 
 @contextmanager
@@ -157,23 +166,66 @@ def run_variant(fn, device: str, timeout: float, label: str):
     return obs
 
 
+def _symptom(lc: LoadedCase, obs, label: str):
+    try:
+        return lc.module.symptom(obs)
+    except Exception as exc:
+        raise VariantFailure(f"symptom predicate raised {type(exc).__name__} on the {label} run: {exc} "
+                             f"({label} {obs.summary()})") from None
+
+
+def judge(lc: LoadedCase, obs, device: str) -> tuple[bool, str]:
+    """Whether the case's ``check`` accepts a result, and its words. A result that is an
+    exception is refused without asking (a fix raises nothing); ``False`` or any exception from
+    the check is a refusal. The check runs guarded like a variant: it may not leak state."""
+    if obs.error is not None:
+        return False, f"the run raised {type(obs.error).__name__}"
+    leaked: list[str] = []
+    try:
+        with time_limit(lc.case.timeout), contained(leaked, BoundedText()):
+            verdict = lc.module.check(obs, device)
+    except CaseTimeout as exc:
+        raise VariantFailure(f"check {exc}") from None
+    except Exception as exc:
+        return False, f"{type(exc).__name__}: {_first(str(exc))}".rstrip(": ")
+    if leaked:
+        raise VariantFailure(f"check leaked global state: {', '.join(leaked)}")
+    if verdict is False:
+        return False, "check returned False"
+    return True, "accepted"
+
+
+def _first(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[0][:200] if lines else ""
+
+
+def _stable(lc: LoadedCase):
+    return getattr(lc.module, "stable", None)
+
+
 def broken_step(lc: LoadedCase, device: str) -> BrokenResult:
     obs = run_variant(lc.module.broken, device, lc.case.timeout, "broken")
-    try:
-        verdict = lc.module.symptom(obs)
-    except Exception as exc:
-        raise VariantFailure(f"symptom predicate raised {type(exc).__name__}: {exc} (broken {obs.summary()})") from None
+    verdict = _symptom(lc, obs, "broken")
+    accepted, note = judge(lc, obs, device)
     form = verdict if isinstance(verdict, str) else None
-    return BrokenResult(observed=bool(verdict), form=form, summary=obs.summary())
+    return BrokenResult(observed=bool(verdict), form=form, summary=obs.summary(), check_rejects=not accepted,
+                        check_note=note, fingerprint=fingerprint(obs, _stable(lc)))
 
 
 def fixed_step(lc: LoadedCase, device: str) -> FixedResult:
     obs = run_variant(lc.module.fixed, device, lc.case.timeout, "fixed")
+    fp = fingerprint(obs, _stable(lc))
     if obs.error is not None:
-        return FixedResult(False, obs.summary(), "the fixed variant raised")
+        return FixedResult(False, obs.summary(), "the fixed variant raised", fp)
     if obs.warnings:
-        return FixedResult(False, obs.summary(), "the fixed variant emitted a warning")
-    return FixedResult(True, obs.summary())
+        return FixedResult(False, obs.summary(), "the fixed variant emitted a warning", fp)
+    if _symptom(lc, obs, "fixed"):
+        return FixedResult(False, obs.summary(), "the fixed variant shows the symptom", fp)
+    accepted, note = judge(lc, obs, device)
+    if not accepted:
+        return FixedResult(False, obs.summary(), f"the fix's check rejects the fixed result ({note})", fp)
+    return FixedResult(True, obs.summary(), "", fp)
 
 
 def decide(lc: LoadedCase, device: str, version: str, broken: BrokenResult, fixed: FixedResult) -> tuple[str, str]:
@@ -189,18 +241,34 @@ def decide(lc: LoadedCase, device: str, version: str, broken: BrokenResult, fixe
         return "mismatch", f"symptom seen as {broken.form!r}, expected as {rule.form!r} ({where})"
     if not fixed.ok:
         return "fix-failed", f"{fixed.problem}: {fixed.summary}"
+    if not broken.check_rejects:
+        if rule is not None:  # the symptom shows, yet the check cannot tell: the check is too weak
+            return "fix-failed", "the fix is not proven: its check accepts the broken result too"
+        return "unverified", f"{not_here(case, version, device)}, and the broken result passes the fix's check: nothing here tells the fix from the broken code"
     if rule is None:
         return "absent", ""
-    return "reproduced", " — ".join(x for x in (rule.reason, rule.issue) if x)
+    return "reproduced", " — ".join(x for x in (rule.reason, rule.issue, rule.proxy and f"proxy: {rule.proxy}") if x)
+
+
+def not_here(case, version: str, device: str) -> str:
+    """Why the symptom is not expected in this cell, in words."""
+    if device not in case.devices:
+        return f"the symptom needs {' or '.join(case.devices)}; this is {device}"
+    return f"the symptom is not expected on torch {version} (affects {case.affects_text})"
 
 
 def skip_reason(lc: LoadedCase, device: str) -> str | None:
     reason = device_unavailable_reason(device)
     if reason:
         return reason
+    return None
+
+
+def missing_requirement(lc: LoadedCase) -> str | None:
+    """Why this environment cannot check the case at all: a module it needs is not installed."""
     missing = [m for m in lc.case.requires if importlib.util.find_spec(m) is None]
     if missing:
-        return f"needs {', '.join(missing)}, which is not installed"
+        return f"needs {', '.join(missing)}, which is not installed: nothing here checks the claim"
     return None
 
 
@@ -216,13 +284,20 @@ def run_case(lc: LoadedCase, device: str, version: str | None = None) -> Record:
     if reason:
         record.outcome, record.detail = "skipped", reason
         return record
+    reason = missing_requirement(lc)
+    if reason:
+        record.outcome, record.detail = "unverified", reason
+        return record
     started = time.perf_counter()
     step = _in_subprocess if record.isolated else _in_process
     try:
         broken = step(lc, device, "broken")
         record.observed, record.form, record.broken = broken.observed, broken.form, broken.summary
+        record.check = ("rejects" if broken.check_rejects else "accepts") + f" the broken result: {broken.check_note}"
+        record.fingerprints = {"broken": broken.fingerprint}
         fixed = step(lc, device, "fixed")
         record.fixed = fixed.summary
+        record.fingerprints["fixed"] = fixed.fingerprint
         record.outcome, record.detail = decide(lc, device, version, broken, fixed)
     except VariantFailure as exc:
         record.outcome, record.detail = "error", str(exc)

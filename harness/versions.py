@@ -19,12 +19,19 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 
+# The oldest release the version matrix runs (PyPI has no cp311 wheels before 1.13): a bound at
+# or after it is checked by the matrix; a bound before it can only be read somewhere.
+MATRIX_FIRST = "1.13.1"
+
+
 class VersionRange:
-    """A PEP 440 range of torch versions; ``""`` or ``"*"`` means every version."""
+    """A PEP 440 range of torch versions; ``"*"`` means every version."""
 
     def __init__(self, text: str):
         self.text = text
-        spec = "" if text.strip() in ("", "*") else text
+        if not text.strip():
+            raise ValueError("an empty range: write '*' for every release")
+        spec = "" if text.strip() == "*" else text
         try:
             self._spec = SpecifierSet(spec, prereleases=True)
         except InvalidSpecifier:
@@ -35,6 +42,12 @@ class VersionRange:
 
     def contains(self, version: str | Version) -> bool:
         return self._spec.contains(release_of(version), prereleases=True)
+
+    @property
+    def lower_bound(self) -> Version | None:
+        """The oldest release the range admits by a bound (``>=``, ``>``, ``==``, ``~=``), or None."""
+        bounds = [Version(s.version) for s in self._spec if s.operator in (">=", ">", "==", "~=")]
+        return max(bounds) if bounds else None
 
     def __repr__(self) -> str:
         return f"VersionRange({self.text!r})"

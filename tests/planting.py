@@ -35,12 +35,15 @@ def symptom(run):
 
 def fixed(device):
 {fixed}
+
+def check(run, device):
+{check}
 '''
 
 # A case whose symptom shows everywhere: the broken variant returns NaN, the fix returns 1.
 GOOD = dict(
     kind="silent",
-    affects="'>=1.0'",
+    affects="'*'",
     devices=("cpu", "cuda"),
     tags=(),
     isolate=(),
@@ -48,13 +51,14 @@ GOOD = dict(
     requires=(),
     broken="return torch.tensor(float('nan'), device=device)",
     symptom="return bool(torch.isnan(run.value))",
-    fixed="value = torch.tensor(1.0, device=device)\nassert value.item() == 1.0\nreturn value",
+    fixed="return torch.tensor(1.0, device=device)",
+    check="torch.testing.assert_close(run.value, torch.tensor(1.0, device=device))",
 )
 
 
 def case_source(case_id: str, **overrides) -> str:
     fields = {**GOOD, **overrides}
-    for name in ("broken", "symptom", "fixed"):
+    for name in ("broken", "symptom", "fixed", "check"):
         fields[name] = textwrap.indent(textwrap.dedent(fields[name]).strip(), "    ")
     return CASE_TEMPLATE.format(id=case_id, **fields)
 

@@ -17,16 +17,16 @@
 # %%
 import torch
 
-from harness import Case, observe
+from harness import Affects, Case, observe
 from harness.sources import S0
 
 CASE = Case(
     id="nan-grad-through-mask",
     title="NaN gradient through a mask",
     kind="silent",
-    # Observed on torch 0.3 by the source post and on 2.13.0 by this corpus; the mechanism is
-    # IEEE arithmetic in the backward formula, so no release is known to have changed it.
-    affects=">=0.3",
+    # From 1.13.1 on the matrix observes it; before that, the source post saw it on torch 0.3.
+    # The mechanism is IEEE arithmetic in the backward formula: no release is known to change it.
+    affects=(Affects(">=0.3", since="the source post observed it on torch 0.3 (December 2017)"),),
     devices=("cpu", "cuda"),
     sources=(S0.at("the closing bug report: x.grad is NaN after x/0 and a mask"),),
     tags=("autograd", "nan", "mask", "where"),
@@ -52,8 +52,23 @@ def broken(device):
 
 
 def symptom(run):
-    """The gradient of the masked-out element is NaN, not 0."""
-    return run.error is None and bool(torch.isnan(run.value).any())
+    """The masked-out element's gradient (index 0) is NaN while the kept one is still the right
+    1/den = 1: the NaN comes from the mask, not from the data."""
+    if run.error is not None or not isinstance(run.value, torch.Tensor):
+        return False
+    return bool(torch.isnan(run.value[0])) and run.value[1].item() == 1.0
+
+
+# %% [markdown]
+# Not every NaN gradient is this pitfall. NaN already in the *input* also gives a NaN gradient
+# in that place, through any formula; that is bad data, not the mask, and the symptom must not
+# claim it (its kept gradient is 2, not 1/den).
+
+# %%
+def near_miss(device):
+    x = torch.tensor([float("nan"), 1.0], device=device, requires_grad=True)
+    (x * x).sum().backward()  # grad = 2x = [nan, 2]
+    return x.grad
 
 
 # %%
@@ -83,9 +98,12 @@ def fixed(device):
     safe_den = torch.where(keep, den, torch.ones_like(den))
     loss = torch.where(keep, x / safe_den, torch.zeros_like(x)).sum()
     loss.backward()
-    # d(loss)/dx_i is 1/den_i where kept and 0 where masked: [0, 1] here, written out by hand.
-    torch.testing.assert_close(x.grad, torch.tensor([0.0, 1.0], device=device))
     return x.grad
+
+
+def check(run, device):
+    """d(loss)/dx_i is 1/den_i where kept and exactly 0 where masked: [0, 1], written by hand."""
+    torch.testing.assert_close(run.value, torch.tensor([0.0, 1.0], device=device))
 
 
 # %%
