@@ -4,6 +4,7 @@
     pitfalls show ID                   the case's story: prose and code
     pitfalls run [ID ...] [--device cpu|cuda] [--json PATH]
     pitfalls matrix [--reports DIR] [--json | --markdown | --check]
+    pitfalls upgrade FROM TO [--json] [--fail-on KIND[,KIND]]
 
 Bad input (an unknown id or device, a bad option, a malformed case) is one line on stderr and
 exit status 2; ``run`` exits 1 when any outcome is mismatch, fix-failed or error.
@@ -51,13 +52,20 @@ def _parser() -> argparse.ArgumentParser:
     form.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     form.add_argument("--check", action="store_true",
                       help="list stale and missing cells; exit 1 on a mismatch, a bad report or an unknown case id")
+    up = sub.add_parser("upgrade", help="every observed change between two recorded torch releases")
+    up.add_argument("start", metavar="FROM", help="the release you are on, e.g. 2.3.1")
+    up.add_argument("end", metavar="TO", help="the release you move to, e.g. 2.6.0")
+    up.add_argument("--reports", default="reports", metavar="DIR", help="folder of reports (default: ./reports)")
+    up.add_argument("--device", default="cpu", help="whose cells to compare (default: cpu)")
+    up.add_argument("--json", action="store_true", help="print the result as JSON (harness/schemas/upgrade.schema.json)")
+    up.add_argument("--fail-on", metavar="KIND[,KIND]", help="exit 1 when a change of one of these kinds is present")
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     try:
         args = _parser().parse_args(argv)
-        commands = {"list": cmd_list, "show": cmd_show, "run": cmd_run, "matrix": cmd_matrix}
+        commands = {"list": cmd_list, "show": cmd_show, "run": cmd_run, "matrix": cmd_matrix, "upgrade": cmd_upgrade}
         return commands[args.command](args)
     except UsageError as exc:
         print(f"pitfalls: error: {exc}", file=sys.stderr)
@@ -140,6 +148,9 @@ def cmd_run(args) -> int:
     for r in records:
         if r.failed:
             print(f"  {r.case} [{r.device}] {r.outcome}: {r.detail}")
+    for r in records:
+        if r.outcome == "unverified":
+            print(f"  {r.case} [{r.device}] unverified: {r.detail}")
     skips = Counter((r.device, r.detail) for r in records if r.outcome == "skipped")
     for (device, reason), n in skips.items():
         print(f"  {n} skipped on {device}: {reason}")
@@ -156,6 +167,12 @@ def cmd_matrix(args) -> int:
     from harness.matrix_cli import run_matrix_command
 
     return run_matrix_command(args, usage_error=UsageError)
+
+
+def cmd_upgrade(args) -> int:
+    from harness.upgrade_cli import run_upgrade_command
+
+    return run_upgrade_command(args, usage_error=UsageError)
 
 
 def _check_writable(text: str) -> None:

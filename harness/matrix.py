@@ -14,8 +14,9 @@ from pathlib import Path
 
 from packaging.version import Version
 
+from harness.changes import Change, between
 from harness.loader import case_id_of, find_case_files, source_sha256
-from harness.report import FAILING, Record, ReportError, load_report, records_of
+from harness.report import FAILING, PASSING, Record, ReportError, load_report, records_of
 from harness.versions import release_of
 
 # The newest patch release of every minor from 1.13 to 2.15 (PyPI, checked 2026-11-23).
@@ -76,22 +77,33 @@ class Matrix:
     def row(self, case: str, device: str = "cpu") -> list[Cell]:
         return [self.cell(case, v, device) for v in self.versions]
 
-    def changes(self, case: str, device: str = "cpu") -> list[str]:
-        """Where the observed behaviour changed, from one observed release to the next:
-        "symptom since 2.0.1", "symptom gone in 2.4.1", "form 'warning' -> 'error' in 2.6.0"."""
+    def changes(self, case: str, device: str = "cpu", start: str | None = None, end: str | None = None) -> list[Change]:
+        """Every change a user would see, from one freshly observed release to the next
+        (``harness.changes``), optionally only those first seen in (start, end]."""
         found, before = [], None
         for cell in self.row(case, device):
-            if cell.observed is None:
+            if cell.status in (STALE, NOT_OBSERVED) or cell.record is None or cell.status == "skipped":
                 continue
             if before is not None:
-                if cell.observed and not before.observed:
-                    found.append(f"symptom since {cell.version}")
-                elif before.observed and not cell.observed:
-                    found.append(f"symptom gone in {cell.version}")
-                elif cell.observed and cell.form != before.form:
-                    found.append(f"form {before.form!r} -> {cell.form!r} in {cell.version}")
+                step = between(case, device, before.version, cell.version, before.record, cell.record)
+                if (cell.observed and before.observed and cell.form != before.form
+                        and not any(c.variant == "broken" for c in step)):
+                    step.append(Change(case, device, "symptom", "form-changed", cell.version, before.version,
+                                       str(before.form), str(cell.form)))
+                found.extend(step)
             before = cell
+        if start is not None:
+            found = [c for c in found if Version(c.since) > Version(start)]
+        if end is not None:
+            found = [c for c in found if Version(c.since) <= Version(end)]
         return found
+
+    def portable_fix(self, case: str, device: str, versions: list[str]) -> bool | None:
+        """The fixed variant passed on every one of ``versions`` (None: one of them not observed)."""
+        cells = [self.cell(case, v, device) for v in versions]
+        if any(c.status in (STALE, NOT_OBSERVED, "skipped") for c in cells):
+            return None
+        return all(c.status in (*PASSING, "unverified") for c in cells)
 
     @functools.cached_property  # built once, not for each of the cells that read it
     def _source(self) -> dict[str, CaseSource]:
@@ -124,7 +136,7 @@ class Matrix:
                     "topic": c.topic,
                     "cells": {d: {cell.version: {"status": cell.status, "observed": cell.observed, "form": cell.form}
                                   for cell in self.row(c.id, d)} for d in self.devices},
-                    "changes": {d: self.changes(c.id, d) for d in self.devices},
+                    "changes": {d: [ch.to_json() for ch in self.changes(c.id, d)] for d in self.devices},
                 }
                 for c in self.cases
             ],

@@ -33,6 +33,10 @@ from harness.report import build_report, load_report, records_of, write_report
 from harness.versions import release_of, torch_version
 
 ROOT = Path(__file__).resolve().parent.parent
+# Optional dependencies of some cases (Case.requires). uv picks the torchvision release whose
+# exact torch pin matches the cell's torch; where none installs, the cases that need it are
+# `unverified` in that report, with the reason, never silently skipped.
+CASE_EXTRAS = ("torchvision", "tensorboard")
 
 
 class BuildError(Exception):
@@ -83,7 +87,11 @@ def make_venv(uv: Path, version: str, venv: Path, cache: Path, python: str, inde
         pins.append("numpy<2")  # wheels before 2.3 were built against NumPy 1.x
     # An extra index (PyTorch's CPU wheels on CI) comes first for uv: torch is taken from it.
     extra = ["--extra-index-url", index] if index else []
-    done = _run([uv, "pip", "install", "--quiet", "--python", py, *extra, *pins, "-e", ROOT], env=env)
+    done = _run([uv, "pip", "install", "--quiet", "--python", py, *extra, *pins, *CASE_EXTRAS, "-e", ROOT], env=env)
+    if done.returncode != 0:
+        print(f"matrix: torch {version}: {', '.join(CASE_EXTRAS)} did not install beside it; "
+              "the cases that need them will be unverified", file=sys.stderr)
+        done = _run([uv, "pip", "install", "--quiet", "--python", py, *extra, *pins, "-e", ROOT], env=env)
     if done.returncode != 0:
         raise BuildError(f"torch {version}: uv could not install it (exit {done.returncode})")
     # The guard other projects' matrices lack: the torch that runs is the torch the cell names.

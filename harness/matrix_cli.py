@@ -9,9 +9,10 @@ from harness.report import ReportError
 
 EXIT_FAILED = 1
 # One character per cell keeps 17 releases on a terminal line.
-MARKS = {"reproduced": "R", "absent": ".", "mismatch": "M", "fix-failed": "F", "error": "E",
+MARKS = {"reproduced": "R", "absent": ".", "unverified": "?", "mismatch": "M", "fix-failed": "F", "error": "E",
          "skipped": "s", STALE: "~", NOT_OBSERVED: " "}
-LEGEND = ("R reproduced (symptom seen, expected)  . absent (not seen, not expected)  M mismatch  "
+LEGEND = ("R reproduced (symptom seen, expected)  . absent (not seen, not expected)  "
+          "? unverified (nothing here tells the fix from the broken code)  M mismatch  "
           "F fix-failed  E error  s skipped  ~ stale (recorded from an older text of the case)  "
           "blank: not observed")
 
@@ -33,6 +34,8 @@ def run_matrix_command(args, usage_error) -> int:
         return check(matrix)
     else:
         print(terminal_table(matrix, args.device))
+        print()
+        print(changes_list(matrix, args.device))
     return 0
 
 
@@ -50,7 +53,7 @@ def terminal_table(matrix: Matrix, device: str) -> str:
              head, "-" * len(head)]
     for c in matrix.cases:
         marks = " ".join(MARKS[cell.status].center(len(l)) for cell, l in zip(matrix.row(c.id, device), labels))
-        lines.append(f"{c.id.ljust(width)} {marks}  {'; '.join(matrix.changes(c.id, device))}".rstrip())
+        lines.append(f"{c.id.ljust(width)} {marks}  {_brief(matrix.changes(c.id, device))}".rstrip())
     lines.append(LEGEND)
     return "\n".join(lines)
 
@@ -60,8 +63,25 @@ def markdown_table(matrix: Matrix, device: str) -> str:
     lines = ["| case | " + " | ".join(labels) + " | changes |", "|---|" + "---|" * (len(labels) + 1)]
     for c in matrix.cases:
         cells = [MARKS[cell.status].strip() or "·" for cell in matrix.row(c.id, device)]
-        lines.append(f"| `{c.id}` | " + " | ".join(cells) + f" | {'; '.join(matrix.changes(c.id, device))} |")
+        lines.append(f"| `{c.id}` | " + " | ".join(cells) + f" | {_brief(matrix.changes(c.id, device))} |")
     return "\n".join([*lines, "", f"Device: {device}. " + LEGEND.replace("blank", "·")])
+
+
+def _brief(changes) -> str:
+    """One line per row: the kind and release of each change (the texts are in changes_list)."""
+    return "; ".join(str(c) if c.kind in ("symptom-appears", "symptom-disappears")
+                     else f"{c.kind} in {c.since}" + (f" ({c.variant})" if c.variant != "symptom" else "") for c in changes)
+
+
+def changes_list(matrix: Matrix, device: str) -> str:
+    """Every change with its before and after, case by case: what the table's column abbreviates."""
+    lines = []
+    for c in matrix.cases:
+        found = matrix.changes(c.id, device)
+        if found:
+            lines.append(f"{c.id}:")
+            lines.extend(f"  {ch}" for ch in found)
+    return "\n".join(lines) if lines else "no changes observed"
 
 
 def check(matrix: Matrix) -> int:

@@ -162,4 +162,7 @@ def summary_table(records: list[Record]) -> str:
         f"{len(records)} runs of {len(cases)} cases: "
         + ", ".join(f"{totals[o]} {o}" for o in OUTCOMES if totals[o])
     )
+    observed = sum(totals[o] for o in PASSING)
+    lines.append(f"observed and proven: {observed}; unverified here: {totals['unverified']}; "
+                 f"not run (skipped): {totals['skipped']}")
     return "\n".join(lines)

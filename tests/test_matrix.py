@@ -71,7 +71,8 @@ def test_changes_are_derived_from_the_observations(project):
                                  record(project, "second-case", True)])
     m = load_matrix(project.reports, project.cases)
     assert m.versions == ["1.13.1", "2.0.1", "2.1.2", "2.4.1"]  # by release, not by name
-    assert m.changes("first-case") == ["symptom since 2.0.1", "form 'warning' -> 'error' in 2.1.2", "symptom gone in 2.4.1"]
+    assert [str(c) for c in m.changes("first-case")] == [
+        "symptom since 2.0.1", "symptom: form changed in 2.1.2: warning -> error", "symptom gone in 2.4.1"]
     assert m.changes("second-case") == []
 
 
@@ -88,7 +89,7 @@ def test_a_gap_or_a_stale_cell_does_not_invent_a_change(project):
         (lambda text: text[: len(text) // 2], "not valid JSON"),
         (lambda text: text.replace('"reproduced": 1', '"reproduced": 2'), "totals"),
         (lambda text: text.replace('"outcome": "reproduced"', '"outcome": "passed"'), "schema at records/0/outcome"),
-        (lambda text: text.replace('"schema_version": 1', '"schema_version": 2'), "schema at schema_version"),
+        (lambda text: text.replace('"schema_version": 2', '"schema_version": 3'), "schema at schema_version"),
         (lambda text: text.replace('"duration_s": 0.0', '"duration_s": -1'), "schema at records/0/duration_s"),
     ],
     ids=["truncated", "totals-edited", "unknown-outcome", "future-schema", "negative-duration"],
@@ -163,7 +164,8 @@ def test_the_table_json_and_markdown_forms(project, capsys):
     data = json.loads(out)
     first = next(c for c in data["cases"] if c["id"] == "first-case")
     assert first["cells"]["cpu"]["2.0.1"] == {"status": "reproduced", "observed": True, "form": None}
-    assert first["changes"]["cpu"] == ["symptom since 2.0.1"]
+    assert [c["kind"] for c in first["changes"]["cpu"]] == ["symptom-appears"]
+    assert first["changes"]["cpu"][0]["since"] == "2.0.1"
     rc, out, _ = run_cli(project, capsys, "--markdown")
     assert "| `first-case` | . | R | symptom since 2.0.1 |" in out
 
@@ -247,3 +249,74 @@ def test_build_reruns_only_stale_cases_and_merges_them(project, capsys):
     assert untouched == [r for r in first["records"] if r["case"] == "first-case"]
     assert build([*args, "--stale"]) == 0
     assert "every record is fresh, nothing to run" in capsys.readouterr().err
+
+
+def fp(error=None, warns=(), value=None):
+    return {"error": error, "warnings": [{"category": c, "message": m} for c, m in warns], "value": value}
+
+
+def fingerprinted(corpus, case_id, observed, broken, fixed=None):
+    return record(corpus, case_id, observed, fingerprints={"broken": broken, "fixed": fixed or fp(value=1.0)})
+
+
+@pytest.fixture
+def history(project):
+    """first-case: its message is reworded in 2.1.2 and its warning becomes a FutureWarning in
+    2.4.1; second-case: its value moves only in the last bits (noise), then really in 2.4.1."""
+    err = lambda m: {"type": "RuntimeError", "message": m}
+    steps = {
+        "2.0.1": (err("expected scalar type Long but found Float"), [("UserWarning", "old alias")], 1.0),
+        "2.1.2": (err("expected target dtype to be Long"), [("UserWarning", "old alias")], 1.0000001),
+        "2.4.1": (err("expected target dtype to be Long"), [("FutureWarning", "old alias")], 2.0),
+    }
+    for version, (error, warns, value) in steps.items():
+        write(project, version, [fingerprinted(project, "first-case", True, fp(error, warns)),
+                                 fingerprinted(project, "second-case", True, fp(value=value))])
+    return project
+
+
+def test_changes_are_classified_from_fingerprints_and_noise_is_not_a_change(history):
+    m = load_matrix(history.reports, history.cases)
+    assert [(c.kind, c.since, c.before, c.after) for c in m.changes("first-case")] == [
+        ("message-reworded", "2.1.2", "expected scalar type Long but found Float", "expected target dtype to be Long"),
+        ("warning-category", "2.4.1", "UserWarning: old alias", "FutureWarning: old alias")]
+    assert [(c.kind, c.since) for c in m.changes("second-case")] == [("value-changed", "2.4.1")]
+    assert m.changes("first-case", start="2.1.2") == m.changes("first-case")[1:]
+
+
+def test_upgrade_lists_every_change_in_the_span_and_validates(history, capsys):
+    import jsonschema
+
+    from harness.upgrade_cli import SCHEMA_FILE
+
+    args = ["--cases", str(history.cases), "upgrade", "2.0.1", "2.4.1", "--reports", str(history.reports)]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "3 changes in 2 cases: 1 message-reworded, 1 warning-category, 1 value-changed" in out
+    assert "first-case (broken, in 2.1.2): expected scalar type Long but found Float -> expected target dtype" in out
+    assert main([*args, "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    jsonschema.validate(result, json.loads(SCHEMA_FILE.read_text()))
+    assert result["by_kind"] == {"message-reworded": 1, "warning-category": 1, "value-changed": 1}
+    assert {c["case"]: c["portable_fix"] for c in result["cases"]} == {"first-case": True, "second-case": True}
+    main(["--cases", str(history.cases), "upgrade", "2.1.2", "2.4.1", "--reports", str(history.reports)])
+    assert "message-reworded" not in capsys.readouterr().out  # 2.1.2 is already past that change
+
+
+def test_upgrade_fail_on_gates_on_a_kind(history, capsys):
+    base = ["--cases", str(history.cases), "upgrade", "2.0.1", "2.4.1", "--reports", str(history.reports)]
+    assert main([*base, "--fail-on", "exception-type,starts-raising"]) == 0
+    assert main([*base, "--fail-on", "symptom-disappears,warning-category"]) == 1
+    assert "has changes of kind warning-category" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("args, message", [
+    (["2.0.1", "2.9.9"], "TO '2.9.9' is not a recorded release"),
+    (["2.4.1", "2.0.1"], "FROM 2.4.1 must be an older release than TO 2.0.1"),
+    (["2.0.1", "2.4.1", "--fail-on", "loud"], "--fail-on: unknown kind loud"),
+    (["2.0.1", "2.4.1", "--device", "cuda"], "no reports for device 'cuda'"),
+])
+def test_upgrade_bad_input_is_one_line_and_exit_2(history, capsys, args, message):
+    assert main(["--cases", str(history.cases), "upgrade", *args, "--reports", str(history.reports)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1

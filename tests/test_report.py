@@ -20,6 +20,7 @@ def test_summary_table_is_case_by_device_with_totals():
         "a-case       reproduced  skipped",
         "longer-case  mismatch    -",
         "3 runs of 2 cases: 1 reproduced, 1 mismatch, 1 skipped",
+        "observed and proven: 1; unverified here: 0; not run (skipped): 1",
     ]
 
 

@@ -136,9 +136,10 @@ def test_an_isolated_case_reports_like_an_in_process_one(corpus):
     assert "nan" in record.broken
 
 
-def test_a_missing_optional_module_skips_with_the_reason(corpus):
+def test_a_missing_optional_module_is_unverified_with_the_reason(corpus):
     record = run(corpus, requires=("no_such_module_for_pitfalls",))
-    assert record.outcome == "skipped" and "no_such_module_for_pitfalls" in record.detail
+    assert record.outcome == "unverified" and "no_such_module_for_pitfalls" in record.detail
+    assert record.observed is None  # nothing ran: nothing is counted as observed
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
@@ -148,13 +149,56 @@ def test_cuda_is_skipped_with_the_reason_on_a_cpu_machine(corpus):
 
 
 def test_forms_must_match_the_rule_that_applies(corpus):
-    affects = "(Affects(versions='>=1.0', form='nan'),)"
+    affects = "(Affects(versions='>=2.0', form='nan'),)"
     assert run(corpus, "form-ok", affects=affects, symptom="return 'nan' if torch.isnan(run.value) else False").outcome == "reproduced"
     record = run(corpus, "form-bad", affects=affects, symptom="return 'inf' if torch.isnan(run.value) else False")
     assert record.outcome == "mismatch" and "seen as 'inf', expected as 'nan'" in record.detail
 
 
 def test_a_rule_can_narrow_to_one_device(corpus):
-    affects = "(Affects(versions='>=1.0', device='cuda'),)"
+    affects = "(Affects(versions='>=2.0', device='cuda'),)"
     record = run(corpus, affects=affects)
     assert (record.expected, record.outcome) == (False, "mismatch")
+
+
+# A fix is proven, not trusted: each of these "fixes" passes its own asserts, and none passes.
+def test_a_fix_that_shows_the_symptom_fails(corpus):
+    record = run(corpus, fixed="return torch.tensor([1.0, float('nan')], device=device)",
+                 symptom="return bool(torch.isnan(run.value).any())",
+                 check="assert run.value.numel() >= 1")
+    assert record.outcome == "fix-failed" and "the fixed variant shows the symptom" in record.detail
+
+
+def test_a_check_that_accepts_the_broken_result_fails_where_the_symptom_shows(corpus):
+    record = run(corpus, check="assert run.value.numel() == 1")
+    assert record.outcome == "fix-failed"
+    assert "its check accepts the broken result too" in record.detail
+    assert record.check.startswith("accepts the broken result")
+
+
+def test_a_check_that_rejects_the_fixed_result_fails(corpus):
+    record = run(corpus, check="torch.testing.assert_close(run.value, torch.tensor(2.0, device=device))")
+    assert record.outcome == "fix-failed" and "the fix's check rejects the fixed result" in record.detail
+
+
+def test_a_check_returning_false_is_a_refusal(corpus):
+    record = run(corpus, check="return bool(run.value == 2.0)")
+    assert record.outcome == "fix-failed"
+
+
+def test_where_nothing_tells_fix_from_broken_the_cell_is_unverified_not_absent(corpus):
+    """The symptom needs another device (or torch): on this one the broken code behaves like
+    the fix, so the cell proves nothing and says why."""
+    same = "return torch.tensor(1.0, device=device)"
+    record = run(corpus, devices=("cuda",), broken=same)
+    assert (record.outcome, record.observed) == ("unverified", False)
+    assert "the symptom needs cuda; this is cpu" in record.detail
+    record = run(corpus, "old-case", affects="'<1.0'", broken=same)
+    assert record.outcome == "unverified" and "not expected on torch" in record.detail
+
+
+def test_the_proof_is_recorded(corpus):
+    record = run(corpus)
+    assert record.check.startswith("rejects the broken result: AssertionError")
+    fp = record.fingerprints
+    assert fp["broken"]["value"]["values"] == ["nan"] and fp["fixed"]["value"]["values"] == [1.0]
