@@ -117,7 +117,22 @@ def cmd_show(args) -> int:
 
     (lc,) = _select(_load(args)[0], [args.id])
     print(render_story(lc.path))
+    print(claims_text(lc, args))
     return 0
+
+
+def claims_text(lc, args) -> str:
+    """What the case's claims rest on, from the recorded matrix (``reports/`` beside ``--cases``)."""
+    from harness.claims import all_claims
+    from harness.matrix import load_matrix
+    from harness.report import ReportError
+
+    reports = Path(args.cases).parent / "reports"
+    try:
+        m = load_matrix(reports, args.cases)
+    except ReportError as exc:
+        return f"Evidence: not observed ({exc.problem})"
+    return "Evidence (recorded matrix, reports/):\n" + "\n".join(f"  - {line}" for line in all_claims(lc.case, m))
 
 
 def cmd_run(args) -> int:

@@ -174,6 +174,6 @@ def plant_rng_probes(corpus: Corpus) -> list[str]:
     ids = [f"rng-probe-{k}" for k in range(RNG_PROBE_BITS)]
     for k, case_id in enumerate(ids):
         corpus.plant(case_id, topic="numerics", broken=RNG_DRAW, symptom=f"return bool(run.value >> {k} & 1)",
-                     affects="'>=1.0'" if value >> k & 1 else "'<1.0'")
+                     affects="'*'" if value >> k & 1 else "'<1.0'")
     (corpus.root / "test_moves_rng.py").write_text(RNG_MOVER)
     return ids

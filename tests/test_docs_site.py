@@ -92,7 +92,7 @@ def page(browser, base_url):
 def test_every_case_has_a_page_and_the_site_has_its_other_pages(site):
     assert sorted(p.stem for p in (site / "cases").glob("*.html")) == sorted(lc.id for lc in CASES)
     assert sorted(p.stem for p in (site / "topics").glob("*.html")) == sorted({lc.topic for lc in CASES})
-    for name in ("index.html", "matrix.html", "performance.html", "search.html"):
+    for name in ("index.html", "matrix.html", "upgrade.html", "performance.html", "search.html"):
         assert (site / name).is_file(), name
 
 
@@ -153,11 +153,38 @@ def test_case_page_shows_the_broken_variants_real_output_and_the_torch_stamp(pag
     page.screenshot(path=str(SCREENSHOTS / "case-page.png"), full_page=True)
 
 
-def test_case_page_shows_its_row_of_the_version_matrix(page):
+def test_case_page_shows_its_row_of_the_version_matrix_its_evidence_and_folds_its_metadata(page):
+    from harness.matrix_cli import MARKS
+
     matrix = load_matrix(ROOT / "reports", ROOT / "cases")
     page.goto(page.base + "cases/backward-twice.html")
-    shown = page.locator("table.case-matrix tbody tr").first.locator("td").all_inner_texts()
-    assert shown == [cell.status for cell in matrix.row("backward-twice", matrix.devices[0])]
+    shown = page.locator("table.case-row tbody tr").first.locator("td").all_inner_texts()
+    assert [t.strip()[:1] for t in shown] == [MARKS[c.status].strip() or "·" for c in matrix.row("backward-twice", matrix.devices[0])]
+    evidence = page.locator("section#what-the-claims-rest-on").inner_text()
+    assert "cpu: symptom observed on " in evidence and "cuda: the symptom is not observed" in evidence
+    # the CASE = Case(...) cell is folded behind a toggle: not shown until opened
+    assert not page.get_by_text("CASE = Case(", exact=False).first.is_visible()
+
+
+def test_matrix_page_leads_with_changes_and_shows_every_release_unclipped(page):
+    matrix = load_matrix(ROOT / "reports", ROOT / "cases")
+    page.goto(page.base + "matrix.html")
+    table = page.locator("table#matrix-cpu")
+    if matrix.versions and any(matrix.changes(c.id) for c in matrix.cases):
+        heads = table.locator("thead th").all_inner_texts()
+        assert len(heads) == 1 + len(matrix.versions)
+        # every column fits: the table does not scroll sideways in a 1280-pixel window
+        assert table.evaluate("t => t.scrollWidth <= t.clientWidth + 1"), "the matrix is clipped"
+        assert table.locator("td.changed").count() >= 1
+    assert "Unchanged on every release" in page.content()
+
+
+def test_upgrade_page_lists_consecutive_releases(page):
+    matrix = load_matrix(ROOT / "reports", ROOT / "cases")
+    page.goto(page.base + "upgrade.html")
+    text = page.locator("article").inner_text()
+    for a, b in zip(matrix.versions, matrix.versions[1:]):
+        assert f"{a} → {b} (cpu)" in text
 
 
 def test_notebook_download_is_a_valid_notebook_with_outputs(page, tmp_path):

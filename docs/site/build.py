@@ -27,7 +27,7 @@ from harness.report import ReportError
 from docs.site.bench_page import BenchError, choose_bench, performance_page
 from docs.site.case_page import page_notebook, write_downloads
 from docs.site.execute import CaseRunError, ExecutedCase, execute_cases
-from docs.site.matrix_page import matrix_page
+from docs.site.matrix_page import matrix_page, upgrade_page
 from docs.site.pages import home_page, topic_page, topics_of
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -93,6 +93,7 @@ def write_sources(src: Path, extra: Path, executed: list[ExecutedCase], m: Matri
         (src / "topics" / f"{topic}.md").write_text(topic_page(topic, cases, m), encoding="utf-8")
     (src / "index.md").write_text(home_page(cases, m), encoding="utf-8")
     (src / "matrix.md").write_text(matrix_page(m, cases), encoding="utf-8")
+    (src / "upgrade.md").write_text(upgrade_page(m), encoding="utf-8")
     page, svg = performance_page(*bench, case_ids={lc.id for lc in cases})
     (src / "performance.md").write_text(page, encoding="utf-8")
     if svg is not None:

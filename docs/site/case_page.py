@@ -14,6 +14,7 @@ from pathlib import Path
 import jupytext
 import nbformat
 
+from harness.claims import all_claims
 from harness.matrix import Matrix
 
 from docs.site.execute import ExecutedCase
@@ -34,7 +35,13 @@ def page_notebook(ex: ExecutedCase, m: Matrix, downloads: tuple[str, str]) -> nb
     nb = copy.deepcopy(ex.notebook)
     cells = nb.cells
     at = 1 if cells and cells[0].cell_type == "markdown" and cells[0].source.lstrip().startswith("# ") else 0
+    for cell in cells:  # the metadata is the facts table above: its code is folded, as galleries fold set-up
+        if cell.cell_type == "code" and "CASE = Case(" in cell.source:
+            tags = cell.metadata.setdefault("tags", [])
+            if "hide-input" not in tags:
+                tags.append("hide-input")
     cells.insert(at, _markdown(_facts(ex, m, downloads)))
+    cells.append(_markdown(_evidence(ex, m)))
     cells.append(_markdown(_sources(ex)))
     cells.append(_markdown(case_matrix_section(m, ex.loaded.id)))
     cells.append(_markdown(_downloads(downloads)))
@@ -57,6 +64,15 @@ def _facts(ex: ExecutedCase, m: Matrix, downloads: tuple[str, str]) -> str:
         f"Case id {code(case.id)}; source {code(str(ex.loaded.path.relative_to(ex.loaded.path.parents[2])))}; "
         f"{_links(downloads)}.",
     ])
+
+
+def _evidence(ex: ExecutedCase, m: Matrix) -> str:
+    """Which claims a run observed, which were read in a source, and which nothing here checks."""
+    lines = ["## What the claims rest on\n",
+             "*Observed*: a recorded run of the version matrix saw it. *Inferred*: read in the source named, "
+             "not run here. *Unverified*: no run here can tell the fix from the broken code.\n"]
+    lines.extend(f"- {md(line)}" for line in all_claims(ex.loaded.case, m))
+    return "\n".join(lines)
 
 
 def _links(downloads: tuple[str, str]) -> str:

@@ -9,17 +9,19 @@ from packaging.version import Version
 from harness.case import DEVICES
 from harness.loader import LoadedCase
 from harness.matrix import NOT_OBSERVED, Matrix
+from harness.claims import what_you_see
 from harness.matrix_cli import MARKS
 
 from docs.site.text import case_href, code, esc, raw_html, status_class
 
 STATUS_MEANING = {
     "reproduced": "symptom expected here and seen; the fix holds",
-    "absent": "symptom not expected here and not seen; the fix holds",
+    "absent": "symptom not expected here and not seen; the fix's check still tells it from the broken code",
+    "unverified": "nothing here tells the fix from the broken code (the symptom needs another device or torch, or a module is missing)",
     "mismatch": "symptom seen ≠ expected",
-    "fix-failed": "the fixed variant raised, failed its assertion or warned",
+    "fix-failed": "the fixed variant raised, warned, showed the symptom, or its check failed (or accepted the broken result)",
     "error": "no verdict: a crash, a timeout, a leaked global",
-    "skipped": "the device or an optional module was missing",
+    "skipped": "the device was not available",
     "stale": "recorded from an older text of the case",
     NOT_OBSERVED: "no report holds this case on this torch and device",
 }
@@ -54,48 +56,150 @@ def case_matrix_section(m: Matrix, case_id: str) -> str:
     if not m.versions:
         out.append(f"{NOT_OBSERVED}: no report is recorded yet.\n")
         return "\n".join(out)
-    head = "".join(f"<th>{esc(v)}</th>" for v in m.versions)
+    head = "".join(f'<th title="{esc(v)}">{esc(l)}</th>' for v, l in zip(m.versions, _labels(m)))
     rows = "".join(
-        f"<tr><th>{esc(d)}</th>{''.join(_cell_td(c) for c in m.row(case_id, d))}</tr>" for d in m.devices
+        f"<tr><th>{esc(d)}</th>{''.join(_changed_td(c, m.changes(case_id, d)) for c in m.row(case_id, d))}</tr>"
+        for d in m.devices
     )
     out.append(raw_html(
-        f'<table class="pitfalls-matrix case-matrix"><thead><tr><th>device</th>{head}</tr></thead>'
+        f'<table class="pitfalls-matrix case-row"><thead><tr><th>device</th>{head}</tr></thead>'
         f"<tbody>{rows}</tbody></table>"
     ))
+    out.append("Marks as in `pitfalls matrix`; hover a cell for its words and the record's text "
+               "(legend on the [matrix](../matrix.md) page).\n")
+    out.append("\n### What changed between releases\n")
     for d in m.devices:
         changes = m.changes(case_id, d)
-        out.append(f"- {d}: " + ("; ".join(changes) if changes else "no change between the observed releases"))
+        if not changes:
+            out.append(f"- {d}: no change between the observed releases")
+        for ch in changes:
+            out.append(f"- {d}, {ch.variant}, **{ch.kind.replace('-', ' ')}** in {ch.since} (after {ch.previous}): "
+                       f"{code(ch.before)} → {code(ch.after)}")
     out.extend(f"- {d}: {NOT_OBSERVED} (no {d} report is recorded)" for d in _unrecorded(m))
-    out.append("\nEvery release and device of the [matrix](../matrix.md).\n")
+    out.append("\n### What you will see on your torch\n")
+    for d in m.devices:
+        for variant in ("broken", "fixed"):
+            seen = what_you_see(m, case_id, d, variant)
+            if seen:
+                out.append(f"The {variant} code on {d}:\n")
+                out.extend(f"- torch {span}: {code(text)}" for span, text in seen)
+                out.append("")
+    out.append("\nEvery release and device of the [matrix](../matrix.md); "
+               "[what changes when you upgrade](../upgrade.md).\n")
     return "\n".join(out)
+
+
+def _labels(m: Matrix) -> list[str]:
+    """Column labels: the minor release ("2.4") where that names one report."""
+    minors = [v.rsplit(".", 1)[0] for v in m.versions]
+    return [mi if minors.count(mi) == 1 else v for mi, v in zip(minors, m.versions)]
+
+
+def _changed_td(cell, changes) -> str:
+    """A cell where a change is first seen: marked, with every change's before and after on hover."""
+    here = [ch for ch in changes if ch.since == cell.version]
+    if not here:
+        return _cell_td(cell, compact=True)
+    tip = "\n".join(f"{ch.variant}, {ch.kind}: {ch.before} -> {ch.after}" for ch in here)
+    mark = MARKS[cell.status].strip() or "·"
+    return (f'<td class="{status_class(cell.status)} changed" title="{esc(tip)}">'
+            f'{esc(mark)}<sup>{len(here)}</sup></td>')
 
 
 def matrix_page(m: Matrix, cases: list[LoadedCase]) -> str:
     out = ["# Version matrix\n",
            "What each case did on each torch release with a recorded report (`reports/`), per device. "
            "A cell is one record of a report, judged against the case as it is now. "
-           "Hover a cell for what the broken variant produced.\n"]
+           "Cases whose behaviour changed between releases come first: a marked cell (a small number: how many "
+           "changes) is the release where a change is first seen; hover it for the text before and after, "
+           "or read the list under the table. Cases that behave the same on every release are folded into "
+           "one line per topic below.\n"]
     if not m.versions:
         out.append("No report is recorded yet: every cell is *not observed*.\n")
     else:
         by_release = sorted(m.reports.items(), key=lambda item: (Version(item[0][0]), item[0][1]))
-        out.append("Reports: " + ", ".join(code(str(p.name)) for _, p in by_release) + ".\n")
+        out.append("Reports: " + ", ".join(code(str(p.name)) for _, p in by_release) + ". "
+                   "For one upgrade at a time, see [Upgrading torch](upgrade.md).\n")
+    labels = _labels(m)
     for device in m.devices:
-        head = "".join(f"<th>{esc(v)}</th>" for v in m.versions)
+        changing = [lc for lc in cases if m.changes(lc.id, device)]
+        steady = [lc for lc in cases if lc not in changing]
+        head = "".join(f'<th title="{esc(v)}">{esc(l)}</th>' for v, l in zip(m.versions, labels))
+        out.append(f"## {device}: {len(changing)} of {len(cases)} cases changed between releases\n")
         rows = []
-        for lc in cases:
-            changes = "; ".join(m.changes(lc.id, device))
-            cells = "".join(_cell_td(c, compact=True) for c in m.row(lc.id, device))
-            rows.append(f'<tr><th><a href="{case_href(lc.id)}">{esc(lc.id)}</a></th>'
-                        f"<td>{esc(lc.topic)}</td>{cells}<td>{esc(changes)}</td></tr>")
-        out.append(f"## {device}\n")
-        out.append(raw_html(
-            f'<table class="pitfalls-matrix" id="matrix-{esc(device)}"><thead><tr><th>case</th><th>topic</th>'
-            f"{head}<th>changes</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
-        ))
+        for lc in sorted(changing, key=lambda lc: (lc.topic, lc.id)):
+            changes = m.changes(lc.id, device)
+            cells = "".join(_changed_td(c, changes) for c in m.row(lc.id, device))
+            rows.append(f'<tr><th><a href="{case_href(lc.id)}">{esc(lc.id)}</a></th>{cells}</tr>')
+        if rows:
+            out.append(raw_html(
+                f'<table class="pitfalls-matrix" id="matrix-{esc(device)}"><thead><tr><th>case</th>'
+                f"{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+            ))
+            out.append(f"### Every change on {device}\n")
+            for lc in sorted(changing, key=lambda lc: (lc.topic, lc.id)):
+                out.append(f"- [{esc(lc.id)}](cases/{lc.id}.ipynb):")
+                for ch in m.changes(lc.id, device):
+                    out.append(f"  - {ch.since}, {ch.variant}, **{ch.kind.replace('-', ' ')}**: "
+                               f"{code(ch.before)} → {code(ch.after)}")
+            out.append("")
+        out.append(f"### Unchanged on every release ({len(steady)} cases, by topic)\n")
+        for topic in sorted({lc.topic for lc in steady}):
+            mine = sorted((lc for lc in steady if lc.topic == topic), key=lambda lc: lc.id)
+            parts = []
+            for lc in mine:
+                marks = "".join(MARKS[c.status].strip() or "·" for c in m.row(lc.id, device))
+                parts.append(f"[{esc(lc.id)}](cases/{lc.id}.ipynb) {code(_runs(marks))}")
+            out.append(f"- **{topic}** ({len(mine)}): " + "; ".join(parts))
+        out.append("")
     out.extend(f"## {d}\n\n{NOT_OBSERVED}: no {d} report is recorded.\n" for d in _unrecorded(m))
     out.append("## What a cell says\n")
     out.extend(f"- {code(MARKS[s].strip() or '·')} {code(s)}: {meaning}" for s, meaning in STATUS_MEANING.items())
+    return "\n".join(out) + "\n"
+
+
+def _runs(marks: str) -> str:
+    """``RRRRRRRRRRRRRRRRR`` as ``R×17``: a row that never changes, in a few characters."""
+    out, i = [], 0
+    while i < len(marks):
+        j = i
+        while j < len(marks) and marks[j] == marks[i]:
+            j += 1
+        out.append(marks[i] + (f"×{j - i}" if j - i > 1 else ""))
+        i = j
+    return " ".join(out)
+
+
+def upgrade_page(m: Matrix) -> str:
+    """One section per pair of consecutive releases: what changes, by kind, and whether each
+    case's fix works on both (the same content as ``pitfalls upgrade FROM TO``)."""
+    from harness.upgrade_cli import upgrade
+
+    out = ["# Upgrading torch\n",
+           "What changes for a user between one recorded release and the next, read from the "
+           "[version matrix](matrix.md): every change in what a case's broken or fixed code raises, warns or "
+           "returns, grouped by kind, and whether the case's fixed variant passed on both releases (the portable "
+           "spelling). The same for any two releases in a terminal: `pitfalls upgrade 2.3.1 2.6.0` "
+           "(`--json`, `--fail-on KIND` to gate a CI job).\n"]
+    for device in m.devices:
+        for a, b in zip(m.versions, m.versions[1:]):
+            result = upgrade(m, a, b, device)
+            n = sum(result["by_kind"].values())
+            out.append(f"## {a} → {b} ({device})\n")
+            if not n:
+                out.append("No observed change in any case.\n")
+                continue
+            out.append(f"{n} change{'s' if n != 1 else ''} in {len(result['cases'])} case"
+                       f"{'s' if len(result['cases']) != 1 else ''}: "
+                       + ", ".join(f"{k} {code(kind)}" for kind, k in result["by_kind"].items()) + ".\n")
+            for case in result["cases"]:
+                fix = {True: "the fix works on both", False: "the fix fails on one of them",
+                       None: "the fix is not observed on both"}[case["portable_fix"]]
+                out.append(f"- [{esc(case['case'])}](cases/{case['case']}.ipynb) ({fix}):")
+                for ch in case["changes"]:
+                    out.append(f"  - {ch['variant']}, **{ch['kind'].replace('-', ' ')}**: "
+                               f"{code(ch['before'])} → {code(ch['after'])}")
+            out.append("")
     return "\n".join(out) + "\n"
 
 

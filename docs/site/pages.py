@@ -22,7 +22,7 @@ def home_page(cases: list[LoadedCase], m: Matrix) -> str:
     intro = INTRO.read_text(encoding="utf-8").replace("{cases}", str(len(cases))).replace("{topics}", str(len(topics)))
     out = [intro.rstrip() + "\n", "## The cases\n", raw_html(_filters(cases) + _table(cases, m))]
     out.append("```{toctree}\n:hidden:\n:titlesonly:\n:maxdepth: 1\n:caption: Topics\n\n" + "\n".join(f"topics/{t}" for t in topics) + "\n```\n")
-    out.append("```{toctree}\n:hidden:\n:titlesonly:\n:maxdepth: 1\n:caption: The corpus\n\nmatrix\nperformance\nwriting-a-case\n```\n")
+    out.append("```{toctree}\n:hidden:\n:titlesonly:\n:maxdepth: 1\n:caption: The corpus\n\nmatrix\nupgrade\nperformance\nwriting-a-case\n```\n")
     return "\n".join(out)
 
 

@@ -1,0 +1,104 @@
+"""What a case's claims rest on, in words: observed by the matrix, inferred from a source, or
+unverified — for ``pitfalls show``, each case page and the home page.
+
+Nothing here runs a case: it reads the recorded matrix (``harness.matrix``) and the case's
+``Affects`` rules. A release range is written as the matrix's own releases ("1.13.1–2.15.0").
+"""
+from __future__ import annotations
+
+from harness.case import DEVICES, Case
+from harness.changes import same_value
+from harness.fingerprint import mask
+from harness.matrix import NOT_OBSERVED, STALE, Matrix
+
+
+def spans(chosen: list[str], releases: list[str]) -> str:
+    """``chosen`` (a subset of ``releases``, in order) as runs of consecutive releases."""
+    runs, current = [], []
+    for v in releases:
+        if v in chosen:
+            current.append(v)
+        elif current:
+            runs.append(current)
+            current = []
+    if current:
+        runs.append(current)
+    return ", ".join(r[0] if len(r) == 1 else f"{r[0]}–{r[-1]}" for r in runs)
+
+
+def device_claims(case: Case, m: Matrix, device: str) -> list[str]:
+    """One line per kind of evidence on ``device``."""
+    if device not in m.devices:
+        what = "the symptom" if device in case.devices else "the contrast"
+        return [f"{device}: {what} is not observed (no {device} report is recorded)"]
+    row = m.row(case.id, device)
+    by = lambda *statuses: [c.version for c in row if c.status in statuses]
+    lines = []
+    seen = [c.version for c in row if c.observed is True and c.status in ("reproduced",)]
+    absent = by("absent")
+    if seen:
+        proxy = next((r.proxy for r in case.rules if r.proxy and r.device == device), None)
+        lines.append(f"{device}: symptom observed on {spans(seen, m.versions)}"
+                     + (f" (through a proxy: {proxy})" if proxy else ""))
+    if absent:
+        lines.append(f"{device}: observed absent, as declared, on {spans(absent, m.versions)}")
+    unverified = [c for c in row if c.status == "unverified"]
+    if unverified:
+        reasons = sorted({c.record.detail.split(":")[0].split(", and")[0] for c in unverified})
+        lines.append(f"{device}: unverified on {spans([c.version for c in unverified], m.versions)}: {'; '.join(reasons)}")
+    failing = by("mismatch", "fix-failed", "error")
+    if failing:
+        lines.append(f"{device}: failing on {spans(failing, m.versions)} (see the matrix)")
+    gaps = by(STALE, NOT_OBSERVED, "skipped")
+    if gaps:
+        lines.append(f"{device}: not observed on {spans(gaps, m.versions)} (stale, missing or skipped records)")
+    return lines
+
+
+def bound_claims(case: Case, m: Matrix) -> list[str]:
+    """Where each rule's lower bound comes from: observed inside the matrix, or read somewhere."""
+    first = m.versions[0] if m.versions else None
+    out = []
+    for rule in case.rules:
+        label = f"{rule.versions or '*'}" + (f" on {rule.device}" if rule.device else "") + (f" ({rule.form})" if rule.form else "")
+        if rule.since:
+            out.append(f"{label}: earlier than {first or 'the matrix'}: from {rule.since} (inferred, not observed)")
+        elif rule.versions in (None, "*") or not any(op in (rule.versions or "") for op in (">", "=", "~")):
+            out.append(f"{label}: no known lower bound")
+        else:
+            out.append(f"{label}: the bound is bracketed by the matrix's releases (observed)")
+    return out
+
+
+def all_claims(case: Case, m: Matrix) -> list[str]:
+    lines = []
+    for device in DEVICES:
+        lines.extend(device_claims(case, m, device))
+    return lines + bound_claims(case, m)
+
+
+def what_you_see(m: Matrix, case_id: str, device: str, variant: str = "broken") -> list[tuple[str, str]]:
+    """(release span, what the variant did there), for runs of releases that look the same to a
+    user: "what you will see on your torch"."""
+    groups: list[tuple[list[str], dict]] = []
+    for cell in m.row(case_id, device):
+        fp = ((cell.record.fingerprints or {}).get(variant) if cell.record is not None
+              and cell.status not in (STALE, NOT_OBSERVED) else None)
+        if fp is None:
+            continue
+        if groups and same_value(groups[-1][1], fp):  # numbers within the tolerance of a change
+            groups[-1][0].append(cell.version)
+        else:
+            groups.append(([cell.version], fp))
+    return [(spans(vs, m.versions), _seen(fp)) for vs, fp in groups]
+
+
+def _seen(fp: dict) -> str:
+    parts = []
+    if fp["error"] is not None:
+        parts.append(f"raises {fp['error']['type']}: {fp['error']['message']}")
+    parts.extend(f"warns {w['category']}: {w['message']}" for w in fp["warnings"])
+    if fp["error"] is None:
+        value = fp["value"]
+        parts.append("returns " + mask(str(value)) if value is not None else "returns None")
+    return "; ".join(parts)
