@@ -16,6 +16,7 @@ import re
 from typing import Any
 
 VALUES_KEPT = 16  # elements of a tensor whose values enter the fingerprint; larger: a digest
+WARNINGS_KEPT = 5  # distinct warnings kept; a variant warning in a loop with new text stays small
 TEXT_KEPT = 300  # characters of a message or a repr
 
 _MASKS = (
@@ -86,12 +87,14 @@ def fingerprint(run, stable=None) -> dict:
     error = None
     if run.error is not None:
         error = {"type": type(run.error).__name__, "message": mask(_first_line(run.error))}
-    seen, warns = set(), []
+    seen, warns = [], []
     for w in run.warnings:
         entry = (w.category.__name__, mask(_first_line(w.message)))
         if entry not in seen:  # a warning emitted in a loop is one behaviour
-            seen.add(entry)
-            warns.append({"category": entry[0], "message": entry[1]})
+            seen.append(entry)
+    warns = [{"category": c, "message": m} for c, m in seen[:WARNINGS_KEPT]]
+    if len(seen) > WARNINGS_KEPT:
+        warns.append({"category": "…", "message": f"and {len(seen) - WARNINGS_KEPT} more distinct warnings"})
     value = None
     if run.error is None:
         value = stable(run.value) if stable is not None else value_summary(run.value)

@@ -78,10 +78,22 @@ class Corpus:
         return path
 
 
-def copy_corpus(root: Path) -> Corpus:
-    """A temp copy of the project's real ``cases/`` folder, to plant faults and probes beside."""
-    shutil.copytree(ROOT / "cases", root / "cases", ignore=shutil.ignore_patterns("__pycache__"))
+def copy_corpus(root: Path, topics: tuple[str, ...] | None = None) -> Corpus:
+    """A temp copy of the project's real ``cases/`` folder (or of some topics of it), to plant
+    faults and probes beside."""
+    if topics is None:
+        shutil.copytree(ROOT / "cases", root / "cases", ignore=shutil.ignore_patterns("__pycache__"))
+    else:
+        for topic in topics:
+            shutil.copytree(ROOT / "cases" / topic, root / "cases" / topic, ignore=shutil.ignore_patterns("__pycache__"))
     return Corpus(root)
+
+
+def copied_case_ids(corpus: Corpus) -> set[str]:
+    from harness.loader import case_id_of, find_case_files
+
+    real = real_case_ids()
+    return {case_id_of(p) for p in find_case_files(corpus.cases)} & real
 
 
 def real_case_ids() -> set[str]:

@@ -1,6 +1,10 @@
-"""Faults planted in a temp copy of the real corpus: each gets a named outcome, every other case
-still reports what it reports in a clean run, and the run ends with its summary and its report,
-through ``python -m harness run`` and through pytest alike.
+"""Faults planted in a temp copy of part of the real corpus: each gets a named outcome, every other
+case still reports what it reports in the clean run, and the run ends with its summary and its
+report, through ``python -m harness run`` and through pytest alike.
+
+The faults go into ``autograd/``, beside that topic's real cases (most of whose files sort after
+them) and the ``numerics`` ones: a fault that poisoned the process (a leaked global, a crash)
+would change what those report.
 
 All eight faults share one corpus and one run per front end (two runs, not sixteen): each fault
 is checked by its own record, and the real cases after them show whether one poisoned the rest.
@@ -20,9 +24,9 @@ from harness.case import DEVICES
 from harness.loader import load_case
 from harness.report import load_report
 from harness.runner import run_case
-from planting import case_source, copy_corpus, differences, outcomes, real_case_ids, run_pytest, subprocess_env
+from planting import case_source, copied_case_ids, copy_corpus, differences, outcomes, run_pytest, subprocess_env
 
-WORKER_STARTUP_S = "10"  # the hang is killed after its 1 s limit plus this (the default is 60)
+WORKER_STARTUP_S = "6"  # the hang is killed after its 1 s limit plus this (the default is 60)
 RECORD_MAX_CHARS = 4096  # a record in a report, as JSON: the largest real one is under 1,000
 
 NAN = "return torch.tensor(float('nan'), device=device)"
@@ -50,7 +54,7 @@ NAMED = {
     "fault-missing-import": ("-", "error", "import failed: ModuleNotFoundError: No module named 'no_such_module_for_pitfalls'"),
     "fault-raises-in-fix": ("cpu", "fix-failed", "the fixed variant raised: raised RuntimeError: the fix itself is broken"),
     "fault-segfault": ("cpu", "error", "broken variant: isolated run crashed (SIGSEGV)"),
-    "fault-hang": ("cpu", "error", "broken variant: isolated run killed after 11 s (time limit)"),
+    "fault-hang": ("cpu", "error", "broken variant: isolated run killed after 7 s (time limit)"),
     "fault-leaks-global": ("cpu", "error", "broken variant leaked global state: default dtype, grad mode"),
     "fault-prints-megabyte": ("cpu", "reproduced", ""),
     "fault-leaves-file": ("cpu", "error", "broken variant leaked global state: files left in the working directory (left-behind.txt)"),
@@ -67,7 +71,7 @@ class Run:
 
 @pytest.fixture(scope="module")
 def faulty(tmp_path_factory):
-    corpus = copy_corpus(tmp_path_factory.mktemp("faulty-corpus"))
+    corpus = copy_corpus(tmp_path_factory.mktemp("faulty-corpus"), topics=("autograd", "numerics"))
     for case_id, fields in FAULTS.items():
         corpus.plant(case_id, **fields)
     return corpus
@@ -112,19 +116,21 @@ def test_a_megabyte_of_prints_is_counted_in_the_record(run):
     assert "printed 2097153 characters, starting 'xxxx" in record["broken"]
 
 
-def test_every_other_case_reports_as_in_the_plain_run(run, plain_run):
-    real = real_case_ids()
-    expected = {key: o for key, o in outcomes(plain_run.report).items() if key[0] in real}
+def test_every_other_case_reports_as_in_the_clean_run(run, faulty, clean_records):
+    real = copied_case_ids(faulty)
+    assert len(real) >= 10
+    expected = {key: r["outcome"] for key, r in clean_records.items() if key[0] in real}
     got = {key: o for key, o in outcomes(run.report).items() if key[0] in real}
     changed = differences(expected, got)
     assert not changed, "\n".join(changed)
 
 
-def test_the_run_ends_with_its_summary_and_report(run):
+def test_the_run_ends_with_its_summary_and_report(run, faulty):
     totals = Counter(r["outcome"] for r in run.report["records"])
-    loadable = len(real_case_ids()) + len(FAULTS) - 2  # all but the syntax error and the missing import
+    real = copied_case_ids(faulty)
+    loadable = len(real) + len(FAULTS) - 2  # all but the syntax error and the missing import
     assert sum(totals.values()) == loadable * len(DEVICES) + 2  # the two unloadable: one record each
-    line = f"{sum(totals.values())} runs of {len(real_case_ids()) + len(FAULTS)} cases: "
+    line = f"{sum(totals.values())} runs of {len(real) + len(FAULTS)} cases: "
     assert line in run.proc.stdout, run.proc.stdout[-3000:] + run.proc.stderr[-3000:]
     assert "report written to " in run.proc.stdout
     assert run.proc.returncode == 1  # failures, not a crash (a crash is a signal or a traceback)

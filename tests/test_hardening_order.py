@@ -1,57 +1,82 @@
-"""Order and parallelism: the corpus gives the same outcome for every case × device whether it
-runs in file order, in a random order or on two xdist workers.
+"""Order, parallelism and stability: the corpus gives the same outcome, and the same fingerprint,
+for every case × device whether it runs in file order, in a random order or on two xdist workers.
 
-The corpus is the whole real one (a temp copy), cpu and cuda items both: on a CPU machine the
-cuda items skip at once, so the whole corpus costs what its ~65 cpu items cost (about 15 s a run
-here, five runs in this module and the faults one), and on the GPU lane the cuda items, with
-their allocator and context state, are the ones most likely to depend on what ran before, so a
-subset would drop exactly what this is for. Beside it: ``rng-probe-*`` cases, which depend on
-the global RNG state and nothing else, and a plain test that moves every global generator, as
-a test sharing `make test`'s session may (see ``planting.plant_rng_probes``).
+The random-order run is the whole real corpus (a temp copy), cpu and cuda items both: on the GPU
+lane the cuda items, with their allocator and context state, are the ones most likely to depend
+on what ran before. It is compared with the plain run of the same session (``clean_records``).
+Beside it: ``rng-probe-*`` cases, which depend on the global RNG state and nothing else, and a
+plain test that moves every global generator, as a test sharing `make test`'s session may (see
+``planting.plant_rng_probes``). The xdist run checks that two workers' records merge into one
+report and one table; a small corpus shows that as well as the whole one.
 """
 from __future__ import annotations
 
-import random
 import re
-
-import pytest
+from collections import Counter
 
 from harness.report import load_report
-from planting import differences, outcomes, run_pytest
+from planting import copied_case_ids, copy_corpus, differences, plant_rng_probes, real_case_ids, run_pytest
 
 TOTALS_LINE = re.compile(r"^\d+ runs of \d+ cases: .*$", re.MULTILINE)
 SUMMARY_TABLE = re.compile(r"^=+ torch-pitfalls =+\n(.*?)^\d+ runs of", re.MULTILINE | re.DOTALL)
 
 
-def test_every_variant_draws_what_reseeding_draws(plain_run):
+def _outcomes(records, keep) -> dict:
+    return {key: r["outcome"] for key, r in records.items() if key[0] in keep}
+
+
+def _by_key(report: dict) -> dict:
+    return {(r["case"], r["device"]): r for r in report["records"]}
+
+
+def test_every_variant_draws_what_reseeding_draws(random_run):
     """Every variant starts from the harness's seed (torch's, Python's and NumPy's generators),
-    whatever the process did before it: the probes' bits are those of the reseeded draw."""
-    got = outcomes(plain_run.report)
-    probes = {key: outcome for key, outcome in got.items() if key[0] in plain_run.probes and key[1] == "cpu"}
-    assert len(probes) == len(plain_run.probes)
+    whatever ran before it: the probes' bits are those of the reseeded draw."""
+    probes = {k: r["outcome"] for k, r in _by_key(random_run.report).items() if k[0] in random_run.probes and k[1] == "cpu"}
+    assert len(probes) == len(random_run.probes)
     assert set(probes.values()) <= {"reproduced", "absent"}, probes
 
 
-@pytest.mark.parametrize("run", [1, 2, 3])
-def test_a_random_order_gives_the_plain_outcomes(plain_run, run):
-    seed = random.SystemRandom().randrange(2**31)  # a new order each time; printed to replay it
-    print(f"random order run {run}: --random-order-bucket=global --random-order-seed={seed}")
-    name = f"random-{run}.json"
-    proc = run_pytest(plain_run.root, *plain_run.args, "--random-order-bucket=global",
-                      f"--random-order-seed={seed}", "--pitfalls-json", name)
-    assert f"--random-order-seed={seed}" in proc.stdout  # the plugin did shuffle, with this seed
-    changed = differences(outcomes(plain_run.report), outcomes(load_report(plain_run.root / name)))
-    assert not changed, f"with --random-order-seed={seed}:\n" + "\n".join(changed)
+def test_a_random_order_gives_the_plain_outcomes(random_run, clean_records):
+    real = real_case_ids()
+    changed = differences(_outcomes(clean_records, real), _outcomes(_by_key(random_run.report), real))
+    assert not changed, f"with {random_run.args[-1]}:\n" + "\n".join(changed)
 
 
-def test_two_xdist_workers_give_the_plain_outcomes_in_one_report_and_one_table(plain_run):
-    proc = run_pytest(plain_run.root, *plain_run.args, "-n", "2", "--pitfalls-json", "xdist.json")
+def test_fingerprints_are_stable_across_runs_and_orders(random_run, clean_records):
+    """What a user observes of each variant is the same in two runs of the same torch (here a
+    plain and a shuffled one): a change the matrix reports is a change of torch, not noise."""
+    got = _by_key(random_run.report)
+    unstable = []
+    for key, record in sorted(clean_records.items()):
+        other = got.get(key)
+        if other is None or record["fingerprints"] is None:
+            continue
+        for variant in ("broken", "fixed"):
+            a, b = record["fingerprints"].get(variant), (other["fingerprints"] or {}).get(variant)
+            if a != b:  # the same torch, the same machine: equal, not merely close
+                unstable.append(f"{key[0]} [{key[1]}] {variant}: {a} != {b}")
+    compared = sum(1 for k, r in clean_records.items() if r["fingerprints"] and k in got)
+    assert compared >= len(real_case_ids())  # every case ran on cpu at least
+    assert not unstable, "\n".join(unstable)
+
+
+def test_two_xdist_workers_give_the_plain_outcomes_in_one_report_and_one_table(tmp_path, clean_records):
+    corpus = copy_corpus(tmp_path, topics=("shapes", "numerics"))
+    probes = plant_rng_probes(corpus)
+    proc = run_pytest(corpus.root, "test_moves_rng.py", "cases", "-n", "2", "--pitfalls-json", "xdist.json")
     assert "2 workers [" in proc.stdout  # it did run on two workers
     assert "report written to xdist.json" in proc.stdout
-    changed = differences(outcomes(plain_run.report), outcomes(load_report(plain_run.root / "xdist.json")))
+    report = load_report(corpus.root / "xdist.json")
+    real = copied_case_ids(corpus)
+    changed = differences(_outcomes(clean_records, real), _outcomes(_by_key(report), real))
     assert not changed, "\n".join(changed)
-    # the controller's summary table: the plain run's totals line, and a row for every case
-    assert TOTALS_LINE.findall(proc.stdout) == TOTALS_LINE.findall(plain_run.proc.stdout) != []
+    assert {r["outcome"] for r in report["records"] if r["case"] in probes and r["device"] == "cpu"} <= {"reproduced", "absent"}
+    # the controller's summary: one totals line, that of the whole report, and a row for every case
+    totals = Counter(r["outcome"] for r in report["records"])
+    (line,) = TOTALS_LINE.findall(proc.stdout)
+    assert line.startswith(f"{len(report['records'])} runs of {len(real) + len(probes)} cases: ")
+    assert all(f"{n} {outcome}" in line for outcome, n in totals.items())
     (table,) = SUMMARY_TABLE.findall(proc.stdout)
-    rows = {line.split()[0] for line in table.splitlines()[2:]}
-    assert rows == {case for case, _ in outcomes(plain_run.report)}
+    rows = {row.split()[0] for row in table.splitlines()[2:]}
+    assert rows == real | set(probes)
