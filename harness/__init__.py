@@ -3,8 +3,8 @@
 A case module needs only what is exported here.
 """
 from harness.case import Affects, Case, Source
-from harness.helpers import ops_called, run_python, saved_bytes, seeded
+from harness.helpers import ops_called, run_python, run_pythons, saved_bytes, seeded
 from harness.observe import Observation, observe
 
-__all__ = ["Affects", "Case", "Observation", "Source", "observe", "ops_called", "run_python", "saved_bytes", "seeded"]
+__all__ = ["Affects", "Case", "Observation", "Source", "observe", "ops_called", "run_python", "run_pythons", "saved_bytes", "seeded"]
 __version__ = "0.1.0"

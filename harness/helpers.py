@@ -74,6 +74,24 @@ def run_python(code: str, cwd: str | os.PathLike | None = None, timeout: float =
     ``cwd`` is where it runs (use a ``tempfile.TemporaryDirectory()``); the child sees the same
     ``sys.path`` entries as this process, so it can import torch and the harness.
     """
+    (done,) = run_pythons([code], cwd=cwd, timeout=timeout)
+    return done
+
+
+def run_pythons(codes: list[str], cwd: str | os.PathLike | None = None, timeout: float = 60.0) -> list[subprocess.CompletedProcess]:
+    """``run_python`` for several snippets at once, each in its own fresh interpreter, started
+    together (a case that compares two fresh runs waits for one interpreter start, not two)."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    return subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=timeout)
+    procs = [subprocess.Popen([sys.executable, "-c", code], cwd=cwd, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for code in codes]
+    done = []
+    try:
+        for code, proc in zip(codes, procs):
+            out, err = proc.communicate(timeout=timeout)
+            done.append(subprocess.CompletedProcess(proc.args, proc.returncode, out, err))
+    finally:
+        for proc in procs:  # a timeout or an interrupt leaves no interpreter behind
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    return done

@@ -33,10 +33,19 @@ from harness.report import build_report, load_report, records_of, write_report
 from harness.versions import release_of, torch_version
 
 ROOT = Path(__file__).resolve().parent.parent
-# Optional dependencies of some cases (Case.requires). uv picks the torchvision release whose
-# exact torch pin matches the cell's torch; where none installs, the cases that need it are
-# `unverified` in that report, with the reason, never silently skipped.
-CASE_EXTRAS = ("torchvision", "tensorboard")
+# Optional dependencies of some cases (Case.requires), installed beside each torch. torchvision
+# is pinned to the release whose METADATA pins that torch (read from each wheel); 1.13.1's
+# torchvision 0.14.1 has no cp311 wheel, and no torchvision pins 2.15.0 (the newest takes
+# torch>=2.14). Where it does not install or import, the cases that need it are `unverified` in
+# that report, with the reason, never silently skipped.
+TORCHVISION = {"2.0.1": "0.15.2", "2.1.2": "0.16.2", "2.2.2": "0.17.2", "2.3.1": "0.18.1", "2.4.1": "0.19.1",
+               "2.5.1": "0.20.1", "2.6.0": "0.21.0", "2.7.1": "0.22.1", "2.8.0": "0.23.0", "2.9.1": "0.24.1",
+               "2.10.0": "0.25.0", "2.11.0": "0.26.0", "2.12.1": "0.27.1", "2.13.0": "0.28.0", "2.14.1": "0.29.1"}
+
+
+def case_extras(version: str) -> list[str]:
+    vision = TORCHVISION.get(version)
+    return ["tensorboard", f"torchvision=={vision}" if vision else "torchvision"]
 
 
 class BuildError(Exception):
@@ -87,9 +96,10 @@ def make_venv(uv: Path, version: str, venv: Path, cache: Path, python: str, inde
         pins.append("numpy<2")  # wheels before 2.3 were built against NumPy 1.x
     # An extra index (PyTorch's CPU wheels on CI) comes first for uv: torch is taken from it.
     extra = ["--extra-index-url", index] if index else []
-    done = _run([uv, "pip", "install", "--quiet", "--python", py, *extra, *pins, *CASE_EXTRAS, "-e", ROOT], env=env)
+    extras = case_extras(version)
+    done = _run([uv, "pip", "install", "--quiet", "--python", py, *extra, *pins, *extras, "-e", ROOT], env=env)
     if done.returncode != 0:
-        print(f"matrix: torch {version}: {', '.join(CASE_EXTRAS)} did not install beside it; "
+        print(f"matrix: torch {version}: {', '.join(extras)} did not install beside it; "
               "the cases that need them will be unverified", file=sys.stderr)
         done = _run([uv, "pip", "install", "--quiet", "--python", py, *extra, *pins, "-e", ROOT], env=env)
     if done.returncode != 0:

@@ -12,6 +12,7 @@ poisoned CUDA context or a hang is an ``error`` outcome and the run goes on.
 from __future__ import annotations
 
 import faulthandler
+import importlib
 import importlib.util
 import io
 import json
@@ -265,10 +266,19 @@ def skip_reason(lc: LoadedCase, device: str) -> str | None:
 
 
 def missing_requirement(lc: LoadedCase) -> str | None:
-    """Why this environment cannot check the case at all: a module it needs is not installed."""
-    missing = [m for m in lc.case.requires if importlib.util.find_spec(m) is None]
-    if missing:
-        return f"needs {', '.join(missing)}, which is not installed: nothing here checks the claim"
+    """Why this environment cannot check the case at all: a module it needs is not installed,
+    or is installed but does not import here (e.g. a torchvision built for another torch)."""
+    problems = []
+    for name in lc.case.requires:
+        if importlib.util.find_spec(name) is None:
+            problems.append(f"{name}, which is not installed")
+            continue
+        try:
+            importlib.import_module(name)
+        except Exception as exc:  # a broken install is this environment's fault, not the case's
+            problems.append(f"{name}, which does not import here ({type(exc).__name__}: {_first(str(exc))[:160]})")
+    if problems:
+        return f"needs {'; '.join(problems)}: nothing here checks the claim"
     return None
 
 

@@ -20,17 +20,34 @@
 import torch
 from torch import nn
 
-from harness import Case, observe, seeded
+from harness import Affects, Case, observe, seeded
 from harness.sources import S1
 
 CASE = Case(
     id="backward-hook-non-full",
     title="A module backward hook that sees only the module's last op",
     kind="silent",
-    # The old hook has reported the last autograd node's gradients since the first releases
-    # (pytorch/pytorch#598, January 2017); register_full_backward_hook (1.8) fixed it under a
-    # new name and the old one was kept as it was. Observed on 2.13.0 by this corpus.
-    affects=">=0.1",
+    # The catalogue row is "silent + warning": the wrong gradient and, since 1.8, a deprecation
+    # warning whose category changed in 2.4 (the version matrix: UserWarning up to 2.3.1,
+    # FutureWarning from 2.4.1). The old hook has reported the last autograd node's gradients
+    # since the first releases (pytorch/pytorch#598, January 2017); this symptom also asks for
+    # the warning, so its range starts where the warning does. Upper end open.
+    affects=(
+        Affects(
+            versions=">=2.4",
+            form="FutureWarning",
+            reason="the last op's grad_input, and the deprecation warned as a FutureWarning (observed from 2.4.1)",
+            issue="https://github.com/pytorch/pytorch/pull/127689",
+        ),
+        Affects(
+            versions=">=1.8,<2.4",
+            since="register_full_backward_hook and this warning came with 1.8.0; frgfm/torch-cam#48 quotes "
+                  "it as a UserWarning on 1.8.0",
+            form="UserWarning",
+            reason="the last op's grad_input, and the deprecation warned as a UserWarning (observed 1.13.1 to 2.3.1)",
+            issue="https://github.com/frgfm/torch-cam/issues/48",
+        ),
+    ),
     devices=("cpu", "cuda"),
     sources=(S1.at("section 'Hook': register_backward_hook on net.conv and net.fc1, printing grad shapes"),),
     tags=("autograd", "hooks", "module_hooks"),
@@ -70,17 +87,43 @@ def broken(device):
     seen = {}
     block.register_backward_hook(lambda module, grad_in, grad_out: seen.update(grad_input=grad_in))
     block(x).sum().backward()
-    return {"hook_grad_input_shape": tuple(seen["grad_input"][0].shape), "input_shape": tuple(x.shape)}
+    return {"hook_grad_input": seen["grad_input"][0], "input_shape": tuple(x.shape)}
+
+
+_NON_FULL = r"non-full backward hook when the forward contains multiple autograd Nodes"
 
 
 def symptom(run):
-    """The hook's grad_input does not even have the input's shape: it is the ReLU's, not the block's."""
-    return run.error is None and run.value["hook_grad_input_shape"] != run.value["input_shape"]
+    """Both halves: the hook's grad_input does not even have the input's shape (it is the ReLU's,
+    not the block's), and torch warned about a non-full hook; the warning's category is the form."""
+    if run.error is not None or not isinstance(run.value, dict):
+        return False
+    if tuple(run.value["hook_grad_input"].shape) == run.value["input_shape"]:
+        return False
+    for category in (FutureWarning, UserWarning):
+        if run.warned(category, _NON_FULL):
+            return category.__name__
+    return False
+
+
+# %% [markdown]
+# A `FutureWarning` next to a hook gradient of the hidden shape is not always this pitfall. Here
+# the full hook is used, but it records `grad_output` by mistake (the gradient at the block's
+# output, also `[4, 2]`), and the warning is about the deprecated `weight_norm` in the block.
+
+# %%
+def near_miss(device):
+    block, x = _block_and_input(device)
+    nn.utils.weight_norm(block.fc)  # warns: deprecated in favour of parametrizations.weight_norm
+    seen = {}
+    block.register_full_backward_hook(lambda module, grad_in, grad_out: seen.update(grad_output=grad_out))
+    block(x).sum().backward()
+    return {"hook_grad_input": seen["grad_output"][0], "input_shape": tuple(x.shape)}  # taken for grad_input
 
 
 # %%
 if __name__ == "__main__":
-    print(observe(broken, "cpu"))  # returns shape (4, 2) for a (4, 3) input, and a FutureWarning
+    print(observe(broken, "cpu"))  # a (4, 2) gradient for a (4, 3) input, and a FutureWarning
 
 # %% [markdown]
 # ## Why
@@ -93,9 +136,11 @@ if __name__ == "__main__":
 #
 # Since 1.8 the old hook also warns when the forward contains more than one autograd node
 # ("Using a non-full backward hook when the forward contains multiple autograd Nodes is
-# deprecated …"). This case checks the wrong shape, not the warning: the warning was a
-# `UserWarning` when it was introduced and is a `FutureWarning` on 2.13.0 (pytorch/pytorch#127689
-# gave deprecation messages that category), while the wrong gradient is the same in every release.
+# deprecated …"). This case checks both: the wrong shape and that warning. The warning was a
+# `UserWarning` when it was introduced and is a `FutureWarning` from 2.4 (pytorch/pytorch#127689
+# gave deprecation messages that category; the version matrix sees the change between 2.3.1 and
+# 2.4.1), so the symptom names the category as its form. The wrong gradient is the same in every
+# release; before 1.8 it came without any warning, which is outside the range claimed here.
 #
 # ## The fix
 # `register_full_backward_hook` wraps the module's inputs and outputs in an autograd function of
@@ -108,10 +153,16 @@ def fixed(device):
     seen = {}
     block.register_full_backward_hook(lambda module, grad_in, grad_out: seen.update(grad_input=grad_in))
     block(x).sum().backward()
+    return {"hook_grad_input": seen["grad_input"][0], "input_shape": tuple(x.shape)}
+
+
+def check(run, device):
+    """The hook's grad_input is d(sum(relu(x Wᵀ + b)))/dx = 1[x Wᵀ + b > 0] · W, the chain rule
+    written out from the block's weights (same seed), not taken from autograd."""
+    block, x = _block_and_input(device)
     weight, bias = block.fc.weight.detach(), block.fc.bias.detach()
     active = ((x.detach() @ weight.T + bias) > 0).to(x.dtype)
-    torch.testing.assert_close(seen["grad_input"][0], active @ weight)
-    return seen["grad_input"][0]
+    torch.testing.assert_close(run.value["hook_grad_input"], active @ weight)
 
 
 # %%
@@ -131,4 +182,5 @@ if __name__ == "__main__":
 # last function the module created); #7040 and #12331 asked again for the documented meaning.
 # PyTorch 1.8 added `register_full_backward_hook` and the warning above; the docs now call
 # `register_backward_hook` deprecated "and the behavior of this function will change in future
-# versions" — it has not changed as of 2.13.0, so the range is open above.
+# versions" — it has not changed as of 2.13.0, so the range is open above. The CUDA side was
+# not observed by this project's runs.

@@ -24,11 +24,11 @@ CASE = Case(
     id="backward-non-scalar",
     title=".backward() on a tensor with more than one element",
     kind="error",
-    # A RuntimeError in every release seen: 0.1.x's Variable.backward said "backward should be
-    # called only on a scalar (i.e. 1-element tensor) or with gradient w.r.t. the variable";
-    # 0.3.x tracebacks (torch/autograd/variable.py) and 2.13.0 (observed here) say "grad can be
-    # implicitly created only for scalar outputs". Upper end open.
-    affects=">=0.1",
+    # A RuntimeError from the first releases on, so no lower bound: 0.1.x's Variable.backward said
+    # "backward should be called only on a scalar (i.e. 1-element tensor) or with gradient w.r.t.
+    # the variable"; 0.3.x tracebacks (torch/autograd/variable.py) and 2.13.0 (observed here) say
+    # "grad can be implicitly created only for scalar outputs". Upper end open.
+    affects="*",
     devices=("cpu", "cuda"),
     sources=(S1.at("section 'Autograd': only a single-element result can be back-propagated"),),
     tags=("autograd", "backward", "reduction"),
@@ -59,6 +59,20 @@ def symptom(run):
     return run.raised(RuntimeError, r"only (for|on a) scalar")
 
 
+# %% [markdown]
+# Not every `RuntimeError` from `backward()` on a loss is about its shape. A scalar loss computed
+# under `torch.no_grad()` (say, by validation code reused for training) has no graph at all, and
+# backward fails with another message; reducing it changes nothing there.
+
+# %%
+def near_miss(device):
+    x = torch.tensor([1.0, 2.0, 3.0], device=device, requires_grad=True)
+    with torch.no_grad():
+        loss = (x**2).mean()  # a scalar, but nothing was recorded
+    loss.backward()
+    return x.grad
+
+
 # %%
 if __name__ == "__main__":
     print(observe(broken, "cpu"))
@@ -82,13 +96,19 @@ if __name__ == "__main__":
 def fixed(device):
     x = torch.tensor([1.0, 2.0, 3.0], device=device, requires_grad=True)
     (x**2).mean().backward()  # reduce to one number first
-    torch.testing.assert_close(x.grad, torch.tensor([2.0, 4.0, 6.0], device=device) / 3)
 
     x2 = torch.tensor([1.0, 2.0, 3.0], device=device, requires_grad=True)
     per_sample = x2**2
     per_sample.backward(gradient=torch.ones_like(per_sample))  # the weights, said explicitly
-    torch.testing.assert_close(x2.grad, torch.tensor([2.0, 4.0, 6.0], device=device))
-    return x.grad
+    return x.grad, x2.grad
+
+
+def check(run, device):
+    """The two gradients are 2x/3 (mean) and 2x (all-ones weights), written out by hand for
+    x = [1, 2, 3]."""
+    mean_grad, weighted_grad = run.value
+    torch.testing.assert_close(mean_grad, torch.tensor([2.0, 4.0, 6.0], device=device) / 3)
+    torch.testing.assert_close(weighted_grad, torch.tensor([2.0, 4.0, 6.0], device=device))
 
 
 # %%

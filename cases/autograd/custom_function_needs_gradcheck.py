@@ -27,9 +27,9 @@ CASE = Case(
     title="A hand-written backward that is wrong and never says so",
     kind="silent",
     # By design: autograd calls a Function's backward without comparing it to the forward.
-    # Observed on 2.13.0 by this corpus; the lower bound is only where this corpus stops
-    # looking, and no release is known to change it (upper end open).
-    affects=">=1.0",
+    # Observed on 2.13.0 by this corpus; no release is known to have done otherwise, so no
+    # lower bound, and none is known to change it (upper end open).
+    affects="*",
     devices=("cpu", "cuda"),
     sources=(
         S1.at("section on custom modules: the author's own batch-norm autograd.Function (MyBN_f)"),
@@ -48,7 +48,8 @@ CASE = Case(
 # scale and shift. The input gradient below keeps the path through the batch mean but drops
 # the path through the batch variance — one missing term, the kind of slip a hand derivation
 # makes. One backward in float32 raises nothing and gives finite gradients; `gradcheck` on a
-# float64 copy of the same inputs answers `False`.
+# float64 copy of the same inputs answers `False`. The variant also keeps the float64 gradients
+# for one output gradient, which the fix's check below compares with autograd's own.
 
 # %%
 DIMS = (0, 2, 3)  # the statistics are taken per channel, over batch and space
@@ -81,17 +82,32 @@ def _inputs(device, dtype):
     return [t.requires_grad_() for t in (x, weight, bias)]
 
 
-def broken(device):
+def _training_step_looks_fine(batch_norm, device):
+    """One float32 loss and backward: are all the gradients finite and of the right shape?"""
     x, weight, bias = _inputs(device, torch.float32)
     with seeded(1):
         target = torch.randn(4, 2, 3, 3, device=device)
-    loss = (BatchNormMissingTerm.apply(x, weight, bias) - target).pow(2).mean()
+    loss = (batch_norm(x, weight, bias) - target).pow(2).mean()
     loss.backward()  # no error, no warning
-    grads_ok = all(t.grad.shape == t.shape and bool(t.grad.isfinite().all()) for t in (x, weight, bias))
-    passes = torch.autograd.gradcheck(
-        BatchNormMissingTerm.apply, tuple(_inputs(device, torch.float64)), raise_exception=False
-    )
-    return {"grads_finite_and_shaped": grads_ok, "gradcheck_float64": passes}
+    return all(t.grad.shape == t.shape and bool(t.grad.isfinite().all()) for t in (x, weight, bias))
+
+
+def _grads_float64(batch_norm, device):
+    """The gradients with respect to (x, weight, bias) for one seeded output gradient, in float64."""
+    inputs = _inputs(device, torch.float64)
+    with seeded(1):
+        grad_out = torch.randn(4, 2, 3, 3, device=device, dtype=torch.float64)
+    return torch.autograd.grad(batch_norm(*inputs), inputs, grad_out)
+
+
+def broken(device):
+    batch_norm = BatchNormMissingTerm.apply
+    passes = torch.autograd.gradcheck(batch_norm, tuple(_inputs(device, torch.float64)), raise_exception=False)
+    return {
+        "grads_finite_and_shaped": _training_step_looks_fine(batch_norm, device),
+        "gradcheck_float64": passes,
+        "grads_float64": _grads_float64(batch_norm, device),
+    }
 
 
 def symptom(run):
@@ -99,6 +115,29 @@ def symptom(run):
     if run.error is not None:
         return False
     return run.value["grads_finite_and_shaped"] and run.value["gradcheck_float64"] is False
+
+
+# %% [markdown]
+# A hand-made batch norm whose outputs differ from `nn.BatchNorm2d` is not always this pitfall.
+# This one divides by the *unbiased* variance (n - 1) where batch norm uses the biased one, and
+# has no hand-written backward: autograd differentiates it, so gradcheck passes. The forward is
+# wrong; its gradient is the true derivative of what it computes.
+
+# %%
+def _batch_norm_unbiased(x, weight, bias, eps=1e-5):
+    mean = x.mean(DIMS, keepdim=True)
+    std = (x.var(DIMS, unbiased=True, keepdim=True) + eps).sqrt()  # n - 1: not batch norm's
+    return (x - mean) / std * weight.view(1, -1, 1, 1) + bias.view(1, -1, 1, 1)
+
+
+def near_miss(device):
+    batch_norm = _batch_norm_unbiased
+    passes = torch.autograd.gradcheck(batch_norm, tuple(_inputs(device, torch.float64)), raise_exception=False)
+    return {
+        "grads_finite_and_shaped": _training_step_looks_fine(batch_norm, device),
+        "gradcheck_float64": passes,
+        "grads_float64": _grads_float64(batch_norm, device),
+    }
 
 
 # %%
@@ -140,18 +179,24 @@ class BatchNormFunction(torch.autograd.Function):
 
 
 def fixed(device):
-    inputs = _inputs(device, torch.float64)
-    assert torch.autograd.gradcheck(BatchNormFunction.apply, tuple(inputs))  # raises on a mismatch
-    with seeded(1):
-        grad_out = torch.randn(4, 2, 3, 3, device=device, dtype=torch.float64)
-    ours = torch.autograd.grad(BatchNormFunction.apply(*inputs), inputs, grad_out)
-    # The same forward through F.batch_norm, differentiated by autograd itself.
-    x, weight, bias = inputs
-    reference_out = torch.nn.functional.batch_norm(x, None, None, weight, bias, training=True, eps=1e-5)
-    expected = torch.autograd.grad(reference_out, inputs, grad_out)
-    for got, want in zip(ours, expected):
+    batch_norm = BatchNormFunction.apply
+    passes = torch.autograd.gradcheck(batch_norm, tuple(_inputs(device, torch.float64)), raise_exception=False)
+    return {
+        "grads_finite_and_shaped": _training_step_looks_fine(batch_norm, device),
+        "gradcheck_float64": passes,
+        "grads_float64": _grads_float64(batch_norm, device),
+    }
+
+
+def check(run, device):
+    """gradcheck passed in float64, and the gradients equal those autograd itself derives for the
+    same forward written with F.batch_norm (no hand-written backward involved)."""
+    assert run.value["gradcheck_float64"] is True, "gradcheck in float64 rejects the backward"
+    reference = lambda x, weight, bias: torch.nn.functional.batch_norm(  # noqa: E731
+        x, None, None, weight, bias, training=True, eps=1e-5
+    )
+    for got, want in zip(run.value["grads_float64"], _grads_float64(reference, device)):
         torch.testing.assert_close(got, want)
-    return ours
 
 
 # %%
@@ -172,5 +217,6 @@ if __name__ == "__main__":
 # its backward with `gradcheck` on double-precision inputs. The `gradcheck` reference documents
 # the comparison (analytical against finite differences, with `eps`, `atol`, `rtol`) and its
 # `raise_exception=False` form used above. This is how autograd treats a custom backward by
-# design, not a bug with a fix release: `affects` starts at 1.0 only because nothing older is
-# checked here, and its upper end is open.
+# design, not a bug with a fix release: `affects` has no lower bound (no release is known to
+# have checked a custom backward), and its upper end is open. The CUDA side was not observed by
+# this project's runs.

@@ -26,8 +26,9 @@ CASE = Case(
     title="A gradient hook that returns torch.zeros(grad.shape)",
     kind="error",
     # Autograd has checked a hook's result against the gradient it replaced (type, device, size)
-    # since before 1.0; observed on 2.13.0 by this corpus. No release is known to relax it.
-    affects=">=1.0",
+    # since before 1.0, so no lower bound is known; observed on 2.13.0 by this corpus. No release
+    # is known to relax it.
+    affects="*",
     # The catalogue row is "CUDA (dtype on CPU)": on a GPU any dtype fails, on the CPU a
     # non-default dtype does. This case uses float64 so that both devices show it.
     devices=("cpu", "cuda"),
@@ -60,6 +61,19 @@ def symptom(run):
     return run.raised(RuntimeError, r"hook .* has changed the type of value")
 
 
+# %% [markdown]
+# The same check also refuses a hook whose result has the right type but the wrong *size*: here
+# the hook keeps only the first element of the gradient (a slice meant for something else).
+# That is another bug, with another message; `zeros_like` has nothing to do with it.
+
+# %%
+def near_miss(device):
+    layer, x = _layer_and_input(device)
+    layer.bias.register_hook(lambda grad: grad[:1])  # float64, on the right device, size 1 not 2
+    layer(x).sum().backward()
+    return layer.bias.grad
+
+
 # %%
 if __name__ == "__main__":
     print(observe(broken, "cpu"))
@@ -86,11 +100,16 @@ def fixed(device):
     layer, x = _layer_and_input(device)
     layer.bias.register_hook(lambda grad: torch.zeros_like(grad))
     layer(x).sum().backward()
-    # The hook zeroed the bias gradient; the weight's, d(sum(x Wᵀ + b))/dW, is the batch sum of x
-    # in every row.
-    torch.testing.assert_close(layer.bias.grad, torch.zeros(2, device=device, dtype=torch.float64))
-    torch.testing.assert_close(layer.weight.grad, x.sum(dim=0).expand(2, 3))
-    return layer.bias.grad
+    return layer.bias.grad, layer.weight.grad
+
+
+def check(run, device):
+    """The hook zeroed the bias gradient (float64 zeros); the weight's, d(sum(x Wᵀ + b))/dW, is
+    the batch sum of the same seeded x in every row, written out by hand."""
+    bias_grad, weight_grad = run.value
+    _, x = _layer_and_input(device)
+    torch.testing.assert_close(bias_grad, torch.zeros(2, device=device, dtype=torch.float64))
+    torch.testing.assert_close(weight_grad, x.sum(dim=0).expand(2, 3))
 
 
 # %%

@@ -23,7 +23,7 @@ import warnings
 import torch
 from torch import nn
 
-from harness import Case, observe
+from harness import Affects, Case, observe
 from harness.sources import S1
 
 CASE = Case(
@@ -32,7 +32,10 @@ CASE = Case(
     kind="error",
     # The tracer raises since pytorch/pytorch#18298 (March 2019, so from 1.1); before it, such a
     # tensor was silently baked in as a constant (#12946). Observed on 2.13.0 by this corpus.
-    affects=">=1.1",
+    affects=(
+        Affects(">=1.1", since="pytorch/pytorch#18298 added the error in March 2019; 1.1.0 (April 2019) "
+                "is the first release after it"),
+    ),
     devices=("cpu", "cuda"),
     sources=(S1.at("Troubleshooting: TensorBoard's graph fails with 'Cannot insert a Tensor that requires "
                    "grad as a constant' (left unresolved)"),),
@@ -71,6 +74,22 @@ def symptom(run):
     """The tracer refuses the requires-grad attribute. The deprecation warning that recent torch
     emits for torch.jit.trace itself is not this symptom and is not checked here."""
     return run.raised(RuntimeError, r"requires grad as a constant")
+
+
+# %% [markdown]
+# `torch.jit.trace` refuses other modules with a `RuntimeError` too, and not every refusal is
+# about an unregistered tensor. This one returns a Python number (`.item()`, a predicted class)
+# instead of a tensor: the tracer can only record tensor outputs.
+
+# %%
+class PredictsClass(nn.Module):
+    def forward(self, x):
+        return x.sum(dim=1).argmax().item()  # a Python int, not a tensor
+
+
+def near_miss(device):
+    x = torch.arange(6.0, device=device).reshape(2, 3)
+    return torch.jit.trace(PredictsClass(), x)
 
 
 # %%
@@ -127,10 +146,16 @@ def fixed(device):
         traced = torch.jit.trace(module, x)
     out = traced(x)
     out.sum().backward()
-    # By hand: every element doubled; d(sum(x * s))/ds = column sums of x = [3, 5, 7].
+    return out, module.scale.grad
+
+
+def check(run, device):
+    """By hand, for x = [[0, 1, 2], [3, 4, 5]]: every element doubled, and the gradient reaching
+    the parameter is d(sum(x * s))/ds = the column sums of x = [3, 5, 7]."""
+    out, scale_grad = run.value
+    x = torch.tensor([[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]], device=device)
     torch.testing.assert_close(out, 2.0 * x)
-    torch.testing.assert_close(module.scale.grad, torch.tensor([3.0, 5.0, 7.0], device=device))
-    return module.scale.grad
+    torch.testing.assert_close(scale_grad, torch.tensor([3.0, 5.0, 7.0], device=device))
 
 
 # %%
@@ -155,4 +180,5 @@ if __name__ == "__main__":
 # a hard error, after which `torch.jit.trace` would fail before reaching this check — the
 # symptom above would then stop matching and the version matrix would flag it. Moving to
 # `torch.export` does not remove the need for the fix: on 2.13.0 it accepts the unregistered
-# tensor without a word and lifts it as a constant input of the exported program.
+# tensor without a word and lifts it as a constant input of the exported program. The CUDA side
+# was not observed by this project's runs.

@@ -18,7 +18,7 @@
 # %%
 import torch
 
-from harness import Case, observe
+from harness import Affects, Case, observe
 from harness.sources import S1
 
 CASE = Case(
@@ -29,7 +29,10 @@ CASE = Case(
     # warning was added by #30531 (opened November 2019, reviewed December 2019). 1.5.0 (April
     # 2020) is the first release certainly after it; whether 1.4.0 (January 2020) carries it was
     # not checked. Observed on 2.13.0 by this corpus; upper end open.
-    affects=">=1.5",
+    affects=(
+        Affects(">=1.5", since="the warning was added by pytorch/pytorch#30531 (December 2019); 1.5.0 "
+                "(April 2020) is the first release certainly after it"),
+    ),
     devices=("cpu", "cuda"),
     sources=(S1.at("section 'Autograd': only leaf Variables keep .grad; retain_grad() before backward"),),
     tags=("autograd", "retain_grad", "leaf"),
@@ -59,6 +62,21 @@ def broken(device):
 def symptom(run):
     """The intermediate's .grad is None, and reading it raised a UserWarning naming the non-leaf."""
     return run.error is None and run.value is None and run.warned(UserWarning, r"not a leaf")
+
+
+# %% [markdown]
+# A `None` gradient next to a `UserWarning` can be another bug. Here the intermediate was built
+# with `torch.tensor(2 * x)`, which copies the values out of the graph: `hidden` is a leaf that
+# does not require grad, so it gets no gradient, `retain_grad()` would refuse it, and the warning
+# is about that copy.
+
+# %%
+def near_miss(device):
+    x = torch.tensor([1.0, 2.0, 3.0], device=device, requires_grad=True)
+    hidden = torch.tensor(2 * x)  # warns: copy-constructing from a tensor; the copy has no history
+    loss = (hidden**2).sum() + x.sum()
+    loss.backward()
+    return hidden.grad  # None: nothing asked for it
 
 
 # %%
@@ -92,10 +110,17 @@ def fixed(device):
     hidden.register_hook(seen.append)  # the same gradient, seen in passing
     loss = (hidden**2).sum()
     loss.backward()
-    by_hand = torch.tensor([4.0, 8.0, 12.0], device=device)  # 2 * hidden, hidden = [2, 4, 6]
-    torch.testing.assert_close(hidden.grad, by_hand)
-    torch.testing.assert_close(seen[0], by_hand)
-    return hidden.grad
+    return hidden.grad, seen[0]
+
+
+def check(run, device):
+    """Both the retained .grad and the hooked gradient are 2 * hidden = [4, 8, 12] for hidden =
+    [2, 4, 6], written out by hand (a None, as the broken code returns, fails)."""
+    assert run.value is not None, "hidden.grad is None"
+    retained, hooked = run.value
+    by_hand = torch.tensor([4.0, 8.0, 12.0], device=device)
+    torch.testing.assert_close(retained, by_hand)
+    torch.testing.assert_close(hooked, by_hand)
 
 
 # %%

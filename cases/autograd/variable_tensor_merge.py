@@ -47,6 +47,7 @@ CASE = Case(
         "https://github.com/pytorch/pytorch/issues/4828",  # cat(Tensor, Variable): "won't fix", merge coming
         "https://github.com/pytorch/pytorch/issues/6646",  # 0.4 pre-release: Variable(t) is a Tensor
         "https://github.com/pytorch/pytorch/pull/5225",  # "Merge Variable and Tensor classes"
+        "https://github.com/keitakurita/Practical_NLP_in_PyTorch/issues/2",  # "must be Variable, not torch.FloatTensor"
     ),
 )
 
@@ -76,15 +77,36 @@ def broken(device):
 
 
 def symptom(run):
-    """The ≤0.3 behaviour: mixing the two raised, or Variable(t) was a class apart from Tensor."""
+    """The ≤0.3 behaviour: mixing the two raised an argument error naming a Variable next to a
+    Tensor, or Variable(t) was a class apart from Tensor."""
     if run.error is not None:
-        return isinstance(run.error, (TypeError, RuntimeError))
+        # The two forms the ≤0.3 argument parsers gave a Variable mixed with a Tensor (#1252 and
+        # the Practical_NLP report in the references); any other error is another bug.
+        return run.raised(TypeError, r"(?s)invalid combination of arguments.*\bVariable\b") or run.raised(
+            RuntimeError, r"must be Variable, not torch\.\w*Tensor"
+        )
     value = run.value
+    if not isinstance(value, dict) or "class of Variable(t)" not in value:
+        return False  # code without Variable (the fix): nothing for a Tensor to be apart from
     return (
         value["class of Variable(t)"] is not torch.Tensor
         or not value["tensor is a Variable"]
         or not value["same .type()"]
     )
+
+
+# %% [markdown]
+# Today's pair of array types that will not mix is a tensor and a NumPy array: `torch.mm` refuses
+# the array with a `TypeError` too. That is not the Variable/Tensor split, and no `Variable`
+# wrapping helps; `torch.from_numpy` does.
+
+# %%
+def near_miss(device):
+    import numpy as np
+
+    weight = torch.tensor([[1.0, 2.0], [3.0, 4.0]], device=device)
+    features = np.ones((2, 2), dtype=np.float32)  # straight from a data pipeline
+    return torch.mm(weight, features)
 
 
 # %%
@@ -120,9 +142,13 @@ def fixed(device):
     weight = torch.tensor([1.0, 2.0, 3.0], device=device)
     loss = (prob * weight).sum()
     loss.backward()
-    # d(sum(p * w))/dp = w, written out by hand.
-    torch.testing.assert_close(prob.grad, torch.tensor([1.0, 2.0, 3.0], device=device))
-    return prob.grad
+    return {"grad": prob.grad}
+
+
+def check(run, device):
+    """The gradient of sum(p * w) with respect to p is w = [1, 2, 3], written out by hand.
+    Today the broken code gets it right too: only torch ≤ 0.3 could tell the two apart."""
+    torch.testing.assert_close(run.value["grad"], torch.tensor([1.0, 2.0, 3.0], device=device))
 
 
 # %%
@@ -145,5 +171,7 @@ if __name__ == "__main__":
 # 0.3.1.post2 and a 0.4.0 pre-release, where `Variable(t)` already printed as a plain tensor.
 # The v0.4.0 release notes list "Tensor / Variable merged" first among the breaking changes, and
 # the migration guide says that `Variable` wrapping still works but returns a `torch.Tensor`.
-# The case is *historical*: `affects` is `<0.4`, below every installable torch, so it runs as
-# `absent` and guards today's behaviour. The CUDA side was not observed by this project's runs.
+# The case is *historical*: `affects` is `<0.4`, below every installable torch. The broken code
+# now computes the same gradient as the fix, so nothing here can tell them apart and the case
+# runs as `unverified`; its symptom still guards today's behaviour (a Variable that is again a
+# class apart would show as a mismatch). The CUDA side was not observed by this project's runs.

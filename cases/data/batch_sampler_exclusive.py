@@ -19,7 +19,7 @@
 import torch
 from torch.utils.data import BatchSampler, DataLoader, RandomSampler, SequentialSampler
 
-from harness import Case, observe, seeded
+from harness import Affects, Case, observe, seeded
 from harness.sources import S1
 
 CASE = Case(
@@ -27,10 +27,11 @@ CASE = Case(
     title="batch_sampler and shuffle=True together",
     kind="error",
     # `batch_sampler` was added by #1867 (June 2017, released in 0.2), whose review asked for an
-    # error when one of the options it replaces is also given; the check is in DataLoader's
-    # constructor on 2.13.0, observed here. Lower end from that PR, not observed by this
-    # project; upper end open.
-    affects=">=0.2",
+    # error when one of the options it replaces is also given; the version matrix observes the
+    # check in DataLoader's constructor on every release it runs (1.13.1 on). Lower end from
+    # that PR, not observed by this project; upper end open.
+    affects=(Affects(">=0.2", since="PR #1867 added batch_sampler with this check (June 2017, "
+                     "released in 0.2.0)"),),
     devices=("cpu", "cuda"),
     sources=(S1.at("section 'Data': with a custom BatchSampler, shuffle must be set to False"),),
     tags=("data", "dataloader", "sampler"),
@@ -55,6 +56,17 @@ def broken(device):
 def symptom(run):
     """Building the loader raises ValueError naming the mutually exclusive options."""
     return run.raised(ValueError, r"batch_sampler.*mutually exclusive")
+
+
+# %% [markdown]
+# A plain `sampler` (not a batch sampler) with `shuffle=True` is refused by a message of the
+# same shape, "sampler option is mutually exclusive with shuffle". It is the sampler's own
+# rule: the batch size still applies there, and the symptom must tell the two apart.
+
+# %%
+def near_miss(device):
+    data = torch.arange(4.0, device=device)
+    return DataLoader(data, sampler=SequentialSampler(data), batch_size=2, shuffle=True)
 
 
 # %%
@@ -83,12 +95,15 @@ def fixed(device):
     batches = BatchSampler(order, batch_size=2, drop_last=False)
     loader = DataLoader(data, batch_sampler=batches)
     with seeded(0):  # iter(loader) draws a base seed from torch's global RNG
-        got = list(loader)
-    # Two batches of two, and together every sample exactly once (sorted, by hand: 0, 1, 2, 3).
-    assert [len(b) for b in got] == [2, 2]
-    torch.testing.assert_close(torch.cat(got).sort().values,
+        return list(loader)
+
+
+def check(run, device):
+    """Two batches of two that together hold every sample exactly once: sorted, the samples
+    0, 1, 2, 3 written out by hand."""
+    assert [len(b) for b in run.value] == [2, 2]
+    torch.testing.assert_close(torch.cat(run.value).sort().values,
                                torch.tensor([0.0, 1.0, 2.0, 3.0], device=device))
-    return got
 
 
 # %%
@@ -105,6 +120,6 @@ if __name__ == "__main__":
 # uneven size such as fairseq's; in its review the maintainers asked to raise an error when one
 # of the replaced options is also given, instead of ignoring it, which is the check met here.
 # pytorch/pytorch#6108 (2018) then made `loader.batch_size` and `loader.drop_last` read `None`
-# when a batch sampler is given. The error text is the same on 2.13.0 (observed by this
-# corpus), and libraries that rebuild loaders still trip on it (catalyst-team/catalyst#271).
+# when a batch sampler is given. The error text is the same on every release the version
+# matrix runs (1.13.1 on), and libraries that rebuild loaders still trip on it (catalyst-team/catalyst#271).
 # The CUDA side was not observed by this project's runs.

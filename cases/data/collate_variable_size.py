@@ -30,9 +30,9 @@ CASE = Case(
     # default_collate has stacked same-typed tensors since the first DataLoader: #1904 (June
     # 2017) hits it on that month's master ("inconsistent tensor sizes" from TH), S1 on torch 1.3
     # ("Sizes of tensors must match except in dimension 0"), this corpus on 2.13.0 ("stack
-    # expects each tensor to be equal size"). The wording changed, the error did not.
-    # Upper end open.
-    affects=">=0.1",
+    # expects each tensor to be equal size"). The wording changed, the error did not. No
+    # release is known without it, so no lower bound; upper end open.
+    affects="*",
     devices=("cpu", "cuda"),
     sources=(S1.at("section 'Data': the loaded images must be cropped first, or the loader "
                    "fails with 'Sizes of tensors must match except in dimension 0'"),),
@@ -77,6 +77,18 @@ def symptom(run):
                       r"equal size|sizes of tensors must match|inconsistent tensor sizes")
 
 
+# %% [markdown]
+# A size error *after* collation is another bug: the images were cropped to one size and the
+# batch stacks fine, but the mean image subtracted from it has another height, and
+# broadcasting fails with "the size of tensor a must match the size of tensor b".
+
+# %%
+def near_miss(device):
+    batch = torch.ones(2, 3, 4, 5, device=device)  # a well-formed batch of 4x5 images
+    mean_image = torch.full((3, 5, 5), 0.5, device=device)  # computed on 5x5 images
+    return batch - mean_image
+
+
 # %%
 if __name__ == "__main__":
     print(observe(broken, "cpu"))
@@ -108,14 +120,16 @@ def pad_collate(samples):
 def fixed(device):
     loader = DataLoader(VariableSizeImages(device), batch_size=2, collate_fn=pad_collate)
     with seeded(0):
-        batch = next(iter(loader))
-    # Written out by slice assignment instead of F.pad: image 0 is 4 rows of 1.0 then a row of
-    # zeros, image 1 is 5 rows of 2.0.
+        return next(iter(loader))
+
+
+def check(run, device):
+    """One [2, 3, 5, 5] batch, written out by slice assignment instead of F.pad: image 0 is 4
+    rows of 1.0 then a row of zeros, image 1 is 5 rows of 2.0."""
     expected = torch.zeros(2, 3, 5, 5, device=device)
     expected[0, :, :4, :] = 1.0
     expected[1] = 2.0
-    torch.testing.assert_close(batch, expected)
-    return batch.shape
+    torch.testing.assert_close(run.value, expected)
 
 
 # %%
@@ -133,6 +147,8 @@ if __name__ == "__main__":
 # "inconsistent tensor sizes" inside `default_collate`: the same stack of unequal samples, then
 # raised by the TH library. Today's message, "stack expects each tensor to be equal size, but
 # got … at entry 0 and … at entry 1", is the one in countless downstream reports, such as
-# qubvel-org/segmentation_models.pytorch#472; it was observed on 2.13.0 by this corpus. The
-# behaviour is by design (a batch is one tensor), so no release is known to have changed it.
+# qubvel-org/segmentation_models.pytorch#472; the version matrix observes it on every release
+# it runs (1.13.1 on). The behaviour is by design (a batch is one tensor), so no release is
+# known to have changed it, and `affects` has no lower bound: #1904 (2017) is only the oldest
+# report found, not a start.
 # The CUDA side was not observed by this project's runs.

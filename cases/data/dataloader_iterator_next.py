@@ -18,7 +18,7 @@
 import torch
 from torch.utils.data import DataLoader
 
-from harness import Case, observe, seeded
+from harness import Affects, Case, observe, seeded
 from harness.sources import S1
 
 CASE = Case(
@@ -28,8 +28,9 @@ CASE = Case(
     # Up to 1.12 the DataLoader iterators kept `next = __next__  # Python 2 compatibility`;
     # #78594 ("Remove Python 2-related code from dataloader", merged June 2022) deleted it, so
     # 1.13 is the first release that raises (#80181: a 1.13 nightly; #87955: works on the
-    # older install, fails on 1.13). Observed on 2.13.0 by this corpus. Upper end open.
-    affects=">=1.13",
+    # older install, fails on 1.13). The version matrix starts at 1.13.1 and observes it on
+    # every release; 1.13.0 itself is read from the PR, not observed. Upper end open.
+    affects=(Affects(">=1.13", since="PR #78594 removed the alias in 1.13.0"),),
     devices=("cpu", "cuda"),
     sources=(
         S1.at("section 'Data': one batch via it = iter(train_loader); it.next()"),
@@ -59,8 +60,20 @@ def broken(device):
 
 
 def symptom(run):
-    """The iterator has no `next` method: AttributeError naming 'next'."""
-    return run.raised(AttributeError, r"has no attribute 'next'")
+    """The loader's *iterator* (`_SingleProcessDataLoaderIter`, `_MultiProcessingDataLoaderIter`)
+    has no `next` method: AttributeError naming the iterator class and 'next'."""
+    return run.raised(AttributeError, r"DataLoaderIter' object has no attribute 'next'")
+
+
+# %% [markdown]
+# Calling `.next()` on the `DataLoader` itself fails with the same words, but for another
+# reason: a loader is an iterable, not an iterator, and never had `next` in any release (it
+# needs `iter(loader)` first). The symptom names the iterator class, so it refuses this.
+
+# %%
+def near_miss(device):
+    loader = DataLoader(torch.arange(3, device=device), batch_size=2)
+    return loader.next()  # 'DataLoader' object has no attribute 'next'
 
 
 # %%
@@ -99,11 +112,16 @@ def fixed(device):
         first = next(iter(loader))
         stream = endless(loader)
         four = [next(stream) for _ in range(4)]
-    # By hand: batches of two over [0, 1, 2] are [0, 1] then [2], and the stream starts over.
-    torch.testing.assert_close(first, torch.tensor([0, 1], device=device))
-    for got, want in zip(four, ([0, 1], [2], [0, 1], [2])):
+    return {"first": first, "endless": four}
+
+
+def check(run, device):
+    """Batches written out by hand: batches of two over [0, 1, 2] are [0, 1] then [2]; `next(it)`
+    gives the first, and the endless stream starts over after the second."""
+    torch.testing.assert_close(run.value["first"], torch.tensor([0, 1], device=device))
+    assert len(run.value["endless"]) == 4
+    for got, want in zip(run.value["endless"], ([0, 1], [2], [0, 1], [2])):
         torch.testing.assert_close(got, torch.tensor(want, device=device))
-    return four
 
 
 # %%
@@ -122,5 +140,7 @@ if __name__ == "__main__":
 # 2022) is the first release where `it.next()` raises; 1.12 and earlier accepted it, so this
 # case's range starts at 1.13. pytorch/pytorch#80181 is the first report (the CIFAR-10 tutorial
 # on a 1.13 nightly), and in pytorch/pytorch#87955 a maintainer answers with `next(it)`.
-# Downstream fixes, such as pytorch/TensorRT#1159, cite #78594 and PEP 3114. The AttributeError
-# was observed on 2.13.0 by this corpus; the CUDA side was not observed by this project's runs.
+# Downstream fixes, such as pytorch/TensorRT#1159, cite #78594 and PEP 3114. The bound 1.13.0
+# is read from the PR and these reports, not observed: the version matrix starts at 1.13.1,
+# and it observes the AttributeError there and on every later release (CPU). The CUDA side
+# was not observed by this project's runs.

@@ -82,6 +82,21 @@ def symptom(run):
 
 
 # %% [markdown]
+# Not every `TypeError` out of `apply_` is about the device. A function that forgets its
+# `return` hands `None` back for each element, and `apply_` refuses that on the CPU too: a bug
+# in the callable, not the CPU-only restriction.
+
+# %%
+def near_miss(device):
+    def fn(v):
+        v * v + 1  # computed, but never returned
+
+    t = torch.tensor(VALUES, device="cpu")  # on the CPU, where apply_ is allowed
+    t.apply_(fn)  # TypeError: must be real number, not NoneType
+    return t
+
+
+# %% [markdown]
 # On the CPU it works, which is how the line got into the code. Note the count: the Python
 # function ran once for each of the three elements. For a million-element tensor it runs a
 # million times, one interpreter round-trip each.
@@ -102,17 +117,32 @@ if __name__ == "__main__":
 #
 # ## The fix
 # Write the function with tensor operations, so that it runs as kernels on whatever device the
-# tensor is on: here `t * t + 1` instead of `apply_(lambda v: v * v + 1)`. Most element-wise
+# tensor is on: here `t * t + 1` instead of `apply_(lambda v: v * v + 1)`. Our function is
+# already written with arithmetic that tensors support, so the fix calls it once, on the whole
+# tensor, and Python is called back once instead of once per element. Most element-wise
 # Python functions have such a form (`torch.where` for branches, `torch.clamp`, and the like). If
 # one truly has none, move the tensor to the CPU and back: `t.cpu().apply_(fn).to(t.device)`.
 # That is slow, and it is explicit about it.
 
 # %%
 def fixed(device):
+    calls = 0
+
+    def fn(v):
+        nonlocal calls
+        calls += 1
+        return square_plus_one(v)
+
     t = torch.tensor(VALUES, device=device)
-    result = t * t + 1  # the same function, as tensor ops
-    torch.testing.assert_close(result, torch.tensor(EXPECTED, device=device))
-    return result
+    result = fn(t)  # the same function, called once on the whole tensor: t * t + 1, as tensor ops
+    return Applied(result, calls)
+
+
+def check(run, device):
+    """The values are 1*1+1, 2*2+1, 3*3+1 worked out by hand, and the Python function ran once
+    for the whole tensor, counted by the same wrapper as in the broken code (not once per element)."""
+    torch.testing.assert_close(run.value.result, torch.tensor(EXPECTED, device=device))
+    assert run.value.python_calls == 1, f"Python was called back {run.value.python_calls} times"
 
 
 # %%

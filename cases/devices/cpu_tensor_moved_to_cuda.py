@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 import torch
 
-from harness import Case, observe, ops_called
+from harness import Affects, Case, observe, ops_called
 from harness.sources import S1
 
 CASE = Case(
@@ -29,10 +29,16 @@ CASE = Case(
     title="torch.zeros(3, 3).cuda() builds the tensor on the CPU, then copies it over",
     kind="performance",
     # `.to(device)` and the `device=` argument both arrived in 0.4; the copy is what `.to` and
-    # `.cuda()` are defined to do, and no release has changed it. Seen here only as the CPU
-    # contrast (no copy): the CUDA side was not observed by this project's runs.
-    affects=">=0.4",
-    devices=("cuda",),
+    # `.cuda()` are defined to do, and no release has changed it. On the CPU the case moves to
+    # the `meta` device instead, which takes the same `_to_copy` path: a proxy, not the GPU.
+    # The CUDA side was not observed by this project's runs (no GPU so far).
+    affects=(
+        Affects(device="cpu", proxy="a move to the meta device stands for the move to CUDA: the "
+                                    "same aten::_to_copy and aten::copy_, without the GPU and its wait"),
+        Affects(">=0.4", since="the 0.4.0 release notes, which introduced Tensor.to and the "
+                               "device= argument of the factory functions", device="cuda"),
+    ),
+    devices=("cpu", "cuda"),
     sources=(S1.at("section 'Tensor': Torch.zeros([3,3]).cuda() is slow, made on the CPU first"),),
     tags=("devices", "cuda", "host_to_device", "factory_functions"),
     references=(
@@ -44,16 +50,22 @@ CASE = Case(
     ),
 )
 
-# The copy the profiler sees when a tensor changes device: `.to` dispatches `aten::_to_copy`,
-# which allocates on the target device and fills it with `aten::copy_`.
-COPY_OPS = ("aten::_to_copy", "aten::copy_")
+
+def target(device):
+    """Where the tensor should end up: `device` itself, except on the CPU, where moving a tensor
+    is a no-op and the `meta` device (shapes without data) stands in for the GPU."""
+    return "meta" if torch.device(device).type == "cpu" else device
 
 
 class Made(NamedTuple):
-    """Where the tensor ended up, and how many copy ops the profiler saw while making it."""
+    """Where the tensor ended up, and what the profiler saw while making it: `moves` counts
+    `aten::_to_copy` (what `.to`/`.cuda()` dispatch when the tensor must change device),
+    `copies` counts `aten::copy_` (the data copied into the new tensor)."""
 
     device: str
-    copy_ops: int
+    moves: int
+    copies: int
+    tensor: torch.Tensor
 
 
 def zeros_then_move(device):
@@ -66,38 +78,51 @@ def zeros_on_device(device):
 
 def made_by(make, device):
     tensor, ops = ops_called(make, device)
-    return tensor, Made(tensor.device.type, sum(ops[name] for name in COPY_OPS))
+    return Made(tensor.device.type, ops["aten::_to_copy"], ops["aten::copy_"], tensor)
 
 
 # %% [markdown]
 # ## The broken code
 # The two-step version, written with `.to(device)` so the same code runs on every device. On
-# `"cuda"` it is exactly `torch.zeros(3, 3).cuda()`. It runs under `torch.profiler`, which
-# counts the aten ops it dispatched. This is a mechanism check, not a timing: the timing is in
-# `benchmarks/test_bench_cpu_tensor_moved_to_cuda.py`.
+# `"cuda"` it is exactly `torch.zeros(3, 3).cuda()`; on the CPU it moves to `meta`. It runs
+# under `torch.profiler`, which counts the aten ops it dispatched. This is a mechanism check,
+# not a timing: the timing is in `benchmarks/test_bench_cpu_tensor_moved_to_cuda.py`.
 
 # %%
 def broken(device):
-    _, made = made_by(zeros_then_move, device)
-    return made
+    return made_by(zeros_then_move, target(device))
 
 
 def symptom(run):
-    """The profiler saw a copy: the zeros were made in host memory, then copied to the device."""
-    return run.error is None and run.value.copy_ops > 0
+    """The profiler saw a move (`_to_copy`) and its copy (`copy_`): the zeros were made in host
+    memory, then copied to the device."""
+    return run.error is None and run.value.moves > 0 and run.value.copies > 0
 
 
 # %% [markdown]
-# On the CPU there is nothing to move: `.to("cpu")` returns the very same tensor, and no copy
-# op runs, so the symptom is absent. A machine without a GPU can still watch the copy happen by
-# moving to the `meta` device (shapes without data), which takes the same `_to_copy` path:
+# Not every `aten::copy_` in a profile is this pitfall. Cloning a tensor that already lives on
+# the device (say, to get a fresh copy of a constant each step) copies too, but on the device:
+# nothing was made in host memory and nothing changed device, so no `_to_copy` ran.
+
+# %%
+def near_miss(device):
+    def zeros_then_clone(where):
+        return torch.zeros(3, 3, device=where).clone()
+
+    return made_by(zeros_then_clone, target(device))
+
+
+# %% [markdown]
+# On the CPU itself there is nothing to move: `.to("cpu")` returns the very same tensor, and
+# no copy op runs. That is why, on a machine without a GPU, the case moves to the `meta`
+# device (shapes without data) instead. It takes the same `_to_copy` path as a move to CUDA, so
+# the profiler sees the same two ops. It is a proxy: it shows the copy, not the GPU's wait.
 
 # %%
 if __name__ == "__main__":
-    print(observe(broken, "cpu"))  # Made(device='cpu', copy_ops=0)
     host = torch.zeros(3, 3)
     assert host.to("cpu") is host  # no new tensor at all
-    print(observe(broken, "meta"))  # Made(device='meta', copy_ops=2): _to_copy and copy_
+    print(observe(broken, "cpu"))  # Made(device='meta', moves=1, copies=1, ...)
 
 # %% [markdown]
 # And on a build of torch without CUDA (or a machine without a GPU), `.cuda()` does not fall
@@ -121,8 +146,8 @@ if __name__ == "__main__" and not torch.cuda.is_available():
 # with no host memory, no copy and no wait. With `device="cpu"` both spellings are the same work:
 # `.to` sees that the tensor is already where it should be and returns it unchanged. The CUDA
 # side was not observed by this project's runs, since no GPU was available. The copy path is
-# shown on the CPU through the `meta` device above, and the benchmark measures the real cost
-# wherever a GPU is present.
+# shown on the CPU through the `meta` device (a proxy: no GPU wait is involved there), and the
+# benchmark measures the real cost wherever a GPU is present.
 #
 # ## The fix
 # Create the tensor where it will be used: `torch.zeros(3, 3, device=device)`. Inside a module
@@ -132,12 +157,19 @@ if __name__ == "__main__" and not torch.cuda.is_available():
 
 # %%
 def fixed(device):
-    tensor, made = made_by(zeros_on_device, device)
-    assert made.copy_ops == 0, f"making the zeros on {device} copied: {made}"
-    assert tensor.device.type == torch.device(device).type
-    expected = torch.tensor([[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]], device=device)
-    torch.testing.assert_close(tensor, expected, rtol=0, atol=0)
-    return made
+    return made_by(zeros_on_device, target(device))
+
+
+def check(run, device):
+    """The profiler counted no move and no copy, and the tensor is a 3x3 float32 on the target
+    device, with all-zero values written out by hand (a `meta` tensor has shape, no values)."""
+    made, where = run.value, torch.device(target(device))
+    assert made.moves == 0 and made.copies == 0, f"making the zeros on {where} copied: {made}"
+    assert made.tensor.device.type == where.type
+    assert made.tensor.shape == (3, 3) and made.tensor.dtype == torch.float32
+    if where.type != "meta":
+        expected = torch.tensor([[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]], device=where)
+        torch.testing.assert_close(made.tensor, expected, rtol=0, atol=0)
 
 
 # %%
@@ -157,4 +189,5 @@ if __name__ == "__main__":
 # that synchronise. The synchronisation is `memcpy_and_sync` in
 # `aten/src/ATen/native/cuda/Copy.cu`, the path taken whenever `non_blocking` is false.
 # `Tensor.to` and the `device=` keyword of the factory functions both came with 0.4, the lower
-# end of `affects`. No release has changed what `.cuda()` does, so the range is open above.
+# end of `affects` on CUDA. No release has changed what `.cuda()` does, so the range is open
+# above. The CPU cell is the `meta` proxy, over every release the matrix runs (from 1.13.1).

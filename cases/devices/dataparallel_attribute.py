@@ -19,7 +19,7 @@
 import torch
 from torch import nn
 
-from harness import Case, observe, seeded
+from harness import Affects, Case, observe, seeded
 from harness.sources import S1
 
 CASE = Case(
@@ -30,7 +30,8 @@ CASE = Case(
     # issue 16885 closed). It can be built on a CPU-only machine since PR 3318 (0.4 at the latest).
     # Reproduced on 2.13.0 CPU; the CUDA side was not observed by this project's runs. In 1.6-1.7
     # the error was torch.nn.modules.module.ModuleAttributeError, a subclass of AttributeError.
-    affects=">=0.4",
+    affects=(Affects(">=0.4", since="PR 3318 (pytorch/pytorch#3301), in 0.4: DataParallel can be "
+                                    "built on a machine without a GPU"),),
     devices=("cpu", "cuda"),
     sources=(S1.at("Troubleshooting: AttributeError: 'DataParallel' object has no attribute 'xxxx'; call it as net.module.set_fix_method()"),),
     tags=("devices", "dataparallel", "attribute_error"),
@@ -76,6 +77,19 @@ def symptom(run):
     return run.raised(AttributeError, r"'DataParallel' object has no attribute 'freeze_backbone'")
 
 
+# %% [markdown]
+# Not every `AttributeError` after wrapping is the wrapper's. Unwrapping correctly and then
+# misspelling the method fails with the same exception type, but it names the model's own class:
+# the method really is missing, and `.module` cannot help.
+
+# %%
+def near_miss(device):
+    with seeded(0):
+        model = nn.DataParallel(Net().to(device))
+    model.module.freeze_backbon()  # a typo: 'Net' object has no attribute 'freeze_backbon'
+    return [p.requires_grad for p in model.parameters()]
+
+
 # %%
 if __name__ == "__main__":
     print(observe(broken, "cpu"))
@@ -104,11 +118,17 @@ def fixed(device):
         model = nn.DataParallel(Net().to(device))
     model.module.freeze_backbone()
     flags = [p.requires_grad for p in model.parameters()]
-    # backbone.weight, backbone.bias frozen; head.weight, head.bias still trained
-    assert flags == [False, False, True, True], flags
     out = model(torch.ones(5, 4, device=device))
-    assert out.shape == (5, 2)
-    return flags
+    return flags, tuple(out.shape)
+
+
+def check(run, device):
+    """The flags, in `parameters()` order, are written out by hand from `Net`: backbone.weight and
+    backbone.bias frozen, head.weight and head.bias still trained; and the wrapped model still
+    maps a batch of 5 to 5 rows of 2 outputs."""
+    flags, out_shape = run.value
+    assert flags == [False, False, True, True], flags
+    assert out_shape == (5, 2), out_shape
 
 
 # %%

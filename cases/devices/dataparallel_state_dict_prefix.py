@@ -20,7 +20,7 @@ import torch
 from torch import nn
 from torch.nn.modules.utils import consume_prefix_in_state_dict_if_present
 
-from harness import Case, observe, seeded
+from harness import Affects, Case, observe, seeded
 from harness.sources import S1
 
 CASE = Case(
@@ -32,7 +32,8 @@ CASE = Case(
     # it could not be built there, and load_state_dict raised KeyError("unexpected key ...").
     # (PR 3318 was merged in late 2017; 0.4 is the first release certain to hold it.)
     # Reproduced on 2.13.0 CPU; the CUDA side was not observed by this project's runs.
-    affects=">=0.4",
+    affects=(Affects(">=0.4", since="PR 3318 (pytorch/pytorch#3301), in 0.4: DataParallel can be "
+                                    "built on a machine without a GPU"),),
     devices=("cpu", "cuda"),
     sources=(S1.at('Troubleshooting: Unexpected key(s) in state_dict: "module.conv1.weight", ... after training with DataParallel'),),
     tags=("devices", "dataparallel", "state_dict", "checkpoint"),
@@ -80,6 +81,20 @@ def symptom(run):
     )
 
 
+# %% [markdown]
+# The same two lists also appear when the architecture itself changed, for instance a layer
+# that was moved into an `nn.Sequential` after the checkpoint was saved. The keys then differ by
+# `0.`, not by `module.`: no wrapper is involved, and stripping `module.` would not help.
+
+# %%
+def near_miss(device):
+    with seeded(0):
+        saved = nn.Sequential(nn.Linear(3, 2)).to(device)  # keys: "0.weight", "0.bias"
+        fresh = nn.Linear(3, 2).to(device)
+    fresh.load_state_dict(saved.state_dict())
+    return fresh
+
+
 # %%
 if __name__ == "__main__":
     print(observe(broken, "cpu"))
@@ -104,18 +119,27 @@ if __name__ == "__main__":
 
 # %%
 def fixed(device):
-    net, expected = trained_weights(device)
+    net, _ = trained_weights(device)
     parallel = nn.DataParallel(net)
+    loaded = []
     for checkpoint in (parallel.module.state_dict(), parallel.state_dict()):
         consume_prefix_in_state_dict_if_present(checkpoint, "module.")  # a no-op on the first
         with seeded(1):
             fresh = nn.Linear(3, 2).to(device)
-        result = fresh.load_state_dict(checkpoint)
-        assert not result.missing_keys and not result.unexpected_keys, result
-        # The weights are the ones copied before DataParallel ever saw the model.
-        torch.testing.assert_close(fresh.weight.detach().cpu(), expected["weight"].cpu())
-        torch.testing.assert_close(fresh.bias.detach().cpu(), expected["bias"].cpu())
-    return sorted(fresh.state_dict())
+        fresh.load_state_dict(checkpoint)  # strict: any key that does not match raises
+        loaded.append({name: t.detach().clone() for name, t in fresh.state_dict().items()})
+    return loaded  # what each of the two fresh models holds after loading
+
+
+def check(run, device):
+    """Both fresh models hold exactly the trained weights, compared with a copy taken before
+    DataParallel ever saw the model (`trained_weights`, built again with the same seed)."""
+    _, expected = trained_weights(device)
+    assert len(run.value) == 2, run.value
+    for state in run.value:
+        assert sorted(state) == ["bias", "weight"], sorted(state)
+        torch.testing.assert_close(state["weight"], expected["weight"], rtol=0, atol=0)
+        torch.testing.assert_close(state["bias"], expected["bias"], rtol=0, atol=0)
 
 
 # %%

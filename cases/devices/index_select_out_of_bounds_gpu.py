@@ -15,7 +15,8 @@
 # it dies with `RuntimeError: CUDA error: device-side assert triggered` (a
 # `torch.AcceleratorError` in recent releases), and the traceback points at that later line.
 # From then on every CUDA call in the process fails with the same error, until the process is
-# restarted.
+# restarted. (The index must also be an integer tensor: a float one is refused at the call, on
+# every device.)
 
 # %%
 import re
@@ -23,7 +24,7 @@ from typing import NamedTuple, Optional
 
 import torch
 
-from harness import Case, observe
+from harness import Affects, Case, observe
 from harness.sources import S2
 
 CASE = Case(
@@ -32,9 +33,16 @@ CASE = Case(
     kind="error",
     # The CUDA kernel checks the index only with a device-side assert, in the 2021 ATen source and
     # in today's alike, and reports span 2017 to 2024; no release is known to have moved the check
-    # to the host, so the range is left open at both ends (see "Where it comes from").
-    affects="*",
-    devices=("cuda",),
+    # to the host, so the range is left open at both ends (see "Where it comes from"). The source
+    # post's second rule, that the index must be an integer tensor, holds on every device: it is
+    # the form the CPU shows (reproduced on 2.13.0), where the bound is checked at the call.
+    # The CUDA form was not observed by this project's runs (no GPU so far).
+    affects=(
+        Affects(device="cpu", form="integer-index rule",
+                reason="a float index is refused at the call; the CPU checks the bound there too"),
+        Affects(device="cuda", form="device-side assert"),
+    ),
+    devices=("cpu", "cuda"),
     sources=(S2.at("section 'index_select' (嘿,检查自己,说你呢, index_select)"),),
     tags=("devices", "cuda", "index_select", "device_assert", "async_error"),
     references=(
@@ -47,75 +55,124 @@ CASE = Case(
     isolate=("cuda",),  # the device-side assert poisons the CUDA context: one process per variant
 )
 
-# The table both variants index: 4 rows, so the valid row numbers are 0, 1, 2 and 3.
+# The table every variant indexes: 4 rows, so the valid row numbers are 0, 1, 2 and 3.
 ROWS = [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0], [6.0, 7.0, 8.0], [9.0, 10.0, 11.0]]
 
 
 class Surfaced(NamedTuple):
-    """Where an error came out ("index_select" is the call itself), and which error it was."""
+    """What one selection came to: the line an error came out of ("index_select" is the call
+    itself, "nowhere" when none did), the error, and the number logged when it got that far."""
 
     step: str
     error: Optional[BaseException]
+    logged: Optional[float]
+
+
+class Selected(NamedTuple):
+    """The two selections of the broken code: one by a float index, one past the last row."""
+
+    float_index: Surfaced
+    out_of_range: Surfaced
+
+
+def select_and_log(select, table, index):
+    """`select(table, 0, index)`, then carry on the way a training step would: one more
+    operation, then a `.item()` to log a number. Notes the line at which an error came out."""
+    step = "index_select"
+    try:
+        rows = select(table, 0, index)
+        step = "rows * 2"
+        doubled = rows * 2
+        step = "doubled.sum().item()"
+        logged = doubled.sum().item()  # .item() waits for the GPU: the first synchronisation
+    except Exception as exc:  # the error is the observation: where it surfaced, and what it was
+        return Surfaced(step, exc, None)
+    return Surfaced("nowhere", None, logged)
 
 
 # %% [markdown]
 # ## The broken code
-# Select rows 1 and 4 of a 4-row table, then carry on the way a training step would: one more
-# operation, then a `.item()` to log a number. The variant notes the line at which an error
-# came out.
+# Two selections from a 4-row table, each followed by the rest of a training step. The first
+# computes its row numbers with a division, so they are floats. The second asks for rows 1 and
+# 4, and row 4 does not exist. (It runs last: on a GPU it breaks everything after it.)
 
 # %%
 def broken(device):
     table = torch.tensor(ROWS, device=device)
-    index = torch.tensor([1, 4], device=device)  # row 4 does not exist
-    step = "index_select"
-    try:
-        rows = torch.index_select(table, 0, index)
-        step = "rows * 2"
-        doubled = rows * 2
-        step = "doubled.sum().item()"
-        doubled.sum().item()  # .item() waits for the GPU: the first synchronisation
-    except Exception as exc:  # the error is the observation: where it surfaced, and what it was
-        return Surfaced(step, exc)
-    return Surfaced("nowhere", None)
+    positions = torch.tensor([2.0, 6.0], device=device) / 2  # rows 1 and 3, as floats
+    past_the_end = torch.tensor([1, 4], device=device)  # row 4 does not exist
+    return Selected(
+        select_and_log(torch.index_select, table, positions),
+        select_and_log(torch.index_select, table, past_the_end),
+    )
 
 
 def symptom(run):
-    """index_select itself returned, and a CUDA device-side assert came out of a later line
-    (a RuntimeError; torch.AcceleratorError, its subclass, from 2.8)."""
-    got = run.value
-    return (
-        run.error is None
-        and isinstance(got, Surfaced)
-        and got.step != "index_select"
-        and isinstance(got.error, RuntimeError)
-        and re.search(r"device-side assert", str(got.error), re.IGNORECASE) is not None
+    """Both forms start with the integer-index rule: the float index is refused at the call, by
+    a RuntimeError naming int32/int64. Then, on a GPU ("device-side assert"), the out-of-range
+    index_select returns and a CUDA device-side assert comes out of a later line (a RuntimeError;
+    torch.AcceleratorError, its subclass, from 2.8). On the CPU ("integer-index rule") the
+    out-of-range row is refused at the call itself, with an IndexError."""
+    if run.error is not None or not isinstance(run.value, Selected):
+        return False
+    by_float, past_end = run.value
+    integer_rule = (
+        by_float.step == "index_select"
+        and isinstance(by_float.error, RuntimeError)
+        and re.search(r"int32 or int64|scalar type Long", str(by_float.error), re.IGNORECASE) is not None
+    )
+    if not integer_rule:
+        return False
+    if (
+        past_end.step != "index_select"
+        and isinstance(past_end.error, RuntimeError)
+        and re.search(r"device-side assert", str(past_end.error), re.IGNORECASE) is not None
+    ):
+        return "device-side assert"
+    if (
+        past_end.step == "index_select"
+        and isinstance(past_end.error, IndexError)
+        and re.search(r"out of range", str(past_end.error), re.IGNORECASE) is not None
+    ):
+        return "integer-index rule"
+    return False
+
+
+# %% [markdown]
+# Not every `RuntimeError` that `index_select` raises at the call is about the index. Writing
+# the rows into a preallocated `float64` buffer with `out=` is refused as well, for the
+# *output's* dtype: the index was fine.
+
+# %%
+def near_miss(device):
+    table = torch.tensor(ROWS, device=device)
+    buffer = torch.empty(2, 3, dtype=torch.float64, device=device)  # reused from elsewhere
+
+    def into_buffer(table, dim, index):
+        return torch.index_select(table, dim, index, out=buffer)
+
+    return Selected(
+        select_and_log(into_buffer, table, torch.tensor([1, 3], device=device)),
+        select_and_log(torch.index_select, table, torch.tensor([1, 4], device=device)),
     )
 
 
 # %% [markdown]
-# On the CPU the index is checked on the host during the call, so the error comes out of
-# `index_select` itself:
+# On the CPU the index is checked on the host during the call, so both errors come out of
+# `index_select` itself: the float index as a `RuntimeError`, the missing row as an
+# `IndexError`. The float index is refused at the call on every device:
 
 # %%
 if __name__ == "__main__":
-    print(observe(broken, "cpu"))  # Surfaced(step='index_select', error=IndexError(...))
-
-# %% [markdown]
-# The source post gives a second warning about the same call: the index must be an integer
-# tensor. `index_select` accepts `int64` (and `int32`), and refuses a float index at the call on
-# every device:
-
-# %%
-if __name__ == "__main__":
-    table = torch.tensor(ROWS)
-    float_index = torch.tensor([1.0, 3.0])
-    print(observe(torch.index_select, table, 0, float_index))  # RuntimeError: ... int32 or int64
+    print(observe(broken, "cpu"))
+    # Selected(float_index=Surfaced(step='index_select', error=RuntimeError(... int32 or int64 ...)),
+    #          out_of_range=Surfaced(step='index_select', error=IndexError('index out of range in self')))
 
 # %% [markdown]
 # ## Why
 # A CUDA kernel launch is asynchronous. `index_select` checks the shapes and dtypes on the host,
-# queues the copy kernel on the GPU and returns without waiting for it. The index values are in
+# which is why the float index is refused at the call on every device. Then it queues the copy
+# kernel on the GPU and returns without waiting for it. The index values are in
 # GPU memory, and reading them on the host would cost a synchronisation on every call, so the
 # host never looks at them. The bound is checked inside the kernel instead, by a device-side
 # assert (`srcIndex < srcSelectDimSize` in `aten/src/ATen/native/cuda/Indexing.cu`). When that
@@ -133,46 +190,49 @@ if __name__ == "__main__":
 # error comes out of `index_select` itself. This is for debugging only, because it removes all
 # CPU/GPU overlap. The error text also mentions `TORCH_USE_CUDA_DSA`, a build option that gives
 # richer device-side assertion reports. The CUDA side was not observed by this project's runs,
-# as no GPU was available. The CPU run shows the contrast: there, the symptom is absent.
+# as no GPU was available. The CPU run shows the integer-index rule and, for the bound, the
+# contrast: there, the out-of-range row is refused at the call.
 #
 # ## The fix
-# Check the indices before they reach the kernel, and raise a clear `IndexError` at the call on
-# every device. The check costs one synchronisation on CUDA (reading a boolean back). Where the
-# indices are built on the CPU, check them there, before `.to(device)`, and that cost goes away.
+# Build the index as integers: convert whole-number positions once with `.long()` (round them
+# first if they may not be whole). And check the indices before they reach the kernel, raising a
+# clear `IndexError` at the call on every device. The check costs one synchronisation on CUDA
+# (reading a boolean back). Where the indices are built on the CPU, check them there, before
+# `.to(device)`, and that cost goes away.
 
 # %%
 class RowIndexError(IndexError):
     """An index refused by ``select_rows_checked`` before any kernel saw it."""
 
 
-def select_rows_checked(table, index):
-    """``torch.index_select(table, 0, index)``, refusing a bad index on the host, at the call."""
+def select_rows_checked(table, dim, index):
+    """``torch.index_select(table, dim, index)``, refusing a bad index on the host, at the call."""
     if index.dtype not in (torch.int64, torch.int32):
         raise TypeError(f"index must be an int64 (or int32) tensor, got {index.dtype}")
-    n = table.shape[0]
+    n = table.shape[dim]
     outside = (index < 0) | (index >= n)
     if bool(outside.any()):  # on CUDA: one synchronisation, and no kernel ever sees the bad index
         raise RowIndexError(f"row indices {index[outside].tolist()} are out of range for {n} rows")
-    return torch.index_select(table, 0, index)
+    return torch.index_select(table, dim, index)
 
 
 def fixed(device):
     table = torch.tensor(ROWS, device=device)
-    wanted = [3, 0, 2]
-    rows = select_rows_checked(table, torch.tensor(wanted, device=device))
-    # The same rows picked by plain Python indexing of the list the table was built from.
-    torch.testing.assert_close(rows, torch.tensor([ROWS[i] for i in wanted], device=device))
-    # Row 4 is refused by the check itself, before index_select runs. On CPU, torch's own check
-    # would raise a plain IndexError from inside index_select; the subclass tells the two apart.
-    try:
-        select_rows_checked(table, torch.tensor([1, 4], device=device))
-    except RowIndexError:
-        pass
-    else:
-        raise AssertionError("row 4 of a 4-row table was not refused")
-    # Nothing bad reached the device: a synchronising read after the refusal still works.
-    assert rows.sum().item() == sum(sum(ROWS[i]) for i in wanted)
-    return rows
+    positions = torch.tensor([2.0, 6.0], device=device) / 2
+    past_the_end = torch.tensor([1, 4], device=device)
+    return Selected(
+        select_and_log(select_rows_checked, table, positions.long()),  # whole numbers: int64
+        select_and_log(select_rows_checked, table, past_the_end),  # refused before any kernel
+    )
+
+
+def check(run, device):
+    """Rows 1 and 3, doubled and summed, log 2 * (3+4+5 + 9+10+11) = 84, worked out from ROWS by
+    hand; and row 4 was refused at the call by the host-side check (RowIndexError), not by torch's
+    own CPU check (a plain IndexError) nor by a later device-side assert."""
+    by_float, past_end = run.value
+    assert by_float.error is None and by_float.logged == 2 * (sum(ROWS[1]) + sum(ROWS[3])), by_float
+    assert past_end.step == "index_select" and isinstance(past_end.error, RowIndexError), past_end
 
 
 # %%

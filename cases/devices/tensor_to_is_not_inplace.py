@@ -17,12 +17,12 @@
 # shows the same mistake.
 
 # %%
-from typing import NamedTuple
+from typing import NamedTuple, Optional
 
 import torch
 from torch import nn
 
-from harness import Case, observe, seeded
+from harness import Affects, Case, observe, seeded
 from harness.sources import S1
 
 CASE = Case(
@@ -32,7 +32,7 @@ CASE = Case(
     # Tensor.to arrived in 0.4 and has always returned its result, never changed `self`;
     # reproduced here on 2.13.0 (CPU, through the dtype). The CUDA side (the device staying
     # "cpu") was not observed by this project's runs. No release is known to change it.
-    affects=">=0.4",
+    affects=(Affects(">=0.4", since="the 0.4.0 release notes, which introduced Tensor.to"),),
     devices=("cpu", "cuda"),
     sources=(S1.at("Troubleshooting: a tensor cannot be moved to the GPU in place; model.to(device) is enough, a tensor needs t = t.to(device)"),),
     tags=("devices", "to", "inplace", "dtype"),
@@ -47,11 +47,13 @@ CASE = Case(
 
 
 class Placed(NamedTuple):
-    """The tensor we meant to convert, and where and as what we meant it to end up."""
+    """The tensor we meant to convert, and where and as what we meant it to end up (and, where
+    the model was run on it, the model's output)."""
 
     tensor: torch.Tensor
     wanted_device: torch.device
     wanted_dtype: torch.dtype
+    output: Optional[torch.Tensor] = None
 
 
 # %% [markdown]
@@ -68,11 +70,26 @@ def broken(device):
 
 
 def symptom(run):
-    """The tensor is still int64 (and, on a GPU, still on the CPU) after the two `.to` calls."""
+    """The tensor is still the int64 it arrived as (and, on a GPU, still on the CPU) after the
+    two `.to` calls: neither conversion reached it."""
     if run.error is not None:
         return False
     seen = run.value
-    return seen.tensor.dtype != seen.wanted_dtype or seen.tensor.device != seen.wanted_device
+    return seen.tensor.dtype == torch.int64 and (
+        seen.tensor.dtype != seen.wanted_dtype or seen.tensor.device != seen.wanted_device
+    )
+
+
+# %% [markdown]
+# The same `mat1 and mat2 must have the same dtype` error also comes from data that arrives as
+# `float64` (from NumPy) and is moved with its result kept, but never converted. The `.to` did
+# change the tensor here; the dtype was simply never asked for.
+
+# %%
+def near_miss(device):
+    values = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)  # NumPy's default float
+    values = values.to(device)  # assigned: moved, but still float64
+    return Placed(values, torch.empty(0, device=device).device, torch.float32)
 
 
 # %% [markdown]
@@ -100,7 +117,7 @@ if __name__ == "__main__":
 #
 # ## The fix
 # Assign the result: `ids = ids.to(device, torch.float32)`. For a module the bare call is enough.
-# The check below leaves the module call unassigned on purpose, and the forward pass then
+# The code below leaves the module call unassigned on purpose, and the forward pass then
 # succeeds.
 
 # %%
@@ -111,13 +128,20 @@ def fixed(device):
         layer = nn.Linear(3, 1)
     layer.to(device)  # a module is converted in place: no assignment needed
     out = layer(ids)
-    assert ids.dtype == torch.float32 and ids.device == layer.weight.device
-    torch.testing.assert_close(ids, torch.tensor([1.0, 2.0, 3.0], device=device), rtol=0, atol=0)
-    # The same affine map written out: w1*1 + w2*2 + w3*3 + b.
-    w, b = layer.weight.detach()[0], layer.bias.detach()
-    expected = w[0] * 1.0 + w[1] * 2.0 + w[2] * 3.0 + b
-    torch.testing.assert_close(out.detach(), expected)
-    return ids
+    return Placed(ids, torch.empty(0, device=device).device, torch.float32, out.detach())
+
+
+def check(run, device):
+    """The ids are float32 [1., 2., 3.] on `device`, written by hand (`assert_close` compares
+    dtype and device too); and the output is the same affine map written out, w1*1 + w2*2 +
+    w3*3 + b, with the weights of the same seeded layer."""
+    seen = run.value
+    torch.testing.assert_close(seen.tensor, torch.tensor([1.0, 2.0, 3.0], device=device), rtol=0, atol=0)
+    assert seen.output is not None, "the model was never run on the ids"
+    with seeded(0):
+        layer = nn.Linear(3, 1)
+    w, b = layer.weight.detach()[0].to(device), layer.bias.detach().to(device)
+    torch.testing.assert_close(seen.output, w[0] * 1.0 + w[1] * 2.0 + w[2] * 3.0 + b)
 
 
 # %%

@@ -17,7 +17,7 @@
 # %%
 import torch
 
-from harness import Case, observe
+from harness import Affects, Case, observe
 from harness.sources import S0, S1
 
 CASE = Case(
@@ -25,8 +25,11 @@ CASE = Case(
     title="An in-place op cannot change a tensor's dtype",
     kind="error",
     # Type promotion arrived in 1.3 (#22273), and with it the error for in-place ops whose
-    # promoted result type does not fit the tensor. Observed on 2.13.0; no later change known.
-    affects=">=1.3",
+    # promoted result type does not fit the tensor. The matrix observes it from 1.13.1 on; no
+    # later change known.
+    affects=(Affects(">=1.3", since="PR #22273 (merged September 2019), released in 1.3.0: its "
+                     "description says int_tensor *= float now raises; the v1.3.1 tracker #28919 "
+                     "names 1.3.0's type promotion"),),
     devices=("cpu", "cuda"),
     sources=(
         S0.at("the complaint that the eight tensor types never convert automatically (torch 0.3)"),
@@ -36,6 +39,7 @@ CASE = Case(
     references=(
         "https://github.com/pytorch/pytorch/pull/22273",  # type promotion; int_tensor *= float errors
         "https://github.com/pytorch/pytorch/issues/9515",  # the promotion rules it implements
+        "https://github.com/pytorch/pytorch/issues/28919",  # v1.3.1 tracker: fixes to 1.3.0's promotion
     ),
 )
 
@@ -54,6 +58,18 @@ def broken(device):
 def symptom(run):
     """The in-place multiply refuses to store a float result in the int64 tensor."""
     return run.raised(RuntimeError, r"can't be cast to the desired output type")
+
+
+# %% [markdown]
+# An in-place op cannot change a tensor's *shape* either, and that fails with a RuntimeError
+# too: adding a `[2, 3]` tensor into the `[3]` labels in place. It is a broadcasting bug, not
+# a dtype one, and the symptom must not claim it.
+
+# %%
+def near_miss(device):
+    labels = torch.tensor([0.0, 1.0, 1.0], device=device)  # already float: no dtype problem
+    labels += torch.full((2, 3), 0.05, device=device)  # output with shape [3] doesn't match [2, 3]
+    return labels
 
 
 # %%
@@ -85,11 +101,15 @@ def fixed(device):
     smoothed = labels.float()  # a new float32 tensor; in-place ops on it are fine
     smoothed *= 0.9
     smoothed += 0.05
-    # By hand: 0 -> 0.05, 1 -> 0.95.
-    torch.testing.assert_close(smoothed.cpu(), torch.tensor([0.05, 0.95, 0.95]))
-    # The out-of-place spelling promotes by itself and agrees.
-    torch.testing.assert_close(labels * 0.9 + 0.05, smoothed)
     return smoothed
+
+
+def check(run, device):
+    """Smoothed float32 labels [0.05, 0.95, 0.95], worked out by hand (0 -> 0.05, 1 -> 0.95), and
+    the same as the out-of-place spelling, which promotes by itself."""
+    assert run.value.dtype == torch.float32
+    torch.testing.assert_close(run.value.cpu(), torch.tensor([0.05, 0.95, 0.95]))
+    torch.testing.assert_close(torch.tensor([0, 1, 1], device=device) * 0.9 + 0.05, run.value)
 
 
 # %%
@@ -104,5 +124,10 @@ if __name__ == "__main__":
 # landed in pytorch/pytorch#22273 (released in 1.3), implementing the rules discussed in
 # #9515; its description names both halves of this case: `int_tensor * float` now returns a
 # float tensor, and `int_tensor *= float` now raises because the float result cannot be cast
-# back into the integer tensor. Observed on torch 2.13.0 (CPU); the CUDA side was not observed
-# by this project's runs (the check happens before any kernel runs, on every device).
+# back into the integer tensor. The project's catalogue dates type promotion "since 1.5"; that
+# is too late: the PR was merged in September 2019, before the 1.3.0 release, and the 1.3.1
+# release tracker (pytorch/pytorch#28919) was opened to fix correctness issues in "v1.3.0's
+# Type Promotion", so the lower bound here is 1.3 (read there, not observed: the version
+# matrix starts at 1.13.1). The matrix observes the error on the CPU from 1.13.1 on; the CUDA
+# side was not observed by this project's runs (the check happens before any kernel runs, on
+# every device).

@@ -29,8 +29,9 @@ CASE = Case(
     title="Weights initialised from NumPy are float64",
     kind="error",
     # Observed on every release of the version matrix (1.13.1 to 2.15.0, reports/). Matrix
-    # products have never promoted mixed dtypes (type promotion, 1.3, covers elementwise ops).
-    affects="",
+    # products have never promoted mixed dtypes (type promotion, 1.3, covers elementwise ops),
+    # so no release is known without it: no lower bound.
+    affects="*",
     devices=("cpu", "cuda"),
     sources=(S1.at("the closing 'common operations': init by hand with torch.from_numpy(np.random.normal(...))"),),
     tags=("dtypes", "numpy", "float64", "initialization"),
@@ -55,9 +56,27 @@ def broken(device):
 
 def symptom(run):
     """The forward pass refuses to multiply the float32 input by the float64 weight."""
-    # The wording changed across releases ("self and mat2 must have the same dtype" on 1.13 and
-    # 2.0, a message naming Float and Double later): a dtype key word, not a sentence.
-    return run.raised(RuntimeError, r"double|dtype")
+    # The wording changed across releases and devices: "self and mat2 must have the same dtype"
+    # (CPU, 1.13.1 and 2.0.1), "..., but got Float and Double" (CPU from 2.1.2), "expected m1
+    # and m2 to have the same dtype, but got: float != double" (CUDA), "expected scalar type
+    # Float but found Double" (older). Key words: "same dtype" or "expected scalar type", and,
+    # wherever the message names the dtypes, Double among them.
+    if not run.raised(RuntimeError, r"same dtype|expected scalar type"):
+        return False
+    names_dtypes = run.raised(RuntimeError, r"but (got|found)")
+    return not names_dtypes or run.raised(RuntimeError, r"double")
+
+
+# %% [markdown]
+# Another dtype error of the same type, and not this pitfall: looking rows up with an index
+# tensor that is float (class ids read from a float column) also raises a RuntimeError about a
+# dtype, from `index_select`. Nothing there is float64, and nothing came from NumPy.
+
+# %%
+def near_miss(device):
+    table = torch.eye(3, device=device)
+    ids = torch.tensor([0.0, 2.0], device=device)  # float ids: index_select wants int64
+    return table.index_select(0, ids)
 
 
 # %%
@@ -89,13 +108,18 @@ def fixed(device):
     with torch.no_grad():
         layer.weight.copy_(torch.from_numpy(w))  # converted into the float32 parameter
     x = torch.tensor([[1.0, 2.0, 3.0]], device=device)
-    y = layer(x)
-    # The same layer computed in NumPy (float64): y = x W^T + b.
-    b = layer.bias.detach().cpu().numpy().astype(np.float64)
+    return layer(x)
+
+
+def check(run, device):
+    """A float32 output equal to y = x W^T + b computed in NumPy (float64), with W drawn again
+    from the same NumPy generator and b from a layer built under the same seed."""
+    w = np.random.default_rng(0).normal(0, 0.5, size=(2, 3))
+    with seeded(0):
+        b = nn.Linear(3, 2).bias.detach().numpy().astype(np.float64)
     expected = np.array([[1.0, 2.0, 3.0]]) @ w.T + b
-    assert layer.weight.dtype == torch.float32
-    torch.testing.assert_close(y.detach().cpu(), torch.from_numpy(expected).float())
-    return y
+    assert run.value.dtype == torch.float32
+    torch.testing.assert_close(run.value.detach().cpu(), torch.from_numpy(expected).float())
 
 
 # %%
@@ -111,6 +135,6 @@ if __name__ == "__main__":
 # message has changed between releases and devices (the forms quoted at the top all turn up in
 # public bug reports). The version matrix saw it change: on 1.13.1 and 2.0.1 the CPU message is
 # "self and mat2 must have the same dtype" with no dtype named; from 2.1.2 it adds "but got
-# Float and Double". So the symptom matches the error type and a key word, "double" or "dtype",
-# never the sentence. Observed on the CPU on every release from 1.13.1 to 2.15.0
+# Float and Double". So the symptom matches the error type and key words ("same dtype", and
+# Double wherever the dtypes are named), never the sentence. Observed on the CPU on every release from 1.13.1 to 2.15.0
 # (`reports/torch-*-cpu.json`); the CUDA side was not observed by this project's runs.

@@ -19,7 +19,7 @@
 import torch
 from torch import nn
 
-from harness import Case, observe, seeded
+from harness import Affects, Case, observe, seeded
 from harness.sources import S1
 
 CASE = Case(
@@ -27,14 +27,18 @@ CASE = Case(
     title="Averaging checkpoints in place trips on BatchNorm's integer counter",
     kind="error",
     # The error needs type promotion's in-place check (1.3, #22273); num_batches_tracked exists
-    # since 0.4.1. Before 1.3 the same loop silently truncated the counter instead.
-    affects=">=1.3",
+    # since 0.4.1. Before 1.3 the same loop silently truncated the counter instead. The matrix
+    # observes it from 1.13.1 on.
+    affects=(Affects(">=1.3", since="PR #22273 (merged September 2019), released in 1.3.0: its "
+                     "description says int_tensor *= float now raises; the v1.3.1 tracker #28919 "
+                     "names 1.3.0's type promotion"),),
     devices=("cpu", "cuda"),
     sources=(S1.at("section 'Troubleshooting': result type Float can't be cast to the desired output type Long, from num_batches_tracked"),),
     tags=("dtypes", "state_dict", "batchnorm", "inplace", "checkpoint"),
     references=(
         "https://github.com/pytorch/pytorch/pull/22273",  # int_tensor *= float raises since 1.3
         "https://github.com/pytorch/pytorch/pull/6445",  # adds the num_batches_tracked buffer
+        "https://github.com/pytorch/pytorch/issues/28919",  # v1.3.1 tracker: fixes to 1.3.0's promotion
     ),
 )
 
@@ -70,6 +74,22 @@ def symptom(run):
     return run.raised(RuntimeError, r"can't be cast to the desired output type")
 
 
+# %% [markdown]
+# The same loop fails differently when the two checkpoints are not of the same model: a
+# BatchNorm over 2 features and one over 3 cannot be added, and in-place `+=` raises a
+# RuntimeError about sizes. That is a mismatched checkpoint, not the integer counter.
+
+# %%
+def near_miss(device):
+    with seeded(0):
+        a, b = nn.BatchNorm1d(2).to(device), nn.BatchNorm1d(3).to(device)
+    avg, other = a.state_dict(), b.state_dict()
+    for key in avg:
+        avg[key] += other[key]  # the size of tensor a (2) must match the size of tensor b (3)
+        avg[key] *= 0.5
+    return avg
+
+
 # %%
 if __name__ == "__main__":
     print(observe(broken, "cpu"))
@@ -102,16 +122,21 @@ def fixed(device):
     with seeded(0):
         merged = nn.BatchNorm1d(2).to(device)
     merged.load_state_dict(avg)
-    # By hand: weight (1+3)/2, bias 0, running_mean (2+4)/2, running_var 1, counter from `a`.
-    torch.testing.assert_close(merged.weight.detach().cpu(), torch.tensor([2.0, 2.0]))
-    torch.testing.assert_close(merged.bias.detach().cpu(), torch.tensor([0.0, 0.0]))
-    torch.testing.assert_close(merged.running_mean.cpu(), torch.tensor([3.0, 3.0]))
-    torch.testing.assert_close(merged.running_var.cpu(), torch.tensor([1.0, 1.0]))
-    assert merged.num_batches_tracked.item() == 10
-    assert merged.num_batches_tracked.dtype == torch.int64
-    # And the source models were left untouched.
-    torch.testing.assert_close(a.weight.detach().cpu(), torch.tensor([1.0, 1.0]))
-    return avg
+    return {"merged": merged.state_dict(), "a.weight after": a.weight.detach()}
+
+
+def check(run, device):
+    """The merged model's entries, worked out by hand from the values set in two_checkpoints:
+    weight (1+3)/2, bias 0, running_mean (2+4)/2, running_var 1, the int64 counter taken from
+    `a` (10); and model `a`'s own weight still 1 (the source models were left untouched)."""
+    merged = {k: v.cpu() for k, v in run.value["merged"].items()}
+    torch.testing.assert_close(merged["weight"], torch.tensor([2.0, 2.0]))
+    torch.testing.assert_close(merged["bias"], torch.tensor([0.0, 0.0]))
+    torch.testing.assert_close(merged["running_mean"], torch.tensor([3.0, 3.0]))
+    torch.testing.assert_close(merged["running_var"], torch.tensor([1.0, 1.0]))
+    assert merged["num_batches_tracked"].dtype == torch.int64
+    assert merged["num_batches_tracked"].item() == 10
+    torch.testing.assert_close(run.value["a.weight after"].cpu(), torch.tensor([1.0, 1.0]))
 
 
 # %%
@@ -125,5 +150,10 @@ if __name__ == "__main__":
 # The buffer was added by pytorch/pytorch#6445 for the cumulative average (`momentum=None`);
 # the "missing key num_batches_tracked" reports of 2018 date it to 0.4.1.
 # The in-place refusal comes from type promotion, pytorch/pytorch#22273 (released in 1.3),
-# whose description says that `int_tensor *= float` now raises. Observed on torch 2.13.0
-# (CPU); the CUDA side was not observed by this project's runs.
+# whose description says that `int_tensor *= float` now raises. The project's catalogue (its
+# entry for `inplace-op-cannot-promote`) dates type promotion "since 1.5"; that is too late:
+# the PR was merged in September 2019, before the 1.3.0 release, and the 1.3.1 release
+# tracker (pytorch/pytorch#28919) was opened to fix correctness issues in "v1.3.0's Type
+# Promotion", so the lower bound here is 1.3 (read there, not observed: the version matrix
+# starts at 1.13.1). The matrix observes the error on the CPU
+# from 1.13.1 on; the CUDA side was not observed by this project's runs.

@@ -15,9 +15,10 @@
 # hint that the call does more than it seems: it copies the data and cuts the autograd graph.
 
 # %%
+import numpy as np
 import torch
 
-from harness import Case, observe
+from harness import Affects, Case, observe
 from harness.sources import S1
 
 CASE = Case(
@@ -26,7 +27,8 @@ CASE = Case(
     kind="warning",
     # The warning was added by #11815 (September 2018, first released in 1.0). Observed on
     # 2.13.0; its advice changed from clone().detach() to detach().clone(), its category never.
-    affects=">=1.0",
+    affects=(Affects(">=1.0", since="PR #11815 added the warning (September 2018, first released "
+                     "in 1.0.0)"),),
     devices=("cpu", "cuda"),
     sources=(S1.at("section 'Troubleshooting': UserWarning: To copy construct from a tensor, ... (in save_for_backward code)"),),
     tags=("dtypes", "tensor_constructor", "copy", "autograd"),
@@ -53,6 +55,17 @@ def symptom(run):
     return run.warned(UserWarning, r"copy construct from a tensor")
 
 
+# %% [markdown]
+# `torch.tensor` has another `UserWarning` that is not this one: given a *list of NumPy
+# arrays* (one per sample, collected in a loop) it warns that the conversion is extremely
+# slow. Nothing is copied from a tensor there; stack the arrays with `np.stack` first.
+
+# %%
+def near_miss(device):
+    rows = [np.array([1.0, 2.0]), np.array([3.0, 4.0])]  # a list of ndarrays
+    return torch.tensor(rows, device=device)  # UserWarning: ... extremely slow
+
+
 # %%
 if __name__ == "__main__":
     print(observe(broken, "cpu"))
@@ -75,14 +88,15 @@ if __name__ == "__main__":
 def fixed(device):
     weights = torch.tensor([1.0, 2.0, 3.0], device=device, requires_grad=True)
     scaled = weights * 2
-    copy = scaled.detach().clone()
-    # By hand: 2 * [1, 2, 3]; a separate leaf with its own memory, outside the graph.
-    torch.testing.assert_close(copy.cpu(), torch.tensor([2.0, 4.0, 6.0]))
-    assert not copy.requires_grad and copy.grad_fn is None
-    assert copy.data_ptr() != scaled.data_ptr()
-    # as_tensor on a tensor hands the same tensor back: no copy, no warning.
-    assert torch.as_tensor(scaled) is scaled
-    return copy
+    return scaled.detach().clone()
+
+
+def check(run, device):
+    """The values 2 * [1, 2, 3] worked out by hand, in a leaf outside the graph, and no warning:
+    `torch.tensor(scaled)` gives the same values, and only its warning tells it apart."""
+    torch.testing.assert_close(run.value.cpu(), torch.tensor([2.0, 4.0, 6.0]))
+    assert not run.value.requires_grad and run.value.grad_fn is None
+    assert not run.warnings, f"the copy warned: {run.warnings[0].message}"
 
 
 # %%

@@ -28,7 +28,7 @@ CASE = Case(
     # Observed on 2.13.0 (CPU). Out-of-range float -> uint8 goes through int64 and keeps the
     # low 8 bits, meant to agree on both devices (c10/util/TypeCast.h; #7644, #36832). No
     # release is known to saturate, so no bound is set.
-    affects="",
+    affects="*",
     devices=("cpu", "cuda"),
     sources=(S1.at("section 'Troubleshooting', tensor to PIL.Image: torch.clamp(tensor * 255, min=0, max=255).byte()"),),
     tags=("dtypes", "uint8", "image", "overflow", "clamp"),
@@ -58,6 +58,17 @@ def symptom(run):
     return pixels[2] == 0 and pixels[3] == 255
 
 
+# %% [markdown]
+# A nearly black image has another common cause: the `* 255` was forgotten, so `.byte()`
+# truncates values in [0, 1] to 0 (and 1.004 to 1). Those pixels are wrong, but nothing
+# wrapped around, and the symptom must not claim them.
+
+# %%
+def near_miss(device):
+    x = torch.tensor([0.0, 0.5, 1.004, -0.004], device=device)
+    return x.byte()  # [0, 0, 1, 0]: scaled by nothing
+
+
 # %%
 if __name__ == "__main__":
     print(observe(broken, "cpu"))
@@ -82,11 +93,14 @@ if __name__ == "__main__":
 # %%
 def fixed(device):
     x = torch.tensor([0.0, 0.5, 1.004, -0.004], device=device)
-    pixels = torch.clamp(x * 255, min=0, max=255).byte()
-    # The same conversion in NumPy, clipping explicitly: [0, 127, 255, 0].
+    return torch.clamp(x * 255, min=0, max=255).byte()
+
+
+def check(run, device):
+    """The pixels [0, 127, 255, 0], from the same conversion done in NumPy with an explicit
+    clip to 0..255 before the cast."""
     expected = np.clip(np.array([0.0, 0.5, 1.004, -0.004], dtype=np.float32) * 255, 0, 255)
-    torch.testing.assert_close(pixels.cpu(), torch.from_numpy(expected.astype(np.uint8)))
-    return pixels
+    torch.testing.assert_close(run.value.cpu(), torch.from_numpy(expected.astype(np.uint8)))
 
 
 # %%

@@ -39,13 +39,13 @@ CASE = Case(
 
 # %% [markdown]
 # ## The broken code
-# A BatchNorm layer whose training left it with running mean `[0, 0]` and running variance
-# `[1, 1]` (the values a fresh layer starts with, so they are easy to follow). The sanity
-# check feeds it three samples from elsewhere, under `no_grad`, without switching to eval.
+# A BatchNorm layer whose training left it with running mean `[1, 2]` and running variance
+# `[1, 4]` (round numbers, easy to follow). The sanity check feeds it three samples from
+# elsewhere, under `no_grad`, without switching to eval.
 
 # %%
-TRAINED_MEAN = [0.0, 0.0]
-TRAINED_VAR = [1.0, 1.0]
+TRAINED_MEAN = [1.0, 2.0]
+TRAINED_VAR = [1.0, 4.0]
 CHECK_BATCH = [[1.0, 2.0], [3.0, 6.0], [5.0, 10.0]]
 
 
@@ -57,17 +57,47 @@ def trained_bn(device):
     return bn
 
 
+def state_after(bn, out):
+    """What the check left behind: the layer's statistics and its output."""
+    return {"running_mean": bn.running_mean.clone(), "running_var": bn.running_var.clone(),
+            "num_batches_tracked": bn.num_batches_tracked.item(), "out": out}
+
+
 def broken(device):
     bn = trained_bn(device)                 # still in training mode, as modules start
     with torch.no_grad():                   # "nothing can change"
-        bn(torch.tensor(CHECK_BATCH, device=device))
-    return {"running_mean": bn.running_mean.clone(), "running_var": bn.running_var.clone()}
+        out = bn(torch.tensor(CHECK_BATCH, device=device))
+    return state_after(bn, out)
 
 
 def symptom(run):
-    """The running statistics moved away from the trained ones."""
-    trained = torch.tensor(TRAINED_MEAN, device=run.value["running_mean"].device)
-    return run.error is None and not torch.equal(run.value["running_mean"], trained)
+    """One batch was counted and the running mean took one momentum step (0.1) from the trained
+    mean towards the check batch's mean: [1, 2] became [1.2, 2.4]."""
+    if run.error is not None:
+        return False
+    batch_mean = [sum(col) / len(col) for col in zip(*CHECK_BATCH)]
+    stepped = torch.tensor([0.9 * t + 0.1 * b for t, b in zip(TRAINED_MEAN, batch_mean)])
+    return (
+        run.value["num_batches_tracked"] == 1
+        and torch.allclose(run.value["running_mean"].cpu(), stepped)
+    )
+
+
+# %% [markdown]
+# Statistics that differ from the trained ones are not always this pitfall. A checkpoint saved
+# from a `DataParallel` model has every key prefixed with `module.`; loaded with `strict=False`
+# into the bare model, nothing matches, nothing is loaded, and the layer keeps a fresh layer's
+# `[0, 0]` and `[1, 1]`, though no forward ever ran in training mode.
+
+# %%
+def near_miss(device):
+    saved = {"module." + k: v for k, v in trained_bn(device).state_dict().items()}
+    bn = nn.BatchNorm1d(2).to(device)
+    bn.load_state_dict(saved, strict=False)  # no key matches, and strict=False says nothing
+    bn.eval()
+    with torch.no_grad():
+        out = bn(torch.tensor(CHECK_BATCH, device=device))
+    return state_after(bn, out)
 
 
 # %%
@@ -81,31 +111,37 @@ if __name__ == "__main__":
 # training mode (and `track_running_stats=True`, the default):
 # `running = (1 - momentum) * running + momentum * batch_statistic`, with `momentum=0.1` and
 # the unbiased batch variance. `torch.no_grad()` only stops autograd from recording; it does
-# not change the mode, so the update happens. Here one small batch moves the mean from
-# `[0, 0]` to `[0.3, 0.6]` and the variance from `[1, 1]` to `[1.3, 2.5]`, and
-# `num_batches_tracked` counts one more batch. A few such checks on unrepresentative data, or
-# a validation loop run in training mode, silently retune every BatchNorm layer.
+# not change the mode, so the update happens. Here one small batch (mean `[3, 6]`, unbiased
+# variance `[4, 16]`) moves the mean from `[1, 2]` to `[1.2, 2.4]` and the variance from
+# `[1, 4]` to `[1.3, 5.2]`, and `num_batches_tracked` counts one more batch. A few such checks
+# on unrepresentative data, or a validation loop run in training mode, silently retune every
+# BatchNorm layer.
 #
 # ## The fix
 # Put the model in eval mode for any forward that is not training: `model.eval()` (then
 # `model.train()` to resume). In eval mode BatchNorm reads its running statistics and never
 # writes them, and its output is `(x - running_mean) / sqrt(running_var + eps)` (scale 1,
-# shift 0 here), which we check by hand along with the untouched statistics.
+# shift 0 here).
 
 # %%
 def fixed(device):
     bn = trained_bn(device)
     bn.eval()
-    x = torch.tensor(CHECK_BATCH, device=device)
     with torch.no_grad():
-        out = bn(x)
+        out = bn(torch.tensor(CHECK_BATCH, device=device))
+    return state_after(bn, out)
+
+
+def check(run, device):
+    """The statistics are still the trained constants, no batch was counted, and the output is
+    (x - mean) / sqrt(var + 1e-5) (the documented default eps), written out from the constants."""
     mean = torch.tensor(TRAINED_MEAN, device=device)
     var = torch.tensor(TRAINED_VAR, device=device)
-    torch.testing.assert_close(bn.running_mean, mean, rtol=0, atol=0)
-    torch.testing.assert_close(bn.running_var, var, rtol=0, atol=0)
-    assert bn.num_batches_tracked.item() == 0
-    torch.testing.assert_close(out, (x - mean) / (var + bn.eps).sqrt())
-    return {"running_mean": bn.running_mean.clone(), "running_var": bn.running_var.clone()}
+    torch.testing.assert_close(run.value["running_mean"], mean, rtol=0, atol=0)
+    torch.testing.assert_close(run.value["running_var"], var, rtol=0, atol=0)
+    assert run.value["num_batches_tracked"] == 0, run.value["num_batches_tracked"]
+    x = torch.tensor(CHECK_BATCH, device=device)
+    torch.testing.assert_close(run.value["out"], (x - mean) / (var + 1e-5).sqrt())
 
 
 # %%

@@ -28,9 +28,9 @@ CASE = Case(
     id="cross-entropy-target-dtype",
     title="A float class-index target for CrossEntropyLoss",
     kind="error",
-    # Class indices have had to be an integer tensor in every release; the wording changed
-    # (user reports quote "expected scalar type Long but found Float"; 2.13.0, observed here,
-    # says "expected target dtype to be Long or Byte, but got Float") but names Long.
+    # Class indices have had to be an integer tensor in every release. The wording changed
+    # between 2.11.0 ("expected scalar type Long but found Float") and 2.12.1 ("expected target
+    # dtype to be Long or Byte, but got Float"), per the matrix reports; both name Long, then Float.
     affects="*",
     devices=("cpu", "cuda"),
     sources=(S1.at("section 'Optimizer': the two arguments of the loss, 'may require a long tensor'"),),
@@ -59,8 +59,21 @@ def broken(device):
 
 
 def symptom(run):
-    """A RuntimeError naming the Long dtype the class indices should have had."""
-    return run.raised(RuntimeError, r"\bLong\b")
+    """A RuntimeError that names Long as the dtype expected and Float as the one found, in
+    either release's wording ("... Long but found Float", "... Long or Byte, but got Float")."""
+    return run.raised(RuntimeError, r"\bLong\b.*\b(?:found|got)\s+Float\b")
+
+
+# %% [markdown]
+# The opposite mistake raises a `RuntimeError` that names `Long` too, and it is not this one:
+# a one-hot `int64` target of the scores' shape is read as class probabilities and refused for
+# not being floating point (Long found where Float was expected).
+
+# %%
+def near_miss(device):
+    scores = torch.tensor(SCORES, device=device)
+    one_hot = F.one_hot(torch.tensor([1, 1], device=device), 3)   # int64, shape (N, C)
+    return nn.CrossEntropyLoss()(scores, one_hot)
 
 
 # %%
@@ -91,12 +104,16 @@ def fixed(device):
     target = torch.tensor([1, 1], device=device)          # int64
     loss = nn.CrossEntropyLoss()(scores, target)
     as_probabilities = nn.CrossEntropyLoss()(scores, F.one_hot(target, 3).float())
-    # -log softmax(scores)[n, 1], averaged over the batch, in plain Python.
+    return {"indices": loss, "probabilities": as_probabilities}
+
+
+def check(run, device):
+    """Both target forms give -log softmax(scores)[n, 1] averaged over the batch, computed in
+    plain Python from the scores."""
     by_hand = sum(math.log(sum(math.exp(s) for s in row)) - row[1] for row in SCORES) / len(SCORES)
     expected = torch.tensor(by_hand, device=device)
-    torch.testing.assert_close(loss, expected)
-    torch.testing.assert_close(as_probabilities, expected)
-    return loss
+    torch.testing.assert_close(run.value["indices"], expected)
+    torch.testing.assert_close(run.value["probabilities"], expected)
 
 
 # %%
@@ -112,5 +129,8 @@ if __name__ == "__main__":
 # class probability targets", which closed the long-standing request #11959; the 1.10
 # documentation describes both target forms. pytorch/pytorch#145444 later spelled out in the
 # docs that indices are integers and probabilities floats. The error itself is as old as the
-# loss, so `affects` is left open at both ends. The CUDA side was not observed by this
+# loss, so `affects` is left open at both ends. Its message is not: the version matrix's
+# reports show "expected scalar type Long but found Float" up to 2.11.0 and "expected target
+# dtype to be Long or Byte, but got Float" from 2.12.1, so the symptom matches the words both
+# share (Long expected, Float found) and not a sentence. The CUDA side was not observed by this
 # project's runs.

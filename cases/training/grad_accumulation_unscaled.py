@@ -25,9 +25,10 @@ CASE = Case(
     id="grad-accumulation-unscaled",
     title="Gradient accumulation without dividing the loss",
     kind="silent",
-    # `.grad` accumulates across backward() calls by design; the 0.4.0 autograd docs already say
-    # so (the Variable-era docs too). No release changed it; observed here on 2.13.0.
-    affects=">=0.4",
+    # `.grad` accumulates across backward() calls by design, as far back as autograd goes (the
+    # 0.4.0 autograd docs say so, the Variable-era docs too): no known lower bound. No release
+    # changed it; observed here on 2.13.0.
+    affects="*",
     devices=("cpu", "cuda"),
     sources=(
         S1.at("'炼丹心得': the Accumulating Gradients snippet (16 backward calls, one step)"),
@@ -87,6 +88,24 @@ def symptom(run):
     return abs(step - K * full_batch_step()) < 1e-4 and abs(step - full_batch_step()) > 1e-2
 
 
+# %% [markdown]
+# Overshooting is not always this pitfall. Here each loss *is* divided by K, but `.grad` is
+# never cleared between optimizer steps (the case `missing-zero-grad`): the first step is
+# right (1.02), the second adds a fresh gradient to the stale one and lands at 2.54, past the
+# true slope 2. No step is K times the full-batch step.
+
+# %%
+def near_miss(device):
+    w = torch.zeros(1, device=device, requires_grad=True)
+    opt = torch.optim.SGD([w], lr=LR)
+    for _ in range(2):                         # two optimizer steps, no zero_grad() anywhere
+        for x, y in micro_batches(device):
+            loss = ((w * x - y) ** 2).mean() / K
+            loss.backward()
+        opt.step()
+    return w.detach()
+
+
 # %%
 if __name__ == "__main__":
     print(observe(broken, "cpu"), "vs the full-batch step", full_batch_step())
@@ -123,9 +142,12 @@ def fixed(device):
         loss = ((w * x - y) ** 2).mean() / K  # each micro-batch carries 1/K of the big batch
         loss.backward()
     opt.step()
-    # One SGD step on the full batch, computed by hand (1.02 here).
-    torch.testing.assert_close(w.detach(), torch.tensor([full_batch_step()], device=device))
     return w.detach()
+
+
+def check(run, device):
+    """The weight moved by exactly one SGD step on the full batch, computed by hand (1.02)."""
+    torch.testing.assert_close(run.value, torch.tensor([full_batch_step()], device=device))
 
 
 # %%

@@ -19,7 +19,7 @@
 import torch
 from torch import nn
 
-from harness import Case, observe, seeded
+from harness import Affects, Case, observe, seeded
 from harness.sources import S1
 
 CASE = Case(
@@ -29,7 +29,8 @@ CASE = Case(
     # affine=False has been InstanceNorm's default since the module was added (pytorch#1283,
     # confirmed in #1477); track_running_stats=False is the default since 0.4.0 (the 0.4.0
     # source says so). Both hold on 2.13.0; no release has changed them since.
-    affects=">=0.4",
+    affects=(Affects(">=0.4", since="the 0.4.0 source: InstanceNorm 'does not track running stats "
+                     "by default since 0.4.0' (affine=False is older, pytorch#1283)"),),
     devices=("cpu", "cuda"),
     sources=(S1.at("notes on Instance Normalization: track_running_stats and affine default to False"),),
     tags=("modules", "normalization", "instance_norm", "defaults"),
@@ -54,6 +55,8 @@ def norm_layer_report(norm):
     return {
         "parameters": sum(p.numel() for p in norm.parameters()),
         "state_dict": sorted(norm.state_dict()),
+        "affine": getattr(norm, "affine", None),
+        "track_running_stats": getattr(norm, "track_running_stats", None),
     }
 
 
@@ -64,10 +67,37 @@ def broken(device):
 
 
 def symptom(run):
-    """The norm layer has nothing to learn and nothing to save (BatchNorm2d(C) has 2·C and 5 entries)."""
+    """The norm layer has nothing to learn and nothing to save (BatchNorm2d(C) has 2·C and 5
+    entries), because both switches are off: affine and track_running_stats."""
     if run.error is not None:
         return False
-    return run.value["parameters"] == 0 and run.value["state_dict"] == []
+    return (
+        run.value["parameters"] == 0
+        and run.value["state_dict"] == []
+        and run.value["affine"] is False
+        and run.value["track_running_stats"] is False
+    )
+
+
+# %% [markdown]
+# A block whose norm layers have nothing to learn and nothing to save can also be a
+# registration bug: BatchNorm layers kept in a plain Python list are invisible to
+# `parameters()` and `state_dict()` (use `nn.ModuleList`). The layers themselves are fine.
+
+# %%
+class ListedNorms(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norms = [nn.BatchNorm2d(C), nn.BatchNorm2d(C)]   # a list, not an nn.ModuleList
+
+    def forward(self, x):
+        for norm in self.norms:
+            x = norm(x)
+        return x
+
+
+def near_miss(device):
+    return norm_layer_report(ListedNorms().to(device))
 
 
 # %%
@@ -94,23 +124,34 @@ if __name__ == "__main__":
 # instance normalisation).
 
 # %%
+def sample_input(device):
+    return torch.arange(2 * C * 3 * 3, dtype=torch.float32, device=device).reshape(2, C, 3, 3) ** 1.5
+
+
 def fixed(device):
     with seeded(0):
         block = nn.Sequential(nn.Conv2d(3, C, 3), nn.InstanceNorm2d(C, affine=True), nn.ReLU()).to(device)
     norm = block[1]
     report = norm_layer_report(norm)
-    assert report == {"parameters": 2 * C, "state_dict": ["bias", "weight"]}
-    # γ and β now act: with γ = 2 and β = 1 the output is 2·(x - mean)/sqrt(var + eps) + 1 per
-    # sample and channel, the statistics taken over H×W (biased variance), written out here.
-    with torch.no_grad():
+    with torch.no_grad():               # give γ and β values that show: γ = 2, β = 1
         norm.weight.fill_(2.0)
         norm.bias.fill_(1.0)
-    x = torch.arange(2 * C * 3 * 3, dtype=torch.float32, device=device).reshape(2, C, 3, 3) ** 1.5
+        report["out"] = norm(sample_input(device))
+    return report
+
+
+def check(run, device):
+    """2·C parameters and exactly weight and bias saved; with γ = 2, β = 1 the output is
+    2·(x - mean)/sqrt(var + 1e-5) + 1 per sample and channel, statistics over H×W (biased
+    variance), written out here."""
+    report = {k: v for k, v in run.value.items() if k != "out"}
+    assert report == {"parameters": 2 * C, "state_dict": ["bias", "weight"], "affine": True,
+                      "track_running_stats": False}, report
+    x = sample_input(device)
     mean = x.mean(dim=(2, 3), keepdim=True)
     var = ((x - mean) ** 2).mean(dim=(2, 3), keepdim=True)
-    expected = 2.0 * (x - mean) / torch.sqrt(var + norm.eps) + 1.0
-    torch.testing.assert_close(norm(x), expected)
-    return report
+    expected = 2.0 * (x - mean) / torch.sqrt(var + 1e-5) + 1.0
+    torch.testing.assert_close(run.value["out"], expected)
 
 
 # %%

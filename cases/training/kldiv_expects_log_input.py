@@ -20,7 +20,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 from torch.distributions import Categorical, kl_divergence
 
-from harness import Case, observe
+from harness import Affects, Case, observe
 from harness.sources import S2
 
 CASE = Case(
@@ -29,20 +29,19 @@ CASE = Case(
     kind="silent",
     # The wrong value (input read as log-probabilities) is as old as the loss. The warning on
     # the default reduction='mean' came with pytorch/pytorch#14457 (labelled for 1.0, Nov
-    # 2018); the symptom checks both, so the range starts there. Observed on 2.13.0.
-    affects=">=1.0",
+    # 2018); the symptom checks both, so the range starts there. Observed from 1.13.1 by the
+    # matrix, still on 2.13.0.
+    affects=(Affects(">=1.0", since="pytorch/pytorch#14457 (November 2018, labelled for 1.0) "
+                     "added 'batchmean' and the warning on reduction='mean'"),),
     devices=("cpu", "cuda"),
-    sources=(S2.at("section 'pytorch中的MSELoss和KLDivLoss' (MSELoss and KLDivLoss)"),),
+    sources=(S2.at("section 'pytorch中的MSELoss和KLDivLoss' (MSELoss and KLDivLoss): it names "
+                   "the loss; its pitfall there is the case loss-target-requires-grad"),),
     tags=("loss", "kl_div", "log_softmax", "reduction"),
     references=(
         "https://docs.pytorch.org/docs/stable/generated/torch.nn.KLDivLoss.html",
         "https://github.com/pytorch/pytorch/pull/14457",   # adds 'batchmean' and the warning
         "https://github.com/pytorch/pytorch/issues/2259",  # 'mean' is not the KL divergence
-        "https://pytorch.org/docs/0.3.1/_modules/torch/nn/modules/loss.html",  # _assert_no_grad
-        "https://github.com/pytorch/pytorch/issues/7186",  # modules assert, functionals don't
-        "https://github.com/pytorch/pytorch/pull/8460",    # losses stop refusing targets that require grad
-        "https://github.com/pytorch/pytorch/pull/10336",   # kl_div moved to ATen, target backward kept
-        "https://github.com/pytorch/pytorch/issues/5081",  # backprop through kl_div's target
+        "https://github.com/pytorch/pytorch/issues/6622",  # fixed by #14457
     ),
 )
 
@@ -64,12 +63,26 @@ def broken(device):
 
 
 def symptom(run):
-    """A negative 'divergence' (the true KL(p||q) here is +0.26), and the 'mean' warning."""
+    """Both halves: a negative 'divergence' (the true KL(p||q) here is +0.26), and the warning
+    that reduction='mean' is not 'batchmean'."""
     return (
         run.error is None
         and run.value.item() < 0
-        and run.warned(UserWarning, "batchmean")
+        and run.warned(UserWarning, r"\bmean\b.*\bbatchmean\b")
     )
+
+
+# %% [markdown]
+# A wrong distillation loss from `KLDivLoss` is not always this pitfall. Here log-probabilities
+# go in, with `'batchmean'`, but the roles are swapped: the teacher's log-probabilities sit in
+# the input slot and the student's probabilities in the target, so the loss is KL(q||p), 0.28,
+# instead of KL(p||q), 0.26. A positive divergence, of the wrong direction, and no warning.
+
+# %%
+def near_miss(device):
+    p = torch.tensor(TEACHER, device=device)
+    q = torch.tensor(STUDENT, device=device)
+    return nn.KLDivLoss(reduction="batchmean")(p.log(), q)
 
 
 # %%
@@ -92,22 +105,23 @@ if __name__ == "__main__":
 #
 # ## The fix
 # Pass the student's log-probabilities (`log_softmax` of its logits, or `q.log()` here) and
-# ask for `reduction='batchmean'`. The result is checked against `torch.distributions`'
-# closed-form KL between two categorical distributions, a different code path. The target
-# may require grad (a learned teacher): its gradient `(log(p/q) + 1) / N` is checked too.
+# ask for `reduction='batchmean'`. The check compares the result with `torch.distributions`'
+# closed-form KL between two categorical distributions, a different code path.
 
 # %%
 def fixed(device):
-    p = torch.tensor(TEACHER, device=device, requires_grad=True)
+    p = torch.tensor(TEACHER, device=device)
     q = torch.tensor(STUDENT, device=device)
-    loss = nn.KLDivLoss(reduction="batchmean")(q.log(), p)
-    loss.backward()
-    with torch.no_grad():
-        expected = kl_divergence(Categorical(probs=p), Categorical(probs=q)).mean()
-        expected_grad = ((p / q).log() + 1) / len(TEACHER)
-    torch.testing.assert_close(loss.detach(), expected)
-    torch.testing.assert_close(p.grad, expected_grad)
-    return loss.detach()
+    return nn.KLDivLoss(reduction="batchmean")(q.log(), p)
+
+
+def check(run, device):
+    """The loss is KL(p||q) averaged over the batch, as torch.distributions computes it for two
+    categorical distributions from the same probabilities."""
+    p = torch.tensor(TEACHER, device=device)
+    q = torch.tensor(STUDENT, device=device)
+    expected = kl_divergence(Categorical(probs=p), Categorical(probs=q)).mean()
+    torch.testing.assert_close(run.value, expected)
 
 
 # %%
@@ -116,16 +130,12 @@ if __name__ == "__main__":
 
 # %% [markdown]
 # ## Where it comes from
-# The source post's section on `MSELoss` and `KLDivLoss` is about the target: it reports that
-# these losses raise an error when the target has `requires_grad=True`, unlike TensorFlow's
-# `softmax_cross_entropy_with_logits_v2`. That was true of old releases: in 0.3 the `nn` loss
-# modules asserted that the target did not require grad (`_assert_no_grad`), while the
-# functional forms did not (#7186). pytorch/pytorch#8460 (June 2018, after 0.4.0) removed the
-# check from the modules once the losses could differentiate their targets; `kl_div`'s target
-# gradient, asked for in #5081, already existed in the implementation that #10336 replaced in
-# August 2018. The first release without the check is not pinned by this project (0.4.1 was
-# the next one); nothing below torch 1.13 can be installed by the version matrix, so the
-# `fixed` variant guards today's behaviour by differentiating through the target.
+# The source post's section on `MSELoss` and `KLDivLoss` introduces them as two losses in
+# common use and then warns about their target: a target with `requires_grad=True` made the
+# loss raise, where TensorFlow's `softmax_cross_entropy_with_logits_v2` accepts a trainable
+# target. That pitfall, of old releases, is the case `loss-target-requires-grad`. The post
+# does not discuss the input's log scale or the reduction: this case is the catalogue's row
+# for `KLDivLoss` itself, and what it says comes from the documentation and issues below.
 #
 # The log-input convention and the reduction are documented on the `KLDivLoss` page, whose
 # warning says `'mean'` does not return the true KL divergence. `'batchmean'` and the runtime

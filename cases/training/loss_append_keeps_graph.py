@@ -21,17 +21,18 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from harness import Case, observe, seeded
+from harness import Affects, Case, observe, seeded
 from harness.sources import S1
 
 CASE = Case(
     id="loss-append-keeps-graph",
     title="Keeping the loss tensor keeps its graph",
     kind="performance",
-    # A tensor keeps its grad_fn, and the grad_fn its inputs' nodes, by design. The range starts
-    # at 0.4, where Variable merged into Tensor and `.item()` (the fix) appeared; the FAQ shows
-    # the same problem with Variables before that. Observed on 2.13.0; no release changed it.
-    affects=">=0.4",
+    # A tensor keeps its grad_fn, and the grad_fn its inputs' nodes, by design. From 1.13.1 on the
+    # matrix observes it; the code here needs 0.4, where Variable merged into Tensor and `.item()`
+    # (the fix) appeared. The FAQ shows the same problem with Variables before that.
+    affects=(Affects(">=0.4", since="the 0.4.0 release notes: Variable merged into Tensor (which this "
+                     "code needs) and .item() added; the 0.3-era FAQ shows the same with Variables"),),
     devices=("cpu", "cuda"),
     sources=(S1.at("'炼丹心得': record loss.item(), not the loss tensor"),),
     tags=("training", "memory", "autograd_graph", "logging"),
@@ -97,6 +98,24 @@ def symptom(run):
     return len(roots) == STEPS and len(nodes) > STEPS and reaches_weights
 
 
+# %% [markdown]
+# Not every list that grows with the steps is this pitfall. Keeping each step's predictions
+# for a metric at the end of the epoch (`outputs.append(out.detach())`) also grows memory step
+# by step, but with data you asked for and no graph: the symptom must not claim it.
+
+# %%
+def near_miss(device):
+    model, opt, xs, ys = problem(device)
+    outputs = []
+    for x, y in zip(xs, ys):
+        opt.zero_grad()
+        out = model(x)
+        F.mse_loss(out, y).backward()
+        opt.step()
+        outputs.append(out.detach())  # kept on purpose, without history
+    return outputs
+
+
 # %%
 if __name__ == "__main__":
     losses = broken("cpu")
@@ -123,18 +142,24 @@ if __name__ == "__main__":
 
 # %%
 def fixed(device):
-    model, opt, xs, ys = problem(device)
+    return train(*problem(device), keep=lambda loss: loss.item())  # floats: no graph kept
+
+
+def check(run, device):
+    """No kept value reaches an autograd graph, and the values are the losses of the same SGD run
+    written out in NumPy (float64, MSE gradient by hand) from the same initial model and batches."""
+    roots, nodes = graph_nodes(run.value)
+    assert not roots and not nodes, f"the kept losses still hold {len(roots)} graphs"
+    model, _, xs, ys = problem(device)
     w = model.weight.detach().cpu().double().numpy().T.copy()  # (FEATURES, 1), before training
     b = model.bias.detach().cpu().double().numpy().copy()
-    losses = train(model, opt, xs, ys, keep=lambda loss: loss.item())  # floats: no graph kept
-    # The same SGD run written out in NumPy (float64), with the MSE gradient by hand.
     expected = []
     for x, y in zip(xs.cpu().double().numpy(), ys.cpu().double().numpy()):
         err = x @ w + b - y
         expected.append(float(np.mean(err**2)))
         w, b = w - LR * 2 * x.T @ err / len(x), b - LR * 2 * err.mean(0)
-    torch.testing.assert_close(torch.tensor(losses), torch.tensor(expected), rtol=1e-4, atol=1e-5, check_dtype=False)
-    return losses
+    kept = torch.tensor([float(v) for v in run.value], dtype=torch.float64)
+    torch.testing.assert_close(kept, torch.tensor(expected, dtype=torch.float64), rtol=1e-4, atol=1e-5)
 
 
 # %%
@@ -148,12 +173,15 @@ if __name__ == "__main__":
 # error(2): out of memory'") opens with the same advice, "Don't accumulate history across
 # your training loop": in the 0.3-era page the example adds `loss[0]` (still a Variable with
 # history) to a running total; the later page uses `total_loss += loss` after `backward()`
-# and fixes it with `float(loss)`. No release changed the mechanism. This project observed
+# and fixes it with `float(loss)`. No release changed the mechanism. The declared range
+# starts at 0.4.0, whose release notes merged Variable into Tensor (this code needs it) and
+# added `.item()`; the version matrix observes it from 1.13.1 on. This project observed
 # it on torch 2.13.0 (CPU), where a saved-tensor hook also showed the distinction above:
 # after `backward()` none of the activations the kept graphs saved were still alive, while
 # for losses kept without `backward()` all of them were. The CUDA side was not observed by
 # this project's runs.
 #
-# The check is the mechanism, not a time: the kept list still reaches STEPS graphs and,
-# through them, the model's parameters. The speed of the two loops is compared in
+# The symptom is the mechanism, not a time: the kept list still reaches STEPS graphs and,
+# through them, the model's parameters; the fix's check asks that no kept value reaches a
+# graph and that the numbers match the same run written out in NumPy. The speed of the two loops is compared in
 # `benchmarks/test_bench_loss_append_keeps_graph.py`.

@@ -60,8 +60,30 @@ def broken(device):
 
 
 def symptom(run):
-    """The last step used 1 + 2 + 3 = 6, the sum of all gradients, instead of 3."""
-    return run.error is None and run.value["last_grad"].item() == sum(BATCHES)
+    """Every step used the running sum of the gradients so far (1, 3, 6): the last gradient is 6
+    and the weight took steps of 1 + 3 + 6 learning rates, ending at 1 - 10·LR = -0.25."""
+    if run.error is not None or run.value["last_grad"] is None:
+        return False
+    running = [sum(BATCHES[: k + 1]) for k in range(len(BATCHES))]  # 1, 3, 6
+    weight, last_grad = run.value["weight"].item(), run.value["last_grad"].item()
+    return last_grad == running[-1] and abs(weight - (1.0 - LR * sum(running))) < 1e-6
+
+
+# %% [markdown]
+# A gradient of 6 alone is not this pitfall. Accumulating the three batches on purpose (one
+# `zero_grad()`, three `backward()`, one `step()`) but forgetting to divide the loss by the
+# number of micro-batches also ends with a gradient of 6, after a single step (that is
+# `grad-accumulation-unscaled`): the symptom must not claim it.
+
+# %%
+def near_miss(device):
+    w = torch.tensor([1.0], device=device, requires_grad=True)
+    opt = torch.optim.SGD([w], lr=LR)
+    opt.zero_grad()
+    for x in BATCHES:
+        (w * x).sum().backward()             # meant as micro-batches of one step
+    opt.step()                               # one step with the sum 1 + 2 + 3 = 6
+    return {"weight": w.detach().clone(), "last_grad": w.grad.clone()}
 
 
 # %%
@@ -93,9 +115,14 @@ def fixed(device):
         loss = (w * x).sum()
         loss.backward()
         opt.step()
-    torch.testing.assert_close(w.detach(), torch.tensor([1.0 - LR * sum(BATCHES)], device=device))
-    torch.testing.assert_close(w.grad, torch.tensor([BATCHES[-1]], device=device))
     return {"weight": w.detach().clone(), "last_grad": w.grad.clone()}
+
+
+def check(run, device):
+    """The weight is 1 - LR·(1 + 2 + 3) = 0.25 and the last gradient is the last batch's own 3,
+    both written out by hand from the loss w·x."""
+    torch.testing.assert_close(run.value["weight"], torch.tensor([1.0 - LR * sum(BATCHES)], device=device))
+    torch.testing.assert_close(run.value["last_grad"], torch.tensor([BATCHES[-1]], device=device))
 
 
 # %%

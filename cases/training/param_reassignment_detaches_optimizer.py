@@ -29,10 +29,10 @@ CASE = Case(
     title="A parameter replaced after the optimizer was built",
     kind="silent",
     # An optimizer keeps references to the Parameter objects it was given, and assigning a new
-    # Parameter rebinds the module attribute: true of torch.optim from its start. The range
-    # starts where this project's evidence does (pytorch/pytorch#7844, 0.4 era); the request
-    # for a warning (#14467, 2018) is still open. Observed on 2.13.0.
-    affects=">=0.4",
+    # Parameter rebinds the module attribute: true of torch.optim from its start, so no known
+    # lower bound. The request for a warning (#14467, 2018) is still open. The matrix observes
+    # it from 1.13.1 on.
+    affects="*",
     devices=("cpu", "cuda"),
     sources=(S1.at("the troubleshooting list: in-place change vs assignment of bn.weight"),),
     tags=("training", "optimizer", "parameters", "inplace"),
@@ -65,20 +65,52 @@ def train_one_step(bn, opt, device):
     opt.step()
 
 
+def seen(bn, opt):
+    """The weight after training, its gradient, and which Parameter objects the optimizer holds."""
+    held = [p for group in opt.param_groups for p in group["params"]]
+    return {
+        "weight": bn.weight.detach().clone(),
+        "grad": None if bn.weight.grad is None else bn.weight.grad.clone(),
+        "optimizer_has_weight": any(p is bn.weight for p in held),
+        "stale_in_optimizer": sum(not any(p is q for q in bn.parameters()) for p in held),
+    }
+
+
 def broken(device):
     bn = nn.BatchNorm1d(1).to(device)
     opt = torch.optim.SGD(bn.parameters(), lr=LR)
     bn.weight = nn.Parameter(torch.full((1,), 2.0, device=device))  # a new object
     train_one_step(bn, opt, device)
-    return {"weight": bn.weight.detach().clone(), "grad": bn.weight.grad.clone()}
+    return seen(bn, opt)
 
 
 def symptom(run):
-    """The weight got a gradient but kept the assigned value: the step never reached it."""
-    if run.error is not None:
+    """The weight got a gradient but kept the assigned value, and the optimizer holds a stale
+    Parameter in its place: the step went to the old object."""
+    if run.error is not None or run.value["grad"] is None:
         return False
-    weight, grad = run.value["weight"], run.value["grad"]
-    return bool((grad != 0).all() and (weight == 2.0).all())
+    v = run.value
+    return bool((v["grad"] != 0).all() and (v["weight"] == 2.0).all()
+                and not v["optimizer_has_weight"] and v["stale_in_optimizer"] == 1)
+
+
+# %% [markdown]
+# A weight that has a gradient and did not move is not always this pitfall. Calling
+# `opt.step()` before `loss.backward()` (the step finds no gradient yet, the backward fills it
+# afterwards) leaves the same picture after one step, with the optimizer holding the right
+# object: the symptom must not claim it.
+
+# %%
+def near_miss(device):
+    bn = nn.BatchNorm1d(1).to(device)
+    opt = torch.optim.SGD(bn.parameters(), lr=LR)
+    with torch.no_grad():
+        bn.weight.copy_(torch.full((1,), 2.0, device=device))
+    opt.zero_grad()
+    loss = bn(batch(device))[1, 0]
+    opt.step()                 # too early: no gradient yet, so nothing moves
+    loss.backward()
+    return seen(bn, opt)
 
 
 # %%
@@ -115,11 +147,16 @@ def fixed(device):
     with torch.no_grad():
         bn.weight.copy_(torch.full((1,), 2.0, device=device))  # same object, new value
     train_one_step(bn, opt, device)
-    # By hand: batch mean 0, biased variance 1, so x̂₁ = 1/sqrt(1 + eps) = d(loss)/d(weight),
-    # and one SGD step gives 2 - LR · x̂₁.
-    x_hat = 1.0 / math.sqrt(1.0 + bn.eps)
-    torch.testing.assert_close(bn.weight.detach(), torch.tensor([2.0 - LR * x_hat], device=device))
-    return {"weight": bn.weight.detach().clone(), "grad": bn.weight.grad.clone()}
+    return seen(bn, opt)
+
+
+def check(run, device):
+    """One SGD step from 2, by hand: the batch has mean 0 and biased variance 1, so
+    d(loss)/d(weight) = x̂₁ = 1/sqrt(1 + eps) and the weight is 2 - LR · x̂₁."""
+    x_hat = 1.0 / math.sqrt(1.0 + nn.BatchNorm1d(1).eps)
+    torch.testing.assert_close(run.value["weight"], torch.tensor([2.0 - LR * x_hat], device=device))
+    torch.testing.assert_close(run.value["grad"], torch.tensor([x_hat], device=device))
+    assert run.value["optimizer_has_weight"] and run.value["stale_in_optimizer"] == 0, run.value
 
 
 # %%

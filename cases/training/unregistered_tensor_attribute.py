@@ -19,7 +19,7 @@
 import torch
 from torch import nn
 
-from harness import Case, observe
+from harness import Affects, Case, observe
 from harness.sources import S1
 
 CASE = Case(
@@ -28,8 +28,9 @@ CASE = Case(
     kind="silent",
     # Module conversion and state_dict have only ever visited registered parameters and buffers
     # (pytorch/pytorch#2641, 2017). The range starts at 0.4, where `Module.to(device, dtype)`
-    # (used here) appeared. Observed on 2.13.0; no release changed it.
-    affects=">=0.4",
+    # (used here) appeared; the matrix observes it from 1.13.1 on, and no release changed it.
+    affects=(Affects(">=0.4", since="the 0.4.0 release notes introduce Module.to(device, dtype), which this "
+                     "code uses; pytorch/pytorch#2641 (2017) shows the same with .cuda() before"),),
     devices=("cpu", "cuda"),
     sources=(S1.at("the hand-written BatchNorm: attributes must be registered as buffer or parameter"),),
     tags=("modules", "buffers", "state_dict", "device", "dtype"),
@@ -77,6 +78,27 @@ def symptom(run):
     return seen["offset"] != seen["scale"] and "offset" not in seen["state_dict"]
 
 
+# %% [markdown]
+# A tensor that kept its dtype is not always an unregistered one. A registered *integer*
+# buffer (an index table) also stays `int64` after `.to(torch.float64)`, because `Module.to`
+# casts only floating-point tensors, by design; it is moved and saved like any buffer. The
+# symptom must not claim it.
+
+# %%
+class AffineWithIndex(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scale = nn.Parameter(torch.ones(3))
+        self.register_buffer("offset", torch.tensor([1, 2, 3]))  # int64, registered
+
+    def forward(self, x):
+        return x * self.scale + self.offset
+
+
+def near_miss(device):
+    return describe(AffineWithIndex().to(device=device, dtype=torch.float64))
+
+
 # %%
 if __name__ == "__main__":
     print(observe(broken, "cpu"))
@@ -111,13 +133,17 @@ class AffineWithBuffer(nn.Module):
 
 def fixed(device):
     model = AffineWithBuffer().to(device=device, dtype=torch.float64)
-    seen = describe(model)
-    assert seen["offset"] == (torch.float64, torch.device(device).type)
-    assert seen["state_dict"] == ["offset", "scale"]
     out = model(torch.tensor([10.0, 20.0, 30.0], device=device, dtype=torch.float64))
-    # x * 1 + offset, written out: [11, 22, 33], in float64 on the device.
-    torch.testing.assert_close(out, torch.tensor([11.0, 22.0, 33.0], device=device, dtype=torch.float64))
-    return seen
+    return {**describe(model), "output": out.detach()}
+
+
+def check(run, device):
+    """What the conversion asked for, written out: the offset is float64 on the device like the
+    scale, both are in the state dict, and x·1 + offset for x = [10, 20, 30] is [11, 22, 33]."""
+    seen = run.value
+    assert seen["offset"] == (torch.float64, torch.device(device).type), seen
+    assert seen["state_dict"] == ["offset", "scale"], seen
+    torch.testing.assert_close(seen["output"], torch.tensor([11.0, 22.0, 33.0], device=device, dtype=torch.float64))
 
 
 # %%
@@ -136,6 +162,7 @@ if __name__ == "__main__":
 # that `register_buffer` is the intended way. #29807 shows a variant: the buffers were
 # registered, but a plain Python list holding references to them was not updated by
 # `.cuda()`. torchaudio fixed its own transforms the same way (pytorch/audio#369). No
-# release changed the behaviour. Observed by this project on torch 2.13.0 (CPU, through the
-# dtype); the CUDA side (the attribute staying on the CPU) was not observed by this
-# project's runs.
+# release changed the behaviour; the declared range starts at 0.4.0, whose release notes
+# introduce the `Module.to(device, dtype)` this code calls. Observed by this project on
+# torch 2.13.0 (CPU, through the dtype); the CUDA side (the attribute staying on the CPU) was
+# not observed by this project's runs.
