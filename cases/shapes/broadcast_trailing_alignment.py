@@ -17,9 +17,11 @@
 # wrong channel.
 
 # %%
+import re
+
 import torch
 
-from harness import Case, observe
+from harness import Affects, Case, observe
 from harness.sources import S1
 
 CASE = Case(
@@ -28,8 +30,9 @@ CASE = Case(
     kind="silent",
     # Broadcasting arrived in 0.2.0 (its release notes warn it can cause silent bugs); the
     # alignment from the trailing dimension is the documented rule and has not changed since.
-    # Observed here on 2.13.0.
-    affects=">=0.2",
+    # From 1.13.1 on the matrix observes it. Both forms show on every release and device, so one
+    # predicate checks both (Affects.form is for forms that differ between releases or devices).
+    affects=(Affects(">=0.2", since="the 0.2.0 release notes, which introduced NumPy-style broadcasting"),),
     devices=("cpu", "cuda"),
     sources=(S1.at("'尺度变化' (reshaping): broadcasting a BN mean of shape [c] onto [N,c,w,h]"),),
     tags=("shapes", "broadcasting", "normalization"),
@@ -41,8 +44,9 @@ CASE = Case(
 
 # %% [markdown]
 # ## The broken code
-# Three channels on a 4×3 map (so C == W == 3). Each channel is filled with exactly its own
-# mean, so subtracting the per-channel mean must give zeros everywhere.
+# The same line on two batches of three channels: a 4×3 map (C == W == 3) and a 4×5 map
+# (C != W). Each channel is filled with exactly its own mean, so subtracting the per-channel
+# mean must give zeros everywhere. The run keeps what each batch gave: a tensor, or the error.
 
 # %%
 MEANS = (0.5, 0.25, 0.125)  # exact in binary: any non-zero result is the bug, not rounding
@@ -55,26 +59,59 @@ def _per_channel_constant_batch(device, n=2, h=4, w=3):
     return x
 
 
+def _centre(x, mean):
+    """x - mean, or the RuntimeError it raised: both are observations."""
+    try:
+        return x - mean
+    except RuntimeError as exc:
+        return exc
+
+
 def broken(device):
-    x = _per_channel_constant_batch(device)          # [2, 3, 4, 3]
-    mean = torch.tensor(MEANS, device=device)         # [3]
-    return x - mean                                   # no error: shapes are broadcastable
+    mean = torch.tensor(MEANS, device=device)                               # [3]
+    return {
+        "C == W": _centre(_per_channel_constant_batch(device, w=3), mean),  # [2, 3, 4, 3]
+        "C != W": _centre(_per_channel_constant_batch(device, w=5), mean),  # [2, 3, 4, 5]
+    }
+
+
+def _aligned_with_width(value):
+    """Pixel (n, c, h, w) is means[c] - means[w], computed in Python: the vector ran along W."""
+    expected = [[MEANS[c] - MEANS[w] for w in range(3)] for c in range(3)]
+    return (isinstance(value, torch.Tensor) and tuple(value.shape) == (2, 3, 4, 3)
+            and torch.equal(value.cpu(), torch.tensor(expected)[None, :, None, :].expand(2, 3, 4, 3)))
 
 
 def symptom(run):
-    """The result has x's shape but is not all zero: pixels were offset by another channel's mean."""
-    if run.error is not None or tuple(run.value.shape) != (2, 3, 4, 3):
+    """Both forms: silently wrong numbers where C == W (each pixel offset by the mean of the
+    channel its column number names), and where C != W an error at dimension 3, the width."""
+    if run.error is not None or not isinstance(run.value, dict):
         return False
-    return bool((run.value != 0).any())
+    clash = run.value.get("C != W")
+    return (_aligned_with_width(run.value.get("C == W"))
+            and isinstance(clash, RuntimeError)
+            and re.search(r"\(5\).*\(3\).*dimension 3", str(clash)) is not None)
+
+
+# %% [markdown]
+# Look-alikes that are not this pitfall: the means reshaped correctly but listed in the wrong
+# order (BGR statistics on an RGB batch) are wrong numbers too, and a mean with one entry too
+# many, reshaped correctly, raises the same size error, at dimension 1 (the channels).
+
+# %%
+def near_miss(device):
+    bgr = torch.tensor(MEANS[::-1], device=device)
+    extra = torch.tensor(MEANS + (1.0,), device=device)
+    return {
+        "C == W": _centre(_per_channel_constant_batch(device, w=3), bgr[:, None, None]),
+        "C != W": _centre(_per_channel_constant_batch(device, w=5), extra[:, None, None]),
+    }
 
 
 # %%
 if __name__ == "__main__":
     print(observe(broken, "cpu"))
-    print(broken("cpu")[0, :, 0, :])  # row c, column w holds means[c] - means[w]
-    # The other form of the same bug: as soon as W != C the line raises instead.
-    x = torch.zeros(2, 3, 4, 5)
-    print(observe(lambda: x - torch.tensor(MEANS)))
+    print(broken("cpu")["C == W"][0, :, 0, :])  # row c, column w holds means[c] - means[w]
 
 # %% [markdown]
 # ## Why
@@ -92,15 +129,20 @@ if __name__ == "__main__":
 
 # %%
 def fixed(device):
-    x = _per_channel_constant_batch(device)
     mean = torch.tensor(MEANS, device=device)
-    a = x - mean.reshape(1, -1, 1, 1)
-    b = x - mean[:, None, None]
-    # Every channel holds its own mean, so the centred batch is exactly zero (by construction).
-    expected = torch.zeros(2, 3, 4, 3, device=device)
-    torch.testing.assert_close(a, expected, rtol=0, atol=0)
-    torch.testing.assert_close(b, expected, rtol=0, atol=0)
-    return a
+    return {
+        "C == W": _per_channel_constant_batch(device, w=3) - mean.reshape(1, -1, 1, 1),
+        "C != W": _per_channel_constant_batch(device, w=5) - mean[:, None, None],
+    }
+
+
+def check(run, device):
+    """Both batches centre to exactly zero: every channel was filled with its own mean, so zero
+    is known by construction, not computed by torch."""
+    for key, width in (("C == W", 3), ("C != W", 5)):
+        value = run.value[key]
+        assert isinstance(value, torch.Tensor), f"{key}: {value!r}"
+        torch.testing.assert_close(value, torch.zeros(2, 3, 4, width, device=device), rtol=0, atol=0)
 
 
 # %%
@@ -114,8 +156,8 @@ if __name__ == "__main__":
 # so the mean must be reshaped to `[1, c, 1, 1]` or indexed as `mean[:, None, None]` before
 # the subtraction; the author remarks that the second form works only because broadcasting
 # aligns from the end. This case shows what happens when that step is forgotten, in both of
-# its forms: an error when `W != C` (shown in the demo cell above) and a silently wrong result
-# when `W == C` (the case's check). PyTorch gained NumPy-style broadcasting in 0.2.0, whose
+# its forms, and its symptom asserts both: an error when `W != C` and a silently wrong result
+# when `W == C`. PyTorch gained NumPy-style broadcasting in 0.2.0, whose
 # release notes already warned that it could turn old code into silent bugs; the rule (compare
 # sizes starting from the trailing dimension) is the one in the broadcasting semantics notes.
 #

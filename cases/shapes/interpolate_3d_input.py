@@ -18,20 +18,25 @@
 # its own. `scale_factor=2` does the same thing, and also raises no error.
 
 # %%
+import re
+
 import torch
 import torch.nn.functional as F
 
-from harness import Case, observe
+from harness import Affects, Case, observe
 from harness.sources import S2
 
 CASE = Case(
     id="interpolate-3d-input",
     title="F.interpolate reads one C×H×W image as a batch of 1-D signals",
     kind="error",
-    # Seen on 2.13.0 by this corpus. The length check on `size` that raises this ValueError
-    # is in the 1.6-era code of F.interpolate; in 1.4 it was missing (see "Where it comes from").
-    # No release has changed the N×C×spatial reading of the input.
-    affects=">=1.6",
+    # From 1.13.1 on the matrix observes both forms. The length check on `size` that raises the
+    # ValueError is in the 1.6-era code of F.interpolate; in 1.4 it was missing (see "Where it
+    # comes from"). No release has changed the N×C×spatial reading of the input. Both forms show
+    # on every release and device in the range, so one predicate checks both (Affects.form is for
+    # forms that differ between releases or devices).
+    affects=(Affects(">=1.6", since="the tuple-size length check is in the 1.6-era F.interpolate code "
+                     "(it carries the 1.6.0 recompute_scale_factor warning); 1.4-era copies lack it"),),
     devices=("cpu", "cuda"),
     sources=(S2.at("section 'F.interpolate的问题' (the problem with F.interpolate)"),),
     tags=("shapes", "interpolate", "batch_dim", "image"),
@@ -45,38 +50,68 @@ CASE = Case(
 
 # %% [markdown]
 # ## The broken code
-# A 3-channel 4×6 "image" with distinct pixel values, resized to 8×12 the way one would resize an
-# image. The values are there so the silent form below can be checked by value.
+# A 3-channel 4×6 "image" with distinct pixel values, resized the way one would resize an image,
+# in both spellings: one number (`size=12`) and two (`size=(8, 12)`). The values are there so
+# the silent form can be checked by value. The run keeps what each call gave: a tensor, or the
+# error.
 
 # %%
+def _image(device):
+    return torch.arange(3 * 4 * 6, dtype=torch.float32, device=device).reshape(3, 4, 6)  # C, H, W
+
+
+def _resize(image, **kwargs):
+    """F.interpolate(image, **kwargs), or the ValueError it raised: both are observations."""
+    try:
+        return F.interpolate(image, **kwargs)
+    except ValueError as exc:
+        return exc
+
+
 def broken(device):
-    image = torch.arange(3 * 4 * 6, dtype=torch.float32, device=device).reshape(3, 4, 6)  # C, H, W
-    return F.interpolate(image, size=(8, 12))  # meant: H 4 -> 8 and W 6 -> 12
+    image = _image(device)
+    return {
+        "size=12": _resize(image, size=12),              # meant: the image at 12×12
+        "size=(8, 12)": _resize(image, size=(8, 12)),    # meant: H 4 -> 8 and W 6 -> 12
+    }
 
 
 def symptom(run):
-    """A ValueError about the number of spatial dimensions (the wording before late 2021 was
-    'size shape must match input shape')."""
-    return run.raised(ValueError, r"spatial dimensions|size shape must match input shape")
+    """Both forms: one number for `size` stretches each row on its own (3×4×12, every column
+    repeated, written by hand with repeat_interleave), and two numbers raise a ValueError about
+    the number of spatial dimensions (the wording before late 2021 was 'size shape must match
+    input shape')."""
+    if run.error is not None or not isinstance(run.value, dict):
+        return False
+    wide, error = run.value.get("size=12"), run.value.get("size=(8, 12)")
+    width_only = (isinstance(wide, torch.Tensor) and tuple(wide.shape) == (3, 4, 12)
+                  and torch.equal(wide.cpu(), _image("cpu").repeat_interleave(2, dim=-1)))
+    refused = (isinstance(error, ValueError)
+               and re.search(r"spatial dimensions|size shape must match input shape", str(error), re.I) is not None)
+    return width_only and refused
+
+
+# %% [markdown]
+# Look-alikes that are not this pitfall: a channels-last `H×W×C` image (as PIL or OpenCV give
+# it) given its batch axis resizes its rows and columns as "H" and "W", the wrong shape for
+# another reason; and `size` passed together with `scale_factor` raises a ValueError about the
+# arguments, not the dimensions.
+
+# %%
+def near_miss(device):
+    hwc = _image(device).permute(1, 2, 0)                                      # 4×6×3
+    return {
+        "size=12": _resize(hwc.unsqueeze(0), size=12).squeeze(0),               # 4×12×12
+        "size=(8, 12)": _resize(_image(device).unsqueeze(0), size=(8, 12), scale_factor=2),
+    }
 
 
 # %%
 if __name__ == "__main__":
     print(observe(broken, "cpu"))
-
-# %% [markdown]
-# The other form gives no error, and this is the one that gets through. With one number for the
-# size (or with `scale_factor=2`), `F.interpolate` resizes the last axis only. With the default
-# `nearest` mode and a factor of 2, every column is simply repeated, and the rows stay separate:
-
-# %%
-if __name__ == "__main__":
-    image = torch.arange(3 * 4 * 6, dtype=torch.float32).reshape(3, 4, 6)
-    wide = F.interpolate(image, size=12)  # no error, no warning
-    print(tuple(wide.shape))  # (3, 4, 12): the height is still 4
-    assert wide.shape == (3, 4, 12)
-    torch.testing.assert_close(wide, image.repeat_interleave(2, dim=-1))  # the width only
-    torch.testing.assert_close(F.interpolate(image, scale_factor=2), wide)  # the same with a factor
+    image = _image("cpu")
+    # scale_factor=2 is the same silent form as size=12: the width alone doubles.
+    torch.testing.assert_close(F.interpolate(image, scale_factor=2), broken("cpu")["size=12"])
     # bilinear is a 2-D mode: it refuses 3-D input outright, and names the real problem.
     print(observe(F.interpolate, image, scale_factor=2, mode="bilinear"))  # NotImplementedError
 
@@ -100,20 +135,30 @@ if __name__ == "__main__":
 # ## The fix
 # Give the image the batch axis it lacks, resize, and take the axis off again:
 # `F.interpolate(image.unsqueeze(0), size=(H, W)).squeeze(0)`. A `1×C×H×W` tensor has two
-# spatial axes, so `size=(8, 12)` means height and width. For a batch of images, pass the
-# `N×C×H×W` batch as it is. (torchvision's `resize` accepts `C×H×W` directly and adds the batch
-# axis itself.)
+# spatial axes, so `size=(8, 12)` means height and width, and `size=12` means 12 for both.
+# For a batch of images, pass the `N×C×H×W` batch as it is. (torchvision's `resize` accepts
+# `C×H×W` directly and adds the batch axis itself.)
 
 # %%
 def fixed(device):
-    image = torch.arange(3 * 4 * 6, dtype=torch.float32, device=device).reshape(3, 4, 6)
-    # 1×C×H×W in, C×H×W out: with the batch axis, the two numbers of `size` mean H and W.
-    resized = F.interpolate(image.unsqueeze(0), size=(8, 12)).squeeze(0)
-    # Nearest-neighbour with an integer factor of 2 turns every pixel into a 2×2 block: repeat
-    # each row, then each column, which is an independent way to build the expected image.
-    expected = image.repeat_interleave(2, dim=1).repeat_interleave(2, dim=2)
-    torch.testing.assert_close(resized, expected)
-    return resized
+    image = _image(device)
+    # 1×C×H×W in, C×H×W out: with the batch axis, `size` names H and W.
+    return {
+        "size=12": F.interpolate(image.unsqueeze(0), size=12).squeeze(0),
+        "size=(8, 12)": F.interpolate(image.unsqueeze(0), size=(8, 12)).squeeze(0),
+    }
+
+
+def check(run, device):
+    """Nearest-neighbour with integer factors turns every pixel into a block: repeat each row,
+    then each column (×3 and ×2 for 12×12, ×2 and ×2 for 8×12), built with repeat_interleave."""
+    image = _image(device)
+    blocks = {"size=12": (3, 2), "size=(8, 12)": (2, 2)}
+    for key, (rows, cols) in blocks.items():
+        value = run.value[key]
+        assert isinstance(value, torch.Tensor), f"{key}: {value!r}"
+        expected = image.repeat_interleave(rows, dim=1).repeat_interleave(cols, dim=2)
+        torch.testing.assert_close(value, expected)
 
 
 # %%
@@ -142,4 +187,5 @@ if __name__ == "__main__":
 # other way, in the kernel call. Whether 1.5 already had the check was not pinned down, which
 # is why `affects` starts at 1.6. The silent form, where a lone `size` or `scale_factor` resizes the
 # width only, follows from the `N×C×...` convention and has been there since `F.interpolate`
-# first appeared (0.4.1).
+# first appeared (0.4.1); the symptom asks for both forms, so the range is the one where both
+# show.

@@ -15,19 +15,20 @@
 # step on any axis (`img[:, ::-1]` to mirror an image).
 
 # %%
+import numpy as np
 import torch
 
-from harness import Case, observe
+from harness import Affects, Case, observe
 from harness.sources import S0
 
 CASE = Case(
     id="negative-step-slicing",
     title="Reversing a tensor with x[::-1]",
     kind="error",
-    # Seen on torch 0.3 by the source post and on 2.13.0 by this corpus. Tensors have never had
-    # negative strides, and the 2026 RFC (#175240) still describes the ValueError: no release is
-    # known to accept a negative step.
-    affects=">=0.3",
+    # From 1.13.1 on the matrix observes it; before that, the source post saw it on torch 0.3.
+    # Tensors have never had negative strides, and the 2026 RFC (#175240) still describes the
+    # ValueError: no release is known to accept a negative step.
+    affects=(Affects(">=0.3", since="the source post observed it on torch 0.3 (December 2017)"),),
     devices=("cpu", "cuda"),
     sources=(S0.at("'torch does not support [::-1] and flip? then write a flip yourself'"),),
     tags=("shapes", "indexing", "slicing", "flip", "numpy"),
@@ -56,6 +57,16 @@ def symptom(run):
     return run.raised(ValueError, r"step must be greater than zero")
 
 
+# %% [markdown]
+# The same refusal has a cousin that is not this pitfall: reversing the NumPy array first and
+# converting it, `torch.from_numpy(a[::-1])`, raises a ValueError about the array's negative
+# strides, at the conversion, not at the indexing.
+
+# %%
+def near_miss(device):
+    return torch.from_numpy(np.arange(6.0)[::-1]).to(device)
+
+
 # %%
 if __name__ == "__main__":
     print(observe(broken, "cpu"))
@@ -79,13 +90,18 @@ if __name__ == "__main__":
 # %%
 def fixed(device):
     x = torch.arange(6.0, device=device)
-    values = [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]  # the same numbers as a Python list
     reversed_ = x.flip(0)
     every_other_from_end = x.flip(0)[::2]
-    # Python's own slicing of the list is the reference: [5, 4, 3, 2, 1, 0] and [5, 3, 1].
+    return reversed_, every_other_from_end
+
+
+def check(run, device):
+    """Python's own slicing of the same numbers as a list is the reference: [5, 4, 3, 2, 1, 0]
+    and [5, 3, 1]."""
+    values = [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    reversed_, every_other_from_end = run.value
     torch.testing.assert_close(reversed_, torch.tensor(values[::-1], device=device))
     torch.testing.assert_close(every_other_from_end, torch.tensor(values[::-2], device=device))
-    return reversed_, every_other_from_end
 
 
 # %%

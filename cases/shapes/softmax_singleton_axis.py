@@ -18,7 +18,7 @@
 import torch
 import torch.nn.functional as F
 
-from harness import Case, observe
+from harness import Affects, Case, observe
 from harness.sources import S3
 
 CASE = Case(
@@ -26,9 +26,10 @@ CASE = Case(
     title="Softmax over an axis of size 1",
     kind="silent",
     # Arithmetic, not an API behaviour: a softmax over one element is exp(x)/exp(x) = 1 and its
-    # derivative is 0. Shown on 2.13.0 here; F.softmax takes `dim` (and warns without it) since
-    # 0.3. No release is known to have changed either; older releases were not run.
-    affects=">=0.3",
+    # derivative is 0. From 1.13.1 on the matrix observes it; the broken code passes `dim`, which
+    # F.softmax takes (and warns without) since 0.3. No release is known to have changed either.
+    affects=(Affects(">=0.3", since="F.softmax takes dim from 0.3.0 on (downstream projects met its "
+                     "implicit-dim warning on 0.3.0, e.g. OpenNMT/OpenNMT-py#487)"),),
     devices=("cpu", "cuda"),
     sources=(S3.at("section 2.3.1 'softmax': spatial_attention applies tf.nn.softmax "
                    "after reducing the channels to 1"),),
@@ -64,16 +65,33 @@ def broken(device):
     features, weight, logits = attention_logits(device)
     attention = F.softmax(logits, dim=1)  # over the channel axis, which has size 1
     (attention * features).sum().backward()
-    return attention, weight.grad
+    return logits.detach(), attention, weight.grad
 
 
 def symptom(run):
-    """The attention map is all ones and the conv producing it gets an all-zero gradient."""
+    """The attention is exactly 1 everywhere, even where the logit is negative (no squashing
+    function gives 1 there), and the conv producing it gets an all-zero gradient."""
     if run.error is not None:
         return False
-    attention, weight_grad = run.value
+    logits, attention, weight_grad = run.value
     all_ones = torch.allclose(attention, torch.ones_like(attention))
-    return all_ones and torch.allclose(weight_grad, torch.zeros_like(weight_grad), atol=1e-7)
+    ones_at_negative_logits = bool((logits < 0).any())
+    no_gradient = weight_grad is not None and torch.allclose(weight_grad, torch.zeros_like(weight_grad), atol=1e-7)
+    return all_ones and ones_at_negative_logits and no_gradient
+
+
+# %% [markdown]
+# A switched-off attention branch has another cause: a sigmoid gate whose logits have grown
+# large (a big bias, or weights that blew up) saturates at exactly 1.0 in float32 and passes no
+# gradient either. But that happens only where the logits are large and positive.
+
+# %%
+def near_miss(device):
+    features, weight, logits = attention_logits(device)
+    logits = logits + 50.0  # a saturating bias
+    attention = torch.sigmoid(logits)
+    (attention * features).sum().backward()
+    return logits.detach(), attention, weight.grad
 
 
 # %%
@@ -118,11 +136,17 @@ def fixed(device):
     features, weight, logits = attention_logits(device)
     attention = spatial_softmax(logits)
     (attention * features).sum().backward()
+    return logits.detach(), attention.detach(), weight.grad
+
+
+def check(run, device):
+    """The attention is exp(x) / sum exp(x) over H and W written out by hand, each map sums to 1,
+    and the convolution gets a gradient."""
+    logits, attention, weight_grad = run.value
     by_hand = logits.exp() / logits.exp().sum(dim=(2, 3), keepdim=True)
     torch.testing.assert_close(attention, by_hand)
     torch.testing.assert_close(attention.sum(dim=(2, 3)), torch.ones(2, 1, device=device))
-    assert weight.grad.abs().sum() > 0
-    return attention.detach()
+    assert weight_grad.abs().sum() > 0
 
 
 # %%

@@ -13,23 +13,45 @@
 # the dataset yields targets of shape `(N,)`. You write the mean squared error by hand,
 # `((pred - target) ** 2).mean()`, and it returns a perfectly ordinary number. The model
 # trains, slowly, towards predicting the batch mean. Even a model that predicts every target
-# exactly gets a loss well above zero.
+# exactly gets a loss well above zero. `nn.MSELoss` returns the same wrong number, with a
+# `UserWarning` about the target size that scrolls past in a training log.
 
 # %%
+import math
+
 import torch
+import torch.nn as nn
 import torch.nn.functional as F
 
-from harness import Case, observe
+from harness import Affects, Case, observe
 from harness.sources import S1
 
 CASE = Case(
     id="target-shape-broadcast",
     title="A regression loss over (N, 1) predictions and (N,) targets",
     kind="silent",
-    # Needs broadcasting (0.2.0 and later); observed here on 2.13.0. The hand-written loss
-    # never warns; nn.MSELoss / F.mse_loss warn since pytorch/pytorch#18349 (2019) but still
-    # return the same wrong number.
-    affects=">=0.2",
+    # From 1.13.1 on the matrix observes the "warning" form. The hand-written loss never warns
+    # (it broadcasts since 0.2.0); nn.MSELoss / F.mse_loss warn since pytorch/pytorch#18349 but
+    # still return the same wrong number. Before that PR both losses were silent (the reports
+    # on 1.0.0 and 1.0.1); that older range lies below the matrix and is not observed here.
+    affects=(
+        Affects(
+            ">=1.1",
+            form="warning",
+            since="pytorch/pytorch#18349 added the size warning to F.mse_loss in March 2019; 1.1.0 (April "
+                  "2019) is the first release after it (inferred from the dates)",
+            reason="both losses average all N×N pairs; nn.MSELoss warns about the target size",
+            issue="https://github.com/pytorch/pytorch/pull/18349",
+        ),
+        Affects(
+            ">=1.0,<1.1",
+            form="silent",
+            since="reported without any warning on 1.0.0 (pytorch/pytorch#16045, #16413) and 1.0.1 (#19699); "
+                  "on 0.4 the library loss still refused the shapes (#16045, #12129)",
+            reason="both losses average all N×N pairs, and nothing warns",
+            issue="https://github.com/pytorch/pytorch/issues/16045",
+        ),
+    ),
     devices=("cpu", "cuda"),
     sources=(S1.at("troubleshooting list: a (300,) tensor is one-dimensional and differs from (300, 1)"),),
     tags=("shapes", "broadcasting", "loss", "mse"),
@@ -38,32 +60,67 @@ CASE = Case(
         "https://github.com/pytorch/pytorch/pull/18349",  # the size warning in F.mse_loss
         "https://github.com/pytorch/pytorch/pull/18565",  # the same warning for the L1 losses
         "https://github.com/pytorch/pytorch/issues/19699",  # reported on 1.0.1, before the warning
+        "https://github.com/pytorch/pytorch/issues/16413",  # 1.0.0: the all-pairs mean, no warning
+        "https://github.com/pytorch/pytorch/issues/12129",  # 0.4: mse_loss refused the shapes
+        "https://github.com/pytorch/pytorch/issues/4938",  # 0.3: mse_loss paired element by element
         "https://docs.pytorch.org/docs/stable/notes/broadcasting.html",
     ),
 )
 
 # %% [markdown]
 # ## The broken code
-# A perfect model: each prediction equals its target, only the shapes differ.
+# A perfect model: each prediction equals its target, only the shapes differ. The loss is taken
+# twice, written by hand and with `nn.MSELoss`.
 
 # %%
+PRED = [1.0, 2.0, 3.0, 4.0]    # a perfect model: every prediction equals its target
+TARGET = [1.0, 2.0, 3.0, 4.0]
+# Worked out in plain Python: the mean over all N×N (prediction, target) pairs is 40/16 = 2.5,
+# the mean over the N matching pairs is 0.
+ALL_PAIRS = sum((p - t) ** 2 for p in PRED for t in TARGET) / (len(PRED) * len(TARGET))
+MATCHING_PAIRS = sum((p - t) ** 2 for p, t in zip(PRED, TARGET)) / len(PRED)
+
+
 def broken(device):
-    target = torch.tensor([1.0, 2.0, 3.0, 4.0], device=device)          # (N,)
-    pred = torch.tensor([[1.0], [2.0], [3.0], [4.0]], device=device)    # (N, 1)
-    return ((pred - target) ** 2).mean()                                # hand-written MSE
+    target = torch.tensor(TARGET, device=device)            # (N,)
+    pred = torch.tensor(PRED, device=device)[:, None]       # (N, 1), as nn.Linear(..., 1) gives
+    return {
+        "by hand": ((pred - target) ** 2).mean(),            # a hand-written MSE
+        "nn.MSELoss": nn.MSELoss()(pred, target),
+    }
 
 
 def symptom(run):
-    """A perfect prediction scored a non-zero loss (2.5 here instead of 0)."""
-    return run.error is None and run.value.item() > 0
+    """Both losses are the mean over all N×N pairs (2.5, not 0); named by whether nn.MSELoss
+    warned about the target size."""
+    if run.error is not None or not isinstance(run.value, dict):
+        return False
+    losses = [run.value.get(key) for key in ("by hand", "nn.MSELoss")]
+    if not all(isinstance(v, torch.Tensor) and v.numel() == 1 and math.isclose(v.item(), ALL_PAIRS)
+               for v in losses):
+        return False
+    warned = run.warned(UserWarning, r"target size .* different to the input size")
+    return "warning" if warned else "silent"
+
+
+# %% [markdown]
+# Another loss that is wrong and warns: code written for torch 0.4 passes
+# `size_average=False`. With matching shapes the loss is a sum instead of a mean (1.5 instead of
+# 0.375 for these errors), and the `UserWarning` is about the deprecated argument.
+
+# %%
+def near_miss(device):
+    target = torch.tensor(TARGET, device=device)[:, None]
+    pred = target + torch.tensor([[0.5], [-0.5], [1.0], [0.0]], device=device)
+    return {
+        "by hand": ((pred - target) ** 2).sum(),
+        "nn.MSELoss": nn.MSELoss(size_average=False)(pred, target),
+    }
 
 
 # %%
 if __name__ == "__main__":
     print(observe(broken, "cpu"))
-    # The library losses compute the same wrong 2.5, but say so with a UserWarning:
-    t = torch.tensor([1.0, 2.0, 3.0, 4.0])
-    print(observe(F.mse_loss, t[:, None], t))
 
 # %% [markdown]
 # ## Why
@@ -74,8 +131,9 @@ if __name__ == "__main__":
 # learns the batch mean. `F.mse_loss`, `F.l1_loss` and `F.smooth_l1_loss` (and their modules)
 # check the sizes and emit `UserWarning: Using a target size (torch.Size([4])) that is different
 # to the input size (torch.Size([4, 1])) ...` on every call, then broadcast anyway and return
-# the same 2.5. A loss written by hand, like the one above, gets no warning at all: that is why
-# this case checks the value, the one symptom every form shares.
+# the same 2.5. A loss written by hand, like the one above, gets no warning at all. The symptom
+# asks for both: the wrong value of both losses, and the library's warning (before
+# pytorch/pytorch#18349 there was no warning, the "silent" form).
 #
 # ## The fix
 # Make the shapes equal before combining them: `pred.squeeze(1)` (or `target.unsqueeze(1)`, or
@@ -84,22 +142,28 @@ if __name__ == "__main__":
 
 # %%
 def fixed(device):
-    target = torch.tensor([1.0, 2.0, 3.0, 4.0], device=device)
-    pred = torch.tensor([[1.0], [2.0], [3.0], [4.0]], device=device)
-    perfect = ((pred.squeeze(1) - target) ** 2).mean()
-    # A non-trivial prediction too: errors 0.5, -0.5, 1, 0 give (0.25 + 0.25 + 1 + 0) / 4.
-    off = pred + torch.tensor([[0.5], [-0.5], [1.0], [0.0]], device=device)
-    by_hand = ((off.squeeze(1) - target) ** 2).mean()
-    library = F.mse_loss(off, target.unsqueeze(1))  # equal shapes: no warning
-    torch.testing.assert_close(perfect, torch.tensor(0.0, device=device))
-    torch.testing.assert_close(by_hand, torch.tensor(0.375, device=device))
-    torch.testing.assert_close(library, torch.tensor(0.375, device=device))
-    return perfect
+    target = torch.tensor(TARGET, device=device)
+    pred = torch.tensor(PRED, device=device)[:, None]
+    return {
+        "by hand": ((pred.squeeze(1) - target) ** 2).mean(),
+        "nn.MSELoss": nn.MSELoss()(pred.squeeze(1), target),  # equal shapes: no warning
+    }
+
+
+def check(run, device):
+    """Both losses are the mean over the N matching pairs only, summed in plain Python: 0 for
+    this perfect model."""
+    for key in ("by hand", "nn.MSELoss"):
+        torch.testing.assert_close(run.value[key], torch.tensor(MATCHING_PAIRS, device=device))
 
 
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
+    # A non-trivial prediction too: errors 0.5, -0.5, 1, 0 give (0.25 + 0.25 + 1 + 0) / 4 = 0.375.
+    t = torch.tensor(TARGET)
+    off = t[:, None] + torch.tensor([[0.5], [-0.5], [1.0], [0.0]])
+    print(((off.squeeze(1) - t) ** 2).mean(), F.mse_loss(off, t.unsqueeze(1)))
 
 # %% [markdown]
 # ## Where it comes from
@@ -110,11 +174,18 @@ if __name__ == "__main__":
 # pytorch/pytorch#19699 on 1.0.1). The maintainers kept broadcasting, since some losses rely on
 # it, and added the size warning to `F.mse_loss` (pytorch/pytorch#18349) and then to the L1
 # losses (pytorch/pytorch#18565). On torch 2.13.0 `F.mse_loss` still warns and still returns
-# the broadcast value; the hand-written loss stays silent. The range starts at 0.2 because
-# 0.1.x had no broadcasting: a pointwise op between tensors with the same number of elements
-# treated both as 1-D, so this very line returned the intended 0. The "backwards compatibility"
-# section of the broadcasting notes uses exactly this pair of shapes, `(4, 1)` and `(4,)`, to
-# show the result changing from `(4, 1)` to `(4, 4)`.
+# the broadcast value; the hand-written loss stays silent. The hand-written line has been wrong
+# since 0.2.0: 0.1.x had no broadcasting, and a pointwise op between tensors with the same
+# number of elements treated both as 1-D, so it returned the intended 0. The "backwards
+# compatibility" section of the broadcasting notes uses exactly this pair of shapes, `(4, 1)`
+# and `(4,)`, to show the result changing from `(4, 1)` to `(4, 4)`. The library loss is
+# another matter: on 0.3 `F.mse_loss` paired the elements one by one instead of broadcasting
+# (pytorch/pytorch#4938), and on 0.4 it raised "input and target shapes do not match" for
+# tensors without grad (pytorch/pytorch#12129; the reporter of #16045 heard it raised on 0.4).
+# From 1.0.0 it broadcasts: #16045 and pytorch/pytorch#16413 (1.0.0, a loss of 1.3333 for
+# `[1, 2, 3]` against `[[1], [2], [3]]`, the mean over all 9 pairs) and #19699 (1.0.1) saw it
+# with no warning. So `affects` starts at 1.0, where both losses average all pairs, "silent"
+# until the warning arrived.
 #
 # The broadcast is decided from the shapes alone, so CUDA is expected to give the same 2.5; the
 # CUDA side was not observed by this project's runs (CPU only).

@@ -28,11 +28,12 @@ CASE = Case(
     kind="warning",
     affects=(
         # Observed on 2.13.0: same shape back, plus the deprecation warning. The warning comes
-        # from pytorch/pytorch#64180 (opened at the end of August 2021, landed later through
-        # ghstack), so 1.11 (March 2022) is the first release expected to carry it: a boundary
-        # inferred from the dates, not observed. The matrix (1.13 and later) sees this form only.
+        # from pytorch/pytorch#64180, listed among the deprecations of the 1.11.0 release notes
+        # (March 2022). The matrix (1.13 and later) sees this form only.
         Affects(
             versions=">=1.11",
+            since="the 1.11.0 release notes: 'Deprecated x.T on tensors of dimension other than 0 or 2' "
+                  "(pytorch/pytorch#64180)",
             form="warning",
             reason="x.T on a 1-D tensor returns it unchanged and warns (once per process): deprecated",
             issue="https://github.com/pytorch/pytorch/pull/64180",
@@ -42,6 +43,8 @@ CASE = Case(
         # without a word. Neither end observed here: both lie below the matrix.
         Affects(
             versions=">=1.2,<1.11",
+            since="Tensor.T was added by pytorch/pytorch#20598 (May 2019); 1.2.0 (August 2019) is the "
+                  "first release after it (inferred from the dates)",
             form="silent",
             reason="x.T on a 1-D tensor returned it unchanged, without a warning",
             issue="https://github.com/pytorch/pytorch/pull/20598",
@@ -67,10 +70,25 @@ def broken(device):
 
 
 def symptom(run):
-    """The 'outer product' came back with shape (3,); name the form by whether torch warned."""
-    if run.error is not None or tuple(run.value.shape) != (3,):
+    """The 'outer product' came back as the three squares [1, 4, 9] (w times itself, element by
+    element); name the form by whether torch warned about x.T."""
+    if run.error is not None or not isinstance(run.value, torch.Tensor) or tuple(run.value.shape) != (3,):
+        return False
+    if not torch.equal(run.value.cpu(), torch.tensor([1.0, 4.0, 9.0])):
         return False
     return "warning" if run.warned(UserWarning, r"x\.T.*deprecated") else "silent"
+
+
+# %% [markdown]
+# A sibling deprecation is not this pitfall: generic code that applies `.T` to whatever comes
+# in, here a 0-D scale factor, gets "Tensor.T is deprecated on 0-D tensors" (another warning,
+# pytorch/pytorch#92143) and a scaled vector, `[2, 4, 6]`, which is what `s * w` means anyway.
+
+# %%
+def near_miss(device):
+    s = torch.tensor(2.0, device=device)
+    w = torch.tensor([1.0, 2.0, 3.0], device=device)
+    return s.T * w
 
 
 # %%
@@ -99,19 +117,20 @@ if __name__ == "__main__":
 # %%
 def fixed(device):
     w = torch.tensor([1.0, 2.0, 3.0], device=device)
-    outer = w[:, None] * w
-    also = w.unsqueeze(1) * w
-    # torch.outer is another route to the same product; the literal table is written by hand.
+    return w[:, None] * w
+
+
+def check(run, device):
+    """The 3×3 table of products w_i·w_j, written out by hand."""
     by_hand = torch.tensor([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [3.0, 6.0, 9.0]], device=device)
-    torch.testing.assert_close(outer, by_hand)
-    torch.testing.assert_close(also, by_hand)
-    torch.testing.assert_close(torch.outer(w, w), by_hand)
-    return outer
+    torch.testing.assert_close(run.value, by_hand)
 
 
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
+    w = torch.tensor([1.0, 2.0, 3.0])
+    print(torch.equal(w.unsqueeze(1) * w, torch.outer(w, w)))  # the same table, two more ways
 
 # %% [markdown]
 # ## Where it comes from

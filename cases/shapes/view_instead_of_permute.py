@@ -25,7 +25,7 @@ CASE = Case(
     title="HWC to CHW with view instead of permute",
     kind="silent",
     # view/reshape keep the element order by definition (like NumPy's reshape); no release is
-    # known to have changed that. Observed here on 2.13.0; older ends not observed.
+    # known to have changed that. No known lower bound ("*"); the matrix observes it from 1.13.1 on.
     affects="*",
     devices=("cpu", "cuda"),
     sources=(
@@ -60,12 +60,22 @@ def broken(device):
 
 
 def symptom(run):
-    """Some value in colour plane c does not come from channel c (its hundreds digit differs)."""
-    if run.error is not None or tuple(run.value.shape) != (C, H, W):
+    """The C×H×W result holds the pixels in their HWC memory order (R G B R G B …, written out
+    in Python), cut into planes: colour plane c does not come from channel c."""
+    if run.error is not None or not isinstance(run.value, torch.Tensor) or tuple(run.value.shape) != (C, H, W):
         return False
-    channel_of_value = torch.div(run.value, 100, rounding_mode="floor")
-    plane = torch.arange(C, device=run.value.device).view(C, 1, 1)
-    return bool((channel_of_value != plane).any())
+    memory_order = [100.0 * c + 10 * h + w for h in range(H) for w in range(W) for c in range(C)]
+    return torch.equal(run.value.cpu().flatten(), torch.tensor(memory_order))
+
+
+# %% [markdown]
+# Mixed-up colour planes have another classic cause: OpenCV loads images as BGR, and a correct
+# `permute` then puts blue in plane 0. Every plane is one whole channel, in the wrong order:
+# a bug of its own, not this pitfall.
+
+# %%
+def near_miss(device):
+    return _hwc_image(device).permute(2, 0, 1).flip(0)    # BGR planes: blue first
 
 
 # %%
@@ -87,13 +97,15 @@ if __name__ == "__main__":
 
 # %%
 def fixed(device):
-    chw = _hwc_image(device).permute(2, 0, 1)             # [C, H, W], axes moved
-    # The same pixel formula, written directly in CHW order.
+    return _hwc_image(device).permute(2, 0, 1)            # [C, H, W], axes moved
+
+
+def check(run, device):
+    """The same pixel formula, written directly in CHW order."""
     expected = torch.tensor(
         [[[100.0 * c + 10 * h + w for w in range(W)] for h in range(H)] for c in range(C)], device=device
     )
-    torch.testing.assert_close(chw, expected)
-    return chw
+    torch.testing.assert_close(run.value, expected)
 
 
 # %%
