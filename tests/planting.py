@@ -185,7 +185,7 @@ def plant_rng_probes(corpus: Corpus) -> list[str]:
     value = reseeded_draw()
     ids = [f"rng-probe-{k}" for k in range(RNG_PROBE_BITS)]
     for k, case_id in enumerate(ids):
-        corpus.plant(case_id, topic="numerics", broken=RNG_DRAW, symptom=f"return bool(run.value >> {k} & 1)",
+        corpus.plant(case_id, topic="numerics", broken=RNG_DRAW, symptom=f"return isinstance(run.value, int) and bool(run.value >> {k} & 1)",
                      affects="'*'" if value >> k & 1 else "'<1.0'")
     (corpus.root / "test_moves_rng.py").write_text(RNG_MOVER)
     return ids

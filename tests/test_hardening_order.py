@@ -48,16 +48,18 @@ def test_fingerprints_are_stable_across_runs_and_orders(random_run, clean_record
     plain and a shuffled one): a change the matrix reports is a change of torch, not noise."""
     got = _by_key(random_run.report)
     unstable = []
+    compared = 0
     for key, record in sorted(clean_records.items()):
-        other = got.get(key)
-        if other is None or record["fingerprints"] is None:
+        if record["fingerprints"] is None:  # skipped or unverified before anything ran
             continue
+        other = got.get(key)
+        compared += 1
         for variant in ("broken", "fixed"):
-            a, b = record["fingerprints"].get(variant), (other["fingerprints"] or {}).get(variant)
+            a, b = record["fingerprints"].get(variant), ((other or {}).get("fingerprints") or {}).get(variant)
             if a != b:  # the same torch, the same machine: equal, not merely close
                 unstable.append(f"{key[0]} [{key[1]}] {variant}: {a} != {b}")
-    compared = sum(1 for k, r in clean_records.items() if r["fingerprints"] and k in got)
-    assert compared >= len(real_case_ids())  # every case ran on cpu at least
+    ran = {case for (case, device), r in clean_records.items() if r["outcome"] not in ("skipped", "unverified")}
+    assert compared >= len(ran) > len(real_case_ids()) / 2  # every case that ran at all
     assert not unstable, "\n".join(unstable)
 
 

@@ -87,6 +87,9 @@ def test_a_leaked_global_fails_by_name_and_is_restored(corpus, body, leaked):
     import random
     import warnings
 
+    from harness import state
+
+    state.reseed()  # the harness reseeds before each variant: "before" is that state, whatever ran first
     before = (torch.get_default_dtype(), torch.get_rng_state(), random.getstate(), list(warnings.filters))
     record = run(corpus, broken=f"{body}\nreturn torch.tensor(float('nan'))")
     assert record.outcome == "error"
@@ -202,3 +205,13 @@ def test_the_proof_is_recorded(corpus):
     assert record.check.startswith("rejects the broken result: AssertionError")
     fp = record.fingerprints
     assert fp["broken"]["value"]["values"] == ["nan"] and fp["fixed"]["value"]["values"] == [1.0]
+
+
+def test_a_required_module_that_does_not_import_is_unverified_with_its_error(corpus, monkeypatch):
+    """A torchvision built for another torch is installed but fails at import: that is the
+    environment's fault, so the cell is unverified with the error, not a case failure."""
+    (corpus.root / "broken_extra_for_pitfalls.py").write_text("raise RuntimeError('operator torchvision::nms does not exist')\n")
+    monkeypatch.syspath_prepend(str(corpus.root))
+    record = run(corpus, requires=("broken_extra_for_pitfalls",))
+    assert record.outcome == "unverified"
+    assert "does not import here (RuntimeError: operator torchvision::nms does not exist)" in record.detail
