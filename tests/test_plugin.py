@@ -50,52 +50,56 @@ def test_markers_select_by_kind_topic_and_tag(planted, pytester):
     assert run_corpus(pytester, "-k", "silent-one and cpu").parseoutcomes()["passed"] == 1
 
 
-@pytest.mark.parametrize(
-    "fields, problem",
-    [
-        (dict(kind="'noisy'"), "*bad_case.py: CASE.kind: unknown kind 'noisy'*"),
-        (dict(affects="'>=two'"), "*bad_case.py: CASE.affects: '>=two' is not a PEP 440 version range*"),
-        (dict(devices="('cpu', 'tpu')"), "*bad_case.py: CASE.devices: unknown device 'tpu'*"),
-        (dict(tags="('has-hyphen',)"), "*bad_case.py: CASE.tags: 'has-hyphen' is not an identifier*"),
-        (dict(affects="(Affects(versions='~=x'),)"), "*bad_case.py: CASE.affects: '~=x' is not a PEP 440*"),
-    ],
-)
-def test_malformed_metadata_is_a_collection_error_naming_file_and_field(planted, pytester, fields, problem):
-    text = case_source("bad-case").replace("kind='silent'", f"kind={fields.get('kind', repr('silent'))}")
+# Every way a case file can be unusable, planted side by side in one corpus and collected by one
+# pytest run (a run per file would cost a Python and torch start-up each): each is a collection
+# error naming its file and what is wrong, none hides the good case, and the run fails.
+MALFORMED = {
+    "bad-kind": (dict(kind="'noisy'"), "*bad_kind.py: CASE.kind: unknown kind 'noisy'*"),
+    "bad-range": (dict(affects="'>=two'"), "*bad_range.py: CASE.affects: '>=two' is not a PEP 440 version range*"),
+    "bad-device": (dict(devices="('cpu', 'tpu')"), "*bad_device.py: CASE.devices: unknown device 'tpu'*"),
+    "bad-tag": (dict(tags="('has-hyphen',)"), "*bad_tag.py: CASE.tags: 'has-hyphen' is not an identifier*"),
+    "bad-entry": (dict(affects="(Affects(versions='~=x'),)"), "*bad_entry.py: CASE.affects: '~=x' is not a PEP 440*"),
+    "bad-bound": (dict(affects="'>=0.4'"), "*bad_bound.py: CASE.affects: the lower bound 0.4 of '>=0.4' is older than*since=*"),
+}
+
+
+def _malformed(case_id: str, fields: dict) -> str:
+    text = case_source(case_id).replace("kind='silent'", f"kind={fields.get('kind', repr('silent'))}")
     for name, value in fields.items():
         if name != "kind":
             text = _replace_field(text, name, value)
-    planted.plant("bad-case", text=text)
+    return text
+
+
+def test_every_unusable_case_file_is_a_collection_error_naming_file_and_field(planted, pytester):
+    for case_id, (fields, _) in MALFORMED.items():
+        planted.plant(case_id, text=_malformed(case_id, fields))
+    planted.plant("no-fix", text=case_source("no-fix").split("def fixed")[0])
+    planted.plant("no-check", text=case_source("no-check").split("def check")[0])
+    planted.plant("right-id", filename="wrong_name.py")
+    planted.plant("same-id")
+    planted.plant("same-id", topic="shapes")
+    planted.plant("broken-syntax", text="def broken(:\n")
     planted.plant("good-case")
-    result = run_corpus(pytester)
+    result = run_corpus(pytester, "--continue-on-collection-errors")
     assert result.ret != 0
-    result.stdout.fnmatch_lines(["*ERROR collecting*bad_case.py*", problem])
+    expected = [problem for _, problem in MALFORMED.values()] + [
+        "*no_fix.py: fixed: the module must define a function fixed()*",
+        "*no_check.py: check: the module must define a function check()*",
+        "*wrong_name.py: id: 'right-id' needs the file name right_id.py*",
+        "*id: 'same-id' is already declared by*",
+        "*broken_syntax.py: import failed: SyntaxError*",
+    ]
+    for line in expected:  # each on its own: the order of collection errors is pytest's
+        result.stdout.fnmatch_lines([line])
+    result.stdout.fnmatch_lines(["*ERROR collecting*bad_kind.py*"])
+    # good-case and the first same-id load: each passes on cpu and skips on cuda
+    result.assert_outcomes(passed=2, skipped=2, errors=len(expected))
 
 
 def _replace_field(text: str, name: str, value: str) -> str:
     lines = text.splitlines()
     return "\n".join(f"    {name}={value}," if line.startswith(f"    {name}=") else line for line in lines)
-
-
-def test_a_missing_variant_is_named(planted, pytester):
-    planted.plant("no-fix", text=case_source("no-fix").split("def fixed")[0])
-    result = run_corpus(pytester)
-    result.stdout.fnmatch_lines(["*no_fix.py: fixed: the module must define a function fixed()*"])
-    assert result.ret != 0
-
-
-def test_a_file_name_that_does_not_match_the_id_is_named(planted, pytester):
-    planted.plant("right-id", filename="wrong_name.py")
-    result = run_corpus(pytester)
-    result.stdout.fnmatch_lines(["*wrong_name.py: id: 'right-id' needs the file name right_id.py*"])
-
-
-def test_a_duplicate_id_is_named(planted, pytester):
-    planted.plant("same-id")
-    planted.plant("same-id", topic="shapes")
-    result = run_corpus(pytester)
-    result.stdout.fnmatch_lines(["*id: 'same-id' is already declared by*"])
-    assert result.ret != 0
 
 
 def test_the_json_report_holds_what_the_contract_says(planted, pytester):
@@ -118,10 +122,3 @@ def test_the_json_report_holds_what_the_contract_says(planted, pytester):
     assert by_key["wrong-fix", "cpu"]["outcome"] == "fix-failed"
     assert {r["outcome"] for r in report["records"]} <= set(OUTCOMES)
     assert report["totals"] == {"reproduced": 1, "fix-failed": 1, "skipped": 2}
-
-
-def test_a_syntax_error_in_one_case_does_not_hide_the_others(planted, pytester):
-    planted.plant("broken-syntax", text="def broken(:\n")
-    planted.plant("nan-thing")
-    result = run_corpus(pytester, "--continue-on-collection-errors")
-    result.stdout.fnmatch_lines(["*broken_syntax.py: import failed: SyntaxError*", "*1 passed*"])
