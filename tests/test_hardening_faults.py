@@ -12,94 +12,49 @@ is checked by its own record, and the real cases after them show whether one poi
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections import Counter
-from dataclasses import asdict, dataclass
-from pathlib import Path
+from dataclasses import asdict
 
 import pytest
 
+from background import FAULTS, NAN, WORKER_STARTUP_S
 from harness.case import DEVICES
 from harness.loader import load_case
-from harness.report import load_report
 from harness.runner import run_case
-from planting import case_source, copied_case_ids, copy_corpus, differences, outcomes, run_pytest, subprocess_env
+from planting import copied_case_ids, differences, outcomes
 
-WORKER_STARTUP_S = "6"  # the hang is killed after its 1 s limit plus this (the default is 60)
 RECORD_MAX_CHARS = 4096  # a record in a report, as JSON: the largest real one is under 1,000
-
-NAN = "return torch.tensor(float('nan'), device=device)"
-HANG = """\
-import signal
-signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGALRM])  # deaf to its own time limit
-while True:
-    pass
-"""
-# id -> what to plant (a case's fields, or the text of the file)
-FAULTS = {
-    "fault-syntax": dict(text="def broken(:\n"),
-    "fault-missing-import": dict(text="import no_such_module_for_pitfalls\n" + case_source("fault-missing-import")),
-    "fault-raises-in-fix": dict(fixed="raise RuntimeError('the fix itself is broken')"),
-    "fault-segfault": dict(isolate=("cpu", "cuda"), broken="import ctypes\nctypes.string_at(0)"),
-    "fault-hang": dict(isolate=("cpu", "cuda"), timeout=1.0, broken=HANG),
-    # two globals whose leak would change many later cases (its file sorts before most of them)
-    "fault-leaks-global": dict(broken=f"torch.set_default_dtype(torch.float64)\ntorch.set_grad_enabled(False)\n{NAN}"),
-    "fault-prints-megabyte": dict(broken=f"import sys\nprint('x' * 2**20)\nsys.stderr.write('y' * 2**20)\n{NAN}"),
-    "fault-leaves-file": dict(broken=f"with open('left-behind.txt', 'w') as f:\n    f.write('x')\n{NAN}"),
-}
-# id -> (device, outcome, the start of its detail)
+# id -> (device, outcome, the start of its detail); the faults are planted by ``background``
 NAMED = {
     "fault-syntax": ("-", "error", "import failed: SyntaxError"),
     "fault-missing-import": ("-", "error", "import failed: ModuleNotFoundError: No module named 'no_such_module_for_pitfalls'"),
     "fault-raises-in-fix": ("cpu", "fix-failed", "the fixed variant raised: raised RuntimeError: the fix itself is broken"),
     "fault-segfault": ("cpu", "error", "broken variant: isolated run crashed (SIGSEGV)"),
-    "fault-hang": ("cpu", "error", "broken variant: isolated run killed after 7 s (time limit)"),
+    "fault-hang": ("cpu", "error", f"broken variant: isolated run killed after {1 + int(WORKER_STARTUP_S)} s (time limit)"),
     "fault-leaks-global": ("cpu", "error", "broken variant leaked global state: default dtype, grad mode"),
     "fault-prints-megabyte": ("cpu", "reproduced", ""),
     "fault-leaves-file": ("cpu", "error", "broken variant leaked global state: files left in the working directory (left-behind.txt)"),
 }
+assert set(NAMED) == set(FAULTS)
 
 
-@dataclass
-class Run:
-    proc: subprocess.CompletedProcess
-    report: dict
-    cwd: Path  # where it ran
-    tmpdir: Path  # its TMPDIR, empty at the start
+@pytest.fixture(scope="session")
+def faulty(jobs):
+    return jobs.get("faults-pytest").corpus
 
 
-@pytest.fixture(scope="module")
-def faulty(tmp_path_factory):
-    corpus = copy_corpus(tmp_path_factory.mktemp("faulty-corpus"), topics=("autograd", "numerics"))
-    for case_id, fields in FAULTS.items():
-        corpus.plant(case_id, **fields)
-    return corpus
+@pytest.fixture(scope="session")
+def cli_run(jobs):
+    return jobs.get("faults-cli")
 
 
-@pytest.fixture(scope="module")
-def cli_run(faulty, tmp_path_factory) -> Run:
-    cwd = tmp_path_factory.mktemp("cli-cwd")  # empty: whatever is in it afterwards was left there
-    tmpdir = tmp_path_factory.mktemp("cli-tmpdir")
-    report = tmp_path_factory.mktemp("cli-out") / "not-yet" / "report.json"
-    cmd = [sys.executable, "-m", "harness", "--cases", str(faulty.cases), "run", "--json", str(report)]
-    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=1200,
-                          env=subprocess_env(PITFALLS_WORKER_STARTUP_S=WORKER_STARTUP_S, TMPDIR=str(tmpdir)))
-    assert report.exists(), proc.stdout[-3000:] + proc.stderr[-3000:]
-    return Run(proc, load_report(report), cwd, tmpdir)
-
-
-@pytest.fixture(scope="module")
-def pytest_run(faulty, tmp_path_factory) -> Run:
-    tmpdir = tmp_path_factory.mktemp("pytest-tmpdir")
-    proc = run_pytest(faulty.root, "cases", "--continue-on-collection-errors", "--pitfalls-json", "report.json",
-                      PITFALLS_WORKER_STARTUP_S=WORKER_STARTUP_S, TMPDIR=str(tmpdir))
-    assert (faulty.root / "report.json").exists(), proc.stdout[-3000:] + proc.stderr[-3000:]
-    return Run(proc, load_report(faulty.root / "report.json"), faulty.root, tmpdir)
+@pytest.fixture(scope="session")
+def pytest_run(jobs):
+    return jobs.get("faults-pytest")
 
 
 @pytest.fixture(params=["cli", "pytest"])
-def run(request) -> Run:
+def run(request):
     return request.getfixturevalue(f"{request.param}_run")
 
 

@@ -14,8 +14,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from harness.report import load_report
-from planting import copied_case_ids, copy_corpus, differences, plant_rng_probes, real_case_ids, run_pytest
+from planting import copied_case_ids, differences, real_case_ids
 
 TOTALS_LINE = re.compile(r"^\d+ runs of \d+ cases: .*$", re.MULTILINE)
 SUMMARY_TABLE = re.compile(r"^=+ torch-pitfalls =+\n(.*?)^\d+ runs of", re.MULTILINE | re.DOTALL)
@@ -32,15 +31,16 @@ def _by_key(report: dict) -> dict:
 def test_every_variant_draws_what_reseeding_draws(random_run):
     """Every variant starts from the harness's seed (torch's, Python's and NumPy's generators),
     whatever ran before it: the probes' bits are those of the reseeded draw."""
-    probes = {k: r["outcome"] for k, r in _by_key(random_run.report).items() if k[0] in random_run.probes and k[1] == "cpu"}
-    assert len(probes) == len(random_run.probes)
+    ids = random_run.extra["probes"]
+    probes = {k: r["outcome"] for k, r in _by_key(random_run.report).items() if k[0] in ids and k[1] == "cpu"}
+    assert len(probes) == len(ids)
     assert set(probes.values()) <= {"reproduced", "absent"}, probes
 
 
 def test_a_random_order_gives_the_plain_outcomes(random_run, clean_records):
     real = real_case_ids()
     changed = differences(_outcomes(clean_records, real), _outcomes(_by_key(random_run.report), real))
-    assert not changed, f"with {random_run.args[-1]}:\n" + "\n".join(changed)
+    assert not changed, f"with --random-order-seed={random_run.extra['seed']}:\n" + "\n".join(changed)
 
 
 def test_fingerprints_are_stable_across_runs_and_orders(random_run, clean_records):
@@ -63,14 +63,11 @@ def test_fingerprints_are_stable_across_runs_and_orders(random_run, clean_record
     assert not unstable, "\n".join(unstable)
 
 
-def test_two_xdist_workers_give_the_plain_outcomes_in_one_report_and_one_table(tmp_path, clean_records):
-    corpus = copy_corpus(tmp_path, topics=("shapes", "numerics"))
-    probes = plant_rng_probes(corpus)
-    proc = run_pytest(corpus.root, "test_moves_rng.py", "cases", "-n", "2", "--pitfalls-json", "xdist.json")
+def test_two_xdist_workers_give_the_plain_outcomes_in_one_report_and_one_table(xdist_run, clean_records):
+    proc, report, probes = xdist_run.proc, xdist_run.report, xdist_run.extra["probes"]
     assert "2 workers [" in proc.stdout  # it did run on two workers
     assert "report written to xdist.json" in proc.stdout
-    report = load_report(corpus.root / "xdist.json")
-    real = copied_case_ids(corpus)
+    real = copied_case_ids(xdist_run.corpus)
     changed = differences(_outcomes(clean_records, real), _outcomes(_by_key(report), real))
     assert not changed, "\n".join(changed)
     assert {r["outcome"] for r in report["records"] if r["case"] in probes and r["device"] == "cpu"} <= {"reproduced", "absent"}

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
 
 from planting import case_source, run_corpus
 from harness.report import OUTCOMES, SCHEMA, SCHEMA_VERSION

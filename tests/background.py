@@ -1,0 +1,195 @@
+"""Whole corpus runs that tests read, started together as soon as collection ends.
+
+Each run is a separate, whole run in a fresh interpreter (a pytest session, or ``pitfalls run``)
+on a temp copy of the corpus. Started when pytest knows which tests were selected, they go on
+beside the in-process ``cases/`` items instead of after them, so on a 2-core machine the suite
+waits for the longest run rather than for their sum; no run is shortened to get there. A
+fixture that reads a run waits for it; a run no selected test reads is never started.
+"""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from planting import (ROOT, Corpus, case_source, copy_corpus, plant_rng_probes, subprocess_env)
+
+TIMEOUT_S = 1200
+PYTEST = [sys.executable, "-m", "pytest", "-p", "harness.plugin", "-p", "no:cacheprovider", "-p", "no:benchmark"]
+HARNESS = [sys.executable, "-m", "harness"]
+MUTANT = "\n\ndef fixed(device):  # mutation: the fix is the broken code\n    return broken(device)\n"
+
+# The faults planted beside part of the real corpus (tests/test_hardening_faults.py reads them).
+NAN = "return torch.tensor(float('nan'), device=device)"
+HANG = """\
+import signal
+signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGALRM])  # deaf to its own time limit
+while True:
+    pass
+"""
+FAULTS = {
+    "fault-syntax": dict(text="def broken(:\n"),
+    "fault-missing-import": dict(text="import no_such_module_for_pitfalls\n" + case_source("fault-missing-import")),
+    "fault-raises-in-fix": dict(fixed="raise RuntimeError('the fix itself is broken')"),
+    "fault-segfault": dict(isolate=("cpu", "cuda"), broken="import ctypes\nctypes.string_at(0)"),
+    "fault-hang": dict(isolate=("cpu", "cuda"), timeout=1.0, broken=HANG),
+    # two globals whose leak would change many later cases (its file sorts before most of them)
+    "fault-leaks-global": dict(broken=f"torch.set_default_dtype(torch.float64)\ntorch.set_grad_enabled(False)\n{NAN}"),
+    "fault-prints-megabyte": dict(broken=f"import sys\nprint('x' * 2**20)\nsys.stderr.write('y' * 2**20)\n{NAN}"),
+    "fault-leaves-file": dict(broken=f"with open('left-behind.txt', 'w') as f:\n    f.write('x')\n{NAN}"),
+}
+# Beside the other runs a worker's start may be slow: the hang is killed after 1 s + this.
+WORKER_STARTUP_S = "10"
+
+
+@dataclass
+class Finished:
+    """A run that ended: its process (exit code, output), its report, where it ran."""
+
+    proc: subprocess.CompletedProcess
+    report: dict
+    cwd: Path
+    tmpdir: Path | None = None
+    corpus: Corpus | None = None
+    extra: dict = field(default_factory=dict)
+
+
+@dataclass
+class Job:
+    name: str
+    proc: subprocess.Popen
+    cmd: list[str]
+    cwd: Path
+    report: Path
+    logs: Path
+    tmpdir: Path | None
+    corpus: Corpus | None
+    extra: dict
+    finished: Finished | None = None
+
+    def wait(self) -> Finished:
+        if self.finished is None:
+            try:
+                self.proc.wait(timeout=TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+            out = (self.logs / "stdout").read_text(errors="replace")
+            err = (self.logs / "stderr").read_text(errors="replace")
+            done = subprocess.CompletedProcess(self.cmd, self.proc.returncode, out, err)
+            assert self.report.exists(), f"{self.name}: no report (exit {done.returncode})\n{out[-3000:]}\n{err[-3000:]}"
+            from harness.report import load_report
+
+            self.finished = Finished(done, load_report(self.report), self.cwd, self.tmpdir, self.corpus, self.extra)
+        return self.finished
+
+
+class Jobs:
+    """The session's background runs, by name."""
+
+    def __init__(self):
+        self.base = Path(tempfile.mkdtemp(prefix="pitfalls-test-runs-"))
+        self.jobs: dict[str, Job] = {}
+
+    def get(self, name: str) -> Finished:
+        if name not in self.jobs:  # not foreseen at collection (e.g. a fixture asked for late)
+            self.start(name)
+        return self.jobs[name].wait()
+
+    def start(self, name: str) -> None:
+        if name not in self.jobs:
+            self.jobs[name] = getattr(self, f"_{name.replace('-', '_')}")(self.base / name)
+
+    def close(self) -> None:
+        for job in self.jobs.values():
+            if job.proc.poll() is None:
+                job.proc.kill()
+                job.proc.wait()
+        shutil.rmtree(self.base, ignore_errors=True)
+
+    def _launch(self, name, cmd, cwd, report, tmpdir=None, corpus=None, extra=None, **env) -> Job:
+        logs = self.base / f"{name}-logs"
+        logs.mkdir(parents=True)
+        if tmpdir is not None:
+            env["TMPDIR"] = str(tmpdir)
+        with open(logs / "stdout", "w") as out, open(logs / "stderr", "w") as err:
+            proc = subprocess.Popen([str(c) for c in cmd], cwd=cwd, env=subprocess_env(**env), stdout=out, stderr=err)
+        return Job(name, proc, [str(c) for c in cmd], cwd, report, logs, tmpdir, corpus, extra or {})
+
+    # --- the runs ------------------------------------------------------------------------
+    def _clean(self, root: Path) -> Job:
+        """The real corpus in file order (what `make test`'s own cases/ items give)."""
+        root.mkdir(parents=True)
+        report = root / "clean.json"
+        return self._launch("clean", [*HARNESS, "--cases", ROOT / "cases", "run", "-q", "--json", report], root, report)
+
+    def _random(self, root: Path) -> Job:
+        """The whole real corpus, RNG probes and an RNG-moving test beside it, shuffled (a new
+        seed each session, printed to replay it)."""
+        import random
+
+        probes = plant_rng_probes(copy_corpus(root))
+        seed = random.SystemRandom().randrange(2**31)
+        print(f"random order: --random-order-bucket=global --random-order-seed={seed}")
+        args = ["test_moves_rng.py", "cases", "--random-order-bucket=global", f"--random-order-seed={seed}"]
+        return self._launch("random", [*PYTEST, *args, "--pitfalls-json", "random.json"], root, root / "random.json",
+                            extra={"probes": probes, "seed": seed})
+
+    def _xdist(self, root: Path) -> Job:
+        """Two xdist workers on a small corpus: their records must merge into one report."""
+        corpus = copy_corpus(root, topics=("shapes", "numerics"))
+        probes = plant_rng_probes(corpus)
+        cmd = [*PYTEST, "test_moves_rng.py", "cases", "-n", "2", "--pitfalls-json", "xdist.json"]
+        return self._launch("xdist", cmd, root, root / "xdist.json", corpus=corpus, extra={"probes": probes})
+
+    def _faulty(self, root: Path) -> Corpus:
+        if not (root / "cases").exists():
+            corpus = copy_corpus(root, topics=("autograd", "numerics"))
+            for case_id, fields in FAULTS.items():
+                corpus.plant(case_id, **fields)
+        return Corpus(root)
+
+    def _faults_cli(self, root: Path) -> Job:
+        corpus = self._faulty(self.base / "faulty-corpus")
+        cwd, tmpdir = root / "cwd", root / "tmpdir"  # both empty: what is left in them afterwards was left there
+        cwd.mkdir(parents=True), tmpdir.mkdir()
+        report = root / "out" / "not-yet" / "report.json"
+        cmd = [*HARNESS, "--cases", corpus.cases, "run", "--json", report]
+        return self._launch("faults-cli", cmd, cwd, report, tmpdir, corpus, PITFALLS_WORKER_STARTUP_S=WORKER_STARTUP_S)
+
+    def _faults_pytest(self, root: Path) -> Job:
+        corpus = self._faulty(self.base / "faulty-corpus")
+        tmpdir = root / "tmpdir"
+        tmpdir.mkdir(parents=True)
+        cmd = [*PYTEST, "cases", "--continue-on-collection-errors", "--pitfalls-json", "report.json"]
+        return self._launch("faults-pytest", cmd, corpus.root, corpus.root / "report.json", tmpdir, corpus,
+                            PITFALLS_WORKER_STARTUP_S=WORKER_STARTUP_S)
+
+    def _mutants(self, root: Path) -> Job:
+        """Every case with ``fixed`` replaced by a call to ``broken``, run by ``pitfalls run``."""
+        corpus = copy_corpus(root)
+        for path in corpus.cases.glob("*/*.py"):
+            path.write_text(path.read_text() + MUTANT)
+        report = root / "mutants.json"
+        return self._launch("mutants", [*HARNESS, "--cases", corpus.cases, "run", "-q", "--json", report], root, report,
+                            corpus=corpus)
+
+
+def needed(items, has_case_items: bool) -> list[str]:
+    """The runs the selected tests read, from the fixtures they use."""
+    names = {name for item in items for name in getattr(item, "fixturenames", ())}
+    runs = []
+    if "clean_records" in names and not has_case_items:
+        runs.append("clean")
+    for fixture, run in (("random_run", "random"), ("xdist_run", "xdist"), ("cli_run", "faults-cli"),
+                         ("pytest_run", "faults-pytest"), ("mutant_report", "mutants")):
+        if fixture in names:
+            runs.append(run)
+    if "run" in names and any("test_hardening_faults" in str(getattr(i, "path", "")) for i in items):
+        runs += ["faults-cli", "faults-pytest"]
+    # the longest first: the others fit beside it
+    order = ["random", "mutants", "faults-pytest", "faults-cli", "clean", "xdist"]
+    return sorted(dict.fromkeys(runs), key=order.index)
