@@ -52,6 +52,7 @@ class Finished:
     proc: subprocess.CompletedProcess
     report: dict
     cwd: Path
+    output: Path  # the report (or, for the site, the folder) it wrote
     tmpdir: Path | None = None
     corpus: Corpus | None = None
     extra: dict = field(default_factory=dict)
@@ -80,10 +81,11 @@ class Job:
             out = (self.logs / "stdout").read_text(errors="replace")
             err = (self.logs / "stderr").read_text(errors="replace")
             done = subprocess.CompletedProcess(self.cmd, self.proc.returncode, out, err)
-            assert self.report.exists(), f"{self.name}: no report (exit {done.returncode})\n{out[-3000:]}\n{err[-3000:]}"
+            assert self.report.exists(), f"{self.name}: no output (exit {done.returncode})\n{out[-3000:]}\n{err[-3000:]}"
             from harness.report import load_report
 
-            self.finished = Finished(done, load_report(self.report), self.cwd, self.tmpdir, self.corpus, self.extra)
+            report = load_report(self.report) if self.report.suffix == ".json" else {}
+            self.finished = Finished(done, report, self.cwd, self.report, self.tmpdir, self.corpus, self.extra)
         return self.finished
 
 
@@ -168,6 +170,12 @@ class Jobs:
         return self._launch("faults-pytest", cmd, corpus.root, corpus.root / "report.json", tmpdir, corpus,
                             PITFALLS_WORKER_STARTUP_S=WORKER_STARTUP_S)
 
+    def _site(self, root: Path) -> Job:
+        """The whole docs site, built the way `make docs` builds it (every case's cells run once)."""
+        root.mkdir(parents=True)
+        out = root / "site"
+        return self._launch("site", [sys.executable, "-m", "docs.site.build", "--out", out], ROOT, out)
+
     def _mutants(self, root: Path) -> Job:
         """Every case with ``fixed`` replaced by a call to ``broken``, run by ``pitfalls run``."""
         corpus = copy_corpus(root)
@@ -185,11 +193,11 @@ def needed(items, has_case_items: bool) -> list[str]:
     if "clean_records" in names and not has_case_items:
         runs.append("clean")
     for fixture, run in (("random_run", "random"), ("xdist_run", "xdist"), ("cli_run", "faults-cli"),
-                         ("pytest_run", "faults-pytest"), ("mutant_report", "mutants")):
+                         ("pytest_run", "faults-pytest"), ("mutant_report", "mutants"), ("site", "site")):
         if fixture in names:
             runs.append(run)
     if "run" in names and any("test_hardening_faults" in str(getattr(i, "path", "")) for i in items):
         runs += ["faults-cli", "faults-pytest"]
     # the longest first: the others fit beside it
-    order = ["random", "mutants", "faults-pytest", "faults-cli", "clean", "xdist"]
+    order = ["random", "site", "mutants", "faults-pytest", "faults-cli", "clean", "xdist"]
     return sorted(dict.fromkeys(runs), key=order.index)

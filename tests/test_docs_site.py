@@ -5,8 +5,6 @@ from __future__ import annotations
 import functools
 import http.server
 import re
-import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -32,13 +30,12 @@ CASES = load_cases(ROOT / "cases")
 
 
 @pytest.fixture(scope="session")
-def site(tmp_path_factory) -> Path:
-    """The whole site, built the way `make docs` builds it, into a temp folder."""
-    out = tmp_path_factory.mktemp("docs") / "site"
-    result = subprocess.run([sys.executable, "-m", "docs.site.build", "--out", str(out)], cwd=ROOT,
-                            capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, result.stderr[-3000:]
-    return out
+def site(jobs) -> Path:
+    """The whole site, built the way `make docs` builds it, into a temp folder (started with the
+    other whole runs when collection ends: ``background``)."""
+    built = jobs.get("site")
+    assert built.proc.returncode == 0, built.proc.stderr[-3000:]
+    return built.output
 
 
 @pytest.fixture(scope="session")
