@@ -19,7 +19,6 @@
 # %%
 from typing import NamedTuple
 
-import numpy
 import torch
 
 from harness import Affects, Case, observe, ops_called

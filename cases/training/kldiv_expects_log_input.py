@@ -17,7 +17,6 @@
 # %%
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 from torch.distributions import Categorical, kl_divergence
 
 from harness import Affects, Case, observe
