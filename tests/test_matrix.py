@@ -10,6 +10,7 @@ from dataclasses import replace
 import pytest
 
 from harness.cli import main
+from harness.case import Affects
 from harness.matrix import NOT_OBSERVED, STALE, load_matrix, report_path
 from harness.matrix_build import BuildError, merge, parse_versions
 from harness.report import Record, ReportError, build_report, load_report, write_report
@@ -320,3 +321,34 @@ def test_upgrade_bad_input_is_one_line_and_exit_2(history, capsys, args, message
     assert main(["--cases", str(history.cases), "upgrade", *args, "--reports", str(history.reports)]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+def test_claims_say_what_was_observed_inferred_and_unverified(project):
+    from harness.claims import all_claims, spans, what_you_see
+    from harness.loader import load_case
+
+    assert spans(["2.0.1", "2.1.2", "2.4.1"], ["1.13.1", "2.0.1", "2.1.2", "2.3.1", "2.4.1"]) == "2.0.1–2.1.2, 2.4.1"
+    write(project, "2.0.1", [record(project, "first-case", True), record(project, "second-case", True)])
+    write(project, "2.1.2", [record(project, "first-case", True),
+                             record(project, "second-case", False, outcome="unverified",
+                                    detail="the symptom needs cuda; this is cpu, and the broken result passes")])
+    m = load_matrix(project.reports, project.cases)
+    case = load_case(project.cases / "autograd" / "first_case.py").case
+    assert all_claims(case, m) == [
+        "cpu: symptom observed on 2.0.1–2.1.2",
+        "cuda: the symptom is not observed (no cuda report is recorded)",
+        "*: no known lower bound",
+    ]
+    second = load_case(project.cases / "autograd" / "second_case.py").case
+    assert "cpu: unverified on 2.1.2: the symptom needs cuda; this is cpu" in all_claims(second, m)
+    inferred = replace(case, affects=(Affects(">=0.4", since="the 0.4.0 release notes"),))
+    assert all_claims(inferred, m)[-1] == ">=0.4: earlier than 2.0.1: from the 0.4.0 release notes (inferred, not observed)"
+    assert what_you_see(m, "first-case", "cpu") == []  # these records carry no fingerprints
+
+
+def test_what_you_see_groups_releases_that_look_the_same(history):
+    from harness.claims import what_you_see
+
+    m = load_matrix(history.reports, history.cases)
+    assert [span for span, _ in what_you_see(m, "first-case", "cpu")] == ["2.0.1", "2.1.2", "2.4.1"]
+    assert what_you_see(m, "second-case", "cpu")[0][0] == "2.0.1–2.1.2"  # 1.0 and 1.0000001: one behaviour
