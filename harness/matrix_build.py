@@ -96,14 +96,14 @@ def make_venv(uv: Path, version: str, venv: Path, cache: Path, python: str, inde
         pins.append("numpy<2")  # wheels before 2.3 were built against NumPy 1.x
     # An extra index (PyTorch's CPU wheels on CI) comes first for uv: torch is taken from it.
     extra = ["--extra-index-url", index] if index else []
-    extras = case_extras(version)
-    done = _run([uv, "pip", "install", "--quiet", "--python", py, *extra, *pins, *extras, "-e", ROOT], env=env)
-    if done.returncode != 0:
-        print(f"matrix: torch {version}: {', '.join(extras)} did not install beside it; "
-              "the cases that need them will be unverified", file=sys.stderr)
-        done = _run([uv, "pip", "install", "--quiet", "--python", py, *extra, *pins, "-e", ROOT], env=env)
+    done = _run([uv, "pip", "install", "--quiet", "--python", py, *extra, *pins, "-e", ROOT], env=env)
     if done.returncode != 0:
         raise BuildError(f"torch {version}: uv could not install it (exit {done.returncode})")
+    for spec in case_extras(version):  # one at a time: one that has no wheel here leaves the others
+        got = _run([uv, "pip", "install", "--quiet", "--python", py, *extra, *pins, spec], env=env)
+        if got.returncode != 0:
+            print(f"matrix: torch {version}: {spec} did not install beside it; the cases that need it "
+                  "will be unverified", file=sys.stderr)
     # The guard other projects' matrices lack: the torch that runs is the torch the cell names.
     got = _installed_torch(py)
     if got is None or release_of(got) != Version(version):

@@ -352,3 +352,14 @@ def test_what_you_see_groups_releases_that_look_the_same(history):
     m = load_matrix(history.reports, history.cases)
     assert [span for span, _ in what_you_see(m, "first-case", "cpu")] == ["2.0.1", "2.1.2", "2.4.1"]
     assert what_you_see(m, "second-case", "cpu")[0][0] == "2.0.1–2.1.2"  # 1.0 and 1.0000001: one behaviour
+
+
+def test_each_release_gets_the_torchvision_that_pins_it():
+    from harness.matrix import DEFAULT_VERSIONS
+    from harness.matrix_build import case_extras
+
+    assert case_extras("2.13.0") == ["tensorboard", "torchvision==0.28.0"]
+    assert case_extras("2.0.1") == ["tensorboard", "torchvision==0.15.2"]
+    # none pins these (1.13.1's has no cp311 wheel; none pins 2.15.0): tried unpinned, unverified if absent
+    assert case_extras("1.13.1")[-1] == case_extras("2.15.0")[-1] == "torchvision"
+    assert {v for v in DEFAULT_VERSIONS if case_extras(v)[-1] != "torchvision"} == set(DEFAULT_VERSIONS) - {"1.13.1", "2.15.0"}
