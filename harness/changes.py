@@ -103,6 +103,11 @@ def _warning_changes(wx: list[dict], wy: list[dict]):
         if twin is not None:
             gone.remove(w), new.remove(twin)
             yield "warning-reworded", f"{w['category']}: {w['message']}", f"{twin['category']}: {twin['message']}"
+    for w in list(gone):  # one of each left, of other categories: the same warning, recategorised and reworded
+        twin = next((n for n in new if n["category"] != w["category"]), None)
+        if twin is not None and len(gone) == len(new) == 1:
+            gone.remove(w), new.remove(twin)
+            yield "warning-category", f"{w['category']}: {w['message']}", f"{twin['category']}: {twin['message']}"
     for w in gone:
         yield "warning-removed", f"{w['category']}: {w['message']}", "no such warning"
     for w in new:

@@ -84,6 +84,8 @@ class Matrix:
         for cell in self.row(case, device):
             if cell.status in (STALE, NOT_OBSERVED) or cell.record is None or cell.status == "skipped":
                 continue
+            if cell.record.observed is None and not cell.record.fingerprints:
+                continue  # nothing ran there (a missing module): a gap, not a behaviour
             if before is not None:
                 step = between(case, device, before.version, cell.version, before.record, cell.record)
                 if (cell.observed and before.observed and cell.form != before.form

@@ -363,3 +363,24 @@ def test_each_release_gets_the_torchvision_that_pins_it():
     # none pins these (1.13.1's has no cp311 wheel; none pins 2.15.0): tried unpinned, unverified if absent
     assert case_extras("1.13.1")[-1] == case_extras("2.15.0")[-1] == "torchvision"
     assert {v for v in DEFAULT_VERSIONS if case_extras(v)[-1] != "torchvision"} == set(DEFAULT_VERSIONS) - {"1.13.1", "2.15.0"}
+
+
+def test_a_warning_recategorised_and_reworded_at_once_is_one_change(project):
+    before = fp(warns=[("UserWarning", "nn.init.xavier_uniform is now deprecated")])
+    after = fp(warns=[("FutureWarning", "`nn.init.xavier_uniform` is now deprecated")])
+    write(project, "2.3.1", [fingerprinted(project, "first-case", True, before)])
+    write(project, "2.4.1", [fingerprinted(project, "first-case", True, after)])
+    (change,) = load_matrix(project.reports, project.cases).changes("first-case")
+    assert (change.kind, change.before, change.after) == (
+        "warning-category", "UserWarning: nn.init.xavier_uniform is now deprecated",
+        "FutureWarning: `nn.init.xavier_uniform` is now deprecated")
+
+
+def test_a_release_where_nothing_ran_is_a_gap_not_a_change(project):
+    err = {"type": "ValueError", "message": "crop size larger than image"}
+    write(project, "2.12.1", [fingerprinted(project, "first-case", True, fp(err))])
+    write(project, "2.13.0", [replace(record(project, "first-case", True, outcome="unverified", detail="needs torchvision"),
+                                      observed=None)])
+    write(project, "2.14.1", [fingerprinted(project, "first-case", True, fp({**err, "message": "crop too big"}))])
+    (change,) = load_matrix(project.reports, project.cases).changes("first-case")
+    assert (change.kind, change.previous, change.since) == ("message-reworded", "2.12.1", "2.14.1")
