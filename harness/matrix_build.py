@@ -45,7 +45,9 @@ TORCHVISION = {"2.0.1": "0.15.2", "2.1.2": "0.16.2", "2.2.2": "0.17.2", "2.3.1":
 
 def case_extras(version: str) -> list[str]:
     vision = TORCHVISION.get(version)
-    return ["tensorboard", f"torchvision=={vision}" if vision else "torchvision"]
+    # torch.utils.tensorboard of torch < 2.0 imports six, which tensorboard no longer brings
+    board = ["six", "tensorboard"] if Version(version) < Version("2.0") else ["tensorboard"]
+    return [*board, f"torchvision=={vision}" if vision else "torchvision"]
 
 
 class BuildError(Exception):

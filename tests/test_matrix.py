@@ -360,6 +360,7 @@ def test_each_release_gets_the_torchvision_that_pins_it():
 
     assert case_extras("2.13.0") == ["tensorboard", "torchvision==0.28.0"]
     assert case_extras("2.0.1") == ["tensorboard", "torchvision==0.15.2"]
+    assert case_extras("1.13.1")[:2] == ["six", "tensorboard"]
     # none pins these (1.13.1's has no cp311 wheel; none pins 2.15.0): tried unpinned, unverified if absent
     assert case_extras("1.13.1")[-1] == case_extras("2.15.0")[-1] == "torchvision"
     assert {v for v in DEFAULT_VERSIONS if case_extras(v)[-1] != "torchvision"} == set(DEFAULT_VERSIONS) - {"1.13.1", "2.15.0"}

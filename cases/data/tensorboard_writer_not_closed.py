@@ -42,7 +42,8 @@ CASE = Case(
     # Each variant starts a fresh Python that imports torch and tensorboard: seconds, more on a
     # loaded machine.
     timeout=150.0,
-    requires=("tensorboard",),
+    # torch.utils.tensorboard too: it can fail to import where tensorboard imports (torch 1.13 needs six)
+    requires=("tensorboard", "torch.utils.tensorboard"),
 )
 
 LOGGED = [(0, 1.0), (1, 0.5), (2, 0.25)]  # (step, loss): exact in float32
