@@ -50,7 +50,8 @@ def text(result: dict) -> str:
         lines = [head, "no observed change in any case"]
     else:
         total = sum(result["by_kind"].values())
-        lines = [head, f"{total} changes in {len(result['cases'])} cases: "
+        n = len(result["cases"])
+        lines = [head, f"{total} change{'s' if total != 1 else ''} in {n} case{'s' if n != 1 else ''}: "
                  + ", ".join(f"{n} {k}" for k, n in result["by_kind"].items())]
         for kind in result["by_kind"]:
             lines.append("")
