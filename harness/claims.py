@@ -6,10 +6,13 @@ Nothing here runs a case: it reads the recorded matrix (``harness.matrix``) and 
 """
 from __future__ import annotations
 
+import re
+
 from harness.case import DEVICES, Case
 from harness.changes import same_value
 from harness.fingerprint import mask
 from harness.matrix import NOT_OBSERVED, STALE, Matrix
+from harness.versions import parse_range, release_of
 
 
 def spans(chosen: list[str], releases: list[str]) -> str:
@@ -44,7 +47,7 @@ def device_claims(case: Case, m: Matrix, device: str) -> list[str]:
         lines.append(f"{device}: observed absent, as declared, on {spans(absent, m.versions)}")
     unverified = [c for c in row if c.status == "unverified"]
     if unverified:
-        reasons = sorted({c.record.detail.split(":")[0].split(", and")[0] for c in unverified})
+        reasons = sorted({reason_of(c.record.detail) for c in unverified})
         lines.append(f"{device}: unverified on {spans([c.version for c in unverified], m.versions)}: {'; '.join(reasons)}")
     failing = by("mismatch", "fix-failed", "error")
     if failing:
@@ -53,6 +56,14 @@ def device_claims(case: Case, m: Matrix, device: str) -> list[str]:
     if gaps:
         lines.append(f"{device}: not observed on {spans(gaps, m.versions)} (stale, missing or skipped records)")
     return lines
+
+
+def reason_of(detail: str) -> str:
+    """An unverified record's reason without what differs per release: "the symptom is not
+    expected on torch 2.0.1+cu117 (affects <1.7), and …" -> "the symptom is not expected here
+    (affects <1.7)"."""
+    reason = detail.split(", and the broken result")[0].split(": nothing here")[0]
+    return re.sub(r" on torch \S+", " here", reason)
 
 
 def bound_claims(case: Case, m: Matrix) -> list[str]:
@@ -66,7 +77,16 @@ def bound_claims(case: Case, m: Matrix) -> list[str]:
         elif rule.versions in (None, "*") or not any(op in (rule.versions or "") for op in (">", "=", "~")):
             out.append(f"{label}: no known lower bound")
         else:
-            out.append(f"{label}: the bound is bracketed by the matrix's releases (observed)")
+            low = parse_range(rule.versions).lower_bound
+            devices = [rule.device] if rule.device else [d for d in case.devices if d in m.devices]
+            cells = [c for d in devices for c in m.row(case.id, d)]
+            before = [c for c in cells if release_of(c.version) < low]
+            after = [c for c in cells if release_of(c.version) >= low]
+            held = all(c.status in ("reproduced", "absent", "unverified") for c in cells)
+            if before and after and held:
+                out.append(f"{label}: the bound is observed: bracketed by {before[-1].version} and {after[0].version}")
+            else:
+                out.append(f"{label}: the bound lies inside the matrix but is not bracketed by passing records yet")
     return out
 
 

@@ -385,3 +385,16 @@ def test_a_release_where_nothing_ran_is_a_gap_not_a_change(project):
     write(project, "2.14.1", [fingerprinted(project, "first-case", True, fp({**err, "message": "crop too big"}))])
     (change,) = load_matrix(project.reports, project.cases).changes("first-case")
     assert (change.kind, change.previous, change.since) == ("message-reworded", "2.12.1", "2.14.1")
+
+
+def test_a_bound_inside_the_matrix_is_observed_only_when_passing_records_bracket_it(project):
+    from harness.claims import bound_claims
+    from harness.loader import load_case
+
+    case = replace(load_case(project.cases / "autograd" / "first_case.py").case, affects=">=2.1")
+    write(project, "2.1.2", [record(project, "first-case", True)])
+    assert bound_claims(case, load_matrix(project.reports, project.cases)) == [
+        ">=2.1: the bound lies inside the matrix but is not bracketed by passing records yet"]
+    write(project, "2.0.1", [record(project, "first-case", False)])
+    assert bound_claims(case, load_matrix(project.reports, project.cases)) == [
+        ">=2.1: the bound is observed: bracketed by 2.0.1 and 2.1.2"]

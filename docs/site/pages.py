@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from harness.claims import reason_of
 from harness.loader import LoadedCase
 from harness.matrix import Matrix
 
@@ -41,7 +42,7 @@ def evidence(m: Matrix, lc: LoadedCase) -> str:
     if cell.status == "absent":
         return "observed (absent, as declared)"
     if cell.status == "unverified":
-        return "unverified: " + cell.record.detail.split(", and")[0].split(": nothing")[0]
+        return "unverified: " + reason_of(cell.record.detail)
     return cell.status
 
 
