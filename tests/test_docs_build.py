@@ -31,7 +31,7 @@ STORY = '''\
 import torch
 from harness import Case, Source, observe
 
-CASE = Case(id="planted-story", title="A planted story", kind="error", affects=">=1.0",
+CASE = Case(id="planted-story", title="A planted story", kind="error", affects="*",
             devices=("cpu",), sources=(Source("planted by the docs tests"),), timeout={timeout})
 
 
@@ -47,6 +47,10 @@ def fixed(device):
     value = torch.ones(2, device=device)[1]
     assert value.item() == {fixed_value}
     return value
+
+
+def check(run, device):
+    assert run.value.item() == 1.0
 
 # %%
 if __name__ == "__main__":
