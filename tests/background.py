@@ -24,11 +24,13 @@ MUTANT = "\n\ndef fixed(device):  # mutation: the fix is the broken code\n    re
 
 # The faults planted beside part of the real corpus (tests/test_hardening_faults.py reads them).
 NAN = "return torch.tensor(float('nan'), device=device)"
+# deaf to its own time limit, and asleep: a hang that burns no CPU the other runs need
 HANG = """\
 import signal
-signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGALRM])  # deaf to its own time limit
+import time
+signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGALRM])
 while True:
-    pass
+    time.sleep(0.1)
 """
 FAULTS = {
     "fault-syntax": dict(text="def broken(:\n"),

@@ -102,9 +102,12 @@ def real_case_ids() -> set[str]:
     return {case_id_of(p) for p in find_case_files(ROOT / "cases")}
 
 
-def run_corpus(pytester, *args):
-    """pytest on the planted cases, with the plugin loaded the way the project's conftest does."""
-    return pytester.runpytest_subprocess("-p", "harness.plugin", "-p", "no:cacheprovider", "-rs", "cases", *args)
+def run_corpus(pytester, *args, inprocess: bool = False):
+    """pytest on the planted cases, with the plugin loaded the way the project's conftest does:
+    in a fresh interpreter, or (``inprocess``, where only collection and markers matter) in this
+    one, which saves an interpreter and torch start per run."""
+    run = pytester.runpytest_inprocess if inprocess else pytester.runpytest_subprocess
+    return run("-p", "harness.plugin", "-p", "no:cacheprovider", "-rs", "cases", *args)
 
 
 def subprocess_env(**extra: str) -> dict:

@@ -1,6 +1,7 @@
 """The pytest plugin, driven as a user drives it: pytest on a planted ``cases/`` folder."""
 from __future__ import annotations
 
+import functools
 import json
 
 
@@ -9,6 +10,7 @@ from harness.report import OUTCOMES, SCHEMA, SCHEMA_VERSION
 
 
 def test_one_item_per_case_and_device_named_by_id(planted, pytester):
+    """In a fresh interpreter, as a user runs it (the other tests here run pytest in-process)."""
     planted.plant("nan-thing")
     result = run_corpus(pytester, "-v")
     result.stdout.fnmatch_lines(
@@ -26,7 +28,7 @@ def test_one_item_per_case_and_device_named_by_id(planted, pytester):
 
 def test_failure_message_says_the_direction_and_what_each_variant_produced(planted, pytester):
     planted.plant("gone-symptom", broken="return torch.tensor(0.0, device=device)")
-    result = run_corpus(pytester, "-k", "cpu")
+    result = run_corpus(pytester, "-k", "cpu", inprocess=True)
     result.assert_outcomes(failed=1, deselected=1)
     result.stdout.fnmatch_lines(
         [
@@ -41,12 +43,13 @@ def test_failure_message_says_the_direction_and_what_each_variant_produced(plant
 def test_markers_select_by_kind_topic_and_tag(planted, pytester):
     planted.plant("silent-one", tags=("nan",))
     planted.plant("error-one", topic="shapes", kind="error")
-    assert run_corpus(pytester, "-m", "silent", "--strict-markers").parseoutcomes()["deselected"] == 2
-    result = run_corpus(pytester, "-m", "shapes and cpu", "--strict-markers", "-v")
+    run = functools.partial(run_corpus, pytester, inprocess=True)
+    assert run("-m", "silent", "--strict-markers").parseoutcomes()["deselected"] == 2
+    result = run("-m", "shapes and cpu", "--strict-markers", "-v")
     result.stdout.fnmatch_lines(["*error-one[[]cpu[]]*"])
     result.assert_outcomes(passed=1, deselected=3)
-    assert run_corpus(pytester, "-m", "nan and cpu", "--strict-markers").parseoutcomes()["passed"] == 1
-    assert run_corpus(pytester, "-k", "silent-one and cpu").parseoutcomes()["passed"] == 1
+    assert run("-m", "nan and cpu", "--strict-markers").parseoutcomes()["passed"] == 1
+    assert run("-k", "silent-one and cpu").parseoutcomes()["passed"] == 1
 
 
 # Every way a case file can be unusable, planted side by side in one corpus and collected by one
@@ -80,7 +83,7 @@ def test_every_unusable_case_file_is_a_collection_error_naming_file_and_field(pl
     planted.plant("same-id", topic="shapes")
     planted.plant("broken-syntax", text="def broken(:\n")
     planted.plant("good-case")
-    result = run_corpus(pytester, "--continue-on-collection-errors")
+    result = run_corpus(pytester, "--continue-on-collection-errors", inprocess=True)
     assert result.ret != 0
     expected = [problem for _, problem in MALFORMED.values()] + [
         "*no_fix.py: fixed: the module must define a function fixed()*",
@@ -104,7 +107,7 @@ def _replace_field(text: str, name: str, value: str) -> str:
 def test_the_json_report_holds_what_the_contract_says(planted, pytester):
     planted.plant("nan-thing")
     planted.plant("wrong-fix", fixed="assert False, 'no'")
-    result = run_corpus(pytester, "--pitfalls-json", "out/deep/report.json")
+    result = run_corpus(pytester, "--pitfalls-json", "out/deep/report.json", inprocess=True)
     result.stdout.fnmatch_lines(["report written to out/deep/report.json"])
     report = json.loads((pytester.path / "out/deep/report.json").read_text())
     assert (report["schema"], report["schema_version"]) == (SCHEMA, SCHEMA_VERSION)

@@ -48,7 +48,12 @@ def _foreign_exception(exc: BaseException) -> BaseException:
 
 
 @pytest.mark.parametrize("lc", CASES, ids=lambda lc: lc.id)
-def test_the_symptom_refuses_the_same_type_with_another_message(lc):
+def test_the_symptom_refuses_the_same_type_with_another_message(lc, clean_records):
+    recorded = (clean_records.get((lc.id, "cpu")) or {}).get("fingerprints") or {}
+    broken = recorded.get("broken")
+    if broken is not None and broken["error"] is None and not broken["warnings"]:
+        # the clean run's fingerprint says so; no need to run it again to find out
+        pytest.skip("the broken run neither raises nor warns: its near_miss covers the value")
     run = _broken_run(lc)
     if run.error is None and not run.warnings:
         pytest.skip("the broken run neither raises nor warns: its near_miss covers the value")
