@@ -17,15 +17,24 @@ LEGEND = ("R reproduced (symptom seen, expected)  . absent (not seen, not expect
           "blank: not observed")
 
 
-def run_matrix_command(args, usage_error) -> int:
+def load_for_device(args, usage_error) -> Matrix | None:
+    """The recorded matrix of ``args.reports``, which must hold ``args.device`` (a usage error
+    otherwise); None, with one line on stderr, when a report is malformed."""
     try:
         matrix = load_matrix(args.reports, args.cases)
     except ReportError as exc:
         print(f"pitfalls: error: {exc}", file=sys.stderr)
-        return EXIT_FAILED
+        return None
     if args.device not in matrix.devices:
         raise usage_error(f"no reports for device {args.device!r} in {args.reports}"
                           f" (recorded: {', '.join(matrix.devices) or 'none'})")
+    return matrix
+
+
+def run_matrix_command(args, usage_error) -> int:
+    matrix = load_for_device(args, usage_error)
+    if matrix is None:
+        return EXIT_FAILED
     if args.json:
         print(json.dumps(matrix.to_json(), indent=1))
     elif args.markdown:

@@ -16,8 +16,8 @@ from pathlib import Path
 from packaging.version import Version
 
 from harness.changes import KINDS
-from harness.matrix import NOT_OBSERVED, STALE, Matrix, load_matrix
-from harness.report import ReportError
+from harness.matrix import NOT_OBSERVED, STALE, Matrix
+from harness.matrix_cli import load_for_device
 
 EXIT_FOUND = 1
 SCHEMA_FILE = Path(__file__).with_name("schemas") / "upgrade.schema.json"
@@ -84,14 +84,9 @@ def parse_kinds(value: str | None, usage_error) -> list[str]:
 
 def run_upgrade_command(args, usage_error) -> int:
     fail_on = parse_kinds(args.fail_on, usage_error)
-    try:
-        matrix = load_matrix(args.reports, args.cases)
-    except ReportError as exc:
-        print(f"pitfalls: error: {exc}", file=sys.stderr)
+    matrix = load_for_device(args, usage_error)
+    if matrix is None:
         return EXIT_FOUND
-    if args.device not in matrix.devices:
-        raise usage_error(f"no reports for device {args.device!r} in {args.reports}"
-                          f" (recorded: {', '.join(matrix.devices) or 'none'})")
     for name, version in (("FROM", args.start), ("TO", args.end)):
         if version not in matrix.versions:
             raise usage_error(f"{name} {version!r} is not a recorded release (recorded: {', '.join(matrix.versions)})")
