@@ -1,12 +1,14 @@
 """The floor the harness is measured against: a bare interpreter that imports torch and runs
-each given case module's broken and fixed variant once on the CPU, with nothing around them:
-no time limit, no state probes, no symptom predicate, no report. Variants that start their own
+each given case module's broken and fixed variant once on the CPU, and the fix's check on the
+fixed result (the assertion that used to end `fixed`), with nothing around them: no time limit,
+no state probes, no symptom predicate, no check of the broken result, no report. Variants that start their own
 interpreters (seed-every-rng, the python cases) do so here too, so both sides pay for that.
 
 usage: python benchmarks/bare_floor.py CASE_FILE ...
 """
 import importlib.util
 import sys
+from types import SimpleNamespace
 
 import torch  # noqa: F401  (imported once, as the harness does)
 
@@ -20,8 +22,9 @@ for n, path in enumerate(sys.argv[1:]):
     modules.append(module)
 
 for module in modules:
-    for variant in (module.broken, module.fixed):
-        try:
-            variant("cpu")
-        except Exception:  # a broken variant may raise: that is its symptom
-            pass
+    try:
+        module.broken("cpu")
+    except Exception:  # a broken variant may raise: that is its symptom
+        pass
+    value = module.fixed("cpu")
+    module.check(SimpleNamespace(value=value, error=None, warnings=[], output="", output_chars=0), "cpu")
