@@ -144,7 +144,7 @@ class Jobs:
 
     def _xdist(self, root: Path) -> Job:
         """Two xdist workers on a small corpus: their records must merge into one report."""
-        corpus = copy_corpus(root, topics=("shapes", "numerics"))
+        corpus = copy_corpus(root, topics=("numerics",))
         probes = plant_rng_probes(corpus)
         cmd = [*PYTEST, "test_moves_rng.py", "cases", "-n", "2", "--pitfalls-json", "xdist.json"]
         return self._launch("xdist", cmd, root, root / "xdist.json", corpus=corpus, extra={"probes": probes})
