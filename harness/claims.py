@@ -73,7 +73,7 @@ def bound_claims(case: Case, m: Matrix) -> list[str]:
     for rule in case.rules:
         label = f"{rule.versions or '*'}" + (f" on {rule.device}" if rule.device else "") + (f" ({rule.form})" if rule.form else "")
         if rule.since:
-            out.append(f"{label}: earlier than {first or 'the matrix'}: from {rule.since} (inferred, not observed)")
+            out.append(f"{label}: before {first or 'the matrix'}, inferred, not observed; the source: {rule.since}")
         elif rule.versions in (None, "*") or not any(op in (rule.versions or "") for op in (">", "=", "~")):
             out.append(f"{label}: no known lower bound")
         else:

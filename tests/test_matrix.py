@@ -342,7 +342,7 @@ def test_claims_say_what_was_observed_inferred_and_unverified(project):
     second = load_case(project.cases / "autograd" / "second_case.py").case
     assert "cpu: unverified on 2.1.2: the symptom needs cuda; this is cpu" in all_claims(second, m)
     inferred = replace(case, affects=(Affects(">=0.4", since="the 0.4.0 release notes"),))
-    assert all_claims(inferred, m)[-1] == ">=0.4: earlier than 2.0.1: from the 0.4.0 release notes (inferred, not observed)"
+    assert all_claims(inferred, m)[-1] == ">=0.4: before 2.0.1, inferred, not observed; the source: the 0.4.0 release notes"
     assert what_you_see(m, "first-case", "cpu") == []  # these records carry no fingerprints
 
 
