@@ -28,6 +28,7 @@ $(STAMP): pyproject.toml
 	rm -f $(VENV)/.installed-torch-*
 	$(PY) -m pip install --quiet $(PIP_INDEX) "torch==$(TORCH)"
 	echo "torch==$(TORCH)" > $(VENV)/torch-constraint.txt
+	$(PYTHON) harness/numpy_rule.py $(TORCH) >> $(VENV)/torch-constraint.txt  # numpy<2 before 2.3: one rule with the matrix
 	$(PY) -m pip install --quiet $(PIP_INDEX) -c $(VENV)/torch-constraint.txt -e ".[test,docs]"
 	touch $@
 

@@ -29,6 +29,7 @@ from pathlib import Path
 from packaging.version import InvalidVersion, Version
 
 from harness.matrix import DEFAULT_VERSIONS, report_path
+from harness.numpy_rule import numpy_requirement
 from harness.report import build_report, load_report, records_of, write_report
 from harness.versions import release_of, torch_version
 
@@ -93,9 +94,7 @@ def make_venv(uv: Path, version: str, venv: Path, cache: Path, python: str, inde
         shutil.rmtree(venv)
     _run([uv, "venv", "--quiet", "--python", python, venv], env=env, check=True)
     py = venv / "bin" / "python"
-    pins = [f"torch=={version}"]
-    if Version(version) < Version("2.3"):
-        pins.append("numpy<2")  # wheels before 2.3 were built against NumPy 1.x
+    pins = [f"torch=={version}", *filter(None, [numpy_requirement(version)])]
     # An extra index (PyTorch's CPU wheels on CI) comes first for uv: torch is taken from it.
     extra = ["--extra-index-url", index] if index else []
     done = _run([uv, "pip", "install", "--quiet", "--python", py, *extra, *pins, "-e", ROOT], env=env)

@@ -102,3 +102,28 @@ def _source(case_id):
     from planting import case_source
 
     return case_source(case_id)
+
+
+def test_a_broken_numpy_bridge_is_one_environment_error_and_nothing_runs(two_cases, capsys, monkeypatch, tmp_path):
+    """torch < 2.3 beside NumPy 2 ("Failed to initialize NumPy"): from_numpy raises. The run
+    names the versions and the fix instead of blaming every case, and writes no report."""
+    import torch
+
+    def no_numpy(array):
+        raise RuntimeError("Numpy is not available")
+
+    monkeypatch.setattr(torch, "from_numpy", no_numpy)
+    monkeypatch.setattr(torch, "__version__", "1.13.1+cu117")
+    report = tmp_path / "report.json"
+    assert cli(two_cases, "run", "--json", str(report)) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "environment: torch 1.13.1+cu117 cannot exchange arrays with NumPy" in err
+    assert "(RuntimeError: Numpy is not available): install 'numpy<2' beside it (nothing was run)" in err
+    assert not report.exists()
+
+
+def test_the_numpy_rule_is_one_for_make_and_the_matrix():
+    from harness.numpy_rule import numpy_requirement
+
+    assert [numpy_requirement(v) for v in ("1.13.1", "2.2.2", "2.3.1", "2.15.0")] == ["numpy<2", "numpy<2", None, None]
+    assert "harness/numpy_rule.py $(TORCH)" in (ROOT / "Makefile").read_text()

@@ -124,3 +124,17 @@ def test_the_json_report_holds_what_the_contract_says(planted, pytester):
     assert by_key["wrong-fix", "cpu"]["outcome"] == "fix-failed"
     assert {r["outcome"] for r in report["records"]} <= set(OUTCOMES)
     assert report["totals"] == {"reproduced": 1, "fix-failed": 1, "skipped": 2}
+
+
+def test_a_broken_numpy_bridge_stops_the_session_before_any_case(planted, pytester, monkeypatch):
+    import torch
+
+    def no_numpy(array):
+        raise RuntimeError("Numpy is not available")
+
+    monkeypatch.setattr(torch, "from_numpy", no_numpy)
+    planted.plant("nan-thing")
+    result = run_corpus(pytester, inprocess=True)
+    assert result.ret == 2
+    result.stdout.fnmatch_lines(["*environment: torch * cannot exchange arrays with NumPy*(no case was run)*"])
+    assert "passed" not in result.stdout.str() and "failed" not in result.stdout.str()
