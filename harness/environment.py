@@ -17,16 +17,25 @@ def environment_faults() -> list[str]:
         import numpy
     except Exception as exc:  # numpy is a dependency of the corpus
         return [f"NumPy does not import beside torch {torch.__version__} ({type(exc).__name__}: {exc})"]
+    import contextlib
+    import io
+    import warnings
+
     try:
-        back = torch.from_numpy(numpy.arange(3, dtype=numpy.float32)).numpy()
+        # torch's own "Failed to initialize NumPy" warning, and NumPy 2's page-long notice with a
+        # stack trace, are caught here: the fault is said once, in one line
+        with warnings.catch_warnings(record=True) as said, contextlib.redirect_stderr(io.StringIO()):
+            warnings.simplefilter("always")
+            back = torch.from_numpy(numpy.arange(3, dtype=numpy.float32)).numpy()
         if back.tolist() != [0.0, 1.0, 2.0]:
             raise RuntimeError(f"a round trip through torch gave {back.tolist()}")
     except Exception as exc:
+        told = [str(w.message).split(" (Triggered")[0] for w in said if "numpy" in str(w.message).lower()]
         from harness.numpy_rule import numpy_requirement
 
         need = numpy_requirement(torch.__version__)
         fix = f"install {need!r} beside it" if need else "install a NumPy this torch was built for"
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        faults.append(f"torch {torch.__version__} cannot exchange arrays with NumPy {numpy.__version__} "
-                      f"({type(exc).__name__}: {first}): {fix}")
+        why = "; ".join([*told, f"{type(exc).__name__}: {first}"])
+        faults.append(f"torch {torch.__version__} cannot exchange arrays with NumPy {numpy.__version__} ({why}): {fix}")
     return faults
