@@ -204,27 +204,6 @@ def test_merge_replaces_only_the_rerun_cases(project):
         merge(old, build_report([], STARTED, {"torch": "2.1.2", **ENV}), ["first-case"])
 
 
-def test_the_workflow_builds_the_default_versions_with_the_same_targets():
-    import subprocess
-
-    import yaml
-
-    from harness.matrix import DEFAULT_VERSIONS
-    from planting import ROOT
-
-    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "matrix.yml").read_text())
-    jobs = workflow["jobs"]
-    assert tuple(jobs["version"]["strategy"]["matrix"]["torch"]) == DEFAULT_VERSIONS
-    runs = {job: " ".join(step.get("run", "") for step in jobs[job]["steps"]) for job in jobs}
-    assert 'make matrix VERSIONS="${{ matrix.torch }}"' in runs["version"]
-    assert "want == got == recorded" in runs["version"]  # the guard step
-    assert "make matrix-check" in runs["merge"]
-    for target in ("matrix", "matrix-check"):  # the targets exist and expand without running
-        dry = subprocess.run(["make", "-n", target, "VERSIONS=2.4.1"], cwd=ROOT, capture_output=True, text=True)
-        assert dry.returncode == 0, dry.stderr
-    assert "harness.matrix_build" in subprocess.run(["make", "-n", "matrix"], cwd=ROOT, capture_output=True, text=True).stdout
-
-
 def test_build_reruns_only_stale_cases_and_merges_them(project, capsys):
     """`make matrix CASES=stale` on the installed torch (no download): after an edit, only the
     edited case runs again, and the report says so."""
