@@ -32,7 +32,7 @@ from typing import NamedTuple
 import pytest
 
 from case_modules import ROOT, _CASES
-from harness.runner import skip_reason
+from harness.runner import not_run_reason
 from summary import RSS_BUDGET_BYTES
 
 CORPUS = list(_CASES.values())  # in the harness's own order
@@ -46,7 +46,7 @@ def harness_cmd(cases):
 
 
 def floor_cmd(cases):
-    files = [str(lc.path) for lc in cases if skip_reason(lc, "cpu") is None]
+    files = [str(lc.path) for lc in cases if not_run_reason(lc, "cpu") is None]
     return [sys.executable, str(ROOT / "benchmarks" / "bare_floor.py"), *files]
 
 

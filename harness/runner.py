@@ -258,13 +258,6 @@ def not_here(case, version: str, device: str) -> str:
     return f"the symptom is not expected on torch {version} (affects {case.affects_text})"
 
 
-def skip_reason(lc: LoadedCase, device: str) -> str | None:
-    reason = device_unavailable_reason(device)
-    if reason:
-        return reason
-    return None
-
-
 def missing_requirement(lc: LoadedCase) -> str | None:
     """Why this environment cannot check the case at all: a module it needs is not installed,
     or is installed but does not import here (e.g. a torchvision built for another torch)."""
@@ -282,6 +275,12 @@ def missing_requirement(lc: LoadedCase) -> str | None:
     return None
 
 
+def not_run_reason(lc: LoadedCase, device: str) -> str | None:
+    """Why the harness would not run this case's variants here at all (the device is missing:
+    ``skipped``; a required module is: ``unverified``), or None when it would."""
+    return device_unavailable_reason(device) or missing_requirement(lc)
+
+
 def run_case(lc: LoadedCase, device: str, version: str | None = None) -> Record:
     version = version or torch_version()
     case = lc.case
@@ -290,7 +289,7 @@ def run_case(lc: LoadedCase, device: str, version: str | None = None) -> Record:
         expected=case.expected(version, device), observed=None,
         isolated=device in case.isolate, source_sha256=lc.source_sha256,
     )
-    reason = skip_reason(lc, device)
+    reason = device_unavailable_reason(device)
     if reason:
         record.outcome, record.detail = "skipped", reason
         return record
