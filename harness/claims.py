@@ -37,7 +37,7 @@ def device_claims(case: Case, m: Matrix, device: str) -> list[str]:
     row = m.row(case.id, device)
     by = lambda *statuses: [c.version for c in row if c.status in statuses]
     lines = []
-    seen = [c.version for c in row if c.observed is True and c.status in ("reproduced",)]
+    seen = by("reproduced")
     absent = by("absent")
     if seen:
         proxy = next((r.proxy for r in case.rules if r.proxy and r.device == device), None)
@@ -72,12 +72,12 @@ def bound_claims(case: Case, m: Matrix) -> list[str]:
     out = []
     for rule in case.rules:
         label = f"{rule.versions or '*'}" + (f" on {rule.device}" if rule.device else "") + (f" ({rule.form})" if rule.form else "")
+        low = parse_range(rule.versions).lower_bound if rule.versions else None  # the range's own answer
         if rule.since:
             out.append(f"{label}: before {first or 'the matrix'}, inferred, not observed; the source: {rule.since}")
-        elif rule.versions in (None, "*") or not any(op in (rule.versions or "") for op in (">", "=", "~")):
+        elif low is None:
             out.append(f"{label}: no known lower bound")
         else:
-            low = parse_range(rule.versions).lower_bound
             devices = [rule.device] if rule.device else [d for d in case.devices if d in m.devices]
             cells = [c for d in devices for c in m.row(case.id, d)]
             before = [c for c in cells if release_of(c.version) < low]

@@ -377,3 +377,13 @@ def test_a_bound_inside_the_matrix_is_observed_only_when_passing_records_bracket
     write(project, "2.0.1", [record(project, "first-case", False)])
     assert bound_claims(case, load_matrix(project.reports, project.cases)) == [
         ">=2.1: the bound is observed: bracketed by 2.0.1 and 2.1.2"]
+
+
+@pytest.mark.parametrize("versions", ["*", "<0.4", "<=2.0", "!=2.1.0"])
+def test_a_range_without_a_lower_bound_says_so(project, versions):
+    from harness.claims import bound_claims
+    from harness.loader import load_case
+
+    write(project, "2.1.2", [record(project, "first-case", True)])
+    case = replace(load_case(project.cases / "autograd" / "first_case.py").case, affects=versions)
+    assert bound_claims(case, load_matrix(project.reports, project.cases)) == [f"{versions}: no known lower bound"]
