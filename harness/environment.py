@@ -32,10 +32,10 @@ def environment_faults() -> list[str]:
     except Exception as exc:
         told = [str(w.message).split(" (Triggered")[0] for w in said if "numpy" in str(w.message).lower()]
         from harness.numpy_rule import numpy_requirement
+        from harness.observe import first_line
 
         need = numpy_requirement(torch.__version__)
         fix = f"install {need!r} beside it" if need else "install a NumPy this torch was built for"
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        why = "; ".join([*told, f"{type(exc).__name__}: {first}"])
+        why = "; ".join([*told, f"{type(exc).__name__}: {first_line(str(exc), None) or type(exc).__name__}"])
         faults.append(f"torch {torch.__version__} cannot exchange arrays with NumPy {numpy.__version__} ({why}): {fix}")
     return faults

@@ -15,6 +15,8 @@ import math
 import re
 from typing import Any
 
+from harness.observe import first_line
+
 VALUES_KEPT = 16  # elements of a tensor whose values enter the fingerprint; larger: a digest
 WARNINGS_KEPT = 5  # distinct warnings kept; a variant warning in a loop with new text stays small
 TEXT_KEPT = 300  # characters of a message or a repr
@@ -36,11 +38,6 @@ def mask(text: str) -> str:
         text = pattern.sub(placeholder, text)
     text = " ".join(text.split())
     return text if len(text) <= TEXT_KEPT else text[: TEXT_KEPT - 1] + "…"
-
-
-def _first_line(text: str) -> str:
-    lines = [line for line in str(text).strip().splitlines() if line.strip()]
-    return lines[0] if lines else ""
 
 
 def value_summary(value: Any) -> Any:
@@ -86,10 +83,10 @@ def fingerprint(run, stable=None) -> dict:
     """The fingerprint of an ``Observation``; ``stable`` replaces the default value summary."""
     error = None
     if run.error is not None:
-        error = {"type": type(run.error).__name__, "message": mask(_first_line(run.error))}
+        error = {"type": type(run.error).__name__, "message": mask(first_line(str(run.error), None))}
     seen, warns = [], []
     for w in run.warnings:
-        entry = (w.category.__name__, mask(_first_line(w.message)))
+        entry = (w.category.__name__, mask(first_line(str(w.message), None)))
         if entry not in seen:  # a warning emitted in a loop is one behaviour
             seen.append(entry)
     warns = [{"category": c, "message": m} for c, m in seen[:WARNINGS_KEPT]]

@@ -48,11 +48,11 @@ class Observation:
         """A short text for reports and failure messages."""
         parts = []
         if self.error is not None:
-            parts.append(f"raised {type(self.error).__name__}: {_first_line(str(self.error))}")
+            parts.append(f"raised {type(self.error).__name__}: {first_line(str(self.error))}")
         else:
             parts.append(f"returned {_short(self.value)}")
         for w in self.warnings[:LISTED_WARNINGS]:
-            parts.append(f"warned {w.category.__name__}: {_first_line(str(w.message))}")
+            parts.append(f"warned {w.category.__name__}: {first_line(str(w.message))}")
         if len(self.warnings) > LISTED_WARNINGS:
             parts.append(f"and {len(self.warnings) - LISTED_WARNINGS} more warnings")
         if self.output_chars:
@@ -89,9 +89,11 @@ def observe_within(context, fn, *args, **kwargs) -> Observation:
     return obs
 
 
-def _first_line(text: str) -> str:
+def first_line(text: str, limit: int | None = SHORT) -> str:
+    """The first line of a message, cut to ``limit`` characters (None: whole): what the harness
+    quotes of an exception or a warning in summaries, records, fingerprints and errors."""
     line = text.strip().splitlines()[0] if text.strip() else ""
-    return line if len(line) <= SHORT else line[: SHORT - 1] + "…"
+    return line if limit is None or len(line) <= limit else line[: limit - 1] + "…"
 
 
 def _short(value: Any) -> str:

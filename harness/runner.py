@@ -30,7 +30,7 @@ from pathlib import Path
 from harness import state
 from harness.fingerprint import fingerprint
 from harness.loader import LoadedCase, LoadError, case_id_of
-from harness.observe import CaseTimeout, observe_within
+from harness.observe import CaseTimeout, first_line, observe_within
 from harness.report import Record
 from harness.versions import device_unavailable_reason, torch_version
 
@@ -188,17 +188,12 @@ def judge(lc: LoadedCase, obs, device: str) -> tuple[bool, str]:
     except CaseTimeout as exc:
         raise VariantFailure(f"check {exc}") from None
     except Exception as exc:
-        return False, f"{type(exc).__name__}: {_first(str(exc))}".rstrip(": ")
+        return False, f"{type(exc).__name__}: {first_line(str(exc), 200)}".rstrip(": ")
     if leaked:
         raise VariantFailure(f"check leaked global state: {', '.join(leaked)}")
     if verdict is False:
         return False, "check returned False"
     return True, "accepted"
-
-
-def _first(text: str) -> str:
-    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    return lines[0][:200] if lines else ""
 
 
 def _stable(lc: LoadedCase):
@@ -269,7 +264,7 @@ def missing_requirement(lc: LoadedCase) -> str | None:
         try:
             importlib.import_module(name)
         except Exception as exc:  # a broken install is this environment's fault, not the case's
-            problems.append(f"{name}, which does not import here ({type(exc).__name__}: {_first(str(exc))[:160]})")
+            problems.append(f"{name}, which does not import here ({type(exc).__name__}: {first_line(str(exc), 160)})")
     if problems:
         return f"needs {'; '.join(problems)}: nothing here checks the claim"
     return None

@@ -33,7 +33,7 @@ import torch
 
 from harness import state
 from harness.loader import LoadedCase
-from harness.observe import CaseTimeout
+from harness.observe import CaseTimeout, first_line
 from harness.runner import time_limit
 from harness.versions import device_names
 
@@ -118,12 +118,12 @@ def execute_case(lc: LoadedCase, root: Path, stamp: Stamp) -> ExecutedCase:
         state.reseed()  # the same outputs whatever ran before
         offsets = _cell_lines(text, nb.cells)
         count = 0
-        for cell, first_line in zip(nb.cells, offsets):
+        for cell, line_offset in zip(nb.cells, offsets):
             if cell.cell_type != "code":
                 continue
             count += 1
             cell.execution_count = count
-            cell.outputs, devices = _run_cell(lc, cell, first_line, main.__dict__)
+            cell.outputs, devices = _run_cell(lc, cell, line_offset, main.__dict__)
             if cell.outputs:
                 cell.outputs.append(stamp.output(devices))
                 all_devices += [d for d in devices if d not in all_devices]
@@ -150,9 +150,9 @@ def _cell_lines(text: str, cells) -> list[int]:
     return lines
 
 
-def _run_cell(lc: LoadedCase, cell, first_line: int, namespace: dict) -> tuple[list, list[str]]:
+def _run_cell(lc: LoadedCase, cell, line_offset: int, namespace: dict) -> tuple[list, list[str]]:
     filename = str(lc.path)
-    if first_line < 0:
+    if line_offset < 0:
         filename = f"{lc.path}#cell-{cell.execution_count}"
         linecache.cache[filename] = (len(cell.source), None, cell.source.splitlines(True), filename)
     expects_error = EXPECTED_ERROR_TAG in cell.metadata.get("tags", ())
@@ -160,7 +160,7 @@ def _run_cell(lc: LoadedCase, cell, first_line: int, namespace: dict) -> tuple[l
     devices: list[str] = []
     try:
         tree = ast.parse(cell.source, filename)
-        ast.increment_lineno(tree, max(first_line, 0))
+        ast.increment_lineno(tree, max(line_offset, 0))
         last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
         with _captured(streams), _recording_devices(devices), time_limit(2 * lc.case.timeout):
             exec(compile(tree, filename, "exec"), namespace)
@@ -174,7 +174,7 @@ def _run_cell(lc: LoadedCase, cell, first_line: int, namespace: dict) -> tuple[l
             where = _innermost_line(exc, filename)
             raise CaseRunError(
                 f"case {lc.id} ({lc.path}{where}): cell {cell.execution_count} raised "
-                f"{type(exc).__name__}: {_first_line(exc)}"
+                f"{type(exc).__name__}: {first_line(str(exc), None)}"
             ) from exc
         outputs = streams.outputs() + [_error_output(exc)]
         return outputs, devices or [_default_device()]
@@ -303,6 +303,3 @@ def _innermost_line(exc: BaseException, filename: str) -> str:
     return f":{line}" if line else ""
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else ""
