@@ -65,6 +65,7 @@ class Matrix:
     reports: dict[tuple[str, str], Path]  # (version, device) -> report file
     _records: dict[tuple[str, str, str], Record] = field(default_factory=dict)  # (case, version, device)
     unknown: list[tuple[Path, str]] = field(default_factory=list)  # records of ids no case declares
+    _histories: dict[tuple[str, str], tuple[Change, ...]] = field(default_factory=dict, repr=False)
 
     def cell(self, case: str, version: str, device: str = "cpu") -> Cell:
         record = self._records.get((case, version, device))
@@ -80,6 +81,21 @@ class Matrix:
     def changes(self, case: str, device: str = "cpu", start: str | None = None, end: str | None = None) -> list[Change]:
         """Every change a user would see, from one freshly observed release to the next
         (``harness.changes``), optionally only those first seen in (start, end]."""
+        found = self._history(case, device)
+        if start is not None:
+            found = [c for c in found if Version(c.since) > Version(start)]
+        if end is not None:
+            found = [c for c in found if Version(c.since) <= Version(end)]
+        return list(found)
+
+    def _history(self, case: str, device: str) -> tuple[Change, ...]:
+        # The records are fixed once loaded, so a row's history is derived once: the site asks
+        # for it per cell and per pair of releases.
+        if (case, device) not in self._histories:
+            self._histories[case, device] = self._derive_history(case, device)
+        return self._histories[case, device]
+
+    def _derive_history(self, case: str, device: str) -> tuple[Change, ...]:
         found, before = [], None
         for cell in self.row(case, device):
             if cell.status in (STALE, NOT_OBSERVED) or cell.record is None or cell.status == "skipped":
@@ -94,11 +110,7 @@ class Matrix:
                                        str(before.form), str(cell.form)))
                 found.extend(step)
             before = cell
-        if start is not None:
-            found = [c for c in found if Version(c.since) > Version(start)]
-        if end is not None:
-            found = [c for c in found if Version(c.since) <= Version(end)]
-        return found
+        return tuple(found)
 
     def portable_fix(self, case: str, device: str, versions: list[str]) -> bool | None:
         """The fixed variant passed on every one of ``versions`` (None: one of them not observed)."""

@@ -48,14 +48,14 @@ def run_matrix_command(args, usage_error) -> int:
     return 0
 
 
-def _labels(matrix: Matrix) -> list[str]:
+def column_labels(matrix: Matrix) -> list[str]:
     """Column labels: the minor release ("2.4") where that names one report, else the full one."""
     minors = [v.rsplit(".", 1)[0] for v in matrix.versions]
     return [m if minors.count(m) == 1 else v for m, v in zip(minors, matrix.versions)]
 
 
 def terminal_table(matrix: Matrix, device: str) -> str:
-    labels = _labels(matrix)
+    labels = column_labels(matrix)
     width = max(len("case"), *(len(c.id) for c in matrix.cases))
     head = "case".ljust(width) + " " + " ".join(l.center(max(len(l), 1)) for l in labels) + "  changes"
     lines = [f"torch releases on {device}; one column per report in {', '.join(sorted({str(p.parent) for p in matrix.reports.values()}))}",
@@ -68,7 +68,7 @@ def terminal_table(matrix: Matrix, device: str) -> str:
 
 
 def markdown_table(matrix: Matrix, device: str) -> str:
-    labels = _labels(matrix)
+    labels = column_labels(matrix)
     lines = ["| case | " + " | ".join(labels) + " | changes |", "|---|" + "---|" * (len(labels) + 1)]
     for c in matrix.cases:
         cells = [MARKS[cell.status].strip() or "·" for cell in matrix.row(c.id, device)]

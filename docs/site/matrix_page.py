@@ -10,7 +10,7 @@ from harness.case import DEVICES
 from harness.loader import LoadedCase
 from harness.matrix import NOT_OBSERVED, Matrix
 from harness.claims import what_you_see
-from harness.matrix_cli import MARKS
+from harness.matrix_cli import MARKS, column_labels
 
 from docs.site.text import case_href, code, esc, raw_html, status_class
 
@@ -56,7 +56,7 @@ def case_matrix_section(m: Matrix, case_id: str) -> str:
     if not m.versions:
         out.append(f"{NOT_OBSERVED}: no report is recorded yet.\n")
         return "\n".join(out)
-    head = "".join(f'<th title="{esc(v)}">{esc(l)}</th>' for v, l in zip(m.versions, _labels(m)))
+    head = "".join(f'<th title="{esc(v)}">{esc(l)}</th>' for v, l in zip(m.versions, column_labels(m)))
     rows = "".join(
         f"<tr><th>{esc(d)}</th>{''.join(_changed_td(c, m.changes(case_id, d)) for c in m.row(case_id, d))}</tr>"
         for d in m.devices
@@ -89,12 +89,6 @@ def case_matrix_section(m: Matrix, case_id: str) -> str:
     return "\n".join(out)
 
 
-def _labels(m: Matrix) -> list[str]:
-    """Column labels: the minor release ("2.4") where that names one report."""
-    minors = [v.rsplit(".", 1)[0] for v in m.versions]
-    return [mi if minors.count(mi) == 1 else v for mi, v in zip(minors, m.versions)]
-
-
 def _changed_td(cell, changes) -> str:
     """A cell where a change is first seen: marked, with every change's before and after on hover."""
     here = [ch for ch in changes if ch.since == cell.version]
@@ -120,7 +114,7 @@ def matrix_page(m: Matrix, cases: list[LoadedCase]) -> str:
         by_release = sorted(m.reports.items(), key=lambda item: (Version(item[0][0]), item[0][1]))
         out.append("Reports: " + ", ".join(code(str(p.name)) for _, p in by_release) + ". "
                    "For one upgrade at a time, see [Upgrading torch](upgrade.md).\n")
-    labels = _labels(m)
+    labels = column_labels(m)
     for device in m.devices:
         changing = [lc for lc in cases if m.changes(lc.id, device)]
         steady = [lc for lc in cases if lc not in changing]
