@@ -142,11 +142,11 @@ def cmd_run(args) -> int:
             raise UsageError(f"unknown device {d!r} (known: {', '.join(DEVICES)})")
     if args.json is not None:
         _check_writable(args.json)
-    from harness.environment import environment_faults
+    from harness.environment import environment_error
 
-    faults = environment_faults()
-    if faults:  # verdicts here would blame the cases for the environment: none are given
-        raise UsageError("; ".join(f"environment: {f}" for f in faults) + " (nothing was run)")
+    error = environment_error("nothing was run")
+    if error:  # verdicts here would blame the cases for the environment: none are given
+        raise UsageError(error)
     from harness.report import build_report, summary_table, write_report
     from harness.runner import load_error_record, run_case
     from harness.versions import torch_version

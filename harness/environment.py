@@ -39,3 +39,10 @@ def environment_faults() -> list[str]:
         why = "; ".join([*told, f"{type(exc).__name__}: {first_line(str(exc), None) or type(exc).__name__}"])
         faults.append(f"torch {torch.__version__} cannot exchange arrays with NumPy {numpy.__version__} ({why}): {fix}")
     return faults
+
+
+def environment_error(consequence: str) -> str | None:
+    """The faults as the one line a run stops with (``consequence`` says what did not happen),
+    or None when there are none."""
+    faults = environment_faults()
+    return "; ".join(f"environment: {f}" for f in faults) + f" ({consequence})" if faults else None

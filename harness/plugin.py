@@ -82,11 +82,11 @@ def pytest_collection_finish(session):
     stop with the reason instead of failing every case that crosses it."""
     if not any(isinstance(item, CaseItem) for item in session.items):
         return
-    from harness.environment import environment_faults
+    from harness.environment import environment_error
 
-    faults = environment_faults()
-    if faults:
-        pytest.exit("; ".join(f"environment: {f}" for f in faults) + " (no case was run)", returncode=2)
+    error = environment_error("no case was run")
+    if error:
+        pytest.exit(error, returncode=2)
 
 
 def pytest_report_header(config):

@@ -51,9 +51,10 @@ def _named(name: str, base: type):
     return found.pop() if len(found) == 1 else None
 
 
-def _foreign_exception(exc: BaseException) -> BaseException:
-    """The same exception type, carrying an unrelated message."""
-    other = type(exc).__new__(type(exc))
+def _foreign_exception(cls: type[BaseException]) -> BaseException:
+    """An exception of type ``cls`` carrying an unrelated message (built without calling its
+    __init__, which for some types wants more than a message)."""
+    other = cls.__new__(cls)
     other.args = (FOREIGN,)
     return other
 
@@ -71,10 +72,7 @@ def test_the_symptom_refuses_the_same_type_with_another_message(lc, clean_record
         # the recorded message in that run, and must refuse another
         if clean_records[lc.id, "cpu"]["observed"] is not True:
             pytest.skip("the symptom does not show on this torch and device")
-        cls = _named(broken["error"]["type"], BaseException)
-        error = cls.__new__(cls)
-        error.args = (FOREIGN,)
-        foreign = Observation(value=None, error=error)
+        foreign = Observation(value=None, error=_foreign_exception(_named(broken["error"]["type"], BaseException)))
         assert not lc.module.symptom(foreign), f"{lc.id}: symptom accepts {foreign.summary()}"
         return
     run = _broken_run(lc)
@@ -83,7 +81,7 @@ def test_the_symptom_refuses_the_same_type_with_another_message(lc, clean_record
     if not lc.module.symptom(run):
         pytest.skip("the symptom does not show on this torch and device")
     if run.error is not None:
-        foreign = Observation(value=None, error=_foreign_exception(run.error), output=run.output)
+        foreign = Observation(value=None, error=_foreign_exception(type(run.error)), output=run.output)
     else:
         foreign = Observation(value=run.value, error=None, output=run.output)
     foreign.warnings = [
