@@ -84,7 +84,7 @@ def fingerprint(run, stable=None) -> dict:
     error = None
     if run.error is not None:
         error = {"type": type(run.error).__name__, "message": mask(first_line(str(run.error), None))}
-    seen, warns = [], []
+    seen = []
     for w in run.warnings:
         entry = (w.category.__name__, mask(first_line(str(w.message), None)))
         if entry not in seen:  # a warning emitted in a loop is one behaviour
