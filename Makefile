@@ -19,7 +19,7 @@ VERSIONS ?=
 CASES ?=
 UV := $(VENV)/bin/uv
 
-.PHONY: venv run test bench clean matrix matrix-check docs serve-docs
+.PHONY: venv run test bench clean matrix matrix-check docs serve-docs upgrade-scan
 
 venv: $(STAMP)
 
@@ -51,6 +51,13 @@ matrix: venv $(UV)
 	$(PY) -m harness.matrix_build --uv $(UV) $(if $(VERSIONS),--versions "$(VERSIONS)") \
 		$(if $(filter stale,$(CASES)),--stale,$(if $(CASES),--cases "$(CASES)")) $(if $(TORCH_INDEX),--index $(TORCH_INDEX)) $(MATRIX_FLAGS)
 	$(PY) -m harness matrix
+
+# What changed in torch's own files from release to release (the leads of cases/upgrade/): each
+# release of VERSIONS (default: the matrix's) is downloaded alone, without dependencies (about
+# 1 GB), scanned and deleted; scans stay in build/surface/ and their consecutive diffs are printed.
+upgrade-scan: venv $(UV)
+	$(PY) -m harness.surface fetch --uv $(UV) $(VERSIONS)
+	$(PY) -m harness.surface diff build/surface
 
 matrix-check: venv
 	$(PY) -m harness matrix --check

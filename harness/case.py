@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 
 from packaging.version import Version
 
-from harness.versions import MATRIX_FIRST, parse_range
+from harness.versions import MATRIX_FIRST, parse_range, release_of
 
 KINDS = ("error", "silent", "warning", "performance", "historical")
 DEVICES = ("cpu", "cuda")
-TOPICS = ("autograd", "numerics", "dtypes", "shapes", "training", "data", "devices", "python")
+TOPICS = ("autograd", "numerics", "dtypes", "shapes", "training", "data", "devices", "python", "upgrade")
 _ID = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 
 
@@ -162,6 +162,35 @@ class Case:
         if device not in self.devices:
             return None
         return next((r for r in self.rules if r.matches(torch_version, device)), None)
+
+    def outside_observed_change(self, torch_version: str, device: str) -> str | None:
+        """Where the symptom is not expected only because this release lies before the release
+        that changed the behaviour (or after the one that changed it back), both observed by the
+        matrix: the broken code is the spelling that was right on this release, so nothing can
+        tell it from the fix here. Returns the reason in words, or None.
+
+        Only bounds at or after MATRIX_FIRST count (the matrix brackets them); a bound read in
+        ``since`` or an unbounded rule never does."""
+        if device not in self.devices or self.expected(torch_version, device):
+            return None
+        release = release_of(torch_version)
+        reasons = []
+        for rule in self.rules:
+            if rule.device not in (None, device):
+                continue
+            if rule.versions is None or rule.since is not None:
+                return None
+            rng = parse_range(rule.versions)
+            low, high = rng.lower_bound, rng.upper_bound
+            if low is not None and low >= Version(MATRIX_FIRST) and release < low:
+                reasons.append(f"before {low}, where {rule.versions!r} starts")
+            elif high is not None and high >= Version(MATRIX_FIRST) and release >= high:
+                reasons.append(f"from {high} on, where {rule.versions!r} ends")
+            else:
+                return None
+        if not reasons:
+            return None
+        return f"torch {torch_version} is {' and '.join(dict.fromkeys(reasons))}: the broken code was right here"
 
     def expected(self, torch_version: str, device: str) -> bool:
         return self.rule_for(torch_version, device) is not None

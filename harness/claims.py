@@ -11,7 +11,7 @@ import re
 from harness.case import DEVICES, Case
 from harness.changes import same_value
 from harness.fingerprint import mask
-from harness.matrix import NOT_OBSERVED, STALE, Matrix
+from harness.matrix import NOT_OBSERVED, STALE, Matrix, device_kind
 from harness.versions import parse_range, release_of
 
 
@@ -32,7 +32,7 @@ def spans(chosen: list[str], releases: list[str]) -> str:
 def device_claims(case: Case, m: Matrix, device: str) -> list[str]:
     """One line per kind of evidence on ``device``."""
     if device not in m.devices:
-        what = "the symptom" if device in case.devices else "the contrast"
+        what = "the symptom" if device_kind(device) in case.devices else "the contrast"
         return [f"{device}: {what} is not observed (no {device} report is recorded)"]
     row = m.row(case.id, device)
     by = lambda *statuses: [c.version for c in row if c.status in statuses]
@@ -40,7 +40,7 @@ def device_claims(case: Case, m: Matrix, device: str) -> list[str]:
     seen = by("reproduced")
     absent = by("absent")
     if seen:
-        proxy = next((r.proxy for r in case.rules if r.proxy and r.device == device), None)
+        proxy = next((r.proxy for r in case.rules if r.proxy and r.device == device_kind(device)), None)
         lines.append(f"{device}: symptom observed on {spans(seen, m.versions)}"
                      + (f" (through a proxy: {proxy})" if proxy else ""))
     if absent:
@@ -92,7 +92,10 @@ def bound_claims(case: Case, m: Matrix) -> list[str]:
 
 def all_claims(case: Case, m: Matrix) -> list[str]:
     lines = []
-    for device in DEVICES:
+    # this project's devices, then contributed ones (cuda:<model>); a kind no report covers at all
+    # is said to be not observed
+    covered = {device_kind(d) for d in m.devices}
+    for device in [*(d for d in DEVICES if d in m.devices or d not in covered), *(d for d in m.devices if ":" in d)]:
         lines.extend(device_claims(case, m, device))
     return lines + bound_claims(case, m)
 

@@ -5,6 +5,7 @@
     pitfalls run [ID ...] [--device cpu|cuda] [--json PATH]
     pitfalls matrix [--reports DIR] [--json | --markdown | --check]
     pitfalls upgrade FROM TO [--json] [--fail-on KIND[,KIND]]
+    pitfalls import-report FILE [--reports DIR] [--replace]
 
 Bad input (an unknown id or device, a bad option, a malformed case) is one line on stderr and
 exit status 2; ``run`` exits 1 when any outcome is mismatch, fix-failed or error.
@@ -59,13 +60,18 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument("--device", default="cpu", help="whose cells to compare (default: cpu)")
     up.add_argument("--json", action="store_true", help="print the result as JSON (harness/schemas/upgrade.schema.json)")
     up.add_argument("--fail-on", metavar="KIND[,KIND]", help="exit 1 when a change of one of these kinds is present")
+    imp = sub.add_parser("import-report", help="check a report made elsewhere (a GPU, another machine) and file it under reports/")
+    imp.add_argument("file", metavar="FILE", help="a report written by `pitfalls run --json`")
+    imp.add_argument("--reports", default="reports", metavar="DIR", help="folder of reports (default: ./reports)")
+    imp.add_argument("--replace", action="store_true", help="file it over an earlier report of the same torch and device")
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     try:
         args = _parser().parse_args(argv)
-        commands = {"list": cmd_list, "show": cmd_show, "run": cmd_run, "matrix": cmd_matrix, "upgrade": cmd_upgrade}
+        commands = {"list": cmd_list, "show": cmd_show, "run": cmd_run, "matrix": cmd_matrix, "upgrade": cmd_upgrade,
+                    "import-report": cmd_import}
         return commands[args.command](args)
     except UsageError as exc:
         print(f"pitfalls: error: {exc}", file=sys.stderr)
@@ -73,6 +79,12 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `pitfalls show ID | head`: the reader has seen enough
         sys.stdout = None
         return 0
+
+
+def cmd_import(args) -> int:
+    from harness.import_cli import run_import
+
+    return run_import(args)
 
 
 def _load(args):

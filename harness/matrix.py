@@ -23,11 +23,23 @@ from harness.versions import release_of
 DEFAULT_VERSIONS = ("1.13.1", "2.0.1", "2.1.2", "2.2.2", "2.3.1", "2.4.1", "2.5.1", "2.6.0", "2.7.1",
                     "2.8.0", "2.9.1", "2.10.0", "2.11.0", "2.12.1", "2.13.0", "2.14.1", "2.15.0")
 STALE, NOT_OBSERVED = "stale", "not observed"
-REPORT_NAME = re.compile(r"^torch-(?P<version>\d+\.\d+\.\d+)-(?P<device>[a-z]+)\.json$")
+# torch-2.6.0-cpu.json: this project's own runs; torch-2.11.0-cuda-nvidia-h100-80gb-hbm3.json: a
+# contributed run (`pitfalls import-report`), whose column is the device kind and its model.
+REPORT_NAME = re.compile(r"^torch-(?P<version>\d+\.\d+\.\d+)-(?P<device>[a-z]+)(?:-(?P<model>[a-z0-9]+(?:-[a-z0-9]+)*))?\.json$")
+
+
+def device_label(kind: str, model: str | None = None) -> str:
+    """A matrix column's device: ``cpu`` for this project's runs, ``cuda:<model>`` contributed."""
+    return f"{kind}:{model}" if model else kind
+
+
+def device_kind(label: str) -> str:
+    return label.split(":", 1)[0]
 
 
 def report_path(reports: str | Path, version: str, device: str) -> Path:
-    return Path(reports) / f"torch-{version}-{device}.json"
+    kind, _, model = device.partition(":")
+    return Path(reports) / f"torch-{version}-{kind}{'-' + model if model else ''}.json"
 
 
 @dataclass(frozen=True)
@@ -63,6 +75,7 @@ class Matrix:
     versions: list[str]
     devices: list[str]
     reports: dict[tuple[str, str], Path]  # (version, device) -> report file
+    provenance: dict[tuple[str, str], dict | None] = field(default_factory=dict)  # (version, device) -> where it ran
     _records: dict[tuple[str, str, str], Record] = field(default_factory=dict)  # (case, version, device)
     unknown: list[tuple[Path, str]] = field(default_factory=list)  # records of ids no case declares
     _histories: dict[tuple[str, str], tuple[Change, ...]] = field(default_factory=dict, repr=False)
@@ -175,14 +188,16 @@ def load_matrix(reports_dir: str | Path = "reports", cases_dir: str | Path = "ca
     for path in sorted(reports_dir.glob("torch-*.json")):
         name = REPORT_NAME.match(path.name)
         if not name:
-            raise ReportError(path, "a report's name must be torch-<X.Y.Z>-<device>.json")
-        version, device = name["version"], name["device"]
+            raise ReportError(path, "a report's name must be torch-<X.Y.Z>-<device>[-<model>].json")
+        version, kind = name["version"], name["device"]
+        device = device_label(kind, name["model"])
         report = load_report(path)
         if release_of(report["torch"]) != Version(version):
             raise ReportError(path, f"its name says torch {version}, but it was recorded on torch {report['torch']}")
         matrix.reports[version, device] = path
+        matrix.provenance[version, device] = report.get("provenance")
         for r in records_of(report):
-            if r.device != device:
+            if r.device != kind:
                 continue  # a run of every device also records the ones it skipped
             if r.case not in known:
                 matrix.unknown.append((path, r.case))

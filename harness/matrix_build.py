@@ -134,7 +134,7 @@ def merge(old: dict, new: dict, cases: list[str]) -> dict:
     records = [fresh.pop((r.case, r.device), r) for r in records_of(old)]
     records += fresh.values()  # a new case
     started = dt.datetime.fromisoformat(old["started"])
-    env = {k: new[k] for k in ("torch", "torch_cuda", "torch_git", "python", "platform", "devices")}
+    env = {k: new[k] for k in ("torch", "torch_cuda", "torch_git", "python", "platform", "devices", "provenance")}
     merged = build_report(records, started, env)
     merged["argv"] = old["argv"]
     merged["updated"] = [*old.get("updated", []), {"finished": new["finished"], "cases": cases}]

@@ -4,7 +4,9 @@ from __future__ import annotations
 import json
 import sys
 
-from harness.matrix import NOT_OBSERVED, STALE, Matrix, load_matrix
+from packaging.version import Version
+
+from harness.matrix import NOT_OBSERVED, STALE, Matrix, device_kind, load_matrix
 from harness.report import ReportError
 
 EXIT_FAILED = 1
@@ -54,12 +56,24 @@ def column_labels(matrix: Matrix) -> list[str]:
     return [m if minors.count(m) == 1 else v for m, v in zip(minors, matrix.versions)]
 
 
+def provenance_lines(matrix: Matrix, device: str) -> list[str]:
+    """Where each report of a contributed device ran (``cuda:<model>``); this project's own
+    ``cpu`` runs are described in their reports."""
+    if ":" not in device:
+        return []
+    from harness.provenance import describe
+
+    kind = device_kind(device)
+    return [f"torch {v}: {describe(matrix.provenance.get((v, d)), kind)}"
+            for v, d in sorted(matrix.reports, key=lambda k: Version(k[0])) if d == device]
+
+
 def terminal_table(matrix: Matrix, device: str) -> str:
     labels = column_labels(matrix)
     width = max(len("case"), *(len(c.id) for c in matrix.cases))
     head = "case".ljust(width) + " " + " ".join(l.center(max(len(l), 1)) for l in labels) + "  changes"
     lines = [f"torch releases on {device}; one column per report in {', '.join(sorted({str(p.parent) for p in matrix.reports.values()}))}",
-             head, "-" * len(head)]
+             *(f"  {line}" for line in provenance_lines(matrix, device)), head, "-" * len(head)]
     for c in matrix.cases:
         marks = " ".join(MARKS[cell.status].center(len(l)) for cell, l in zip(matrix.row(c.id, device), labels))
         lines.append(f"{c.id.ljust(width)} {marks}  {_brief(matrix.changes(c.id, device))}".rstrip())
@@ -73,7 +87,8 @@ def markdown_table(matrix: Matrix, device: str) -> str:
     for c in matrix.cases:
         cells = [MARKS[cell.status].strip() or "·" for cell in matrix.row(c.id, device)]
         lines.append(f"| `{c.id}` | " + " | ".join(cells) + f" | {_brief(matrix.changes(c.id, device))} |")
-    return "\n".join([*lines, "", f"Device: {device}. " + LEGEND.replace("blank", "·")])
+    where = "".join(f"\n- {line}" for line in provenance_lines(matrix, device))
+    return "\n".join([*lines, "", f"Device: {device}. " + LEGEND.replace("blank", "·") + where])
 
 
 def _brief(changes) -> str:

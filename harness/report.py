@@ -17,7 +17,7 @@ from pathlib import Path
 
 SCHEMA = "torch-pitfalls/report"
 SCHEMA_FILE = Path(__file__).with_name("schemas") / "report.schema.json"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 # unverified: the cell's claim cannot be checked here (the symptom needs another device, or a
 # module is missing, and nothing tells the fix from the broken code): never counted as observed.
 OUTCOMES = ("reproduced", "absent", "unverified", "mismatch", "fix-failed", "error", "skipped")
@@ -50,9 +50,11 @@ class Record:
 
 
 def environment() -> dict:
-    """Where this run happens: torch, Python, platform and device names."""
+    """Where this run happens: torch, Python, platform and device names, and the provenance
+    (harness/provenance.py) a reader of someone else's report needs to trust a cell."""
     import torch
 
+    from harness.provenance import provenance
     from harness.versions import device_names
 
     return {
@@ -62,6 +64,7 @@ def environment() -> dict:
         "python": platform.python_version(),
         "platform": platform.platform(),
         "devices": device_names(),
+        "provenance": provenance(),
     }
 
 

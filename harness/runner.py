@@ -240,6 +240,11 @@ def decide(lc: LoadedCase, device: str, version: str, broken: BrokenResult, fixe
     if not broken.check_rejects:
         if rule is not None:  # the symptom shows, yet the check cannot tell: the check is too weak
             return "fix-failed", "the fix is not proven: its check accepts the broken result too"
+        # Before an upgrade's change the broken code is the old, correct spelling: absent, as
+        # observed; the fix is proven in the releases where the symptom shows (the matrix).
+        before = case.outside_observed_change(version, device)
+        if before:
+            return "absent", f"{before}; the fix is proven where the symptom shows"
         return "unverified", f"{not_here(case, version, device)}, and the broken result passes the fix's check: nothing here tells the fix from the broken code"
     if rule is None:
         return "absent", ""

@@ -1,6 +1,8 @@
-"""The five source posts the catalogue was drawn from, cited by title (they are in Chinese).
+"""The documents the catalogue was drawn from, cited by title.
 
-A case cites one with its passage: ``sources=(S2.at("section 'F.interpolate'"),)``.
+The five source posts (in Chinese) are ``S0``-``S4``; a case cites one with its passage:
+``sources=(S2.at("section 'F.interpolate'"),)``. The upgrade cases cite torch's own release
+notes: ``release_notes("2.6.0").at("Backwards Incompatible Changes: torch.load")``.
 """
 from harness.case import Source
 
@@ -20,3 +22,10 @@ S3 = Source(
 S4 = Source(
     title="PyTorch的gradcheck()报错问题RuntimeError: Jacobian mismatch for output 0 with respect to input 1的解决 (fixing gradcheck's Jacobian mismatch)",
 )
+
+
+def release_notes(version: str) -> Source:
+    """The GitHub release page of one torch release (its notes: Backwards Incompatible Changes,
+    Deprecations, ...)."""
+    return Source(title=f"PyTorch {version} release notes",
+                  url=f"https://github.com/pytorch/pytorch/releases/tag/v{version}")

@@ -49,6 +49,12 @@ class VersionRange:
         bounds = [Version(s.version) for s in self._spec if s.operator in (">=", ">", "==", "~=")]
         return max(bounds) if bounds else None
 
+    @property
+    def upper_bound(self) -> Version | None:
+        """The release from which the range stops (``<``, ``<=`` taken as the next one), or None."""
+        bounds = [Version(s.version) for s in self._spec if s.operator in ("<", "<=")]
+        return min(bounds) if bounds else None
+
     def __repr__(self) -> str:
         return f"VersionRange({self.text!r})"
 

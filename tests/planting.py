@@ -192,3 +192,12 @@ def plant_rng_probes(corpus: Corpus) -> list[str]:
                      affects="'*'" if value >> k & 1 else "'<1.0'")
     (corpus.root / "test_moves_rng.py").write_text(RNG_MOVER)
     return ids
+
+
+# Where a planted report "ran": every field a report's schema requires (harness/provenance.py).
+REPORT_ENV = {"torch_cuda": None, "torch_git": None, "python": "3.11.7", "platform": "Linux", "devices": {"cpu": "a CPU"},
+              "provenance": {"python": {"version": "3.11.7", "implementation": "CPython"},
+                             "os": {"system": "Linux", "release": "6", "machine": "x86_64", "libc": None},
+                             "cpu": {"model": "a CPU", "count": 2}, "numpy": None, "accelerator": None,
+                             "torch": {"version": "0", "git": None, "cuda": None, "hip": None,
+                                       "install": {"version": None, "wheel_tags": [], "installer": None, "source": None}}}}

@@ -14,8 +14,8 @@ from harness.case import Affects
 from harness.matrix import NOT_OBSERVED, STALE, load_matrix, report_path
 from harness.matrix_build import BuildError, merge, parse_versions
 from harness.report import Record, ReportError, build_report, load_report, write_report
+from planting import REPORT_ENV as ENV
 
-ENV = {"torch_cuda": None, "torch_git": None, "python": "3.11.7", "platform": "Linux", "devices": {"cpu": "a CPU"}}
 STARTED = dt.datetime(2026, 11, 23, tzinfo=dt.timezone.utc)
 
 
@@ -90,7 +90,7 @@ def test_a_gap_or_a_stale_cell_does_not_invent_a_change(project):
         (lambda text: text[: len(text) // 2], "not valid JSON"),
         (lambda text: text.replace('"reproduced": 1', '"reproduced": 2'), "totals"),
         (lambda text: text.replace('"outcome": "reproduced"', '"outcome": "passed"'), "schema at records/0/outcome"),
-        (lambda text: text.replace('"schema_version": 2', '"schema_version": 3'), "schema at schema_version"),
+        (lambda text: text.replace('"schema_version": 3', '"schema_version": 4'), "schema at schema_version"),
         (lambda text: text.replace('"duration_s": 0.0', '"duration_s": -1'), "schema at records/0/duration_s"),
     ],
     ids=["truncated", "totals-edited", "unknown-outcome", "future-schema", "negative-duration"],

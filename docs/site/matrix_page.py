@@ -8,15 +8,16 @@ from packaging.version import Version
 
 from harness.case import DEVICES
 from harness.loader import LoadedCase
-from harness.matrix import NOT_OBSERVED, Matrix
+from harness.matrix import NOT_OBSERVED, Matrix, device_kind
 from harness.claims import what_you_see
-from harness.matrix_cli import MARKS, column_labels
+from harness.matrix_cli import MARKS, column_labels, provenance_lines
 
 from docs.site.text import case_href, code, esc, raw_html, status_class
 
 STATUS_MEANING = {
     "reproduced": "symptom expected here and seen; the fix holds",
-    "absent": "symptom not expected here and not seen; the fix's check still tells it from the broken code",
+    "absent": "symptom not expected here and not seen; the fix's check still tells it from the broken code, "
+              "or, before an upgrade's change, the broken code was the right spelling on this release",
     "unverified": "nothing here tells the fix from the broken code (the symptom needs another device or torch, or a module is missing)",
     "mismatch": "symptom seen ≠ expected",
     "fix-failed": "the fixed variant raised, warned, showed the symptom, or its check failed (or accepted the broken result)",
@@ -67,6 +68,8 @@ def case_matrix_section(m: Matrix, case_id: str) -> str:
     ))
     out.append("Marks as in `pitfalls matrix`; hover a cell for its words and the record's text "
                "(legend on the [matrix](../matrix.md) page).\n")
+    for d in m.devices:
+        out.extend(_provenance(m, d))
     out.append("\n### What changed between releases\n")
     for d in m.devices:
         changes = m.changes(case_id, d)
@@ -120,6 +123,7 @@ def matrix_page(m: Matrix, cases: list[LoadedCase]) -> str:
         steady = [lc for lc in cases if lc not in changing]
         head = "".join(f'<th title="{esc(v)}">{esc(l)}</th>' for v, l in zip(m.versions, labels))
         out.append(f"## {device}: {len(changing)} of {len(cases)} cases changed between releases\n")
+        out.extend(_provenance(m, device))
         rows = []
         for lc in sorted(changing, key=lambda lc: (lc.topic, lc.id)):
             changes = m.changes(lc.id, device)
@@ -198,4 +202,12 @@ def upgrade_page(m: Matrix) -> str:
 
 
 def _unrecorded(m: Matrix) -> list[str]:
-    return [d for d in DEVICES if d not in m.devices]
+    """Device kinds no report covers, neither this project's nor a contributed one."""
+    return [d for d in DEVICES if d not in {device_kind(x) for x in m.devices}]
+
+
+def _provenance(m: Matrix, device: str) -> list[str]:
+    lines = provenance_lines(m, device)
+    if not lines:
+        return []
+    return ["Contributed runs (`pitfalls import-report`), where each ran:\n", *(f"- {esc(l)}" for l in lines), ""]
