@@ -13,6 +13,7 @@ exit status 2; ``run`` exits 1 when any outcome is mismatch, fix-failed or error
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import datetime as dt
 import sys
 import time
@@ -22,6 +23,7 @@ from pathlib import Path
 from harness.case import DEVICES
 
 EXIT_FAILED, EXIT_USAGE = 1, 2
+NEEDS_TORCH = ("list", "show", "run")
 
 
 class UsageError(Exception):
@@ -35,7 +37,8 @@ class _Parser(argparse.ArgumentParser):
 
 def _parser() -> argparse.ArgumentParser:
     p = _Parser(prog="pitfalls", description="An executable, verified corpus of PyTorch pitfalls.")
-    p.add_argument("--cases", default="cases", metavar="DIR", help="the cases folder (default: ./cases)")
+    p.add_argument("--cases", default=None, metavar="DIR",
+                   help="the cases folder (default: ./cases, else the corpus installed with the harness)")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     sub.add_parser("list", help="list the cases and whether each symptom is expected on this torch")
     show = sub.add_parser("show", help="print a case's story (prose and code)")
@@ -70,6 +73,13 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     try:
         args = _parser().parse_args(argv)
+        if args.cases is None:
+            from harness.loader import default_cases_dir
+
+            args.cases = str(default_cases_dir())
+        if args.command in NEEDS_TORCH and importlib.util.find_spec("torch") is None:
+            raise UsageError("torch is not installed here: torch-pitfalls runs against the torch you install "
+                             "(pip install torch, or the build for your platform), and never installs one")
         commands = {"list": cmd_list, "show": cmd_show, "run": cmd_run, "matrix": cmd_matrix, "upgrade": cmd_upgrade,
                     "import-report": cmd_import}
         return commands[args.command](args)

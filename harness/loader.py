@@ -46,9 +46,27 @@ def _is_module_name(path: Path) -> bool:
     return path.suffix == ".py" and not path.name.startswith(("_", "test_", "conftest"))
 
 
+# A corpus folder is a ``cases/`` that holds its catalogue: the installed plugin then collects
+# this corpus (the checkout's, or the wheel's harness/cases), never a user's own ``cases/`` folder.
+CORPUS_MARKER = "catalogue.csv"
+
+
 def is_case_file(path: Path) -> bool:
-    """``cases/<topic>/<name>.py`` (how pytest recognises a case), not private or a test module."""
-    return _is_module_name(path) and path.parent.parent.name == "cases"
+    """``cases/<topic>/<name>.py`` beside ``cases/catalogue.csv`` (how pytest recognises a
+    case), not private or a test module."""
+    root = path.parent.parent
+    return _is_module_name(path) and root.name == "cases" and (root / CORPUS_MARKER).is_file()
+
+
+def default_cases_dir() -> Path:
+    """``./cases`` where there is one (a checkout), else the corpus installed with the harness."""
+    here = Path("cases")
+    if here.is_dir():
+        return here
+    import importlib.util
+
+    spec = importlib.util.find_spec("harness.cases")
+    return Path(next(iter(spec.submodule_search_locations))) if spec and spec.submodule_search_locations else here
 
 
 def case_id_of(path: Path) -> str:

@@ -1,6 +1,7 @@
 """The pytest plugin: every case module becomes one test item per device.
 
-Registered as a ``pytest11`` entry point, so ``pytest cases/`` needs no flags. Items are named
+Registered as a ``pytest11`` entry point (and by the checkout's conftest.py), so ``pytest cases/``
+and ``pytest --pyargs harness.cases`` need no flags. Items are named
 ``<id>[<device>]``, marked with their kind, topic, device and tags (``-m silent``, ``-m cuda``),
 and pass when the observed symptom equals the expected one and the fix holds.
 
@@ -12,6 +13,7 @@ is a collection error and an ``error`` record, as in ``pitfalls run``.
 from __future__ import annotations
 
 import datetime as dt
+import importlib.util
 from dataclasses import asdict
 from pathlib import Path
 
@@ -20,7 +22,6 @@ import pytest
 from harness.case import DEVICES, KINDS, TOPICS
 from harness.loader import LoadError, duplicate_id, is_case_file, load_case
 from harness.report import Record, build_report, summary_table, write_report
-from harness.runner import load_error_record, run_case
 
 records_key = pytest.StashKey[list]()
 ids_key = pytest.StashKey[dict]()
@@ -74,6 +75,8 @@ class RecordCollector:
         if report.failed and is_case_file(path):
             where = f"{self.config.rootpath / path}: "
             problem = report.longreprtext.strip().splitlines()[-1] if report.longreprtext.strip() else "not collected"
+            from harness.runner import load_error_record  # torch is imported only where a case runs
+
             self.add(load_error_record(LoadError(path, problem.removeprefix(where))))
 
 
@@ -90,6 +93,8 @@ def pytest_collection_finish(session):
 
 
 def pytest_report_header(config):
+    if importlib.util.find_spec("torch") is None:  # installed, the plugin loads in every pytest run
+        return "torch-pitfalls: torch is not installed here: install the torch to test, then run the cases"
     import torch
 
     from harness.versions import device_unavailable_reason
@@ -134,6 +139,8 @@ class CaseItem(pytest.Item):
             self.add_marker(name)
 
     def runtest(self):
+        from harness.runner import run_case
+
         record = run_case(self.lc, self.device)
         self.user_properties.append(("pitfalls_record", asdict(record)))
         if record.outcome in ("skipped", "unverified"):

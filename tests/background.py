@@ -8,6 +8,7 @@ fixture that reads a run waits for it; a run no selected test reads is never sta
 """
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -187,6 +188,14 @@ class Jobs:
         return self._launch("mutants", [*HARNESS, "--cases", corpus.cases, "run", "-q", "--json", report], root, report,
                             corpus=corpus)
 
+    def _install(self, root: Path) -> Job:
+        """The wheel built, installed beside this torch in a fresh venv, and used from an empty
+        directory (tests/install_run.py)."""
+        root.mkdir(parents=True)
+        out = root / "install.result"
+        return self._launch("install", [sys.executable, ROOT / "tests" / "install_run.py", out], root, out,
+                            PYTHONPATH=f"{ROOT}{os.pathsep}{ROOT / 'tests'}")
+
 
 def needed(items, has_case_items: bool) -> list[str]:
     """The runs the selected tests read, from the fixtures they use."""
@@ -195,11 +204,12 @@ def needed(items, has_case_items: bool) -> list[str]:
     if "clean_records" in names and not has_case_items:
         runs.append("clean")
     for fixture, run in (("random_run", "random"), ("xdist_run", "xdist"), ("cli_run", "faults-cli"),
-                         ("pytest_run", "faults-pytest"), ("mutant_report", "mutants"), ("site", "site")):
+                         ("pytest_run", "faults-pytest"), ("mutant_report", "mutants"), ("site", "site"),
+                         ("installed", "install")):
         if fixture in names:
             runs.append(run)
     if "run" in names and any("test_hardening_faults" in str(getattr(i, "path", "")) for i in items):
         runs += ["faults-cli", "faults-pytest"]
     # the longest first: the others fit beside it
-    order = ["random", "site", "mutants", "faults-pytest", "faults-cli", "clean", "xdist"]
+    order = ["random", "site", "install", "mutants", "faults-pytest", "faults-cli", "clean", "xdist"]
     return sorted(dict.fromkeys(runs), key=order.index)

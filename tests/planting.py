@@ -73,6 +73,9 @@ class Corpus:
     def plant(self, case_id: str, topic: str = "autograd", filename: str | None = None, text: str | None = None, **fields) -> Path:
         folder = self.cases / topic
         folder.mkdir(parents=True, exist_ok=True)
+        marker = self.cases / "catalogue.csv"  # what makes a cases/ folder a corpus (loader.is_case_file)
+        if not marker.exists():
+            marker.write_text("id,topic,sources,devices,kind,star\n")
         path = folder / (filename or case_id.replace("-", "_") + ".py")
         path.write_text(text if text is not None else case_source(case_id, **fields))
         return path
@@ -86,6 +89,7 @@ def copy_corpus(root: Path, topics: tuple[str, ...] | None = None) -> Corpus:
     else:
         for topic in topics:
             shutil.copytree(ROOT / "cases" / topic, root / "cases" / topic, ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copy(ROOT / "cases" / "catalogue.csv", root / "cases" / "catalogue.csv")
     return Corpus(root)
 
 

@@ -127,3 +127,14 @@ def test_the_numpy_rule_is_one_for_make_and_the_matrix():
 
     assert [numpy_requirement(v) for v in ("1.13.1", "2.2.2", "2.3.1", "2.15.0")] == ["numpy<2", "numpy<2", None, None]
     assert "harness/numpy_rule.py $(TORCH)" in (ROOT / "Makefile").read_text()
+
+
+@pytest.mark.parametrize("command", [["run"], ["list"], ["show", "backward-twice"]])
+def test_without_torch_the_commands_that_need_it_say_so_in_one_line(monkeypatch, capsys, command):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real(name, *a))
+    assert main(command) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "torch is not installed here" in err[0] and "never installs one" in err[0]

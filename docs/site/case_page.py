@@ -27,8 +27,22 @@ def write_downloads(ex: ExecutedCase, folder: Path) -> tuple[str, str]:
     folder.mkdir(parents=True, exist_ok=True)
     stem = ex.loaded.path.stem
     shutil.copyfile(ex.loaded.path, folder / f"{stem}.py")
-    jupytext.write(ex.notebook, folder / f"{stem}.ipynb", fmt="ipynb")
+    jupytext.write(download_notebook(ex), folder / f"{stem}.ipynb", fmt="ipynb")
     return f"{stem}.py", f"{stem}.ipynb"
+
+
+INSTALL_NOTE = (
+    "**To run this notebook** in your own Jupyter: in an environment that has the torch you want to test, "
+    "`pip install torch-pitfalls` (the harness that the first code cell imports, and the corpus; it never "
+    "installs or replaces torch), then run all cells. Every output below was recorded by the site's build."
+)
+
+
+def download_notebook(ex: ExecutedCase) -> nbformat.NotebookNode:
+    """The executed notebook as a reader downloads it: first, how to run it outside this project."""
+    nb = copy.deepcopy(ex.notebook)
+    nb.cells.insert(0, _markdown(INSTALL_NOTE))
+    return nb
 
 
 def page_notebook(ex: ExecutedCase, m: Matrix, downloads: tuple[str, str]) -> nbformat.NotebookNode:

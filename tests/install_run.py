@@ -1,0 +1,112 @@
+"""Install the corpus as a user would and use it from an empty directory; what each step did is
+written as JSON to argv[1] (tests/test_install.py reads it; tests/background.py starts it).
+
+1. build the wheel from a temp copy of the project (``python -m build``), check it
+   (``check-wheel-contents``);
+2. make a fresh venv that sees this interpreter's packages (torch, NumPy, pytest, ipykernel: the
+   user's own, never installed by us) and install the wheel into it without dependencies;
+3. from an empty directory: ``pitfalls run`` on a sample of cases, ``pytest --pyargs
+   harness.cases`` on the same sample, and the site's downloaded notebooks of that sample in a
+   Jupyter kernel of the venv (nbclient), top to bottom.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+# A sample that crosses the corpus: a warning, an error, a value through NumPy.
+SAMPLE = {"tensor-copy-construct": "dtypes", "backward-twice": "autograd", "from-numpy-shares-memory": "data"}
+
+
+def main(out: Path) -> None:
+    steps: dict[str, dict] = {}
+    work = Path(tempfile.mkdtemp(prefix="pitfalls-install-"))
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}  # nothing from the checkout
+
+    def step(name, cmd, cwd, **extra_env):
+        done = subprocess.run([str(c) for c in cmd], cwd=cwd, env={**env, **extra_env}, capture_output=True, text=True,
+                              timeout=600)
+        steps[name] = {"rc": done.returncode, "stdout": done.stdout[-4000:], "stderr": done.stderr[-4000:]}
+        return done
+
+    try:
+        src = work / "src"
+        src.mkdir()
+        for name in ("pyproject.toml", "README.md"):
+            shutil.copy(ROOT / name, src / name)
+        for name in ("harness", "cases"):
+            shutil.copytree(ROOT / name, src / name, ignore=shutil.ignore_patterns("__pycache__"))
+        dist = work / "dist"
+        step("build", [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", dist, src], src)
+        wheels = sorted(dist.glob("*.whl"))
+        steps["wheel"] = {"names": [w.name for w in wheels]}
+        if not wheels:
+            return
+        step("check-wheel-contents", [Path(sys.executable).parent / "check-wheel-contents", wheels[0]], work)
+
+        venv = work / "venv"
+        step("venv", [sys.executable, "-m", "venv", "--without-pip", venv], work)
+        site = next((venv / "lib").glob("python*/site-packages"))
+        # the user's torch and the rest: this interpreter's packages, seen through a .pth (not installed)
+        (site / "_users_own_packages.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+        step("install", [sys.executable, "-m", "pip", "--python", venv / "bin" / "python", "install", "--quiet",
+                         "--no-deps", "--no-index", wheels[0]], work)
+        empty = work / "empty"
+        empty.mkdir()
+        py = venv / "bin" / "python"
+        step("where", [py, "-c", "import harness, harness.cases, pathlib; print(harness.__file__); "
+                                 "print(list(harness.cases.__path__)[0])"], empty)
+        step("run", [venv / "bin" / "pitfalls", "run", *SAMPLE, "--device", "cpu", "--json", empty / "report.json"], empty)
+        steps["run"]["report"] = json.loads((empty / "report.json").read_text()) if (empty / "report.json").exists() else None
+        step("pytest", [py, "-m", "pytest", "--pyargs", "harness.cases", "-p", "no:cacheprovider", "-p", "no:randomly",
+                        "-k", " or ".join(SAMPLE), "-rA", "-q"], empty)
+        steps["notebooks"] = notebooks(work, py, empty, env)
+    finally:
+        out.write_text(json.dumps({"work": str(work), "steps": steps}, indent=1))
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def notebooks(work: Path, py: Path, cwd: Path, env: dict) -> dict:
+    """The site's downloaded notebook of each sample case, run top to bottom in a kernel of the venv."""
+    import nbclient
+    import nbformat
+
+    from docs.site.case_page import download_notebook
+    from docs.site.execute import execute_case, Stamp
+    from harness.loader import load_case
+
+    kernels = work / "jupyter" / "kernels" / "pitfalls-venv"
+    kernels.mkdir(parents=True)
+    (kernels / "kernel.json").write_text(json.dumps({
+        "argv": [str(py), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "torch-pitfalls venv", "language": "python"}))
+    os.environ["JUPYTER_PATH"] = str(work / "jupyter")
+    for key in ("PYTHONPATH", "VIRTUAL_ENV"):
+        os.environ.pop(key, None)
+    results = {}
+    for case_id, topic in SAMPLE.items():
+        lc = load_case(ROOT / "cases" / topic / f"{case_id.replace('-', '_')}.py")
+        (work / "site-build").mkdir(exist_ok=True)
+        nb = download_notebook(execute_case(lc, work / "site-build", Stamp.here()))
+        path = cwd / f"{case_id}.ipynb"
+        nbformat.write(nb, path)
+        fresh = nbformat.read(path, as_version=4)
+        try:
+            nbclient.NotebookClient(fresh, kernel_name="pitfalls-venv", timeout=300, allow_errors=False,
+                                    resources={"metadata": {"path": str(cwd)}}).execute()
+            where = [o for c in fresh.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+            results[case_id] = {"ok": True, "first_cell": fresh.cells[0].source, "outputs": len(where)}
+        except Exception as exc:  # noqa: BLE001 - the test reports what failed
+            results[case_id] = {"ok": False, "error": f"{type(exc).__name__}: {str(exc)[-2000:]}"}
+    return results
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]))

@@ -1,0 +1,55 @@
+"""The corpus as a user installs it: the wheel (checked), a fresh venv beside the user's own torch,
+and from an empty directory `pitfalls run`, `pytest --pyargs harness.cases` and the site's
+downloaded notebooks in a kernel of that venv (one run, tests/install_run.py, in the background)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from install_run import SAMPLE
+
+
+@pytest.fixture(scope="session")
+def installed(jobs) -> dict:
+    run = jobs.get("install")
+    return json.loads(run.output.read_text())["steps"]
+
+
+def test_the_wheel_builds_and_passes_check_wheel_contents(installed):
+    assert installed["build"]["rc"] == 0, installed["build"]["stderr"]
+    assert installed["wheel"]["names"] == ["torch_pitfalls-0.1.0-py3-none-any.whl"]
+    assert installed["check-wheel-contents"]["rc"] == 0, installed["check-wheel-contents"]["stdout"]
+    assert installed["install"]["rc"] == 0, installed["install"]["stderr"]
+
+
+def test_the_installed_harness_and_cases_are_the_wheels(installed):
+    """Not the checkout's: the venv sees no PYTHONPATH and runs from an empty directory."""
+    harness_file, cases_dir = installed["where"]["stdout"].split()
+    assert "/venv/lib/" in harness_file and harness_file.endswith("site-packages/harness/__init__.py")
+    assert cases_dir.endswith("site-packages/harness/cases")
+
+
+def test_pitfalls_run_works_from_an_empty_directory(installed):
+    run = installed["run"]
+    assert run["rc"] == 0, run["stdout"] + run["stderr"]
+    outcomes = {r["case"]: r["outcome"] for r in run["report"]["records"]}
+    assert outcomes == {case: "reproduced" for case in SAMPLE}
+    assert run["report"]["provenance"]["torch"]["version"].startswith(run["report"]["torch"])
+
+
+def test_pytest_pyargs_collects_the_installed_cases(installed):
+    run = installed["pytest"]
+    assert run["rc"] == 0, run["stdout"] + run["stderr"]
+    for case, topic in SAMPLE.items():
+        assert f"PASSED {topic}/{case.replace('-', '_')}.py::{case}[cpu]" in run["stdout"]
+    assert "site-packages/harness/cases" in run["stdout"]  # the wheel's files, not a checkout's
+
+
+def test_downloaded_notebooks_run_top_to_bottom_in_a_kernel_of_the_venv(installed):
+    results = installed["notebooks"]
+    assert set(results) == set(SAMPLE)
+    for case, result in results.items():
+        assert result["ok"], f"{case}: {result.get('error')}"
+        assert "pip install torch-pitfalls" in result["first_cell"]
+        assert result["outputs"] > 0
