@@ -1,15 +1,24 @@
 """torch-pitfalls: the harness that runs, checks and reports the corpus of PyTorch pitfalls.
 
-A case module needs only what is exported here.
+A case module needs only what is exported here. What needs torch is imported when first used
+(PEP 562), so `pitfalls lint` starts without torch's import time and `pitfalls` says "torch is
+not installed" in one line where it is missing.
 """
 from harness.case import Affects, Case, Source
 
-try:
-    from harness.helpers import ops_called, run_python, run_pythons, saved_bytes, seeded
-    from harness.observe import Observation, observe
-except ModuleNotFoundError as exc:  # no torch: `pitfalls` and the pytest plugin say so in one line
-    if exc.name != "torch":
-        raise
+_LAZY = {"ops_called": "harness.helpers", "run_python": "harness.helpers", "run_pythons": "harness.helpers",
+         "saved_bytes": "harness.helpers", "seeded": "harness.helpers",
+         "Observation": "harness.observation", "observe": "harness.observation"}
 
 __all__ = ["Affects", "Case", "Observation", "Source", "observe", "ops_called", "run_python", "run_pythons", "saved_bytes", "seeded"]
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'harness' has no attribute {name!r}")

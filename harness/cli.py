@@ -6,6 +6,7 @@
     pitfalls matrix [--reports DIR] [--json | --markdown | --check]
     pitfalls upgrade FROM TO [--json] [--fail-on KIND[,KIND]]
     pitfalls import-report FILE [--reports DIR] [--replace]
+    pitfalls lint PATH... [--format text|json|sarif] [--select ID] [--ignore ID] [--torch X.Y | --all-versions]
 
 Bad input (an unknown id or device, a bad option, a malformed case) is one line on stderr and
 exit status 2; ``run`` exits 1 when any outcome is mismatch, fix-failed or error.
@@ -63,6 +64,10 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument("--device", default="cpu", help="whose cells to compare (default: cpu)")
     up.add_argument("--json", action="store_true", help="print the result as JSON (harness/schemas/upgrade.schema.json)")
     up.add_argument("--fail-on", metavar="KIND[,KIND]", help="exit 1 when a change of one of these kinds is present")
+    lint = sub.add_parser("lint", help="find the corpus's statically visible pitfalls in your code")
+    from harness.lint.cli import add_arguments
+
+    add_arguments(lint)
     imp = sub.add_parser("import-report", help="check a report made elsewhere (a GPU, another machine) and file it under reports/")
     imp.add_argument("file", metavar="FILE", help="a report written by `pitfalls run --json`")
     imp.add_argument("--reports", default="reports", metavar="DIR", help="folder of reports (default: ./reports)")
@@ -81,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
             raise UsageError("torch is not installed here: torch-pitfalls runs against the torch you install "
                              "(pip install torch, or the build for your platform), and never installs one")
         commands = {"list": cmd_list, "show": cmd_show, "run": cmd_run, "matrix": cmd_matrix, "upgrade": cmd_upgrade,
-                    "import-report": cmd_import}
+                    "import-report": cmd_import, "lint": cmd_lint}
         return commands[args.command](args)
     except UsageError as exc:
         print(f"pitfalls: error: {exc}", file=sys.stderr)
@@ -89,6 +94,12 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `pitfalls show ID | head`: the reader has seen enough
         sys.stdout = None
         return 0
+
+
+def cmd_lint(args) -> int:
+    from harness.lint.cli import run_lint
+
+    return run_lint(args, usage_error=UsageError)
 
 
 def cmd_import(args) -> int:

@@ -32,7 +32,7 @@ def environment_faults() -> list[str]:
     except Exception as exc:
         told = [str(w.message).split(" (Triggered")[0] for w in said if "numpy" in str(w.message).lower()]
         from harness.numpy_rule import numpy_requirement
-        from harness.observe import first_line
+        from harness.observation import first_line
 
         need = numpy_requirement(torch.__version__)
         fix = f"install {need!r} beside it" if need else "install a NumPy this torch was built for"

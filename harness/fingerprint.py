@@ -15,7 +15,7 @@ import math
 import re
 from typing import Any
 
-from harness.observe import first_line
+from harness.observation import first_line
 
 VALUES_KEPT = 16  # elements of a tensor whose values enter the fingerprint; larger: a digest
 WARNINGS_KEPT = 5  # distinct warnings kept; a variant warning in a loop with new text stays small

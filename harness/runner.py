@@ -30,7 +30,7 @@ from pathlib import Path
 from harness import state
 from harness.fingerprint import fingerprint
 from harness.loader import LoadedCase, LoadError, case_id_of
-from harness.observe import CaseTimeout, first_line, observe_within
+from harness.observation import CaseTimeout, first_line, observe_within
 from harness.report import Record
 from harness.versions import device_unavailable_reason, torch_version
 

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from harness.fingerprint import fingerprint, mask, value_summary
-from harness.observe import observe
+from harness.observation import observe
 
 
 @pytest.mark.parametrize("text, expected", [

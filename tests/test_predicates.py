@@ -15,7 +15,7 @@ import warnings
 import pytest
 
 from harness.loader import load_corpus
-from harness.observe import Observation
+from harness.observation import Observation
 from harness.runner import run_variant
 from planting import ROOT
 

@@ -22,26 +22,42 @@ def matrix():
 
 
 def boundary_problems(m, lc, versions=DEFAULT_VERSIONS) -> list[str]:
-    """What is wrong with one case's boundary in the matrix; [] when it holds."""
+    """What is wrong with one case's boundaries in the matrix; [] when they hold.
+
+    Every rule whose lower bound the matrix can bracket (a bound after its first release, not
+    read in ``since``) must start where the records changed: its first release shows the symptom
+    (in the rule's form), and the release before shows it absent (or, for a change of form such
+    as a warning's category, in another form). An upgrade case needs at least one such bound."""
     cells = [m.cell(lc.id, v, DEVICE) for v in versions]
     unseen = [c.version for c in cells if c.status in (STALE, NOT_OBSERVED)]
     if unseen:
         return [f"no fresh record on {', '.join(unseen)} (make matrix CASES={lc.id})"]
     problems = [f"{c.version}: {c.status} ({c.record.detail})" for c in cells if c.status not in PASSING]
-    declared = [v for v in versions if lc.case.expected(v, DEVICE)]
-    observed = [c.version for c in cells if c.observed]
-    if not declared:
-        problems.append(f"affects {lc.case.affects_text!r} admits no release of the matrix")
-    elif declared[0] == versions[0]:
-        problems.append(f"affects {lc.case.affects_text!r} starts at or before {versions[0]}: an upgrade case "
+    bracketed = 0
+    for rule in lc.case.rules:
+        if rule.device not in (None, DEVICE) or rule.versions is None or rule.since:
+            continue
+        starts = [i for i, v in enumerate(versions) if rule.matches(v, DEVICE)]
+        label = f"{rule.versions!r}" + (f" ({rule.form})" if rule.form else "")
+        if not starts:
+            problems.append(f"{label} admits no release of the matrix")
+            continue
+        first = starts[0]
+        if first == 0:
+            continue  # starts at or before the matrix's first release: nothing brackets it
+        bracketed += 1
+        now, before = cells[first], cells[first - 1]
+        if not now.observed or (rule.form and now.form != rule.form):
+            seen = next((c for c in cells if c.observed and (not rule.form or c.form == rule.form)), None)
+            problems.append(f"{label} starts at {now.version}, the matrix first saw it on "
+                            f"{seen.version if seen else 'no release'}")
+        elif before.observed and before.form == now.form:
+            problems.append(f"{label} starts at {now.version}, but {before.version} already shows it")
+        elif not before.observed and before.status != "absent":
+            problems.append(f"the release before {label}, {before.version}, is {before.status}, not absent")
+    if not bracketed:
+        problems.append(f"affects {lc.case.affects_text!r} has no bound inside the matrix: an upgrade case "
                         "needs a release before the change")
-    elif not observed or observed[0] != declared[0]:
-        problems.append(f"affects {lc.case.affects_text!r} starts at {declared[0]}, the matrix first saw the "
-                        f"symptom on {observed[0] if observed else 'no release'}")
-    else:
-        before = cells[versions.index(declared[0]) - 1]
-        if before.status != "absent":
-            problems.append(f"the release before the change, {before.version}, is {before.status}, not absent")
     return problems
 
 
@@ -58,8 +74,9 @@ def test_a_boundary_one_release_off_is_caught(matrix):
     """The check above fails when `affects` is moved by one release (its own sabotage)."""
     from dataclasses import replace
 
-    lc = UPGRADE[0]
-    start = next(v for v in DEFAULT_VERSIONS if lc.case.expected(v, DEVICE))
-    later = DEFAULT_VERSIONS[DEFAULT_VERSIONS.index(start) + 1]
-    moved = replace(lc, case=replace(lc.case, affects=f">={later}"))
-    assert any(f"starts at {later}" in p for p in boundary_problems(matrix, moved))
+    for lc in UPGRADE[:3]:
+        start = next(v for v in DEFAULT_VERSIONS if lc.case.expected(v, DEVICE))
+        earlier, later = (DEFAULT_VERSIONS[DEFAULT_VERSIONS.index(start) + k] for k in (-1, 1))
+        for moved_to in (earlier, later):
+            moved = replace(lc, case=replace(lc.case, affects=f">={moved_to}"))
+            assert any(f"starts at {moved_to}" in p for p in boundary_problems(matrix, moved)), (lc.id, moved_to)

@@ -115,7 +115,11 @@ if __name__ == "__main__":
 # mode every element is either 0 or `1 / (1 - p)` times its input, both checked by hand.
 
 # %%
-class FlaggedDropout(FunctionalDropout):
+class FlaggedDropout(nn.Module):
+    def __init__(self, p=0.5):
+        super().__init__()
+        self.p = p
+
     def forward(self, x):
         return F.dropout(x, self.p, training=self.training)
 

@@ -1,0 +1,107 @@
+"""``pitfalls lint``: the corpus's statically visible pitfalls found in your own code.
+
+Each rule (harness/lint/rules.py) belongs to the case(s) that prove it and fires only where its
+case's ``affects`` holds for the torch in question (the installed one, ``--torch X.Y``, or every
+release with ``--all-versions``). A ``# noqa: PTF101`` comment on the line (or a bare ``# noqa``)
+silences a finding there. A file that does not parse is a finding of its own (``PTF000``), and
+the others are still checked; ``.cuda(async=True)``, itself a SyntaxError, is found in its tokens.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from harness.lint.engine import keyword_async_positions, walk
+from harness.lint.ranges import affected, case_ranges
+from harness.lint.rules import RULES, Rule
+
+PARSE_ERROR = "PTF000"
+NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*))?", re.I)
+RULES_BY_ID = {r.id: r for r in RULES}
+
+
+@dataclass(frozen=True)
+class Finding:
+    path: str
+    line: int
+    col: int
+    rule: str
+    message: str
+    case: str | None  # None for a file that does not parse
+
+    def as_text(self) -> str:
+        return f"{self.path}:{self.line}:{self.col}: {self.rule} {self.message}"
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def cases_dir() -> Path:
+    from harness.loader import default_cases_dir
+
+    return default_cases_dir()
+
+
+def rule_ranges(rule: Rule, cases: Path | None = None) -> tuple[str, ...]:
+    """The version ranges of the rule's cases, read from their files."""
+    root = Path(cases) if cases else cases_dir()
+    out = []
+    for case_id in rule.cases:
+        files = list(root.glob(f"*/{case_id.replace('-', '_')}.py"))
+        if not files:
+            raise LookupError(f"rule {rule.id}: no case {case_id!r} under {root}")
+        out.extend(case_ranges(files[0]))
+    return tuple(out)
+
+
+def active_rules(torch_version: str | None, select=(), ignore=(), cases: Path | None = None) -> list[Rule]:
+    """The rules that apply to this torch (all when ``torch_version`` is None), selected by id prefix."""
+    chosen = []
+    for rule in RULES:
+        if select and not any(rule.id.startswith(s) for s in select):
+            continue
+        if any(rule.id.startswith(i) for i in ignore):
+            continue
+        if affected(rule_ranges(rule, cases), torch_version):
+            chosen.append(rule)
+    return chosen
+
+
+def _silenced(line_text: str, rule: str) -> bool:
+    found = NOQA.search(line_text)
+    if not found:
+        return False
+    codes = found.group("codes")
+    return codes is None or rule.upper() in {c.strip().upper() for c in codes.split(",")}
+
+
+def lint_text(text: str, path: str, rules: list[Rule], report_parse_errors: bool = True) -> list[Finding]:
+    lines = text.splitlines()
+    findings = []
+    try:
+        tree = ast.parse(text, filename=path)
+    except SyntaxError as exc:
+        asyncs = keyword_async_positions(text) if "PTF003" in {r.id for r in rules} else []
+        rule = RULES_BY_ID["PTF003"]
+        findings += [Finding(path, line, col, rule.id, rule.message, rule.case) for line, col in asyncs]
+        if report_parse_errors and not asyncs:
+            findings.append(Finding(path, exc.lineno or 1, exc.offset or 1, PARSE_ERROR,
+                                    f"the file does not parse ({exc.msg}); nothing else in it was checked", None))
+        return [f for f in findings if not _silenced(lines[f.line - 1] if 0 < f.line <= len(lines) else "", f.rule)]
+    for hit in walk(tree, rules):
+        rule = hit.rule
+        findings.append(Finding(path, hit.line, hit.col, rule.id, rule.message, rule.case))
+    unique = sorted(set(findings), key=lambda f: (f.line, f.col, f.rule))
+    return [f for f in unique if not _silenced(lines[f.line - 1] if 0 < f.line <= len(lines) else "", f.rule)]
+
+
+def python_files(paths) -> list[Path]:
+    out = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            out.extend(sorted(q for q in p.rglob("*.py") if not any(part.startswith(".") for part in q.parts)))
+        else:
+            out.append(p)
+    return out

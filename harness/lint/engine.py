@@ -1,0 +1,160 @@
+"""The walk that applies the rules to one module, and what a rule sees of the code around a node.
+
+A rule sees a node with its context: the imports (qualified names), the function it is in (and
+what that function assigns), the class it is in, and whether it sits behind a feature or version
+guard (``if hasattr(torch, "func")``, ``except ImportError``: the portable spellings the cases'
+fixes use, which name the old API on purpose).
+"""
+from __future__ import annotations
+
+import ast
+import io
+import tokenize
+from dataclasses import dataclass, field
+
+from harness.lint.names import import_map, qualified
+
+GUARD_CALLS = ("hasattr", "getattr")
+GUARD_WORDS = ("__version__", "Version", "version", "parse_version")
+GUARD_ERRORS = ("ImportError", "ModuleNotFoundError", "AttributeError")
+
+
+@dataclass
+class Context:
+    imports: dict[str, str]
+    module: ast.AST | None = None
+    function: ast.AST | None = None  # the innermost function (or the module)
+    klass: ast.ClassDef | None = None
+    guarded: bool = False
+    _assigned: dict[int, list[tuple[int, ast.AST]]] = field(default_factory=dict)
+
+    def qualified(self, node: ast.AST) -> str | None:
+        return qualified(node, self.imports)
+
+    def value_of(self, node: ast.AST, before: int) -> ast.AST | None:
+        """What a bare name was last assigned, before line ``before``, in the same function."""
+        if not isinstance(node, ast.Name) or self.function is None:
+            return None
+        key = id(self.function)
+        if key not in self._assigned:
+            found = []
+            for sub in ast.walk(self.function):
+                if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name):
+                    found.append((sub.lineno, sub.targets[0].id, sub.value))
+            self._assigned[key] = found
+        hits = [v for line, name, v in self._assigned[key] if name == node.id and line < before]
+        return hits[-1] if hits else None
+
+    def resolve(self, node: ast.AST, before: int) -> ast.AST:
+        """The expression itself, or what the name it is was assigned (one step)."""
+        return self.value_of(node, before) or node
+
+
+def _is_guard_test(test: ast.AST) -> bool:
+    for sub in ast.walk(test):
+        if isinstance(sub, ast.Call) and getattr(sub.func, "id", None) in GUARD_CALLS:
+            return True
+        if isinstance(sub, (ast.Name, ast.Attribute)) and (getattr(sub, "id", None) in GUARD_WORDS
+                                                          or getattr(sub, "attr", None) in GUARD_WORDS):
+            return True
+        if isinstance(sub, ast.Compare) and any(isinstance(op, (ast.Is, ast.IsNot)) for op in sub.ops):
+            return True
+    return False
+
+
+def _handles_missing(handler: ast.ExceptHandler) -> bool:
+    names = [handler.type] if not isinstance(handler.type, ast.Tuple) else handler.type.elts
+    return any(getattr(n, "id", getattr(n, "attr", None)) in GUARD_ERRORS for n in names if n is not None)
+
+
+@dataclass(frozen=True)
+class Hit:
+    rule: "object"
+    line: int
+    col: int
+
+
+class Walker(ast.NodeVisitor):
+    def __init__(self, rules, tree):
+        self.rules = rules
+        self.ctx = Context(import_map(tree), module=tree, function=tree)
+        self.hits: list[Hit] = []
+
+    def generic_visit(self, node):
+        for rule in self.rules:
+            if rule.matches(node, self.ctx):
+                self.hits.append(Hit(rule, getattr(node, "lineno", 1), getattr(node, "col_offset", 0) + 1))
+        super().generic_visit(node)
+
+    def _scoped(self, node, **changes):
+        saved = {k: getattr(self.ctx, k) for k in changes}
+        for k, v in changes.items():
+            setattr(self.ctx, k, v)
+        self.generic_visit(node)
+        for k, v in saved.items():
+            setattr(self.ctx, k, v)
+
+    def visit_FunctionDef(self, node):
+        self._scoped(node, function=node)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_ClassDef(self, node):
+        for rule in self.rules:  # class-level rules see the class itself
+            if rule.matches(node, self.ctx):
+                self.hits.append(Hit(rule, node.lineno, node.col_offset + 1))
+        saved = self.ctx.klass
+        self.ctx.klass = node
+        for child in ast.iter_child_nodes(node):
+            self.visit(child)
+        self.ctx.klass = saved
+
+    def visit_If(self, node):
+        self.visit(node.test)
+        guard = self.ctx.guarded or _is_guard_test(node.test)
+        for child in [*node.body, *node.orelse]:
+            self._visit_guarded(child, guard)
+
+    def visit_IfExp(self, node):
+        for rule in self.rules:
+            if rule.matches(node, self.ctx):
+                self.hits.append(Hit(rule, node.lineno, node.col_offset + 1))
+        self.visit(node.test)
+        guard = self.ctx.guarded or _is_guard_test(node.test)
+        for child in (node.body, node.orelse):
+            self._visit_guarded(child, guard)
+
+    def visit_Try(self, node):
+        guard = self.ctx.guarded or any(_handles_missing(h) for h in node.handlers)
+        for child in node.body:
+            self._visit_guarded(child, guard)
+        for child in [*node.handlers, *node.orelse, *node.finalbody]:
+            self._visit_guarded(child, guard if child in node.handlers else self.ctx.guarded)
+
+    visit_TryStar = visit_Try
+
+    def _visit_guarded(self, node, guard):
+        saved = self.ctx.guarded
+        self.ctx.guarded = guard
+        self.visit(node)
+        self.ctx.guarded = saved
+
+
+def walk(tree: ast.AST, rules) -> list[Hit]:
+    walker = Walker(rules, tree)
+    walker.visit(tree)
+    return walker.hits
+
+
+def keyword_async_positions(text: str) -> list[tuple[int, int]]:
+    """Where ``async=`` is used as a keyword argument (``.cuda(async=True)``): a SyntaxError since
+    Python 3.7, found in the tokens of a file that does not parse."""
+    out = []
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return out
+    for a, b, c in zip(tokens, tokens[1:], tokens[2:]):
+        if a.string in ("(", ",") and b.string == "async" and c.string == "=":
+            out.append((b.start[0], b.start[1] + 1))
+    return out

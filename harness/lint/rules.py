@@ -1,0 +1,434 @@
+"""The statically visible pitfalls of the corpus, as lint rules declared as data (as OpInfo
+declares ops): each rule names the case(s) that prove it, says what goes wrong and the fix, and
+fires only where its case's `affects` holds for the torch in question.
+
+Every rule is tested by its cases (tests/test_lint.py): the case's broken code must be flagged,
+its fixed code must not. A rule matches a node with its context (harness/lint/engine.py).
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Callable
+
+from harness.lint.engine import Context
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    cases: tuple[str, ...]  # the cases whose broken code it flags (the first is its page)
+    message: str  # what goes wrong, and the fix
+    test: Callable[[ast.AST, Context], bool]
+
+    def matches(self, node: ast.AST, ctx: Context) -> bool:
+        try:
+            return bool(self.test(node, ctx))
+        except (AttributeError, IndexError, TypeError, ValueError):  # an unusual shape of code: no finding
+            return False
+
+    @property
+    def case(self) -> str:
+        return self.cases[0]
+
+
+# --- small matchers -----------------------------------------------------------------------
+def _kw(call: ast.Call, name: str):
+    return next((k.value for k in call.keywords if k.arg == name), None)
+
+
+def _has_kw(call: ast.Call, name: str) -> bool:
+    return any(k.arg == name for k in call.keywords) or any(k.arg is None for k in call.keywords)  # **kwargs: unknown
+
+
+def _is_call_to(node, ctx, *names) -> bool:
+    return isinstance(node, ast.Call) and ctx.qualified(node.func) in names
+
+
+def _method(node, *names) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in names
+
+
+def _use_of(node, ctx, *names) -> bool:
+    """A reference to one of these qualified names, outside a feature or version guard."""
+    return (isinstance(node, (ast.Attribute, ast.Name)) and isinstance(node.ctx, ast.Load) and not ctx.guarded
+            and ctx.qualified(node) in names)
+
+
+def _const(node, value) -> bool:
+    return isinstance(node, ast.Constant) and node.value == value and type(node.value) is type(value)
+
+
+def _called_name(node) -> str:
+    """The last name of what a call calls: ``F.log_softmax`` -> ``log_softmax``."""
+    if isinstance(node, ast.Call):
+        f = node.func
+        if isinstance(f, ast.Call):  # nn.Softmax(dim=1)(x)
+            return _called_name(f)
+        return getattr(f, "attr", getattr(f, "id", ""))
+    return ""
+
+
+def _in_function_calls(ctx, method: str):
+    return [n for n in ast.walk(ctx.function) if _method(n, method)] if ctx.function is not None else []
+
+
+TORCH_INIT_OLD = tuple(f"torch.nn.init.{n}" for n in ("uniform", "normal", "constant", "xavier_uniform", "xavier_normal",
+                                                       "kaiming_uniform", "kaiming_normal", "orthogonal", "sparse"))
+LEGACY_TYPES = tuple(f"torch.{t}" for t in ("FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor",
+                                            "ShortTensor", "ByteTensor", "CharTensor", "BoolTensor"))
+SCHEDULERS = tuple(f"torch.optim.lr_scheduler.{s}" for s in (
+    "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR", "ReduceLROnPlateau", "CyclicLR", "OneCycleLR",
+    "CosineAnnealingWarmRestarts", "LambdaLR", "MultiplicativeLR", "LinearLR", "ConstantLR", "PolynomialLR",
+    "SequentialLR", "ChainedScheduler"))
+INTERP = ("torch.nn.functional.interpolate", "torch.nn.functional.upsample", "torch.nn.Upsample")
+DROPOUTS = tuple(f"torch.nn.functional.{d}" for d in ("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
+                                                       "feature_alpha_dropout"))
+SOFTMAXES = ("softmax", "Softmax", "sigmoid")
+
+
+# --- the rules with more than a name to match ---------------------------------------------
+def _softmax_into_cross_entropy(node, ctx) -> bool:
+    if not isinstance(node, ast.Call) or not node.args:
+        return False
+    f = node.func
+    is_ce = ctx.qualified(f) == "torch.nn.functional.cross_entropy" or (
+        isinstance(f, ast.Call) and ctx.qualified(f.func) == "torch.nn.CrossEntropyLoss")
+    return is_ce and _called_name(ctx.resolve(node.args[0], node.lineno)) in SOFTMAXES
+
+
+def _kl_div_on_probabilities(node, ctx) -> bool:
+    if not isinstance(node, ast.Call) or not node.args or _const(_kw(node, "log_target"), True):
+        return False
+    f = node.func
+    is_kl = ctx.qualified(f) == "torch.nn.functional.kl_div" or (
+        isinstance(f, ast.Call) and ctx.qualified(f.func) == "torch.nn.KLDivLoss")
+    first = ctx.resolve(node.args[0], node.lineno)
+    return is_kl and isinstance(first, ast.Call) and "log" not in _called_name(first).lower()
+
+
+def _dropout_without_training(node, ctx) -> bool:
+    in_forward = isinstance(ctx.function, (ast.FunctionDef, ast.AsyncFunctionDef)) and ctx.function.name == "forward"
+    return (in_forward and _is_call_to(node, ctx, *DROPOUTS) and len(node.args) < 3 and not _has_kw(node, "training"))
+
+
+def _interpolate_without_align_corners(node, ctx) -> bool:
+    mode = _kw(node, "mode") if isinstance(node, ast.Call) else None
+    return (_is_call_to(node, ctx, *INTERP) and isinstance(mode, ast.Constant)
+            and mode.value in ("linear", "bilinear", "bicubic", "trilinear") and not _has_kw(node, "align_corners"))
+
+
+def _strict_false_unchecked(node, ctx) -> bool:
+    if not (_method(node, "load_state_dict") and _const(_kw(node, "strict"), False)):
+        return False
+    looked = {n.attr for n in ast.walk(ctx.function) if isinstance(n, ast.Attribute)}
+    return not looked & {"missing_keys", "unexpected_keys"}
+
+
+def _loop_without_zero_grad(node, ctx) -> bool:
+    if not isinstance(node, (ast.For, ast.While)):
+        return False
+    calls = [n for n in ast.walk(node) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)]
+    names = {c.func.attr for c in calls}
+    return "backward" in names and "step" in names and not names & {"zero_grad", "clear_grad"} \
+        and not any(isinstance(n, ast.Assign) and any(getattr(t, "attr", None) == "grad" for t in n.targets)
+                    for n in ast.walk(node))
+
+
+def _backward_twice(node, ctx) -> bool:
+    """The second ``x.backward()`` on a graph whose first backward did not retain it."""
+    if not (_method(node, "backward") and isinstance(ctx.function, (ast.FunctionDef, ast.AsyncFunctionDef))):
+        return False
+    first = [c for c in _in_function_calls(ctx, "backward") if c.lineno < node.lineno
+             and not _const(_kw(c, "retain_graph"), True) and _shared_leaf(c, node, ctx)]
+    in_loop = any(isinstance(n, (ast.For, ast.While)) for n in ast.walk(ctx.function))
+    return bool(first) and not in_loop
+
+
+def _shared_leaf(a: ast.Call, b: ast.Call, ctx) -> bool:
+    """Both backward calls start from values computed from one common intermediate name."""
+    def sources(call):
+        root = ctx.resolve(call.func.value, call.lineno)
+        return {n.id for n in ast.walk(root) if isinstance(n, ast.Name)}
+    return bool(sources(a) & sources(b))
+
+
+def _tensor_to_discarded(node, ctx) -> bool:
+    if not (isinstance(node, ast.Expr) and _method(node.value, "to", "cuda", "cpu", "double", "float", "half", "long")):
+        return False
+    receiver = ctx.resolve(node.value.func.value, node.lineno)
+    return isinstance(receiver, ast.Call) and (ctx.qualified(receiver.func) or "").startswith("torch.") \
+        and ctx.qualified(receiver.func).split(".")[-1] in ("tensor", "zeros", "ones", "empty", "arange", "rand",
+                                                             "randn", "randint", "full", "as_tensor", "from_numpy")
+
+
+def _gradcheck_single_precision(node, ctx) -> bool:
+    if not _is_call_to(node, ctx, "torch.autograd.gradcheck", "torch.autograd.gradcheck.gradcheck",
+                       "torch.autograd.gradgradcheck"):
+        return False
+    text = ast.unparse(ctx.function) if ctx.function is not None else ""
+    return "float32" in text and "float64" not in text and "double" not in text
+
+
+def _zero_grad_then_use(node, ctx) -> bool:
+    if not (_method(node, "zero_grad") and not node.args and not _has_kw(node, "set_to_none")):
+        return False
+    return any((isinstance(n, ast.AugAssign) and getattr(n.target, "attr", None) == "grad" and n.lineno > node.lineno)
+               or (_method(n, "add_", "mul_", "copy_", "zero_", "sub_", "div_") and getattr(n.func.value, "attr", None) == "grad"
+                   and n.lineno > node.lineno)
+               for n in ast.walk(ctx.function))
+
+
+def _prefetch_without_workers(node, ctx) -> bool:
+    if not (_is_call_to(node, ctx, "torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader")
+            and _kw(node, "prefetch_factor") is not None):
+        return False
+    workers = _kw(node, "num_workers")
+    if workers is None:
+        return True
+    return _const(ctx.resolve(workers, node.lineno), 0)
+
+
+def _super_init_with_data_source(node, ctx) -> bool:
+    if ctx.klass is None or not (_method(node, "__init__") and node.args):
+        return False
+    receiver = node.func.value
+    is_super = isinstance(receiver, ast.Call) and getattr(receiver.func, "id", None) == "super"
+    bases = {ctx.qualified(b) for b in ctx.klass.bases}
+    samplers = {"torch.utils.data.Sampler", "torch.utils.data.sampler.Sampler"}
+    return is_super and bool(bases & samplers)
+
+
+def _cross_without_dim(node, ctx) -> bool:
+    if _is_call_to(node, ctx, "torch.cross"):
+        return len(node.args) < 3 and not _has_kw(node, "dim")
+    return (_method(node, "cross") and ctx.qualified(node.func) is None and len(node.args) == 1
+            and not _has_kw(node, "dim"))
+
+
+def _generator_reused(node, ctx) -> bool:
+    if not (_is_call_to(node, ctx, "torch.nn.utils.clip_grad_norm_", "torch.nn.utils.clip_grad_value_",
+                        "torch.nn.utils.clip_grad.clip_grad_norm_") and node.args and isinstance(node.args[0], ast.Name)):
+        return False
+    value = ctx.value_of(node.args[0], node.lineno)
+    if not _method(value, "parameters"):
+        return False
+    uses = [n for n in ast.walk(ctx.function) if isinstance(n, ast.Name) and n.id == node.args[0].id
+            and isinstance(n.ctx, ast.Load)]
+    return len(uses) > 1
+
+
+def _no_grad_on_class(node, ctx) -> bool:
+    return isinstance(node, ast.ClassDef) and any(
+        _is_call_to(d, ctx, "torch.no_grad", "torch.enable_grad", "torch.inference_mode") or
+        ctx.qualified(d) in ("torch.no_grad", "torch.enable_grad") for d in node.decorator_list)
+
+
+def _list_of_slices_index(node, ctx) -> bool:
+    if not isinstance(node, ast.Subscript) or not isinstance(node.slice, ast.Name):
+        return False
+    value = ctx.value_of(node.slice, node.lineno)
+    return value is not None and isinstance(value, (ast.List, ast.BinOp)) and any(
+        (isinstance(n, ast.Call) and getattr(n.func, "id", None) == "slice") or _const(n, None) or isinstance(n, ast.Constant) and n.value is Ellipsis
+        for n in ast.walk(value))
+
+
+def _transformer_nested_with_norm_first(node, ctx) -> bool:
+    if not (_is_call_to(node, ctx, "torch.nn.TransformerEncoder") and not _has_kw(node, "enable_nested_tensor")):
+        return False
+    return any(_is_call_to(n, ctx, "torch.nn.TransformerEncoderLayer") and _const(_kw(n, "norm_first"), True)
+               for n in ast.walk(ctx.module))
+
+
+def _names_of_tensor(node, ctx) -> bool:
+    """Named tensors: ``names=`` to a factory, ``.refine_names``/``.align_to``, or reading ``t.names``."""
+    if isinstance(node, ast.Call) and (ctx.qualified(node.func) or "").startswith("torch.") and _kw(node, "names") is not None:
+        return True
+    if _method(node, "refine_names", "align_to", "rename_"):
+        return True
+    if not (isinstance(node, ast.Attribute) and node.attr == "names" and isinstance(node.ctx, ast.Load)
+            and isinstance(node.value, ast.Name) and not ctx.guarded and ctx.qualified(node) is None):
+        return False
+    # a tensor, by the company it keeps: the same name's .shape, .dim() or .size() in the function
+    return any(isinstance(n, ast.Attribute) and n.attr in ("shape", "dim", "size", "ndim")
+               and isinstance(n.value, ast.Name) and n.value.id == node.value.id for n in ast.walk(ctx.function))
+
+
+RULES: tuple[Rule, ...] = (
+    # --- the source posts' pitfalls ---
+    Rule("PTF001", ("deprecated-init-without-underscore",),
+         "nn.init's names without the trailing underscore are deprecated aliases that warn on every call; "
+         "call the in-place name (xavier_uniform_, kaiming_normal_, ...)",
+         lambda n, c: _is_call_to(n, c, *TORCH_INIT_OLD)),
+    Rule("PTF002", ("variable-tensor-merge",),
+         "Variable(t) is a no-op since 0.4 (it returns a Tensor); create the tensor with requires_grad=True "
+         "or call t.requires_grad_()",
+         lambda n, c: _is_call_to(n, c, "torch.autograd.Variable", "torch.autograd.variable.Variable")),
+    Rule("PTF003", ("cuda-async-keyword",),
+         "async is a reserved word since Python 3.7: .cuda(async=True) is a SyntaxError; write non_blocking=True",
+         lambda n, c: False),  # found in the tokens of a file that does not parse (engine.keyword_async_positions)
+    Rule("PTF004", ("backward-hook-non-full",),
+         "register_backward_hook reports the gradients of the module's last operation, not of its inputs, "
+         "and is deprecated; use register_full_backward_hook",
+         lambda n, c: _method(n, "register_backward_hook")),
+    Rule("PTF005", ("cross-entropy-after-softmax",),
+         "cross_entropy applies log-softmax itself: feeding it softmax outputs squashes the loss and its "
+         "gradients; pass the raw logits",
+         _softmax_into_cross_entropy),
+    Rule("PTF006", ("kldiv-expects-log-input",),
+         "kl_div/KLDivLoss expect log-probabilities as input; pass log_softmax (or .log()) of the prediction",
+         _kl_div_on_probabilities),
+    Rule("PTF007", ("functional-dropout-training-flag",),
+         "F.dropout in forward() without training=self.training keeps dropping in eval mode; pass "
+         "training=self.training or use nn.Dropout",
+         _dropout_without_training),
+    Rule("PTF008", ("legacy-constructor-bool-ndarray",),
+         "legacy constructors (torch.FloatTensor(...)) read an int as a size, ignore devices and mishandle "
+         "bool arrays; use torch.tensor(data, dtype=..., device=...) or torch.zeros(size)",
+         lambda n, c: _is_call_to(n, c, *LEGACY_TYPES) and bool(n.args)),
+    Rule("PTF009", ("align-corners-mismatch",),
+         "interpolate with a linear mode and no align_corners uses align_corners=False (and warns): resize the "
+         "same way in training and inference by passing align_corners explicitly",
+         _interpolate_without_align_corners),
+    Rule("PTF010", ("load-state-dict-strict-false",),
+         "load_state_dict(strict=False) loads nothing when every key differs (a 'module.' prefix), silently; "
+         "check the returned missing_keys/unexpected_keys",
+         _strict_false_unchecked),
+    Rule("PTF011", ("missing-zero-grad",),
+         "a training loop calls backward() and step() but never zero_grad(): gradients add up across steps; "
+         "call optimizer.zero_grad() each step",
+         _loop_without_zero_grad),
+    Rule("PTF012", ("backward-twice",),
+         "a second backward() through a graph the first one freed raises; pass retain_graph=True to the "
+         "first, or sum the losses and call backward once",
+         _backward_twice),
+    Rule("PTF013", ("tensor-to-is-not-inplace",),
+         "Tensor.to()/.cuda() return a new tensor and leave the original where it was; assign the result",
+         _tensor_to_discarded),
+    Rule("PTF014", ("gradcheck-float32",),
+         "gradcheck in float32 fails on correct gradients (finite differences need float64); use "
+         "dtype=torch.float64 inputs and module",
+         _gradcheck_single_precision),
+    # --- upgrades ---
+    Rule("PTF101", ("zero-grad-set-to-none",),
+         "since torch 2.0 zero_grad() sets .grad to None, so writing into .grad afterwards fails; pass "
+         "set_to_none=False where the code needs zeros",
+         _zero_grad_then_use),
+    Rule("PTF102", ("torch-six-removed",),
+         "torch._six was removed in torch 2.0; use math.inf, str and collections.abc",
+         lambda n, c: isinstance(n, (ast.Import, ast.ImportFrom)) and any(
+             (getattr(n, "module", None) or "").startswith("torch._six") or a.name.startswith("torch._six") for a in n.names)),
+    Rule("PTF103", ("dataloader-prefetch-factor-without-workers",),
+         "since torch 2.0 DataLoader raises ValueError when prefetch_factor is given with num_workers=0; pass it "
+         "only when num_workers > 0",
+         _prefetch_without_workers),
+    Rule("PTF104", ("stft-return-complex-false-deprecated",),
+         "stft(return_complex=False) is deprecated since torch 2.0; use return_complex=True and "
+         "torch.view_as_real",
+         lambda n, c: (_is_call_to(n, c, "torch.stft", "torch.functional.stft") or _method(n, "stft"))
+         and _const(_kw(n, "return_complex"), False)),
+    Rule("PTF105", ("functorch-deprecated",),
+         "functorch is deprecated since torch 2.0 (warns; FutureWarning from 2.4); use torch.func, guarded by "
+         "hasattr(torch, 'func') where torch 1.13 must still work",
+         lambda n, c: _use_of(n, c, *(f"functorch.{f}" for f in ("vmap", "grad", "grad_and_value", "vjp", "jvp",
+                                                                    "jacrev", "jacfwd", "hessian", "functionalize",
+                                                                    "make_functional")))),
+    Rule("PTF106", ("typed-storage-deprecated",),
+         "Tensor.storage() returns a TypedStorage, deprecated since torch 2.0 (warns); use "
+         "untyped_storage() (guarded by hasattr for torch 1.13)",
+         lambda n, c: _method(n, "storage") and not n.args and not n.keywords and not c.guarded),
+    Rule("PTF107", ("no-grad-decorating-class",),
+         "decorating a class with torch.no_grad() is deprecated since torch 2.0 (it turns the class into a "
+         "function on some releases); decorate its methods",
+         _no_grad_on_class),
+    Rule("PTF108", ("stateless-functional-call",),
+         "torch.nn.utils.stateless.functional_call is deprecated since torch 2.0; use "
+         "torch.func.functional_call (with an ImportError fallback for 1.13)",
+         lambda n, c: _use_of(n, c, "torch.nn.utils.stateless.functional_call")),
+    Rule("PTF109", ("scatter-reduce-argument",),
+         "scatter's reduce= with a tensor src is deprecated since torch 2.0; use scatter_add_ or "
+         "scatter_reduce_(..., reduce='sum'|'prod'|'amax'|'amin'|'mean')",
+         lambda n, c: (_method(n, "scatter", "scatter_") or _is_call_to(n, c, "torch.scatter"))
+         and _kw(n, "reduce") is not None),
+    Rule("PTF110", ("set-default-tensor-type",),
+         "torch.set_default_tensor_type is deprecated since torch 2.1; use torch.set_default_dtype (and "
+         "torch.set_default_device)",
+         lambda n, c: _is_call_to(n, c, "torch.set_default_tensor_type")),
+    Rule("PTF111", ("weight-norm-deprecated",),
+         "torch.nn.utils.weight_norm is deprecated since torch 2.1; use "
+         "torch.nn.utils.parametrizations.weight_norm (guarded for older torch)",
+         lambda n, c: _is_call_to(n, c, "torch.nn.utils.weight_norm", "torch.nn.utils.weight_norm.weight_norm")
+         and not c.guarded),
+    Rule("PTF112", ("checkpoint-use-reentrant",),
+         "torch.utils.checkpoint without use_reentrant warns since torch 2.1 (the default is to change); pass "
+         "use_reentrant=False",
+         lambda n, c: _is_call_to(n, c, "torch.utils.checkpoint.checkpoint", "torch.utils.checkpoint.checkpoint_sequential")
+         and not _has_kw(n, "use_reentrant")),
+    Rule("PTF113", ("sampler-data-source",),
+         "Sampler.__init__ stopped taking data_source (a warning in torch 2.1, a TypeError since 2.10); do not "
+         "pass it to super().__init__()",
+         _super_init_with_data_source),
+    Rule("PTF114", ("lr-scheduler-verbose",),
+         "the schedulers' verbose= is deprecated since torch 2.2 and removed in 2.7 (TypeError); log "
+         "scheduler.get_last_lr() yourself",
+         lambda n, c: _is_call_to(n, c, *SCHEDULERS) and _kw(n, "verbose") is not None),
+    Rule("PTF115", ("cross-without-dim",),
+         "torch.cross without dim picks the first dimension of size 3 and warns since torch 2.2; pass dim "
+         "(or use torch.linalg.cross)",
+         _cross_without_dim),
+    Rule("PTF116", ("clip-grad-norm-exhausted-generator",),
+         "model.parameters() is a generator: once iterated (by an optimizer), clip_grad_norm_ sees nothing "
+         "(a zero norm from torch 2.8); pass a list",
+         _generator_reused),
+    Rule("PTF117", ("clip-grad-norm-without-underscore",),
+         "torch.nn.utils.clip_grad_norm is a deprecated alias (FutureWarning since torch 2.4); call "
+         "clip_grad_norm_",
+         lambda n, c: _is_call_to(n, c, "torch.nn.utils.clip_grad_norm", "torch.nn.utils.clip_grad.clip_grad_norm")),
+    Rule("PTF118", ("concat-dataset-cummulative-sizes",),
+         "ConcatDataset.cummulative_sizes is a misspelt alias (FutureWarning since torch 2.4); read "
+         "cumulative_sizes",
+         lambda n, c: isinstance(n, ast.Attribute) and n.attr == "cummulative_sizes"),
+    Rule("PTF119", ("cpu-amp-autocast-deprecated",),
+         "torch.cpu.amp.autocast is deprecated since torch 2.4; use torch.autocast('cpu', ...)",
+         lambda n, c: _use_of(n, c, "torch.cpu.amp.autocast")),
+    Rule("PTF120", ("cuda-amp-custom-fwd-deprecated",),
+         "torch.cuda.amp.custom_fwd/custom_bwd are deprecated since torch 2.4; use torch.amp.custom_fwd("
+         "device_type='cuda') (guarded by hasattr(torch.amp, 'custom_fwd'))",
+         lambda n, c: _use_of(n, c, "torch.cuda.amp.custom_fwd", "torch.cuda.amp.custom_bwd")),
+    Rule("PTF121", ("cuda-amp-gradscaler-deprecated",),
+         "torch.cuda.amp.GradScaler is deprecated since torch 2.4; use torch.amp.GradScaler('cuda', ...) "
+         "(guarded by hasattr(torch.amp, 'GradScaler'))",
+         lambda n, c: _use_of(n, c, "torch.cuda.amp.GradScaler")),
+    Rule("PTF122", ("distribution-sample-n",),
+         "Distribution.sample_n(n) is deprecated (FutureWarning since torch 2.4); call sample((n,))",
+         lambda n, c: _method(n, "sample_n")),
+    Rule("PTF123", ("named-tensors-removed",),
+         "named tensors were removed in torch 2.13; keep dimension names beside the tensor",
+         _names_of_tensor),
+    Rule("PTF124", ("non-tuple-sequence-indexing",),
+         "indexing with a list of slices was read as a tuple; since torch 2.8 it is an index tensor (an error or "
+         "a different result); index with tuple(...)",
+         _list_of_slices_index),
+    Rule("PTF125", ("state-dict-positional-args",),
+         "state_dict's positional arguments are deprecated (FutureWarning since torch 2.4); pass "
+         "destination=, prefix=, keep_vars= by keyword",
+         lambda n, c: _method(n, "state_dict") and bool(n.args)),
+    Rule("PTF126", ("torch-load-weights-only-default", "torch-load-weights-only-warning"),
+         "torch.load without weights_only warns in torch 2.4-2.5 and, since 2.6, refuses any non-tensor object "
+         "(weights_only=True by default); pass weights_only= explicitly",
+         lambda n, c: _is_call_to(n, c, "torch.load", "torch.serialization.load") and not _has_kw(n, "weights_only")),
+    Rule("PTF127", ("torchscript-deprecated",),
+         "torch.jit.script is deprecated since torch 2.10 (DeprecationWarning; FutureWarning from 2.14); use "
+         "torch.compile or torch.export",
+         lambda n, c: _is_call_to(n, c, "torch.jit.script") or (
+             isinstance(n, (ast.FunctionDef, ast.ClassDef)) and any(c.qualified(d) == "torch.jit.script" for d in n.decorator_list))),
+    Rule("PTF129", ("torch-load-pickle-args-ignored",),
+         "since torch 2.11 torch.load warns that pickle arguments (encoding=, ...) only work with "
+         "weights_only=False; drop them, or pass weights_only=False for a file you trust",
+         lambda n, c: _is_call_to(n, c, "torch.load", "torch.serialization.load") and not _has_kw(n, "weights_only")
+         and any(k.arg in ("encoding", "errors", "fix_imports") for k in n.keywords)),
+    Rule("PTF128", ("transformer-norm-first-nested-tensor",),
+         "TransformerEncoder with norm_first=True layers cannot use nested tensors and warns; pass "
+         "enable_nested_tensor=False",
+         _transformer_nested_with_norm_first),
+)

@@ -1,0 +1,33 @@
+"""Findings as SARIF 2.1.0 (what GitHub code scanning uploads): one run, one tool, its rules
+(id, what goes wrong and the fix, the case that proves it) and a result per finding."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness import __version__
+from harness.lint import PARSE_ERROR
+
+SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+
+
+def sarif(findings, rules) -> dict:
+    ids = [r.id for r in rules] + [PARSE_ERROR]
+    described = [{"id": r.id, "name": r.case, "shortDescription": {"text": r.message.split(";")[0]},
+                  "fullDescription": {"text": r.message}, "help": {"text": f"{r.message}. The pitfall, run and "
+                                                                              f"explained: pitfalls show {r.case}"},
+                  "properties": {"cases": list(r.cases)}} for r in rules]
+    described.append({"id": PARSE_ERROR, "name": "does-not-parse", "shortDescription": {"text": "the file does not parse"},
+                      "fullDescription": {"text": "a file that does not parse is not checked further"}})
+    results = []
+    for f in findings:
+        results.append({
+            "ruleId": f.rule, "ruleIndex": ids.index(f.rule) if f.rule in ids else 0,
+            "level": "error" if f.rule == PARSE_ERROR else "warning",
+            "message": {"text": f.message},
+            "locations": [{"physicalLocation": {
+                "artifactLocation": {"uri": Path(f.path).as_posix(), "uriBaseId": "%SRCROOT%"},
+                "region": {"startLine": f.line, "startColumn": f.col}}}],
+        })
+    return {"$schema": SCHEMA, "version": "2.1.0",
+            "runs": [{"tool": {"driver": {"name": "pitfalls-lint", "version": __version__, "rules": described}},
+                      "results": results}]}
