@@ -6,6 +6,7 @@
     pitfalls matrix [--reports DIR] [--json | --markdown | --check]
     pitfalls upgrade FROM TO [--json] [--fail-on KIND[,KIND]]
     pitfalls import-report FILE [--reports DIR] [--replace]
+    pitfalls lint-bench [--json] [--write PATH]
     pitfalls lint PATH... [--format text|json|sarif] [--select ID] [--ignore ID] [--torch X.Y | --all-versions]
 
 Bad input (an unknown id or device, a bad option, a malformed case) is one line on stderr and
@@ -68,6 +69,9 @@ def _parser() -> argparse.ArgumentParser:
     from harness.lint.cli import add_arguments
 
     add_arguments(lint)
+    lb = sub.add_parser("lint-bench", help="pitfalls lint and TorchFix on every case's broken and fixed programs")
+    lb.add_argument("--json", action="store_true", help="print the table as JSON")
+    lb.add_argument("--write", metavar="PATH", help="also write it to PATH (reports/lint-bench.json is the committed one)")
     imp = sub.add_parser("import-report", help="check a report made elsewhere (a GPU, another machine) and file it under reports/")
     imp.add_argument("file", metavar="FILE", help="a report written by `pitfalls run --json`")
     imp.add_argument("--reports", default="reports", metavar="DIR", help="folder of reports (default: ./reports)")
@@ -86,7 +90,8 @@ def main(argv: list[str] | None = None) -> int:
             raise UsageError("torch is not installed here: torch-pitfalls runs against the torch you install "
                              "(pip install torch, or the build for your platform), and never installs one")
         commands = {"list": cmd_list, "show": cmd_show, "run": cmd_run, "matrix": cmd_matrix, "upgrade": cmd_upgrade,
-                    "import-report": cmd_import, "lint": cmd_lint}
+                    "import-report": cmd_import, "lint": cmd_lint,
+                    "lint-bench": cmd_lint_bench}
         return commands[args.command](args)
     except UsageError as exc:
         print(f"pitfalls: error: {exc}", file=sys.stderr)
@@ -100,6 +105,12 @@ def cmd_lint(args) -> int:
     from harness.lint.cli import run_lint
 
     return run_lint(args, usage_error=UsageError)
+
+
+def cmd_lint_bench(args) -> int:
+    from harness.lint.bench import run_bench_command
+
+    return run_bench_command(args, usage_error=UsageError)
 
 
 def cmd_import(args) -> int:

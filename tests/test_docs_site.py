@@ -89,7 +89,7 @@ def page(browser, base_url):
 def test_every_case_has_a_page_and_the_site_has_its_other_pages(site):
     assert sorted(p.stem for p in (site / "cases").glob("*.html")) == sorted(lc.id for lc in CASES)
     assert sorted(p.stem for p in (site / "topics").glob("*.html")) == sorted({lc.topic for lc in CASES})
-    for name in ("index.html", "matrix.html", "upgrade.html", "performance.html", "search.html"):
+    for name in ("index.html", "matrix.html", "upgrade.html", "linters.html", "performance.html", "search.html"):
         assert (site / name).is_file(), name
 
 
@@ -184,6 +184,28 @@ def test_upgrade_page_lists_consecutive_releases(page):
         assert f"{a} → {b} (cpu)" in text
 
 
+def test_the_upgrade_topic_shows_each_boundary_as_observed(page):
+    page.goto(page.base + "topics/upgrade.html")
+    text = page.locator("article").inner_text()
+    assert "first seen by the matrix" in text
+    row = page.locator("tr", has_text="zero-grad-set-to-none").inner_text()
+    assert "2.0.1" in row and "1.13.1: absent" in row and "yes" in row
+
+
+def test_the_linters_page_and_a_case_pages_linter_line(page):
+    import json
+
+    bench = json.loads((ROOT / "reports" / "lint-bench.json").read_text())
+    page.goto(page.base + "linters.html")
+    text = page.locator("article").inner_text()
+    t = bench["totals"]
+    assert f"catches {t['pitfalls-lint']['catches']} and fires on 0 fixed programs" in text
+    assert "PTF101" in text and "zero-grad-set-to-none" in text
+    page.goto(page.base + "cases/weight-norm-deprecated.html")
+    line = page.locator("p", has_text="Linters").first.inner_text()
+    assert "pitfalls lint reports PTF111 on the broken code" in line and "TOR101" in line
+
+
 def test_notebook_download_is_a_valid_notebook_with_outputs(page, tmp_path):
     page.goto(page.base + "cases/backward-twice.html")
     with page.expect_download() as download:
@@ -192,6 +214,7 @@ def test_notebook_download_is_a_valid_notebook_with_outputs(page, tmp_path):
     download.value.save_as(path)
     notebook = nbformat.read(path, as_version=4)
     nbformat.validate(notebook)
+    assert "pip install torch-pitfalls" in notebook.cells[0].source  # how to run it outside this project
     texts = [o.get("text", "") for c in notebook.cells if c.cell_type == "code" for o in c.outputs]
     assert any("second time" in t for t in texts)
     assert notebook.metadata["torch_pitfalls"]["torch"] == torch.__version__

@@ -27,6 +27,7 @@ from harness.report import ReportError
 from docs.site.bench_page import BenchError, choose_bench, performance_page
 from docs.site.case_page import page_notebook, write_downloads
 from docs.site.execute import CaseRunError, ExecutedCase, execute_cases
+from docs.site.linters_page import linters_page, load_bench
 from docs.site.matrix_page import matrix_page, upgrade_page
 from docs.site.pages import home_page, topic_page, topics_of
 
@@ -72,7 +73,7 @@ def build_site(out: Path, root: Path = ROOT, cases_dir: Path | None = None, repo
     stage = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
     try:
         src, extra, html = stage / "src", stage / "extra", stage / "html"
-        write_sources(src, extra, executed, matrix, bench)
+        write_sources(src, extra, executed, matrix, bench, load_bench(reports_dir), cases_dir)
         run_sphinx(src, html, stage / "doctrees", extra, jobs)
         if out.exists():
             out.rename(stage / "old")
@@ -82,18 +83,20 @@ def build_site(out: Path, root: Path = ROOT, cases_dir: Path | None = None, repo
     return Built(out, len(cases), len(topics_of(cases)), time.perf_counter() - started)
 
 
-def write_sources(src: Path, extra: Path, executed: list[ExecutedCase], m: Matrix, bench) -> None:
+def write_sources(src: Path, extra: Path, executed: list[ExecutedCase], m: Matrix, bench, lint_bench: dict | None = None,
+                  cases_dir: Path = ROOT / "cases") -> None:
     cases = [ex.loaded for ex in executed]
     (src / "cases").mkdir(parents=True)
     (src / "topics").mkdir()
     for ex in executed:
         downloads = write_downloads(ex, extra / "downloads")
-        nbformat.write(page_notebook(ex, m, downloads), src / "cases" / f"{ex.loaded.id}.ipynb")
+        nbformat.write(page_notebook(ex, m, downloads, lint_bench), src / "cases" / f"{ex.loaded.id}.ipynb")
     for topic in topics_of(cases):
         (src / "topics" / f"{topic}.md").write_text(topic_page(topic, cases, m), encoding="utf-8")
     (src / "index.md").write_text(home_page(cases, m), encoding="utf-8")
     (src / "matrix.md").write_text(matrix_page(m, cases), encoding="utf-8")
     (src / "upgrade.md").write_text(upgrade_page(m), encoding="utf-8")
+    (src / "linters.md").write_text(linters_page(lint_bench, cases_dir), encoding="utf-8")
     page, svg = performance_page(*bench, case_ids={lc.id for lc in cases})
     (src / "performance.md").write_text(page, encoding="utf-8")
     if svg is not None:

@@ -18,6 +18,7 @@ from harness.claims import all_claims
 from harness.matrix import Matrix
 
 from docs.site.execute import ExecutedCase
+from docs.site.linters_page import case_linter_line
 from docs.site.matrix_page import case_matrix_section, newest_symptom
 from docs.site.text import code, md
 
@@ -45,7 +46,7 @@ def download_notebook(ex: ExecutedCase) -> nbformat.NotebookNode:
     return nb
 
 
-def page_notebook(ex: ExecutedCase, m: Matrix, downloads: tuple[str, str]) -> nbformat.NotebookNode:
+def page_notebook(ex: ExecutedCase, m: Matrix, downloads: tuple[str, str], lint_bench: dict | None = None) -> nbformat.NotebookNode:
     nb = copy.deepcopy(ex.notebook)
     cells = nb.cells
     at = 1 if cells and cells[0].cell_type == "markdown" and cells[0].source.lstrip().startswith("# ") else 0
@@ -54,7 +55,7 @@ def page_notebook(ex: ExecutedCase, m: Matrix, downloads: tuple[str, str]) -> nb
             tags = cell.metadata.setdefault("tags", [])
             if "hide-input" not in tags:
                 tags.append("hide-input")
-    cells.insert(at, _markdown(_facts(ex, m, downloads)))
+    cells.insert(at, _markdown(_facts(ex, m, downloads) + "\n\n" + case_linter_line(lint_bench, ex.loaded.id)))
     cells.append(_markdown(_evidence(ex, m)))
     cells.append(_markdown(_sources(ex)))
     cells.append(_markdown(case_matrix_section(m, ex.loaded.id)))

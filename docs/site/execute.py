@@ -33,7 +33,7 @@ import torch
 
 from harness import state
 from harness.loader import LoadedCase
-from harness.observe import CaseTimeout, first_line
+from harness.observation import CaseTimeout, first_line
 from harness.runner import time_limit
 from harness.versions import device_names
 
@@ -206,7 +206,7 @@ def _recording_devices(seen: list[str]):
     writes to the list of whichever cell is running when it is called, not the one it was made in.
     """
     global _cell_devices
-    package, module = sys.modules["harness"], sys.modules["harness.observe"]
+    package, module = sys.modules["harness"], sys.modules["harness.observation"]
     real = module.observe
 
     @functools.wraps(real)

@@ -151,9 +151,22 @@ def matrix_page(m: Matrix, cases: list[LoadedCase]) -> str:
             out.append(f"- **{topic}** ({len(mine)}): " + "; ".join(parts))
         out.append("")
     out.extend(f"## {d}\n\n{NOT_OBSERVED}: no {d} report is recorded.\n" for d in _unrecorded(m))
+    out.append(CONTRIBUTE)
     out.append("## What a cell says\n")
     out.extend(f"- {code(MARKS[s].strip() or '·')} {code(s)}: {meaning}" for s, meaning in STATUS_MEANING.items())
     return "\n".join(out) + "\n"
+
+
+CONTRIBUTE = (
+    "## Contribute a run\n\n"
+    "This project's machines have no GPU: a CUDA cell becomes an observation when someone runs the corpus on "
+    "one. Install the package beside your torch (`pip install` the wheel; it never installs torch), run "
+    "`pitfalls run --json my-report.json` (every case, on cpu and cuda), and send the report. "
+    "`pitfalls import-report my-report.json` checks it (schema, known cases, a release of the matrix; records "
+    "of another text of a case are kept and marked stale) and files it as "
+    "`reports/torch-<release>-<kind>-<model>.json`; its cells then show here as a device of their own "
+    "(`cuda:<model>`), with the GPU, driver, CUDA and cuDNN versions and how torch was installed.\n"
+)
 
 
 def _runs(marks: str) -> str:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from harness.claims import reason_of
 from harness.loader import LoadedCase
-from harness.matrix import Matrix
+from harness.matrix import NOT_OBSERVED, Matrix
 
 from docs.site.matrix_page import newest_symptom
 from docs.site.text import case_href, code, esc, md, raw_html
@@ -23,7 +23,7 @@ def home_page(cases: list[LoadedCase], m: Matrix) -> str:
     intro = INTRO.read_text(encoding="utf-8").replace("{cases}", str(len(cases))).replace("{topics}", str(len(topics)))
     out = [intro.rstrip() + "\n", "## The cases\n", _evidence_summary(cases, m), raw_html(_filters(cases) + _table(cases, m))]
     out.append("```{toctree}\n:hidden:\n:titlesonly:\n:maxdepth: 1\n:caption: Topics\n\n" + "\n".join(f"topics/{t}" for t in topics) + "\n```\n")
-    out.append("```{toctree}\n:hidden:\n:titlesonly:\n:maxdepth: 1\n:caption: The corpus\n\nmatrix\nupgrade\nperformance\nwriting-a-case\n```\n")
+    out.append("```{toctree}\n:hidden:\n:titlesonly:\n:maxdepth: 1\n:caption: The corpus\n\nmatrix\nupgrade\nlinters\nperformance\nwriting-a-case\n```\n")
     return "\n".join(out)
 
 
@@ -100,5 +100,34 @@ def topic_page(topic: str, cases: list[LoadedCase], m: Matrix) -> str:
         c = lc.case
         out.append(f"| [{md(c.title)}](../cases/{c.id}.ipynb) | {c.kind} | {', '.join(c.devices)} | "
                    f"{code(c.affects_text)} | {md(newest_symptom(m, c.id))} |")
+    if topic == "upgrade":
+        out.extend(upgrade_boundaries(mine, m))
     out.append("\n```{toctree}\n:hidden:\n:titlesonly:\n:maxdepth: 1\n\n" + "\n".join(f"../cases/{lc.id}" for lc in mine) + "\n```\n")
     return "\n".join(out)
+
+
+UPGRADE_INTRO = (
+    "Code that worked on an older torch and, on a newer one, raises, warns or computes something else. "
+    "Each case's broken code is the spelling that was right before; its fixed code is the spelling that "
+    "passes on every release of the matrix. The release where each change starts is observed on CPU by "
+    "the version matrix, not copied from release notes: `tests/test_upgrade_boundaries.py` requires it to "
+    "be the release the case's range names, with the release before it absent. The leads came from "
+    "`make upgrade-scan`, which diffs the warnings, signatures and native messages of consecutive releases."
+)
+
+
+def upgrade_boundaries(mine: list[LoadedCase], m: Matrix) -> list[str]:
+    """Each upgrade case's boundary as declared and as the matrix saw it (cpu)."""
+    out = ["", UPGRADE_INTRO, "", "| case | declared range | first seen by the matrix | the release before | "
+           "fix passes on every release |", "|---|---|---|---|---|"]
+    def start(lc):  # by the release the change starts in, as declared
+        return next((i for i, v in enumerate(m.versions) if lc.case.expected(v, "cpu")), len(m.versions)), lc.id
+
+    for lc in sorted(mine, key=start):
+        seen = m.first_seen(lc.id, "cpu")
+        before = m.versions[m.versions.index(seen) - 1] if seen and m.versions.index(seen) > 0 else None
+        status = m.cell(lc.id, before, "cpu").status if before else NOT_OBSERVED
+        fix = {True: "yes", False: "no", None: NOT_OBSERVED}[m.portable_fix(lc.id, "cpu", m.versions)]
+        out.append(f"| [{esc(lc.id)}](../cases/{lc.id}.ipynb) | {code(lc.case.affects_text)} | {seen or NOT_OBSERVED} | "
+                   f"{f'{before}: {status}' if before else NOT_OBSERVED} | {fix} |")
+    return out

@@ -1,0 +1,168 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+# ---
+
+# %% [markdown]
+# # `functorch.vmap` and `functorch.grad` are deprecated in favour of `torch.func`
+#
+# Per-sample gradients, ensembles and Jacobians written in 2022 use the functorch library that
+# shipped inside the torch 1.13 wheel: `from functorch import vmap, grad`. On 1.13 the calls
+# are quiet. After the upgrade to 2.0 each call prints `UserWarning: We've integrated
+# functorch into PyTorch. As the final step of the integration, functorch.vmap is deprecated
+# as of PyTorch 2.0 and will be deleted in a future version of PyTorch >= 2.3. Please use
+# torch.vmap instead`. From 2.4 the same warning comes as a `FutureWarning`, so a filter
+# written for the `UserWarning` stops silencing it. The results are unchanged.
+
+# %%
+import functorch
+import torch
+
+from harness import Affects, Case, observe
+from harness.sources import release_notes
+
+CASE = Case(
+    id="functorch-deprecated",
+    title="functorch.vmap and functorch.grad are deprecated in favour of torch.func",
+    kind="warning",
+    affects=(
+        Affects(
+            versions=">=2.4",
+            form="FutureWarning",
+            reason="the functorch transforms warn with category=FutureWarning (observed 2.4.1 to 2.15.0)",
+            issue="https://github.com/pytorch/pytorch/pull/127689",
+        ),
+        Affects(
+            versions=">=2.0,<2.4",
+            form="UserWarning",
+            reason="the functorch transforms warn with no category, a UserWarning (observed 2.0.1 to 2.3.1; "
+                   "quiet on 1.13.1)",
+            issue="https://github.com/pytorch/pytorch/pull/92279",
+        ),
+    ),
+    devices=("cpu", "cuda"),
+    sources=(release_notes("2.0.0").at(
+        "Deprecations, torch.func aka functorch: We've deprecated the functorch module in favor of the new "
+        "torch.func module (#92279)"),),
+    tags=("upgrade", "functorch", "vmap", "deprecation"),
+    references=(
+        "https://github.com/pytorch/pytorch/pull/92279",  # deprecation messages on functorch.* transforms
+        "https://github.com/pytorch/pytorch/pull/127689",  # 2.4: deprecation warnings get FutureWarning (likely source)
+        "https://github.com/moskomule/hypergrad/issues/1",  # downstream: "functorch is deprecated" on 2.0
+        "https://github.com/unifyai/ivy/pull/27440",  # downstream: torch.vmap on 2.0+, functorch before
+    ),
+)
+
+# %% [markdown]
+# ## The broken code
+# Per-example gradients of a tiny linear model, the standard functorch recipe.
+
+# %%
+W = [0.5, -1.0, 2.0]
+XS = [[1.0, 0.0, 0.0], [0.0, 2.0, 1.0]]  # two examples
+YS = [1.0, 1.0]
+
+
+def _loss(w, x, y):
+    return (x @ w - y) ** 2
+
+
+def _per_example_grads(vmap, grad, device):
+    w = torch.tensor(W, device=device)
+    xs, ys = torch.tensor(XS, device=device), torch.tensor(YS, device=device)
+    return vmap(grad(_loss), in_dims=(None, 0, 0))(w, xs, ys)
+
+
+def broken(device):
+    return _per_example_grads(functorch.vmap, functorch.grad, device)
+
+
+def symptom(run):
+    """The deprecation warning that points from functorch to torch.func; its category tells
+    which release it is."""
+    pattern = r"functorch\.(vmap|grad)`? is deprecated"
+    if run.warned(FutureWarning, pattern):
+        return "FutureWarning"
+    if run.warned(UserWarning, pattern):
+        return "UserWarning"
+    return False
+
+
+# %% [markdown]
+# The other deprecated vmap is torch's own old prototype, `torch._vmap_internals.vmap`, which
+# still backs `torch.autograd.functional`. Called directly it warns too, with the same
+# category in each release ("Please use torch.vmap instead of torch._vmap_internals.vmap"; on
+# 1.13 "Please use functorch.vmap instead of torch.vmap"): another name, another deprecation.
+
+# %%
+def near_miss(device):
+    from torch._vmap_internals import vmap as prototype_vmap
+
+    xs = torch.tensor(XS, device=device)
+    return prototype_vmap(torch.sum)(xs)
+
+
+# %%
+if __name__ == "__main__":
+    print(observe(broken, "cpu"))
+
+# %% [markdown]
+# ## Why
+# functorch started as a separate library of JAX-like function transforms (`vmap`, `grad`,
+# `jacrev`, ...), was shipped inside the torch wheel in 1.13, and in 2.0 moved into torch
+# proper as `torch.func` (with `torch.vmap` as an alias). pytorch/pytorch#92279 turned the
+# `functorch.*` transforms into thin wrappers that warn and call the `torch.func` version: the
+# warning is a `UserWarning` because Python hides `DeprecationWarning` by default. In 2.4 the
+# call in `torch/_functorch/deprecated.py` gained `FutureWarning` (compared in the installed
+# 2.3.1 and 2.4.1 sources), in the same release in which pytorch/pytorch#127689 moved torch's
+# deprecation warnings to that category. The warning says the functorch names go away in a release
+# ">= 2.3"; as of 2.15.0 they still run.
+#
+# ## The fix
+# Use `torch.func.vmap` and `torch.func.grad`. They are the same functions, but `torch.func`
+# does not exist on 1.13.1, so code that must also run there needs the guard a user would
+# write: `torch.func` where it exists, functorch otherwise (on 1.13.1 functorch's names are
+# not deprecated, so neither branch warns). The check compares with the per-example gradient
+# of the squared error worked out by hand, 2 (x.w - y) x.
+
+# %%
+def fixed(device):
+    if hasattr(torch, "func"):  # torch >= 2.0
+        vmap, grad = torch.func.vmap, torch.func.grad
+    else:  # torch 1.13: functorch ships in the wheel and is not deprecated there
+        vmap, grad = functorch.vmap, functorch.grad
+    return _per_example_grads(vmap, grad, device)
+
+
+def check(run, device):
+    """Row i is the gradient of (x_i . w - y_i)^2 with respect to w, 2 (x_i . w - y_i) x_i,
+    computed by hand; and the transforms did not warn (functorch gives the same numbers, so
+    the warning is what tells it apart)."""
+    assert run.error is None, f"raised {run.error!r}"
+    rows = []
+    for x, y in zip(XS, YS):
+        residual = sum(xi * wi for xi, wi in zip(x, W)) - y
+        rows.append([2.0 * residual * xi for xi in x])
+    torch.testing.assert_close(run.value, torch.tensor(rows, device=device))
+    assert not run.warnings, f"the transforms warned: {run.warnings[0].message}"
+
+
+# %%
+if __name__ == "__main__":
+    print(observe(fixed, "cpu"))
+
+# %% [markdown]
+# ## Where it comes from
+# The 2.0.0 release notes open their Deprecations with "We've deprecated the functorch module
+# in favor of the new torch.func module" (pytorch/pytorch#92279), pointing to a migration
+# guide. Downstream: moskomule/hypergrad#1 ("PyTorch 2.0 is released, and functorch is
+# deprecated") and unifyai/ivy#27440, which picks `torch.vmap` on 2.0 and functorch before,
+# the same guard as the fix. The category change at 2.4 is most likely part of
+# pytorch/pytorch#127689, which moved torch's deprecation warnings to `FutureWarning` for 2.4;
+# I did not confirm that this PR is the one that touched functorch's wrapper. Observed here on CPU:
+# quiet on 1.13.1, a `UserWarning` on 2.0.1 to 2.3.1, a `FutureWarning` from 2.4.1 on (releases
+# run: 1.13.1, 2.0.1, 2.1.2, 2.2.2, 2.3.1, 2.4.1, 2.5.1, 2.6.0, 2.7.1, 2.8.0, 2.9.1, 2.10.0,
+# 2.13.0, 2.14.1 and 2.15.0; each showed the form its range declares, `absent` on 1.13.1).

@@ -1,0 +1,73 @@
+"""The linters page and each case page's linter line, from the recorded bench
+(reports/lint-bench.json, written by `pitfalls lint-bench --write`; tests keep it current)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from harness.lint import RULES
+from harness.lint.ranges import case_ranges
+
+from docs.site.text import code, esc
+
+NOT_RECORDED = "not in the recorded lint bench"
+
+
+def load_bench(reports_dir: Path) -> dict | None:
+    path = Path(reports_dir) / "lint-bench.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+
+
+def _row(bench: dict | None, case_id: str) -> dict | None:
+    return next((e for e in (bench or {}).get("table", []) if e["case"] == case_id), None)
+
+
+def _ids(ids: list[str]) -> str:
+    return ", ".join(code(i) for i in ids) or "nothing"
+
+
+def case_linter_line(bench: dict | None, case_id: str) -> str:
+    row = _row(bench, case_id)
+    if row is None:
+        return f"Linters: {NOT_RECORDED}."
+    parts = []
+    for linter, name in (("pitfalls-lint", "pitfalls lint"), ("torchfix", f"TorchFix {bench['linters']['torchfix']}")):
+        r = row[linter]
+        parts.append(f"{name} reports {_ids(r['broken'])} on the broken code"
+                     + (f" and {_ids(r['fixed'])} on the fixed code" if r["fixed"] else ""))
+    return "Linters ([bench](../linters.md)): " + "; ".join(parts) + "."
+
+
+def linters_page(bench: dict | None, cases_dir: Path) -> str:
+    out = ["# Linters\n",
+           "Which pitfalls a static checker finds, measured on the corpus itself: every case's broken program "
+           "and fixed program (the variant function and what it uses) checked by `pitfalls lint` and by "
+           "TorchFix. A linter *catches* a case when it reports on the broken program something it does not "
+           "report on the fixed one; reporting anything on a fixed program is firing on correct code. "
+           "`pitfalls lint-bench` recomputes this table; `tests/test_lint_bench.py` keeps it current.\n"]
+    if bench is None:
+        out.append(f"The bench is {NOT_RECORDED.replace('not in ', 'not ')} (`reports/lint-bench.json`).\n")
+        return "\n".join(out)
+    t = bench["totals"]
+    out.append(f"Of {bench['cases']} cases, `pitfalls lint` {bench['linters']['pitfalls-lint']} catches "
+               f"**{t['pitfalls-lint']['catches']}** and fires on {t['pitfalls-lint']['fires_on_fixed']} fixed programs; "
+               f"TorchFix {bench['linters']['torchfix']} catches **{t['torchfix']['catches']}** and fires on "
+               f"{t['torchfix']['fires_on_fixed']} fixed programs.\n")
+    out += ["| case | pitfalls lint: broken | fixed | TorchFix: broken | fixed |", "|---|---|---|---|---|"]
+    for e in bench["table"]:
+        p, f = e["pitfalls-lint"], e["torchfix"]
+        if p["broken"] or p["fixed"] or f["broken"] or f["fixed"]:
+            out.append(f"| [{esc(e['case'])}](cases/{e['case']}.ipynb) | {_ids(p['broken'])} | {_ids(p['fixed'])} | "
+                       f"{_ids(f['broken'])} | {_ids(f['fixed'])} |")
+    quiet = [e["case"] for e in bench["table"] if not any(e[l]["broken"] or e[l]["fixed"] for l in ("pitfalls-lint", "torchfix"))]
+    out.append(f"\nNeither linter reports anything on {len(quiet)} cases: their pitfalls depend on values, shapes, "
+               "devices or run-time state that no static checker sees.\n")
+    out += ["## The rules of `pitfalls lint`\n",
+            "Each rule fires only where its case's `affects` holds for the torch checked (the installed one, "
+            "`--torch X.Y`, or `--all-versions`).\n", "| rule | case | torch | what goes wrong, and the fix |",
+            "|---|---|---|---|"]
+    for r in RULES:
+        files = list(Path(cases_dir).glob(f"*/{r.case.replace('-', '_')}.py"))
+        ranges = "; ".join(case_ranges(files[0])) if files else "?"
+        out.append(f"| {code(r.id)} | [{esc(r.case)}](cases/{r.case}.ipynb) | {code(ranges)} | {esc(r.message)} |")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,112 @@
+"""The corpus as a bench for linters: each case's broken and fixed programs (harness/lint/views.py)
+checked by `pitfalls lint` and by TorchFix, and which rule ids fire on which.
+
+A linter *catches* a case when it reports on the broken program a rule it does not report on the
+fixed one (it tells them apart); it *fires on correct code* when it reports anything on the
+fixed program. `pitfalls lint-bench` prints the table (`--json`, `--write reports/lint-bench.json`);
+the site's linters page and each case page read the committed file; tests/test_lint_bench.py
+recomputes it and requires it to match.
+"""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from importlib import metadata
+from pathlib import Path
+
+from harness.lint import active_rules, lint_text
+from harness.lint.views import VARIANTS, variant_programs
+from harness.loader import case_id_of, find_case_files
+
+LINTERS = ("pitfalls-lint", "torchfix")
+TORCHFIX_LINE = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<rule>TOR\d+)\b")
+
+
+def write_programs(cases_dir: Path, out: Path) -> dict[str, tuple[str, str]]:
+    """Every variant program as a file under ``out``; file name -> (case id, variant)."""
+    owner = {}
+    for path in find_case_files(cases_dir):
+        case = case_id_of(path)
+        for variant in VARIANTS:
+            for label, text in variant_programs(path, variant):
+                (out / label).write_text(text, encoding="utf-8")
+                owner[label] = (case, variant)
+    return owner
+
+
+def run_pitfalls(folder: Path, files) -> dict[str, list[str]]:
+    rules = active_rules(None)
+    return {name: sorted({f.rule for f in lint_text((folder / name).read_text(), name, rules)}) for name in files}
+
+
+def run_torchfix(folder: Path) -> dict[str, list[str]]:
+    done = subprocess.run([sys.executable, "-m", "torchfix", "--select", "ALL", "-j", "1", str(folder)],
+                          capture_output=True, text=True, timeout=600)
+    found: dict[str, set[str]] = {}
+    for line in done.stdout.splitlines():
+        m = TORCHFIX_LINE.match(line)
+        if m:
+            found.setdefault(Path(m["path"]).name, set()).add(m["rule"])
+    if done.returncode not in (0, 1) or "Finished checking" not in done.stderr + done.stdout:
+        raise RuntimeError(f"torchfix did not finish (exit {done.returncode}): {done.stderr[-500:]}")
+    return {name: sorted(rules) for name, rules in found.items()}
+
+
+def bench(cases_dir: Path) -> dict:
+    with tempfile.TemporaryDirectory(prefix="pitfalls-lint-bench-") as tmp:
+        folder = Path(tmp)
+        owner = write_programs(cases_dir, folder)
+        results = {"pitfalls-lint": run_pitfalls(folder, owner), "torchfix": run_torchfix(folder)}
+    cases: dict[str, dict] = {}
+    for name, (case, variant) in owner.items():
+        row = cases.setdefault(case, {linter: {v: set() for v in VARIANTS} for linter in LINTERS})
+        for linter in LINTERS:
+            row[linter][variant].update(results[linter].get(name, []))
+    table = []
+    for case in sorted(cases):
+        entry = {"case": case}
+        for linter in LINTERS:
+            broken, fixed = sorted(cases[case][linter]["broken"]), sorted(cases[case][linter]["fixed"])
+            entry[linter] = {"broken": broken, "fixed": fixed, "catches": bool(set(broken) - set(fixed)),
+                             "fires_on_fixed": bool(fixed)}
+        table.append(entry)
+    totals = {linter: {"catches": sum(e[linter]["catches"] for e in table),
+                       "fires_on_fixed": sum(e[linter]["fires_on_fixed"] for e in table)} for linter in LINTERS}
+    return {"linters": {"pitfalls-lint": metadata.version("torch-pitfalls"), "torchfix": metadata.version("torchfix")},
+            "cases": len(table), "totals": totals, "table": table}
+
+
+def text_table(result: dict) -> str:
+    width = max(len(e["case"]) for e in result["table"])
+    lines = [f"{'case'.ljust(width)}  {'pitfalls lint':<28}  torchfix", "-" * (width + 50)]
+    for e in result["table"]:
+        cells = []
+        for linter in LINTERS:
+            r = e[linter]
+            text = ",".join(r["broken"]) or "-"
+            if r["fixed"]:
+                text += f" (fixed: {','.join(r['fixed'])})"
+            cells.append(text)
+        lines.append(f"{e['case'].ljust(width)}  {cells[0]:<28}  {cells[1]}")
+    t = result["totals"]
+    lines.append(f"{result['cases']} cases: pitfalls lint catches {t['pitfalls-lint']['catches']}, fires on "
+                 f"{t['pitfalls-lint']['fires_on_fixed']} fixed programs; torchfix {result['linters']['torchfix']} catches "
+                 f"{t['torchfix']['catches']}, fires on {t['torchfix']['fires_on_fixed']} fixed programs")
+    return "\n".join(lines)
+
+
+def run_bench_command(args, usage_error) -> int:
+    try:
+        metadata.version("torchfix")
+    except metadata.PackageNotFoundError:
+        raise usage_error("torchfix is not installed (pip install torchfix==0.7.0, the test extra has it)") from None
+    result = bench(Path(args.cases))
+    if args.write:
+        from harness.report import write_report  # the same atomic write as reports
+
+        write_report(result, args.write)
+    print(json.dumps(result, indent=1) if args.json else text_table(result))
+    return 0
