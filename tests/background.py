@@ -196,12 +196,6 @@ class Jobs:
         return self._launch("install", [sys.executable, ROOT / "tests" / "install_run.py", out], root, out,
                             PYTHONPATH=f"{ROOT}{os.pathsep}{ROOT / 'tests'}")
 
-    def _lint_bench(self, root: Path) -> Job:
-        """`pitfalls lint-bench` on the real corpus (TorchFix is a process of its own inside it)."""
-        root.mkdir(parents=True)
-        out = root / "lint-bench.result"
-        return self._launch("lint-bench", [*HARNESS, "--cases", ROOT / "cases", "lint-bench", "--write", out], root, out)
-
 
 def needed(items, has_case_items: bool) -> list[str]:
     """The runs the selected tests read, from the fixtures they use."""
@@ -211,11 +205,11 @@ def needed(items, has_case_items: bool) -> list[str]:
         runs.append("clean")
     for fixture, run in (("random_run", "random"), ("xdist_run", "xdist"), ("cli_run", "faults-cli"),
                          ("pytest_run", "faults-pytest"), ("mutant_report", "mutants"), ("site", "site"),
-                         ("installed", "install"), ("lint_bench", "lint-bench")):
+                         ("installed", "install")):
         if fixture in names:
             runs.append(run)
     if "run" in names and any("test_hardening_faults" in str(getattr(i, "path", "")) for i in items):
         runs += ["faults-cli", "faults-pytest"]
     # the longest first: the others fit beside it
-    order = ["random", "site", "install", "mutants", "lint-bench", "faults-pytest", "faults-cli", "clean", "xdist"]
+    order = ["random", "site", "install", "mutants", "faults-pytest", "faults-cli", "clean", "xdist"]
     return sorted(dict.fromkeys(runs), key=order.index)

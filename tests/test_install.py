@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from install_run import SAMPLE
+from install_run import NOTEBOOKS, SAMPLE
 
 
 @pytest.fixture(scope="session")
@@ -48,7 +48,7 @@ def test_pytest_pyargs_collects_the_installed_cases(installed):
 
 def test_downloaded_notebooks_run_top_to_bottom_in_a_kernel_of_the_venv(installed):
     results = installed["notebooks"]
-    assert set(results) == set(SAMPLE)
+    assert set(results) == set(NOTEBOOKS)
     for case, result in results.items():
         assert result["ok"], f"{case}: {result.get('error')}"
         assert "pip install torch-pitfalls" in result["first_cell"]

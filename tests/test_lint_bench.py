@@ -1,35 +1,43 @@
-"""The recorded linter bench (reports/lint-bench.json, read by the site) is the bench as the cases
-and rules are now, and it shows what issue 16 asks of `pitfalls lint`."""
+"""The recorded linter bench (reports/lint-bench.json, read by the site) is the bench of the cases
+and rules as they are now, and it shows what issue 16 asks of `pitfalls lint`."""
 from __future__ import annotations
 
 import json
+import random
 
-import pytest
-
+from harness.lint import RULES
+from harness.lint.bench import stale_rows
 from planting import ROOT
 
-RECORDED = ROOT / "reports" / "lint-bench.json"
+RECORDED = json.loads((ROOT / "reports" / "lint-bench.json").read_text())
 
 
-@pytest.fixture(scope="session")
-def lint_bench(jobs) -> dict:
-    return json.loads(jobs.get("lint-bench").output.read_text())
+def test_the_recorded_bench_is_current():
+    """Every program's text and `pitfalls lint` result, and TorchFix re-run on every program it
+    flagged plus a fresh random sample of the others (the seed is printed to replay it)."""
+    seed = random.SystemRandom().randrange(2**31)
+    print(f"lint bench sample seed: {seed}")
+    problems = stale_rows(RECORDED, ROOT / "cases", seed=seed)
+    assert problems == [], f"run: pitfalls lint-bench --write reports/lint-bench.json ({problems[:5]})"
 
 
-def test_the_recorded_bench_is_current(lint_bench):
-    recorded = json.loads(RECORDED.read_text())
-    stale = [(a["case"], a, b) for a, b in zip(recorded["table"], lint_bench["table"]) if a != b]
-    assert (recorded["linters"], recorded["cases"]) == (lint_bench["linters"], lint_bench["cases"]), \
-        "run: pitfalls lint-bench --write reports/lint-bench.json"
-    assert stale == [], f"stale rows (pitfalls lint-bench --write reports/lint-bench.json): {stale[:3]}"
-    assert recorded == lint_bench
+def test_a_tampered_record_is_caught():
+    """A finding written into the record is re-checked every time (a finding deleted from it only
+    by the random sample, which covers every program over repeated runs)."""
+    tampered = json.loads(json.dumps(RECORDED))
+    row = next(e for e in tampered["table"] if e["case"] == "zero-grad-set-to-none")
+    name = next(n for n in row["programs"] if ".fixed" in n)
+    row["programs"][name]["torchfix"] = ["TOR101"]
+    assert [p for p in stale_rows(tampered, ROOT / "cases", sample=0) if name in p] == [
+        f"{name}: torchfix reports [], recorded ['TOR101']"]
+    cut = json.loads(json.dumps(RECORDED))
+    cut["table"][0]["programs"].popitem()
+    assert any("not in the recorded bench" in p for p in stale_rows(cut, ROOT / "cases", sample=0))
 
 
-def test_pitfalls_lint_catches_more_than_torchfix_and_never_fires_on_a_fix(lint_bench):
-    t = lint_bench["totals"]
+def test_pitfalls_lint_catches_more_than_torchfix_and_never_fires_on_a_fix():
+    t = RECORDED["totals"]
     assert t["pitfalls-lint"]["catches"] > t["torchfix"]["catches"]
     assert t["pitfalls-lint"]["fires_on_fixed"] == 0
-    caught = {e["case"] for e in lint_bench["table"] if e["pitfalls-lint"]["catches"]}
-    from harness.lint import RULES
-
+    caught = {e["case"] for e in RECORDED["table"] if e["pitfalls-lint"]["catches"]}
     assert caught >= {c for r in RULES for c in r.cases}  # every rule's case is caught in the bench too

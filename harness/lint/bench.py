@@ -9,6 +9,7 @@ recomputes it and requires it to match.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import subprocess
@@ -25,15 +26,15 @@ LINTERS = ("pitfalls-lint", "torchfix")
 TORCHFIX_LINE = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<rule>TOR\d+)\b")
 
 
-def write_programs(cases_dir: Path, out: Path) -> dict[str, tuple[str, str]]:
-    """Every variant program as a file under ``out``; file name -> (case id, variant)."""
+def write_programs(cases_dir: Path, out: Path) -> dict[str, tuple[str, str, str]]:
+    """Every variant program as a file under ``out``; file name -> (case id, variant, sha256)."""
     owner = {}
     for path in find_case_files(cases_dir):
         case = case_id_of(path)
         for variant in VARIANTS:
             for label, text in variant_programs(path, variant):
                 (out / label).write_text(text, encoding="utf-8")
-                owner[label] = (case, variant)
+                owner[label] = (case, variant, hashlib.sha256(text.encode()).hexdigest())
     return owner
 
 
@@ -42,8 +43,12 @@ def run_pitfalls(folder: Path, files) -> dict[str, list[str]]:
     return {name: sorted({f.rule for f in lint_text((folder / name).read_text(), name, rules)}) for name in files}
 
 
-def run_torchfix(folder: Path) -> dict[str, list[str]]:
-    done = subprocess.run([sys.executable, "-m", "torchfix", "--select", "ALL", "-j", "1", str(folder)],
+def run_torchfix(folder: Path, files=None) -> dict[str, list[str]]:
+    """TorchFix on the folder (or on some of its files), every rule selected."""
+    targets = [str(folder / f) for f in files] if files is not None else [str(folder)]
+    if not targets:
+        return {}
+    done = subprocess.run([sys.executable, "-m", "torchfix", "--select", "ALL", "-j", "1", *targets],
                           capture_output=True, text=True, timeout=600)
     found: dict[str, set[str]] = {}
     for line in done.stdout.splitlines():
@@ -60,14 +65,52 @@ def bench(cases_dir: Path) -> dict:
         folder = Path(tmp)
         owner = write_programs(cases_dir, folder)
         results = {"pitfalls-lint": run_pitfalls(folder, owner), "torchfix": run_torchfix(folder)}
+    return tabulate(owner, results)
+
+
+def stale_rows(recorded: dict, cases_dir: Path, sample: int = 16, seed: int = 0) -> list[str]:
+    """How the recorded bench differs from the corpus as it is: every program's text (by hash)
+    and its `pitfalls lint` result, and TorchFix's result on every program where it was recorded
+    reporting something plus ``sample`` others drawn with ``seed`` (TorchFix is pinned and its
+    input is hashed, so a full re-run is `pitfalls lint-bench --write`). [] when current."""
+    import random
+
+    recorded_programs = {name: p for e in recorded["table"] for name, p in e["programs"].items()}
+    with tempfile.TemporaryDirectory(prefix="pitfalls-lint-bench-") as tmp:
+        folder = Path(tmp)
+        owner = write_programs(cases_dir, folder)
+        problems = [f"{name}: not in the recorded bench" for name in sorted(owner.keys() - recorded_programs.keys())]
+        problems += [f"{name}: recorded, but no such program now" for name in sorted(recorded_programs.keys() - owner.keys())]
+        common = sorted(owner.keys() & recorded_programs.keys())
+        problems += [f"{name}: its text changed since it was recorded" for name in common
+                     if owner[name][2] != recorded_programs[name]["sha256"]]
+        ours = run_pitfalls(folder, common)
+        problems += [f"{name}: pitfalls lint reports {ours[name]}, recorded {recorded_programs[name]['pitfalls-lint']}"
+                     for name in common if ours[name] != recorded_programs[name]["pitfalls-lint"]]
+        flagged = [n for n in common if recorded_programs[n]["torchfix"]]
+        rest = [n for n in common if n not in flagged]
+        chosen = flagged + random.Random(seed).sample(rest, min(sample, len(rest)))
+        theirs = run_torchfix(folder, chosen)
+        problems += [f"{name}: torchfix reports {theirs.get(name, [])}, recorded {recorded_programs[name]['torchfix']}"
+                     for name in chosen if theirs.get(name, []) != recorded_programs[name]["torchfix"]]
+    fresh = tabulate({n: owner[n] for n in common}, {"pitfalls-lint": ours, "torchfix": {
+        n: recorded_programs[n]["torchfix"] for n in common}})
+    if not problems and (fresh["totals"], fresh["cases"]) != (recorded["totals"], recorded["cases"]):
+        problems.append(f"the recorded totals {recorded['totals']} are not those of its rows {fresh['totals']}")
+    return problems
+
+
+def tabulate(owner: dict, results: dict) -> dict:
     cases: dict[str, dict] = {}
-    for name, (case, variant) in owner.items():
+    programs: dict[str, dict] = {}
+    for name, (case, variant, digest) in owner.items():
         row = cases.setdefault(case, {linter: {v: set() for v in VARIANTS} for linter in LINTERS})
+        programs.setdefault(case, {})[name] = {"sha256": digest, **{l: results[l].get(name, []) for l in LINTERS}}
         for linter in LINTERS:
             row[linter][variant].update(results[linter].get(name, []))
     table = []
     for case in sorted(cases):
-        entry = {"case": case}
+        entry = {"case": case, "programs": programs[case]}
         for linter in LINTERS:
             broken, fixed = sorted(cases[case][linter]["broken"]), sorted(cases[case][linter]["fixed"])
             entry[linter] = {"broken": broken, "fixed": fixed, "catches": bool(set(broken) - set(fixed)),
