@@ -21,6 +21,20 @@ def planted(pytester, monkeypatch) -> Corpus:
     return Corpus(pytester.path)
 
 
+# Tests that read a background run go last, the site's last of all: the foreground does every
+# other test while those runs go on, instead of waiting for each in file order.
+READS_A_RUN = {"clean_records", "random_run", "xdist_run", "cli_run", "pytest_run", "mutant_report", "installed"}
+READS_THE_SITE = {"site", "page"}
+
+
+def pytest_collection_modifyitems(session, config, items):
+    def rank(item):
+        names = set(getattr(item, "fixturenames", ()))
+        return 2 if names & READS_THE_SITE else 1 if names & READS_A_RUN else 0
+
+    items.sort(key=rank)  # stable: file order within each rank
+
+
 def pytest_collection_finish(session):
     """Start the whole-corpus runs the selected tests read, all at once (``background``)."""
     from background import Jobs, needed

@@ -3,6 +3,7 @@ variant of the corpus clean, and the places a linter lives (text, JSON, SARIF, f
 noqa, select/ignore, exit codes, files that do not parse)."""
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import sys
@@ -22,8 +23,13 @@ EVERY_RULE = active_rules(None)
 PROVEN = sorted({(case, r.id) for r in RULES for case in r.cases})
 
 
+@functools.lru_cache(maxsize=None)
+def programs(case_id, variant):
+    return tuple(variant_programs(CASE_FILES[case_id], variant))
+
+
 def findings(case_id, variant, rules=EVERY_RULE):
-    return [f for label, text in variant_programs(CASE_FILES[case_id], variant) for f in lint_text(text, label, rules)]
+    return [f for label, text in programs(case_id, variant) for f in lint_text(text, label, rules)]
 
 
 @pytest.mark.parametrize("case_id, rule", PROVEN, ids=[f"{r}-{c}" for c, r in PROVEN])
