@@ -121,7 +121,10 @@ class Jobs:
         if tmpdir is not None:
             env["TMPDIR"] = str(tmpdir)
         with open(logs / "stdout", "w") as out, open(logs / "stderr", "w") as err:
-            proc = subprocess.Popen([str(c) for c in cmd], cwd=cwd, env=subprocess_env(**env), stdout=out, stderr=err)
+            # The site is the longest run and the last read: the others yield the CPU to it and to
+            # the foreground tests (a lower priority, never less work).
+            proc = subprocess.Popen([str(c) for c in cmd], cwd=cwd, env=subprocess_env(**env), stdout=out, stderr=err,
+                                    preexec_fn=None if name == "site" else (lambda: os.nice(5)))
         return Job(name, proc, [str(c) for c in cmd], cwd, report, logs, tmpdir, corpus, extra or {})
 
     # --- the runs ------------------------------------------------------------------------
