@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
+from harness.fingerprint import remask
+
 KINDS = (
     "symptom-appears",  # the broken code starts to show the pitfall
     "symptom-disappears",  # ... stops showing it
@@ -62,7 +64,7 @@ def between(case: str, device: str, previous: str, since: str, a, b) -> list[Cha
             "symptom seen" if a.observed else "no symptom", "symptom seen" if b.observed else "no symptom")
     fa, fb = a.fingerprints or {}, b.fingerprints or {}
     for variant in ("broken", "fixed"):
-        x, y = fa.get(variant), fb.get(variant)
+        x, y = remask(fa.get(variant)), remask(fb.get(variant))
         if x is None or y is None:
             continue  # a run that did not get that far records nothing to compare
         for kind, before, after in _fingerprint_changes(x, y):

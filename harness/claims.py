@@ -10,7 +10,7 @@ import re
 
 from harness.case import DEVICES, Case
 from harness.changes import same_value
-from harness.fingerprint import mask
+from harness.fingerprint import mask, remask
 from harness.matrix import NOT_OBSERVED, STALE, Matrix, device_kind
 from harness.versions import parse_range, release_of
 
@@ -105,8 +105,8 @@ def what_you_see(m: Matrix, case_id: str, device: str, variant: str = "broken") 
     user: "what you will see on your torch"."""
     groups: list[tuple[list[str], dict]] = []
     for cell in m.row(case_id, device):
-        fp = ((cell.record.fingerprints or {}).get(variant) if cell.record is not None
-              and cell.status not in (STALE, NOT_OBSERVED) else None)
+        fp = remask((cell.record.fingerprints or {}).get(variant) if cell.record is not None
+                    and cell.status not in (STALE, NOT_OBSERVED) else None)
         if fp is None:
             continue
         if groups and same_value(groups[-1][1], fp):  # numbers within the tolerance of a change

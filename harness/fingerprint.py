@@ -15,13 +15,15 @@ import math
 import re
 from typing import Any
 
-from harness.observation import first_line
 
 VALUES_KEPT = 16  # elements of a tensor whose values enter the fingerprint; larger: a digest
 WARNINGS_KEPT = 5  # distinct warnings kept; a variant warning in a loop with new text stays small
 TEXT_KEPT = 300  # characters of a message or a repr
 
 _MASKS = (
+    # A C++ warning names the torch source line it came from; the build's path and the line
+    # number move between releases while the warning stays the same.
+    (re.compile(r"\s*\(Triggered internally at [^)]*\)?\.?"), " (Triggered internally at <torch source>)"),
     # Install and temp locations differ between environments, not between behaviours.
     (re.compile(r"(?:/[^\s'\"():,]+)*/(?:site|dist)-packages/"), "<site-packages>/"),
     (re.compile(r"(?:/[^\s'\"():,]+)*/lib/python3\.\d+/"), "<python-lib>/"),
@@ -38,6 +40,24 @@ def mask(text: str) -> str:
         text = pattern.sub(placeholder, text)
     text = " ".join(text.split())
     return text if len(text) <= TEXT_KEPT else text[: TEXT_KEPT - 1] + "…"
+
+
+def remask(fp: dict | None) -> dict | None:
+    """A recorded fingerprint with today's masks applied to its messages (records made before a
+    mask was added compare the way new ones will)."""
+    if fp is None:
+        return None
+    out = dict(fp)
+    if fp.get("error"):
+        out["error"] = {**fp["error"], "message": mask(fp["error"]["message"])}
+    seen, warnings = set(), []
+    for w in fp.get("warnings", []):
+        key = (w["category"], mask(w["message"]))
+        if key not in seen:
+            seen.add(key)
+            warnings.append({"category": key[0], "message": key[1]})
+    out["warnings"] = warnings
+    return out
 
 
 def value_summary(value: Any) -> Any:
@@ -81,6 +101,8 @@ def _number(x: Any) -> Any:
 
 def fingerprint(run, stable=None) -> dict:
     """The fingerprint of an ``Observation``; ``stable`` replaces the default value summary."""
+    from harness.observation import first_line  # torch: only where a run is fingerprinted
+
     error = None
     if run.error is not None:
         error = {"type": type(run.error).__name__, "message": mask(first_line(str(run.error), None))}

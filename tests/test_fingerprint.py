@@ -20,6 +20,10 @@ from harness.observation import observe
     ("worker pid=4242 died", "worker id=… died"),
     ("expected scalar type Long but found Float", "expected scalar type Long but found Float"),
     ("size 224 is larger than 200", "size 224 is larger than 200"),
+    ("deprecated on 0-D tensors. (Triggered internally at ../aten/src/ATen/native/TensorShape.cpp:3691.)",
+     "deprecated on 0-D tensors. (Triggered internally at <torch source>)"),
+    ("deprecated. (Triggered internally at /pytorch/aten/src/ATen/nat…",  # cut short in an older record
+     "deprecated. (Triggered internally at <torch source>)"),
 ])
 def test_volatile_text_is_masked_and_the_rest_kept(text, expected):
     assert mask(text) == expected
@@ -46,3 +50,12 @@ def test_a_run_is_fingerprinted_by_exception_warnings_and_value():
 def test_a_case_can_declare_what_is_stable_about_its_value():
     run = observe(lambda: torch.rand(3))
     assert fingerprint(run, stable=lambda v: {"shape": list(v.shape)})["value"] == {"shape": [3]}
+
+
+def test_old_records_compare_with_todays_masks():
+    from harness.fingerprint import remask
+
+    old = {"error": None, "value": None, "warnings": [
+        {"category": "UserWarning", "message": "x (Triggered internally at ../aten/a.cpp:1.)"},
+        {"category": "UserWarning", "message": "x (Triggered internally at /pytorch/aten/a.cpp:2.)"}]}
+    assert remask(old)["warnings"] == [{"category": "UserWarning", "message": "x (Triggered internally at <torch source>)"}]
