@@ -44,6 +44,11 @@ class Observation:
             for w in self.warnings
         )
 
+    def warned_as(self, pattern: str, *categories: type[Warning]) -> str | bool:
+        """The name of the first of ``categories`` under which the run emitted a warning matching
+        ``pattern``, or False: the form a symptom takes where a warning changed category."""
+        return next((c.__name__ for c in categories if self.warned(c, pattern)), False)
+
     def summary(self) -> str:
         """A short text for reports and failure messages."""
         parts = []

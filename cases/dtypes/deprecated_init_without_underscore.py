@@ -68,11 +68,7 @@ def broken(device):
 def symptom(run):
     """The call warns that the name is deprecated; the category tells which release it is."""
     pattern = r"nn\.init\.xavier_uniform`? is now deprecated"
-    if run.warned(FutureWarning, pattern):
-        return "FutureWarning"
-    if run.warned(UserWarning, pattern):
-        return "UserWarning"
-    return False
+    return run.warned_as(pattern, FutureWarning, UserWarning)
 
 
 # %% [markdown]

@@ -69,11 +69,7 @@ def broken(device):
 def symptom(run):
     """The call warns that `sample_n` will be deprecated; the category tells the release."""
     pattern = r"sample_n.*deprecated"
-    if run.warned(FutureWarning, pattern):
-        return "FutureWarning"
-    if run.warned(UserWarning, pattern):
-        return "UserWarning"
-    return False
+    return run.warned_as(pattern, FutureWarning, UserWarning)
 
 
 # %% [markdown]

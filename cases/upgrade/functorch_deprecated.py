@@ -84,11 +84,7 @@ def symptom(run):
     """The deprecation warning that points from functorch to torch.func; its category tells
     which release it is."""
     pattern = r"functorch\.(vmap|grad)`? is deprecated"
-    if run.warned(FutureWarning, pattern):
-        return "FutureWarning"
-    if run.warned(UserWarning, pattern):
-        return "UserWarning"
-    return False
+    return run.warned_as(pattern, FutureWarning, UserWarning)
 
 
 # %% [markdown]

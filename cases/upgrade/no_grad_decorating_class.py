@@ -74,11 +74,7 @@ def broken(device):
 def symptom(run):
     """Decorating the class warned; the category tells the release."""
     pattern = r"Decorating classes is deprecated"
-    if run.warned(FutureWarning, pattern):
-        return "FutureWarning"
-    if run.warned(UserWarning, pattern):
-        return "UserWarning"
-    return False
+    return run.warned_as(pattern, FutureWarning, UserWarning)
 
 
 # %% [markdown]

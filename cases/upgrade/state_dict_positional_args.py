@@ -82,11 +82,7 @@ def symptom(run):
     """The call warns that positional arguments are deprecated; the category tells the
     release."""
     pattern = r"positional arg.*deprecated"
-    if run.warned(FutureWarning, pattern):
-        return "FutureWarning"
-    if run.warned(UserWarning, pattern):
-        return "UserWarning"
-    return False
+    return run.warned_as(pattern, FutureWarning, UserWarning)
 
 
 # %% [markdown]

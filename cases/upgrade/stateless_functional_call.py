@@ -77,11 +77,7 @@ def symptom(run):
     """The call warned that stateless.functional_call is deprecated; the category tells the
     release. 2.0 to 2.3 word it 'This API is deprecated as of PyTorch 2.0', 2.4 on name it."""
     pattern = r"stateless\.functional_call`? is deprecated|^This API is deprecated as of PyTorch 2\.0"
-    if run.warned(FutureWarning, pattern):
-        return "FutureWarning"
-    if run.warned(UserWarning, pattern):
-        return "UserWarning"
-    return False
+    return run.warned_as(pattern, FutureWarning, UserWarning)
 
 
 # %% [markdown]

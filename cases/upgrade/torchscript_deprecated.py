@@ -70,11 +70,7 @@ def broken(device):
 def symptom(run):
     """The deprecation of torch.jit.script; the category tells which release it is."""
     pattern = r"torch\.jit\.script`? is deprecated"
-    if run.warned(FutureWarning, pattern):
-        return "FutureWarning"
-    if run.warned(DeprecationWarning, pattern):
-        return "DeprecationWarning"
-    return False
+    return run.warned_as(pattern, FutureWarning, DeprecationWarning)
 
 
 # %% [markdown]

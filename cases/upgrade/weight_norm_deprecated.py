@@ -70,11 +70,7 @@ def symptom(run):
     """Wrapping the layer warned that nn.utils.weight_norm is deprecated; the category tells
     the release."""
     pattern = r"nn\.utils\.weight_norm`? is deprecated"
-    if run.warned(FutureWarning, pattern):
-        return "FutureWarning"
-    if run.warned(UserWarning, pattern):
-        return "UserWarning"
-    return False
+    return run.warned_as(pattern, FutureWarning, UserWarning)
 
 
 # %% [markdown]
