@@ -15,6 +15,16 @@ def corpus(tmp_path) -> Corpus:
 
 
 @pytest.fixture
+def project(corpus) -> Corpus:
+    """Two planted cases and an empty reports folder (the matrix's and the import's tests)."""
+    for case_id in ("first-case", "second-case"):
+        corpus.plant(case_id)
+    corpus.reports = corpus.root / "reports"
+    corpus.reports.mkdir()
+    return corpus
+
+
+@pytest.fixture
 def planted(pytester, monkeypatch) -> Corpus:
     """A corpus inside pytester's directory, run with ``pytester.runpytest_subprocess``."""
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))

@@ -205,3 +205,10 @@ REPORT_ENV = {"torch_cuda": None, "torch_git": None, "python": "3.11.7", "platfo
                              "cpu": {"model": "a CPU", "count": 2}, "numpy": None, "accelerator": None,
                              "torch": {"version": "0", "git": None, "cuda": None, "hip": None,
                                        "install": {"version": None, "wheel_tags": [], "installer": None, "source": None}}}}
+
+
+def case_sha(corpus: Corpus, case_id: str, topic: str = "autograd") -> str:
+    """The hash a record of a planted case carries (harness.loader.source_sha256 of its text)."""
+    import hashlib
+
+    return hashlib.sha256((corpus.cases / topic / f"{case_id.replace('-', '_')}.py").read_bytes()).hexdigest()

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
-import hashlib
 import json
 
 import pytest
@@ -14,23 +13,14 @@ from harness.cli import main
 from harness.loader import load_cases
 from harness.matrix import load_matrix
 from harness.report import Record, build_report, write_report
-from planting import REPORT_ENV
+from planting import REPORT_ENV, case_sha
 
 H100 = {"model": "NVIDIA H100 80GB HBM3", "count": 1, "capability": "9.0", "memory_gib": 79.1,
         "driver_api": 12080, "cudnn": 90100}
 
 
-@pytest.fixture
-def project(corpus):
-    for case_id in ("first-case", "second-case"):
-        corpus.plant(case_id)
-    corpus.reports = corpus.root / "reports"
-    corpus.reports.mkdir()
-    return corpus
 
 
-def sha(corpus, case_id):
-    return hashlib.sha256((corpus.cases / "autograd" / f"{case_id.replace('-', '_')}.py").read_bytes()).hexdigest()
 
 
 def gpu_report(corpus, path, torch="2.11.0+cu128", stale=(), outcome="reproduced"):
@@ -43,7 +33,7 @@ def gpu_report(corpus, path, torch="2.11.0+cu128", stale=(), outcome="reproduced
                                                "installer": "pip", "source": "index"})
     records = []
     for case_id in ("first-case", "second-case"):
-        digest = "0" * 64 if case_id in stale else sha(corpus, case_id)
+        digest = "0" * 64 if case_id in stale else case_sha(corpus, case_id)
         records += [Record(case=case_id, topic="autograd", kind="silent", device="cuda", outcome=outcome, expected=True,
                            observed=True, source_sha256=digest, detail="a detail"),
                     Record(case=case_id, topic="autograd", kind="silent", device="cpu", outcome="skipped", expected=False,

@@ -3,7 +3,6 @@ they are now, changes derived from observations, and `pitfalls matrix` in its fo
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
 from dataclasses import replace
 
@@ -14,29 +13,19 @@ from harness.case import Affects
 from harness.matrix import NOT_OBSERVED, STALE, load_matrix, report_path
 from harness.matrix_build import BuildError, merge, parse_versions
 from harness.report import Record, ReportError, build_report, load_report, write_report
-from planting import REPORT_ENV as ENV
+from planting import REPORT_ENV as ENV, case_sha
 
 STARTED = dt.datetime(2026, 11, 23, tzinfo=dt.timezone.utc)
 
 
-@pytest.fixture
-def project(corpus):
-    """Two planted cases and an empty reports folder."""
-    for case_id in ("first-case", "second-case"):
-        corpus.plant(case_id)
-    corpus.reports = corpus.root / "reports"
-    corpus.reports.mkdir()
-    return corpus
 
 
-def sha(corpus, case_id):
-    return hashlib.sha256((corpus.cases / "autograd" / f"{case_id.replace('-', '_')}.py").read_bytes()).hexdigest()
 
 
 def record(corpus, case_id, observed, outcome=None, form=None, **kw):
     return Record(case=case_id, topic="autograd", kind="silent", device="cpu",
                   outcome=outcome or ("reproduced" if observed else "absent"), expected=observed,
-                  observed=observed, form=form, source_sha256=kw.pop("source_sha256", sha(corpus, case_id)), **kw)
+                  observed=observed, form=form, source_sha256=kw.pop("source_sha256", case_sha(corpus, case_id)), **kw)
 
 
 def write(corpus, version, records, torch=None):
