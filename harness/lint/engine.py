@@ -26,10 +26,17 @@ class Context:
     function: ast.AST | None = None  # the innermost function (or the module)
     klass: ast.ClassDef | None = None
     guarded: bool = False
+    caught: tuple[str, ...] = ()  # the exceptions the enclosing ``except`` handler catches
     _assigned: dict[int, list[tuple[int, ast.AST]]] = field(default_factory=dict)
+    _qualified: dict[int, str | None] = field(default_factory=dict)
 
     def qualified(self, node: ast.AST) -> str | None:
-        return qualified(node, self.imports)
+        key = id(node)  # the tree outlives the walk: a node's id is its own
+        try:
+            return self._qualified[key]
+        except KeyError:
+            found = self._qualified[key] = qualified(node, self.imports)
+            return found
 
     def value_of(self, node: ast.AST, before: int) -> ast.AST | None:
         """What a bare name was last assigned, before line ``before``, in the same function."""
@@ -62,9 +69,31 @@ def _is_guard_test(test: ast.AST) -> bool:
     return False
 
 
-def _handles_missing(handler: ast.ExceptHandler) -> bool:
+def _caught(handler: ast.ExceptHandler) -> tuple[str, ...]:
     names = [handler.type] if not isinstance(handler.type, ast.Tuple) else handler.type.elts
-    return any(getattr(n, "id", getattr(n, "attr", None)) in GUARD_ERRORS for n in names if n is not None)
+    return tuple(getattr(n, "id", getattr(n, "attr", None)) for n in names if n is not None)
+
+
+def _handles_missing(handler: ast.ExceptHandler) -> bool:
+    return any(name in GUARD_ERRORS for name in _caught(handler))
+
+
+def _imports(tree: ast.AST) -> list[ast.AST]:
+    """The module's import statements, wherever they are, found through the statements alone (an
+    import is never inside an expression): names.import_map then reads these, not the whole tree."""
+    found, todo = [], [tree]
+    while todo:
+        node = todo.pop()
+        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            children = getattr(node, name, None)
+            if not isinstance(children, list):
+                continue
+            for child in children:
+                if isinstance(child, (ast.Import, ast.ImportFrom)):
+                    found.append(child)
+                elif isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case)):
+                    todo.append(child)
+    return found
 
 
 @dataclass(frozen=True)
@@ -75,16 +104,38 @@ class Hit:
 
 
 class Walker(ast.NodeVisitor):
+    """Each node is offered only to the rules that look at its type (a rule's ``nodes``): most
+    rules look at calls, a few at names, attributes, imports, loops or classes."""
+
     def __init__(self, rules, tree):
         self.rules = rules
-        self.ctx = Context(import_map(tree), module=tree, function=tree)
+        self.ctx = Context(import_map(ast.Module(body=_imports(tree), type_ignores=[])), module=tree, function=tree)
         self.hits: list[Hit] = []
+        self._by_type: dict[type, list] = {}
+        self._methods: dict[type, object] = {}
 
-    def generic_visit(self, node):
-        for rule in self.rules:
+    def _check(self, node):
+        cls = type(node)
+        rules = self._by_type.get(cls)
+        if rules is None:  # a rule without ``nodes`` looks at every node
+            rules = self._by_type[cls] = [r for r in self.rules if issubclass(cls, getattr(r, "nodes", ast.AST))]
+        for rule in rules:
             if rule.matches(node, self.ctx):
                 self.hits.append(Hit(rule, getattr(node, "lineno", 1), getattr(node, "col_offset", 0) + 1))
-        super().generic_visit(node)
+
+    def visit(self, node):
+        cls = type(node)
+        method = self._methods.get(cls)
+        if method is None:  # NodeVisitor's getattr per node, once per node type
+            method = self._methods[cls] = getattr(self, f"visit_{cls.__name__}", self.generic_visit)
+        method(node)
+
+    def generic_visit(self, node):
+        self._check(node)
+        for child in ast.iter_child_nodes(node):
+            self.visit(child)
+
+    visit_Constant = generic_visit  # not NodeVisitor's, which looks for the visit_Num of Python 3.7
 
     def _scoped(self, node, **changes):
         saved = {k: getattr(self.ctx, k) for k in changes}
@@ -100,9 +151,7 @@ class Walker(ast.NodeVisitor):
     visit_AsyncFunctionDef = visit_FunctionDef
 
     def visit_ClassDef(self, node):
-        for rule in self.rules:  # class-level rules see the class itself
-            if rule.matches(node, self.ctx):
-                self.hits.append(Hit(rule, node.lineno, node.col_offset + 1))
+        self._check(node)  # class-level rules see the class itself
         saved = self.ctx.klass
         self.ctx.klass = node
         for child in ast.iter_child_nodes(node):
@@ -116,9 +165,7 @@ class Walker(ast.NodeVisitor):
             self._visit_guarded(child, guard)
 
     def visit_IfExp(self, node):
-        for rule in self.rules:
-            if rule.matches(node, self.ctx):
-                self.hits.append(Hit(rule, node.lineno, node.col_offset + 1))
+        self._check(node)
         self.visit(node.test)
         guard = self.ctx.guarded or _is_guard_test(node.test)
         for child in (node.body, node.orelse):
@@ -132,6 +179,12 @@ class Walker(ast.NodeVisitor):
             self._visit_guarded(child, guard if child in node.handlers else self.ctx.guarded)
 
     visit_TryStar = visit_Try
+
+    def visit_ExceptHandler(self, node):
+        saved = self.ctx.caught
+        self.ctx.caught = _caught(node)
+        self.generic_visit(node)
+        self.ctx.caught = saved
 
     def _visit_guarded(self, node, guard):
         saved = self.ctx.guarded

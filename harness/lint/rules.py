@@ -20,6 +20,7 @@ class Rule:
     cases: tuple[str, ...]  # the cases whose broken code it flags (the first is its page)
     message: str  # what goes wrong, and the fix
     test: Callable[[ast.AST, Context], bool]
+    nodes: type | tuple[type, ...] = ast.AST  # the node types it looks at (the engine offers it only those)
 
     def matches(self, node: ast.AST, ctx: Context) -> bool:
         try:
@@ -85,6 +86,12 @@ INTERP = ("torch.nn.functional.interpolate", "torch.nn.functional.upsample", "to
 DROPOUTS = tuple(f"torch.nn.functional.{d}" for d in ("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
                                                        "feature_alpha_dropout"))
 SOFTMAXES = ("softmax", "Softmax", "sigmoid")
+FUNCTORCH = tuple(f"functorch.{f}" for f in ("vmap", "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd",
+                                              "hessian", "functionalize", "make_functional"))
+CALL = ast.Call
+LOOPS = (ast.For, ast.While)
+IMPORTS = (ast.Import, ast.ImportFrom)
+REFS = (ast.Attribute, ast.Name)  # a reference to a qualified name
 
 
 # --- the rules with more than a name to match ---------------------------------------------
@@ -103,8 +110,10 @@ def _kl_div_on_probabilities(node, ctx) -> bool:
     f = node.func
     is_kl = ctx.qualified(f) == "torch.nn.functional.kl_div" or (
         isinstance(f, ast.Call) and ctx.qualified(f.func) == "torch.nn.KLDivLoss")
+    if not is_kl:
+        return False
     first = ctx.resolve(node.args[0], node.lineno)
-    return is_kl and isinstance(first, ast.Call) and "log" not in _called_name(first).lower()
+    return isinstance(first, ast.Call) and "log" not in _called_name(first).lower()
 
 
 def _dropout_without_training(node, ctx) -> bool:
@@ -112,16 +121,66 @@ def _dropout_without_training(node, ctx) -> bool:
     return (in_forward and _is_call_to(node, ctx, *DROPOUTS) and len(node.args) < 3 and not _has_kw(node, "training"))
 
 
+def _int_expr(node) -> bool:
+    """An expression that is an int: ``3``, ``n * 2`` of int literals, ``len(x)``, ``int(x)``."""
+    if isinstance(node, ast.Constant):
+        return type(node.value) is int
+    if isinstance(node, ast.UnaryOp):
+        return _int_expr(node.operand)
+    if isinstance(node, ast.BinOp) and not isinstance(node.op, ast.Div):
+        return _int_expr(node.left) and _int_expr(node.right)
+    return isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("len", "int")
+
+
+def _bool_data(node) -> bool:
+    """Data that is boolean: True/False literals, comparisons, ``np.array(..., dtype=bool)``,
+    ``x.astype(bool)`` (``[int(a == b), ...]`` is ints: not looked into)."""
+    if isinstance(node, ast.Constant):
+        return type(node.value) is bool
+    if isinstance(node, (ast.Compare, ast.BoolOp)) or (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)):
+        return True
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return any(_bool_data(e) for e in node.elts)
+    if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
+        return _bool_data(node.elt)
+    if isinstance(node, ast.Call):
+        dtype = _kw(node, "dtype") or (node.args[0] if _method(node, "astype") and node.args else None)
+        if dtype is not None and (getattr(dtype, "id", None) == "bool" or _const(dtype, "bool")
+                                  or getattr(dtype, "attr", None) in ("bool", "bool_")):
+            return True
+        return _called_name(node) in ("array", "asarray") and bool(node.args) and _bool_data(node.args[0])
+    return False
+
+
+def _legacy_constructor_misread(node, ctx) -> bool:
+    """``torch.FloatTensor(3)``: one int read as a size (uninitialised memory, not ``[3.]``), or bool data
+    to a non-bool type (garbage before 0.4, a TypeError until 1.2). Several ints (``FloatTensor(2, 3)``)
+    are a size on purpose, and float or int data converts the same way torch.tensor does: not flagged."""
+    if not (_is_call_to(node, ctx, *LEGACY_TYPES) and len(node.args) == 1):
+        return False
+    data = ctx.resolve(node.args[0], node.lineno)
+    if _int_expr(data):
+        return True
+    return ctx.qualified(node.func) != "torch.BoolTensor" and _bool_data(data)
+
+
 def _interpolate_without_align_corners(node, ctx) -> bool:
+    """A linear-mode resize left at the default beside one with ``align_corners=True`` in the same
+    function: the two disagree. A resize at the default on its own is the default on purpose (most
+    models were trained with it)."""
     mode = _kw(node, "mode") if isinstance(node, ast.Call) else None
-    return (_is_call_to(node, ctx, *INTERP) and isinstance(mode, ast.Constant)
-            and mode.value in ("linear", "bilinear", "bicubic", "trilinear") and not _has_kw(node, "align_corners"))
+    if not (_is_call_to(node, ctx, *INTERP) and isinstance(mode, ast.Constant)
+            and mode.value in ("linear", "bilinear", "bicubic", "trilinear") and not _has_kw(node, "align_corners")):
+        return False
+    return any(_is_call_to(n, ctx, *INTERP) and _const(_kw(n, "align_corners"), True) for n in ast.walk(ctx.function))
 
 
 def _strict_false_unchecked(node, ctx) -> bool:
     if not (_method(node, "load_state_dict") and _const(_kw(node, "strict"), False)):
         return False
-    looked = {n.attr for n in ast.walk(ctx.function) if isinstance(n, ast.Attribute)}
+    # the result's fields, or the same check made by hand (names computed from the keys)
+    looked = {n.attr if isinstance(n, ast.Attribute) else n.id
+              for n in ast.walk(ctx.function) if isinstance(n, (ast.Attribute, ast.Name))}
     return not looked & {"missing_keys", "unexpected_keys"}
 
 
@@ -140,16 +199,29 @@ def _backward_twice(node, ctx) -> bool:
     if not (_method(node, "backward") and isinstance(ctx.function, (ast.FunctionDef, ast.AsyncFunctionDef))):
         return False
     first = [c for c in _in_function_calls(ctx, "backward") if c.lineno < node.lineno
-             and not _const(_kw(c, "retain_graph"), True) and _shared_leaf(c, node, ctx)]
+             and not _const(_kw(c, "retain_graph"), True) and _shared_leaf(c, node, ctx)
+             and not _exclusive(c, node, ctx.function)]
     in_loop = any(isinstance(n, (ast.For, ast.While)) for n in ast.walk(ctx.function))
     return bool(first) and not in_loop
+
+
+def _exclusive(a: ast.AST, b: ast.AST, function: ast.AST) -> bool:
+    """``a`` and ``b`` sit in different branches of one ``if``: at most one of them runs."""
+    for n in ast.walk(function):
+        if isinstance(n, (ast.If, ast.IfExp)):
+            body = n.body if isinstance(n.body, list) else [n.body]
+            orelse = n.orelse if isinstance(n.orelse, list) else [n.orelse]
+            inside = [{id(x) for s in branch for x in ast.walk(s)} for branch in (body, orelse)]
+            if (id(a) in inside[0] and id(b) in inside[1]) or (id(a) in inside[1] and id(b) in inside[0]):
+                return True
+    return False
 
 
 def _shared_leaf(a: ast.Call, b: ast.Call, ctx) -> bool:
     """Both backward calls start from values computed from one common intermediate name."""
     def sources(call):
         root = ctx.resolve(call.func.value, call.lineno)
-        return {n.id for n in ast.walk(root) if isinstance(n, ast.Name)}
+        return {n.id for n in ast.walk(root) if isinstance(n, ast.Name)} - {"self", "cls"}  # not evidence of a graph
     return bool(sources(a) & sources(b))
 
 
@@ -240,6 +312,20 @@ def _transformer_nested_with_norm_first(node, ctx) -> bool:
                for n in ast.walk(ctx.module))
 
 
+def _state_dict_positional(node, ctx) -> bool:
+    """``x.state_dict(dest, prefix)``, except in a class with a ``state_dict`` of its own that is not a
+    Module's (other parameters, or a class with no bases): there the call is most likely that API."""
+    if not (_method(node, "state_dict") and node.args):
+        return False
+    klass = ctx.klass
+    own = next((s for s in klass.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and s.name == "state_dict"), None) if klass is not None else None
+    if own is None:
+        return True
+    params = [a.arg for a in [*own.args.posonlyargs, *own.args.args]][1:]
+    return bool(klass.bases) and params[:1] == ["destination"]
+
+
 def _names_of_tensor(node, ctx) -> bool:
     """Named tensors: ``names=`` to a factory, ``.refine_names``/``.align_to``, or reading ``t.names``."""
     if isinstance(node, ast.Call) and (ctx.qualified(node.func) or "").startswith("torch.") and _kw(node, "names") is not None:
@@ -259,176 +345,218 @@ RULES: tuple[Rule, ...] = (
     Rule("PTF001", ("deprecated-init-without-underscore",),
          "nn.init's names without the trailing underscore are deprecated aliases that warn on every call; "
          "call the in-place name (xavier_uniform_, kaiming_normal_, ...)",
-         lambda n, c: _is_call_to(n, c, *TORCH_INIT_OLD)),
+         lambda n, c: _is_call_to(n, c, *TORCH_INIT_OLD),
+         nodes=CALL),
     Rule("PTF002", ("variable-tensor-merge",),
          "Variable(t) is a no-op since 0.4 (it returns a Tensor); create the tensor with requires_grad=True "
          "or call t.requires_grad_()",
-         lambda n, c: _is_call_to(n, c, "torch.autograd.Variable", "torch.autograd.variable.Variable")),
+         lambda n, c: _is_call_to(n, c, "torch.autograd.Variable", "torch.autograd.variable.Variable"),
+         nodes=CALL),
     Rule("PTF003", ("cuda-async-keyword",),
          "async is a reserved word since Python 3.7: .cuda(async=True) is a SyntaxError; write non_blocking=True",
-         lambda n, c: False),  # found in the tokens of a file that does not parse (engine.keyword_async_positions)
+         lambda n, c: False,
+         nodes=()),  # found in the tokens of a file that does not parse (engine.keyword_async_positions)
     Rule("PTF004", ("backward-hook-non-full",),
          "register_backward_hook reports the gradients of the module's last operation, not of its inputs, "
          "and is deprecated; use register_full_backward_hook",
-         lambda n, c: _method(n, "register_backward_hook")),
+         lambda n, c: _method(n, "register_backward_hook"),
+         nodes=CALL),
     Rule("PTF005", ("cross-entropy-after-softmax",),
          "cross_entropy applies log-softmax itself: feeding it softmax outputs squashes the loss and its "
          "gradients; pass the raw logits",
-         _softmax_into_cross_entropy),
+         _softmax_into_cross_entropy,
+         nodes=CALL),
     Rule("PTF006", ("kldiv-expects-log-input",),
          "kl_div/KLDivLoss expect log-probabilities as input; pass log_softmax (or .log()) of the prediction",
-         _kl_div_on_probabilities),
+         _kl_div_on_probabilities,
+         nodes=CALL),
     Rule("PTF007", ("functional-dropout-training-flag",),
          "F.dropout in forward() without training=self.training keeps dropping in eval mode; pass "
          "training=self.training or use nn.Dropout",
-         _dropout_without_training),
+         _dropout_without_training,
+         nodes=CALL),
     Rule("PTF008", ("legacy-constructor-bool-ndarray",),
-         "legacy constructors (torch.FloatTensor(...)) read an int as a size, ignore devices and mishandle "
-         "bool arrays; use torch.tensor(data, dtype=..., device=...) or torch.zeros(size)",
-         lambda n, c: _is_call_to(n, c, *LEGACY_TYPES) and bool(n.args)),
+         "legacy constructors read one int as a size (torch.FloatTensor(3) is 3 uninitialised floats, not [3.]) "
+         "and mishandled bool arrays before 1.2; use torch.tensor(data, dtype=..., device=...) or torch.zeros(size)",
+         _legacy_constructor_misread,
+         nodes=CALL),
     Rule("PTF009", ("align-corners-mismatch",),
-         "interpolate with a linear mode and no align_corners uses align_corners=False (and warns): resize the "
-         "same way in training and inference by passing align_corners explicitly",
-         _interpolate_without_align_corners),
+         "interpolate with a linear mode and no align_corners uses align_corners=False, where the same function "
+         "resizes with align_corners=True: resize the same way in training and inference (pass it explicitly)",
+         _interpolate_without_align_corners,
+         nodes=CALL),
     Rule("PTF010", ("load-state-dict-strict-false",),
          "load_state_dict(strict=False) loads nothing when every key differs (a 'module.' prefix), silently; "
          "check the returned missing_keys/unexpected_keys",
-         _strict_false_unchecked),
+         _strict_false_unchecked,
+         nodes=CALL),
     Rule("PTF011", ("missing-zero-grad",),
          "a training loop calls backward() and step() but never zero_grad(): gradients add up across steps; "
          "call optimizer.zero_grad() each step",
-         _loop_without_zero_grad),
+         _loop_without_zero_grad,
+         nodes=LOOPS),
     Rule("PTF012", ("backward-twice",),
          "a second backward() through a graph the first one freed raises; pass retain_graph=True to the "
          "first, or sum the losses and call backward once",
-         _backward_twice),
+         _backward_twice,
+         nodes=CALL),
     Rule("PTF013", ("tensor-to-is-not-inplace",),
          "Tensor.to()/.cuda() return a new tensor and leave the original where it was; assign the result",
-         _tensor_to_discarded),
+         _tensor_to_discarded,
+         nodes=ast.Expr),
     Rule("PTF014", ("gradcheck-float32",),
          "gradcheck in float32 fails on correct gradients (finite differences need float64); use "
          "dtype=torch.float64 inputs and module",
-         _gradcheck_single_precision),
+         _gradcheck_single_precision,
+         nodes=CALL),
     # --- upgrades ---
     Rule("PTF101", ("zero-grad-set-to-none",),
          "since torch 2.0 zero_grad() sets .grad to None, so writing into .grad afterwards fails; pass "
          "set_to_none=False where the code needs zeros",
-         _zero_grad_then_use),
+         _zero_grad_then_use,
+         nodes=CALL),
     Rule("PTF102", ("torch-six-removed",),
          "torch._six was removed in torch 2.0; use math.inf, str and collections.abc",
          lambda n, c: isinstance(n, (ast.Import, ast.ImportFrom)) and any(
-             (getattr(n, "module", None) or "").startswith("torch._six") or a.name.startswith("torch._six") for a in n.names)),
+             (getattr(n, "module", None) or "").startswith("torch._six") or a.name.startswith("torch._six") for a in n.names),
+         nodes=IMPORTS),
     Rule("PTF103", ("dataloader-prefetch-factor-without-workers",),
          "since torch 2.0 DataLoader raises ValueError when prefetch_factor is given with num_workers=0; pass it "
          "only when num_workers > 0",
-         _prefetch_without_workers),
+         _prefetch_without_workers,
+         nodes=CALL),
     Rule("PTF104", ("stft-return-complex-false-deprecated",),
          "stft(return_complex=False) is deprecated since torch 2.0; use return_complex=True and "
          "torch.view_as_real",
          lambda n, c: (_is_call_to(n, c, "torch.stft", "torch.functional.stft") or _method(n, "stft"))
-         and _const(_kw(n, "return_complex"), False)),
+         and _const(_kw(n, "return_complex"), False),
+         nodes=CALL),
     Rule("PTF105", ("functorch-deprecated",),
          "functorch is deprecated since torch 2.0 (warns; FutureWarning from 2.4); use torch.func, guarded by "
          "hasattr(torch, 'func') where torch 1.13 must still work",
-         lambda n, c: _use_of(n, c, *(f"functorch.{f}" for f in ("vmap", "grad", "grad_and_value", "vjp", "jvp",
-                                                                    "jacrev", "jacfwd", "hessian", "functionalize",
-                                                                    "make_functional")))),
+         lambda n, c: _use_of(n, c, *FUNCTORCH),
+         nodes=REFS),
     Rule("PTF106", ("typed-storage-deprecated",),
          "Tensor.storage() returns a TypedStorage, deprecated since torch 2.0 (warns); use "
          "untyped_storage() (guarded by hasattr for torch 1.13)",
-         lambda n, c: _method(n, "storage") and not n.args and not n.keywords and not c.guarded),
+         lambda n, c: _method(n, "storage") and not n.args and not n.keywords and not c.guarded,
+         nodes=CALL),
     Rule("PTF107", ("no-grad-decorating-class",),
          "decorating a class with torch.no_grad() is deprecated since torch 2.0 (it turns the class into a "
          "function on some releases); decorate its methods",
-         _no_grad_on_class),
+         _no_grad_on_class,
+         nodes=ast.ClassDef),
     Rule("PTF108", ("stateless-functional-call",),
          "torch.nn.utils.stateless.functional_call is deprecated since torch 2.0; use "
          "torch.func.functional_call (with an ImportError fallback for 1.13)",
-         lambda n, c: _use_of(n, c, "torch.nn.utils.stateless.functional_call")),
+         lambda n, c: _use_of(n, c, "torch.nn.utils.stateless.functional_call"),
+         nodes=REFS),
     Rule("PTF109", ("scatter-reduce-argument",),
          "scatter's reduce= with a tensor src is deprecated since torch 2.0; use scatter_add_ or "
          "scatter_reduce_(..., reduce='sum'|'prod'|'amax'|'amin'|'mean')",
          lambda n, c: (_method(n, "scatter", "scatter_") or _is_call_to(n, c, "torch.scatter"))
-         and _kw(n, "reduce") is not None),
+         and _kw(n, "reduce") is not None,
+         nodes=CALL),
     Rule("PTF110", ("set-default-tensor-type",),
          "torch.set_default_tensor_type is deprecated since torch 2.1; use torch.set_default_dtype (and "
          "torch.set_default_device)",
-         lambda n, c: _is_call_to(n, c, "torch.set_default_tensor_type")),
+         lambda n, c: _is_call_to(n, c, "torch.set_default_tensor_type"),
+         nodes=CALL),
     Rule("PTF111", ("weight-norm-deprecated",),
          "torch.nn.utils.weight_norm is deprecated since torch 2.1; use "
          "torch.nn.utils.parametrizations.weight_norm (guarded for older torch)",
          lambda n, c: _is_call_to(n, c, "torch.nn.utils.weight_norm", "torch.nn.utils.weight_norm.weight_norm")
-         and not c.guarded),
+         and not c.guarded,
+         nodes=CALL),
     Rule("PTF112", ("checkpoint-use-reentrant",),
          "torch.utils.checkpoint without use_reentrant warns since torch 2.1 (the default is to change); pass "
          "use_reentrant=False",
          lambda n, c: _is_call_to(n, c, "torch.utils.checkpoint.checkpoint", "torch.utils.checkpoint.checkpoint_sequential")
-         and not _has_kw(n, "use_reentrant")),
+         and not _has_kw(n, "use_reentrant"),
+         nodes=CALL),
     Rule("PTF113", ("sampler-data-source",),
          "Sampler.__init__ stopped taking data_source (a warning in torch 2.1, a TypeError since 2.10); do not "
          "pass it to super().__init__()",
-         _super_init_with_data_source),
+         _super_init_with_data_source,
+         nodes=CALL),
     Rule("PTF114", ("lr-scheduler-verbose",),
          "the schedulers' verbose= is deprecated since torch 2.2 and removed in 2.7 (TypeError); log "
          "scheduler.get_last_lr() yourself",
-         lambda n, c: _is_call_to(n, c, *SCHEDULERS) and _kw(n, "verbose") is not None),
+         lambda n, c: _is_call_to(n, c, *SCHEDULERS) and _kw(n, "verbose") is not None,
+         nodes=CALL),
     Rule("PTF115", ("cross-without-dim",),
          "torch.cross without dim picks the first dimension of size 3 and warns since torch 2.2; pass dim "
          "(or use torch.linalg.cross)",
-         _cross_without_dim),
+         _cross_without_dim,
+         nodes=CALL),
     Rule("PTF116", ("clip-grad-norm-exhausted-generator",),
          "model.parameters() is a generator: once iterated (by an optimizer), clip_grad_norm_ sees nothing "
          "(a zero norm from torch 2.8); pass a list",
-         _generator_reused),
+         _generator_reused,
+         nodes=CALL),
     Rule("PTF117", ("clip-grad-norm-without-underscore",),
          "torch.nn.utils.clip_grad_norm is a deprecated alias (FutureWarning since torch 2.4); call "
          "clip_grad_norm_",
-         lambda n, c: _is_call_to(n, c, "torch.nn.utils.clip_grad_norm", "torch.nn.utils.clip_grad.clip_grad_norm")),
+         lambda n, c: _is_call_to(n, c, "torch.nn.utils.clip_grad_norm", "torch.nn.utils.clip_grad.clip_grad_norm"),
+         nodes=CALL),
     Rule("PTF118", ("concat-dataset-cummulative-sizes",),
          "ConcatDataset.cummulative_sizes is a misspelt alias (FutureWarning since torch 2.4); read "
          "cumulative_sizes",
-         lambda n, c: isinstance(n, ast.Attribute) and n.attr == "cummulative_sizes"),
+         lambda n, c: isinstance(n, ast.Attribute) and n.attr == "cummulative_sizes",
+         nodes=ast.Attribute),
     Rule("PTF119", ("cpu-amp-autocast-deprecated",),
          "torch.cpu.amp.autocast is deprecated since torch 2.4; use torch.autocast('cpu', ...)",
-         lambda n, c: _use_of(n, c, "torch.cpu.amp.autocast")),
+         lambda n, c: _use_of(n, c, "torch.cpu.amp.autocast"),
+         nodes=REFS),
     Rule("PTF120", ("cuda-amp-custom-fwd-deprecated",),
          "torch.cuda.amp.custom_fwd/custom_bwd are deprecated since torch 2.4; use torch.amp.custom_fwd("
          "device_type='cuda') (guarded by hasattr(torch.amp, 'custom_fwd'))",
-         lambda n, c: _use_of(n, c, "torch.cuda.amp.custom_fwd", "torch.cuda.amp.custom_bwd")),
+         lambda n, c: _use_of(n, c, "torch.cuda.amp.custom_fwd", "torch.cuda.amp.custom_bwd"),
+         nodes=REFS),
     Rule("PTF121", ("cuda-amp-gradscaler-deprecated",),
          "torch.cuda.amp.GradScaler is deprecated since torch 2.4; use torch.amp.GradScaler('cuda', ...) "
          "(guarded by hasattr(torch.amp, 'GradScaler'))",
-         lambda n, c: _use_of(n, c, "torch.cuda.amp.GradScaler")),
+         lambda n, c: _use_of(n, c, "torch.cuda.amp.GradScaler"),
+         nodes=REFS),
     Rule("PTF122", ("distribution-sample-n",),
          "Distribution.sample_n(n) is deprecated (FutureWarning since torch 2.4); call sample((n,))",
-         lambda n, c: _method(n, "sample_n")),
+         lambda n, c: _method(n, "sample_n"),
+         nodes=CALL),
     Rule("PTF123", ("named-tensors-removed",),
          "named tensors were removed in torch 2.13; keep dimension names beside the tensor",
-         _names_of_tensor),
+         _names_of_tensor,
+         nodes=(ast.Call, ast.Attribute)),
     Rule("PTF124", ("non-tuple-sequence-indexing",),
          "indexing with a list of slices was read as a tuple; since torch 2.8 it is an index tensor (an error or "
          "a different result); index with tuple(...)",
-         _list_of_slices_index),
+         _list_of_slices_index,
+         nodes=ast.Subscript),
     Rule("PTF125", ("state-dict-positional-args",),
          "state_dict's positional arguments are deprecated (FutureWarning since torch 2.4); pass "
          "destination=, prefix=, keep_vars= by keyword",
-         lambda n, c: _method(n, "state_dict") and bool(n.args)),
+         _state_dict_positional,
+         nodes=CALL),
     Rule("PTF126", ("torch-load-weights-only-default", "torch-load-weights-only-warning"),
          "torch.load without weights_only warns in torch 2.4-2.5 and, since 2.6, refuses any non-tensor object "
          "(weights_only=True by default); pass weights_only= explicitly",
-         lambda n, c: _is_call_to(n, c, "torch.load", "torch.serialization.load") and not _has_kw(n, "weights_only")),
+         lambda n, c: _is_call_to(n, c, "torch.load", "torch.serialization.load") and not _has_kw(n, "weights_only")
+         and "TypeError" not in c.caught,  # the fallback for a torch without weights_only (before 1.13)
+         nodes=CALL),
     Rule("PTF127", ("torchscript-deprecated",),
          "torch.jit.script is deprecated since torch 2.10 (DeprecationWarning; FutureWarning from 2.14); use "
          "torch.compile or torch.export",
          lambda n, c: _is_call_to(n, c, "torch.jit.script") or (
-             isinstance(n, (ast.FunctionDef, ast.ClassDef)) and any(c.qualified(d) == "torch.jit.script" for d in n.decorator_list))),
+             isinstance(n, (ast.FunctionDef, ast.ClassDef)) and any(c.qualified(d) == "torch.jit.script" for d in n.decorator_list)),
+         nodes=(ast.Call, ast.FunctionDef, ast.ClassDef)),
     Rule("PTF129", ("torch-load-pickle-args-ignored",),
          "since torch 2.11 torch.load warns that pickle arguments (encoding=, ...) only work with "
          "weights_only=False; drop them, or pass weights_only=False for a file you trust",
          lambda n, c: _is_call_to(n, c, "torch.load", "torch.serialization.load") and not _has_kw(n, "weights_only")
-         and any(k.arg in ("encoding", "errors", "fix_imports") for k in n.keywords)),
+         and any(k.arg in ("encoding", "errors", "fix_imports") for k in n.keywords),
+         nodes=CALL),
     Rule("PTF128", ("transformer-norm-first-nested-tensor",),
          "TransformerEncoder with norm_first=True layers cannot use nested tensors and warns; pass "
          "enable_nested_tensor=False",
-         _transformer_nested_with_norm_first),
+         _transformer_nested_with_norm_first,
+         nodes=CALL),
 )
