@@ -120,6 +120,7 @@ def test_json_and_sarif(project, capsys):
     report = json.loads(capsys.readouterr().out)
     assert [(f["rule"], f["line"], f["case"]) for f in report["findings"]] == [
         ("PTF001", 5, "deprecated-init-without-underscore"), ("PTF126", 6, "torch-load-weights-only-default")]
+    assert report["findings"][0]["page"] == "cases/deprecated-init-without-underscore.html"
     assert main(["lint", "--all-versions", "--format", "sarif", str(project)]) == 1
     log = json.loads(capsys.readouterr().out)
     assert log["version"] == "2.1.0" and log["$schema"].endswith("sarif-2.1.0.json")

@@ -35,7 +35,8 @@ class Finding:
         return f"{self.path}:{self.line}:{self.col}: {self.rule} {self.message}"
 
     def to_json(self) -> dict:
-        return asdict(self)
+        # the case's page on the site (relative to the site's root), where the pitfall is run and explained
+        return {**asdict(self), "page": f"cases/{self.case}.html" if self.case else None}
 
 
 def cases_dir() -> Path:

@@ -14,7 +14,8 @@ def sarif(findings, rules) -> dict:
     ids = [r.id for r in rules] + [PARSE_ERROR]
     described = [{"id": r.id, "name": r.case, "shortDescription": {"text": r.message.split(";")[0]},
                   "fullDescription": {"text": r.message}, "help": {"text": f"{r.message}. The pitfall, run and "
-                                                                              f"explained: pitfalls show {r.case}"},
+                                                                              f"explained: pitfalls show {r.case} "
+                                                                              f"(the site's cases/{r.case}.html)"},
                   "properties": {"cases": list(r.cases)}} for r in rules]
     described.append({"id": PARSE_ERROR, "name": "does-not-parse", "shortDescription": {"text": "the file does not parse"},
                       "fullDescription": {"text": "a file that does not parse is not checked further"}})
