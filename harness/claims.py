@@ -90,6 +90,24 @@ def bound_claims(case: Case, m: Matrix) -> list[str]:
     return out
 
 
+def observed_bounds(case: Case, m: Matrix, device: str, versions=None) -> list[tuple]:
+    """(rule, the cell of its first release, the cell of the release before) for every rule of
+    ``device`` whose lower bound the matrix can bracket (a range, not read in ``since``); a rule
+    that admits no release is (rule, None, None); one starting at the first release is left out,
+    nothing brackets it. An upgrade case's boundary as the records show it."""
+    versions = list(versions or m.versions)
+    out = []
+    for rule in case.rules:
+        if rule.device not in (None, device) or rule.versions is None or rule.since:
+            continue
+        first = next((i for i, v in enumerate(versions) if rule.matches(v, device)), None)
+        if first is None:
+            out.append((rule, None, None))
+        elif first > 0:
+            out.append((rule, m.cell(case.id, versions[first], device), m.cell(case.id, versions[first - 1], device)))
+    return out
+
+
 def all_claims(case: Case, m: Matrix) -> list[str]:
     lines = []
     # this project's devices, then contributed ones (cuda:<model>); a kind no report covers at all

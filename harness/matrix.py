@@ -125,10 +125,6 @@ class Matrix:
             before = cell
         return tuple(found)
 
-    def first_seen(self, case: str, device: str = "cpu") -> str | None:
-        """The first release whose fresh record saw the symptom (an upgrade's observed boundary)."""
-        return next((c.version for c in self.row(case, device) if c.observed), None)
-
     def portable_fix(self, case: str, device: str, versions: list[str]) -> bool | None:
         """The fixed variant passed on every one of ``versions`` (None: one of them not observed)."""
         cells = [self.cell(case, v, device) for v in versions]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.claims import observed_bounds
 from harness.loader import load_cases
 from harness.matrix import DEFAULT_VERSIONS, NOT_OBSERVED, STALE, load_matrix
 from harness.report import PASSING
@@ -33,21 +34,12 @@ def boundary_problems(m, lc, versions=DEFAULT_VERSIONS) -> list[str]:
     if unseen:
         return [f"no fresh record on {', '.join(unseen)} (make matrix CASES={lc.id})"]
     problems = [f"{c.version}: {c.status} ({c.record.detail})" for c in cells if c.status not in PASSING]
-    bracketed = 0
-    for rule in lc.case.rules:
-        if rule.device not in (None, DEVICE) or rule.versions is None or rule.since:
-            continue
-        starts = [i for i, v in enumerate(versions) if rule.matches(v, DEVICE)]
+    bounds = observed_bounds(lc.case, m, DEVICE, versions)
+    for rule, now, before in bounds:
         label = f"{rule.versions!r}" + (f" ({rule.form})" if rule.form else "")
-        if not starts:
+        if now is None:
             problems.append(f"{label} admits no release of the matrix")
-            continue
-        first = starts[0]
-        if first == 0:
-            continue  # starts at or before the matrix's first release: nothing brackets it
-        bracketed += 1
-        now, before = cells[first], cells[first - 1]
-        if not now.observed or (rule.form and now.form != rule.form):
+        elif not now.observed or (rule.form and now.form != rule.form):
             seen = next((c for c in cells if c.observed and (not rule.form or c.form == rule.form)), None)
             problems.append(f"{label} starts at {now.version}, the matrix first saw it on "
                             f"{seen.version if seen else 'no release'}")
@@ -55,7 +47,7 @@ def boundary_problems(m, lc, versions=DEFAULT_VERSIONS) -> list[str]:
             problems.append(f"{label} starts at {now.version}, but {before.version} already shows it")
         elif not before.observed and before.status != "absent":
             problems.append(f"the release before {label}, {before.version}, is {before.status}, not absent")
-    if not bracketed:
+    if not any(now is not None for _, now, _ in bounds):
         problems.append(f"affects {lc.case.affects_text!r} has no bound inside the matrix: an upgrade case "
                         "needs a release before the change")
     return problems

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.claims import reason_of
+from harness.claims import observed_bounds, reason_of
 from harness.loader import LoadedCase
 from harness.matrix import NOT_OBSERVED, Matrix
 
@@ -120,14 +120,17 @@ def upgrade_boundaries(mine: list[LoadedCase], m: Matrix) -> list[str]:
     """Each upgrade case's boundary as declared and as the matrix saw it (cpu)."""
     out = ["", UPGRADE_INTRO, "", "| case | declared range | first seen by the matrix | the release before | "
            "fix passes on every release |", "|---|---|---|---|---|"]
+
     def start(lc):  # by the release the change starts in, as declared
         return next((i for i, v in enumerate(m.versions) if lc.case.expected(v, "cpu")), len(m.versions)), lc.id
 
+    def shown(cell):  # a form where the symptom changed category, else the outcome
+        return (cell.form or cell.status) if cell.observed else cell.status
+
     for lc in sorted(mine, key=start):
-        seen = m.first_seen(lc.id, "cpu")
-        before = m.versions[m.versions.index(seen) - 1] if seen and m.versions.index(seen) > 0 else None
-        status = m.cell(lc.id, before, "cpu").status if before else NOT_OBSERVED
+        bounds = [(now, before) for _, now, before in observed_bounds(lc.case, m, "cpu") if now is not None]
+        seen = "; ".join(f"{now.version} ({shown(now)})" for now, _ in bounds) or NOT_OBSERVED
+        prior = "; ".join(f"{before.version}: {shown(before)}" for _, before in bounds) or NOT_OBSERVED
         fix = {True: "yes", False: "no", None: NOT_OBSERVED}[m.portable_fix(lc.id, "cpu", m.versions)]
-        out.append(f"| [{esc(lc.id)}](../cases/{lc.id}.ipynb) | {code(lc.case.affects_text)} | {seen or NOT_OBSERVED} | "
-                   f"{f'{before}: {status}' if before else NOT_OBSERVED} | {fix} |")
+        out.append(f"| [{esc(lc.id)}](../cases/{lc.id}.ipynb) | {code(lc.case.affects_text)} | {seen} | {prior} | {fix} |")
     return out
