@@ -11,6 +11,8 @@ import os
 import platform
 from importlib import metadata
 
+from harness.versions import cpu_model
+
 
 def _dist_info(name: str) -> dict:
     """How a distribution was installed: its wheel tags, installer, and index or file."""
@@ -27,17 +29,6 @@ def _dist_info(name: str) -> dict:
         source = "editable" if info.get("dir_info", {}).get("editable") else info.get("url", "").split(":", 1)[0]
     return {"version": dist.version, "wheel_tags": tags, "installer": (dist.read_text("INSTALLER") or "").strip() or None,
             "source": source or "index"}
-
-
-def _cpu_model() -> str | None:
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or None
 
 
 def _accelerator(torch) -> dict | None:
@@ -74,7 +65,7 @@ def provenance() -> dict:
     return {
         "python": {"version": platform.python_version(), "implementation": platform.python_implementation()},
         "os": {"system": platform.system(), "release": platform.release(), "machine": platform.machine(), "libc": libc},
-        "cpu": {"model": _cpu_model(), "count": os.cpu_count()},
+        "cpu": {"model": cpu_model(), "count": os.cpu_count()},
         "torch": {
             "version": torch.__version__,
             "git": getattr(torch.version, "git_version", None),

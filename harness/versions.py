@@ -111,19 +111,20 @@ def device_names() -> dict[str, str]:
     """A readable name for every device this run can use."""
     import torch
 
-    names = {"cpu": _cpu_name()}
+    model = cpu_model()
+    names = {"cpu": f"{model} ({platform.machine()})" if model else platform.machine()}
     if device_unavailable_reason("cuda") is None:
         names["cuda"] = torch.cuda.get_device_name(0)
     return names
 
 
-def _cpu_name() -> str:
+def cpu_model() -> str | None:
     """The CPU model where Linux says it (``platform.processor()`` is often empty there)."""
     try:
         with open("/proc/cpuinfo") as fh:
             for line in fh:
                 if line.startswith("model name"):
-                    return f"{line.split(':', 1)[1].strip()} ({platform.machine()})"
+                    return line.split(":", 1)[1].strip()
     except OSError:
         pass
-    return platform.processor() or platform.machine()
+    return platform.processor() or None

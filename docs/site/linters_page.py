@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from harness.lint import RULES
-from harness.lint.ranges import case_ranges
+from harness.lint import RULES, rule_ranges
 
 from docs.site.text import code, esc
 
@@ -67,7 +66,9 @@ def linters_page(bench: dict | None, cases_dir: Path) -> str:
             "`--torch X.Y`, or `--all-versions`).\n", "| rule | case | torch | what goes wrong, and the fix |",
             "|---|---|---|---|"]
     for r in RULES:
-        files = list(Path(cases_dir).glob(f"*/{r.case.replace('-', '_')}.py"))
-        ranges = "; ".join(case_ranges(files[0])) if files else "?"
+        try:
+            ranges = "; ".join(dict.fromkeys(rule_ranges(r, cases_dir)))  # where the rule fires: any of its cases'
+        except LookupError:
+            ranges = "?"
         out.append(f"| {code(r.id)} | [{esc(r.case)}](cases/{r.case}.ipynb) | {code(ranges)} | {esc(r.message)} |")
     return "\n".join(out) + "\n"
