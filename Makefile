@@ -28,7 +28,7 @@ $(STAMP): pyproject.toml
 	rm -f $(VENV)/.installed-torch-*
 	$(PY) -m pip install --quiet $(PIP_INDEX) "torch==$(TORCH)"
 	echo "torch==$(TORCH)" > $(VENV)/torch-constraint.txt
-	$(PYTHON) harness/numpy_rule.py $(TORCH) >> $(VENV)/torch-constraint.txt  # numpy<2 before 2.3: one rule with the matrix
+	$(PYTHON) harness/run/numpy_rule.py $(TORCH) >> $(VENV)/torch-constraint.txt  # numpy<2 before 2.3: one rule with the matrix
 	$(PY) -m pip install --quiet $(PIP_INDEX) -c $(VENV)/torch-constraint.txt -e ".[test,docs]"
 	touch $@
 
@@ -48,7 +48,7 @@ $(UV): $(STAMP)
 	$(PY) -m pip install --quiet "uv==$(UV_VERSION)"
 
 matrix: venv $(UV)
-	$(PY) -m harness.matrix_build --uv $(UV) $(if $(VERSIONS),--versions "$(VERSIONS)") \
+	$(PY) -m harness.matrix.build --uv $(UV) $(if $(VERSIONS),--versions "$(VERSIONS)") \
 		$(if $(filter stale,$(CASES)),--stale,$(if $(CASES),--cases "$(CASES)")) $(if $(TORCH_INDEX),--index $(TORCH_INDEX)) $(MATRIX_FLAGS)
 	$(PY) -m harness matrix
 

@@ -32,7 +32,7 @@ from typing import NamedTuple
 import pytest
 
 from case_modules import ROOT, _CASES
-from harness.runner import not_run_reason
+from harness.run.runner import not_run_reason
 from summary import RSS_BUDGET_BYTES
 
 CORPUS = list(_CASES.values())  # in the harness's own order

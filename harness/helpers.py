@@ -10,12 +10,18 @@ from contextlib import contextmanager
 
 import torch
 
-from harness.state import reseed
-
 try:
     import numpy
 except ImportError:
     numpy = None
+
+
+def reseed(seed: int = 0) -> None:
+    """Put every global RNG in a known state, so no case depends on the order of the run."""
+    torch.manual_seed(seed)  # seeds every CUDA device too
+    random.seed(seed)
+    if numpy is not None:
+        numpy.random.seed(seed)
 
 
 @contextmanager

@@ -135,6 +135,26 @@ def load_cases(root: Path) -> list[LoadedCase]:
     return loaded
 
 
+def load_for_command(root: Path, usage_error) -> tuple[list[LoadedCase], list[LoadError]]:
+    """What a ``pitfalls`` command runs on: the usable cases, and the files that could not be
+    loaded, each named on stderr; a missing folder is the user's error (``usage_error``)."""
+    try:
+        cases, errors = load_corpus(Path(root))
+    except LoadError as exc:  # the folder itself is missing
+        raise usage_error(str(exc)) from None
+    for err in errors:
+        print(f"pitfalls: malformed case: {err}", file=sys.stderr)
+    return cases, errors
+
+
+def select_cases(cases: list[LoadedCase], ids: list[str], usage_error) -> list[LoadedCase]:
+    """The cases named by ``ids`` (each once, in the order given), or all when none is named."""
+    by_id = {lc.id: lc for lc in cases}
+    for case_id in ids:
+        if case_id not in by_id:
+            raise usage_error(f"unknown case id {case_id!r} (see 'pitfalls list')")
+    return [by_id[i] for i in dict.fromkeys(ids)] if ids else cases
+
 def _import(path: Path, name: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)

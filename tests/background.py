@@ -19,19 +19,23 @@ from pathlib import Path
 from planting import (ROOT, Corpus, case_source, copy_corpus, plant_rng_probes, subprocess_env)
 
 TIMEOUT_S = 1200
-PYTEST = [sys.executable, "-m", "pytest", "-p", "harness.plugin", "-p", "no:cacheprovider", "-p", "no:benchmark"]
+PYTEST = [sys.executable, "-m", "pytest", "-p", "harness.run.plugin", "-p", "no:cacheprovider", "-p", "no:benchmark"]
 HARNESS = [sys.executable, "-m", "harness"]
 MUTANT = "\n\ndef fixed(device):  # mutation: the fix is the broken code\n    return broken(device)\n"
 
-# The faults planted beside part of the real corpus (tests/test_hardening_faults.py reads them).
+# The faults planted beside part of the real corpus (tests/run/test_hardening_faults.py reads them).
 NAN = "return torch.tensor(float('nan'), device=device)"
-# deaf to its own time limit, and asleep: a hang that burns no CPU the other runs need
+# Deaf to its own time limit, and asleep: a hang that burns no CPU the other runs need. It
+# swallows the limit's exception whenever it comes, so the hang does not depend on reaching a
+# line before the alarm (on a busy machine a worker can take longer than the 1 s limit to get
+# there): only the parent's kill can end it.
 HANG = """\
-import signal
 import time
-signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGALRM])
 while True:
-    time.sleep(0.1)
+    try:
+        time.sleep(0.1)
+    except BaseException:
+        pass
 """
 FAULTS = {
     "fault-syntax": dict(text="def broken(:\n"),
@@ -85,7 +89,7 @@ class Job:
             err = (self.logs / "stderr").read_text(errors="replace")
             done = subprocess.CompletedProcess(self.cmd, self.proc.returncode, out, err)
             assert self.report.exists(), f"{self.name}: no output (exit {done.returncode})\n{out[-3000:]}\n{err[-3000:]}"
-            from harness.report import load_report
+            from harness.run.report import load_report
 
             report = load_report(self.report) if self.report.suffix == ".json" else {}
             self.finished = Finished(done, report, self.cwd, self.report, self.tmpdir, self.corpus, self.extra)

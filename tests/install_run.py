@@ -1,5 +1,5 @@
 """Install the corpus as a user would and use it from an empty directory; what each step did is
-written as JSON to argv[1] (tests/test_install.py reads it; tests/background.py starts it).
+written as JSON to argv[1] (tests/project/test_install.py reads it; tests/background.py starts it).
 
 1. build the wheel from a temp copy of the project (``python -m build``), check it
    (``check-wheel-contents``);
@@ -80,7 +80,8 @@ def notebooks(work: Path, py: Path, cwd: Path, env: dict) -> dict:
     import nbformat
 
     from docs.site.case_page import download_notebook
-    from docs.site.execute import execute_case, Stamp
+    from docs.site.execute import execute_case
+    from docs.site.stamp import Stamp
     from harness.loader import load_case
 
     kernels = work / "jupyter" / "kernels" / "pitfalls-venv"

@@ -111,7 +111,7 @@ def run_corpus(pytester, *args, inprocess: bool = False):
     in a fresh interpreter, or (``inprocess``, where only collection and markers matter) in this
     one, which saves an interpreter and torch start per run."""
     run = pytester.runpytest_inprocess if inprocess else pytester.runpytest_subprocess
-    return run("-p", "harness.plugin", "-p", "no:cacheprovider", "-rs", "cases", *args)
+    return run("-p", "harness.run.plugin", "-p", "no:cacheprovider", "-rs", "cases", *args)
 
 
 def subprocess_env(**extra: str) -> dict:
@@ -124,7 +124,7 @@ def subprocess_env(**extra: str) -> dict:
 def run_pytest(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
     """A whole pytest session in a fresh interpreter (for a session-scoped fixture, where
     pytester cannot go), with the plugin loaded as the project's conftest loads it."""
-    cmd = [sys.executable, "-m", "pytest", "-p", "harness.plugin", "-p", "no:cacheprovider", "-p", "no:benchmark", *args]
+    cmd = [sys.executable, "-m", "pytest", "-p", "harness.run.plugin", "-p", "no:cacheprovider", "-p", "no:benchmark", *args]
     return subprocess.run(cmd, cwd=cwd, env=subprocess_env(**env), capture_output=True, text=True, timeout=1200)
 
 
@@ -173,13 +173,14 @@ def test_draws_from_every_global_generator():
 
 def reseeded_draw() -> int:
     """What RNG_DRAW gives right after the harness reseeds, drawn here without moving anything."""
-    from harness import state
+    from harness.helpers import reseed
+    from harness.run import state
 
     namespace: dict = {}
     exec("import torch\ndef draw():\n" + textwrap.indent(RNG_DRAW, "    "), namespace)
     before = state.snapshot()
     try:
-        state.reseed()
+        reseed()
         return namespace["draw"]()
     finally:
         state.restore(before)
@@ -198,7 +199,7 @@ def plant_rng_probes(corpus: Corpus) -> list[str]:
     return ids
 
 
-# Where a planted report "ran": every field a report's schema requires (harness/provenance.py).
+# Where a planted report "ran": every field a report's schema requires (harness/run/provenance.py).
 REPORT_ENV = {"torch_cuda": None, "torch_git": None, "python": "3.11.7", "platform": "Linux", "devices": {"cpu": "a CPU"},
               "provenance": {"python": {"version": "3.11.7", "implementation": "CPython"},
                              "os": {"system": "Linux", "release": "6", "machine": "x86_64", "libc": None},

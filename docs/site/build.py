@@ -22,14 +22,16 @@ import nbformat
 
 from harness.loader import LoadError, load_cases
 from harness.matrix import Matrix, load_matrix
-from harness.report import ReportError
+from harness.run.report import ReportError
 
 from docs.site.bench_page import BenchError, choose_bench, performance_page
 from docs.site.case_page import page_notebook, write_downloads
 from docs.site.execute import CaseRunError, ExecutedCase, execute_cases
+from docs.site.home_page import home_page, topics_of
 from docs.site.linters_page import linters_page, load_bench
-from docs.site.matrix_page import matrix_page, upgrade_page
-from docs.site.pages import home_page, topic_page, topics_of
+from docs.site.matrix_page import matrix_page
+from docs.site.topic_page import topic_page
+from docs.site.upgrade_page import upgrade_page
 
 ROOT = Path(__file__).resolve().parents[2]
 CONF_DIR = Path(__file__).resolve().parent

@@ -14,7 +14,7 @@ from pathlib import Path
 import jupytext
 import nbformat
 
-from harness.claims import all_claims
+from harness.matrix.claims import all_claims
 from harness.matrix import Matrix
 
 from docs.site.execute import ExecutedCase

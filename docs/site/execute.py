@@ -3,7 +3,7 @@
 jupytext reads each percent-format module; its code cells run in order in a fresh ``__main__``
 module per case (as ``python cases/x.py`` would run it), with the project root as working
 directory, every global RNG reseeded first and the process's global state restored after
-(``harness.state``). torch is imported once for the whole corpus. Each cell's stdout, stderr and
+(``harness.run.state``). torch is imported once for the whole corpus. Each cell's stdout, stderr and
 warnings are captured, and each cell with output gets a stamp: the torch version and the device
 it ran on. A cell tagged ``raises-exception`` shows its traceback and the case goes on; an
 exception in any other cell stops the build, naming the case, its file and the line.
@@ -12,18 +12,13 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import ctypes
 import faulthandler
 import functools
-import html
-import io
 import linecache
 import os
 import sys
-import tempfile
 import traceback
 import types
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,14 +26,16 @@ import jupytext
 import nbformat
 import torch
 
-from harness import state
+from harness.helpers import reseed
 from harness.loader import LoadedCase
 from harness.observation import CaseTimeout, first_line
-from harness.runner import time_limit
-from harness.versions import device_names
+from harness.run import state
+from harness.run.runner import time_limit
+
+from docs.site.capture import Streams, captured
+from docs.site.stamp import STAMP_KEY, Stamp
 
 EXPECTED_ERROR_TAG = "raises-exception"  # the Jupyter / MyST-NB tag for a cell meant to raise
-STAMP_KEY = "torch_pitfalls"  # metadata key of the stamp, on stamp outputs and the notebook
 
 
 class CaseRunError(Exception):
@@ -50,33 +47,6 @@ class ExecutedCase:
     loaded: LoadedCase
     notebook: nbformat.NotebookNode  # the case's cells, with the outputs of this run
     devices: list[str] = field(default_factory=list)  # devices its cells ran on
-
-
-@dataclass(frozen=True)
-class Stamp:
-    """Where outputs came from: this process's torch and the names of its devices."""
-
-    torch: str
-    names: dict[str, str]
-
-    @classmethod
-    def here(cls) -> "Stamp":
-        return cls(torch.__version__, device_names())
-
-    def text(self, devices: list[str]) -> str:
-        where = ", ".join(f"{d} ({self.names[d]})" if d in self.names else d for d in devices)
-        return f"torch {self.torch} · {where}"
-
-    def output(self, devices: list[str]) -> nbformat.NotebookNode:
-        text = self.text(devices)
-        return nbformat.v4.new_output(
-            "display_data",
-            data={
-                "text/plain": f"[output of {text}]",
-                "text/html": f'<p class="pitfalls-stamp">output of {html.escape(text)}</p>',
-            },
-            metadata={STAMP_KEY: {"torch": self.torch, "devices": devices}},
-        )
 
 
 def execute_cases(cases: list[LoadedCase], root: Path, stamp: Stamp | None = None) -> list[ExecutedCase]:
@@ -115,7 +85,7 @@ def execute_case(lc: LoadedCase, root: Path, stamp: Stamp) -> ExecutedCase:
         os.chdir(root)
         if str(root) not in sys.path:
             sys.path.insert(0, str(root))
-        state.reseed()  # the same outputs whatever ran before
+        reseed()  # the same outputs whatever ran before
         offsets = _cell_lines(text, nb.cells)
         count = 0
         for cell, line_offset in zip(nb.cells, offsets):
@@ -156,13 +126,13 @@ def _run_cell(lc: LoadedCase, cell, line_offset: int, namespace: dict) -> tuple[
         filename = f"{lc.path}#cell-{cell.execution_count}"
         linecache.cache[filename] = (len(cell.source), None, cell.source.splitlines(True), filename)
     expects_error = EXPECTED_ERROR_TAG in cell.metadata.get("tags", ())
-    streams = _Streams()
+    streams = Streams()
     devices: list[str] = []
     try:
         tree = ast.parse(cell.source, filename)
         ast.increment_lineno(tree, max(line_offset, 0))
         last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
-        with _captured(streams), _recording_devices(devices), time_limit(2 * lc.case.timeout):
+        with captured(streams), _recording_devices(devices), time_limit(2 * lc.case.timeout):
             exec(compile(tree, filename, "exec"), namespace)
             value = eval(compile(ast.Expression(last.value), filename, "eval"), namespace) if last else None
     except KeyboardInterrupt:
@@ -225,66 +195,6 @@ def _recording_devices(seen: list[str]):
     finally:
         package.observe = module.observe = real
         _cell_devices = []
-
-
-class _Streams:
-    """stdout and stderr of one cell, kept in the order they were written."""
-
-    def __init__(self):
-        self.chunks: list[list[str]] = []
-
-    def writer(self, name: str) -> io.TextIOBase:
-        streams = self
-
-        class Writer(io.TextIOBase):
-            encoding = "utf-8"
-
-            def writable(self):
-                return True
-
-            def write(self, text):
-                if streams.chunks and streams.chunks[-1][0] == name:
-                    streams.chunks[-1][1] += text
-                else:
-                    streams.chunks.append([name, text])
-                return len(text)
-
-        return Writer()
-
-    def outputs(self) -> list:
-        return [nbformat.v4.new_output("stream", name=name, text=text) for name, text in self.chunks if text]
-
-
-@contextlib.contextmanager
-def _captured(streams: _Streams):
-    """stdout, stderr and warnings into ``streams``; warnings shown as Python shows them; what C
-    code writes to file descriptors 1 and 2 (torch's C++ logs) after the Python text."""
-    with _descriptors_captured(streams), contextlib.redirect_stdout(streams.writer("stdout")), \
-            contextlib.redirect_stderr(streams.writer("stderr")), warnings.catch_warnings():
-        warnings.simplefilter("default")
-        yield
-
-
-@contextlib.contextmanager
-def _descriptors_captured(streams: _Streams):
-    libc = ctypes.CDLL(None)
-    saved, files = {}, {}
-    for fd in (1, 2):
-        files[fd] = tempfile.TemporaryFile()
-        saved[fd] = os.dup(fd)
-        os.dup2(files[fd].fileno(), fd)
-    try:
-        yield
-    finally:
-        libc.fflush(None)  # C stdio buffers, before the descriptors go back
-        for fd, name in ((1, "stdout"), (2, "stderr")):
-            os.dup2(saved[fd], fd)
-            os.close(saved[fd])
-            files[fd].seek(0)
-            text = files[fd].read().decode("utf-8", errors="replace")
-            files[fd].close()
-            if text:
-                streams.writer(name).write(text)
 
 
 def _error_output(exc: BaseException) -> nbformat.NotebookNode:

@@ -43,7 +43,7 @@ def linters_page(bench: dict | None, cases_dir: Path) -> str:
            "and fixed program (the variant function and what it uses) checked by `pitfalls lint` and by "
            "TorchFix. A linter *catches* a case when it reports on the broken program something it does not "
            "report on the fixed one; reporting anything on a fixed program is firing on correct code. "
-           "`pitfalls lint-bench` recomputes this table; `tests/test_lint_bench.py` keeps it current.\n"]
+           "`pitfalls lint-bench` recomputes this table; `tests/lint/test_lint_bench.py` keeps it current.\n"]
     if bench is None:
         out.append(f"The bench is {NOT_RECORDED.replace('not in ', 'not ')} (`reports/lint-bench.json`).\n")
         return "\n".join(out)

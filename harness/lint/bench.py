@@ -4,7 +4,7 @@ checked by `pitfalls lint` and by TorchFix, and which rule ids fire on which.
 A linter *catches* a case when it reports on the broken program a rule it does not report on the
 fixed one (it tells them apart); it *fires on correct code* when it reports anything on the
 fixed program. `pitfalls lint-bench` prints the table (`--json`, `--write reports/lint-bench.json`);
-the site's linters page and each case page read the committed file; tests/test_lint_bench.py
+the site's linters page and each case page read the committed file; tests/lint/test_lint_bench.py
 recomputes it and requires it to match.
 """
 from __future__ import annotations
@@ -148,7 +148,7 @@ def run_bench_command(args, usage_error) -> int:
         raise usage_error("torchfix is not installed (pip install torchfix==0.7.0, the test extra has it)") from None
     result = bench(Path(args.cases))
     if args.write:
-        from harness.report import write_report  # the same atomic write as reports
+        from harness.run.report import write_report  # the same atomic write as reports
 
         write_report(result, args.write)
     print(json.dumps(result, indent=1) if args.json else text_table(result))

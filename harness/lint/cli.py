@@ -1,5 +1,6 @@
 """``pitfalls lint PATH... [--format text|json|sarif] [--select ID,..] [--ignore ID,..]
-[--torch X.Y | --all-versions]``: exit 1 when something is found, 0 when nothing, 2 on bad input."""
+[--torch X.Y | --all-versions]``: exit 1 when something is found, 0 when nothing, 2 on bad input;
+and ``pitfalls lint-bench`` (harness/lint/bench.py)."""
 from __future__ import annotations
 
 import json
@@ -20,6 +21,21 @@ def installed_torch() -> str | None:
     except metadata.PackageNotFoundError:
         return None
 
+
+def add_commands(sub) -> None:
+    lint = sub.add_parser("lint", help="find the corpus's statically visible pitfalls in your code")
+    add_arguments(lint)
+    lint.set_defaults(handler=run_lint)
+    lb = sub.add_parser("lint-bench", help="pitfalls lint and TorchFix on every case's broken and fixed programs")
+    lb.add_argument("--json", action="store_true", help="print the table as JSON")
+    lb.add_argument("--write", metavar="PATH", help="also write it to PATH (reports/lint-bench.json is the committed one)")
+    lb.set_defaults(handler=_lint_bench)
+
+
+def _lint_bench(args, usage_error) -> int:
+    from harness.lint.bench import run_bench_command
+
+    return run_bench_command(args, usage_error)
 
 def add_arguments(p) -> None:
     p.add_argument("paths", nargs="+", metavar="PATH", help="files or folders (every *.py below)")

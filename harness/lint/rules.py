@@ -2,7 +2,7 @@
 declares ops): each rule names the case(s) that prove it, says what goes wrong and the fix, and
 fires only where its case's `affects` holds for the torch in question.
 
-Every rule is tested by its cases (tests/test_lint.py): the case's broken code must be flagged,
+Every rule is tested by its cases (tests/lint/test_lint.py): the case's broken code must be flagged,
 its fixed code must not. A rule matches a node with its context (harness/lint/engine.py).
 """
 from __future__ import annotations

@@ -1,0 +1,91 @@
+"""The home page: what the corpus is, how to run it, and the filterable table of cases."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness.loader import LoadedCase
+from harness.matrix import Matrix
+from harness.matrix.claims import reason_of
+
+from docs.site.matrix_page import newest_symptom
+from docs.site.text import case_href, esc, raw_html
+
+INTRO = Path(__file__).with_name("home.md")  # the hand-written part of the home page
+
+
+def topics_of(cases: list[LoadedCase]) -> list[str]:
+    return sorted({lc.topic for lc in cases})
+
+
+def home_page(cases: list[LoadedCase], m: Matrix) -> str:
+    topics = topics_of(cases)
+    intro = INTRO.read_text(encoding="utf-8").replace("{cases}", str(len(cases))).replace("{topics}", str(len(topics)))
+    out = [intro.rstrip() + "\n", "## The cases\n", _evidence_summary(cases, m), raw_html(_filters(cases) + _table(cases, m))]
+    out.append("```{toctree}\n:hidden:\n:titlesonly:\n:maxdepth: 1\n:caption: Topics\n\n" + "\n".join(f"topics/{t}" for t in topics) + "\n```\n")
+    out.append("```{toctree}\n:hidden:\n:titlesonly:\n:maxdepth: 1\n:caption: The corpus\n\nmatrix\nupgrade\nlinters\nperformance\nwriting-a-case\n```\n")
+    return "\n".join(out)
+
+
+def newest_cell(m: Matrix, case_id: str, device: str = "cpu"):
+    """The case's cell on the newest release recorded for ``device``, or None."""
+    return m.cell(case_id, m.versions[-1], device) if m.versions and device in m.devices else None
+
+
+def evidence(m: Matrix, lc: LoadedCase) -> str:
+    """In words: what the newest recorded release observed of the case on CPU."""
+    cell = newest_cell(m, lc.id)
+    if cell is None:
+        return "not observed"
+    if cell.status == "reproduced":
+        return "observed (symptom seen)"
+    if cell.status == "absent":
+        return "observed (absent, as declared)"
+    if cell.status == "unverified":
+        return "unverified: " + reason_of(cell.record.detail)
+    return cell.status
+
+
+def _evidence_summary(cases: list[LoadedCase], m: Matrix) -> str:
+    if not m.versions:
+        return "No report is recorded yet: nothing on this site is observed.\n"
+    words = [evidence(m, lc) for lc in cases]
+    seen = sum(w.startswith("observed") for w in words)
+    unverified = sum(w.startswith("unverified") for w in words)
+    inferred = sum(any(r.since for r in lc.case.rules) for lc in cases)
+    cuda = "no CUDA report is recorded, so no CUDA claim is observed" if "cuda" not in m.devices else "CUDA reports are recorded"
+    return (f"On the newest recorded release (torch {m.versions[-1]}, CPU): **{seen}** cases observed as declared "
+            f"with their fix proven, **{unverified}** unverified (nothing here tells the fix from the broken code; "
+            f"the reason is in the last column), {len(cases) - seen - unverified} other. {inferred} cases have a lower "
+            f"bound older than the matrix, inferred from a source and marked so on their page; {cuda}.\n")
+
+
+def _select(name: str, values: list[str]) -> str:
+    options = "".join(f'<option value="{esc(v)}">{esc(v)}</option>' for v in values)
+    return (f'<label>{name} <select id="filter-{name}" data-filter="{name}">'
+            f'<option value="">all</option>{options}</select></label>')
+
+
+def _filters(cases: list[LoadedCase]) -> str:
+    kinds = sorted({lc.case.kind for lc in cases})
+    tags = sorted({t for lc in cases for t in lc.case.tags})
+    return (f'<div class="case-filters">{_select("topic", topics_of(cases))}{_select("kind", kinds)}'
+            f'{_select("tag", tags)} <span id="cases-shown">{len(cases)} of {len(cases)} cases</span></div>')
+
+
+def _table(cases: list[LoadedCase], m: Matrix) -> str:
+    rows = []
+    for lc in sorted(cases, key=lambda lc: (lc.topic, lc.id)):
+        c = lc.case
+        rows.append(
+            f'<tr data-id="{esc(c.id)}" data-topic="{esc(lc.topic)}" data-kind="{esc(c.kind)}" '
+            f'data-tags="{esc(" ".join(c.tags))}">'
+            f"<td><code>{esc(c.id)}</code></td>"
+            f'<td><a href="{case_href(c.id)}">{esc(c.title)}</a>'
+            f'<div class="case-tags">{" ".join(f"<span>{esc(t)}</span>" for t in c.tags)}</div></td>'
+            f'<td><a href="topics/{esc(lc.topic)}.html">{esc(lc.topic)}</a></td>'
+            f"<td>{esc(c.kind)}</td><td>{esc(', '.join(c.devices))}</td>"
+            f"<td>{esc(newest_symptom(m, c.id))}</td><td>{esc(evidence(m, lc))}</td></tr>"
+        )
+    return ('<table id="cases-table" class="pitfalls-cases"><thead><tr><th>id</th><th>title and tags</th><th>topic</th>'
+            "<th>kind</th><th>devices</th><th>symptom on the newest torch observed</th><th>evidence</th></tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table>")

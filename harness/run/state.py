@@ -1,0 +1,149 @@
+"""Process-wide state a case could leave changed, as a table of named probes.
+
+The runner snapshots every probe before a variant and compares after it; a difference is a
+leak, reported by name, and the snapshot is restored so later cases are not poisoned.
+RNG states count too: a case seeds locally (``harness.seeded``) or uses its own generator.
+"""
+from __future__ import annotations
+
+import os
+import random
+import sys
+import warnings
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import torch
+
+try:
+    import numpy
+except ImportError:  # numpy is optional for torch; then there is no numpy state to guard
+    numpy = None
+
+# Modules whose first import changes process state: torch._dynamo sets TORCHINDUCTOR_CACHE_DIR
+# (the first optimizer step or profiler run imports it). Imported once here, before any
+# snapshot, so that import side effect is not mistaken for a case's leak.
+for _name in ("torch._dynamo",):
+    try:
+        __import__(_name)
+    except ImportError:  # torch < 2.0
+        pass
+
+
+@dataclass(frozen=True)
+class Probe:
+    name: str
+    get: Callable[[], Any]
+    set: Callable[[Any], None]
+    same: Callable[[Any, Any], bool] = lambda a, b: a == b
+
+
+PRINT_OPTION_NAMES = ("precision", "threshold", "edgeitems", "linewidth", "sci_mode")
+
+
+def _print_options() -> dict:
+    # getattr, not vars(): before 2.x the defaults are class attributes, and the first
+    # set_printoptions() call copies them into the instance without changing any value.
+    return {k: getattr(torch._tensor_str.PRINT_OPTS, k) for k in PRINT_OPTION_NAMES}
+
+
+def _set_print_options(opts: dict) -> None:
+    for key, value in opts.items():
+        setattr(torch._tensor_str.PRINT_OPTS, key, value)
+
+
+def _set_anomaly(state: tuple[bool, bool]) -> None:
+    torch.set_anomaly_enabled(state[0], state[1])
+
+
+def _set_deterministic(state: tuple[bool, bool]) -> None:
+    torch.use_deterministic_algorithms(state[0], warn_only=state[1])
+
+
+def _get_warning_filters():
+    return list(warnings.filters), frozenset(sys.modules)
+
+
+def _same_warning_filters(before, after) -> bool:
+    """Equal, except for filters that a library installs when a variant first imports it
+    (sympy adds one for its own deprecation warning): those are import side effects, not leaks."""
+    (old, old_modules), (new, new_modules) = before, after
+    imported = new_modules - old_modules
+    added = [f for f in new if f not in old and getattr(f[2], "__module__", "") in imported]
+    return [f for f in new if f not in added] == old
+
+
+def _set_warning_filters(saved) -> None:
+    warnings.filters[:] = saved[0]
+    warnings._filters_mutated()
+
+
+def _set_environ(env: dict) -> None:
+    os.environ.clear()
+    os.environ.update(env)
+
+
+def _same_numpy_state(a, b) -> bool:
+    return a[0] == b[0] and numpy.array_equal(a[1], b[1]) and a[2:] == b[2:]
+
+
+def _cuda_rng_get():
+    # Reading CUDA RNG state would initialise CUDA; only guard it once a case has done so.
+    return torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else None
+
+
+def _cuda_rng_set(states) -> None:
+    if states is not None:
+        torch.cuda.set_rng_state_all(states)
+
+
+def _same_tensor_lists(a, b) -> bool:
+    if a is None:  # CUDA was first initialised inside the variant: nothing to compare with
+        return True
+    return b is not None and len(a) == len(b) and all(torch.equal(x, y) for x, y in zip(a, b))
+
+
+PROBES: tuple[Probe, ...] = (
+    Probe("default dtype", torch.get_default_dtype, torch.set_default_dtype),
+    Probe("torch RNG state", torch.get_rng_state, torch.set_rng_state, torch.equal),
+    Probe("CUDA RNG state", _cuda_rng_get, _cuda_rng_set, _same_tensor_lists),
+    Probe("Python random state", random.getstate, random.setstate),
+    Probe("print options", lambda: _print_options(), _set_print_options),
+    Probe("grad mode", torch.is_grad_enabled, torch.set_grad_enabled),
+    Probe("anomaly mode", lambda: (torch.is_anomaly_enabled(), torch.is_anomaly_check_nan_enabled()), _set_anomaly),
+    Probe(
+        "deterministic algorithms",
+        lambda: (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()),
+        _set_deterministic,
+    ),
+    Probe("warn-always flag", torch.is_warn_always_enabled, torch.set_warn_always),
+    Probe("float32 matmul precision", torch.get_float32_matmul_precision, torch.set_float32_matmul_precision),
+    Probe("cudnn.benchmark", lambda: torch.backends.cudnn.benchmark, lambda v: setattr(torch.backends.cudnn, "benchmark", v)),
+    Probe(
+        "cudnn.deterministic",
+        lambda: torch.backends.cudnn.deterministic,
+        lambda v: setattr(torch.backends.cudnn, "deterministic", v),
+    ),
+    Probe("number of threads", torch.get_num_threads, torch.set_num_threads),
+    Probe("warning filters", _get_warning_filters, _set_warning_filters, _same_warning_filters),
+    Probe("environment variables", lambda: dict(os.environ), _set_environ),
+    Probe("working directory", os.getcwd, os.chdir),
+    Probe("sys.path", lambda: list(sys.path), lambda v: sys.path.__setitem__(slice(None), v)),
+)
+if numpy is not None:
+    PROBES += (Probe("NumPy random state", numpy.random.get_state, numpy.random.set_state, _same_numpy_state),)
+
+
+def snapshot() -> dict[str, Any]:
+    return {p.name: p.get() for p in PROBES}
+
+
+def leaks(before: dict[str, Any]) -> list[str]:
+    """Names of the probes whose value differs from ``before``."""
+    return [p.name for p in PROBES if not p.same(before[p.name], p.get())]
+
+
+def restore(before: dict[str, Any]) -> None:
+    for p in PROBES:
+        if not p.same(before[p.name], p.get()):
+            p.set(before[p.name])

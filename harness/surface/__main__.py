@@ -1,0 +1,5 @@
+import sys
+
+from harness.surface.cli import main
+
+sys.exit(main())

@@ -1,0 +1,202 @@
+"""The docs generator on planted cases: executing cells, failing on a broken case, rebuilding
+after an edit, and the performance page's data."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import nbformat
+import pytest
+
+from planting import ROOT
+
+pytest.importorskip("sphinx", reason="the docs extra is not installed (pip install -e '.[test,docs]')")
+pytest.importorskip("myst_nb", reason="the docs extra is not installed (pip install -e '.[test,docs]')")
+
+from docs.site.bench_page import BenchError, choose_bench, performance_page  # noqa: E402
+from docs.site.execute import CaseRunError, execute_cases  # noqa: E402
+from docs.site.stamp import Stamp  # noqa: E402
+from harness import observe  # noqa: E402
+from harness.loader import load_cases  # noqa: E402
+
+# A case as an author writes one: prose cells, the code, demo cells printing what it produced.
+STORY = '''\
+# %% [markdown]
+# # A planted story
+#
+# {prose}
+
+# %%
+import torch
+from harness import Case, Source, observe
+
+CASE = Case(id="planted-story", title="A planted story", kind="error", affects="*",
+            devices=("cpu",), sources=(Source("planted by the docs tests"),), timeout={timeout})
+
+
+def broken(device):
+    return torch.ones(2, device=device)[5]
+
+
+def symptom(run):
+    return run.raised(IndexError)
+
+
+def fixed(device):
+    value = torch.ones(2, device=device)[1]
+    assert value.item() == {fixed_value}
+    return value
+
+
+def check(run, device):
+    assert run.value.item() == 1.0
+
+# %%
+if __name__ == "__main__":
+    print(observe(broken, "cpu"))
+
+# %%
+{extra_cell}
+
+# %%
+if __name__ == "__main__":
+    print("fixed gives", fixed("cpu").item())
+'''
+
+
+def plant(root, prose="The first version of the prose.", fixed_value="1.0", extra_cell="pass", timeout=60.0):
+    folder = root / "cases" / "python"
+    folder.mkdir(parents=True, exist_ok=True)
+    (root / "reports").mkdir(exist_ok=True)
+    path = folder / "planted_story.py"
+    path.write_text(STORY.format(prose=prose, fixed_value=fixed_value, extra_cell=extra_cell, timeout=timeout))
+    return path
+
+
+def build(root, out):
+    return subprocess.run([sys.executable, "-m", "docs.site.build", "--root", str(root), "--out", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+
+
+def outputs_of(notebook):
+    return [o for c in notebook.cells if c.cell_type == "code" for o in c.outputs]
+
+
+def test_cells_run_in_order_with_real_outputs_and_a_stamp(tmp_path):
+    plant(tmp_path)
+    [case] = load_cases(tmp_path / "cases")
+    [executed] = execute_cases([case], tmp_path, Stamp("9.9.9", {"cpu": "a test CPU"}))
+    texts = [o.text for o in outputs_of(executed.notebook) if o.output_type == "stream"]
+    assert texts == [f"{observe(case.module.broken, 'cpu')}\n", "fixed gives 1.0\n"]
+    assert texts[0].startswith("raised IndexError")
+    stamps = [o for o in outputs_of(executed.notebook) if o.output_type == "display_data"]
+    assert [s.data["text/plain"] for s in stamps] == ["[output of torch 9.9.9 · cpu (a test CPU)]"] * 2
+
+
+def test_an_expected_exception_shows_its_traceback_and_the_case_goes_on(tmp_path):
+    plant(tmp_path, extra_cell='# %% tags=["raises-exception"]\nif __name__ == "__main__":\n    raise ValueError("meant to fail")')
+    [executed] = execute_cases(load_cases(tmp_path / "cases"), tmp_path)
+    errors = [o for o in outputs_of(executed.notebook) if o.output_type == "error"]
+    assert [(e.ename, e.evalue) for e in errors] == [("ValueError", "meant to fail")]
+    assert "planted_story.py" in "\n".join(errors[0].traceback)  # the module's own file and line
+    assert "fixed gives 1.0\n" in [o.get("text") for o in outputs_of(executed.notebook)]
+
+
+def test_an_unexpected_exception_names_the_case_and_keeps_the_old_site(tmp_path):
+    plant(tmp_path, extra_cell='if __name__ == "__main__":\n    raise ValueError("not meant")')
+    with pytest.raises(CaseRunError, match=r"case planted-story \(.*planted_story\.py:\d+\): cell 3 raised ValueError: not meant"):
+        execute_cases(load_cases(tmp_path / "cases"), tmp_path)
+    out = tmp_path / "site"
+    out.mkdir()
+    (out / "index.html").write_text("the previous site")
+    result = build(tmp_path, out)
+    assert result.returncode == 1
+    assert result.stderr.startswith("docs: error: case planted-story")
+    assert (out / "index.html").read_text() == "the previous site"
+
+
+def test_a_cell_tagged_to_raise_that_does_not_fails(tmp_path):
+    plant(tmp_path, extra_cell='# %% tags=["raises-exception"]\nx = 1')
+    with pytest.raises(CaseRunError, match=r"case planted-story .*: cell 4 is tagged raises-exception but raised nothing"):
+        execute_cases(load_cases(tmp_path / "cases"), tmp_path)
+
+
+def test_a_cell_that_hangs_is_stopped_and_named(tmp_path):
+    plant(tmp_path, timeout=0.5, extra_cell='if __name__ == "__main__":\n    import time\n    time.sleep(30)')
+    with pytest.raises(CaseRunError, match=r"case planted-story .*: cell 3 ran past its 1 s time limit"):
+        execute_cases(load_cases(tmp_path / "cases"), tmp_path)
+
+
+def test_a_case_that_crashes_the_interpreter_is_named(tmp_path):
+    plant(tmp_path, extra_cell='if __name__ == "__main__":\n    import ctypes\n    ctypes.string_at(0)')
+    result = build(tmp_path, tmp_path / "site")
+    assert result.returncode != 0
+    assert re.search(r"planted_story\.py\", line \d+", result.stderr), result.stderr[-2000:]
+    assert not (tmp_path / "site").exists()
+
+
+def test_an_edited_case_shows_on_the_next_build(tmp_path):
+    path = plant(tmp_path)
+    out = tmp_path / "site"
+    first = build(tmp_path, out)
+    assert first.returncode == 0, first.stderr
+    page = out / "cases" / "planted-story.html"
+    assert "The first version of the prose." in page.read_text()
+    path.write_text(STORY.format(prose="An edited prose.", fixed_value="1.0", timeout=60.0,
+                                 extra_cell='if __name__ == "__main__":\n    print("a new output line")'))
+    second = build(tmp_path, out)
+    assert second.returncode == 0, second.stderr
+    html = page.read_text()
+    assert "An edited prose." in html and "The first version of the prose." not in html
+    assert "a new output line" in html
+    notebook = nbformat.read(out / "downloads" / "planted_story.ipynb", as_version=4)
+    assert any("a new output line" in o.get("text", "") for o in outputs_of(notebook))
+
+
+def _bench(ratios, date="2026-11-23T12:00:00+00:00"):
+    return {"benchmarks": [], "pitfalls": {"torch": "2.13.0+cpu", "devices": {"cpu": "a test CPU"}, "date": date,
+                                           "ratios": ratios, "harness": {"overhead_ratio": 1.25}}}
+
+
+RATIO = {"case": "python-loop-vs-broadcast", "device": "cpu", "metric": "time", "broken": 2.9e-4,
+         "fixed": 2.4e-5, "unit": "s", "ratio": 12.1}
+
+
+def test_performance_page_without_a_benchmark_says_so(tmp_path):
+    path, section, notes = choose_bench(tmp_path / "bench.json", tmp_path)
+    page, svg = performance_page(path, section, notes, set())
+    assert "No benchmark recorded" in page and svg is None
+
+
+def test_performance_page_draws_the_newest_committed_benchmark(tmp_path):
+    (tmp_path / "bench-old.json").write_text(json.dumps(_bench([{**RATIO, "ratio": 3.0}], "2026-01-01T00:00:00+00:00")))
+    (tmp_path / "bench-new.json").write_text(json.dumps(_bench([RATIO])))
+    (tmp_path / "bench.json").write_text(json.dumps({"benchmarks": []}))  # an older `make bench`: no section
+    path, section, notes = choose_bench(tmp_path / "bench.json", tmp_path)
+    page, svg = performance_page(path, section, notes, {"python-loop-vs-broadcast"})
+    assert path.name == "bench-new.json"
+    assert "12.1×" in page and "a test CPU" in page and "2026-11-23" in page and "1.25×" in page
+    assert "`bench.json` has no `pitfalls` section" in page
+    assert svg.startswith(b"<?xml") and b"python-loop-vs-broadcast" in svg
+
+
+def test_a_malformed_benchmark_names_the_file_and_field(tmp_path):
+    bad = {k: v for k, v in RATIO.items() if k != "ratio"}
+    (tmp_path / "bench.json").write_text(json.dumps(_bench([bad])))
+    with pytest.raises(BenchError, match=r"bench\.json: pitfalls\.ratios\[0\]\.ratio: missing"):
+        choose_bench(tmp_path / "bench.json", tmp_path)
+    (tmp_path / "bench.json").write_text('{"pitfalls": ')
+    with pytest.raises(BenchError, match=r"bench\.json: cannot be read as JSON"):
+        choose_bench(tmp_path / "bench.json", tmp_path)
+
+
+def test_each_cell_is_stamped_with_the_devices_it_observed_on(tmp_path):
+    """`observe` is bound once, by the import cell; later cells' calls must still stamp their own
+    cell, not the import cell's."""
+    plant(tmp_path, extra_cell='if __name__ == "__main__":\n    print(observe(fixed, "meta"))')
+    [executed] = execute_cases(load_cases(tmp_path / "cases"), tmp_path, Stamp("9.9.9", {"cpu": "a test CPU"}))
+    stamped = [o.metadata["torch_pitfalls"]["devices"] for o in outputs_of(executed.notebook)
+               if "torch_pitfalls" in o.get("metadata", {})]
+    assert stamped == [["cpu"], ["meta"], ["cpu"]]

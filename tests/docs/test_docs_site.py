@@ -1,0 +1,228 @@
+"""The docs site as a reader meets it: built once per session, served on localhost, driven in
+headless Debian Chromium (apt-get install chromium; no browser is downloaded)."""
+from __future__ import annotations
+
+import functools
+import http.server
+import re
+import threading
+from pathlib import Path
+
+import nbformat
+import pytest
+import torch
+
+from planting import ROOT
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]
+SCREENSHOTS = ROOT / "build" / "screenshots"
+
+pytest.importorskip("sphinx", reason="the docs extra is not installed (pip install -e '.[test,docs]')")
+pytest.importorskip("myst_nb", reason="the docs extra is not installed (pip install -e '.[test,docs]')")
+
+from harness import observe  # noqa: E402
+from harness.loader import load_cases  # noqa: E402
+from harness.matrix import load_matrix  # noqa: E402
+
+CASES = load_cases(ROOT / "cases")
+
+
+@pytest.fixture(scope="session")
+def site(jobs) -> Path:
+    """The whole site, built the way `make docs` builds it, into a temp folder (started with the
+    other whole runs when collection ends: ``background``)."""
+    built = jobs.get("site")
+    assert built.proc.returncode == 0, built.proc.stderr[-3000:]
+    return built.output
+
+
+@pytest.fixture(scope="session")
+def base_url(site):
+    handler = functools.partial(_QuietHandler, directory=str(site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)  # port 0: a free one
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}/"
+    server.shutdown()
+    server.server_close()
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} is absent: apt-get update && apt-get install -y chromium")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e '.[docs]')")
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser, base_url):
+    """A page that may load only from the local server: any other request is refused and named."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, accept_downloads=True)
+    page = context.new_page()
+    outside = []
+
+    def route(r):
+        if r.request.url.startswith(base_url) or r.request.url.startswith(("data:", "blob:")):
+            r.continue_()
+        else:
+            outside.append(r.request.url)
+            r.abort()
+
+    page.route("**/*", route)
+    page.base = base_url
+    yield page
+    context.close()
+    assert outside == [], f"the site asked for resources outside localhost: {outside}"
+
+
+def test_every_case_has_a_page_and_the_site_has_its_other_pages(site):
+    assert sorted(p.stem for p in (site / "cases").glob("*.html")) == sorted(lc.id for lc in CASES)
+    assert sorted(p.stem for p in (site / "topics").glob("*.html")) == sorted({lc.topic for lc in CASES})
+    for name in ("index.html", "matrix.html", "upgrade.html", "linters.html", "performance.html", "search.html"):
+        assert (site / name).is_file(), name
+
+
+def visible_ids(page) -> list[str]:
+    return page.eval_on_selector_all("#cases-table tbody tr:not([hidden])", "rows => rows.map(r => r.dataset.id)")
+
+
+def test_home_table_filters_by_topic_kind_and_tag(page):
+    page.goto(page.base + "index.html")
+    everything = sorted(lc.id for lc in CASES)
+    assert sorted(visible_ids(page)) == everything
+
+    page.select_option("#filter-topic", "autograd")
+    autograd = sorted(lc.id for lc in CASES if lc.topic == "autograd")
+    assert sorted(visible_ids(page)) == autograd
+    assert page.inner_text("#cases-shown") == f"{len(autograd)} of {len(CASES)} cases"
+    assert page.locator("#cases-table tbody tr[data-id='stack-vs-cat']").is_hidden()
+
+    page.select_option("#filter-kind", "silent")
+    assert sorted(visible_ids(page)) == sorted(lc.id for lc in CASES if lc.topic == "autograd" and lc.case.kind == "silent")
+
+    page.select_option("#filter-topic", "")
+    page.select_option("#filter-kind", "")
+    page.select_option("#filter-tag", "retain_graph")
+    assert sorted(visible_ids(page)) == sorted(lc.id for lc in CASES if "retain_graph" in lc.case.tags)
+    page.select_option("#filter-tag", "")
+    assert sorted(visible_ids(page)) == everything
+
+
+def test_search_finds_a_case_by_its_error_message(page):
+    page.goto(page.base + "index.html")
+    box = page.locator("input[name='q']").first
+    box.fill("second time")
+    box.press("Enter")
+    link = page.locator("#search-results a[href*='cases/backward-twice.html']").first
+    link.wait_for(timeout=15000)
+    link.click()
+    page.wait_for_url(re.compile(r"cases/backward-twice\.html"))
+    assert page.inner_text("h1").startswith("Backward through a graph that was already freed")
+
+
+def test_gradcheck_is_found_by_jacobian(page):
+    page.goto(page.base + "search.html?q=Jacobian")
+    page.locator("#search-results a[href*='cases/gradcheck-float32.html']").first.wait_for(timeout=15000)
+
+
+def test_case_page_shows_the_broken_variants_real_output_and_the_torch_stamp(page):
+    case = next(lc for lc in CASES if lc.id == "backward-twice")
+    live = str(observe(case.module.broken, "cpu"))  # what the broken variant gives in this process
+    assert "second time" in live
+    page.goto(page.base + "cases/backward-twice.html")
+    outputs = page.locator(".cell_output pre").all_inner_texts()
+    assert live in [text.strip() for text in outputs]
+    stamps = page.locator(".pitfalls-stamp").all_inner_texts()
+    assert len(stamps) == 2  # one per cell with output: the broken and the fixed demo
+    assert all(f"torch {torch.__version__} · cpu" in s for s in stamps), stamps
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / "case-page.png"), full_page=True)
+
+
+def test_case_page_shows_its_row_of_the_version_matrix_its_evidence_and_folds_its_metadata(page):
+    from harness.matrix.cli import MARKS
+
+    matrix = load_matrix(ROOT / "reports", ROOT / "cases")
+    page.goto(page.base + "cases/backward-twice.html")
+    shown = page.locator("table.case-row tbody tr").first.locator("td").all_inner_texts()
+    assert [t.strip()[:1] for t in shown] == [MARKS[c.status].strip() or "·" for c in matrix.row("backward-twice", matrix.devices[0])]
+    evidence = page.locator("section#what-the-claims-rest-on").inner_text()
+    assert "cpu: symptom observed on " in evidence and "cuda: the symptom is not observed" in evidence
+    # the CASE = Case(...) cell is folded behind a toggle: not shown until opened
+    assert not page.get_by_text("CASE = Case(", exact=False).first.is_visible()
+
+
+def test_matrix_page_leads_with_changes_and_shows_every_release_unclipped(page):
+    matrix = load_matrix(ROOT / "reports", ROOT / "cases")
+    page.goto(page.base + "matrix.html")
+    table = page.locator("table#matrix-cpu")
+    if matrix.versions and any(matrix.changes(c.id) for c in matrix.cases):
+        heads = table.locator("thead th").all_inner_texts()
+        assert len(heads) == 1 + len(matrix.versions)
+        # every column fits: the table does not scroll sideways in a 1280-pixel window
+        assert table.evaluate("t => t.scrollWidth <= t.clientWidth + 1"), "the matrix is clipped"
+        assert table.locator("td.changed").count() >= 1
+    assert "Unchanged on every release" in page.content()
+
+
+def test_upgrade_page_lists_consecutive_releases(page):
+    matrix = load_matrix(ROOT / "reports", ROOT / "cases")
+    page.goto(page.base + "upgrade.html")
+    text = page.locator("article").inner_text()
+    for a, b in zip(matrix.versions, matrix.versions[1:]):
+        assert f"{a} → {b} (cpu)" in text
+
+
+def test_the_upgrade_topic_shows_each_boundary_as_observed(page):
+    page.goto(page.base + "topics/upgrade.html")
+    text = page.locator("article").inner_text()
+    assert "first seen by the matrix" in text
+    row = page.locator("tr", has_text="zero-grad-set-to-none").inner_text()
+    assert "2.0.1" in row and "1.13.1: absent" in row and "yes" in row
+
+
+def test_the_linters_page_and_a_case_pages_linter_line(page):
+    import json
+
+    bench = json.loads((ROOT / "reports" / "lint-bench.json").read_text())
+    page.goto(page.base + "linters.html")
+    text = page.locator("article").inner_text()
+    t = bench["totals"]
+    assert f"catches {t['pitfalls-lint']['catches']} and fires on 0 fixed programs" in text
+    assert "PTF101" in text and "zero-grad-set-to-none" in text
+    page.goto(page.base + "cases/weight-norm-deprecated.html")
+    line = page.locator("p", has_text="Linters").first.inner_text()
+    assert "pitfalls lint reports PTF111 on the broken code" in line and "TOR101" in line
+
+
+def test_notebook_download_is_a_valid_notebook_with_outputs(page, tmp_path):
+    page.goto(page.base + "cases/backward-twice.html")
+    with page.expect_download() as download:
+        page.locator("a.download-ipynb").first.click()
+    path = tmp_path / download.value.suggested_filename
+    download.value.save_as(path)
+    notebook = nbformat.read(path, as_version=4)
+    nbformat.validate(notebook)
+    assert "pip install torch-pitfalls" in notebook.cells[0].source  # how to run it outside this project
+    texts = [o.get("text", "") for c in notebook.cells if c.cell_type == "code" for o in c.outputs]
+    assert any("second time" in t for t in texts)
+    assert notebook.metadata["torch_pitfalls"]["torch"] == torch.__version__
+
+
+def test_pages_name_no_outside_resource(site):
+    # The browser tests catch requests made; this catches every page, including unvisited ones.
+    outside = re.compile(r"""<(?:script|link|img|iframe)\b[^>]*\b(?:src|href)=["'](?:https?:)?//""", re.I)
+    offenders = [str(p.relative_to(site)) for p in site.rglob("*.html") if outside.search(p.read_text(encoding="utf-8"))]
+    assert offenders == []
+

@@ -1,0 +1,94 @@
+"""The package layout (docs/architecture.md): imports run only downward, read from the source of
+every module of ``harness`` and ``docs/site``, the imports inside functions included."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from planting import ROOT
+
+# What each part may import besides itself. "case" is the case model at the top of harness/.
+ALLOWED = {
+    "case": {"case"},
+    "run": {"case"},
+    "matrix": {"case", "run"},
+    "surface": {"case", "matrix"},  # the releases the matrix runs, as the default scan
+    "lint": {"case", "run.report"},  # the atomic write of a report, for the recorded bench
+    "cli": {"case", "run", "matrix", "lint"},  # `pitfalls` gathers every capability's commands
+    "site": {"case", "run", "matrix", "lint"},
+}
+ENTRY_POINTS = {"cli.py", "__main__.py"}
+
+
+def part_of(path: Path) -> str:
+    rel = path.relative_to(ROOT)
+    if rel.parts[:2] == ("docs", "site"):
+        return "site"
+    inner = rel.parts[1:]
+    if len(inner) == 1:
+        return "cli" if inner[0] in ENTRY_POINTS else "case"
+    return inner[0]
+
+
+def imported(module: str) -> str | None:
+    """The part a dotted module name belongs to, or None for anything outside the project."""
+    parts = module.split(".")
+    if parts[:2] == ["docs", "site"]:
+        return "site"
+    if parts[0] != "harness":
+        return None
+    if len(parts) == 1 or parts[1] not in {"run", "matrix", "surface", "lint"}:
+        return "case"
+    return parts[1]
+
+
+def imports_of(path: Path, text: str) -> list[tuple[int, str]]:
+    out = []
+    for node in ast.walk(ast.parse(text, str(path))):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            # `from harness.run import state` imports the module harness.run.state
+            out += [(node.lineno, f"{node.module}.{a.name}") for a in node.names]
+    return out
+
+
+def allowed(part: str, module: str) -> bool:
+    target = imported(module)
+    if target is None or target == part:
+        return True
+    return any(module == f"harness.{a}" or module.startswith(f"harness.{a}.") if "." in a else target == a
+               for a in ALLOWED[part])
+
+
+def upward_imports(path: Path, text: str) -> list[str]:
+    part = part_of(path)
+    return [f"{path.relative_to(ROOT)}:{line}: {part} imports {module}"
+            for line, module in imports_of(path, text) if not allowed(part, module)]
+
+
+def project_modules() -> list[Path]:
+    return sorted([*(ROOT / "harness").rglob("*.py"), *(ROOT / "docs" / "site").glob("*.py")])
+
+
+def test_imports_run_only_downward():
+    files = project_modules()
+    assert len(files) > 40  # the walk found the package, not an empty folder
+    assert [bad for path in files for bad in upward_imports(path, path.read_text(encoding="utf-8"))] == []
+
+
+@pytest.mark.parametrize("where, line", [
+    ("harness/case.py", "from harness.matrix import load_matrix"),  # the case model reaching up
+    ("harness/run/report.py", "from harness.matrix.claims import all_claims"),  # run reading the matrix
+    ("harness/lint/engine.py", "    from harness.run.runner import run_case"),  # lint running cases, lazily
+    ("harness/loader.py", "import docs.site.build"),  # anything below reading the site
+])
+def test_an_upward_import_is_named(where, line):
+    """The check itself: each upward import, planted in the module's text, is reported."""
+    path = ROOT / where
+    body = f"def _planted():\n{line}\n" if line.startswith(" ") else f"{line}\n"
+    assert upward_imports(path, path.read_text(encoding="utf-8")) == []
+    (bad,) = upward_imports(path, path.read_text(encoding="utf-8") + "\n" + body)
+    assert bad.startswith(f"{where}:") and line.split()[1] in bad
