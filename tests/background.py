@@ -13,6 +13,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -76,7 +78,17 @@ class Job:
     tmpdir: Path | None
     corpus: Corpus | None
     extra: dict
+    started: float = field(default_factory=time.monotonic)
+    took_s: float | None = None  # wall seconds, set by a watcher thread when the run ends
     finished: Finished | None = None
+
+    def watch(self) -> None:
+        """Note when the run ends, whenever that is read (the terminal summary lists the times)."""
+        def wait():
+            self.proc.wait()
+            self.took_s = time.monotonic() - self.started
+
+        threading.Thread(target=wait, daemon=True).start()
 
     def wait(self) -> Finished:
         if self.finished is None:
@@ -112,6 +124,10 @@ class Jobs:
         if name not in self.jobs:
             self.jobs[name] = getattr(self, f"_{name.replace('-', '_')}")(self.base / name)
 
+    def times(self) -> list[str]:
+        return [f"{name} {job.took_s:.0f} s" if job.took_s is not None else f"{name} unfinished"
+                for name, job in self.jobs.items()]
+
     def close(self) -> None:
         for job in self.jobs.values():
             if job.proc.poll() is None:
@@ -129,7 +145,9 @@ class Jobs:
             # the foreground tests (a lower priority, never less work).
             proc = subprocess.Popen([str(c) for c in cmd], cwd=cwd, env=subprocess_env(**env), stdout=out, stderr=err,
                                     preexec_fn=None if name == "site" else (lambda: os.nice(5)))
-        return Job(name, proc, [str(c) for c in cmd], cwd, report, logs, tmpdir, corpus, extra or {})
+        job = Job(name, proc, [str(c) for c in cmd], cwd, report, logs, tmpdir, corpus, extra or {})
+        job.watch()
+        return job
 
     # --- the runs ------------------------------------------------------------------------
     def _clean(self, root: Path) -> Job:

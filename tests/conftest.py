@@ -57,6 +57,13 @@ def pytest_collection_finish(session):
             jobs.start(name)
 
 
+def pytest_terminal_summary(terminalreporter):
+    """How long each background run took (wall): the figures TIMEOUT_S is derived from."""
+    jobs = terminalreporter.config.stash.get(jobs_key, None)
+    if jobs is not None and jobs.jobs:
+        terminalreporter.write_line("background runs: " + ", ".join(jobs.times()))
+
+
 def pytest_sessionfinish(session):
     jobs = session.config.stash.get(jobs_key, None)
     if jobs is not None:

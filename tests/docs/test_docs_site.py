@@ -6,6 +6,7 @@ import functools
 import http.server
 import re
 import threading
+import time
 from pathlib import Path
 
 import nbformat
@@ -65,10 +66,26 @@ def browser():
         browser.close()
 
 
+@pytest.fixture(scope="session")
+def wait_ms(browser, base_url) -> float:
+    """How long a page may take to do what a test waits for (a search's results, a navigation):
+    50 times what loading the home page (its script and its 107-row table) takes here and now,
+    and never less than Playwright's own default of 30 s. On a busy machine both slow down
+    together, so the margin follows the load instead of being a guess made on a quiet one."""
+    context = browser.new_context()
+    page = context.new_page()
+    started = time.perf_counter()
+    page.goto(base_url + "index.html", wait_until="load", timeout=0)  # no limit: this is the measure
+    took_ms = (time.perf_counter() - started) * 1000
+    context.close()
+    return max(30_000.0, 50 * took_ms)
+
+
 @pytest.fixture
-def page(browser, base_url):
+def page(browser, base_url, wait_ms):
     """A page that may load only from the local server: any other request is refused and named."""
     context = browser.new_context(viewport={"width": 1280, "height": 900}, accept_downloads=True)
+    context.set_default_timeout(wait_ms)
     page = context.new_page()
     outside = []
 
@@ -125,7 +142,7 @@ def test_search_finds_a_case_by_its_error_message(page):
     box.fill("second time")
     box.press("Enter")
     link = page.locator("#search-results a[href*='cases/backward-twice.html']").first
-    link.wait_for(timeout=15000)
+    link.wait_for()
     link.click()
     page.wait_for_url(re.compile(r"cases/backward-twice\.html"))
     assert page.inner_text("h1").startswith("Backward through a graph that was already freed")
@@ -133,7 +150,7 @@ def test_search_finds_a_case_by_its_error_message(page):
 
 def test_gradcheck_is_found_by_jacobian(page):
     page.goto(page.base + "search.html?q=Jacobian")
-    page.locator("#search-results a[href*='cases/gradcheck-float32.html']").first.wait_for(timeout=15000)
+    page.locator("#search-results a[href*='cases/gradcheck-float32.html']").first.wait_for()
 
 
 def test_case_page_shows_the_broken_variants_real_output_and_the_torch_stamp(page):
