@@ -9,6 +9,9 @@ import sys
 from packaging.version import Version
 
 from harness.matrix import NOT_OBSERVED, STALE, Matrix, device_kind, load_matrix
+from harness.matrix.changes import KINDS
+from harness.matrix.upgrade import text as upgrade_text
+from harness.matrix.upgrade import upgrade
 from harness.run.report import ReportError
 
 EXIT_FAILED = 1
@@ -38,18 +41,12 @@ def add_commands(sub) -> None:
     up.add_argument("--device", default="cpu", help="whose cells to compare (default: cpu)")
     up.add_argument("--json", action="store_true", help="print the result as JSON (harness/matrix/upgrade.schema.json)")
     up.add_argument("--fail-on", metavar="KIND[,KIND]", help="exit 1 when a change of one of these kinds is present")
-    up.set_defaults(handler=_upgrade)
+    up.set_defaults(handler=run_upgrade_command)
     imp = sub.add_parser("import-report", help="check a report made elsewhere (a GPU, another machine) and file it under reports/")
     imp.add_argument("file", metavar="FILE", help="a report written by `pitfalls run --json`")
     imp.add_argument("--reports", default="reports", metavar="DIR", help="folder of reports (default: ./reports)")
     imp.add_argument("--replace", action="store_true", help="file it over an earlier report of the same torch and device")
     imp.set_defaults(handler=_import_report)
-
-
-def _upgrade(args, usage_error) -> int:
-    from harness.matrix.upgrade import run_upgrade_command
-
-    return run_upgrade_command(args, usage_error)
 
 
 def _import_report(args, usage_error) -> int:
@@ -157,3 +154,32 @@ def check(matrix: Matrix) -> int:
     print(f"{len(matrix.reports)} reports, {len(matrix.cases)} cases: {n_cells} cells; "
           + ", ".join(f"{len(problems[k])} {k}" for k in ("failing", "unknown", "stale", "missing")))
     return EXIT_FAILED if problems["failing"] or problems["unknown"] else 0
+
+
+def parse_kinds(value: str | None, usage_error) -> list[str]:
+    if not value:
+        return []
+    kinds = [k.strip() for k in value.split(",") if k.strip()]
+    unknown = [k for k in kinds if k not in KINDS]
+    if unknown or not kinds:
+        raise usage_error(f"--fail-on: unknown kind {', '.join(unknown) or repr(value)} (known: {', '.join(KINDS)})")
+    return kinds
+
+
+def run_upgrade_command(args, usage_error) -> int:
+    fail_on = parse_kinds(args.fail_on, usage_error)
+    matrix = load_for_device(args, usage_error)
+    if matrix is None:
+        return EXIT_FAILED
+    for name, version in (("FROM", args.start), ("TO", args.end)):
+        if version not in matrix.versions:
+            raise usage_error(f"{name} {version!r} is not a recorded release (recorded: {', '.join(matrix.versions)})")
+    if Version(args.start) >= Version(args.end):
+        raise usage_error(f"FROM {args.start} must be an older release than TO {args.end}")
+    result = upgrade(matrix, args.start, args.end, args.device)
+    print(json.dumps(result, indent=1) if args.json else upgrade_text(result))
+    hit = [k for k in fail_on if result["by_kind"].get(k)]
+    if hit:
+        print(f"pitfalls: upgrade {args.start} -> {args.end} has changes of kind {', '.join(hit)}", file=sys.stderr)
+        return EXIT_FAILED
+    return 0

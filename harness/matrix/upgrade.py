@@ -1,4 +1,5 @@
-"""``pitfalls upgrade FROM TO``: every observed change between two torch releases, corpus-wide.
+"""What changes between two torch releases, corpus-wide (``pitfalls upgrade FROM TO``, whose
+command line is in harness/matrix/cli.py).
 
 Read from the recorded matrix (``reports/``), never by running anything: for each case, every
 change first seen after FROM and up to TO (``Matrix.changes``), grouped by kind, and whether the
@@ -8,8 +9,6 @@ can gate an upgrade on it.
 """
 from __future__ import annotations
 
-import json
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -17,9 +16,7 @@ from packaging.version import Version
 
 from harness.matrix.changes import KINDS
 from harness.matrix import NOT_OBSERVED, STALE, Matrix
-from harness.matrix.cli import load_for_device
 
-EXIT_FOUND = 1
 SCHEMA_FILE = Path(__file__).with_name("upgrade.schema.json")
 
 
@@ -70,32 +67,3 @@ def text(result: dict) -> str:
         lines.append("not observed (stale or missing records): "
                      + ", ".join(f"{u['case']} on {'/'.join(u['releases'])}" for u in result["not_observed"]))
     return "\n".join(lines)
-
-
-def parse_kinds(value: str | None, usage_error) -> list[str]:
-    if not value:
-        return []
-    kinds = [k.strip() for k in value.split(",") if k.strip()]
-    unknown = [k for k in kinds if k not in KINDS]
-    if unknown or not kinds:
-        raise usage_error(f"--fail-on: unknown kind {', '.join(unknown) or repr(value)} (known: {', '.join(KINDS)})")
-    return kinds
-
-
-def run_upgrade_command(args, usage_error) -> int:
-    fail_on = parse_kinds(args.fail_on, usage_error)
-    matrix = load_for_device(args, usage_error)
-    if matrix is None:
-        return EXIT_FOUND
-    for name, version in (("FROM", args.start), ("TO", args.end)):
-        if version not in matrix.versions:
-            raise usage_error(f"{name} {version!r} is not a recorded release (recorded: {', '.join(matrix.versions)})")
-    if Version(args.start) >= Version(args.end):
-        raise usage_error(f"FROM {args.start} must be an older release than TO {args.end}")
-    result = upgrade(matrix, args.start, args.end, args.device)
-    print(json.dumps(result, indent=1) if args.json else text(result))
-    hit = [k for k in fail_on if result["by_kind"].get(k)]
-    if hit:
-        print(f"pitfalls: upgrade {args.start} -> {args.end} has changes of kind {', '.join(hit)}", file=sys.stderr)
-        return EXIT_FOUND
-    return 0
