@@ -99,11 +99,11 @@ def cmd_show(args, usage_error) -> int:
 
 def claims_text(lc, args) -> str:
     """What the case's claims rest on, from the recorded matrix (``reports/`` beside ``--cases``)."""
+    from harness.matrix import default_reports_dir, load_matrix
     from harness.matrix.claims import all_claims
-    from harness.matrix import load_matrix
     from harness.run.report import ReportError
 
-    reports = Path(args.cases).parent / "reports"
+    reports = default_reports_dir(args.cases)
     try:
         m = load_matrix(reports, args.cases)
     except ReportError as exc:

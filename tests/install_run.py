@@ -42,7 +42,7 @@ def main(out: Path) -> None:
         src.mkdir()
         for name in ("pyproject.toml", "README.md"):
             shutil.copy(ROOT / name, src / name)
-        for name in ("harness", "cases"):
+        for name in ("harness", "cases", "reports"):
             shutil.copytree(ROOT / name, src / name, ignore=shutil.ignore_patterns("__pycache__"))
         dist = work / "dist"
         step("build", [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", dist, src], src)
@@ -68,6 +68,9 @@ def main(out: Path) -> None:
         steps["run"]["report"] = json.loads((empty / "report.json").read_text()) if (empty / "report.json").exists() else None
         step("pytest", [py, "-m", "pytest", "--pyargs", "harness.cases", "-p", "no:cacheprovider", "-p", "no:randomly",
                         "-k", " or ".join(SAMPLE), "-rA", "-q"], empty)
+        # the recorded matrix shipped in the wheel, read from a folder that has none
+        step("matrix", [venv / "bin" / "pitfalls", "matrix", "--check"], empty)
+        step("upgrade", [venv / "bin" / "pitfalls", "upgrade", "2.3.1", "2.6.0", "--json"], empty)
         steps["notebooks"] = notebooks(work, py, empty, env)
     finally:
         out.write_text(json.dumps({"work": str(work), "steps": steps}, indent=1))

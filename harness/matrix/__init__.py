@@ -176,6 +176,12 @@ def case_sources(cases_dir: str | Path) -> list[CaseSource]:
     return [CaseSource(case_id_of(p), p.parent.name, source_sha256(p.read_bytes())) for p in find_case_files(Path(cases_dir))]
 
 
+def default_reports_dir(cases_dir: str | Path) -> Path:
+    """The recorded reports beside the cases folder: ``./reports`` in a checkout, and in an
+    installed harness the matrix shipped with it (the wheel holds ``harness/cases`` and
+    ``harness/reports``), so ``pitfalls matrix`` and ``upgrade`` work from any folder."""
+    return Path(cases_dir).parent / "reports"
+
 def load_matrix(reports_dir: str | Path = "reports", cases_dir: str | Path = "cases") -> Matrix:
     """Every ``torch-<version>-<device>.json`` under ``reports_dir``, validated; a bad one raises
     ReportError naming the file."""

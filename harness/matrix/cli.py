@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 from packaging.version import Version
 
-from harness.matrix import NOT_OBSERVED, STALE, Matrix, device_kind, load_matrix
+from harness.matrix import NOT_OBSERVED, STALE, Matrix, default_reports_dir, device_kind, load_matrix
 from harness.matrix.changes import KINDS
 from harness.matrix.upgrade import text as upgrade_text
 from harness.matrix.upgrade import upgrade
@@ -26,7 +27,7 @@ LEGEND = ("R reproduced (symptom seen, expected)  . absent (not seen, not expect
 
 def add_commands(sub) -> None:
     matrix = sub.add_parser("matrix", help="the recorded reports as a case × torch version table")
-    matrix.add_argument("--reports", default="reports", metavar="DIR", help="folder of reports (default: ./reports)")
+    matrix.add_argument("--reports", metavar="DIR", help="folder of reports (default: reports/ beside the cases folder: ./reports in a checkout, the recorded matrix installed with the harness elsewhere)")
     matrix.add_argument("--device", default="cpu", help="whose cells to show (default: cpu)")
     form = matrix.add_mutually_exclusive_group()
     form.add_argument("--json", action="store_true", help="print the merged matrix as JSON")
@@ -37,7 +38,7 @@ def add_commands(sub) -> None:
     up = sub.add_parser("upgrade", help="every observed change between two recorded torch releases")
     up.add_argument("start", metavar="FROM", help="the release you are on, e.g. 2.3.1")
     up.add_argument("end", metavar="TO", help="the release you move to, e.g. 2.6.0")
-    up.add_argument("--reports", default="reports", metavar="DIR", help="folder of reports (default: ./reports)")
+    up.add_argument("--reports", metavar="DIR", help="folder of reports (default: reports/ beside the cases folder: ./reports in a checkout, the recorded matrix installed with the harness elsewhere)")
     up.add_argument("--device", default="cpu", help="whose cells to compare (default: cpu)")
     up.add_argument("--json", action="store_true", help="print the result as JSON (harness/matrix/upgrade.schema.json)")
     up.add_argument("--fail-on", metavar="KIND[,KIND]", help="exit 1 when a change of one of these kinds is present")
@@ -55,8 +56,12 @@ def _import_report(args, usage_error) -> int:
     return run_import(args)
 
 def load_for_device(args, usage_error) -> Matrix | None:
-    """The recorded matrix of ``args.reports``, which must hold ``args.device`` (a usage error
-    otherwise); None, with one line on stderr, when a report is malformed."""
+    """The recorded matrix of ``args.reports``, which must exist and hold ``args.device`` (a
+    usage error otherwise); None, with one line on stderr, when a report is malformed."""
+    if args.reports is None:
+        args.reports = str(default_reports_dir(args.cases))
+    if not Path(args.reports).is_dir():
+        raise usage_error(f"--reports {args.reports}: no such reports folder")
     try:
         matrix = load_matrix(args.reports, args.cases)
     except ReportError as exc:

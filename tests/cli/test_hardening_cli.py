@@ -48,6 +48,10 @@ def cli(corpus, *args):
         (["run", "--device", "tpu", "--json", "{out}/report.json"], "unknown device 'tpu'"),
         (["run", "--json", "{out}/a-file/report.json"], "{out}/a-file is a file, not a folder"),
         (["run", "--json", "{out}"], "--json {out}: is a directory"),
+        # the planted cases have no reports/ beside them, and a folder given must exist
+        (["matrix"], "reports: no such reports folder"),
+        (["upgrade", "2.3.1", "2.6.0"], "reports: no such reports folder"),
+        (["matrix", "--reports", "{out}/nowhere"], "--reports {out}/nowhere: no such reports folder"),
     ],
 )
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(two_cases, out, capsys, args, message):

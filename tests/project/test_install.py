@@ -8,6 +8,7 @@ import json
 import pytest
 
 from install_run import NOTEBOOKS, SAMPLE
+from planting import ROOT
 
 
 @pytest.fixture(scope="session")
@@ -44,6 +45,17 @@ def test_pytest_pyargs_collects_the_installed_cases(installed):
     for case, topic in SAMPLE.items():
         assert f"PASSED {topic}/{case.replace('-', '_')}.py::{case}[cpu]" in run["stdout"]
     assert "site-packages/harness/cases" in run["stdout"]  # the wheel's files, not a checkout's
+
+
+def test_the_recorded_matrix_is_read_from_any_folder(installed):
+    """`pitfalls matrix` and `pitfalls upgrade` in an empty folder read the matrix the wheel ships."""
+    check, up = installed["matrix"], installed["upgrade"]
+    assert check["rc"] == 0, check["stdout"] + check["stderr"]
+    shipped = len(list((ROOT / "reports").glob("torch-*.json")))  # the empty folder has none of its own
+    assert check["stdout"].startswith(f"{shipped} reports, ") and "; 0 failing, " in check["stdout"]
+    assert up["rc"] == 0, up["stdout"] + up["stderr"]
+    result = json.loads(up["stdout"])
+    assert (result["from"], result["to"]) == ("2.3.1", "2.6.0") and result["cases"]
 
 
 def test_downloaded_notebooks_run_top_to_bottom_in_a_kernel_of_the_venv(installed):
