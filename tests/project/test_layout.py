@@ -16,8 +16,9 @@ ALLOWED = {
     "matrix": {"case", "run"},
     "surface": {"case", "matrix"},  # the releases the matrix runs, as the default scan
     "lint": {"case", "run.report"},  # the atomic write of a report, for the recorded bench
-    "cli": {"case", "run", "matrix", "lint"},  # `pitfalls` gathers every capability's commands
-    "site": {"case", "run", "matrix", "lint"},
+    "watch": {"case", "matrix"},  # the explainer reads the recorded fingerprints
+    "cli": {"case", "run", "matrix", "lint", "watch"},  # `pitfalls` gathers every capability's commands
+    "site": {"case", "run", "matrix", "lint", "watch"},
 }
 ENTRY_POINTS = {"cli.py", "__main__.py"}
 
@@ -39,7 +40,7 @@ def imported(module: str) -> str | None:
         return "site"
     if parts[0] != "harness":
         return None
-    if len(parts) == 1 or parts[1] not in {"run", "matrix", "surface", "lint"}:
+    if len(parts) == 1 or parts[1] not in {"run", "matrix", "surface", "lint", "watch"}:
         return "case"
     return parts[1]
 

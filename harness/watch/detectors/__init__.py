@@ -1,0 +1,27 @@
+"""Every detector, each beside the case that proves it (tests/watch/test_proofs.py)."""
+from __future__ import annotations
+
+from harness.watch.detectors.base import Detector
+
+
+def all_detectors() -> list[type[Detector]]:
+    # imported here: each module imports torch, and the watcher is switched on only when asked
+    from harness.watch.detectors.conversion import Uint8ConversionWraparound
+    from harness.watch.detectors.eval_mode import EvalWithoutNoGrad
+    from harness.watch.detectors.graphs import LossAppendKeepsGraph, NanGradThroughMask
+    from harness.watch.detectors.losses import LossTargetRequiresGrad, TargetShapeBroadcast
+    from harness.watch.detectors.modules import UnregisteredTensorAttribute
+    from harness.watch.detectors.numpy_memory import FromNumpySharesMemory
+    from harness.watch.detectors.optim import ParamReassignmentDetachesOptimizer
+    from harness.watch.detectors.softmax import SoftmaxSingletonAxis
+
+    return [SoftmaxSingletonAxis, TargetShapeBroadcast, LossTargetRequiresGrad, NanGradThroughMask,
+            LossAppendKeepsGraph, Uint8ConversionWraparound, UnregisteredTensorAttribute,
+            ParamReassignmentDetachesOptimizer, FromNumpySharesMemory, EvalWithoutNoGrad]
+
+
+def detectors_for(pedantic: bool = False, select: tuple[str, ...] = ()) -> list[Detector]:
+    """Fresh instances of the detectors to run: the sound ones, the heuristic ones with
+    ``pedantic``, only the cases named in ``select`` when it is given."""
+    return [cls() for cls in all_detectors()
+            if (pedantic or not cls.pedantic) and (not select or cls.case in select)]

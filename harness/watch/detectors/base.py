@@ -1,0 +1,41 @@
+"""What a detector is: the case it belongs to, what it reports, and where it looks.
+
+A detector sees the torch calls it names (``functions``) through the watcher's
+``TorchFunctionMode``: ``before`` runs ahead of the call, ``after`` once it returned, with the
+state ``before`` gave. Detectors that need torch's global module or optimizer hooks, or one
+patched factory, install them in ``start`` and remove them in ``stop``. Every method runs
+guarded: an exception in it is one watcher error line, never the user's crash."""
+from __future__ import annotations
+
+
+class Detector:
+    case: str = ""  # the corpus case that proves this detector
+    message: str = ""  # what goes wrong and the fix, one line
+    pedantic: bool = False  # heuristic: only with --pedantic
+    watcher = None  # set by the watcher that runs it
+
+    def functions(self) -> tuple:
+        """The torch callables whose calls ``before`` and ``after`` see."""
+        return ()
+
+    def before(self, func, args, kwargs):
+        return None
+
+    def after(self, func, args, kwargs, result, state) -> None:
+        pass
+
+    def start(self) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+    def report(self, detail: str = "", site=None, message: str | None = None) -> None:
+        self.watcher.report(self, detail=detail, site=site, message=message)
+
+
+def arg(args, kwargs, index: int, name: str, default=None):
+    """A call's argument given by position or by keyword."""
+    if len(args) > index:
+        return args[index]
+    return kwargs.get(name, default)

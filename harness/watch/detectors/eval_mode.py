@@ -1,0 +1,60 @@
+"""eval-without-no-grad: a model in eval mode run with gradients on records a graph (and keeps
+its activations) that no backward ever uses."""
+from __future__ import annotations
+
+import weakref
+
+import torch
+from torch.nn.modules import module as nn_module
+
+from harness.watch.detectors.base import Detector
+from harness.watch.detectors.graphs import BACKWARD
+from harness.watch.sites import user_site
+
+
+class EvalWithoutNoGrad(Detector):
+    case = "eval-without-no-grad"
+    message = ("a model in eval mode ran with gradients on: the forward recorded a graph and kept activations "
+               "that no backward used; wrap evaluation in torch.no_grad() (or torch.inference_mode())")
+
+    def functions(self):
+        return BACKWARD
+
+    def after(self, func, args, kwargs, result, state):
+        self.backwards += 1
+
+    def start(self):
+        self.depth, self.backwards, self.pending = 0, 0, []
+        try:  # always_call (2.1+) keeps the depth right when a forward raises
+            post = nn_module.register_module_forward_hook(self._post, always_call=True)
+        except TypeError:
+            post = nn_module.register_module_forward_hook(self._post)
+        self.handles = [nn_module.register_module_forward_pre_hook(self._pre), post]
+
+    def stop(self):
+        for h in self.handles:
+            h.remove()
+        for f in self.pending:  # outputs still alive when watching ends: judged now
+            f()
+
+    def _pre(self, module, args):
+        self.depth += 1
+
+    def _post(self, module, args, output):
+        self.depth -= 1
+        if self.depth == 0 and not module.training and torch.is_grad_enabled():
+            self.watcher.guarded(self, self._watch_output, module, output)
+
+    def _watch_output(self, module, output):
+        out = output if isinstance(output, torch.Tensor) else None
+        if out is None and isinstance(output, (tuple, list)) and output and isinstance(output[0], torch.Tensor):
+            out = output[0]
+        if out is None or out.grad_fn is None:
+            return
+        finalizer = weakref.finalize(out, self._unused, user_site(2), self.backwards, type(module).__name__)
+        finalizer.atexit = False
+        self.pending = [f for f in self.pending if f.alive] + [finalizer]
+
+    def _unused(self, site, seen, name):
+        if self.backwards == seen:  # no backward ran while the output lived
+            self.report(f"{name} in eval mode: its output's graph was freed without a backward", site=site)

@@ -1,0 +1,109 @@
+"""What a backward pass shows: NaN gradients from a finite loss (nan-grad-through-mask), and
+losses kept with their graphs after backward (loss-append-keeps-graph)."""
+from __future__ import annotations
+
+import weakref
+
+import torch
+
+from harness.watch.detectors.base import Detector, arg
+from harness.watch.sites import user_site
+
+
+def _roots(func, args, kwargs) -> list[torch.Tensor]:
+    first = arg(args, kwargs, 0, "tensors" if func is torch.autograd.backward else "self")
+    if isinstance(first, torch.Tensor):
+        return [first]
+    if isinstance(first, (list, tuple)):
+        return [t for t in first if isinstance(t, torch.Tensor)]
+    return []
+
+
+def leaves(roots) -> list[torch.Tensor]:
+    """The leaf tensors whose .grad a backward from ``roots`` will write (its AccumulateGrad nodes)."""
+    out, seen = [], set()
+    todo = [r.grad_fn for r in roots if r.grad_fn is not None]
+    while todo:
+        node = todo.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        variable = getattr(node, "variable", None)
+        if variable is not None:
+            out.append(variable)
+        todo.extend(parent for parent, _ in node.next_functions)
+    return out
+
+
+BACKWARD = (torch.Tensor.backward, torch.autograd.backward)
+
+
+class NanGradThroughMask(Detector):
+    case = "nan-grad-through-mask"
+    message = ("a finite loss gave NaN gradients: an inf computed in the forward (a division by zero, log or "
+               "sqrt at 0) was masked out afterwards, and its backward multiplies 0 by inf; make the input safe "
+               "before the operation (torch.where on the input, then on the result)")
+
+    def functions(self):
+        return BACKWARD
+
+    def before(self, func, args, kwargs):
+        roots = _roots(func, args, kwargs)
+        if not roots or not all(bool(torch.isfinite(r.detach()).all()) for r in roots):
+            return None  # a NaN or inf loss is another problem, and says so itself
+        return leaves(roots)
+
+    def after(self, func, args, kwargs, result, state):
+        if not state:
+            return
+        grads = [t.grad for t in state if t.grad is not None]
+        if grads and bool(torch.stack([torch.isnan(g).any() for g in grads]).any()):
+            bad = [tuple(t.shape) for t in state if t.grad is not None and bool(torch.isnan(t.grad).any())]
+            self.report(f"NaN in the gradient of {len(bad)} leaf tensor(s), shapes {bad[:3]}")
+
+
+ACCUMULATING = tuple(f for f in (torch.Tensor.add, torch.Tensor.__add__, torch.Tensor.__radd__, torch.Tensor.add_,
+                                 torch.Tensor.__iadd__, torch.add, torch.stack, torch.cat, torch.sum)
+                     if f is not None)
+
+
+class LossAppendKeepsGraph(Detector):
+    case = "loss-append-keeps-graph"
+    message = ("a loss that was already backpropagated is kept as a tensor, and with it its whole graph, every "
+               "step; keep loss.item() (or loss.detach()) for logging")
+    KEPT = 3  # this many backpropagated losses of one backward call alive at once
+
+    def __init__(self):
+        self.done = weakref.WeakSet()  # losses backward() has been called on
+        self.alive: dict[tuple, list] = {}
+
+    def functions(self):
+        return BACKWARD + ACCUMULATING
+
+    def after(self, func, args, kwargs, result, state):
+        if func in BACKWARD:
+            self._backpropagated(func, args, kwargs)
+            return
+        # `total = total + loss` / `total += loss` / torch.stack(losses): a new graph built on a finished one
+        if not (torch.is_grad_enabled() and isinstance(result, torch.Tensor) and result.requires_grad):
+            return
+        parts = [a for a in args if isinstance(a, torch.Tensor)]
+        for a in args:
+            if isinstance(a, (list, tuple)):
+                parts += [t for t in a if isinstance(t, torch.Tensor)]
+        if any(p in self.done for p in parts):
+            self.report(f"{getattr(func, '__name__', func)} on a loss whose backward() already ran")
+
+    def _backpropagated(self, func, args, kwargs):
+        if arg(args, kwargs, 2, "retain_graph"):
+            return  # the graph is kept on purpose
+        roots = [r for r in _roots(func, args, kwargs) if r.grad_fn is not None]
+        site = user_site(2)
+        kept = [ref for ref in self.alive.get(site, []) if ref() is not None]
+        for r in roots:
+            self.done.add(r)
+            kept.append(weakref.ref(r))
+        self.alive[site] = kept
+        if len(kept) > self.KEPT:
+            self.report(f"{len(kept) - 1} earlier losses backpropagated here are still alive, each holding its graph",
+                        site=site)

@@ -1,0 +1,64 @@
+"""unregistered-tensor-attribute: a tensor kept as a plain module attribute is not moved or cast
+by ``module.to(...)`` and is missing from ``state_dict()``."""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from harness.watch.detectors.base import Detector
+from harness.watch.sites import user_site
+
+
+def plain_tensor_attributes(module: nn.Module):
+    for name, value in vars(module).items():
+        if isinstance(value, torch.Tensor) and not isinstance(value, nn.Parameter) and not name.startswith("__"):
+            yield name, value
+
+
+def reference(module: nn.Module) -> torch.Tensor | None:
+    """A registered tensor of the module (its own first, else a child's): what .to() converted."""
+    for t in (*module.parameters(recurse=False), *module.buffers(recurse=False),
+              *module.parameters(), *module.buffers()):
+        return t
+    return None
+
+
+class UnregisteredTensorAttribute(Detector):
+    case = "unregistered-tensor-attribute"
+    message = ("a tensor stored as a plain module attribute was left behind by .to()/.cuda()/.double() and is "
+               "missing from state_dict(); register it: self.register_buffer(name, tensor)")
+
+    def start(self):
+        self.original = nn.Module._apply
+        self.depth = 0
+        detector = self
+
+        def _apply(module, fn, *args, **kwargs):
+            detector.depth += 1
+            try:
+                return detector.original(module, fn, *args, **kwargs)
+            finally:
+                detector.depth -= 1
+                if detector.depth == 0:
+                    detector.watcher.guarded(detector, detector.check, module)
+
+        nn.Module._apply = _apply
+
+    def stop(self):
+        if nn.Module._apply is not self.original:
+            nn.Module._apply = self.original
+
+    def check(self, root: nn.Module):
+        site = None
+        for qualified, module in root.named_modules():
+            ref = reference(module)
+            if ref is None:
+                continue
+            for name, value in plain_tensor_attributes(module):
+                moved = value.device != ref.device
+                cast = value.is_floating_point() and ref.is_floating_point() and value.dtype != ref.dtype
+                if moved or cast:
+                    site = site or user_site(2)
+                    owner = f"{type(module).__name__}.{name}" if not qualified else f"{qualified}.{name}"
+                    self.report(f"{owner} is {value.dtype} on {value.device}, the module's tensors "
+                                f"{ref.dtype} on {ref.device}", site=site)

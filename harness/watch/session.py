@@ -1,0 +1,172 @@
+"""The watcher: detectors switched on around user code, their findings gathered per place.
+
+``watch()`` is the context manager; ``pitfalls watch`` and ``pytest --pitfalls-watch`` use the
+same ``Watcher``. Findings are de-duplicated per case and user-code line (with a count), and a
+detector that fails is switched off after one error line: the user's program never sees the
+watcher's own exceptions."""
+from __future__ import annotations
+
+import contextlib
+import os
+import warnings
+
+from harness.watch.findings import Finding, json_report, sarif_report, text_report
+from harness.watch.sites import shown_path, user_site
+
+
+class Watcher:
+    def __init__(self, pedantic: bool = False, explain: bool = True, select: tuple[str, ...] = ()):
+        self.pedantic, self.explain, self.select = pedantic, explain, tuple(select)
+        self.detectors: list = []
+        self.errors: list[str] = []
+        self.busy = False  # True while the watcher's own code runs: its torch calls are not watched
+        self._findings: dict[tuple, Finding] = {}
+        self._failed: set[int] = set()
+        self._mode = None
+        self._explainer = None
+        self._showwarning = None
+        self._pid = os.getpid()
+
+    # -- switching on and off -------------------------------------------------------------
+    def __enter__(self) -> "Watcher":
+        self.start()
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        if exc is not None and not isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            self.explain_exception(exc)
+        self.stop()
+        return False
+
+    def start(self) -> None:
+        from harness.watch.detectors import detectors_for
+        from harness.watch.mode import WatchMode
+
+        self.detectors = detectors_for(self.pedantic, self.select)
+        table: dict = {}
+        for d in self.detectors:
+            d.watcher = self
+            self.guarded(d, d.start)
+            for fn in self.guarded(d, d.functions) or ():
+                table.setdefault(fn, []).append(d)
+        self._mode = WatchMode(self, table)
+        self._mode.__enter__()
+        if self.explain:
+            self._showwarning = warnings.showwarning
+            warnings.showwarning = self._on_warning
+
+    def stop(self) -> None:
+        if self._mode is None:
+            return
+        if self._showwarning is not None:
+            warnings.showwarning, self._showwarning = self._showwarning, None
+        self._mode.__exit__(None, None, None)
+        self._mode = None
+        for d in self.detectors:
+            self.guarded(d, d.stop)
+
+    # -- detectors report here ------------------------------------------------------------
+    def guarded(self, detector, method, *args):
+        """Run a detector's method with the watcher marked busy; an exception switches that
+        detector off and becomes one error line."""
+        if id(detector) in self._failed:
+            return None
+        was, self.busy = self.busy, True
+        try:
+            return method(*args)
+        except Exception as exc:  # noqa: BLE001 - the user's program must never see it
+            self._failed.add(id(detector))
+            self.errors.append(f"{type(detector).__name__} ({detector.case}): {type(exc).__name__}: {exc}")
+            return None
+        finally:
+            self.busy = was
+
+    def report(self, detector, detail: str = "", site=None, message: str | None = None, kind: str = "detected") -> None:
+        if os.getpid() != self._pid:
+            return
+        site = site or user_site(2) or ("<unknown>", 0, "")
+        path, line, function = site
+        key = (detector.case, path, line)
+        found = self._findings.get(key)
+        if found is not None:
+            found.count += 1
+            return
+        self._findings[key] = Finding(case=detector.case, message=message or detector.message, path=shown_path(path),
+                                      line=line, function=function, kind=kind, detail=detail,
+                                      pedantic=getattr(detector, "pedantic", False))
+
+    # -- the explainer: errors and warnings torch raised, named by the case that records them
+    def _explainer_or_none(self):
+        if self._explainer is None:
+            from harness.watch.explain import Explainer
+
+            self._explainer = Explainer.for_installed_torch()
+        return self._explainer
+
+    def _on_warning(self, message, category, filename, lineno, file=None, line=None):
+        with self._busy():
+            try:
+                for ex in self._explainer_or_none().for_warning(category, str(message)):
+                    self.report(ex, detail=ex.detail, site=user_site(2), message=ex.message, kind="explained")
+            except Exception as exc:  # noqa: BLE001
+                self._note_error("explainer", exc)
+        self._showwarning(message, category, filename, lineno, file, line)
+
+    def explain_exception(self, exc: BaseException) -> None:
+        if not self.explain:
+            return
+        with self._busy():
+            try:
+                tb = exc.__traceback__
+                site = None
+                while tb is not None:  # the innermost user frame of the traceback
+                    from harness.watch.sites import is_foreign
+
+                    code = tb.tb_frame.f_code
+                    if not is_foreign(code.co_filename):
+                        site = (code.co_filename, tb.tb_lineno, code.co_name)
+                    tb = tb.tb_next
+                for ex in self._explainer_or_none().for_exception(exc):
+                    self.report(ex, detail=ex.detail, site=site, message=ex.message, kind="explained")
+            except Exception as err:  # noqa: BLE001
+                self._note_error("explainer", err)
+
+    @contextlib.contextmanager
+    def _busy(self):
+        was, self.busy = self.busy, True
+        try:
+            yield
+        finally:
+            self.busy = was
+
+    def _note_error(self, who: str, exc: Exception) -> None:
+        line = f"{who}: {type(exc).__name__}: {exc}"
+        if line not in self.errors:
+            self.errors.append(line)
+
+    # -- what the user reads ---------------------------------------------------------------
+    @property
+    def findings(self) -> list[Finding]:
+        return list(self._findings.values())
+
+    def text(self) -> str:
+        return text_report(self.findings, self.errors)
+
+    def to_json(self, exit_status: int | None = None) -> dict:
+        return json_report(self.findings, self.errors, _torch_version(), exit_status)
+
+    def to_sarif(self) -> dict:
+        from harness import __version__
+
+        return sarif_report(self.findings, __version__)
+
+
+def _torch_version() -> str | None:
+    import torch
+
+    return torch.__version__
+
+
+def watch(pedantic: bool = False, explain: bool = True, select: tuple[str, ...] = ()) -> Watcher:
+    """The watcher as a context manager: ``with watch() as w: ...``, then ``w.findings``."""
+    return Watcher(pedantic=pedantic, explain=explain, select=select)
