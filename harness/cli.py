@@ -9,6 +9,7 @@ commands (its ``cli`` module):
     pitfalls import-report FILE [--reports DIR] [--replace]
     pitfalls lint PATH... [--format text|json|sarif] [--select ID] [--ignore ID] [--torch X.Y | --all-versions]
     pitfalls lint-bench [--json] [--write PATH]                                   harness/lint/cli.py
+    pitfalls watch [--format text|json|sarif] [--fail] [--pedantic] SCRIPT [ARGS...]  harness/watch/cli.py
 
 ``list`` and ``show`` read the corpus itself and live here. Bad input (an unknown id or device, a
 bad option, a malformed case) is one line on stderr and exit status 2; ``run`` exits 1 when any
@@ -25,6 +26,7 @@ from harness.lint import cli as lint_cli
 from harness.loader import load_for_command, select_cases
 from harness.matrix import cli as matrix_cli
 from harness.run import cli as run_cli
+from harness.watch import cli as watch_cli
 
 EXIT_FAILED, EXIT_USAGE = 1, 2
 
@@ -48,7 +50,7 @@ def _parser() -> argparse.ArgumentParser:
     show = sub.add_parser("show", help="print a case's story (prose and code)")
     show.add_argument("id")
     show.set_defaults(handler=cmd_show, needs_torch=True)
-    for capability in (run_cli, matrix_cli, lint_cli):
+    for capability in (run_cli, matrix_cli, lint_cli, watch_cli):
         capability.add_commands(sub)
     return p
 

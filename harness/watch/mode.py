@@ -18,6 +18,7 @@ class WatchMode(TorchFunctionMode):
         self.pid = os.getpid()
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
+        __tracebackhide__ = True  # pytest: the user's traceback, without the watcher's frame
         if kwargs is None:
             kwargs = {}
         if torch.compiler.is_compiling():

@@ -11,7 +11,7 @@ import os
 import warnings
 
 from harness.watch.findings import Finding, json_report, sarif_report, text_report
-from harness.watch.sites import shown_path, user_site
+from harness.watch.sites import _WATCH, is_foreign, shown_path, user_site
 
 
 class Watcher:
@@ -26,6 +26,7 @@ class Watcher:
         self._explainer = None
         self._showwarning = None
         self._pid = os.getpid()
+        self.context = ""
 
     # -- switching on and off -------------------------------------------------------------
     def __enter__(self) -> "Watcher":
@@ -51,9 +52,8 @@ class Watcher:
                 table.setdefault(fn, []).append(d)
         self._mode = WatchMode(self, table)
         self._mode.__enter__()
-        if self.explain:
-            self._showwarning = warnings.showwarning
-            warnings.showwarning = self._on_warning
+        self._showwarning = warnings.showwarning
+        warnings.showwarning = self._on_warning
 
     def stop(self) -> None:
         if self._mode is None:
@@ -94,6 +94,8 @@ class Watcher:
         self._findings[key] = Finding(case=detector.case, message=message or detector.message, path=shown_path(path),
                                       line=line, function=function, kind=kind, detail=detail,
                                       pedantic=getattr(detector, "pedantic", False))
+        if self.context:  # e.g. the pytest test that was running
+            self._findings[key].extra["first_seen_in"] = self.context
 
     # -- the explainer: errors and warnings torch raised, named by the case that records them
     def _explainer_or_none(self):
@@ -104,13 +106,24 @@ class Watcher:
         return self._explainer
 
     def _on_warning(self, message, category, filename, lineno, file=None, line=None):
+        site = user_site(2)
+        self.explain_warning(category, str(message), site)
+        if site is not None and is_foreign(filename) and filename.startswith(_WATCH):
+            # torch's stacklevel counted the mode's frame: show the user's line, as without the watcher
+            filename, lineno, line = site[0], site[1], None
+        self._showwarning(message, category, filename, lineno, file, line)
+
+    def explain_warning(self, category: type[Warning], message: str, site=None) -> None:
+        """Name the cases whose broken code emits this warning (pytest hands over the warnings it
+        records, which never reach ``warnings.showwarning``)."""
+        if not self.explain:
+            return
         with self._busy():
             try:
-                for ex in self._explainer_or_none().for_warning(category, str(message)):
-                    self.report(ex, detail=ex.detail, site=user_site(2), message=ex.message, kind="explained")
+                for ex in self._explainer_or_none().for_warning(category, message):
+                    self.report(ex, detail=ex.detail, site=site, message=ex.message, kind="explained")
             except Exception as exc:  # noqa: BLE001
                 self._note_error("explainer", exc)
-        self._showwarning(message, category, filename, lineno, file, line)
 
     def explain_exception(self, exc: BaseException) -> None:
         if not self.explain:
@@ -120,8 +133,6 @@ class Watcher:
                 tb = exc.__traceback__
                 site = None
                 while tb is not None:  # the innermost user frame of the traceback
-                    from harness.watch.sites import is_foreign
-
                     code = tb.tb_frame.f_code
                     if not is_foreign(code.co_filename):
                         site = (code.co_filename, tb.tb_lineno, code.co_name)
