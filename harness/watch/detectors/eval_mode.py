@@ -8,23 +8,28 @@ import torch
 from torch.nn.modules import module as nn_module
 
 from harness.watch.detectors.base import Detector
-from harness.watch.detectors.graphs import BACKWARD
 from harness.watch.sites import user_site
+
+
+class _Graph:
+    """Lives in the output's grad_fn metadata, so it dies with the graph: if backward never
+    reached that node by then, the graph was recorded for nothing."""
+
+    def __init__(self):
+        self.used = False
+
+    def reached(self, *grads):
+        self.used = True
 
 
 class EvalWithoutNoGrad(Detector):
     case = "eval-without-no-grad"
     message = ("a model in eval mode ran with gradients on: the forward recorded a graph and kept activations "
                "that no backward used; wrap evaluation in torch.no_grad() (or torch.inference_mode())")
-
-    def functions(self):
-        return BACKWARD
-
-    def after(self, func, args, kwargs, result, state):
-        self.backwards += 1
+    KEY = "pitfalls_watch_eval_output"
 
     def start(self):
-        self.depth, self.backwards, self.pending = 0, 0, []
+        self.depth, self.pending = 0, []
         try:  # always_call (2.1+) keeps the depth right when a forward raises
             post = nn_module.register_module_forward_hook(self._post, always_call=True)
         except TypeError:
@@ -34,7 +39,7 @@ class EvalWithoutNoGrad(Detector):
     def stop(self):
         for h in self.handles:
             h.remove()
-        for f in self.pending:  # outputs still alive when watching ends: judged now
+        for f in self.pending:  # graphs still alive when watching ends are judged now
             f()
 
     def _pre(self, module, args):
@@ -49,12 +54,16 @@ class EvalWithoutNoGrad(Detector):
         out = output if isinstance(output, torch.Tensor) else None
         if out is None and isinstance(output, (tuple, list)) and output and isinstance(output[0], torch.Tensor):
             out = output[0]
-        if out is None or out.grad_fn is None:
+        node = None if out is None else out.grad_fn
+        if node is None or self.KEY in node.metadata:
             return
-        finalizer = weakref.finalize(out, self._unused, user_site(2), self.backwards, type(module).__name__)
+        graph = _Graph()
+        node.register_prehook(graph.reached)
+        node.metadata[self.KEY] = graph
+        finalizer = weakref.finalize(graph, self._freed, graph.__dict__, user_site(2), type(module).__name__)
         finalizer.atexit = False
         self.pending = [f for f in self.pending if f.alive] + [finalizer]
 
-    def _unused(self, site, seen, name):
-        if self.backwards == seen:  # no backward ran while the output lived
+    def _freed(self, state, site, name):
+        if not state["used"]:
             self.report(f"{name} in eval mode: its output's graph was freed without a backward", site=site)

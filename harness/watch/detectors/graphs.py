@@ -73,26 +73,39 @@ class LossAppendKeepsGraph(Detector):
                "step; keep loss.item() (or loss.detach()) for logging")
     KEPT = 3  # this many backpropagated losses of one backward call alive at once
 
+    FLAG = "pitfalls_watch_backpropagated"  # set in a root's grad_fn metadata once backward() ran from it
+
     def __init__(self):
-        self.done = weakref.WeakSet()  # losses backward() has been called on
         self.alive: dict[tuple, list] = {}
 
     def functions(self):
         return BACKWARD + ACCUMULATING
 
-    def after(self, func, args, kwargs, result, state):
-        if func in BACKWARD:
-            self._backpropagated(func, args, kwargs)
-            return
-        # `total = total + loss` / `total += loss` / torch.stack(losses): a new graph built on a finished one
-        if not (torch.is_grad_enabled() and isinstance(result, torch.Tensor) and result.requires_grad):
-            return
+    def before(self, func, args, kwargs):
+        if func in BACKWARD or not torch.is_grad_enabled():
+            return None
+        # Read before the call: an in-place `total += loss` moves total's old graph one level down.
         parts = [a for a in args if isinstance(a, torch.Tensor)]
         for a in args:
             if isinstance(a, (list, tuple)):
                 parts += [t for t in a if isinstance(t, torch.Tensor)]
-        if any(p in self.done for p in parts):
-            self.report(f"{getattr(func, '__name__', func)} on a loss whose backward() already ran")
+        return any(self._finished(p.grad_fn) for p in parts)
+
+    def after(self, func, args, kwargs, result, state):
+        if func in BACKWARD:
+            self._backpropagated(func, args, kwargs)
+        elif state and isinstance(result, torch.Tensor) and result.requires_grad:
+            # `total = total + loss` / `total += loss` / torch.stack(losses): a graph built on a finished one
+            self.report(f"{getattr(func, '__name__', func)} builds on a loss whose backward() already ran")
+
+    def _finished(self, node) -> bool:
+        """The node is a backpropagated root, or sums one: `total = total + loss` after
+        `loss.backward()`, or `total += loss` before it, seen at the next step."""
+        if node is None:
+            return False
+        if node.metadata.get(self.FLAG):
+            return True
+        return any(parent is not None and parent.metadata.get(self.FLAG) for parent, _ in node.next_functions)
 
     def _backpropagated(self, func, args, kwargs):
         if arg(args, kwargs, 2, "retain_graph"):
@@ -101,7 +114,7 @@ class LossAppendKeepsGraph(Detector):
         site = user_site(2)
         kept = [ref for ref in self.alive.get(site, []) if ref() is not None]
         for r in roots:
-            self.done.add(r)
+            r.grad_fn.metadata[self.FLAG] = True
             kept.append(weakref.ref(r))
         self.alive[site] = kept
         if len(kept) > self.KEPT:

@@ -25,8 +25,8 @@ def reference(module: nn.Module) -> torch.Tensor | None:
 
 class UnregisteredTensorAttribute(Detector):
     case = "unregistered-tensor-attribute"
-    message = ("a tensor stored as a plain module attribute was left behind by .to()/.cuda()/.double() and is "
-               "missing from state_dict(); register it: self.register_buffer(name, tensor)")
+    message = ("a tensor stored as a plain module attribute is skipped by .to()/.cuda()/.double() (left on its "
+               "device and dtype) and missing from state_dict(); register it: self.register_buffer(name, tensor)")
 
     def start(self):
         self.original = nn.Module._apply
@@ -52,13 +52,15 @@ class UnregisteredTensorAttribute(Detector):
         site = None
         for qualified, module in root.named_modules():
             ref = reference(module)
-            if ref is None:
-                continue
+            if ref is None or module._forward_pre_hooks:
+                continue  # a pre-hook recomputes its attributes each forward (weight_norm, pruning)
             for name, value in plain_tensor_attributes(module):
+                # Whether or not this conversion changed anything (cpu to cpu), the attribute was
+                # skipped: on another device or dtype it is left behind.
+                site = site or user_site(2)
+                owner = f"{type(module).__name__}.{name}" if not qualified else f"{qualified}.{name}"
                 moved = value.device != ref.device
                 cast = value.is_floating_point() and ref.is_floating_point() and value.dtype != ref.dtype
-                if moved or cast:
-                    site = site or user_site(2)
-                    owner = f"{type(module).__name__}.{name}" if not qualified else f"{qualified}.{name}"
-                    self.report(f"{owner} is {value.dtype} on {value.device}, the module's tensors "
-                                f"{ref.dtype} on {ref.device}", site=site)
+                state = "left behind" if moved or cast else "not converted"
+                self.report(f"{owner} ({state}: {value.dtype} on {value.device}; the module's tensors are "
+                            f"{ref.dtype} on {ref.device})", site=site)
