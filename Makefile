@@ -19,7 +19,7 @@ VERSIONS ?=
 CASES ?=
 UV := $(VENV)/bin/uv
 
-.PHONY: venv run test bench clean matrix matrix-check docs serve-docs upgrade-scan
+.PHONY: venv run test bench clean matrix matrix-check docs serve-docs upgrade-scan watch-versions
 
 venv: $(STAMP)
 
@@ -48,7 +48,7 @@ $(UV): $(STAMP)
 	$(PY) -m pip install --quiet "uv==$(UV_VERSION)"
 
 matrix: venv $(UV)
-	$(PY) -m harness.matrix.build --uv $(UV) $(if $(VERSIONS),--versions "$(VERSIONS)") \
+	$(PY) -m harness.matrix.build --uv $(UV) --watch-proofs $(if $(VERSIONS),--versions "$(VERSIONS)") \
 		$(if $(filter stale,$(CASES)),--stale,$(if $(CASES),--cases "$(CASES)")) $(if $(TORCH_INDEX),--index $(TORCH_INDEX)) $(MATRIX_FLAGS)
 	$(PY) -m harness matrix
 
@@ -58,6 +58,11 @@ matrix: venv $(UV)
 upgrade-scan: venv $(UV)
 	$(PY) -m harness.surface fetch --uv $(UV) $(VERSIONS)
 	$(PY) -m harness.surface diff build/surface
+
+# Only the watcher's proofs, with every torch of the matrix (reports/watch-proofs.json); `make
+# matrix` runs them too, beside the cases.
+watch-versions: venv $(UV)
+	$(PY) -m harness.matrix.build --uv $(UV) --watch-proofs --skip-cases $(if $(VERSIONS),--versions "$(VERSIONS)") $(MATRIX_FLAGS)
 
 matrix-check: venv
 	$(PY) -m harness matrix --check

@@ -9,6 +9,10 @@ cleaned from the cache, so the disk holds one version's worth at a time (PyPI's 
 CUDA build of 1.4-3.9 GB). The torch of the project's own ``.venv`` (2.13.0, the local CPU
 wheel) is run there, without a new venv.
 
+``--watch-proofs`` also runs the watcher's proofs (harness/watch/proofs.py) with each torch and
+records them in ``reports/watch-proofs.json``: which releases each run-time detector works on is
+observed, not assumed; ``--skip-cases`` runs only those.
+
 ``--cases`` re-runs only those cases and merges their records into the existing report, so a
 changed case costs seconds per version, not a full run; ``--stale`` finds them per version: the
 cases whose record was made from an older text of the case, or that have none.
@@ -127,6 +131,27 @@ def run_cases(python: Path, device: str, cases: list[str], out: Path, cases_dir:
     return _run(cmd, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}).returncode
 
 
+def run_watch_proofs(python: Path, version: str, reports: Path, cases_dir: Path) -> dict:
+    """The watcher's proofs in the version's interpreter, filed under the release in
+    ``reports/watch-proofs.json`` (a subprocess: the matrix does not import the watcher)."""
+    with tempfile.TemporaryDirectory(prefix="pitfalls-watch-proofs-") as tmp:
+        out = Path(tmp) / "proofs.json"
+        cmd = [python, "-m", "harness.watch.proofs", "--cases", cases_dir, "--json", out]
+        _run(cmd, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        if not out.exists():
+            raise BuildError(f"torch {version}: the watcher's proofs wrote nothing")
+        record = json.loads(out.read_text())
+    path = reports / WATCH_PROOFS
+    whole = json.loads(path.read_text()) if path.exists() else {"schema": "torch-pitfalls/watch-proofs", "releases": {}}
+    whole["releases"][version] = record
+    whole["releases"] = dict(sorted(whole["releases"].items(), key=lambda kv: Version(kv[0])))
+    write_report(whole, path)
+    return record
+
+
+WATCH_PROOFS = "watch-proofs.json"
+
+
 def merge(old: dict, new: dict, cases: list[str]) -> dict:
     """The old report with these cases' records replaced by the new run's."""
     if release_of(old["torch"]) != release_of(new["torch"]):
@@ -162,6 +187,13 @@ def build_version(version: str, args, main_torch: str, cases: list[str]) -> dict
     try:
         python = Path(sys.executable) if own else make_venv(Path(args.uv), version, venv, cache, args.python, args.index)
         peak = _du(venv, cache)
+        if args.watch_proofs:
+            proofs = run_watch_proofs(python, version, Path(args.reports), Path(args.cases_dir))
+            print(f"matrix: torch {version}: the watcher's proofs: {proofs['proven']} of {proofs['total']} "
+                  "detectors proven", file=sys.stderr, flush=True)
+        if args.skip_cases:
+            return {"version": version, "report": None, "seconds": round(time.perf_counter() - t0, 1),
+                    "peak_bytes": peak, "totals": {}}
         with tempfile.TemporaryDirectory(prefix="pitfalls-matrix-") as tmp:
             fresh = Path(tmp) / out.name
             rc = run_cases(python, args.device, cases, fresh, Path(args.cases_dir))
@@ -188,6 +220,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--stale", action="store_true",
                    help="per version, only the cases whose record is stale or missing (no report: all)")
     p.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    p.add_argument("--watch-proofs", action="store_true",
+                   help="also run the watcher's proofs with each torch (reports/watch-proofs.json)")
+    p.add_argument("--skip-cases", action="store_true", help="with --watch-proofs: run only those")
     p.add_argument("--reports", default=str(ROOT / "reports"))
     p.add_argument("--cases-dir", default=str(ROOT / "cases"))
     p.add_argument("--workdir", default=str(ROOT / "build" / "matrix"))

@@ -10,6 +10,17 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 
+def _compiling_probe():
+    """torch.compiler.is_compiling (2.3+), torch._dynamo's (2.0-2.2), or never (1.13)."""
+    probe = getattr(getattr(torch, "compiler", None), "is_compiling", None)
+    if probe is None:
+        probe = getattr(getattr(torch, "_dynamo", None), "is_compiling", None)
+    return probe or (lambda: False)
+
+
+is_compiling = _compiling_probe()
+
+
 class WatchMode(TorchFunctionMode):
     def __init__(self, watcher, table: dict):
         super().__init__()
@@ -21,7 +32,7 @@ class WatchMode(TorchFunctionMode):
         __tracebackhide__ = True  # pytest: the user's traceback, without the watcher's frame
         if kwargs is None:
             kwargs = {}
-        if torch.compiler.is_compiling():
+        if is_compiling():
             return func(*args, **kwargs)
         detectors = self.table.get(func)
         if detectors is None or self.watcher.busy or os.getpid() != self.pid:

@@ -3,13 +3,10 @@ with the case's id at a line of the case file, and its fixed code and near miss 
 sound detector fires on any other variant of the corpus, but where the report is itself true."""
 from __future__ import annotations
 
-import warnings
-from pathlib import Path
-
 import pytest
 
 from harness.loader import load_cases
-from harness.watch import watch
+from harness.watch.proofs import prove, watched
 from harness.watch.detectors import all_detectors
 from planting import ROOT
 
@@ -28,18 +25,6 @@ TRUE_ELSEWHERE = {
 }
 
 
-def watched(fn, **options):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with watch(explain=False, **options) as w:
-            try:
-                result = fn("cpu")
-            except Exception:  # a broken variant may raise: that is its symptom, not the watcher's
-                result = None
-            del result  # outputs die here (by reference count), as they would in the user's program
-    return w
-
-
 def test_every_detector_belongs_to_one_case():
     cases = [d.case for d in DETECTORS]
     assert len(cases) == len(set(cases)) and len(cases) >= 10
@@ -48,19 +33,11 @@ def test_every_detector_belongs_to_one_case():
 
 @pytest.mark.parametrize("detector", DETECTORS, ids=lambda d: d.case)
 def test_the_case_proves_its_detector(detector):
-    lc = CASES[detector.case]
-    only = dict(select=(detector.case,), pedantic=detector.pedantic)
-    w = watched(lc.module.broken, **only)
-    assert w.errors == []
-    assert w.findings, f"{detector.case}: the broken code was not reported"
-    for f in w.findings:
-        assert f.case == detector.case and f.kind == "detected"
-        assert Path(f.path).resolve() == lc.path.resolve() and f.line > 0, (f.path, f.line)  # a line of the case
-    for variant in ("fixed", "near_miss"):
-        fn = getattr(lc.module, variant, None)
-        if fn is not None:
-            w = watched(fn, **only)
-            assert (w.findings, w.errors) == ([], []), f"{detector.case}: {variant} reported"
+    proof = prove(detector, CASES[detector.case])
+    assert proof["errors"] == []
+    assert proof["broken_reported"], f"{detector.case}: the broken code was not reported at a line of the case"
+    assert all(proof["silent_on"].values()), f"{detector.case}: reported on {proof['silent_on']}"
+    assert proof["proven"]
 
 
 def test_no_detector_fires_on_other_code_of_the_corpus():

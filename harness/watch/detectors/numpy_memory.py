@@ -13,6 +13,11 @@ INPLACE = tuple(getattr(torch.Tensor, n) for n in dir(torch.Tensor)
                 if n.endswith("_") and not n.startswith("_") and callable(getattr(torch.Tensor, n, None)))
 
 
+def storage_address(t: torch.Tensor) -> int:
+    # untyped_storage() from 2.0; 1.13 has storage() only
+    return (t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()).data_ptr()
+
+
 class FromNumpySharesMemory(Detector):
     case = "from-numpy-shares-memory"
     message = ("an in-place op writes into a tensor that shares memory with a NumPy array (torch.from_numpy / "
@@ -38,7 +43,7 @@ class FromNumpySharesMemory(Detector):
             torch.from_numpy = self.original
 
     def _remember(self, array, tensor):
-        key = tensor.untyped_storage().data_ptr()
+        key = storage_address(tensor)
         if key:
             self.shared[key] = weakref.ref(array, lambda _, k=key: self.shared.pop(k, None))
 
@@ -56,7 +61,7 @@ class FromNumpySharesMemory(Detector):
             return
         x = args[0] if args else None
         if isinstance(x, torch.Tensor) and x.device.type == "cpu":
-            ref = self.shared.get(x.untyped_storage().data_ptr())
+            ref = self.shared.get(storage_address(x))
             if ref is not None and ref() is not None:
                 self.report(f"Tensor.{func.__name__} on a tensor of shape {tuple(x.shape)} over a NumPy array "
                             f"of shape {ref().shape}")
