@@ -89,7 +89,10 @@ class Watcher:
         key = (detector.case, path, line)
         found = self._findings.get(key)
         if found is not None:
-            found.count += 1
+            if found.kind == kind:
+                found.count += 1
+            else:  # a detector and the explainer saw the same event (a call that also warned)
+                found.extra["also"] = kind
             return
         self._findings[key] = Finding(case=detector.case, message=message or detector.message, path=shown_path(path),
                                       line=line, function=function, kind=kind, detail=detail,

@@ -1,0 +1,89 @@
+"""`pitfalls watch` as a user runs it (a fresh interpreter each), and `pytest --pitfalls-watch`."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from planting import ROOT, subprocess_env
+
+PROGRAM = textwrap.dedent("""\
+    import sys
+    import torch
+    import torch.nn as nn
+    print("the program's own output", sys.argv[1:])
+    model = nn.Linear(3, 1)
+    for step in range(4):
+        loss = nn.MSELoss()(model(torch.randn(8, 3)), torch.randn(8))  # (8, 1) against (8,)
+        loss.backward()
+    if "--raise" in sys.argv:
+        torch.zeros(2, 3).masked_fill(torch.zeros(2, 3, dtype=torch.uint8), 1.0)
+    sys.exit(int(sys.argv[-1]) if sys.argv[-1].isdigit() else 0)
+""")
+CLEAN = "import torch\nprint(torch.ones(2).sum().item())\n"
+
+
+def watch(tmp_path, *args, program=PROGRAM):
+    script = tmp_path / "train.py"
+    script.write_text(program, encoding="utf-8")
+    cmd = [sys.executable, "-m", "harness", "watch", *args]
+    return subprocess.run([c.replace("SCRIPT", str(script)) for c in cmd], cwd=tmp_path, env=subprocess_env(),
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_json_on_a_stdout_of_its_own_with_the_programs_exit_status(tmp_path):
+    proc = watch(tmp_path, "--format", "json", "SCRIPT", "--epochs", "3")
+    assert proc.returncode == 3, proc.stderr  # the program's sys.exit(3), kept
+    report = json.loads(proc.stdout)  # nothing but the report on stdout
+    assert "the program's own output ['--epochs', '3']" in proc.stderr  # argv as python gives it
+    (finding,) = [f for f in report["findings"] if f["kind"] == "detected"]
+    assert finding["case"] == "target-shape-broadcast" and finding["path"] == "train.py" and finding["line"] == 7
+    assert finding["count"] == 4 and finding["page"] == "cases/target-shape-broadcast.html"
+    assert report["exit_status"] == 3 and report["errors"] == []
+
+
+def test_text_report_fail_and_an_uncaught_error_explained(tmp_path):
+    proc = watch(tmp_path, "--fail", "SCRIPT", "--raise")
+    assert proc.returncode == 1  # the program's own error: exit 1, with its traceback
+    assert "Traceback (most recent call last)" in proc.stderr and "train.py:7: [target-shape-broadcast]" in proc.stderr
+    clean = watch(tmp_path, "--fail", "SCRIPT", program=CLEAN)
+    assert clean.returncode == 0 and "pitfalls watch: nothing found" in clean.stderr
+    found = watch(tmp_path, "--fail", "SCRIPT")
+    assert found.returncode == 1  # --fail: something was found where the program exited 0
+    assert watch(tmp_path, "SCRIPT").returncode == 0  # without --fail the program's 0 is kept
+
+
+@pytest.mark.parametrize("args, message", [
+    (["nowhere.py"], "nowhere.py: no such file"),
+    (["--select", "no-such-case", "SCRIPT"], "--select no-such-case: no detector belongs to that case"),
+    (["--output", ".", "SCRIPT"], "--output .: is a directory"),
+])
+def test_bad_input_is_one_line_and_exit_2(tmp_path, args, message):
+    proc = watch(tmp_path, *args)
+    assert proc.returncode == 2 and proc.stdout == ""
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.startswith(f"pitfalls: error: {message}"), line
+
+
+def test_pytest_option_watches_a_users_own_tests(pytester):
+    pytester.makepyfile(test_user=textwrap.dedent("""\
+        import torch
+        import torch.nn.functional as F
+
+        def test_binary_head():
+            logits = torch.randn(4, 1, requires_grad=True)
+            F.softmax(logits, dim=1).sum().backward()
+
+        def test_fine():
+            assert torch.ones(2).sum() == 2
+    """))
+    out = pytester.path / "watch.json"
+    result = pytester.runpytest_subprocess("-p", "harness.watch.plugin", "--pitfalls-watch-json", str(out),
+                                           "--pitfalls-watch-fail", "-p", "no:randomly")
+    result.stdout.fnmatch_lines(["*pitfalls watch*", "*test_user.py:6: [[]softmax-singleton-axis[]]*"])
+    assert result.ret == 1  # the tests passed; --pitfalls-watch-fail fails the session on a finding
+    (finding,) = json.loads(out.read_text())["findings"]
+    assert finding["extra"]["first_seen_in"] == "test_user.py::test_binary_head"
