@@ -29,6 +29,7 @@ from docs.site.case_page import page_notebook, write_downloads
 from docs.site.execute import CaseRunError, ExecutedCase, execute_cases
 from docs.site.home_page import home_page, topics_of
 from docs.site.linters_page import linters_page, load_bench
+from docs.site.watching_page import load_detection, watching_page
 from docs.site.matrix_page import matrix_page
 from docs.site.topic_page import topic_page
 from docs.site.upgrade_page import upgrade_page
@@ -75,7 +76,7 @@ def build_site(out: Path, root: Path = ROOT, cases_dir: Path | None = None, repo
     stage = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
     try:
         src, extra, html = stage / "src", stage / "extra", stage / "html"
-        write_sources(src, extra, executed, matrix, bench, load_bench(reports_dir), cases_dir)
+        write_sources(src, extra, executed, matrix, bench, load_bench(reports_dir), cases_dir, reports_dir)
         run_sphinx(src, html, stage / "doctrees", extra, jobs)
         if out.exists():
             out.rename(stage / "old")
@@ -86,19 +87,21 @@ def build_site(out: Path, root: Path = ROOT, cases_dir: Path | None = None, repo
 
 
 def write_sources(src: Path, extra: Path, executed: list[ExecutedCase], m: Matrix, bench, lint_bench: dict | None = None,
-                  cases_dir: Path = ROOT / "cases") -> None:
+                  cases_dir: Path = ROOT / "cases", reports_dir: Path = ROOT / "reports") -> None:
     cases = [ex.loaded for ex in executed]
+    detection = load_detection(reports_dir, lint_bench)
     (src / "cases").mkdir(parents=True)
     (src / "topics").mkdir()
     for ex in executed:
         downloads = write_downloads(ex, extra / "downloads")
-        nbformat.write(page_notebook(ex, m, downloads, lint_bench), src / "cases" / f"{ex.loaded.id}.ipynb")
+        nbformat.write(page_notebook(ex, m, downloads, lint_bench, detection), src / "cases" / f"{ex.loaded.id}.ipynb")
     for topic in topics_of(cases):
         (src / "topics" / f"{topic}.md").write_text(topic_page(topic, cases, m), encoding="utf-8")
     (src / "index.md").write_text(home_page(cases, m), encoding="utf-8")
     (src / "matrix.md").write_text(matrix_page(m, cases), encoding="utf-8")
     (src / "upgrade.md").write_text(upgrade_page(m), encoding="utf-8")
     (src / "linters.md").write_text(linters_page(lint_bench, cases_dir), encoding="utf-8")
+    (src / "watching.md").write_text(watching_page(detection, [lc.id for lc in cases]), encoding="utf-8")
     page, svg = performance_page(*bench, case_ids={lc.id for lc in cases})
     (src / "performance.md").write_text(page, encoding="utf-8")
     if svg is not None:

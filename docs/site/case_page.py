@@ -21,6 +21,7 @@ from docs.site.execute import ExecutedCase
 from docs.site.linters_page import case_linter_line
 from docs.site.matrix_page import case_matrix_section, newest_symptom
 from docs.site.text import code, md
+from docs.site.watching_page import Detection, case_detection_line
 
 
 def write_downloads(ex: ExecutedCase, folder: Path) -> tuple[str, str]:
@@ -46,7 +47,8 @@ def download_notebook(ex: ExecutedCase) -> nbformat.NotebookNode:
     return nb
 
 
-def page_notebook(ex: ExecutedCase, m: Matrix, downloads: tuple[str, str], lint_bench: dict | None = None) -> nbformat.NotebookNode:
+def page_notebook(ex: ExecutedCase, m: Matrix, downloads: tuple[str, str], lint_bench: dict | None = None,
+                  detection: Detection | None = None) -> nbformat.NotebookNode:
     nb = copy.deepcopy(ex.notebook)
     cells = nb.cells
     at = 1 if cells and cells[0].cell_type == "markdown" and cells[0].source.lstrip().startswith("# ") else 0
@@ -55,7 +57,9 @@ def page_notebook(ex: ExecutedCase, m: Matrix, downloads: tuple[str, str], lint_
             tags = cell.metadata.setdefault("tags", [])
             if "hide-input" not in tags:
                 tags.append("hide-input")
-    cells.insert(at, _markdown(_facts(ex, m, downloads) + "\n\n" + case_linter_line(lint_bench, ex.loaded.id)))
+    lines = [_facts(ex, m, downloads), case_linter_line(lint_bench, ex.loaded.id),
+             case_detection_line(detection, ex.loaded.id)]
+    cells.insert(at, _markdown("\n\n".join(filter(None, lines))))
     cells.append(_markdown(_evidence(ex, m)))
     cells.append(_markdown(_sources(ex)))
     cells.append(_markdown(case_matrix_section(m, ex.loaded.id)))

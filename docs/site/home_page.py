@@ -22,7 +22,7 @@ def home_page(cases: list[LoadedCase], m: Matrix) -> str:
     intro = INTRO.read_text(encoding="utf-8").replace("{cases}", str(len(cases))).replace("{topics}", str(len(topics)))
     out = [intro.rstrip() + "\n", "## The cases\n", _evidence_summary(cases, m), raw_html(_filters(cases) + _table(cases, m))]
     out.append("```{toctree}\n:hidden:\n:titlesonly:\n:maxdepth: 1\n:caption: Topics\n\n" + "\n".join(f"topics/{t}" for t in topics) + "\n```\n")
-    out.append("```{toctree}\n:hidden:\n:titlesonly:\n:maxdepth: 1\n:caption: The corpus\n\nmatrix\nupgrade\nlinters\nperformance\nwriting-a-case\n```\n")
+    out.append("```{toctree}\n:hidden:\n:titlesonly:\n:maxdepth: 1\n:caption: The corpus\n\nmatrix\nupgrade\nlinters\nwatching\nperformance\nwriting-a-case\n```\n")
     return "\n".join(out)
 
 

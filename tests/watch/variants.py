@@ -196,11 +196,28 @@ for _ in range(6):
     "loss-sum-before-backward": ("loss-append-keeps-graph", """
 # `loss_sum += loss` before backward (ray-project/ray#40940's loop)
 model = nn.Linear(3, 1)
+optimizer = torch.optim.AdamW(model.parameters())
 loss_sum = torch.zeros(())
 for _ in range(4):
     loss = model(torch.randn(2, 3)).pow(2).mean()
     loss_sum += loss
     loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+"""),
+    "gan-step-sum-for-logging-ok": (None, """
+# errD = errD_real + errD_fake after both backward() calls, read once (pytorch/examples dcgan/main.py)
+netD = nn.Linear(4, 1)
+optD = torch.optim.SGD(netD.parameters(), lr=0.01)
+for _ in range(4):
+    netD.zero_grad()
+    errD_real = F.binary_cross_entropy_with_logits(netD(torch.randn(3, 4)), torch.ones(3, 1))
+    errD_real.backward()
+    errD_fake = F.binary_cross_entropy_with_logits(netD(torch.randn(3, 4)), torch.zeros(3, 1))
+    errD_fake.backward()
+    errD = errD_real + errD_fake
+    optD.step()
+    print(errD.item())
 """),
     "running-loss-item-ok": (None, """
 model = nn.Linear(3, 1)

@@ -72,11 +72,28 @@ class LossAppendKeepsGraph(Detector):
     message = ("a loss that was already backpropagated is kept as a tensor, and with it its whole graph, every "
                "step; keep loss.item() (or loss.detach()) for logging")
     KEPT = 3  # this many backpropagated losses of one backward call alive at once
-
-    FLAG = "pitfalls_watch_backpropagated"  # set in a root's grad_fn metadata once backward() ran from it
+    # In a backpropagated root's grad_fn metadata: the optimizer steps run when its backward()
+    # ran, and which backward of its line it was. A sum of the current step's losses is logging
+    # (DCGAN's errD = errD_real + errD_fake); a sum that still holds a loss of an earlier step, or
+    # one whose backward line has run again since (a loop without an optimizer), accumulates.
+    FLAG = "pitfalls_watch_backpropagated"
 
     def __init__(self):
         self.alive: dict[tuple, list] = {}
+        self.steps = 0
+        self.backwards: dict[tuple, int] = {}  # user line of a backward() -> how many ran there
+
+    def start(self):
+        from torch.optim import optimizer
+
+        self.handles = [optimizer.register_optimizer_step_post_hook(self._stepped)]
+
+    def stop(self):
+        for h in self.handles:
+            h.remove()
+
+    def _stepped(self, opt, args, kwargs):
+        self.steps += 1
 
     def functions(self):
         return BACKWARD + ACCUMULATING
@@ -89,7 +106,7 @@ class LossAppendKeepsGraph(Detector):
         for a in args:
             if isinstance(a, (list, tuple)):
                 parts += [t for t in a if isinstance(t, torch.Tensor)]
-        return any(self._finished(p.grad_fn) for p in parts)
+        return any(self._from_an_earlier_step(p.grad_fn) for p in parts)
 
     def after(self, func, args, kwargs, result, state):
         if func in BACKWARD:
@@ -98,23 +115,29 @@ class LossAppendKeepsGraph(Detector):
             # `total = total + loss` / `total += loss` / torch.stack(losses): a graph built on a finished one
             self.report(f"{getattr(func, '__name__', func)} builds on a loss whose backward() already ran")
 
-    def _finished(self, node) -> bool:
-        """The node is a backpropagated root, or sums one: `total = total + loss` after
-        `loss.backward()`, or `total += loss` before it, seen at the next step."""
+    def _from_an_earlier_step(self, node) -> bool:
+        """The node is a loss backpropagated in an earlier step, or sums one (`total = total +
+        loss` after `loss.backward()`; `total += loss` before it, seen at the next step)."""
         if node is None:
             return False
-        if node.metadata.get(self.FLAG):
-            return True
-        return any(parent is not None and parent.metadata.get(self.FLAG) for parent, _ in node.next_functions)
+        nodes = [node, *(parent for parent, _ in node.next_functions if parent is not None)]
+        for n in nodes:
+            mark = n.metadata.get(self.FLAG)
+            if mark is not None:
+                step, site, nth = mark
+                if step < self.steps or nth < self.backwards.get(site, 0):
+                    return True
+        return False
 
     def _backpropagated(self, func, args, kwargs):
         if arg(args, kwargs, 2, "retain_graph"):
             return  # the graph is kept on purpose
         roots = [r for r in _roots(func, args, kwargs) if r.grad_fn is not None]
         site = user_site(2)
+        nth = self.backwards[site] = self.backwards.get(site, 0) + 1
         kept = [ref for ref in self.alive.get(site, []) if ref() is not None]
         for r in roots:
-            r.grad_fn.metadata[self.FLAG] = True
+            r.grad_fn.metadata.setdefault(self.FLAG, (self.steps, site, nth))
             kept.append(weakref.ref(r))
         self.alive[site] = kept
         if len(kept) > self.KEPT:

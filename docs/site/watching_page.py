@@ -1,0 +1,127 @@
+"""The "Watching a run" page and each case page's "Caught by" line: which cases `pitfalls lint`
+finds (the recorded lint bench), which the watcher's detectors find (and on which releases their
+proofs passed: reports/watch-proofs.json), which the explainer names from torch's own error or
+warning, and which none of them can see."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from docs.site.text import code, esc, md
+
+
+@dataclass(frozen=True)
+class Detection:
+    """What the site knows about how each case is caught."""
+
+    lint: dict  # case id -> rule ids reported on its broken program (recorded lint bench)
+    watch: dict  # case id -> the detector class (sound or heuristic)
+    explained: frozenset  # case ids the explainer names on this build's torch
+    proofs: dict  # release -> {case id: proven?} (reports/watch-proofs.json)
+    false_positives: dict | None  # reports/watch-false-positives.json
+
+
+def _json(path: Path):
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+
+
+def load_detection(reports_dir: Path, lint_bench: dict | None) -> Detection:
+    from harness.watch.detectors import all_detectors
+    from harness.watch.explain import Explainer
+
+    lint = {row["case"]: row["pitfalls-lint"]["broken"] for row in (lint_bench or {}).get("table", [])
+            if row["pitfalls-lint"]["broken"]}
+    watch = {d.case: d for d in all_detectors()}
+    explained = frozenset(Explainer.for_installed_torch().explained_cases())
+    record = _json(Path(reports_dir) / "watch-proofs.json") or {"releases": {}}
+    proofs = {release: {p["case"]: p["proven"] for p in r["detectors"]} for release, r in record["releases"].items()}
+    return Detection(lint, watch, explained, proofs, _json(Path(reports_dir) / "watch-false-positives.json"))
+
+
+def _releases(det: Detection, case_id: str) -> str:
+    seen = [rel for rel, cases in det.proofs.items() if case_id in cases]
+    if not seen:
+        return "releases not observed"
+    proven = [rel for rel in seen if det.proofs[rel][case_id]]
+    if len(proven) == len(seen):
+        return f"proven on all {len(seen)} releases run ({seen[0]} to {seen[-1]})"
+    return f"proven on {len(proven)} of {len(seen)} releases run ({', '.join(proven) or 'none'})"
+
+
+def caught_by(det: Detection, case_id: str) -> list[str]:
+    out = []
+    if case_id in det.lint:
+        out.append(f"`pitfalls lint` ({', '.join(det.lint[case_id])})")
+    if case_id in det.watch:
+        kind = "heuristic, with `--pedantic`" if det.watch[case_id].pedantic else "a detector"
+        out.append(f"`pitfalls watch` ({kind}; {_releases(det, case_id)})")
+    if case_id in det.explained:
+        out.append("the watcher's explainer (torch's own error or warning names this case)")
+    return out
+
+
+def case_detection_line(det: Detection | None, case_id: str) -> str:
+    if det is None:
+        return ""
+    found = caught_by(det, case_id)
+    body = "; ".join(found) if found else "not detectable by the linter or the watcher"
+    return f"Caught by ([how](../watching.md)): {body}."
+
+
+def watching_page(det: Detection, case_ids: list[str]) -> str:
+    sound = [d for d in det.watch.values() if not d.pedantic]
+    heuristic = [d for d in det.watch.values() if d.pedantic]
+    out = ["# Watching a run\n",
+           "A linter reads spelling; most pitfalls live in shapes, dtypes, values and modes, which only a run "
+           "shows. `pitfalls watch train.py ARGS…` runs a program as `python train.py ARGS…` would, with the "
+           "detectors below switched on, and reports at exit each pitfall it met, once per line of your code, "
+           "with how often that line met it and the case that explains it. "
+           "`--format json` or `sarif` for tools, `--fail` to exit 1 when something was found, `--pedantic` for "
+           "the heuristic detectors too. In Python, `with harness.watch.watch() as w: train()`; around your own "
+           "test suite, `pytest --pitfalls-watch`.\n",
+           "Each detector belongs to one case and is proven by it: run under the watcher, the case's broken code "
+           "is reported with that case's id, its fixed code and its near miss are not. The watcher never changes "
+           "what your program computes, and a detector that fails is switched off with one line in the report.\n",
+           f"## The detectors ({len(sound)} sound, {len(heuristic)} heuristic)\n",
+           "| case | kind | what it reports, and the fix | proofs |", "|---|---|---|---|"]
+    for d in [*sound, *heuristic]:
+        kind = "heuristic (`--pedantic`)" if d.pedantic else "sound"
+        out.append(f"| [{esc(d.case)}](cases/{d.case}.ipynb) | {kind} | {esc(d.message)} | {_releases(det, d.case)} |")
+    out.append("\n*Proofs* are `python -m harness.watch.proofs` run with each torch of the version matrix "
+               "(`make watch-versions`, recorded in `reports/watch-proofs.json`); a release with no record is "
+               "not observed.\n")
+    out.append("## The explainer\n")
+    out.append("When your program raises or warns something a case's broken code recorded (the version matrix "
+               "keeps each broken run's exception and warnings for every release), the report names the case and "
+               "its fix, matched against the wording of your torch's release. On this build's torch it names "
+               f"{len(det.explained)} cases: " + (", ".join(f"[{esc(c)}](cases/{c}.ipynb)" for c in sorted(det.explained))
+                                                  or "none") + ".\n")
+    if det.false_positives:
+        out += _false_positive_section(det.false_positives)
+    out += ["## How each case is caught\n",
+            "| case | `pitfalls lint` | `pitfalls watch` | explained |", "|---|---|---|---|"]
+    none = 0
+    for case_id in case_ids:
+        lint = ", ".join(det.lint.get(case_id, [])) or ""
+        watch = ("heuristic" if det.watch[case_id].pedantic else "yes") if case_id in det.watch else ""
+        explained = "yes" if case_id in det.explained else ""
+        none += not (lint or watch or explained)
+        out.append(f"| [{esc(case_id)}](cases/{case_id}.ipynb) | {lint} | {watch} | {explained} |")
+    out.append(f"\nNeither tool sees {none} of the {len(case_ids)} cases: their pitfalls show only in values "
+               "no check can judge without knowing what the program meant.\n")
+    return "\n".join(out)
+
+
+def _false_positive_section(record: dict) -> list[str]:
+    out = ["## On real training code\n", md(record.get("summary", "")) + "\n" if record.get("summary") else "",
+           "| program | steps | case | where | times | right? |", "|---|---|---|---|---|---|"]
+    for prog in record.get("programs", []):
+        findings = prog.get("findings") or [None]
+        for f in findings:
+            if f is None:
+                out.append(f"| {esc(prog['program'])} | {prog.get('steps', '')} | nothing reported | | | |")
+            else:
+                out.append(f"| {esc(prog['program'])} | {prog.get('steps', '')} | {code(f['case'])} | "
+                           f"{code(f.get('where', ''))} | {f.get('count', '')} | {esc(f.get('verdict', ''))} |")
+    return out + [""]
