@@ -9,6 +9,10 @@ def all_detectors() -> list[type[Detector]]:
     from harness.watch.detectors.conversion import Uint8ConversionWraparound
     from harness.watch.detectors.eval_mode import EvalWithoutNoGrad
     from harness.watch.detectors.graphs import LossAppendKeepsGraph, NanGradThroughMask
+    from harness.watch.detectors.heuristic import (CrossEntropyAfterSoftmax, FunctionalDropoutTrainingFlag,
+                                                   Interpolate3dInput, KLDivExpectsLogInput, L2NormalizeAllDims,
+                                                   MissingZeroGrad, SharedModuleReuse, TrainEvalMode,
+                                                   ViewInsteadOfPermute)
     from harness.watch.detectors.losses import LossTargetRequiresGrad, TargetShapeBroadcast
     from harness.watch.detectors.modules import UnregisteredTensorAttribute
     from harness.watch.detectors.numpy_memory import FromNumpySharesMemory
@@ -17,7 +21,10 @@ def all_detectors() -> list[type[Detector]]:
 
     return [SoftmaxSingletonAxis, TargetShapeBroadcast, LossTargetRequiresGrad, NanGradThroughMask,
             LossAppendKeepsGraph, Uint8ConversionWraparound, UnregisteredTensorAttribute,
-            ParamReassignmentDetachesOptimizer, FromNumpySharesMemory, EvalWithoutNoGrad]
+            ParamReassignmentDetachesOptimizer, FromNumpySharesMemory, EvalWithoutNoGrad,
+            # heuristic (pedantic = True): only with watch(pedantic=True) / --pedantic
+            L2NormalizeAllDims, Interpolate3dInput, ViewInsteadOfPermute, TrainEvalMode, SharedModuleReuse,
+            CrossEntropyAfterSoftmax, KLDivExpectsLogInput, FunctionalDropoutTrainingFlag, MissingZeroGrad]
 
 
 def detectors_for(pedantic: bool = False, select: tuple[str, ...] = ()) -> list[Detector]:
