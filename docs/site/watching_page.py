@@ -114,14 +114,19 @@ def watching_page(det: Detection, case_ids: list[str]) -> str:
 
 
 def _false_positive_section(record: dict) -> list[str]:
-    out = ["## On real training code\n", md(record.get("summary", "")) + "\n" if record.get("summary") else "",
-           "| program | steps | case | where | times | right? |", "|---|---|---|---|---|---|"]
+    t = record.get("totals", {})
+    out = ["## On real training code\n",
+           f"{len(record.get('programs', []))} real training programs (from pytorch/examples and others, datasets "
+           f"replaced by random tensors of the same shapes) ran a few steps each under `pitfalls watch --pedantic` "
+           f"(`benchmarks/watch_false_positives.py`, on torch {esc(record.get('torch', '?'))}). Every report was "
+           f"judged by hand: {t.get('findings', 0)} reports, {t.get('right', 0)} right, {t.get('wrong', 0)} wrong.\n",
+           "| program | steps | reported | where | times | verdict |", "|---|---|---|---|---|---|"]
     for prog in record.get("programs", []):
-        findings = prog.get("findings") or [None]
-        for f in findings:
-            if f is None:
-                out.append(f"| {esc(prog['program'])} | {prog.get('steps', '')} | nothing reported | | | |")
-            else:
-                out.append(f"| {esc(prog['program'])} | {prog.get('steps', '')} | {code(f['case'])} | "
-                           f"{code(f.get('where', ''))} | {f.get('count', '')} | {esc(f.get('verdict', ''))} |")
+        steps = esc(prog.get("steps", ""))
+        if not prog.get("findings"):
+            out.append(f"| {esc(prog['program'])} | {steps} | nothing | | | |")
+        for f in prog.get("findings", []):
+            out.append(f"| {esc(prog['program'])} | {steps} | [{esc(f['case'])}](cases/{f['case']}.ipynb) | "
+                       f"{code(f.get('where', ''))} | {f.get('count', '')} | "
+                       f"**{esc(f.get('verdict', ''))}**: {esc(f.get('why', ''))} |")
     return out + [""]
