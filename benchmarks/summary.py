@@ -4,13 +4,16 @@ the benchmark entries of the same run (pure functions of pytest-benchmark's JSON
 A benchmark that is one half of a broken/fixed pair carries ``extra_info`` ``{"case", "device",
 "variant": "broken" | "fixed"}``, and ``peak_bytes`` where a peak-memory ratio applies
 (``peak_memory.py``); the harness-cost benchmark carries ``extra_info["harness"]``
-(``test_harness_overhead.py``, which says what its seconds are). Other benchmarks are left alone.
+(``test_harness_overhead.py``, which says what its seconds are); each of ``pitfalls watch``'s
+benchmarks carries ``extra_info["watch"]``, one training step's seconds unwatched, watched and under
+``detect_anomaly`` with the ratios (``test_bench_watch_overhead.py``). Other benchmarks are left alone.
 """
 from __future__ import annotations
 
 VARIANTS = ("broken", "fixed")
 HARNESS_GOAL = 2.0  # pitfalls run on the corpus, as a multiple of the bare floor
 RSS_BUDGET_BYTES = 1.5e9  # peak resident memory of a full CPU corpus run
+WATCH_GOAL = 1.10  # a training step of a mid-sized model inside `pitfalls watch`, as a multiple of it without
 
 
 def ratios(benchmarks: list[dict]) -> list[dict]:
@@ -50,11 +53,20 @@ def harness_figures(benchmarks: list[dict]) -> dict | None:
     return found[0] if found else None
 
 
+def watch_figures(benchmarks: list[dict]) -> list[dict]:
+    """The watcher's cost on each training step measured, by workload."""
+    rows = [b["extra_info"]["watch"] for b in benchmarks if "watch" in (b.get("extra_info") or {})]
+    return sorted(rows, key=lambda r: r["workload"])
+
+
 def pitfalls_record(benchmarks: list[dict], torch_version: str, devices: dict, date: str) -> dict:
     record = {"torch": torch_version, "devices": devices, "date": date, "ratios": ratios(benchmarks)}
     harness = harness_figures(benchmarks)
     if harness is not None:
         record["harness"] = harness
+    watched = watch_figures(benchmarks)
+    if watched:
+        record["watch"] = watched
     return record
 
 
@@ -66,6 +78,7 @@ def summary_lines(record: dict) -> list[str]:
         lines.append(f"  {r['case']:<26} {r['device']:<5} {r['metric']:<12}"
                      f" broken {_amount(r['broken'], r['unit']):>11}  fixed {_amount(r['fixed'], r['unit']):>11}"
                      f"  ratio {r['ratio']:8.2f}x")
+    lines += watch_lines(record.get("watch", []))
     h = record.get("harness")
     if h is None:
         lines.append("  harness cost: not measured in this run")
@@ -86,6 +99,24 @@ def summary_lines(record: dict) -> list[str]:
     rss = h["peak_rss_bytes"]
     lines.append(f"  peak RSS of a full cpu run {rss / 2**20:.0f} MiB"
                  f" (budget {RSS_BUDGET_BYTES / 1e9:g} GB: {'met' if rss < RSS_BUDGET_BYTES else 'NOT MET'})")
+    return lines
+
+
+def watch_lines(rows: list[dict]) -> list[str]:
+    if not rows:
+        return []
+    clock = rows[0].get("clock", "wall")
+    lines = ["  pitfalls watch: one training step (forward, loss, backward, optimizer step), each side's median"
+             f" over interleaved rounds ({clock} time); ratios against the step unwatched"]
+    for r in rows:
+        goal = r.get("goal")
+        met = "" if goal is None else f" (goal <= {goal:g}x: {'met' if r['on_ratio'] <= goal else 'NOT MET'})"
+        line = (f"    {r['workload']:<16} unwatched {_amount(r['off_s'], 's'):>10}"
+                f"  watched {_amount(r['on_s'], 's'):>10} {r['on_ratio']:5.2f}x{met:<28}"
+                f"  detect_anomaly {_amount(r['anomaly_s'], 's'):>10} {r['anomaly_ratio']:5.2f}x")
+        if "wall_on_ratio" in r:
+            line += f"  (wall: {r['wall_on_ratio']:.2f}x, {r['wall_anomaly_ratio']:.2f}x)"
+        lines.append(line)
     return lines
 
 

@@ -22,6 +22,9 @@ is_compiling = _compiling_probe()
 
 
 class WatchMode(TorchFunctionMode):
+    """``table`` maps a torch callable to its watchers: (detector, before or None, after or None),
+    only the methods a detector overrides, so an unwatched side costs nothing."""
+
     def __init__(self, watcher, table: dict):
         super().__init__()
         self.watcher = watcher
@@ -34,12 +37,55 @@ class WatchMode(TorchFunctionMode):
             kwargs = {}
         if is_compiling():
             return func(*args, **kwargs)
-        detectors = self.table.get(func)
-        if detectors is None or self.watcher.busy or os.getpid() != self.pid:
+        entries = self.table.get(func)
+        if entries is None or self.watcher.busy or os.getpid() != self.pid:
             return func(*args, **kwargs)
         guarded = self.watcher.guarded
-        states = [guarded(d, d.before, func, args, kwargs) for d in detectors]
+        states = [before and guarded(d, before, func, args, kwargs) for d, before, _ in entries]
         result = func(*args, **kwargs)
-        for d, state in zip(detectors, states):
-            guarded(d, d.after, func, args, kwargs, result, state)
+        for (d, _, after), state in zip(entries, states):
+            if after is not None:
+                guarded(d, after, func, args, kwargs, result, state)
         return result
+
+
+# Modules whose inference fast path (fused kernels) is taken only when no torch-function mode is
+# on (they ask torch.overrides.has_torch_function): under the watcher they would run the slow
+# path, 3x slower and not bit-identical. Their forward runs with the watcher's mode set aside.
+FAST_PATH = (torch.nn.MultiheadAttention, torch.nn.TransformerEncoderLayer, torch.nn.TransformerEncoder)
+
+
+class FastPathsKept:
+    """Global forward hooks that take the watcher's mode off the stack around a fast-path
+    module's forward (when it is on top) and put it back after, also when the forward raises."""
+
+    def __init__(self, mode: WatchMode):
+        self.mode, self.popped, self.handles = mode, [], []
+
+    def start(self) -> None:
+        from torch.nn.modules import module as nn_module
+
+        if not hasattr(torch._C, "_pop_torch_function_stack"):  # 1.13: one mode, no stack to edit
+            return
+        try:
+            post = nn_module.register_module_forward_hook(self._after, always_call=True)
+        except TypeError:  # before 2.1 a raising forward would leave the mode off: keep the slow path
+            return
+        self.handles = [nn_module.register_module_forward_pre_hook(self._before), post]
+
+    def stop(self) -> None:
+        for h in self.handles:
+            h.remove()
+
+    def _before(self, module, args):
+        if not isinstance(module, FAST_PATH):
+            return
+        n = torch._C._len_torch_function_stack()
+        top = torch._C._get_function_stack_at(n - 1) if n else None
+        self.popped.append(top is self.mode)
+        if top is self.mode:
+            torch._C._pop_torch_function_stack()
+
+    def _after(self, module, args, output):
+        if isinstance(module, FAST_PATH) and self.popped and self.popped.pop():
+            torch._C._push_on_torch_function_stack(self.mode)

@@ -10,6 +10,7 @@ import contextlib
 import os
 import warnings
 
+from harness.watch.detectors.base import Detector
 from harness.watch.findings import Finding, json_report, sarif_report, text_report
 from harness.watch.sites import _WATCH, is_foreign, shown_path, user_site
 
@@ -27,6 +28,9 @@ class Watcher:
         self._showwarning = None
         self._pid = os.getpid()
         self.context = ""
+        self._table: dict = {}
+        self._handles: list = []
+        self._stepping = False
 
     # -- switching on and off -------------------------------------------------------------
     def __enter__(self) -> "Watcher":
@@ -40,29 +44,57 @@ class Watcher:
         return False
 
     def start(self) -> None:
+        from torch.optim import optimizer as optim
+
         from harness.watch.detectors import detectors_for
-        from harness.watch.mode import WatchMode
+        from harness.watch.mode import FastPathsKept, WatchMode
 
         self.detectors = detectors_for(self.pedantic, self.select)
-        table: dict = {}
+        self._table = {}
         for d in self.detectors:
             d.watcher = self
             self.guarded(d, d.start)
-            for fn in self.guarded(d, d.functions) or ():
-                table.setdefault(fn, []).append(d)
-        self._mode = WatchMode(self, table)
+            self.watch_functions(d, self.guarded(d, d.functions) or ())
+        self._mode = WatchMode(self, self._table)
         self._mode.__enter__()
+        self._fast_paths = FastPathsKept(self._mode)
+        self._fast_paths.start()
+        # An optimizer's step is torch's own code updating parameters: nothing there is the user's
+        # pitfall, and its dozens of in-place ops per step would cost every watched step.
+        if hasattr(optim, "register_optimizer_step_pre_hook"):  # 2.0+
+            self._handles = [optim.register_optimizer_step_pre_hook(self._enter_step),
+                             optim.register_optimizer_step_post_hook(self._leave_step)]
         self._showwarning = warnings.showwarning
         warnings.showwarning = self._on_warning
+
+    def watch_functions(self, detector, functions) -> None:
+        """Let ``detector`` see calls of these torch callables (at start, or later, as a detector
+        that needs them only once something happened: an array shared with NumPy)."""
+        before = detector.before if type(detector).before is not Detector.before else None
+        after = detector.after if type(detector).after is not Detector.after else None
+        for fn in functions:
+            entries = self._table.setdefault(fn, [])
+            if all(e[0] is not detector for e in entries):
+                entries.append((detector, before, after))
+
+    def _enter_step(self, opt, args, kwargs):
+        self._stepping, self.busy = self.busy, True
+
+    def _leave_step(self, opt, args, kwargs):
+        self.busy = self._stepping
 
     def stop(self) -> None:
         if self._mode is None:
             return
+        for h in self._handles:
+            h.remove()
+        self._fast_paths.stop()
         if self._showwarning is not None:
             warnings.showwarning, self._showwarning = self._showwarning, None
         self._mode.__exit__(None, None, None)
         self._mode = None
         for d in self.detectors:
+            self._failed.discard(id(d))  # switched off after an error, it still takes back its hooks and patches
             self.guarded(d, d.stop)
 
     # -- detectors report here ------------------------------------------------------------

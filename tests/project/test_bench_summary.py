@@ -71,3 +71,21 @@ def test_the_record_carries_the_harness_figures_and_the_summary_flags_missed_goa
 
 def test_without_harness_figures_the_record_has_no_harness_key():
     assert "harness" not in summary.pitfalls_record(PAIRS, "2.13.0", {}, "d")
+
+
+def watched(workload, on_ratio, goal):
+    return bench(f"watch-{workload}", 1.0, watch={
+        "workload": workload, "steps": 10, "rounds": 20, "threads": 1, "off_s": 0.004, "on_s": 0.004 * on_ratio,
+        "anomaly_s": 0.008, "on_ratio": on_ratio, "anomaly_ratio": 2.0, "goal": goal})
+
+
+def test_the_record_carries_the_watchers_cost_and_the_summary_flags_a_missed_goal():
+    record = summary.pitfalls_record(PAIRS + [watched("mlp-b", 1.25, 1.1), watched("cnn", 1.05, 1.1),
+                                              watched("mlp-small", 2.5, None)], "2.13.0", {}, "d")
+    assert [r["workload"] for r in record["watch"]] == ["cnn", "mlp-b", "mlp-small"]
+    lines = [line for line in summary.summary_lines(record) if line.startswith("    ") and "unwatched" in line]
+    assert len(lines) == 3
+    assert "1.05x (goal <= 1.1x: met)" in lines[0] and "detect_anomaly" in lines[0]
+    assert "1.25x (goal <= 1.1x: NOT MET)" in lines[1]
+    assert "2.50x" in lines[2] and "goal" not in lines[2]
+    assert "watch" not in summary.pitfalls_record(PAIRS, "2.13.0", {}, "d")

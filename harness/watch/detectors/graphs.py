@@ -2,6 +2,7 @@
 losses kept with their graphs after backward (loss-append-keeps-graph)."""
 from __future__ import annotations
 
+import math
 import weakref
 
 import torch
@@ -38,6 +39,11 @@ def leaves(roots) -> list[torch.Tensor]:
 BACKWARD = (torch.Tensor.backward, torch.autograd.backward)
 
 
+def finite(t: torch.Tensor) -> bool:
+    t = t.detach()
+    return math.isfinite(t.item()) if t.numel() == 1 else bool(torch.isfinite(t).all())
+
+
 class NanGradThroughMask(Detector):
     case = "nan-grad-through-mask"
     message = ("a finite loss gave NaN gradients: an inf computed in the forward (a division by zero, log or "
@@ -49,7 +55,7 @@ class NanGradThroughMask(Detector):
 
     def before(self, func, args, kwargs):
         roots = _roots(func, args, kwargs)
-        if not roots or not all(bool(torch.isfinite(r.detach()).all()) for r in roots):
+        if not roots or not all(finite(r) for r in roots):
             return None  # a NaN or inf loss is another problem, and says so itself
         return leaves(roots)
 
@@ -57,7 +63,10 @@ class NanGradThroughMask(Detector):
         if not state:
             return
         grads = [t.grad for t in state if t.grad is not None]
-        if grads and bool(torch.stack([torch.isnan(g).any() for g in grads]).any()):
+        # One sum per gradient: NaN anywhere makes it NaN. Only then (or for +inf beside -inf)
+        # look element by element.
+        if grads and bool(torch.stack([g.sum() for g in grads]).isnan().any()) \
+                and any(bool(torch.isnan(g).any()) for g in grads):
             bad = [tuple(t.shape) for t in state if t.grad is not None and bool(torch.isnan(t.grad).any())]
             self.report(f"NaN in the gradient of {len(bad)} leaf tensor(s), shapes {bad[:3]}")
 

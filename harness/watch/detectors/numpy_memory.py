@@ -24,7 +24,7 @@ class FromNumpySharesMemory(Detector):
                "torch.as_tensor), so the array changes too; work out of place, or copy first (torch.tensor(a))")
 
     def functions(self):
-        return (*INPLACE, torch.as_tensor)
+        return (torch.as_tensor,)  # the in-place ops only once an array is shared (_remember)
 
     def start(self):
         self.shared: dict[int, weakref.ref] = {}  # storage address -> the array it belongs to
@@ -45,6 +45,8 @@ class FromNumpySharesMemory(Detector):
     def _remember(self, array, tensor):
         key = storage_address(tensor)
         if key:
+            if not self.shared:
+                self.watcher.watch_functions(self, INPLACE)
             self.shared[key] = weakref.ref(array, lambda _, k=key: self.shared.pop(k, None))
 
     def after(self, func, args, kwargs, result, state):
