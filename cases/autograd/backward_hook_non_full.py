@@ -37,7 +37,7 @@ CASE = Case(
             versions=">=2.4",
             form="FutureWarning",
             reason="the last op's grad_input, and the deprecation warned as a FutureWarning (observed from 2.4.1)",
-            issue="https://github.com/pytorch/pytorch/pull/127689",
+            issue="https://github.com/pytorch/pytorch/pull/126898",
         ),
         Affects(
             versions=">=1.8,<2.4",
@@ -56,7 +56,8 @@ CASE = Case(
         "https://github.com/pytorch/pytorch/issues/7040",  # docs vs behaviour of grad_input
         "https://github.com/pytorch/pytorch/issues/12331",  # feedback on register_backward_hook
         "https://github.com/frgfm/torch-cam/issues/48",  # the warning, as a UserWarning, on 1.8.0
-        "https://github.com/pytorch/pytorch/pull/127689",  # deprecation warnings made FutureWarning
+        "https://github.com/pytorch/pytorch/pull/126898",  # deprecation warnings made FutureWarning (2.4)
+        "https://github.com/pytorch/pytorch/pull/127689",  # the same change resubmitted after #126898's revert
     ),
 )
 
@@ -137,9 +138,11 @@ if __name__ == "__main__":
 # Since 1.8 the old hook also warns when the forward contains more than one autograd node
 # ("Using a non-full backward hook when the forward contains multiple autograd Nodes is
 # deprecated …"). This case checks both: the wrong shape and that warning. The warning was a
-# `UserWarning` when it was introduced and is a `FutureWarning` from 2.4 (pytorch/pytorch#127689
-# gave deprecation messages that category; the version matrix sees the change between 2.3.1 and
-# 2.4.1), so the symptom names the category as its form. The wrong gradient is the same in every
+# `UserWarning` when it was introduced and is a `FutureWarning` from 2.4 (pytorch/pytorch#126898,
+# resubmitted after a revert as #127689, gave that category to deprecation warnings raised
+# without one; in the 2.4.1 wheel the five non-full-hook warnings of `torch/nn/modules/module.py`
+# pass `FutureWarning`, in 2.3.1 none does, and the version matrix sees the change between 2.3.1
+# and 2.4.1), so the symptom names the category as its form. The wrong gradient is the same in every
 # release; before 1.8 it came without any warning, which is outside the range claimed here.
 #
 # ## The fix

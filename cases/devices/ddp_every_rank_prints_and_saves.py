@@ -251,12 +251,16 @@ if __name__ == "__main__":
 # ## Why
 # `torch.distributed` is SPMD: single program, multiple data. `mp.spawn`, `torchrun` and the
 # old `torch.distributed.launch` each start the *same* script once per process (usually one per
-# GPU) and tell each its rank. DDP only changes what happens inside `backward()` (the gradients
-# are averaged across processes) and `DistributedSampler` only changes which samples a process
-# sees. Everything else in the script runs in every process: each `print`, each
-# `torch.save` to the same path (two writers truncating and filling one file at the same time),
-# each evaluation. A `DistributedSampler` on the test set makes it worse: each process scores
-# its own share, so the printed accuracies are on 8 of the 16 test samples each.
+# GPU) and tell each its rank. DDP only keeps the model replicas in step: when it wraps the
+# model it broadcasts rank 0's parameters and buffers to every process; at the start of each
+# forward it broadcasts rank 0's buffers again (BatchNorm's running statistics, say: the default
+# `broadcast_buffers=True`, an option that 2.13 deprecates in favour of `forward_sync_buffers`,
+# also on by default); and inside `backward()` it averages the gradients across processes.
+# `DistributedSampler` only changes which samples a process sees. Everything else in the script
+# runs in every process: each `print`, each `torch.save` to the same path (two writers
+# truncating and filling one file at the same time), each evaluation. A `DistributedSampler` on
+# the test set makes it worse: each process scores its own share, so the printed accuracies are
+# on 8 of the 16 test samples each.
 #
 # ## The fix
 # Do the side effects on one process. Print, save and evaluate only where `dist.get_rank() == 0`

@@ -125,10 +125,13 @@ if __name__ == "__main__":
 # pytorch/pytorch#108760 ("Deprecate torch.cross default behaviour", September 2023, in 2.2)
 # added a `TORCH_WARN_ONCE` to the C++ `cross` when `dim` is not given, with a BC note and an
 # upgrade guide in the docs; #65752 (2021) had proposed it, because a batch dimension of size
-# 3 gets crossed by mistake. `Tensor.cross(other)` (the method) goes through another path and
-# did not warn in our probes. Downstream: pyg-team/pytorch_geometric#8918 added `dim` to its
-# calls after 2.2; uw-ipd/RoseTTAFold2NA#113 (fixed by #114) and pytorch/tutorials#2933
-# reported the warning.
+# 3 gets crossed by mistake. The method spelling, `a.cross(b)`, reaches the same C++ check and
+# prints the same warning: a fresh interpreter started with `-W always` shows it for the method
+# alone (observed on 2.13.0 and 2.15.0). An earlier probe here missed it because it called
+# `torch.cross` first in the same process, and the once-per-process warning had already been
+# spent.
+# Downstream: pyg-team/pytorch_geometric#8918 added `dim` to its calls after 2.2;
+# uw-ipd/RoseTTAFold2NA#113 (fixed by #114) and pytorch/tutorials#2933 reported the warning.
 #
 # Observed here on CPU: quiet on 1.13.1, 2.0.1 and 2.1.2, the warning on 2.2.2, 2.4.1, 2.6.0,
 # 2.13.0 and 2.15.0; the default has not changed as of 2.15.0. CUDA was not observed.

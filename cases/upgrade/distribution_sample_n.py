@@ -45,7 +45,7 @@ CASE = Case(
     ),
     devices=("cpu", "cuda"),
     sources=(release_notes("2.4.0").at("Deprecations: deprecation warnings raised with FutureWarning"),),
-    tags=("upgrade", "distributions", "deprecation", "warning_category"),
+    tags=("upgrade", "distributions", "deprecation", "warning_category", "minor"),
     references=(
         "https://github.com/pytorch/pytorch/pull/4971",  # the UserWarning in torch's own tests, 2018
         "https://github.com/pytorch/pytorch/pull/126898",  # category=FutureWarning for deprecations (2.4)

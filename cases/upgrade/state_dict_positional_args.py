@@ -51,7 +51,7 @@ CASE = Case(
     ),
     devices=("cpu", "cuda"),
     sources=(release_notes("2.4.0").at("Deprecations: deprecation warnings raised with FutureWarning"),),
-    tags=("upgrade", "state_dict", "deprecation", "warning_category"),
+    tags=("upgrade", "state_dict", "deprecation", "warning_category", "minor"),
     references=(
         "https://github.com/pytorch/pytorch/pull/72780",  # positional args and destination deprecated
         "https://github.com/pytorch/pytorch/pull/75507",  # the message reworded, recursion fixed

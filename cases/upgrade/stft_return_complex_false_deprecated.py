@@ -16,9 +16,9 @@
 # to 2.0 the first call of the process prints `UserWarning: stft with return_complex=False is
 # deprecated. In a future pytorch release, stft will return complex tensors for all inputs,
 # and return_complex=False will raise an error.` The numbers are the same; the layout is on
-# its way out. (The code that did not pass `return_complex` at all, which 1.13 warned about,
-# stops working in 2.0: `RuntimeError: stft requires the return_complex parameter be given for
-# real inputs`.)
+# its way out. (The code that did not pass `return_complex` at all stops working in 2.0 with a
+# `RuntimeError`, and the error message itself suggests `return_complex=False`: the
+# `stft-without-return-complex` case. This one is where following that suggestion leads.)
 
 # %%
 import torch
@@ -106,8 +106,8 @@ if __name__ == "__main__":
 # pytorch/pytorch#72882 laid out the next steps, an error for the unspecified default and a
 # warning for an explicit `return_complex=False`. In 2.0 the first step landed as a
 # backwards-incompatible change (pytorch/pytorch#86724: `return_complex` is required for real
-# input), and the explicit `False` started to warn, as the surface diff of torch's native
-# messages between 1.13.1 and 2.0.1 shows.
+# input; the `stft-without-return-complex` case), and the explicit `False` started to warn, as
+# the surface diff of torch's native messages between 1.13.1 and 2.0.1 shows.
 #
 # ## The fix
 # Ask for the complex result and view it as the old layout where the code needs it:

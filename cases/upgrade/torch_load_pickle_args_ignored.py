@@ -34,6 +34,7 @@ CASE = Case(
             versions=">=2.11",
             reason="torch.load warns when pickle_load_args meet weights_only=True (observed 2.11.0 to "
                    "2.15.0; quiet on 1.13.1, 2.6.0 and 2.10.0)",
+            issue="https://github.com/pytorch/pytorch/pull/161033",
         ),
     ),
     devices=("cpu", "cuda"),
@@ -41,6 +42,7 @@ CASE = Case(
     tags=("upgrade", "serialization", "torch_load"),
     references=(
         "https://github.com/pytorch/pytorch/issues/159555",  # pickle_load_args vs the weights-only unpickler
+        "https://github.com/pytorch/pytorch/pull/161033",  # the warning, fixing #159555 (first in 2.11)
         "https://github.com/mikel-brostrom/boxmot/pull/2123",  # downstream: torch.load with encoding latin1 after 2.6
     ),
 )
@@ -121,11 +123,16 @@ if __name__ == "__main__":
 # %% [markdown]
 # ## Where it comes from
 # `python -m harness.surface diff` lists the warning as new in `serialization:load` between
-# 2.10.0 and 2.11.0; this project did not locate the upstream PR or its line in the 2.11.0
-# notes. pytorch/pytorch#159555 documents the mismatch behind it: the weights-only unpickler
-# accepts none of the pickle options but `encoding`. Downstream, boxmot's loader had to pin
-# `weights_only=False` together with `encoding="latin1"` after the 2.6 default change
-# (mikel-brostrom/boxmot#2123), which is the combination that stays quiet. No downstream issue
+# 2.10.0 and 2.11.0. It comes from pytorch/pytorch#161033 ("Fix `pickle_load_args` in
+# `torch.load` when `weights_only=True`", opened in August 2025), which fixes
+# pytorch/pytorch#159555, the report that the weights-only unpickler accepts none of the pickle
+# options but `encoding` (`errors=` raised a `TypeError`). The PR's review settled the
+# condition on `pickle_load_args != {}`, and that is the line the wheels ship: `if
+# pickle_load_args != {} and weights_only:` followed by this warning, present in the 2.11.0 and
+# 2.13.0 `torch/serialization.py` and absent from 2.10.0's. Its line in the 2.11.0 notes was
+# not located. Downstream, boxmot's loader had to pin `weights_only=False` together with
+# `encoding="latin1"` after the 2.6 default change (mikel-brostrom/boxmot#2123), which is the
+# combination that stays quiet. No downstream issue
 # about this warning itself was found. Observed with this project's venvs: quiet on 1.13.1,
 # 2.6.0 and 2.10.0 (2.5.1 prints only the other `FutureWarning`), a `UserWarning` on 2.11.0,
 # 2.12.1, 2.13.0, 2.14.1 and 2.15.0.

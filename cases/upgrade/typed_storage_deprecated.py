@@ -42,6 +42,8 @@ CASE = Case(
     tags=("upgrade", "storage", "deprecation"),
     references=(
         "https://github.com/pytorch/pytorch/issues/85302",  # plan: remove TypedStorage, warn first
+        "https://github.com/pytorch/pytorch/pull/38870",  # 2020: the C++ StorageImpl loses its dtype
+        "https://github.com/pytorch/pytorch/pull/62030",  # 1.11: Python typed storages wrap an untyped one
         "https://github.com/pytorch/pytorch/issues/89224",  # the warning should name untyped_storage()
         "https://github.com/pytorch/pytorch/pull/98777",  # 2.0.1: warn once per process
         "https://github.com/dmlc/dgl/issues/5104",  # downstream: DGL's Tensor.storage() calls
@@ -111,10 +113,11 @@ if __name__ == "__main__":
 # %% [markdown]
 # ## Why
 # A tensor's memory used to be described by a storage class per dtype (`FloatStorage`,
-# `DoubleStorage`, ...), unified as `TypedStorage`. Since 1.13 the C++ side keeps only an
-# untyped byte buffer, and the typed class is a Python wrapper kept for compatibility. For
-# 2.0 torch deprecated it (pytorch/pytorch#85302: warn for at least one release before removing
-# it) and added `Tensor.untyped_storage()`, which returns the byte buffer itself. `.storage()`
+# `DoubleStorage`, ...). The C++ storage lost its dtype in 2020 (pytorch/pytorch#38870), and in
+# 1.11 the Python per-dtype classes became wrappers around an untyped byte storage, kept for
+# compatibility (pytorch/pytorch#62030). For 2.0 torch deprecated the typed wrapper
+# (pytorch/pytorch#85302: warn for at least one release before removing it) and added
+# `Tensor.untyped_storage()`, which returns the byte buffer itself. `.storage()`
 # still returns a `TypedStorage`, so each call goes through the deprecated class and warns.
 #
 # ## The fix
@@ -156,7 +159,14 @@ if __name__ == "__main__":
 # ## Where it comes from
 # pytorch/pytorch#85302 planned the removal of `TypedStorage` with a release of warnings
 # first; the PyTorch 2.0.0 notes list the deprecation, and pytorch/pytorch#89224 asked for the
-# warning to name the replacement, which became the public `Tensor.untyped_storage()`. 2.0.0
+# warning to name the replacement, which became the public `Tensor.untyped_storage()`. The
+# history before it, read in the wheels: pytorch/pytorch#38870 ("Remove datatype from Storage
+# and StorageImpl", May 2020) removed the dtype from the C++ storage, and the 1.5.1 wheel's
+# `c10/core/StorageImpl.h` still has a `data_type_` member where the 1.6.0 one has none;
+# pytorch/pytorch#62030 ("Re-implement Python storages as wrappers around an untyped storage")
+# made the Python classes wrappers: in the 1.10.2 wheel `torch.FloatStorage` is still a C class
+# of its own, in the 1.11.0 wheel it subclasses `_TypedStorage`, whose `_storage` is an
+# `_UntypedStorage` (1.13.1 has the public name, `torch.TypedStorage`). 2.0.0
 # warned on every call; pytorch/pytorch#98777 (in the 2.0.1 notes, "Warn once for TypedStorage
 # deprecation") made it once per process. Downstream, DGL tracked its `.storage()` calls in
 # dmlc/dgl#5104, torchinfo's `summary()` printed it for every user (TylerYep/torchinfo#238),

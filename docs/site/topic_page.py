@@ -38,8 +38,9 @@ def upgrade_boundaries(mine: list[LoadedCase], m: Matrix) -> list[str]:
     out = ["", UPGRADE_INTRO, "", "| case | declared range | first seen by the matrix | the release before | "
            "fix passes on every release |", "|---|---|---|---|---|"]
 
-    def start(lc):  # by the release the change starts in, as declared
-        return next((i for i, v in enumerate(m.versions) if lc.case.expected(v, "cpu")), len(m.versions)), lc.id
+    def start(lc):  # by the release the change starts in, as declared; the minor ones last
+        first = next((i for i, v in enumerate(m.versions) if lc.case.expected(v, "cpu")), len(m.versions))
+        return "minor" in lc.case.tags, first, lc.id
 
     def shown(cell):  # a form where the symptom changed category, else the outcome
         return (cell.form or cell.status) if cell.observed else cell.status
@@ -49,5 +50,16 @@ def upgrade_boundaries(mine: list[LoadedCase], m: Matrix) -> list[str]:
         seen = "; ".join(f"{now.version} ({shown(now)})" for now, _ in bounds) or NOT_OBSERVED
         prior = "; ".join(f"{before.version}: {shown(before)}" for _, before in bounds) or NOT_OBSERVED
         fix = {True: "yes", False: "no", None: NOT_OBSERVED}[m.portable_fix(lc.id, "cpu", m.versions)]
-        out.append(f"| [{esc(lc.id)}](../cases/{lc.id}.ipynb) | {code(lc.case.affects_text)} | {seen} | {prior} | {fix} |")
+        minor = " (minor)" if "minor" in lc.case.tags else ""
+        out.append(f"| [{esc(lc.id)}](../cases/{lc.id}.ipynb){minor} | {code(lc.case.affects_text)} | {seen} | {prior} | {fix} |")
+    out += ["", MINOR_NOTE]
     return out
+
+
+MINOR_NOTE = (
+    "*Minor*: the only change is the warning's category (`UserWarning` to `FutureWarning` in 2.4), and the "
+    "broken code has no warning filter it would get past: a user sees a deprecation warning before and "
+    "after. The cases whose code does filter (`clip-grad-norm-without-underscore`: a `UserWarning` filter "
+    "stops silencing it; `concat-dataset-cummulative-sizes`: a `DeprecationWarning` hidden by Python's "
+    "defaults becomes a shown `FutureWarning`) teach a real break and stand on their own."
+)

@@ -88,6 +88,11 @@ DROPOUTS = tuple(f"torch.nn.functional.{d}" for d in ("dropout", "dropout1d", "d
 SOFTMAXES = ("softmax", "Softmax", "sigmoid")
 FUNCTORCH = tuple(f"functorch.{f}" for f in ("vmap", "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd",
                                               "hessian", "functionalize", "make_functional"))
+AO_QUANTIZATION = tuple(f"{m}.{f}" for m in ("torch.ao.quantization", "torch.quantization",
+                                               "torch.ao.quantization.quantize", "torch.quantization.quantize")
+                        for f in ("quantize_dynamic", "quantize", "quantize_qat", "prepare", "prepare_qat", "convert")) + tuple(
+    f"{m}.{f}" for m in ("torch.ao.quantization.quantize_fx", "torch.quantization.quantize_fx")
+    for f in ("prepare_fx", "prepare_qat_fx", "convert_fx"))
 CALL = ast.Call
 LOOPS = (ast.For, ast.While)
 IMPORTS = (ast.Import, ast.ImportFrom)
@@ -340,6 +345,40 @@ def _names_of_tensor(node, ctx) -> bool:
                and isinstance(n.value, ast.Name) and n.value.id == node.value.id for n in ast.walk(ctx.function))
 
 
+def _stft_without_return_complex(node, ctx) -> bool:
+    """``torch.stft(x, n_fft, ...)`` with no ``return_complex`` (the tenth parameter): on a real signal
+    a RuntimeError since 2.0. Only the qualified function: a method named ``stft`` may be anyone's."""
+    return (_is_call_to(node, ctx, "torch.stft", "torch.functional.stft") and len(node.args) < 10
+            and not _has_kw(node, "return_complex"))
+
+
+ATTN_MASK_KWARGS = ("attn_mask", "src_mask", "tgt_mask", "memory_mask")
+
+
+def _byte_tensor(node, ctx) -> bool:
+    """An expression that makes a uint8 tensor: ``m.byte()``, ``m.to(torch.uint8)``, ``m.type(torch.uint8)``,
+    a factory with ``dtype=torch.uint8``, ``torch.ByteTensor(...)``."""
+    if not isinstance(node, ast.Call):
+        return False
+    if _method(node, "byte") and not node.args:
+        return True
+    dtype = _kw(node, "dtype") or (node.args[0] if _method(node, "to", "type") and node.args else None)
+    return getattr(dtype, "attr", None) == "uint8" or ctx.qualified(node.func) == "torch.ByteTensor"
+
+
+def _byte_attention_mask(node, ctx) -> bool:
+    return isinstance(node, ast.Call) and any(
+        k.arg in ATTN_MASK_KWARGS and _byte_tensor(ctx.resolve(k.value, node.lineno), ctx) for k in node.keywords)
+
+
+def _local_rank_underscore_only(node, ctx) -> bool:
+    """``parser.add_argument("--local_rank", ...)`` without the dashed spelling in the same call."""
+    if not _method(node, "add_argument"):
+        return False
+    names = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+    return "--local_rank" in names and "--local-rank" not in names
+
+
 RULES: tuple[Rule, ...] = (
     # --- the source posts' pitfalls ---
     Rule("PTF001", ("deprecated-init-without-underscore",),
@@ -536,7 +575,8 @@ RULES: tuple[Rule, ...] = (
          "destination=, prefix=, keep_vars= by keyword",
          _state_dict_positional,
          nodes=CALL),
-    Rule("PTF126", ("torch-load-weights-only-default", "torch-load-weights-only-warning"),
+    Rule("PTF126", ("torch-load-weights-only-default", "torch-load-weights-only-warning",
+                    "weights-only-numpy-in-checkpoint"),
          "torch.load without weights_only warns in torch 2.4-2.5 and, since 2.6, refuses any non-tensor object "
          "(weights_only=True by default); pass weights_only= explicitly",
          lambda n, c: _is_call_to(n, c, "torch.load", "torch.serialization.load") and not _has_kw(n, "weights_only")
@@ -559,4 +599,47 @@ RULES: tuple[Rule, ...] = (
          "enable_nested_tensor=False",
          _transformer_nested_with_norm_first,
          nodes=CALL),
+    Rule("PTF130", ("stft-without-return-complex",),
+         "torch.stft on a real signal without return_complex raises a RuntimeError since torch 2.0 (a warning "
+         "before); pass return_complex=True, and torch.view_as_real(...) where the old (..., 2) layout is needed",
+         _stft_without_return_complex,
+         nodes=CALL),
+    Rule("PTF131", ("mha-uint8-attn-mask",),
+         "a byte (uint8) attention mask is refused by MultiheadAttention and the Transformer layers since torch "
+         "2.0 (AssertionError; a deprecation warning before); build the mask as bool (True = do not attend)",
+         _byte_attention_mask,
+         nodes=CALL),
+    Rule("PTF132", ("distributed-launch-local-rank",),
+         "torch.distributed.launch passes --local-rank since torch 2.0, so a parser that only declares "
+         "--local_rank exits with 'unrecognized arguments'; declare both (add_argument('--local-rank', "
+         "'--local_rank', ...)) or read LOCAL_RANK from the environment",
+         _local_rank_underscore_only,
+         nodes=CALL),
+    Rule("PTF133", ("pytree-register-private-deprecated",),
+         "torch.utils._pytree._register_pytree_node is deprecated since torch 2.2 (UserWarning; FutureWarning from "
+         "2.4); call register_pytree_node, guarded by hasattr for torch 2.1 and older",
+         lambda n, c: _use_of(n, c, "torch.utils._pytree._register_pytree_node"),
+         nodes=REFS),
+    Rule("PTF134", ("ao-quantization-deprecated",),
+         "torch.ao.quantization's eager and FX entry points are deprecated since torch 2.8 (DeprecationWarning); "
+         "migrate to torchao, or store int8 weights with plain tensor arithmetic",
+         lambda n, c: _use_of(n, c, *AO_QUANTIZATION),
+         nodes=REFS),
+    Rule("PTF135", ("qr-cholesky-removed",),
+         "torch.qr and torch.cholesky (and Tensor.qr()/.cholesky()) were removed in torch 2.14 (RuntimeError; "
+         "deprecated since 1.9); use torch.linalg.qr / torch.linalg.cholesky",
+         lambda n, c: _use_of(n, c, "torch.qr", "torch.cholesky") or (
+             isinstance(n, ast.Call) and _method(n, "qr", "cholesky") and c.qualified(n.func) is None
+             and all(isinstance(a, ast.Constant) for a in n.args)),
+         nodes=(ast.Call, ast.Attribute, ast.Name)),
+    Rule("PTF136", ("cuda-amp-autocast-deprecated",),
+         "torch.cuda.amp.autocast is deprecated since torch 2.4 (FutureWarning, even disabled or without a GPU); "
+         "use torch.autocast('cuda', ...), which takes the same arguments on every torch 2.x",
+         lambda n, c: _use_of(n, c, "torch.cuda.amp.autocast", "torch.cuda.amp.autocast_mode.autocast"),
+         nodes=REFS),
+    Rule("PTF137", ("sdp-kernel-deprecated",),
+         "torch.backends.cuda.sdp_kernel is deprecated since torch 2.3 (FutureWarning); use "
+         "torch.nn.attention.sdpa_kernel([SDPBackend...]), with an ImportError fallback for torch 2.2 and older",
+         lambda n, c: _use_of(n, c, "torch.backends.cuda.sdp_kernel"),
+         nodes=REFS),
 )
