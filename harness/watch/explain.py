@@ -183,6 +183,7 @@ class CaseText:
     functions: frozenset[str]  # the names the case's code defines, which a user's program names otherwise
     classes: frozenset[str]
     warned: tuple[str | None, ...]  # the patterns of its run.warned / run.warned_as calls (None: any message)
+    raised: tuple[str, ...] = ()  # the patterns of its run.raised calls: what its error must say in full
 
 
 def case_text(source: str) -> CaseText:
@@ -194,7 +195,26 @@ def case_text(source: str) -> CaseText:
     for what, name in _DEFINES.findall(source):
         if len(name) > 2 and name not in _HARNESS_NAMES and not any(hasattr(b, name) for b in bases):
             names[what].add(name)
-    return CaseText(frozenset(names["def"]), frozenset(names["class"]), _warned_patterns(source))
+    return CaseText(frozenset(names["def"]), frozenset(names["class"]), _warned_patterns(source),
+                    _raised_patterns(source))
+
+
+def _raised_patterns(source: str) -> tuple[str, ...]:
+    """The constant patterns of the case's ``run.raised(type, pattern)`` calls."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return ()
+    return tuple(node.args[1].value for node in ast.walk(tree)
+                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "raised"
+                 and len(node.args) > 1 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str))
+
+
+def says_all_it_asks(text: CaseText, message: str) -> bool:
+    """Every pattern the case's symptom asks of its error finds the user's whole message. Two cases
+    whose records keep the same first line (torch.load's weights-only refusal, for an
+    argparse.Namespace or for NumPy values) are told apart by the lines after it."""
+    return all(re.search(p, message, re.IGNORECASE) for p in text.raised)
 
 
 def _warned_patterns(source: str) -> tuple[str | None, ...]:
@@ -393,6 +413,7 @@ class Explainer:
         self._refused: dict[str, list[str]] = {}
         self._incidental: dict[str, set[str]] = {}
         self._entries: list[Entry] = []
+        self._texts: dict[str, CaseText] = {}  # what each case's symptom asks (set when the table is built)
 
     @classmethod
     def for_installed_torch(cls) -> "Explainer":
@@ -481,6 +502,9 @@ class Explainer:
                     if entry.case not in best or rank < best[entry.case][0]:
                         best[entry.case] = (rank, entry)
         found = sorted(best.values(), key=lambda x: (x[0], x[1].case))
+        if kind == "error" and len(found) > 1:  # one first line, several cases: the rest of the message decides
+            told = [(r, e) for r, e in found if says_all_it_asks(self._texts[e.case], text)]
+            found = told or found
         out = tuple(self._explanation(e, [o.case for _, o in found if o.case != e.case]) for _, e in found)
         if len(self._cache) > 4096:  # a message with a counter in it, warned in a loop
             self._cache.clear()
@@ -556,7 +580,7 @@ class Explainer:
         corpus = _corpus(*self._resolved_dirs())
         mine = str(self._installed_release())
         recorded_here = mine in corpus.versions
-        texts: dict[str, CaseText] = {}
+        texts = self._texts = {}
         asked: list[Recorded] = []  # the messages that count
         self._entries, self._refused, self._incidental = [], {}, {}
         for r in corpus.messages:
