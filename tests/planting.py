@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -98,6 +99,15 @@ def copied_case_ids(corpus: Corpus) -> set[str]:
 
     real = real_case_ids()
     return {case_id_of(p) for p in find_case_files(corpus.cases)} & real
+
+
+# A case whose variants start other interpreters (run_python, a launcher, spawned ranks): a watcher
+# or explainer in this process sees nothing of them, and each run costs seconds.
+_OTHER_INTERPRETERS = re.compile(r"\brun_pythons?\(|\bsubprocess\.(?:run|Popen|check_output|check_call|call)\(|\bspawn\(")
+
+
+def runs_other_interpreters(path: Path) -> bool:
+    return _OTHER_INTERPRETERS.search(Path(path).read_text(encoding="utf-8")) is not None
 
 
 def real_case_ids() -> set[str]:

@@ -69,7 +69,12 @@ def case_detection_line(det: Detection | None, case_id: str) -> str:
     return f"Caught by ([how](../watching.md)): {body}."
 
 
+def _case_link(case_id: str, built: set[str]) -> str:
+    return f"[{esc(case_id)}](cases/{case_id}.ipynb)" if case_id in built else code(case_id)
+
+
 def watching_page(det: Detection, case_ids: list[str]) -> str:
+    built = set(case_ids)  # a site of part of the corpus links only to the pages it has
     sound = [d for d in det.watch.values() if not d.pedantic]
     heuristic = [d for d in det.watch.values() if d.pedantic]
     out = ["# Watching a run\n",
@@ -87,7 +92,7 @@ def watching_page(det: Detection, case_ids: list[str]) -> str:
            "| case | kind | what it reports, and the fix | proofs |", "|---|---|---|---|"]
     for d in [*sound, *heuristic]:
         kind = "heuristic (`--pedantic`)" if d.pedantic else "sound"
-        out.append(f"| [{esc(d.case)}](cases/{d.case}.ipynb) | {kind} | {esc(d.message)} | {_releases(det, d.case)} |")
+        out.append(f"| {_case_link(d.case, built)} | {kind} | {esc(d.message)} | {_releases(det, d.case)} |")
     out.append("\n*Proofs* are `python -m harness.watch.proofs` run with each torch of the version matrix "
                "(`make watch-versions`, recorded in `reports/watch-proofs.json`); a release with no record is "
                "not observed.\n")
@@ -95,10 +100,10 @@ def watching_page(det: Detection, case_ids: list[str]) -> str:
     out.append("When your program raises or warns something a case's broken code recorded (the version matrix "
                "keeps each broken run's exception and warnings for every release), the report names the case and "
                "its fix, matched against the wording of your torch's release. On this build's torch it names "
-               f"{len(det.explained)} cases: " + (", ".join(f"[{esc(c)}](cases/{c}.ipynb)" for c in sorted(det.explained))
+               f"{len(det.explained)} cases: " + (", ".join(_case_link(c, built) for c in sorted(det.explained))
                                                   or "none") + ".\n")
     if det.false_positives:
-        out += _false_positive_section(det.false_positives)
+        out += _false_positive_section(det.false_positives, built)
     out += ["## How each case is caught\n",
             "| case | `pitfalls lint` | `pitfalls watch` | explained |", "|---|---|---|---|"]
     none = 0
@@ -113,7 +118,7 @@ def watching_page(det: Detection, case_ids: list[str]) -> str:
     return "\n".join(out)
 
 
-def _false_positive_section(record: dict) -> list[str]:
+def _false_positive_section(record: dict, built: set[str]) -> list[str]:
     t = record.get("totals", {})
     out = ["## On real training code\n",
            f"{len(record.get('programs', []))} real training programs (from pytorch/examples and others, datasets "
@@ -126,7 +131,7 @@ def _false_positive_section(record: dict) -> list[str]:
         if not prog.get("findings"):
             out.append(f"| {esc(prog['program'])} | {steps} | nothing | | | |")
         for f in prog.get("findings", []):
-            out.append(f"| {esc(prog['program'])} | {steps} | [{esc(f['case'])}](cases/{f['case']}.ipynb) | "
+            out.append(f"| {esc(prog['program'])} | {steps} | {_case_link(f['case'], built)} | "
                        f"{code(f.get('where', ''))} | {f.get('count', '')} | "
                        f"**{esc(f.get('verdict', ''))}**: {esc(f.get('why', ''))} |")
     return out + [""]

@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import math
-import re
 import warnings
 
 import numpy as np
@@ -39,7 +38,7 @@ from harness.run.runner import not_run_reason, run_variant
 from harness.watch import watch
 from harness.watch.detectors.graphs import NanGradThroughMask
 from harness.watch.detectors.softmax import SoftmaxSingletonAxis
-from planting import ROOT
+from planting import ROOT, runs_other_interpreters
 
 CASES = load_cases(ROOT / "cases")
 
@@ -244,13 +243,12 @@ def observed(obs) -> dict:
 
 # Variants that start other interpreters (run_python, spawned ranks): nothing of theirs runs under
 # this process's watcher, and they cost seconds.
-OTHER_PROCESSES = re.compile(r"\brun_pythons?\b|\bsubprocess\b")
 
 
 def not_swept_reason(lc) -> str | None:
     if "cpu" in lc.case.isolate:
         return "isolated on the cpu: the harness runs it in its own process"
-    if OTHER_PROCESSES.search(lc.path.read_text()):
+    if runs_other_interpreters(lc.path):
         return "its variants start other interpreters"
     return not_run_reason(lc, "cpu")
 

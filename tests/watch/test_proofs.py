@@ -8,15 +8,14 @@ import pytest
 from harness.loader import load_cases
 from harness.watch.proofs import prove, watched
 from harness.watch.detectors import all_detectors
-from planting import ROOT
+from planting import ROOT, runs_other_interpreters
 
 CASES = {lc.id: lc for lc in load_cases(ROOT / "cases")}
 DETECTORS = all_detectors()
 VARIANTS = ("broken", "fixed", "near_miss")
-# Their variants run in other interpreters (run_python, spawned ranks): a watcher in this
-# process sees none of it, so sweeping them proves nothing and costs 25 s.
-OTHER_PROCESSES = {"seed-every-rng", "ddp-every-rank-prints-and-saves", "argparse-in-notebook",
-                   "module-name-shadowing", "reload-breaks-super"}
+# Their variants run in other interpreters: a watcher in this process sees none of it, so
+# sweeping them proves nothing and costs half a minute.
+OTHER_PROCESSES = {case_id for case_id, lc in CASES.items() if runs_other_interpreters(lc.path)}
 # Reports on another case's variant that are true: that code has the pitfall too.
 TRUE_ELSEWHERE = {
     # its training steps keep `running_loss = running_loss + loss` (the near miss's comment says
