@@ -89,7 +89,7 @@ def build_site(out: Path, root: Path = ROOT, cases_dir: Path | None = None, repo
 def write_sources(src: Path, extra: Path, executed: list[ExecutedCase], m: Matrix, bench, lint_bench: dict | None = None,
                   cases_dir: Path = ROOT / "cases", reports_dir: Path = ROOT / "reports") -> None:
     cases = [ex.loaded for ex in executed]
-    detection = load_detection(reports_dir, lint_bench)
+    detection = load_detection(reports_dir, lint_bench, cases_dir)
     (src / "cases").mkdir(parents=True)
     (src / "topics").mkdir()
     for ex in executed:

@@ -26,14 +26,19 @@ def _json(path: Path):
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
 
 
-def load_detection(reports_dir: Path, lint_bench: dict | None) -> Detection:
+def load_detection(reports_dir: Path, lint_bench: dict | None, cases_dir: Path | None = None) -> Detection:
     from harness.watch.detectors import all_detectors
     from harness.watch.explain import Explainer
 
     lint = {row["case"]: row["pitfalls-lint"]["broken"] for row in (lint_bench or {}).get("table", [])
             if row["pitfalls-lint"]["broken"]}
     watch = {d.case: d for d in all_detectors()}
-    explained = frozenset(Explainer.for_installed_torch().explained_cases())
+    import torch
+
+    # this build's reports and cases: a site of a planted corpus names what its own records hold
+    release = torch.__version__.split("+")[0]
+    explained = frozenset(Explainer(release, reports_dir, cases_dir).explained_cases()) if cases_dir else \
+        frozenset(Explainer.for_installed_torch().explained_cases())
     record = _json(Path(reports_dir) / "watch-proofs.json") or {"releases": {}}
     proofs = {release: {p["case"]: p["proven"] for p in r["detectors"]} for release, r in record["releases"].items()}
     return Detection(lint, watch, explained, proofs, _json(Path(reports_dir) / "watch-false-positives.json"))

@@ -50,10 +50,18 @@ def test_text_report_fail_and_an_uncaught_error_explained(tmp_path):
     assert proc.returncode == 1  # the program's own error: exit 1, with its traceback
     assert "Traceback (most recent call last)" in proc.stderr and "train.py:7: [target-shape-broadcast]" in proc.stderr
     assert "[masked-fill-uint8-mask]" in proc.stderr  # the error torch raised, named by its case
-    clean = watch(tmp_path, "--fail", "SCRIPT", program=CLEAN)
-    assert clean.returncode == 0 and "pitfalls watch: nothing found" in clean.stderr
-    found = watch(tmp_path, "--fail", "SCRIPT")
-    assert found.returncode == 1  # --fail: something was found where the program exited 0
+
+
+def test_fail_turns_a_finding_into_exit_1_only_where_the_program_exited_0(tmp_path, capsys):
+    """In this process (the text report goes to stderr; no file descriptor is moved)."""
+    from harness.cli import main
+
+    script = tmp_path / "train.py"
+    for program, expected, said in ((CLEAN, 0, "pitfalls watch: nothing found"),
+                                    (PROGRAM, 1, "train.py:7: [target-shape-broadcast]")):
+        script.write_text(program, encoding="utf-8")
+        assert main(["watch", "--fail", str(script)]) == expected
+        assert said in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("args, message", [
