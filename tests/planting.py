@@ -110,6 +110,21 @@ def runs_other_interpreters(path: Path) -> bool:
     return _OTHER_INTERPRETERS.search(Path(path).read_text(encoding="utf-8")) is not None
 
 
+_VARIANT_RUNS: dict = {}
+
+
+def variant_run(lc, variant: str):
+    """One run of a case's variant on the CPU as the runner makes it (``run_variant``: RNGs seeded,
+    global state guarded), shared by every test that reads one: the predicates, the explainer's
+    proofs and the watcher's comparison each used to run the same variant again."""
+    from harness.run.runner import run_variant
+
+    key = (lc.id, variant)
+    if key not in _VARIANT_RUNS:
+        _VARIANT_RUNS[key] = run_variant(getattr(lc.module, variant), "cpu", lc.case.timeout, variant.replace("_", "-"))
+    return _VARIANT_RUNS[key]
+
+
 def real_case_ids() -> set[str]:
     from harness.loader import case_id_of, find_case_files
 

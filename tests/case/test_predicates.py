@@ -16,15 +16,14 @@ import pytest
 
 from harness.loader import load_corpus
 from harness.observation import Observation
-from harness.run.runner import run_variant
-from planting import ROOT
+from planting import ROOT, variant_run
 
 CASES, _ = load_corpus(ROOT / "cases")
 FOREIGN = "an unrelated failure that has nothing to do with this pitfall"
 
 
 def _broken_run(lc):
-    return run_variant(lc.module.broken, "cpu", lc.case.timeout, "broken")
+    return variant_run(lc, "broken")
 
 
 def test_every_case_has_a_near_miss():
@@ -35,7 +34,7 @@ def test_every_case_has_a_near_miss():
 
 @pytest.mark.parametrize("lc", [lc for lc in CASES if callable(getattr(lc.module, "near_miss", None))], ids=lambda lc: lc.id)
 def test_the_symptom_refuses_the_near_miss(lc):
-    run = run_variant(lc.module.near_miss, "cpu", lc.case.timeout, "near-miss")
+    run = variant_run(lc, "near_miss")
     assert run.error is not None or run.warnings or run.value is not None, "near_miss produced nothing to judge"
     assert not lc.module.symptom(run), f"{lc.id}: symptom accepts its near miss ({run.summary()})"
 

@@ -16,10 +16,10 @@ import torch
 from harness.loader import load_cases
 from harness.matrix import load_matrix
 from harness.matrix.changes import remask
-from harness.run.runner import run_variant
+
 from harness.watch import explain, watch
 from harness.watch.explain import Explainer, explained_cases, pattern_of
-from planting import ROOT, runs_other_interpreters
+from planting import ROOT, runs_other_interpreters, variant_run
 
 RELEASE = "2.13.0"  # the release this project's environment runs, and the matrix's reference
 CASES_DIR, REPORTS = ROOT / "cases", ROOT / "reports"
@@ -85,7 +85,7 @@ def why_not_here(case_id: str, explainer: Explainer) -> str | None:
 
 def named_by(explainer: Explainer, lc, variant: str) -> tuple[set[str], int]:
     """The cases that what ``variant`` said names, and how many things it said."""
-    obs = run_variant(getattr(lc.module, variant), "cpu", lc.case.timeout, variant)
+    obs = variant_run(lc, variant)
     names = set()
     for w in obs.warnings:
         names |= {x.case for x in explainer.for_warning(w.category, str(w.message))}
