@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import sys
-from pathlib import Path
 
 from harness.lint import cli as lint_cli
 from harness.loader import load_for_command, select_cases

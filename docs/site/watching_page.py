@@ -8,7 +8,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from docs.site.text import code, esc, md
+from docs.site.text import code, esc
 
 
 @dataclass(frozen=True)

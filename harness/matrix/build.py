@@ -131,6 +131,9 @@ def run_cases(python: Path, device: str, cases: list[str], out: Path, cases_dir:
     return _run(cmd, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}).returncode
 
 
+WATCH_PROOFS = "watch-proofs.json"  # beside the reports: which releases each run-time detector works on
+
+
 def run_watch_proofs(python: Path, version: str, reports: Path, cases_dir: Path) -> dict:
     """The watcher's proofs in the version's interpreter, filed under the release in
     ``reports/watch-proofs.json`` (a subprocess: the matrix does not import the watcher)."""
@@ -147,9 +150,6 @@ def run_watch_proofs(python: Path, version: str, reports: Path, cases_dir: Path)
     whole["releases"] = dict(sorted(whole["releases"].items(), key=lambda kv: Version(kv[0])))
     write_report(whole, path)
     return record
-
-
-WATCH_PROOFS = "watch-proofs.json"
 
 
 def merge(old: dict, new: dict, cases: list[str]) -> dict:

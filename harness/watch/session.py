@@ -12,7 +12,7 @@ import warnings
 
 from harness.watch.detectors.base import Detector
 from harness.watch.findings import Finding, json_report, sarif_report, text_report
-from harness.watch.sites import _WATCH, is_foreign, shown_path, user_site
+from harness.watch.sites import origin, shown_path, user_site, user_site_of
 
 
 class Watcher:
@@ -103,15 +103,13 @@ class Watcher:
         detector off and becomes one error line."""
         if id(detector) in self._failed:
             return None
-        was, self.busy = self.busy, True
-        try:
-            return method(*args)
-        except Exception as exc:  # noqa: BLE001 - the user's program must never see it
-            self._failed.add(id(detector))
-            self.errors.append(f"{type(detector).__name__} ({detector.case}): {type(exc).__name__}: {exc}")
-            return None
-        finally:
-            self.busy = was
+        with self._busy():
+            try:
+                return method(*args)
+            except Exception as exc:  # noqa: BLE001 - the user's program must never see it
+                self._failed.add(id(detector))
+                self.errors.append(f"{type(detector).__name__} ({detector.case}): {type(exc).__name__}: {exc}")
+                return None
 
     def report(self, detector, detail: str = "", site=None, message: str | None = None, kind: str = "detected") -> None:
         if os.getpid() != self._pid:
@@ -143,7 +141,7 @@ class Watcher:
     def _on_warning(self, message, category, filename, lineno, file=None, line=None):
         site = user_site(2)
         self.explain_warning(category, str(message), site)
-        if site is not None and is_foreign(filename) and filename.startswith(_WATCH):
+        if site is not None and origin(filename) == "watch" and not filename.startswith("<"):
             # torch's stacklevel counted the mode's frame: show the user's line, as without the watcher
             filename, lineno, line = site[0], site[1], None
         self._showwarning(message, category, filename, lineno, file, line)
@@ -165,13 +163,7 @@ class Watcher:
             return
         with self._busy():
             try:
-                tb = exc.__traceback__
-                site = None
-                while tb is not None:  # the innermost user frame of the traceback
-                    code = tb.tb_frame.f_code
-                    if not is_foreign(code.co_filename):
-                        site = (code.co_filename, tb.tb_lineno, code.co_name)
-                    tb = tb.tb_next
+                site = user_site_of(exc.__traceback__)
                 for ex in self._explainer_or_none().for_exception(exc):
                     self.report(ex, detail=ex.detail, site=site, message=ex.message, kind="explained")
             except Exception as err:  # noqa: BLE001

@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from planting import ROOT, subprocess_env
+from planting import subprocess_env
 
 PROGRAM = textwrap.dedent("""\
     import sys

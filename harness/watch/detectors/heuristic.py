@@ -16,7 +16,6 @@ import math
 import os
 import sys
 import weakref
-from pathlib import Path
 
 import torch
 import torch.nn.functional as F
@@ -26,34 +25,17 @@ from torch.optim import optimizer as optim
 
 from harness.watch.detectors.base import Detector, arg
 from harness.watch.detectors.graphs import BACKWARD
-from harness.watch.sites import user_site
+from harness.watch.sites import origin, user_site
 
 # -- where a call came from ---------------------------------------------------------------
-_WATCH = str(Path(__file__).resolve().parent.parent) + os.sep
-_TORCH = os.path.dirname(os.path.realpath(torch.__file__)) + os.sep
-_origins: dict[str, str] = {}
-
-
-def _origin(filename: str) -> str:
-    """"watch" (this package, and code with no file: "<string>", "<frozen ...>", which
-    harness.watch.sites counts as foreign too), "torch", or "user" (anything else)."""
-    known = _origins.get(filename)
-    if known is None:
-        full = os.path.realpath(filename)
-        known = ("watch" if filename.startswith("<") or full.startswith(_WATCH)
-                 else "torch" if full.startswith(_TORCH) else "user")
-        _origins[filename] = known
-    return known
-
-
 def _called_from_torch() -> bool:
     """True when the torch call being watched was made by torch's own Python code (a module's
     forward, an optimizer, F.multi_head_attention_forward), not by the user's. Only for torch
     functions written in C (Tensor.view, torch.div): no torch frame sits between them and their caller."""
     frame = sys._getframe(1)
-    while frame is not None and _origin(frame.f_code.co_filename) == "watch":
+    while frame is not None and origin(frame.f_code.co_filename) == "watch":
         frame = frame.f_back
-    return frame is not None and _origin(frame.f_code.co_filename) == "torch"
+    return frame is not None and origin(frame.f_code.co_filename) == "torch"
 
 
 def _unique(*functions) -> tuple:
@@ -309,7 +291,7 @@ class TrainEvalMode(Detector):
         if not training:
             return
         site = user_site(2)
-        if site is None or _origin(self._caller_file()) == "torch":
+        if site is None or origin(self._caller_file()) == "torch":
             return
         seen = self.last.get(module)
         self.last[module] = self.backwards
@@ -325,7 +307,7 @@ class TrainEvalMode(Detector):
         frame = sys._getframe(1)
         while frame is not None:
             name, code = frame.f_code.co_filename, frame.f_code.co_name
-            if not (_origin(name) == "watch" or code in ("_call_impl", "_wrapped_call_impl")
+            if not (origin(name) == "watch" or code in ("_call_impl", "_wrapped_call_impl")
                     or name.endswith(os.path.join("nn", "modules", "module.py"))):
                 return name
             frame = frame.f_back
@@ -432,7 +414,7 @@ def _running_module():
     nearest frame outside the watcher and torch with an nn.Module as ``self``."""
     frame, steps = sys._getframe(1), 0
     while frame is not None and steps < _FRAMES_UP:
-        if _origin(frame.f_code.co_filename) == "user":
+        if origin(frame.f_code.co_filename) in ("user", "stdlib"):  # not the watcher's, not torch's
             steps += 1
             owner = frame.f_locals.get("self") if "self" in frame.f_code.co_varnames else None
             if isinstance(owner, nn.Module):
@@ -502,7 +484,7 @@ class FunctionalDropoutTrainingFlag(Detector):
         caller = _caller_of(getattr(func, "__code__", None))
         if caller is None:
             return
-        if _origin(caller.f_code.co_filename) == "torch":  # nn.Dropout.forward passes self.training
+        if origin(caller.f_code.co_filename) == "torch":  # nn.Dropout.forward passes self.training
             layer = caller.f_locals.get("self")
             if (isinstance(layer, nn.modules.dropout._DropoutNd) and layer.training
                     and not any(m is layer for m in module.modules())):
