@@ -1,6 +1,6 @@
 """``pitfalls lint``: the corpus's statically visible pitfalls found in your own code.
 
-Each rule (harness/lint/rules.py) belongs to the case(s) that prove it and fires only where its
+Each rule (harness/lint/rules/) belongs to the case(s) that prove it and fires only where its
 case's ``affects`` holds for the torch in question (the installed one, ``--torch X.Y``, or every
 release with ``--all-versions``). A ``# noqa: PTF101`` comment on the line (or a bare ``# noqa``)
 silences a finding there. A file that does not parse is a finding of its own (``PTF000``), and
