@@ -12,8 +12,10 @@ import io
 import tokenize
 from dataclasses import dataclass, field
 
+from harness.lint.bindings import Bindings, Held
 from harness.lint.guards import _caught, _handles_missing, _is_guard_test
-from harness.lint.names import import_map, qualified
+from harness.lint.names import import_map, module_aliases, qualified
+
 
 @dataclass
 class Context:
@@ -23,8 +25,9 @@ class Context:
     klass: ast.ClassDef | None = None
     guarded: bool = False
     caught: tuple[str, ...] = ()  # the exceptions the enclosing ``except`` handler catches
-    _assigned: dict[int, list[tuple[int, ast.AST]]] = field(default_factory=dict)
+    scopes: list = field(default_factory=list)  # the enclosing functions, outermost first (the module first)
     _qualified: dict[int, str | None] = field(default_factory=dict)
+    _bindings: Bindings | None = None
 
     def qualified(self, node: ast.AST) -> str | None:
         key = id(node)  # the tree outlives the walk: a node's id is its own
@@ -34,23 +37,41 @@ class Context:
             found = self._qualified[key] = qualified(node, self.imports)
             return found
 
+    @property
+    def bindings(self) -> Bindings:
+        if self._bindings is None:
+            self._bindings = Bindings(self.module, self.qualified)
+        return self._bindings
+
+    def chain(self) -> tuple:
+        """The scopes a name is looked up in, innermost first."""
+        if self.scopes:
+            return tuple(reversed(self.scopes))
+        return (self.function,) if self.function is not None else ()
+
     def value_of(self, node: ast.AST, before: int) -> ast.AST | None:
-        """What a bare name was last assigned, before line ``before``, in the same function."""
+        """What a bare name was last assigned, before line ``before``, in its scope."""
         if not isinstance(node, ast.Name) or self.function is None:
             return None
-        key = id(self.function)
-        if key not in self._assigned:
-            found = []
-            for sub in ast.walk(self.function):
-                if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name):
-                    found.append((sub.lineno, sub.targets[0].id, sub.value))
-            self._assigned[key] = found
-        hits = [v for line, name, v in self._assigned[key] if name == node.id and line < before]
-        return hits[-1] if hits else None
+        return self.bindings.value_of(node.id, self.chain(), before)
 
     def resolve(self, node: ast.AST, before: int) -> ast.AST:
         """The expression itself, or what the name it is was assigned (one step)."""
         return self.value_of(node, before) or node
+
+    def held(self, node: ast.AST, line: int | None = None) -> Held | None:
+        """What an expression holds here (bindings.py): a module, a loss, an optimizer, a tensor..."""
+        if self.function is None:
+            return None
+        at = line if line is not None else getattr(node, "lineno", 1 << 30)
+        return self.bindings.held(node, self.chain(), at, self.klass)
+
+    def kind(self, node: ast.AST, line: int | None = None) -> str | None:
+        found = self.held(node, line)
+        return found.kind if found else None
+
+    def parent(self, node: ast.AST) -> ast.AST | None:
+        return self.bindings.parent(node, self.module)
 
 
 def _imports(tree: ast.AST) -> list[ast.AST]:
@@ -84,7 +105,8 @@ class Walker(ast.NodeVisitor):
 
     def __init__(self, rules, tree):
         self.rules = rules
-        self.ctx = Context(import_map(ast.Module(body=_imports(tree), type_ignores=[])), module=tree, function=tree)
+        imports = import_map(ast.Module(body=_imports(tree), type_ignores=[]))
+        self.ctx = Context(module_aliases(tree, imports), module=tree, function=tree, scopes=[tree])
         self.hits: list[Hit] = []
         self._by_type: dict[type, list] = {}
         self._methods: dict[type, object] = {}
@@ -112,16 +134,25 @@ class Walker(ast.NodeVisitor):
 
     visit_Constant = generic_visit  # not NodeVisitor's, which looks for the visit_Num of Python 3.7
 
-    def _scoped(self, node, **changes):
-        saved = {k: getattr(self.ctx, k) for k in changes}
-        for k, v in changes.items():
-            setattr(self.ctx, k, v)
-        self.generic_visit(node)
-        for k, v in saved.items():
-            setattr(self.ctx, k, v)
-
     def visit_FunctionDef(self, node):
-        self._scoped(node, function=node)
+        self._check(node)
+        for d in [*node.decorator_list, *node.args.defaults, *node.args.kw_defaults]:
+            if d is not None:
+                self.visit(d)
+        saved = self.ctx.function
+        self.ctx.function = node
+        self.ctx.scopes.append(node)
+        for child in node.body:
+            self.visit(child)
+        self.ctx.scopes.pop()
+        self.ctx.function = saved
+
+    def visit_AnnAssign(self, node):
+        """An annotation is a type, not code that builds something: no rule sees it."""
+        self._check(node)
+        self.visit(node.target)
+        if node.value is not None:
+            self.visit(node.value)
 
     visit_AsyncFunctionDef = visit_FunctionDef
 

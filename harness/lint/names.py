@@ -51,3 +51,23 @@ def qualified(node: ast.AST, imports: dict[str, str]) -> str | None:
     if head not in imports:
         return None
     return imports[head] + (f".{rest}" if rest else "")
+
+
+def module_aliases(tree: ast.AST, imports: dict[str, str]) -> dict[str, str]:
+    """The imports, plus module-level aliases made by assignment (``F = torch.nn.functional``,
+    ``init = nn.init``): a name bound once, at the top level, to an imported dotted name."""
+    names = dict(imports)
+    assigned: dict[str, int] = {}
+    for node in getattr(tree, "body", []):
+        if isinstance(node, ast.Assign):
+            for t in node.targets:
+                for n in ast.walk(t):
+                    if isinstance(n, ast.Name):
+                        assigned[n.id] = assigned.get(n.id, 0) + 1
+    for node in getattr(tree, "body", []):
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and assigned.get(node.targets[0].id) == 1 and node.targets[0].id not in names):
+            found = qualified(node.value, imports)
+            if found and isinstance(node.value, (ast.Attribute, ast.Name)):
+                names[node.targets[0].id] = found
+    return names

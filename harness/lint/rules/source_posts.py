@@ -10,31 +10,77 @@ from harness.lint.rules.base import (
 )
 
 
+# --- what the rules share -------------------------------------------------------------------
+def _arg(call: ast.Call, index: int, name: str):
+    """An argument passed by position or by keyword."""
+    if len(call.args) > index and not any(isinstance(a, ast.Starred) for a in call.args[:index + 1]):
+        return call.args[index]
+    return _kw(call, name)
+
+
+def _loss_call(node, ctx, functional: str, *classes: str) -> bool:
+    """A call of this loss: ``F.<functional>(...)``, ``nn.<Class>()(...)``, or a name or ``self.``
+    attribute bound to an instance of the class (``criterion = nn.CrossEntropyLoss()``)."""
+    if not isinstance(node, ast.Call):
+        return False
+    if ctx.qualified(node.func) == f"torch.nn.functional.{functional}":
+        return True
+    if isinstance(node.func, ast.Call):
+        return ctx.qualified(node.func.func) in classes
+    held = ctx.held(node.func)
+    return held is not None and held.kind == "loss" and held.what in classes
+
+
+def _probabilities(node, ctx) -> str | None:
+    """``softmax``/``sigmoid`` where the expression holds an activation's probabilities (through
+    names, ``self.`` modules, ``nn.Softmax()(x)``, ``x.softmax(1)``, a Sequential ending in one)."""
+    if node is None:
+        return None
+    name = _called_name(node)
+    if isinstance(node, ast.Call) and name in SOFTMAXES:  # F.softmax(x), x.softmax(1), nn.Softmax(1)(x)
+        return name.lower()
+    held = ctx.held(node)
+    if held is not None and held.kind == "tensor" and held.what in ("softmax", "sigmoid"):
+        return held.what
+    return None
+
+
 # --- the rules with more than a name to match ---------------------------------------------
 def _softmax_into_cross_entropy(node, ctx) -> bool:
-    if not isinstance(node, ast.Call) or not node.args:
+    if not _loss_call(node, ctx, "cross_entropy", "torch.nn.CrossEntropyLoss"):
         return False
-    f = node.func
-    is_ce = ctx.qualified(f) == "torch.nn.functional.cross_entropy" or (
-        isinstance(f, ast.Call) and ctx.qualified(f.func) == "torch.nn.CrossEntropyLoss")
-    return is_ce and _called_name(ctx.resolve(node.args[0], node.lineno)) in SOFTMAXES
+    return _probabilities(_arg(node, 0, "input"), ctx) is not None
+
+
+_RAW_DATA = ("tensor", "as_tensor", "from_numpy", "rand", "randn", "zeros", "ones", "full", "softmax", "sigmoid")
 
 
 def _kl_div_on_probabilities(node, ctx) -> bool:
-    if not isinstance(node, ast.Call) or not node.args or _const(_kw(node, "log_target"), True):
+    """kl_div's input is probabilities or raw data (softmax, sigmoid, torch.tensor(...)), not log-probs."""
+    if not _loss_call(node, ctx, "kl_div", "torch.nn.KLDivLoss") or _const(_kw(node, "log_target"), True):
         return False
-    f = node.func
-    is_kl = ctx.qualified(f) == "torch.nn.functional.kl_div" or (
-        isinstance(f, ast.Call) and ctx.qualified(f.func) == "torch.nn.KLDivLoss")
-    if not is_kl:
-        return False
-    first = ctx.resolve(node.args[0], node.lineno)
-    return isinstance(first, ast.Call) and "log" not in _called_name(first).lower()
+    first = _arg(node, 0, "input")
+    if _probabilities(first, ctx):
+        return True
+    held = ctx.held(first) if first is not None else None
+    return held is not None and held.kind == "tensor" and held.what in _RAW_DATA
+
+
+def _module_method(ctx) -> bool:
+    """The code is a method of an nn.Module subclass (``forward`` or a helper it calls)."""
+    return (ctx.klass is not None and isinstance(ctx.function, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and ctx.function in ctx.klass.body and ctx.bindings.is_module_class(ctx.klass)
+            and not any(getattr(d, "id", None) == "staticmethod" for d in ctx.function.decorator_list))
 
 
 def _dropout_without_training(node, ctx) -> bool:
-    in_forward = isinstance(ctx.function, (ast.FunctionDef, ast.AsyncFunctionDef)) and ctx.function.name == "forward"
-    return (in_forward and _is_call_to(node, ctx, *DROPOUTS) and len(node.args) < 3 and not _has_kw(node, "training"))
+    """F.dropout in a module's method without a training flag: ``training`` defaults to True."""
+    if not (_is_call_to(node, ctx, *DROPOUTS) and len(node.args) < 3 and not _has_kw(node, "training")):
+        return False
+    if _module_method(ctx):
+        return True
+    fn = ctx.function
+    return isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and fn.name == "forward"
 
 
 def _int_expr(node) -> bool:
@@ -49,12 +95,15 @@ def _int_expr(node) -> bool:
 
 
 def _bool_data(node) -> bool:
-    """Data that is boolean: True/False literals, comparisons, ``np.array(..., dtype=bool)``,
-    ``x.astype(bool)`` (``[int(a == b), ...]`` is ints: not looked into)."""
+    """Data that is boolean: True/False literals, comparisons, ``not x``, ``a and b`` of booleans,
+    ``np.array(..., dtype=bool)``, ``x.astype(bool)``. ``x or [..]`` is one of its operands, not a bool,
+    so a BoolOp is boolean only when each operand is."""
     if isinstance(node, ast.Constant):
         return type(node.value) is bool
-    if isinstance(node, (ast.Compare, ast.BoolOp)) or (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)):
+    if isinstance(node, ast.Compare) or (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)):
         return True
+    if isinstance(node, ast.BoolOp):
+        return all(_bool_data(v) for v in node.values)
     if isinstance(node, (ast.List, ast.Tuple)):
         return any(_bool_data(e) for e in node.elts)
     if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
@@ -80,34 +129,128 @@ def _legacy_constructor_misread(node, ctx) -> bool:
     return ctx.qualified(node.func) != "torch.BoolTensor" and _bool_data(data)
 
 
+_LINEAR_MODES = ("linear", "bilinear", "bicubic", "trilinear")
+
+
+def _resize_mode(call, ctx):
+    """(mode, align_corners) of an interpolate/upsample call, by keyword or position."""
+    q = ctx.qualified(call.func)
+    mode_at = 2 if q == "torch.nn.Upsample" else 3
+    return _arg(call, mode_at, "mode"), _arg(call, mode_at + 1, "align_corners")
+
+
 def _interpolate_without_align_corners(node, ctx) -> bool:
     """A linear-mode resize left at the default beside one with ``align_corners=True`` in the same
     function: the two disagree. A resize at the default on its own is the default on purpose (most
     models were trained with it)."""
-    mode = _kw(node, "mode") if isinstance(node, ast.Call) else None
-    if not (_is_call_to(node, ctx, *INTERP) and isinstance(mode, ast.Constant)
-            and mode.value in ("linear", "bilinear", "bicubic", "trilinear") and not _has_kw(node, "align_corners")):
+    if not _is_call_to(node, ctx, *INTERP):
         return False
-    return any(_is_call_to(n, ctx, *INTERP) and _const(_kw(n, "align_corners"), True) for n in ast.walk(ctx.function))
+    mode, corners = _resize_mode(node, ctx)
+    if not (isinstance(mode, ast.Constant) and mode.value in _LINEAR_MODES and corners is None
+            and not any(k.arg is None for k in node.keywords)):
+        return False
+    return any(_is_call_to(n, ctx, *INTERP) and _const(_resize_mode(n, ctx)[1], True) for n in ast.walk(ctx.function))
+
+
+_REPORTERS = ("print", "warn", "warning", "info", "debug", "error", "log", "assert_", "write")
+
+
+def _result_checked(call, ctx) -> bool:
+    """The value of ``call`` is looked at: returned, indexed, unpacked, its fields read, tested,
+    compared, printed or logged. Bound to a name: any such use of the name below it counts."""
+    parent = ctx.parent(call)
+    if isinstance(parent, ast.Expr):
+        return False
+    if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
+        name = parent.targets[0].id
+        uses = [n for n in ast.walk(ctx.function) if isinstance(n, ast.Name) and n.id == name
+                and isinstance(n.ctx, ast.Load) and n.lineno >= parent.lineno and n is not call]
+        return any(_use_checks(u, ctx) for u in uses)
+    if isinstance(parent, ast.Call) and call in parent.args:  # passed on: only reporting it counts
+        return _called_name(parent) in _REPORTERS
+    return True  # returned, indexed, unpacked, compared, tested, assigned to an attribute ...
+
+
+def _use_checks(use, ctx) -> bool:
+    parent = ctx.parent(use)
+    if isinstance(parent, ast.Call) and use in parent.args:
+        return _called_name(parent) in _REPORTERS or _called_name(parent) in ("len", "bool", "any", "all")
+    if isinstance(parent, (ast.keyword, ast.Expr)):
+        return False
+    return True  # res.missing_keys, res[0], return res, if res.missing_keys, assert not res..., f"{res}"
+
+
+def _partial_by_design(state, ctx, line) -> bool:
+    """The state dict was filtered in this function: a comprehension over it, or keys popped or
+    deleted from it. A partial load is then what the code means."""
+    value = ctx.resolve(state, line) if state is not None else None
+    if isinstance(value, ast.DictComp):
+        return True
+    if not isinstance(state, ast.Name):
+        return False
+    for n in ast.walk(ctx.function):
+        if _method(n, "pop") and getattr(n.func.value, "id", None) == state.id:
+            return True
+        if isinstance(n, ast.Delete) and any(getattr(getattr(t, "value", None), "id", None) == state.id for t in n.targets):
+            return True
+    return False
 
 
 def _strict_false_unchecked(node, ctx) -> bool:
-    if not (_method(node, "load_state_dict") and _const(_kw(node, "strict"), False)):
+    """``load_state_dict(sd, strict=False)`` (or ``strict`` as the 2nd positional) whose result,
+    the missing and unexpected keys, nobody looks at."""
+    if not (_method(node, "load_state_dict") and _const(_arg(node, 1, "strict"), False)):
         return False
-    # the result's fields, or the same check made by hand (names computed from the keys)
-    looked = {n.attr if isinstance(n, ast.Attribute) else n.id
-              for n in ast.walk(ctx.function) if isinstance(n, (ast.Attribute, ast.Name))}
-    return not looked & {"missing_keys", "unexpected_keys"}
+    if _result_checked(node, ctx):
+        return False
+    return not _partial_by_design(_arg(node, 0, "state_dict"), ctx, node.lineno)
+
+
+_OPTIMIZER_NAME = ("optimizer", "optim", "opt", "optimiser")
+
+
+def _optimizer_step(call, ctx) -> bool:
+    """``optimizer.step()`` (not a scheduler's, a diffusion scheduler's or any other object's), or
+    ``scaler.step(optimizer)``."""
+    if not _method(call, "step"):
+        return False
+    receiver = call.func.value
+    kind = ctx.kind(receiver)
+    if kind == "optimizer":
+        return True
+    if kind is None and not call.args and _looks_like_optimizer(receiver):
+        return True
+    return len(call.args) == 1 and (ctx.kind(call.args[0]) == "optimizer" or _looks_like_optimizer(call.args[0]))
+
+
+def _looks_like_optimizer(node) -> bool:
+    name = getattr(node, "id", getattr(node, "attr", "")) or ""
+    words = name.lower().split("_")
+    return any(w in _OPTIMIZER_NAME for w in words) and not any("sched" in w or w == "lr" for w in words)
+
+
+def _clears_grads(node) -> bool:
+    for n in ast.walk(node):
+        if _method(n, "zero_grad", "clear_grad"):
+            return True
+        if isinstance(n, ast.Assign) and any(getattr(t, "attr", None) == "grad" for t in n.targets):
+            return True
+        if _method(n, "zero_", "detach_") and getattr(n.func.value, "attr", None) in ("grad", "data"):
+            return True
+    return False
+
+
+def _trains(loop, ctx) -> bool:
+    calls = [n for n in ast.walk(loop) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)]
+    return any(c.func.attr == "backward" for c in calls) and any(_optimizer_step(c, ctx) for c in calls)
 
 
 def _loop_without_zero_grad(node, ctx) -> bool:
-    if not isinstance(node, (ast.For, ast.While)):
+    """The innermost loop that calls backward() and an optimizer's step() clears no gradients."""
+    if not isinstance(node, (ast.For, ast.While)) or not _trains(node, ctx) or _clears_grads(node):
         return False
-    calls = [n for n in ast.walk(node) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)]
-    names = {c.func.attr for c in calls}
-    return "backward" in names and "step" in names and not names & {"zero_grad", "clear_grad"} \
-        and not any(isinstance(n, ast.Assign) and any(getattr(t, "attr", None) == "grad" for t in n.targets)
-                    for n in ast.walk(node))
+    inner = [n for n in ast.walk(node) if n is not node and isinstance(n, (ast.For, ast.While))]
+    return not any(_trains(n, ctx) for n in inner)
 
 
 def _backward_twice(node, ctx) -> bool:
@@ -115,7 +258,7 @@ def _backward_twice(node, ctx) -> bool:
     if not (_method(node, "backward") and isinstance(ctx.function, (ast.FunctionDef, ast.AsyncFunctionDef))):
         return False
     first = [c for c in _in_function_calls(ctx, "backward") if c.lineno < node.lineno
-             and not _const(_kw(c, "retain_graph"), True) and _shared_leaf(c, node, ctx)
+             and not _const(_kw(c, "retain_graph"), True) and _shared_graph(c, node, ctx)
              and not _exclusive(c, node, ctx.function)]
     in_loop = any(isinstance(n, (ast.For, ast.While)) for n in ast.walk(ctx.function))
     return bool(first) and not in_loop
@@ -133,30 +276,97 @@ def _exclusive(a: ast.AST, b: ast.AST, function: ast.AST) -> bool:
     return False
 
 
-def _shared_leaf(a: ast.Call, b: ast.Call, ctx) -> bool:
-    """Both backward calls start from values computed from one common intermediate name."""
-    def sources(call):
-        root = ctx.resolve(call.func.value, call.lineno)
-        return {n.id for n in ast.walk(root) if isinstance(n, ast.Name)} - {"self", "cls"}  # not evidence of a graph
-    return bool(sources(a) & sources(b))
+def _loss_of(call: ast.Call, ctx):
+    """What a backward call differentiates: ``loss.backward()``'s receiver; ``fabric.backward(loss)``'s
+    argument (a framework's backward takes the loss); None when neither is a tensor we can see."""
+    receiver = call.func.value
+    if call.args and ctx.kind(receiver) != "tensor":
+        return call.args[0]
+    return receiver
+
+
+def _computed_sources(expr, ctx, line, depth=0, seen=None) -> set[str]:
+    """The names of the computed tensors ``expr`` was derived from in this function: a name bound to an
+    op's result (a graph node). Parameters, loader batches and leaves made by a factory are not."""
+    seen = set() if seen is None else seen
+    out = set()
+    for n in ast.walk(expr):
+        if not isinstance(n, ast.Name) or n.id in seen or n.id in ("self", "cls") or depth > 8:
+            continue
+        seen.add(n.id)
+        value = ctx.value_of(n, line)
+        if value is None:
+            continue
+        if isinstance(value, (ast.BinOp, ast.UnaryOp)) or (isinstance(value, ast.Call) and not _leaf_factory(value, ctx)):
+            out.add(n.id)
+        out |= _computed_sources(value, ctx, line, depth + 1, seen)
+    return out
+
+
+def _leaf_factory(call, ctx) -> bool:
+    held = ctx.held(call)
+    return held is not None and held.kind == "tensor" and held.what in _RAW_DATA[:9] + ("arange", "empty", "parameter")
+
+
+def _shared_graph(a: ast.Call, b: ast.Call, ctx) -> bool:
+    """Both backward calls reach one computed intermediate (``y = x * x`` under both losses); sharing
+    only a leaf, a module, a target or a variable name is not sharing a graph."""
+    la, lb = _loss_of(a, ctx), _loss_of(b, ctx)
+    if la is None or lb is None:
+        return False
+    return bool(_computed_sources(la, ctx, a.lineno) & _computed_sources(lb, ctx, b.lineno))
+
+
+_CONVERSIONS = ("to", "cuda", "cpu", "double", "float", "half", "long", "int", "bfloat16", "bool", "type")
 
 
 def _tensor_to_discarded(node, ctx) -> bool:
-    if not (isinstance(node, ast.Expr) and _method(node.value, "to", "cuda", "cpu", "double", "float", "half", "long")):
+    """``x.to(device)`` as a statement, where ``x`` holds a tensor (a factory's result, a batch from a
+    loader, a model's output, a tensor parameter): the converted copy is thrown away. A module's
+    ``.to()`` works in place and is not flagged; neither is anything whose kind is unknown."""
+    if not (isinstance(node, ast.Expr) and _method(node.value, *_CONVERSIONS)):
         return False
-    receiver = ctx.resolve(node.value.func.value, node.lineno)
-    return isinstance(receiver, ast.Call) and (ctx.qualified(receiver.func) or "").startswith("torch.") \
-        and ctx.qualified(receiver.func).split(".")[-1] in ("tensor", "zeros", "ones", "empty", "arange", "rand",
-                                                             "randn", "randint", "full", "as_tensor", "from_numpy")
+    return ctx.kind(node.value.func.value) == "tensor"
+
+
+_DOUBLE = ("float64", "double")
+
+
+def _single_precision(expr, ctx) -> bool | None:
+    """True: the tensor is float32 (a factory's default dtype, or ``.float()``); False: float64;
+    None: cannot tell."""
+    value = ctx.resolve(expr, getattr(expr, "lineno", 1 << 30))
+    if _method(value, "double"):
+        return False
+    if _method(value, "float"):
+        return True
+    if _method(value, "to", "type"):
+        text = ast.unparse(value)
+        return False if any(d in text for d in _DOUBLE) else (True if "float32" in text else None)
+    held = ctx.held(value) if isinstance(value, ast.Call) else None
+    if held is not None and held.kind == "tensor" and held.what in ("rand", "randn", "zeros", "ones", "empty", "full"):
+        dtype = _kw(value, "dtype")
+        if dtype is None:
+            return True
+        text = ast.unparse(dtype)
+        return False if any(d in text for d in _DOUBLE) else (True if "float32" in text or "half" in text else None)
+    return None
 
 
 def _gradcheck_single_precision(node, ctx) -> bool:
     if not _is_call_to(node, ctx, "torch.autograd.gradcheck", "torch.autograd.gradcheck.gradcheck",
-                       "torch.autograd.gradgradcheck"):
+                       "torch.autograd.gradgradcheck", "torch.autograd.gradcheck.gradgradcheck"):
         return False
+    inputs = _arg(node, 1, "inputs")
+    elements = inputs.elts if isinstance(inputs, (ast.Tuple, ast.List)) else [inputs]
+    verdicts = [_single_precision(e, ctx) for e in elements if e is not None]
+    if any(v is True for v in verdicts):
+        return "set_default_dtype" not in ast.unparse(ctx.module)
+    if any(v is False for v in verdicts):
+        return False
+    # unknown inputs: the function hands the inputs float32 and never float64
     text = ast.unparse(ctx.function) if ctx.function is not None else ""
-    return "float32" in text and "float64" not in text and "double" not in text
-
+    return "float32" in text and not any(d in text for d in _DOUBLE)
 
 
 SOURCE_POST_RULES: tuple[Rule, ...] = (
@@ -166,8 +376,8 @@ SOURCE_POST_RULES: tuple[Rule, ...] = (
          lambda n, c: _is_call_to(n, c, *TORCH_INIT_OLD),
          nodes=CALL),
     Rule("PTF002", ("variable-tensor-merge",),
-         "Variable(t) is a no-op since 0.4 (it returns a Tensor); create the tensor with requires_grad=True "
-         "or call t.requires_grad_()",
+         "Variable is a deprecated spelling since 0.4: Variable(t) returns a plain Tensor (requires_grad=True "
+         "still sets the flag); create the tensor with requires_grad=True or call t.requires_grad_()",
          lambda n, c: _is_call_to(n, c, "torch.autograd.Variable", "torch.autograd.variable.Variable"),
          nodes=CALL),
     Rule("PTF003", ("cuda-async-keyword",),
@@ -177,7 +387,8 @@ SOURCE_POST_RULES: tuple[Rule, ...] = (
     Rule("PTF004", ("backward-hook-non-full",),
          "register_backward_hook reports the gradients of the module's last operation, not of its inputs, "
          "and is deprecated; use register_full_backward_hook",
-         lambda n, c: _method(n, "register_backward_hook"),
+         lambda n, c: _method(n, "register_backward_hook")
+         or _is_call_to(n, c, "torch.nn.modules.module.register_module_backward_hook"),
          nodes=CALL),
     Rule("PTF005", ("cross-entropy-after-softmax",),
          "cross_entropy applies log-softmax itself: feeding it softmax outputs squashes the loss and its "
@@ -189,7 +400,8 @@ SOURCE_POST_RULES: tuple[Rule, ...] = (
          _kl_div_on_probabilities,
          nodes=CALL),
     Rule("PTF007", ("functional-dropout-training-flag",),
-         "F.dropout in forward() without training=self.training keeps dropping in eval mode; pass "
+         "F.dropout in a module's forward (or a method it calls) without training=self.training keeps dropping "
+         "in eval mode; pass "
          "training=self.training or use nn.Dropout",
          _dropout_without_training,
          nodes=CALL),
@@ -204,12 +416,12 @@ SOURCE_POST_RULES: tuple[Rule, ...] = (
          _interpolate_without_align_corners,
          nodes=CALL),
     Rule("PTF010", ("load-state-dict-strict-false",),
-         "load_state_dict(strict=False) loads nothing when every key differs (a 'module.' prefix), silently; "
-         "check the returned missing_keys/unexpected_keys",
+         "load_state_dict(strict=False) skips every key that does not match, silently (with a 'module.' prefix, "
+         "all of them), and this result is never looked at; check its missing_keys/unexpected_keys",
          _strict_false_unchecked,
          nodes=CALL),
     Rule("PTF011", ("missing-zero-grad",),
-         "a training loop calls backward() and step() but never zero_grad(): gradients add up across steps; "
+         "a training loop calls backward() and optimizer.step() but never zero_grad(): gradients add up across steps; "
          "call optimizer.zero_grad() each step",
          _loop_without_zero_grad,
          nodes=LOOPS),
@@ -223,7 +435,8 @@ SOURCE_POST_RULES: tuple[Rule, ...] = (
          _tensor_to_discarded,
          nodes=ast.Expr),
     Rule("PTF014", ("gradcheck-float32",),
-         "gradcheck in float32 fails on correct gradients (finite differences need float64); use "
+         "gradcheck in float32 can reject correct gradients (float32 finite differences are too coarse for its "
+         "tolerances); use "
          "dtype=torch.float64 inputs and module",
          _gradcheck_single_precision,
          nodes=CALL),
