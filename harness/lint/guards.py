@@ -1,25 +1,58 @@
 """Which code sits behind a feature or version guard: ``if hasattr(torch, "func")``, a version
-comparison, ``except ImportError``. The portable spellings the cases' fixes use name the old API on
-purpose, so the rules about removed or deprecated APIs stay quiet there."""
+comparison (both branches: the old API in the ``else`` of ``if torch >= 2.0`` is deliberate), a
+flag defined from one (``TORCH_GE_2_1 = version.parse(torch.__version__) >= ...``), a version
+helper (``is_torch_version(">=", "2.3")``), ``except ImportError``, the ``except`` fallback after
+a newer API was tried, and a deprecation warning silenced on purpose (``warnings.catch_warnings()``
+with an ``"ignore"`` filter). The portable spellings name the old API on purpose, so the rules about
+removed or deprecated APIs stay quiet there.
+
+The engine knows the guards it can see from one ``if``/``try`` (``_is_guard_test``,
+``_handles_missing``); ``deliberate`` adds those that need the whole module (flags and helpers
+defined elsewhere in it, fallback handlers, silenced warnings), computed once per module."""
 from __future__ import annotations
 
 import ast
+import re
 
-GUARD_CALLS = ("hasattr", "getattr")
+GUARD_CALLS = ("hasattr", "getattr", "find_spec")
 GUARD_WORDS = ("__version__", "Version", "version", "parse_version")
 GUARD_ERRORS = ("ImportError", "ModuleNotFoundError", "AttributeError")
+# what an ``except`` that falls back to an older API catches when the newer one is missing or
+# refuses an argument (``try: torch.load(f, weights_only=True) except TypeError: torch.load(f)``)
+FALLBACK_ERRORS = GUARD_ERRORS + ("TypeError", "NameError", "RuntimeError", "NotImplementedError", "Exception",
+                                  "BaseException", None)
+# a name that says it holds or computes a torch version comparison: TORCH_VERSION, digit_version,
+# is_torch_greater_or_equal, _TORCH_GREATER_EQUAL_2_0, TORCH_2_4, TORCH_GE_2_1, torch_2_0_or_later
+_COMPARES = re.compile(r"greater|less|newer|older|after|before|at_?least|(^|_)(ge|gt|le|lt|eq)(_|$)|\d")
+# ``torch.version.cuda`` / ``.hip`` say which build, not which release
+_BUILD_ATTRS = ("cuda", "hip", "git_version", "debug")
 
 
-def _is_guard_test(test: ast.AST) -> bool:
-    for sub in ast.walk(test):
-        if isinstance(sub, ast.Call) and getattr(sub.func, "id", None) in GUARD_CALLS:
+def _version_name(name: str | None) -> bool:
+    if not name:
+        return False
+    low = name.lower()
+    return "version" in low or ("torch" in low and bool(_COMPARES.search(low)))
+
+
+def _mentions_guard(node: ast.AST, flags: frozenset) -> bool:
+    if isinstance(node, ast.Attribute):
+        if node.attr in _BUILD_ATTRS and getattr(node.value, "attr", getattr(node.value, "id", None)) == "version":
+            return False  # torch.version.cuda: a build check
+        if node.attr in GUARD_WORDS or _version_name(node.attr) or node.attr in flags:
             return True
-        if isinstance(sub, (ast.Name, ast.Attribute)) and (getattr(sub, "id", None) in GUARD_WORDS
-                                                          or getattr(sub, "attr", None) in GUARD_WORDS):
+        return _mentions_guard(node.value, flags)
+    if isinstance(node, ast.Name):
+        return node.id in GUARD_WORDS or _version_name(node.id) or node.id in flags
+    if isinstance(node, ast.Call):
+        called = getattr(node.func, "id", getattr(node.func, "attr", None))
+        if called in GUARD_CALLS:
             return True
-        if isinstance(sub, ast.Compare) and any(isinstance(op, (ast.Is, ast.IsNot)) for op in sub.ops):
-            return True
-    return False
+    return any(_mentions_guard(child, flags) for child in ast.iter_child_nodes(node))
+
+
+def _is_guard_test(test: ast.AST, flags: frozenset = frozenset()) -> bool:
+    return _mentions_guard(test, flags)
 
 
 def _caught(handler: ast.ExceptHandler) -> tuple[str, ...]:
@@ -29,3 +62,101 @@ def _caught(handler: ast.ExceptHandler) -> tuple[str, ...]:
 
 def _handles_missing(handler: ast.ExceptHandler) -> bool:
     return any(name in GUARD_ERRORS for name in _caught(handler))
+
+
+def _falls_back(handler: ast.ExceptHandler) -> bool:
+    """A handler that does something other than re-raise or log: the older API's spelling."""
+    caught = _caught(handler) if handler.type is not None else (None,)
+    if not any(name in FALLBACK_ERRORS for name in caught):
+        return False
+    return not all(isinstance(s, (ast.Raise, ast.Pass)) for s in handler.body)
+
+
+# --- the module's own flags and silenced regions, once per module ---------------------------
+def _flags(module: ast.AST) -> frozenset:
+    """Names assigned a version or feature test (``_TORCH_GE_2 = version.parse(...) >= ...``,
+    ``HAS_FUNC = hasattr(torch, "func")``), and functions that return one."""
+    flags: set[str] = set()
+    for _ in range(2):  # a flag defined from another flag
+        frozen = frozenset(flags)
+        for node in ast.walk(module):
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                if isinstance(node.value, (ast.Compare, ast.Call, ast.BoolOp, ast.UnaryOp, ast.Name, ast.Attribute)) \
+                        and _is_guard_test(node.value, frozen):
+                    flags.update(getattr(t, "id", getattr(t, "attr", None)) for t in targets)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                returns = [s.value for s in ast.walk(node) if isinstance(s, ast.Return) and s.value is not None]
+                if returns and all(isinstance(r, (ast.Compare, ast.BoolOp, ast.UnaryOp)) and _is_guard_test(r, frozen)
+                                   for r in returns):
+                    flags.add(node.name)
+    flags.discard(None)
+    return frozenset(flags)
+
+
+# the category torch's deprecations use since 2.4 (#126898; UserWarning or DeprecationWarning before,
+# as the cases clip-grad-norm-without-underscore and concat-dataset-cummulative-sizes show): an
+# "ignore" filter for UserWarning or DeprecationWarning alone does not silence them
+_DEPRECATION_CATEGORIES = ("FutureWarning", "Warning")
+
+
+def _ignores_warnings(body) -> bool:
+    """An ``"ignore"`` filter that silences a deprecation: no category, a deprecation category, or a
+    message pattern (a filter aimed at one warning)."""
+    for node in ast.walk(ast.Module(body=body, type_ignores=[])):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) in (
+                "simplefilter", "filterwarnings") and node.args and isinstance(node.args[0], ast.Constant) \
+                and node.args[0].value == "ignore":
+            category = next((k.value for k in node.keywords if k.arg == "category"), None)
+            if category is None and len(node.args) > 2:
+                category = node.args[2] if node.func.attr == "filterwarnings" else node.args[1]
+            elif category is None and getattr(node.func, "attr", None) == "simplefilter" and len(node.args) > 1:
+                category = node.args[1]
+            message = any(k.arg == "message" for k in node.keywords) or (
+                getattr(node.func, "attr", None) == "filterwarnings" and len(node.args) > 1)
+            name = getattr(category, "id", getattr(category, "attr", None))
+            if category is None or message or name in _DEPRECATION_CATEGORIES:
+                return True
+    return False
+
+
+def _span(nodes) -> list[tuple[int, int]]:
+    return [(n.lineno, n.end_lineno or n.lineno) for n in nodes]
+
+
+def _regions(module: ast.AST) -> tuple[list, list]:
+    """(guarded line spans, silenced line spans) of one module."""
+    flags = _flags(module)
+    guarded, silenced = [], []
+    for node in ast.walk(module):
+        if isinstance(node, (ast.If, ast.IfExp)) and _is_guard_test(node.test, flags):
+            body = node.body if isinstance(node.body, list) else [node.body]
+            orelse = node.orelse if isinstance(node.orelse, list) else [node.orelse]
+            guarded += _span(body + orelse)
+        elif isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+            if any(_handles_missing(h) for h in node.handlers):
+                guarded += _span(node.body)
+            guarded += _span([h for h in node.handlers if _falls_back(h)])
+        elif isinstance(node, (ast.With, ast.AsyncWith)) and any(
+                getattr(i.context_expr, "func", None) is not None
+                and getattr(i.context_expr.func, "attr", getattr(i.context_expr.func, "id", None)) == "catch_warnings"
+                for i in node.items) and _ignores_warnings(node.body):
+            silenced += _span(node.body)
+    return guarded, silenced
+
+
+_CACHE: dict = {"module": None, "regions": ([], [])}
+
+
+def deliberate(node: ast.AST, module: ast.AST, warning: bool) -> bool:
+    """Whether ``node`` sits in code that uses an older API on purpose: behind a guard the engine
+    cannot see from one statement, in an ``except`` fallback, or (for a rule about a warning,
+    ``warning=True``) where that warning is silenced on purpose."""
+    if _CACHE["module"] is not module:  # the last module's regions (the walk goes module by module)
+        _CACHE["module"], _CACHE["regions"] = module, _regions(module)
+    guarded, silenced = _CACHE["regions"]
+    line = getattr(node, "lineno", None)
+    if line is None:
+        return False
+    spans = guarded + silenced if warning else guarded
+    return any(start <= line <= end for start, end in spans)

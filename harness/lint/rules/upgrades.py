@@ -2,12 +2,27 @@
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 
+from harness.lint.guards import deliberate
 from harness.lint.rules.base import (
     Rule, _kw, _has_kw, _is_call_to, _method, _use_of,
     _const, SCHEDULERS, FUNCTORCH, AO_QUANTIZATION, CALL, IMPORTS,
     REFS,
 )
+
+
+def _receiver_may_be_tensor(call: ast.Call, ctx) -> bool:
+    """The object a method is called on could be a tensor: not an imported module
+    (``torch_scatter.scatter(..., reduce=...)`` is another library's function), and not ``self`` in a
+    class that defines the method itself (``self.storage()`` of a storage-backend class)."""
+    receiver = call.func.value
+    if ctx.qualified(receiver) is not None and not (ctx.qualified(receiver) or "").startswith("torch."):
+        return False
+    if isinstance(receiver, ast.Name) and receiver.id in ("self", "cls") and ctx.klass is not None:
+        return not any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == call.func.attr
+                       for s in ctx.klass.body)
+    return True
 
 
 def _zero_grad_then_use(node, ctx) -> bool:
@@ -64,13 +79,42 @@ def _no_grad_on_class(node, ctx) -> bool:
         ctx.qualified(d) in ("torch.no_grad", "torch.enable_grad") for d in node.decorator_list)
 
 
+def _makes_list(node) -> bool:
+    """An expression whose value is a list: a literal or comprehension, ``list(...)``, and ``+``/``*``
+    of those. A ``+`` with a tuple in it (``(slice(None),) * n + (i,)``) makes a tuple (or fails)."""
+    if isinstance(node, (ast.List, ast.ListComp)):
+        return True
+    if isinstance(node, ast.Call):
+        return getattr(node.func, "id", None) == "list"
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Mult)):
+        sides = (node.left, node.right)
+        if any(isinstance(s, (ast.Tuple, ast.GeneratorExp)) or _makes_tuple(s) for s in sides):
+            return False
+        return any(_makes_list(s) for s in sides)
+    return False
+
+
+def _makes_tuple(node) -> bool:
+    return isinstance(node, ast.Tuple) or (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "tuple")
+
+
+def _index_items(value):
+    """What a list expression holds: a literal's elements, a comprehension's element."""
+    for n in ast.walk(value):
+        if isinstance(n, ast.List):
+            yield from n.elts
+        elif isinstance(n, ast.ListComp):
+            yield n.elt
+
+
 def _list_of_slices_index(node, ctx) -> bool:
     if not isinstance(node, ast.Subscript) or not isinstance(node.slice, ast.Name):
         return False
     value = ctx.value_of(node.slice, node.lineno)
-    return value is not None and isinstance(value, (ast.List, ast.BinOp)) and any(
-        (isinstance(n, ast.Call) and getattr(n.func, "id", None) == "slice") or _const(n, None) or isinstance(n, ast.Constant) and n.value is Ellipsis
-        for n in ast.walk(value))
+    return value is not None and _makes_list(value) and any(
+        (isinstance(n, ast.Call) and getattr(n.func, "id", None) == "slice") or _const(n, None)
+        or isinstance(n, ast.Constant) and n.value is Ellipsis
+        for n in _index_items(value))
 
 
 def _transformer_nested_with_norm_first(node, ctx) -> bool:
@@ -173,7 +217,8 @@ UPGRADE_RULES: tuple[Rule, ...] = (
     Rule("PTF106", ("typed-storage-deprecated",),
          "Tensor.storage() returns a TypedStorage, deprecated since torch 2.0 (warns); use "
          "untyped_storage() (guarded by hasattr for torch 1.13)",
-         lambda n, c: _method(n, "storage") and not n.args and not n.keywords and not c.guarded,
+         lambda n, c: _method(n, "storage") and not n.args and not n.keywords and not c.guarded
+         and _receiver_may_be_tensor(n, c),
          nodes=CALL),
     Rule("PTF107", ("no-grad-decorating-class",),
          "decorating a class with torch.no_grad() is deprecated since torch 2.0 (it turns the class into a "
@@ -188,7 +233,7 @@ UPGRADE_RULES: tuple[Rule, ...] = (
     Rule("PTF109", ("scatter-reduce-argument",),
          "scatter's reduce= with a tensor src is deprecated since torch 2.0; use scatter_add_ or "
          "scatter_reduce_(..., reduce='sum'|'prod'|'amax'|'amin'|'mean')",
-         lambda n, c: (_method(n, "scatter", "scatter_") or _is_call_to(n, c, "torch.scatter"))
+         lambda n, c: (_is_call_to(n, c, "torch.scatter") or (_method(n, "scatter", "scatter_") and _receiver_may_be_tensor(n, c)))
          and _kw(n, "reduce") is not None,
          nodes=CALL),
     Rule("PTF110", ("set-default-tensor-type",),
@@ -261,8 +306,9 @@ UPGRADE_RULES: tuple[Rule, ...] = (
          _names_of_tensor,
          nodes=(ast.Call, ast.Attribute)),
     Rule("PTF124", ("non-tuple-sequence-indexing",),
-         "indexing with a list of slices was read as a tuple; since torch 2.8 it is an index tensor (an error or "
-         "a different result); index with tuple(...)",
+         "indexing a tensor with a list of slices (or None/Ellipsis) warns since torch 2.8 (UserWarning, observed "
+         "through 2.15, where it is still read as a tuple; the warning announces it will be read as an index "
+         "tensor); index with tuple(...)",
          _list_of_slices_index,
          nodes=ast.Subscript),
     Rule("PTF125", ("state-dict-positional-args",),
@@ -338,3 +384,36 @@ UPGRADE_RULES: tuple[Rule, ...] = (
          lambda n, c: _use_of(n, c, "torch.backends.cuda.sdp_kernel"),
          nodes=REFS),
 )
+
+
+# --- what every upgrade rule shares ---------------------------------------------------------
+# The rules whose effect, on the releases they name, is a warning: a warning silenced on purpose
+# (``warnings.catch_warnings()`` with an "ignore" filter around the call) is a deliberate choice.
+WARNS_ONLY = frozenset({"PTF104", "PTF105", "PTF106", "PTF107", "PTF108", "PTF109", "PTF110", "PTF111", "PTF112",
+                        "PTF115", "PTF117", "PTF118", "PTF119", "PTF120", "PTF121", "PTF122", "PTF124", "PTF125",
+                        "PTF127", "PTF128", "PTF129", "PTF133", "PTF134", "PTF136", "PTF137"})
+# The rules about a deprecated name (a function or module to stop using): one decision per file
+# (the import, or the first use), so one finding per file, at the first use outside a guard.
+ONCE_PER_FILE = frozenset({"PTF102", "PTF105", "PTF108", "PTF110", "PTF111", "PTF117", "PTF119", "PTF120", "PTF121",
+                           "PTF127", "PTF133", "PTF134", "PTF136", "PTF137"})
+
+
+def _considered(rule: Rule) -> Rule:
+    """The rule, quiet where the code uses the older API on purpose (guards.deliberate) and, for a
+    deprecated name, after its first finding in the file."""
+    test, warns, once = rule.test, rule.id in WARNS_ONLY, rule.id in ONCE_PER_FILE
+    seen = {"module": None}
+
+    def considered(node, ctx) -> bool:
+        if not test(node, ctx) or deliberate(node, ctx.module, warns):
+            return False
+        if once:
+            if seen["module"] is ctx.module:
+                return False
+            seen["module"] = ctx.module
+        return True
+
+    return replace(rule, test=considered)
+
+
+UPGRADE_RULES = tuple(_considered(r) for r in UPGRADE_RULES)
