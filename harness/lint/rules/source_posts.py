@@ -73,8 +73,16 @@ def _module_method(ctx) -> bool:
             and not any(getattr(d, "id", None) == "staticmethod" for d in ctx.function.decorator_list))
 
 
+_DROPOUT_MODULES = ("torch.nn.Dropout", "torch.nn.Dropout1d", "torch.nn.Dropout2d", "torch.nn.Dropout3d",
+                    "torch.nn.AlphaDropout")
+
+
 def _dropout_without_training(node, ctx) -> bool:
-    """F.dropout in a module's method without a training flag: ``training`` defaults to True."""
+    """F.dropout in a module's method without a training flag (``training`` defaults to True), or an
+    nn.Dropout built and called there (``nn.Dropout(0.5)(x)``: a fresh module, always in training mode)."""
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Call) and _is_call_to(node.func, ctx, *_DROPOUT_MODULES)
+            and _module_method(ctx) and ctx.function.name != "__init__"):
+        return True
     if not (_is_call_to(node, ctx, *DROPOUTS) and len(node.args) < 3 and not _has_kw(node, "training")):
         return False
     if _module_method(ctx):
@@ -117,16 +125,19 @@ def _bool_data(node) -> bool:
     return False
 
 
+_CUDA_TYPES = tuple(t.replace("torch.", "torch.cuda.", 1) for t in LEGACY_TYPES)
+
+
 def _legacy_constructor_misread(node, ctx) -> bool:
     """``torch.FloatTensor(3)``: one int read as a size (uninitialised memory, not ``[3.]``), or bool data
     to a non-bool type (garbage before 0.4, a TypeError until 1.2). Several ints (``FloatTensor(2, 3)``)
     are a size on purpose, and float or int data converts the same way torch.tensor does: not flagged."""
-    if not (_is_call_to(node, ctx, *LEGACY_TYPES) and len(node.args) == 1):
+    if not (_is_call_to(node, ctx, *LEGACY_TYPES, *_CUDA_TYPES) and len(node.args) == 1):
         return False
     data = ctx.resolve(node.args[0], node.lineno)
     if _int_expr(data):
         return True
-    return ctx.qualified(node.func) != "torch.BoolTensor" and _bool_data(data)
+    return ctx.qualified(node.func) not in ("torch.BoolTensor", "torch.cuda.BoolTensor") and _bool_data(data)
 
 
 _LINEAR_MODES = ("linear", "bilinear", "bicubic", "trilinear")
@@ -166,26 +177,51 @@ def _result_checked(call, ctx) -> bool:
         uses = [n for n in ast.walk(ctx.function) if isinstance(n, ast.Name) and n.id == name
                 and isinstance(n.ctx, ast.Load) and n.lineno >= parent.lineno and n is not call]
         return any(_use_checks(u, ctx) for u in uses)
-    if isinstance(parent, ast.Call) and call in parent.args:  # passed on: only reporting it counts
-        return _called_name(parent) in _REPORTERS
+    if isinstance(parent, ast.Call) and call in parent.args:
+        return _passed_to_a_check(parent, parent.args.index(call), ctx)
     return True  # returned, indexed, unpacked, compared, tested, assigned to an attribute ...
 
 
 def _use_checks(use, ctx) -> bool:
     parent = ctx.parent(use)
     if isinstance(parent, ast.Call) and use in parent.args:
-        return _called_name(parent) in _REPORTERS or _called_name(parent) in ("len", "bool", "any", "all")
+        return _passed_to_a_check(parent, parent.args.index(use), ctx)
     if isinstance(parent, (ast.keyword, ast.Expr)):
         return False
     return True  # res.missing_keys, res[0], return res, if res.missing_keys, assert not res..., f"{res}"
 
 
+def _passed_to_a_check(call, index, ctx) -> bool:
+    """The result handed to ``call`` as its ``index``-th argument is checked there: ``call`` prints or
+    logs it, or is a function of this file that tests the keys (``if result.missing_keys``). A
+    function of this file that only carries them on does not check; one we cannot see is trusted."""
+    name = _called_name(call)
+    if name in _REPORTERS or name in ("len", "bool", "any", "all"):
+        return True
+    callee = next((n for n in ast.walk(ctx.module) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                   and n.name == name), None)
+    if callee is None:
+        return True
+    params = [a.arg for a in callee.args.args]
+    if params and params[0] in ("self", "cls") and isinstance(call.func, ast.Attribute):
+        params = params[1:]
+    if index >= len(params):
+        return True
+    param = params[index]
+    tests = [n.test for n in ast.walk(callee) if isinstance(n, (ast.If, ast.Assert, ast.While, ast.IfExp))]
+    tests += [n for n in ast.walk(callee) if isinstance(n, ast.Call) and _called_name(n) in _REPORTERS + ("len",)]
+    return any(isinstance(n, ast.Name) and n.id == param for t in tests for n in ast.walk(t))
+
+
 def _partial_by_design(state, ctx, line) -> bool:
-    """The state dict was filtered in this function: a comprehension over it, or keys popped or
-    deleted from it. A partial load is then what the code means."""
+    """The state dict was filtered in this function (a comprehension over it, keys popped or deleted
+    from it), or the function compares the keys itself: a partial load is then what the code means."""
     value = ctx.resolve(state, line) if state is not None else None
     if isinstance(value, ast.DictComp):
         return True
+    if any(isinstance(n, ast.Name) and n.id in ("missing_keys", "unexpected_keys") and isinstance(n.ctx, ast.Store)
+           for n in ast.walk(ctx.function)):
+        return True  # the keys are compared by hand in this function
     if not isinstance(state, ast.Name):
         return False
     for n in ast.walk(ctx.function):
@@ -290,7 +326,7 @@ def _computed_sources(expr, ctx, line, depth=0, seen=None) -> set[str]:
     op's result (a graph node). Parameters, loader batches and leaves made by a factory are not."""
     seen = set() if seen is None else seen
     out = set()
-    for n in ast.walk(expr):
+    for n in _graph_names(expr):
         if not isinstance(n, ast.Name) or n.id in seen or n.id in ("self", "cls") or depth > 8:
             continue
         seen.add(n.id)
@@ -301,6 +337,17 @@ def _computed_sources(expr, ctx, line, depth=0, seen=None) -> set[str]:
             out.add(n.id)
         out |= _computed_sources(value, ctx, line, depth + 1, seen)
     return out
+
+
+def _graph_names(expr):
+    """The names in ``expr`` that carry its graph: not those under ``.detach()``/``.item()``."""
+    todo = [expr]
+    while todo:
+        node = todo.pop()
+        if _method(node, "detach", "item", "numpy", "tolist"):
+            continue
+        yield node
+        todo.extend(ast.iter_child_nodes(node))
 
 
 def _leaf_factory(call, ctx) -> bool:
@@ -336,6 +383,8 @@ def _single_precision(expr, ctx) -> bool | None:
     """True: the tensor is float32 (a factory's default dtype, or ``.float()``); False: float64;
     None: cannot tell."""
     value = ctx.resolve(expr, getattr(expr, "lineno", 1 << 30))
+    while _method(value, "requires_grad_", "detach", "clone", "contiguous", "cuda", "cpu"):
+        value = value.func.value  # these keep the dtype
     if _method(value, "double"):
         return False
     if _method(value, "float"):
@@ -343,8 +392,8 @@ def _single_precision(expr, ctx) -> bool | None:
     if _method(value, "to", "type"):
         text = ast.unparse(value)
         return False if any(d in text for d in _DOUBLE) else (True if "float32" in text else None)
-    held = ctx.held(value) if isinstance(value, ast.Call) else None
-    if held is not None and held.kind == "tensor" and held.what in ("rand", "randn", "zeros", "ones", "empty", "full"):
+    if isinstance(value, ast.Call) and (ctx.qualified(value.func) or "").split(".")[-1] in (
+            "rand", "randn", "zeros", "ones", "empty", "full") and (ctx.qualified(value.func) or "").count(".") == 1:
         dtype = _kw(value, "dtype")
         if dtype is None:
             return True

@@ -1,0 +1,54 @@
+"""Every lint rule against its variant set (tests/lint/variants/): the pitfall spelled the ways
+people write it must be found (recall >= 80% per rule), and the correct programs that look alike
+must have no finding at all, from any rule. Rules run as with ``--all-versions``."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from variants import load  # noqa: E402
+
+from harness.lint import RULES, active_rules, lint_text  # noqa: E402
+
+MIN_RECALL = 0.8
+MIN_PITFALLS, MIN_NEAR_MISSES = 5, 3
+EVERY_RULE = active_rules(None)
+# rules whose variant set another helper is writing: each leaves this list when its file lands,
+# and the list must end empty (a listed rule that has its set fails test_awaiting_variants_is_current)
+AWAITING_VARIANTS = (
+    "PTF113", "PTF114", "PTF115", "PTF116", "PTF117", "PTF118", "PTF119", "PTF120", "PTF121", "PTF122",
+    "PTF123", "PTF124", "PTF125", "PTF126", "PTF127", "PTF128", "PTF129", "PTF130", "PTF131", "PTF132",
+    "PTF133", "PTF134", "PTF135", "PTF136", "PTF137",
+)
+
+
+def rule_ids():
+    return [r.id for r in RULES]
+
+
+def test_awaiting_variants_is_current():
+    print(f"rules still awaiting a variant set ({len(AWAITING_VARIANTS)}): {', '.join(AWAITING_VARIANTS) or 'none'}")
+    landed = [rule for rule in AWAITING_VARIANTS if load(rule) is not None]
+    assert landed == [], f"these now have a variant set: remove them from AWAITING_VARIANTS: {landed}"
+    assert set(AWAITING_VARIANTS) <= set(rule_ids()), "AWAITING_VARIANTS names a rule that does not exist"
+
+
+@pytest.mark.parametrize("rule", rule_ids())
+def test_rule_finds_its_pitfalls_and_nothing_in_near_misses(rule):
+    if rule in AWAITING_VARIANTS:
+        pytest.xfail(f"{rule}: no tests/lint/variants/{rule.lower()}.py yet (AWAITING_VARIANTS)")
+    variants = load(rule)
+    assert variants is not None, f"{rule} has no variant set: write tests/lint/variants/{rule.lower()}.py"
+    assert len(variants.PITFALL) >= MIN_PITFALLS and len(variants.NEAR_MISS) >= MIN_NEAR_MISSES
+    assert variants.SEEN and set(variants.SEEN) <= set(variants.PITFALL) | set(variants.NEAR_MISS)
+    missed = [name for name, text in variants.PITFALL.items()
+              if rule not in {f.rule for f in lint_text(text, f"{name}.py", EVERY_RULE)}]
+    recall = 1 - len(missed) / len(variants.PITFALL)
+    assert recall >= MIN_RECALL, f"{rule}: recall {recall:.0%}, missed {missed}"
+    noisy = {name: [f.as_text() for f in lint_text(text, f"{name}.py", EVERY_RULE)]
+             for name, text in variants.NEAR_MISS.items()}
+    assert {k: v for k, v in noisy.items() if v} == {}

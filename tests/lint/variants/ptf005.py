@@ -1,0 +1,100 @@
+"""PTF005: cross-entropy fed softmax probabilities instead of logits."""
+
+PITFALL = {
+    "bound_criterion_bound_probs": """
+import torch.nn as nn
+import torch.nn.functional as F
+def train(model, loader, optimizer):
+    criterion = nn.CrossEntropyLoss()
+    for x, y in loader:
+        logits = model(x)
+        probs = F.softmax(logits, 1)
+        loss = criterion(probs, y)
+""",
+    "functional_inline": """
+import torch.nn.functional as F
+def loss_fn(model, x, y):
+    return F.cross_entropy(F.softmax(model(x), dim=1), y)
+""",
+    "self_criterion_self_softmax": """
+import torch
+from torch import nn
+class Classifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(16, 4)
+        self.softmax = nn.Softmax(dim=1)
+        self.criterion = torch.nn.CrossEntropyLoss()
+    def forward(self, x):
+        return self.fc(x)
+    def training_step(self, x, y):
+        out = self.softmax(self.forward(x))
+        return self.criterion(out, y)
+""",
+    "method_softmax_constructed_inline": """
+import torch.nn as nn
+def step(logits, y):
+    return nn.CrossEntropyLoss()(logits.softmax(dim=-1), y)
+""",
+    "keyword_input": """
+import torch
+import torch.nn.functional as F
+def loss(z, y):
+    return F.cross_entropy(input=torch.softmax(z, -1), target=y)
+""",
+    "sequential_ends_in_softmax": """
+import torch.nn as nn
+model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3), nn.Softmax(dim=1))
+criterion = nn.CrossEntropyLoss()
+def step(x, y):
+    return criterion(model(x), y)
+""",
+    "own_module_returns_softmax": """
+import torch.nn as nn
+import torch.nn.functional as F
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+    def forward(self, x):
+        return F.softmax(self.fc(x), dim=1)
+net = Net()
+loss_fn = nn.CrossEntropyLoss()
+def step(x, y):
+    output = net(x)
+    return loss_fn(output, y)
+""",
+}
+
+NEAR_MISS = {
+    "logits": """
+import torch.nn as nn
+criterion = nn.CrossEntropyLoss()
+def step(model, x, y):
+    return criterion(model(x), y)
+""",
+    "softmax_for_accuracy_only": """
+import torch.nn.functional as F
+def step(logits, y):
+    probs = F.softmax(logits, 1)
+    acc = (probs.argmax(1) == y).float().mean()
+    return F.cross_entropy(logits, y), acc
+""",
+    "soft_targets_are_probabilities": """
+import torch.nn.functional as F
+def distill(student_logits, teacher_logits):
+    return F.cross_entropy(student_logits, F.softmax(teacher_logits, dim=1))
+""",
+    "log_softmax_with_nll": """
+import torch.nn.functional as F
+def step(logits, y):
+    return F.nll_loss(F.log_softmax(logits, 1), y)
+""",
+}
+
+SEEN = {
+    "self_criterion_self_softmax": "code: SoftmaxLoss(nn.Module) with self.criterion = torch.nn.CrossEntropyLoss() (search corpus 'code', 'softmax_loss.py')",
+    "bound_criterion_bound_probs": "code: loss_fn(criterion, outputs, targets) calling criterion(F.softmax(outputs, dim=1)...) (search corpus 'code')",
+    "soft_targets_are_probabilities": "code: pacanada/chess-ai chess_ai/rlagent/muzero/test_torch_policy.py (CE with target=...softmax(dim=1))",
+    "logits": "code: FloHofstetter/wcid-pytorch test.py",
+}

@@ -1,0 +1,71 @@
+"""PTF006: kl_div / KLDivLoss given probabilities (or raw data) as input instead of log-probabilities."""
+
+PITFALL = {
+    "self_kl_method_softmax": """
+import torch
+import torch.nn as nn
+class KLDivTeacherList(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.kl = torch.nn.KLDivLoss(reduction="batchmean")
+    def forward(self, scores, labels):
+        return self.kl(scores.softmax(-1), labels.softmax(-1))
+""",
+    "bound_student_softmax": """
+import torch.nn.functional as F
+def kd_loss(out, teacher_out):
+    student = F.softmax(out, dim=1)
+    teacher = F.softmax(teacher_out, dim=1)
+    return F.kl_div(student, teacher, reduction="none")
+""",
+    "functional_inline": """
+import torch.nn.functional as F
+def loss(s, t):
+    return F.kl_div(F.softmax(s, 1), F.softmax(t, 1), reduction="batchmean")
+""",
+    "module_inline_sigmoid": """
+import torch
+import torch.nn as nn
+def loss(x, p):
+    return nn.KLDivLoss()(torch.sigmoid(x), p)
+""",
+    "bound_criterion_raw_tensor": """
+import torch
+import torch.nn as nn
+criterion = nn.KLDivLoss(reduction="batchmean")
+q = torch.tensor([[0.4, 0.4, 0.2]])
+p = torch.tensor([[0.2, 0.3, 0.5]])
+print(criterion(q, p))
+""",
+}
+
+NEAR_MISS = {
+    "log_softmax_student": """
+import torch.nn as nn
+import torch.nn.functional as F
+def distillation(y, teacher_scores, T):
+    return nn.KLDivLoss()(F.log_softmax(y / T, dim=1), F.softmax(teacher_scores / T, dim=1))
+""",
+    "log_of_probabilities": """
+import torch.nn.functional as F
+def kd(student, teacher):
+    return F.kl_div(student.log(), teacher, reduction="batchmean")
+""",
+    "log_target": """
+import torch.nn.functional as F
+def kd(s, t):
+    return F.kl_div(F.log_softmax(s, 1), F.log_softmax(t, 1), log_target=True)
+""",
+    "unknown_input": """
+import torch.nn.functional as F
+def kd(student_log_probs, teacher):
+    return F.kl_div(student_log_probs, teacher)
+""",
+}
+
+SEEN = {
+    "self_kl_method_softmax": "https://github.com/sebastian-hofstaetter/matchmaker/issues/18",
+    "bound_student_softmax": "https://github.com/microsoft/ProDA/issues/43",
+    "log_softmax_student": "https://github.com/mepeichun/Efficient-Neural-Network-Bilibili/issues/1",
+    "log_of_probabilities": "https://github.com/microsoft/ProDA/issues/20",
+}

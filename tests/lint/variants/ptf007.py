@@ -1,0 +1,86 @@
+"""PTF007: functional dropout in a module without training=self.training (or nn.Dropout built in forward)."""
+
+PITFALL = {
+    "forward": """
+import torch.nn as nn
+import torch.nn.functional as F
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+    def forward(self, x):
+        return F.dropout(self.fc(x), p=0.5)
+""",
+    "helper_called_from_forward": """
+import torch.nn as nn
+import torch.nn.functional as F
+class Attention(nn.Module):
+    def attend(self, scores):
+        return F.dropout(scores.softmax(-1), 0.1)
+    def forward(self, q, k):
+        return self.attend(q @ k.transpose(-1, -2))
+""",
+    "dropout2d_subclass_of_own_base": """
+import torch
+import torch.nn.functional as F
+class Base(torch.nn.Module):
+    pass
+class Head(Base):
+    def forward(self, x):
+        return F.dropout2d(x, 0.1)
+""",
+    "nn_functional_path": """
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, p):
+        super().__init__()
+        self.p = p
+    def forward(self, x):
+        return nn.functional.dropout(x, p=self.p)
+""",
+    "dropout_module_built_in_forward": """
+import torch.nn as nn
+class ResNetHead(nn.Module):
+    def forward(self, x):
+        x = nn.Dropout(p=0.5)(x)
+        return x
+""",
+}
+
+NEAR_MISS = {
+    "training_flag": """
+import torch.nn as nn
+import torch.nn.functional as F
+class Net(nn.Module):
+    def forward(self, x):
+        return F.dropout(x, p=0.5, training=self.training)
+""",
+    "training_positional": """
+import torch.nn as nn
+import torch.nn.functional as F
+class Net(nn.Module):
+    def forward(self, x):
+        return F.dropout(x, 0.5, self.training)
+""",
+    "module_in_init": """
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.drop = nn.Dropout(0.5)
+    def forward(self, x):
+        return self.drop(x)
+""",
+    "plain_function": """
+import torch.nn.functional as F
+def corrupt(x):
+    return F.dropout(x, 0.2)
+""",
+}
+
+SEEN = {
+    "forward": "https://github.com/pytorch/pytorch/issues/26338",
+    "helper_called_from_forward": "https://github.com/rixwew/pytorch-fm/issues/21",
+    "dropout_module_built_in_forward": "https://github.com/yangze0930/NTS-Net/issues/14",
+    "training_flag": "https://github.com/BogiHsu/Tacotron2-PyTorch/issues/8",
+}

@@ -1,0 +1,68 @@
+"""PTF009: a linear-mode resize at the default align_corners beside one with align_corners=True."""
+
+PITFALL = {
+    "two_interpolates": """
+import torch.nn.functional as F
+def resize(x, y):
+    a = F.interpolate(x, size=(64, 64), mode="bilinear", align_corners=True)
+    b = F.interpolate(y, size=(64, 64), mode="bilinear")
+    return a, b
+""",
+    "positional_mode": """
+import torch.nn.functional as F
+def up(x, feat):
+    x = F.interpolate(x, None, 2, "bilinear")
+    feat = F.interpolate(feat, scale_factor=2, mode="bilinear", align_corners=True)
+    return x + feat
+""",
+    "in_forward": """
+import torch.nn as nn
+import torch.nn.functional as F
+class Decoder(nn.Module):
+    def forward(self, x, skip):
+        x = F.interpolate(x, size=skip.shape[2:], mode="bilinear", align_corners=True)
+        logits = F.interpolate(x, scale_factor=4, mode="bilinear")
+        return logits
+""",
+    "upsample_module": """
+import torch.nn as nn
+import torch.nn.functional as F
+def build(x):
+    up = nn.Upsample(scale_factor=2, mode="bilinear")
+    return up(x), F.interpolate(x, scale_factor=2, mode="bilinear", align_corners=True)
+""",
+    "from_import_in_loop": """
+from torch.nn.functional import interpolate
+def pyramid(feats):
+    out = []
+    for f in feats:
+        out.append(interpolate(f, scale_factor=2, mode="bicubic"))
+    out.append(interpolate(feats[0], scale_factor=2, mode="bicubic", align_corners=True))
+    return out
+""",
+}
+
+NEAR_MISS = {
+    "all_default": """
+import torch.nn.functional as F
+def resize(x, y):
+    return F.interpolate(x, scale_factor=2, mode="bilinear"), F.interpolate(y, scale_factor=2, mode="bilinear")
+""",
+    "all_explicit": """
+import torch.nn.functional as F
+def resize(x, y):
+    a = F.interpolate(x, scale_factor=2, mode="bilinear", align_corners=True)
+    b = F.interpolate(y, scale_factor=2, mode="bilinear", align_corners=False)
+    return a, b
+""",
+    "nearest_beside_true": """
+import torch.nn.functional as F
+def resize(x, m):
+    return F.interpolate(x, scale_factor=2, mode="bilinear", align_corners=True), F.interpolate(m, scale_factor=2, mode="nearest")
+""",
+}
+
+SEEN = {
+    "two_interpolates": "https://github.com/microsoft/ProDA/issues/43 (teacher resized with align_corners=True)",
+    "all_default": "timm/models/hiera.py (position-embedding resize at the default; benchmarks/lint_review.md)",
+}

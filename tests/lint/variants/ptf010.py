@@ -1,0 +1,93 @@
+"""PTF010: load_state_dict(strict=False) whose result (missing/unexpected keys) nobody looks at."""
+
+PITFALL = {
+    "discarded_keyword": """
+import torch
+def load(model, path):
+    model.load_state_dict(torch.load(path), strict=False)
+    return model
+""",
+    "discarded_positional": """
+import torch
+import torchvision
+model = torchvision.models.resnet18()
+state = torch.load("ckpt.pth")
+model.load_state_dict(state, False)
+""",
+    "bound_never_read": """
+import torch
+def restore(model, ckpt_path):
+    ckpt = torch.load(ckpt_path, map_location="cpu")
+    msg = model.load_state_dict(ckpt["model"], strict=False)
+    return model
+""",
+    "self_backbone_in_method": """
+import torch
+import torch.nn as nn
+class Detector(nn.Module):
+    def __init__(self, backbone):
+        super().__init__()
+        self.backbone = backbone
+    def init_weights(self, path):
+        state = torch.load(path)["state_dict"]
+        self.backbone.load_state_dict(state, strict=False)
+""",
+    "passed_on_unchecked": """
+import torch
+def record(model, result):
+    return {"model": model, "load": result}
+def load(model, sd):
+    result = model.load_state_dict(sd, strict=False)
+    return record(model, result)
+""",
+}
+
+NEAR_MISS = {
+    "fields_printed": """
+import torch
+def load(model, sd):
+    res = model.load_state_dict(sd, strict=False)
+    print(res.missing_keys)
+""",
+    "returned": """
+def load(model, sd):
+    return model.load_state_dict(sd, strict=False)
+""",
+    "unpacked": """
+def load(model, sd, log):
+    missing, unexpected = model.load_state_dict(sd, strict=False)
+    log(missing, unexpected)
+""",
+    "indexed": """
+def load(model, sd):
+    res = model.load_state_dict(sd, strict=False)
+    assert not res[0], res
+""",
+    "logged": """
+import logging
+logger = logging.getLogger(__name__)
+def load(model, sd):
+    logger.info(model.load_state_dict(sd, strict=False))
+""",
+    "checked_in_if": """
+def load(model, sd):
+    result = model.load_state_dict(sd, strict=False)
+    if result.missing_keys:
+        raise RuntimeError(result.missing_keys)
+""",
+    "filtered_by_design": """
+import torch
+def load_backbone(model, path):
+    sd = torch.load(path, weights_only=True)
+    sd = {k: v for k, v in sd.items() if not k.startswith("fc.")}
+    model.load_state_dict(sd, strict=False)
+""",
+}
+
+SEEN = {
+    "discarded_keyword": "https://github.com/pytorch/examples/issues/1029",
+    "bound_never_read": "https://github.com/pytorch/pytorch/issues/141256",
+    "fields_printed": "https://github.com/pytorch/pytorch/issues/123510",
+    "returned": "transformers/trainer_utils.py load_sharded_checkpoint returns the keys (benchmarks/lint_review.md)",
+    "checked_in_if": "https://github.com/DIVA-DIA/DIVA-DAF/pull/21",
+}

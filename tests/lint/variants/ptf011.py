@@ -1,0 +1,107 @@
+"""PTF011: a training loop with backward() and an optimizer's step() but no zero_grad()."""
+
+PITFALL = {
+    "epoch_and_batch_loops": """
+import torch
+import torch.nn as nn
+model = nn.Linear(4, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+criterion = nn.MSELoss()
+def train(loader, epochs):
+    for epoch in range(epochs):
+        for x, y in loader:
+            loss = criterion(model(x), y)
+            loss.backward()
+            optimizer.step()
+""",
+    "param_named_optimizer": """
+def train_epoch(model, loader, optimizer, criterion):
+    for batch in loader:
+        out = model(batch["x"])
+        loss = criterion(out, batch["y"])
+        loss.backward()
+        optimizer.step()
+""",
+    "self_optimizer_in_method": """
+import torch
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+        self.opt = torch.optim.Adam(model.parameters())
+    def fit(self, loader):
+        for x, y in loader:
+            loss = (self.model(x) - y).pow(2).mean()
+            loss.backward()
+            self.opt.step()
+""",
+    "grad_scaler_step": """
+import torch
+def train(model, loader, optim, scaler):
+    for x, y in loader:
+        with torch.autocast("cuda"):
+            loss = model(x, y)
+        scaler.scale(loss).backward()
+        scaler.step(optim)
+        scaler.update()
+""",
+    "while_loop_with_scheduler": """
+import torch
+def run(model, data, steps):
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    sched = torch.optim.lr_scheduler.StepLR(opt, 10)
+    i = 0
+    while i < steps:
+        loss = model(data).sum()
+        loss.backward()
+        opt.step()
+        sched.step()
+        i += 1
+""",
+}
+
+NEAR_MISS = {
+    "zero_grad": """
+def train(model, loader, optimizer, criterion):
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+""",
+    "grads_set_to_none": """
+def train(model, loader, optimizer):
+    for x, y in loader:
+        for p in model.parameters():
+            p.grad = None
+        loss = (model(x) - y).abs().mean()
+        loss.backward()
+        optimizer.step()
+""",
+    "diffusion_scheduler_step": """
+import torch
+def guided_sample(unet, scheduler, latents, classifier):
+    for t in scheduler.timesteps:
+        latents = latents.detach().requires_grad_()
+        noise_pred = unet(latents, t)
+        score = classifier(latents).sum()
+        score.backward()
+        latents = scheduler.step(noise_pred + latents.grad, t, latents).prev_sample
+    return latents
+""",
+    "model_zero_grad_after_step": """
+def train(model, loader, optimizer):
+    for x, y in loader:
+        loss = model(x, y)
+        loss.backward()
+        optimizer.step()
+        model.zero_grad()
+""",
+}
+
+SEEN = {
+    "epoch_and_batch_loops": "https://github.com/udacity/deep-learning-v2-pytorch/pull/160",
+    "param_named_optimizer": "https://github.com/FreedomIntelligence/TextClassificationBenchmark/issues/20",
+    "self_optimizer_in_method": "https://github.com/Hsintien-Ng/idinvert_pytorch-reproduced/issues/1",
+    "model_zero_grad_after_step": "https://github.com/openpifpaf/openpifpaf/issues/123",
+    "zero_grad": "https://github.com/patrickloeber/pytorchTutorial/issues/19",
+}

@@ -1,0 +1,90 @@
+"""PTF012: a second backward() through a graph the first one freed."""
+
+PITFALL = {
+    "shared_square": """
+import torch
+def grads():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * x
+    d = y.sum()
+    e = (3 * y).sum()
+    d.backward()
+    e.backward()
+    return x.grad
+""",
+    "two_losses_one_output": """
+import torch.nn as nn
+def step(model, x, y, z):
+    out = model(x)
+    loss1 = nn.functional.mse_loss(out, y)
+    loss2 = nn.functional.l1_loss(out, z)
+    loss1.backward()
+    loss2.backward()
+""",
+    "gan_without_detach": """
+import torch
+def gan_step(G, D, z, bce, ones, zeros):
+    fake = G(z)
+    d_loss = bce(D(fake), zeros)
+    d_loss.backward()
+    g_loss = bce(D(fake), ones)
+    g_loss.backward()
+""",
+    "shared_features_two_heads": """
+import torch
+def step(encoder, head_a, head_b, x):
+    feat = encoder(x)
+    la = head_a(feat).mean()
+    lb = head_b(feat).mean()
+    la.backward()
+    lb.backward()
+""",
+    "sam_second_pass_reuses_output": """
+def sam_step(model, criterion, optimizer, images, target):
+    output = model(images)
+    loss = criterion(output, target)
+    loss.backward()
+    optimizer.first_step(zero_grad=True)
+    criterion(output, target).backward()
+    optimizer.second_step(zero_grad=True)
+""",
+}
+
+NEAR_MISS = {
+    "retain_graph": """
+import torch
+def grads(x):
+    y = x * x
+    y.sum().backward(retain_graph=True)
+    (3 * y).sum().backward()
+""",
+    "separate_forwards_same_names": """
+def step(model, criterion, x1, x2, y):
+    loss1 = criterion(model(x1), y)
+    loss1.backward()
+    loss2 = criterion(model(x2), y)
+    loss2.backward()
+""",
+    "gan_with_detach": """
+def gan_step(G, D, z, bce, ones, zeros):
+    fake = G(z)
+    d_loss = bce(D(fake.detach()), zeros)
+    d_loss.backward()
+    g_loss = bce(D(fake), ones)
+    g_loss.backward()
+""",
+    "branches": """
+def step(loss, fabric, use_fabric):
+    if use_fabric:
+        fabric.backward(loss)
+    else:
+        loss.backward()
+""",
+}
+
+SEEN = {
+    "sam_second_pass_reuses_output": "https://github.com/davda54/sam/issues/45",
+    "gan_without_detach": "https://github.com/pytorch/xla/issues/1961",
+    "two_losses_one_output": "https://github.com/ueoo/AGIS-Net/issues/8",
+    "branches": "lightning/pytorch/core/module.py (benchmarks/lint_review.md: two branches of one if)",
+}
