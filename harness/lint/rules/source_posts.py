@@ -418,6 +418,67 @@ def _gradcheck_single_precision(node, ctx) -> bool:
     return "float32" in text and not any(d in text for d in _DOUBLE)
 
 
+_FACTORIES = ("tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "rand", "randn", "randint",
+              "arange", "linspace", "eye", "zeros_like", "ones_like")
+
+
+def _unregistered_tensor_attribute(node, ctx) -> bool:
+    """``self.x = torch.zeros(...)`` in an nn.Module's ``__init__``, never registered as a buffer or
+    wrapped in nn.Parameter: the tensor is left out of state_dict() and of .to()/.double()/.cuda()."""
+    if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Call)):
+        return False
+    target = node.targets[0]
+    fn = ctx.function
+    if not (isinstance(target, ast.Attribute) and getattr(target.value, "id", None) == "self"
+            and isinstance(fn, ast.FunctionDef) and fn.name == "__init__" and _module_method(ctx)):
+        return False
+    q = ctx.qualified(node.value.func) or ""
+    if not (q.count(".") == 1 and q.startswith("torch.") and q.split(".")[1] in _FACTORIES):
+        return False
+    registered = {c.args[0].value for c in ast.walk(ctx.klass) if _method(c, "register_buffer", "register_parameter")
+                  and c.args and isinstance(c.args[0], ast.Constant)}
+    return target.attr not in registered
+
+
+_EVAL_NAME = ("valid", "evaluat")
+
+
+def _is_eval_function(fn) -> bool:
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    name = fn.name.lower()
+    return any(w in name for w in _EVAL_NAME) or name in ("eval", "eval_epoch", "eval_step", "run_eval")
+
+
+_NO_GRAD = ("torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
+            "torch.set_grad_enabled", "torch.enable_grad")
+
+
+def _eval_without_no_grad(node, ctx) -> bool:
+    """A validation/evaluation function that runs a model's forward with autograd recording: no
+    ``torch.no_grad()``/``inference_mode()`` around it or on the function, and no backward in it."""
+    if not (_is_eval_function(node) and ctx.bindings is not None):
+        return False
+    for d in node.decorator_list:
+        target = d.func if isinstance(d, ast.Call) else d
+        if ctx.qualified(target) in _NO_GRAD or getattr(target, "attr", "") in ("no_grad", "inference_mode"):
+            return False
+    calls = [n for n in ast.walk(node) if isinstance(n, ast.Call)]
+    if any(ctx.qualified(c.func) in _NO_GRAD or _called_name(c) in ("no_grad", "inference_mode", "set_grad_enabled",
+                                                                     "enable_grad", "backward", "grad", "requires_grad_")
+           for c in calls):
+        return False
+    chain = (node, *ctx.chain())
+    for c in calls:
+        callee = c.func
+        held = ctx.bindings.held(callee, chain, c.lineno, ctx.klass)
+        if held is not None and held.kind == "module":
+            return True
+        if isinstance(callee, ast.Name) and callee.id in ("model", "net") and held is None:
+            return True  # the usual parameter name of the model being validated
+    return False
+
+
 SOURCE_POST_RULES: tuple[Rule, ...] = (
     Rule("PTF001", ("deprecated-init-without-underscore",),
          "nn.init's names without the trailing underscore are deprecated aliases that warn on every call; "
@@ -489,4 +550,16 @@ SOURCE_POST_RULES: tuple[Rule, ...] = (
          "dtype=torch.float64 inputs and module",
          _gradcheck_single_precision,
          nodes=CALL),
+    Rule("PTF015", ("unregistered-tensor-attribute",),
+         "a tensor assigned as a plain attribute in an nn.Module's __init__ is not in state_dict() and is not "
+         "moved or converted by .to()/.cuda()/.double(); register it with self.register_buffer(name, tensor) "
+         "(or wrap it in nn.Parameter if it is learned)",
+         _unregistered_tensor_attribute,
+         nodes=ast.Assign),
+    Rule("PTF016", ("eval-without-no-grad",),
+         "this validation function runs the model with autograd recording (model.eval() does not stop it): "
+         "every activation is kept for a backward that never comes; wrap the loop in torch.no_grad() "
+         "(or torch.inference_mode())",
+         _eval_without_no_grad,
+         nodes=(ast.FunctionDef, ast.AsyncFunctionDef)),
 )

@@ -1,0 +1,89 @@
+"""PTF016: a validation function that runs the model with autograd recording."""
+
+PITFALL = {
+    "validate_loop": """
+def validate(model, val_loader, criterion):
+    model.eval()
+    total = 0.0
+    for x, y in val_loader:
+        out = model(x)
+        total += criterion(out, y).item()
+    return total
+""",
+    "evaluate_bound_model": """
+import torch.nn as nn
+net = nn.Sequential(nn.Linear(4, 2))
+def evaluate(loader):
+    correct = 0
+    for x, y in loader:
+        correct += (net(x).argmax(1) == y).sum().item()
+    return correct
+""",
+    "method_self_model": """
+import torch.nn as nn
+class Trainer:
+    def __init__(self):
+        self.model = nn.Linear(4, 2)
+    def validation_epoch(self, loader):
+        self.model.eval()
+        return [self.model(x) for x, _ in loader]
+""",
+    "eval_step_net": """
+def eval_step(net, batch):
+    logits = net(batch["x"])
+    return logits.argmax(-1)
+""",
+    "run_validation_own_module": """
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        return x
+def run_validation(data):
+    model = Net()
+    model.eval()
+    return [model(x) for x in data]
+""",
+}
+
+NEAR_MISS = {
+    "no_grad_block": """
+import torch
+def validate(model, loader):
+    model.eval()
+    with torch.no_grad():
+        return [model(x) for x, _ in loader]
+""",
+    "inference_mode_decorator": """
+import torch
+@torch.inference_mode()
+def evaluate(model, loader):
+    return [model(x) for x, _ in loader]
+""",
+    "no_grad_decorator_alias": """
+from torch import no_grad
+@no_grad()
+def validate(model, loader):
+    return [model(x) for x, _ in loader]
+""",
+    "train_function": """
+def train_epoch(model, loader, optimizer):
+    for x, y in loader:
+        loss = model(x, y)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+""",
+    "gradient_based_evaluation": """
+def evaluate_saliency(model, x):
+    x.requires_grad_()
+    model(x).sum().backward()
+    return x.grad
+""",
+}
+
+SEEN = {
+    "validate_loop": "https://github.com/hszhao/semseg/issues/60",
+    "method_self_model": "https://github.com/OpenNMT/OpenNMT-py/issues/1141",
+    "eval_step_net": "https://github.com/skorch-dev/skorch/issues/218",
+    "no_grad_block": "https://github.com/chrischoy/FCGF/issues/15",
+}
