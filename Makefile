@@ -19,7 +19,7 @@ VERSIONS ?=
 CASES ?=
 UV := $(VENV)/bin/uv
 
-.PHONY: venv run test bench clean matrix matrix-check docs serve-docs upgrade-scan watch-versions
+.PHONY: venv run test bench clean matrix matrix-check docs serve-docs upgrade-scan watch-versions fix-versions
 
 venv: $(STAMP)
 
@@ -48,7 +48,7 @@ $(UV): $(STAMP)
 	$(PY) -m pip install --quiet "uv==$(UV_VERSION)"
 
 matrix: venv $(UV)
-	$(PY) -m harness.matrix.build --uv $(UV) --watch-proofs $(if $(VERSIONS),--versions "$(VERSIONS)") \
+	$(PY) -m harness.matrix.build --uv $(UV) --watch-proofs --fix-proofs $(if $(VERSIONS),--versions "$(VERSIONS)") \
 		$(if $(filter stale,$(CASES)),--stale,$(if $(CASES),--cases "$(CASES)")) $(if $(TORCH_INDEX),--index $(TORCH_INDEX)) $(MATRIX_FLAGS)
 	$(PY) -m harness matrix
 
@@ -63,6 +63,11 @@ upgrade-scan: venv $(UV)
 # matrix` runs them too, beside the cases.
 watch-versions: venv $(UV)
 	$(PY) -m harness.matrix.build --uv $(UV) --watch-proofs --skip-cases $(if $(VERSIONS),--versions "$(VERSIONS)") $(MATRIX_FLAGS)
+
+# Only the linter's fix proofs, with every torch of the matrix (reports/lint-fix-proofs.json: a fix
+# proven on every release where its rule applies is applied by `pitfalls lint --fix`).
+fix-versions: venv $(UV)
+	$(PY) -m harness.matrix.build --uv $(UV) --fix-proofs --skip-cases $(if $(VERSIONS),--versions "$(VERSIONS)") $(MATRIX_FLAGS)
 
 matrix-check: venv
 	$(PY) -m harness matrix --check

@@ -1,5 +1,6 @@
 """Findings as SARIF 2.1.0 (what GitHub code scanning uploads): one run, one tool, its rules
-(id, what goes wrong and the fix, the case that proves it) and a result per finding."""
+(id, what goes wrong and the fix, the case that proves it) and a result per finding; a finding's
+``properties`` say whether ``pitfalls lint --fix`` has a fix for it and whether that fix is safe."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,7 +11,9 @@ from harness.lint import PARSE_ERROR
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
-def sarif(findings, rules) -> dict:
+def sarif(findings, rules, fix_of=lambda finding: None, extra=lambda finding: {}) -> dict:
+    """``fix_of(finding)``: its fix (harness/lint/cli.py's FixInfo.of) or None; ``extra(finding)``:
+    more of its properties (``--upgrade``: the changes)."""
     ids = [r.id for r in rules] + [PARSE_ERROR]
     described = [{"id": r.id, "name": r.case, "shortDescription": {"text": r.message.split(";")[0]},
                   "fullDescription": {"text": r.message}, "help": {"text": f"{r.message}. The pitfall, run and "
@@ -21,6 +24,7 @@ def sarif(findings, rules) -> dict:
                       "fullDescription": {"text": "a file that does not parse is not checked further"}})
     results = []
     for f in findings:
+        properties = {**({"fix": fix_of(f)} if fix_of(f) else {}), **extra(f)}
         results.append({
             "ruleId": f.rule, "ruleIndex": ids.index(f.rule) if f.rule in ids else 0,
             "level": "error" if f.rule == PARSE_ERROR else "warning",
@@ -28,6 +32,7 @@ def sarif(findings, rules) -> dict:
             "locations": [{"physicalLocation": {
                 "artifactLocation": {"uri": Path(f.path).as_posix(), "uriBaseId": "%SRCROOT%"},
                 "region": {"startLine": f.line, "startColumn": f.col}}}],
+            **({"properties": properties} if properties else {}),
         })
     return {"$schema": SCHEMA, "version": "2.1.0",
             "runs": [{"tool": {"driver": {"name": "pitfalls-lint", "version": __version__, "rules": described}},

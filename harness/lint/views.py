@@ -27,12 +27,11 @@ def _used(node: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
-def variant_source(path: Path, variant: str) -> str:
-    """The source text of one variant's program (see the module's docstring)."""
+def variant_nodes(tree: ast.Module, variant: str, path: Path | str = "<module>") -> list[ast.stmt]:
+    """The module-level statements of one variant's program: the imports, the variant function
+    and the definitions it refers to, transitively, in source order."""
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
-    text = Path(path).read_text(encoding="utf-8")
-    tree = ast.parse(text)
     defs = {name: node for node in tree.body for name in _defined(node)}
     if variant not in defs:
         raise ValueError(f"{path}: no function {variant}()")
@@ -44,7 +43,13 @@ def variant_source(path: Path, variant: str) -> str:
             continue
         keep.add(id(node))
         todo.extend(_used(node) - {variant})
-    body = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom)) or id(n) in keep]
+    return [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom)) or id(n) in keep]
+
+
+def variant_source(path: Path, variant: str) -> str:
+    """The source text of one variant's program (see the module's docstring)."""
+    text = Path(path).read_text(encoding="utf-8")
+    body = variant_nodes(ast.parse(text), variant, path)
     return "\n\n".join(ast.get_source_segment(text, n, padded=False) for n in body) + "\n"
 
 

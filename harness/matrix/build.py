@@ -11,7 +11,9 @@ wheel) is run there, without a new venv.
 
 ``--watch-proofs`` also runs the watcher's proofs (harness/watch/proofs.py) with each torch and
 records them in ``reports/watch-proofs.json``: which releases each run-time detector works on is
-observed, not assumed; ``--skip-cases`` runs only those.
+observed, not assumed. ``--fix-proofs`` does the same for the linter's fixes
+(harness/lint/fix_proofs.py, ``reports/lint-fix-proofs.json``: a fix proven on every release where
+its rule applies is safe). ``--skip-cases`` runs only the proofs.
 
 ``--cases`` re-runs only those cases and merges their records into the existing report, so a
 changed case costs seconds per version, not a full run; ``--stale`` finds them per version: the
@@ -131,21 +133,27 @@ def run_cases(python: Path, device: str, cases: list[str], out: Path, cases_dir:
     return _run(cmd, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}).returncode
 
 
-WATCH_PROOFS = "watch-proofs.json"  # beside the reports: which releases each run-time detector works on
+# Proofs that run in each release's interpreter and are filed under the release, beside the
+# reports: (the module that proves, its record file, the record's schema). Which releases each
+# run-time detector works on (--watch-proofs) and each lint fix is proven on (--fix-proofs) is
+# observed, not assumed.
+WATCH_PROOFS = ("harness.watch.proofs", "watch-proofs.json", "torch-pitfalls/watch-proofs")
+FIX_PROOFS = ("harness.lint.fix_proofs", "lint-fix-proofs.json", "torch-pitfalls/lint-fix-proofs")
 
 
-def run_watch_proofs(python: Path, version: str, reports: Path, cases_dir: Path) -> dict:
-    """The watcher's proofs in the version's interpreter, filed under the release in
-    ``reports/watch-proofs.json`` (a subprocess: the matrix does not import the watcher)."""
-    with tempfile.TemporaryDirectory(prefix="pitfalls-watch-proofs-") as tmp:
+def run_proofs(kind: tuple[str, str, str], python: Path, version: str, reports: Path, cases_dir: Path) -> dict:
+    """``python -m <module> --json`` in the version's interpreter (a subprocess: the matrix does
+    not import what it proves), its record filed under the release in ``reports/<file>``."""
+    module, name, schema = kind
+    with tempfile.TemporaryDirectory(prefix="pitfalls-proofs-") as tmp:
         out = Path(tmp) / "proofs.json"
-        cmd = [python, "-m", "harness.watch.proofs", "--cases", cases_dir, "--json", out]
+        cmd = [python, "-m", module, "--cases", cases_dir, "--json", out]
         _run(cmd, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
         if not out.exists():
-            raise BuildError(f"torch {version}: the watcher's proofs wrote nothing")
+            raise BuildError(f"torch {version}: {module} wrote nothing")
         record = json.loads(out.read_text())
-    path = reports / WATCH_PROOFS
-    whole = json.loads(path.read_text()) if path.exists() else {"schema": "torch-pitfalls/watch-proofs", "releases": {}}
+    path = reports / name
+    whole = json.loads(path.read_text()) if path.exists() else {"schema": schema, "releases": {}}
     whole["releases"][version] = record
     whole["releases"] = dict(sorted(whole["releases"].items(), key=lambda kv: Version(kv[0])))
     write_report(whole, path)
@@ -187,10 +195,12 @@ def build_version(version: str, args, main_torch: str, cases: list[str]) -> dict
     try:
         python = Path(sys.executable) if own else make_venv(Path(args.uv), version, venv, cache, args.python, args.index)
         peak = _du(venv, cache)
-        if args.watch_proofs:
-            proofs = run_watch_proofs(python, version, Path(args.reports), Path(args.cases_dir))
-            print(f"matrix: torch {version}: the watcher's proofs: {proofs['proven']} of {proofs['total']} "
-                  "detectors proven", file=sys.stderr, flush=True)
+        for wanted, kind, what in ((args.watch_proofs, WATCH_PROOFS, "the watcher's detectors"),
+                                   (args.fix_proofs, FIX_PROOFS, "the linter's fixes")):
+            if wanted:
+                proofs = run_proofs(kind, python, version, Path(args.reports), Path(args.cases_dir))
+                print(f"matrix: torch {version}: {what}: {proofs['proven']} of {proofs['total']} proven",
+                      file=sys.stderr, flush=True)
         if args.skip_cases:
             return {"version": version, "report": None, "seconds": round(time.perf_counter() - t0, 1),
                     "peak_bytes": peak, "totals": {}}
@@ -222,7 +232,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     p.add_argument("--watch-proofs", action="store_true",
                    help="also run the watcher's proofs with each torch (reports/watch-proofs.json)")
-    p.add_argument("--skip-cases", action="store_true", help="with --watch-proofs: run only those")
+    p.add_argument("--fix-proofs", action="store_true",
+                   help="also prove each `pitfalls lint --fix` by running it with each torch "
+                        "(reports/lint-fix-proofs.json: what makes a fix safe)")
+    p.add_argument("--skip-cases", action="store_true", help="with --watch-proofs or --fix-proofs: run only those")
     p.add_argument("--reports", default=str(ROOT / "reports"))
     p.add_argument("--cases-dir", default=str(ROOT / "cases"))
     p.add_argument("--workdir", default=str(ROOT / "build" / "matrix"))

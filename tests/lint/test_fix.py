@@ -1,0 +1,166 @@
+"""`pitfalls lint --fix`: each fix proven by running it on its cases' broken programs on the local
+torch (one run of harness.lint.fix_proofs, shared), sabotaged fixes caught, and the command line:
+safe and unsafe fixes, --diff, --unsafe-fixes, files that do not parse, the record's verdicts."""
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+
+from harness.cli import main
+from harness.lint import RULES_BY_ID
+from harness.lint.fix_proofs import prove, prove_all
+from harness.lint.fixes import FIXES, Edit, fixes_sha256, safety
+from harness.loader import case_id_of, find_case_files
+from harness.matrix import DEFAULT_VERSIONS
+from planting import ROOT
+
+CASE_FILES = {case_id_of(p): p for p in find_case_files(ROOT / "cases")}
+# Fixes right by construction whose case cannot prove them: the case's fixed program does more
+# than the broken one (its check asks for that), so the linter's fix of the broken one is refused.
+CANNOT_PROVE = {
+    "PTF003": "'code' object has no attribute 'device'",  # the broken program only compiles; the fix runs it
+    "PTF013": "the model was never run on the ids",  # the fixed program also runs a model on the ids
+}
+
+
+@pytest.fixture(scope="session")
+def local_proofs() -> dict:
+    return prove_all(ROOT / "cases")
+
+
+def test_every_fix_is_proven_by_running_it_on_the_local_torch(local_proofs):
+    assert set(local_proofs["fixes"]) == set(FIXES)
+    for rule, proof in local_proofs["fixes"].items():
+        if rule in CANNOT_PROVE:
+            assert not proof["proven"] and CANNOT_PROVE[rule] in proof["why"], (rule, proof)
+        else:
+            assert proof["proven"], (rule, proof["why"])
+            assert all(case["fixed"] >= 1 for case in proof["cases"].values()), rule  # the fix did something
+    assert local_proofs["fixes_sha256"] == fixes_sha256()
+
+
+def test_a_wrong_fix_and_a_fix_that_does_nothing_are_not_proven(monkeypatch):
+    """The proof's own sabotage: a fix that renames to the wrong function (it runs, but the check
+    refuses its value), and one that edits nothing."""
+    path = CASE_FILES["deprecated-init-without-underscore"]
+    right = FIXES["PTF001"]
+    wrong = replace(right, edits=lambda src, f: [Edit(e.start, e.end, "xavier_normal_") for e in right.edits(src, f)])
+    monkeypatch.setitem(FIXES, "PTF001", wrong)
+    result = prove("PTF001", path)
+    assert not result["proven"] and "check rejects the fixed result" in result["why"], result
+    monkeypatch.setitem(FIXES, "PTF001", replace(right, edits=lambda src, f: []))
+    assert prove("PTF001", path) == {"proven": False, "why": "nothing fixed in the broken program: the fix found nothing to change"}
+
+
+def _record(proven: dict[str, bool], sha=None) -> dict:
+    return {"releases": {v: {"fixes_sha256": sha or fixes_sha256(), "fixes": {
+        rule: {"proven": ok, "why": "" if ok else "the linter-fixed program emitted a warning"} for rule, ok in proven.items()}}
+        for v in DEFAULT_VERSIONS}}
+
+
+def test_safe_means_proven_on_every_release_where_the_rule_applies():
+    from harness.lint import rule_ranges
+
+    rule = RULES_BY_ID["PTF117"]  # its case: FutureWarning from 2.4
+    ranges = rule_ranges(rule)
+    assert safety(rule, _record({"PTF117": True}), DEFAULT_VERSIONS, ranges) is None
+    broken = _record({"PTF117": True})
+    broken["releases"]["2.5.1"]["fixes"]["PTF117"] = {"proven": False, "why": "the check rejects it"}
+    assert safety(rule, broken, DEFAULT_VERSIONS, ranges) == "not proven on 2.5.1: the check rejects it"
+    before = _record({"PTF117": True})
+    before["releases"]["1.13.1"]["fixes"]["PTF117"] = {"proven": False, "why": "no such function"}
+    assert safety(rule, before, DEFAULT_VERSIONS, ranges) is None  # 1.13.1: the rule does not apply there
+    missing = _record({"PTF117": True})
+    del missing["releases"]["2.6.0"]
+    assert safety(rule, missing, DEFAULT_VERSIONS, ranges) == "not observed on 2.6.0"
+    stale = safety(rule, _record({"PTF117": True}, sha="0" * 64), DEFAULT_VERSIONS, ranges)
+    assert stale.startswith("not observed on 2.4.1 (proven with another text")
+    assert safety(RULES_BY_ID["PTF126"], _record({"PTF126": True}), DEFAULT_VERSIONS,
+                  rule_ranges(RULES_BY_ID["PTF126"])).startswith("weights_only=False unpickles")
+
+
+CODE = """\
+import torch
+from torch import nn
+
+
+def init(model, path):
+    nn.init.xavier_uniform(model.weight)
+    return torch.load(path)
+"""
+
+
+@pytest.fixture
+def checkout(tmp_path):
+    """A corpus beside a reports folder whose fix record says: every fix proven everywhere."""
+    (tmp_path / "cases").symlink_to(ROOT / "cases")
+    (tmp_path / "reports").mkdir()
+    (tmp_path / "reports" / "lint-fix-proofs.json").write_text(json.dumps(_record({r: True for r in FIXES})))
+    (tmp_path / "code").mkdir()
+    (tmp_path / "code" / "init.py").write_text(CODE)
+    return tmp_path
+
+
+def lint(checkout, *argv):
+    return main(["--cases", str(checkout / "cases"), "lint", "--all-versions", *argv])
+
+
+def test_fix_applies_the_safe_fixes_and_says_why_not_the_others(checkout, capsys):
+    target = checkout / "code" / "init.py"
+    assert lint(checkout, "--format", "json", str(target)) == 1
+    found = {f["rule"]: f["fix"] for f in json.loads(capsys.readouterr().out)["findings"]}
+    assert found["PTF001"]["safe"] and not found["PTF126"]["safe"]
+    assert lint(checkout, "--diff", str(target)) == 1  # it would change: exit 1, nothing written
+    out = capsys.readouterr().out
+    assert "-    nn.init.xavier_uniform(model.weight)\n+    nn.init.xavier_uniform_(model.weight)" in out
+    assert "weights_only" not in out and target.read_text() == CODE
+    assert lint(checkout, "--fix", str(target)) == 1  # PTF126 is left: exit 1
+    out = capsys.readouterr().out
+    assert target.read_text() == CODE.replace("xavier_uniform(", "xavier_uniform_(")
+    assert "PTF126" in out and "not fixed: unsafe fix (weights_only=False unpickles" in out
+    assert lint(checkout, "--fix", "--unsafe-fixes", str(target)) == 0
+    assert "torch.load(path, weights_only=False)" in target.read_text()
+    assert lint(checkout, "--diff", str(target)) == 0  # nothing left to change
+
+
+def test_an_unproven_fix_is_not_applied_and_the_record_says_why(checkout, capsys):
+    record = _record({r: True for r in FIXES})
+    record["releases"]["2.9.1"]["fixes"]["PTF001"] = {"proven": False, "why": "the check rejects it"}
+    (checkout / "reports" / "lint-fix-proofs.json").write_text(json.dumps(record))
+    target = checkout / "code" / "init.py"
+    assert lint(checkout, "--fix", "--select", "PTF001", str(target)) == 1
+    assert target.read_text() == CODE
+    assert "not fixed: unsafe fix (not proven on 2.9.1: the check rejects it)" in capsys.readouterr().out
+    assert lint(checkout, "--format", "sarif", "--select", "PTF001", str(target)) == 1
+    (result,) = json.loads(capsys.readouterr().out)["runs"][0]["results"]
+    assert result["properties"]["fix"]["safe"] is False and "2.9.1" in result["properties"]["fix"]["why_unsafe"]
+
+
+def test_cuda_async_true_parses_after_the_fix_and_a_fix_that_would_not_parse_is_refused(checkout, capsys):
+    import ast
+
+    fine = checkout / "code" / "async_kw.py"
+    fine.write_text("import torch\nx = torch.zeros(1)\nx = x.cuda(async=True)\n")
+    assert lint(checkout, "--fix", str(fine)) == 0
+    ast.parse(fine.read_text())
+    assert fine.read_text().endswith("x = x.cuda(non_blocking=True)\n")
+    worse = checkout / "code" / "two_errors.py"
+    text = 'import torch\nx = torch.zeros(1).cuda(async=True)\nprint "done"\n'  # Python 2 as well
+    worse.write_text(text)
+    assert lint(checkout, "--fix", str(worse)) == 1
+    assert worse.read_text() == text
+    assert "not fixed: the fixed file would not parse" in capsys.readouterr().out
+
+
+def test_a_fix_keeps_the_files_line_endings(checkout):
+    crlf = checkout / "code" / "crlf.py"
+    crlf.write_bytes(CODE.replace("\n", "\r\n").encode())
+    lint(checkout, "--fix", "--select", "PTF001", str(crlf))
+    assert crlf.read_bytes() == CODE.replace("xavier_uniform(", "xavier_uniform_(").replace("\n", "\r\n").encode()
+
+
+def test_unsafe_fixes_alone_is_a_usage_error(checkout, capsys):
+    assert lint(checkout, "--unsafe-fixes", str(checkout / "code")) == 2
+    assert "--unsafe-fixes goes with --fix or --diff" in capsys.readouterr().err
