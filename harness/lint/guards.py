@@ -134,15 +134,35 @@ def _regions(module: ast.AST) -> tuple[list, list]:
             orelse = node.orelse if isinstance(node.orelse, list) else [node.orelse]
             guarded += _span(body + orelse)
         elif isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
-            if any(_handles_missing(h) for h in node.handlers):
-                guarded += _span(node.body)
+            if any(_handles_missing(h) for h in node.handlers) or (
+                    all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in node.body) and any(
+                        _falls_back(h) for h in node.handlers)):
+                guarded += _span(node.body)  # an import tried under a broad except: a feature probe
             guarded += _span([h for h in node.handlers if _falls_back(h)])
         elif isinstance(node, (ast.With, ast.AsyncWith)) and any(
                 getattr(i.context_expr, "func", None) is not None
                 and getattr(i.context_expr.func, "attr", getattr(i.context_expr.func, "id", None)) == "catch_warnings"
                 for i in node.items) and _ignores_warnings(node.body):
             silenced += _span(node.body)
+    guarded += _after_early_exit(module, flags)
     return guarded, silenced
+
+
+def _after_early_exit(module: ast.AST, flags: frozenset) -> list[tuple[int, int]]:
+    """``if hasattr(t, "untyped_storage"): return t.untyped_storage()`` then the old spelling: what
+    follows a guard whose branch always leaves the block is its else branch."""
+    spans = []
+    for node in ast.walk(module):
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(node, name, None)
+            if not isinstance(block, list):
+                continue
+            for i, stmt in enumerate(block[:-1]):
+                if (isinstance(stmt, ast.If) and not stmt.orelse and _is_guard_test(stmt.test, flags)
+                        and isinstance(stmt.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))):
+                    spans.append((block[i + 1].lineno, block[-1].end_lineno or block[-1].lineno))
+                    break
+    return spans
 
 
 _CACHE: dict = {"module": None, "regions": ([], [])}

@@ -83,7 +83,8 @@ DROPOUTS = tuple(f"torch.nn.functional.{d}" for d in ("dropout", "dropout1d", "d
                                                        "feature_alpha_dropout"))
 SOFTMAXES = ("softmax", "Softmax", "sigmoid")
 FUNCTORCH = tuple(f"functorch.{f}" for f in ("vmap", "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd",
-                                              "hessian", "functionalize", "make_functional"))
+                                              "hessian", "functionalize", "make_functional",
+                                              "make_functional_with_buffers", "combine_state_for_ensemble"))
 AO_QUANTIZATION = tuple(f"{m}.{f}" for m in ("torch.ao.quantization", "torch.quantization",
                                                "torch.ao.quantization.quantize", "torch.quantization.quantize")
                         for f in ("quantize_dynamic", "quantize", "quantize_qat", "prepare", "prepare_qat", "convert")) + tuple(

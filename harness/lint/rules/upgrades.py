@@ -25,13 +25,32 @@ def _receiver_may_be_tensor(call: ast.Call, ctx) -> bool:
     return True
 
 
+def _is_grad(node) -> bool:
+    """``p.grad`` or ``p.grad.data``."""
+    if getattr(node, "attr", None) == "data":
+        node = node.value
+    return getattr(node, "attr", None) == "grad"
+
+
+def _checks_grad_none(function) -> bool:
+    """``if p.grad is not None`` / ``if p.grad is None: continue`` somewhere in the function."""
+    return any(isinstance(n, ast.Compare) and _is_grad(n.left) and any(isinstance(op, (ast.Is, ast.IsNot)) for op in n.ops)
+               for n in ast.walk(function))
+
+
 def _zero_grad_then_use(node, ctx) -> bool:
-    if not (_method(node, "zero_grad") and not node.args and not _has_kw(node, "set_to_none")):
+    """``zero_grad()`` (set_to_none left at its default, or True) and, later in the same function, an
+    in-place write into ``.grad``, which is None by then; unless the function checks for None."""
+    if not (_method(node, "zero_grad") and not node.args):
         return False
-    return any((isinstance(n, ast.AugAssign) and getattr(n.target, "attr", None) == "grad" and n.lineno > node.lineno)
-               or (_method(n, "add_", "mul_", "copy_", "zero_", "sub_", "div_") and getattr(n.func.value, "attr", None) == "grad"
-                   and n.lineno > node.lineno)
-               for n in ast.walk(ctx.function))
+    set_to_none = _kw(node, "set_to_none")
+    if (set_to_none is not None and not _const(set_to_none, True)) or any(k.arg is None for k in node.keywords):
+        return False
+    writes = any((isinstance(n, ast.AugAssign) and _is_grad(n.target) and n.lineno > node.lineno)
+                 or (_method(n, "add_", "mul_", "copy_", "zero_", "sub_", "div_") and _is_grad(n.func.value)
+                     and n.lineno > node.lineno)
+                 for n in ast.walk(ctx.function))
+    return writes and not _checks_grad_none(ctx.function)
 
 
 def _prefetch_without_workers(node, ctx) -> bool:
@@ -285,17 +304,18 @@ UPGRADE_RULES: tuple[Rule, ...] = (
          nodes=ast.Attribute),
     Rule("PTF119", ("cpu-amp-autocast-deprecated",),
          "torch.cpu.amp.autocast is deprecated since torch 2.4; use torch.autocast('cpu', ...)",
-         lambda n, c: _use_of(n, c, "torch.cpu.amp.autocast"),
+         lambda n, c: _use_of(n, c, "torch.cpu.amp.autocast", "torch.cpu.amp.autocast_mode.autocast"),
          nodes=REFS),
     Rule("PTF120", ("cuda-amp-custom-fwd-deprecated",),
          "torch.cuda.amp.custom_fwd/custom_bwd are deprecated since torch 2.4; use torch.amp.custom_fwd("
          "device_type='cuda') (guarded by hasattr(torch.amp, 'custom_fwd'))",
-         lambda n, c: _use_of(n, c, "torch.cuda.amp.custom_fwd", "torch.cuda.amp.custom_bwd"),
+         lambda n, c: _use_of(n, c, "torch.cuda.amp.custom_fwd", "torch.cuda.amp.custom_bwd",
+                             "torch.cuda.amp.autocast_mode.custom_fwd", "torch.cuda.amp.autocast_mode.custom_bwd"),
          nodes=REFS),
     Rule("PTF121", ("cuda-amp-gradscaler-deprecated",),
          "torch.cuda.amp.GradScaler is deprecated since torch 2.4; use torch.amp.GradScaler('cuda', ...) "
          "(guarded by hasattr(torch.amp, 'GradScaler'))",
-         lambda n, c: _use_of(n, c, "torch.cuda.amp.GradScaler"),
+         lambda n, c: _use_of(n, c, "torch.cuda.amp.GradScaler", "torch.cuda.amp.grad_scaler.GradScaler"),
          nodes=REFS),
     Rule("PTF122", ("distribution-sample-n",),
          "Distribution.sample_n(n) is deprecated (FutureWarning since torch 2.4); call sample((n,))",

@@ -1,0 +1,22 @@
+"""PTF103 (dataloader-prefetch-factor-without-workers): prefetch_factor with num_workers=0 is a
+ValueError since torch 2.0."""
+PITFALL = {
+    "literal_zero_workers": "from torch.utils.data import DataLoader\n\ndef make(ds):\n    return DataLoader(ds, batch_size=8, num_workers=0, prefetch_factor=2)\n",
+    "default_workers": "import torch\n\ndef make(ds):\n    return torch.utils.data.DataLoader(ds, batch_size=32, shuffle=True, prefetch_factor=4)\n",
+    "workers_variable_zero": "from torch.utils.data import DataLoader\n\ndef make(ds):\n    workers = 0\n    return DataLoader(ds, num_workers=workers, prefetch_factor=2, pin_memory=True)\n",
+    "aliased_module": "import torch.utils.data as tud\n\nloader = tud.DataLoader(range(10), batch_size=2, prefetch_factor=2, persistent_workers=False)\n",
+    "in_method": "from torch.utils.data import DataLoader\n\nclass DM:\n    def val_dataloader(self):\n        return DataLoader(self.val, batch_size=self.bs, num_workers=0, prefetch_factor=None if False else 2)\n",
+}
+NEAR_MISS = {
+    "workers_positive": "from torch.utils.data import DataLoader\n\ndef make(ds):\n    return DataLoader(ds, batch_size=8, num_workers=4, prefetch_factor=2)\n",
+    "workers_from_args": "from torch.utils.data import DataLoader\n\ndef make(ds, args):\n    return DataLoader(ds, num_workers=args.workers, prefetch_factor=2 if args.workers > 0 else None)\n",
+    "no_prefetch": "from torch.utils.data import DataLoader\n\ndef make(ds):\n    return DataLoader(ds, batch_size=8, num_workers=0)\n",
+    "other_library_loader": "from torch_geometric.loader import DataLoader\n\ndef make(ds):\n    return DataLoader(ds, batch_size=8)\n",
+}
+SEEN = {
+    "literal_zero_workers": "https://github.com/deepseek-ai/DeepSpec/pull/40 (prefetch_factor=4 with data.num_workers=0)",
+    "default_workers": "https://github.com/rom1504/clip-retrieval/issues/356 (DataLoader(..., prefetch_factor=...) raises on torch 2.1.2)",
+    "workers_variable_zero": "https://github.com/AnswerDotAI/ModernBERT/issues/38 (convert_dataset.py num_workers 0 on non-Linux)",
+    "aliased_module": "https://github.com/FudanNLP/fastHan/issues/45 (TorchDataLoader passes prefetch_factor through)",
+    "in_method": "https://github.com/Azure/azureml-assets/pull/13 (vision: prefetch_factor when num_workers = 0)",
+}

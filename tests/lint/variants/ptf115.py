@@ -1,0 +1,21 @@
+"""PTF115 (cross-without-dim): torch.cross without dim, a warning since torch 2.2."""
+PITFALL = {
+    "function_two_args": "import torch\n\ndef normal(a, b):\n    return torch.cross(a, b)\n",
+    "method": "def normal(v0, v1, v2):\n    return (v1 - v0).cross(v2 - v0)\n",
+    "in_loop": "import torch\n\ndef normals(tris):\n    return [torch.cross(t[1] - t[0], t[2] - t[0]) for t in tris]\n",
+    "aliased": "import torch as th\n\nn = th.cross(th.randn(4, 3), th.randn(4, 3))\n",
+    "chained_normalize": "import torch\nimport torch.nn.functional as F\n\ndef face_normals(e1, e2):\n    return F.normalize(torch.cross(e1, e2), dim=-1)\n",
+}
+NEAR_MISS = {
+    "dim_keyword": "import torch\n\ndef normal(a, b):\n    return torch.cross(a, b, dim=-1)\n",
+    "linalg_cross": "import torch\n\ndef normal(a, b):\n    return torch.linalg.cross(a, b)\n",
+    "numpy_cross": "import numpy as np\n\nn = np.cross(np.ones(3), np.zeros(3))\n",
+    "dim_positional": "import torch\n\nn = torch.cross(torch.randn(2, 3), torch.randn(2, 3), 1)\n",
+}
+SEEN = {
+    "function_two_args": "not found by search; mesh-normal idiom (pytorch3d-style code)",
+    "method": "not found by search",
+    "in_loop": "not found by search",
+    "aliased": "not found by search",
+    "chained_normalize": "not found by search",
+}

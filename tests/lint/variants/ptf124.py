@@ -1,0 +1,21 @@
+"""PTF124 (non-tuple-sequence-indexing): a list of slices as an index, a warning since torch 2.8."""
+PITFALL = {
+    "list_comprehension_of_slices": "def crop(result, sizes):\n    slice_param = [slice(s) for s in sizes]\n    return result[slice_param]\n",
+    "list_literal": "def first(x, i):\n    idx = [slice(None), i]\n    return x[idx]\n",
+    "list_times_n": "def along(x, dim, i):\n    idx = [slice(None)] * x.dim()\n    idx[dim] = i\n    return x[idx]\n",
+    "with_none": "def expand(x):\n    index = [Ellipsis, None]\n    return x[index]\n",
+    "list_plus_list": "def tail(x, n):\n    sl = [slice(None)] * (x.dim() - 1) + [slice(-n, None)]\n    return x[sl]\n",
+}
+NEAR_MISS = {
+    "tuple_of_list": "def along(x, dim, i):\n    idx = [slice(None)] * x.dim()\n    idx[dim] = i\n    return x[tuple(idx)]\n",
+    "tuple_concatenation": "def along(x, n, i):\n    idx = (slice(None),) * n + (i,)\n    return x[idx]\n",
+    "list_of_ints": "def pick(x):\n    rows = [0, 2, 3]\n    return x[rows]\n",
+    "list_of_indices_by_none_filter": "def missing(cost, feats):\n    missing_t = [i for i, f in enumerate(feats) if f is None]\n    cost[missing_t] = 2.0\n    return cost\n",
+}
+SEEN = {
+    "list_comprehension_of_slices": "lightning/fabric/utilities/distributed.py (slice_param = [slice(dim_size) for dim_size in item_size]; gathered_result[idx][slice_param], in build/realcode/src)",
+    "list_literal": "transformers/models/gpt_neo/configuration_gpt_neo.py (sliced = input[s], in build/realcode/src)",
+    "list_times_n": "not found by search; common 'index along dim' helper",
+    "with_none": "not found by search",
+    "list_plus_list": "not found by search",
+}

@@ -1,0 +1,22 @@
+"""PTF125 (state-dict-positional-args): Module.state_dict(destination, prefix) positionally, a
+FutureWarning since torch 2.4."""
+PITFALL = {
+    "override_forwarding_positionally": "import torch.nn as nn\n\nclass Wrapper(nn.Module):\n    def state_dict(self, destination=None, prefix='', keep_vars=False):\n        return self.module.state_dict(destination, prefix, keep_vars)\n",
+    "two_positional": "def collect(model, out):\n    return model.state_dict(out, 'model.')\n",
+    "in_loop_over_children": "from collections import OrderedDict\n\ndef gather(modules):\n    dest = OrderedDict()\n    for name, m in modules.items():\n        m.state_dict(dest, name + '.')\n    return dest\n",
+    "ema_module": "import torch.nn as nn\n\nclass EMA(nn.Module):\n    def state_dict(self, destination=None, prefix='', keep_vars=False):\n        return self.shadow.state_dict(destination, prefix + 'shadow.', keep_vars)\n",
+    "self_module_chained": "def export(self, dest):\n    return self.model.module.state_dict(dest, '')\n",
+}
+NEAR_MISS = {
+    "keywords": "import torch.nn as nn\n\nclass Wrapper(nn.Module):\n    def state_dict(self, destination=None, prefix='', keep_vars=False):\n        return self.module.state_dict(destination=destination, prefix=prefix, keep_vars=keep_vars)\n",
+    "no_arguments": "def save(model, opt):\n    return {'model': model.state_dict(), 'opt': opt.state_dict()}\n",
+    "plain_class_with_own_state_dict": "class Tracker:\n    def state_dict(self, full):\n        return dict(self.stats) if full else {}\n\n    def save(self):\n        return self.state_dict(True)\n",
+    "accelerator_get_state_dict": "def save(accelerator, model):\n    return accelerator.get_state_dict(model, unwrap=True)\n",
+}
+SEEN = {
+    "override_forwarding_positionally": "not found by search; the torch 2.4 deprecation (#121155 area) names wrappers forwarding destination/prefix",
+    "two_positional": "not found by search",
+    "in_loop_over_children": "not found by search",
+    "ema_module": "not found by search",
+    "self_module_chained": "not found by search",
+}

@@ -1,0 +1,15 @@
+"""PTF135 (qr-cholesky-removed): torch.qr / torch.cholesky, removed in torch 2.14."""
+PITFALL = {
+    "qr_function": "import torch\n\nq, r = torch.qr(torch.randn(4, 3))\n",
+    "cholesky_function": "import torch\n\ndef sample(mu, cov):\n    L = torch.cholesky(cov)\n    return mu + L @ torch.randn_like(mu)\n",
+    "method_qr": "def orthogonalize(w):\n    q, r = w.qr()\n    return q\n",
+    "method_cholesky_upper": "def factor(a):\n    return a.cholesky(True)\n",
+    "from_import": "from torch import qr\n\ndef orth(x):\n    return qr(x)[0]\n",
+}
+NEAR_MISS = {
+    "linalg": "import torch\n\nq, r = torch.linalg.qr(torch.randn(4, 3))\nL = torch.linalg.cholesky(torch.eye(3))\n",
+    "numpy_qr": "import numpy as np\n\nq, r = np.linalg.qr(np.eye(3))\n",
+    "qrcode_library": "import qrcode\n\nimg = qrcode.make('hello')\n",
+    "cholesky_solve": "import torch\n\nx = torch.cholesky_solve(b, L)\n",
+}
+SEEN = {name: "not found by search; the torch 1.9 deprecation notice's spellings (torch.qr -> torch.linalg.qr)" for name in PITFALL}
