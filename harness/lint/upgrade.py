@@ -50,10 +50,14 @@ def upgrade_view(findings, rules_by_id: dict, result: dict) -> dict:
             "findings": len(listed), "not_observed": result["not_observed"]}
 
 
+def _short(text: str, limit: int = 100) -> str:
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
 def _change_text(ch: dict) -> str:
     if ch["kind"] in ("symptom-appears", "symptom-disappears"):
         return f"{ch['case']}: {ch['kind'].replace('-', ' ')}"
-    return f"{ch['case']}: {ch['variant']} {ch['kind'].replace('-', ' ')}: {ch['before']} -> {ch['after']}"
+    return f"{ch['case']}: {ch['variant']} {ch['kind'].replace('-', ' ')}: {_short(ch['before'])} -> {_short(ch['after'])}"
 
 
 def text(view: dict) -> str:
