@@ -45,9 +45,16 @@ class Streams:
 def captured(streams: Streams):
     """stdout, stderr and warnings into ``streams``; warnings shown as Python shows them; what C
     code writes to file descriptors 1 and 2 (torch's C++ logs) after the Python text."""
-    with _descriptors_captured(streams), contextlib.redirect_stdout(streams.writer("stdout")), \
-            contextlib.redirect_stderr(streams.writer("stderr")), warnings.catch_warnings():
+    with printed_into(streams), warnings.catch_warnings():
         warnings.simplefilter("default")
+        yield
+
+
+@contextlib.contextmanager
+def printed_into(streams: Streams):
+    """stdout and stderr only (Python's and C's), leaving warnings to whoever records them."""
+    with _descriptors_captured(streams), contextlib.redirect_stdout(streams.writer("stdout")), \
+            contextlib.redirect_stderr(streams.writer("stderr")):
         yield
 
 

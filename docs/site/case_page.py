@@ -1,9 +1,12 @@
 """A case's page and downloads, from its executed notebook.
 
-The page is the case's own cells in its own order (prose, code, the outputs of this build's
-run), with the facts of its metadata after the title and, at the end, its sources, upstream
-links, version-matrix row and downloads. The downloads are the module as it is and the executed
-notebook, written by jupytext.
+The page is the lesson (``docs.site.lesson``): the title and symptom, the facts of its metadata,
+the imports folded, the broken code and what ``broken("cpu")`` did, why, the fix and what
+``fixed("cpu")`` did, a diff of the two where they differ by a few lines, where it comes from.
+Then its sources and upstream links, and one section, "How this corpus proves it", holding the
+harness's code folded (metadata, predicates, near miss, checks) and what the claims rest on;
+then its version-matrix row and the downloads: the case module as it is (it runs under the
+harness) and the lesson's notebook (``docs.site.notebook``: it runs with torch alone).
 """
 from __future__ import annotations
 
@@ -11,60 +14,67 @@ import copy
 import shutil
 from pathlib import Path
 
-import jupytext
 import nbformat
 
 from harness.matrix.claims import all_claims
 from harness.matrix import Matrix
 
+from docs.site.case_links import case_links
 from docs.site.execute import ExecutedCase
+from docs.site.lesson import split_lesson
+from docs.site.notebook import download_notebook
 from docs.site.linters_page import case_linter_line
 from docs.site.matrix_page import case_matrix_section, newest_symptom
 from docs.site.text import code, md
 from docs.site.watching_page import Detection, case_detection_line
 
 
-def write_downloads(ex: ExecutedCase, folder: Path) -> tuple[str, str]:
-    """``<stem>.py`` and ``<stem>.ipynb`` into ``folder``; their file names."""
+def write_downloads(ex: ExecutedCase, folder: Path, m: Matrix | None = None) -> tuple[str, str]:
+    """``<stem>.py`` (the case module) and ``<stem>.ipynb`` (the lesson) into ``folder``; their names."""
     folder.mkdir(parents=True, exist_ok=True)
     stem = ex.loaded.path.stem
     shutil.copyfile(ex.loaded.path, folder / f"{stem}.py")
-    jupytext.write(download_notebook(ex), folder / f"{stem}.ipynb", fmt="ipynb")
+    nbformat.write(download_notebook(ex, m), folder / f"{stem}.ipynb")
     return f"{stem}.py", f"{stem}.ipynb"
 
 
-INSTALL_NOTE = (
-    "**To run this notebook** in your own Jupyter: in an environment that has the torch you want to test, "
-    "`pip install torch-pitfalls` (the harness that the first code cell imports, and the corpus; it never "
-    "installs or replaces torch), then run all cells. Every output below was recorded by the site's build."
+HARNESS_INTRO = (
+    "## How this corpus proves it\n\n"
+    "The case module is also a test. The harness runs `broken` and `fixed` on every device and every torch "
+    "release of the matrix: `symptom` must recognise what the broken code did, the near miss (a look-alike "
+    "failure) must not pass for it, and the fix's `check` must accept the fixed result and reject the broken "
+    "one. Its code, folded below, is the case's metadata and those predicates; a learner does not need it."
 )
-
-
-def download_notebook(ex: ExecutedCase) -> nbformat.NotebookNode:
-    """The executed notebook as a reader downloads it: first, how to run it outside this project."""
-    nb = copy.deepcopy(ex.notebook)
-    nb.cells.insert(0, _markdown(INSTALL_NOTE))
-    return nb
 
 
 def page_notebook(ex: ExecutedCase, m: Matrix, downloads: tuple[str, str], lint_bench: dict | None = None,
                   detection: Detection | None = None) -> nbformat.NotebookNode:
-    nb = copy.deepcopy(ex.notebook)
-    cells = nb.cells
+    lesson = split_lesson(ex, m)
+    cells = copy.deepcopy(lesson.cells)
     at = 1 if cells and cells[0].cell_type == "markdown" and cells[0].source.lstrip().startswith("# ") else 0
-    for cell in cells:  # the metadata is the facts table above: its code is folded, as galleries fold set-up
-        if cell.cell_type == "code" and "CASE = Case(" in cell.source:
-            tags = cell.metadata.setdefault("tags", [])
-            if "hide-input" not in tags:
-                tags.append("hide-input")
-    lines = [_facts(ex, m, downloads), case_linter_line(lint_bench, ex.loaded.id),
+    lines = [case_links(ex.loaded.path, downloads), _facts(ex, m, downloads), case_linter_line(lint_bench, ex.loaded.id),
              case_detection_line(detection, ex.loaded.id)]
-    cells.insert(at, _markdown("\n\n".join(filter(None, lines))))
-    cells.append(_markdown(_evidence(ex, m)))
+    head = [_markdown("\n\n".join(filter(None, lines)))]
+    if lesson.setup:  # the imports (and any inlined helper), folded as galleries fold set-up
+        head.append(_folded(lesson.setup))
+    cells[at:at] = head
     cells.append(_markdown(_sources(ex)))
+    cells.append(_markdown(HARNESS_INTRO))
+    cells.extend(_markdown(text) for text in lesson.harness_prose)
+    if lesson.harness_code:
+        cells.append(_folded(lesson.harness_code))
+    cells.append(_markdown(_evidence(ex, m)))
     cells.append(_markdown(case_matrix_section(m, ex.loaded.id)))
     cells.append(_markdown(_downloads(downloads)))
-    return nb
+    for n, cell in enumerate(cells):
+        cell.id = f"cell-{n}"
+    return nbformat.v4.new_notebook(cells=cells, metadata=copy.deepcopy(ex.notebook.metadata))
+
+
+def _folded(source: str) -> nbformat.NotebookNode:
+    cell = nbformat.v4.new_code_cell(source.rstrip("\n"))
+    cell.metadata["tags"] = ["hide-input"]
+    return cell
 
 
 def _markdown(text: str) -> nbformat.NotebookNode:
@@ -87,7 +97,7 @@ def _facts(ex: ExecutedCase, m: Matrix, downloads: tuple[str, str]) -> str:
 
 def _evidence(ex: ExecutedCase, m: Matrix) -> str:
     """Which claims a run observed, which were read in a source, and which nothing here checks."""
-    lines = ["## What the claims rest on\n",
+    lines = ["### What the claims rest on\n",
              "*Observed*: a recorded run of the version matrix saw it. *Inferred*: read in the source named, "
              "not run here. *Unverified*: no run here can tell the fix from the broken code.\n"]
     lines.extend(f"- {md(line)}" for line in all_claims(ex.loaded.case, m))
@@ -120,8 +130,9 @@ def _downloads(downloads: tuple[str, str]) -> str:
     py, ipynb = downloads
     return "\n".join([
         "## Downloads\n",
+        f'- <a class="download-ipynb" href="../downloads/{ipynb}" download>{ipynb}</a>: the lesson as a '
+        "notebook, with the outputs shown on this page; it runs top to bottom with torch alone.",
         f'- <a class="download-py" href="../downloads/{py}" download>{py}</a>: the case module '
-        "(jupytext percent format: a test, a script and a notebook).",
-        f'- <a class="download-ipynb" href="../downloads/{ipynb}" download>{ipynb}</a>: the same as a '
-        "notebook, with the outputs shown on this page.",
+        "(jupytext percent format: a test, a script and a notebook), harness cells included; it imports "
+        "the project's `harness` package, so it runs in a checkout of the repository or with the project installed.",
     ])

@@ -28,14 +28,17 @@ import torch
 
 from harness.helpers import reseed
 from harness.loader import LoadedCase
-from harness.observation import CaseTimeout, first_line
+from harness.observation import CaseTimeout, Observation, first_line
 from harness.run import state
 from harness.run.runner import time_limit
 
-from docs.site.capture import Streams, captured
+from docs.site.capture import Streams, captured, printed_into
+from docs.site.outputs import clean_outputs
 from docs.site.stamp import STAMP_KEY, Stamp
 
 EXPECTED_ERROR_TAG = "raises-exception"  # the Jupyter / MyST-NB tag for a cell meant to raise
+LESSON_CALLS = ("broken", "fixed")  # the functions a case page calls for the reader, on "cpu"
+LESSON_DEVICE = "cpu"
 
 
 class CaseRunError(Exception):
@@ -43,10 +46,21 @@ class CaseRunError(Exception):
 
 
 @dataclass
+class Call:
+    """One call of ``broken("cpu")`` or ``fixed("cpu")``: what it did, and what it printed."""
+
+    run: Observation
+    printed: list  # stream outputs, in the order written
+
+
+@dataclass
 class ExecutedCase:
     loaded: LoadedCase
     notebook: nbformat.NotebookNode  # the case's cells, with the outputs of this run
     devices: list[str] = field(default_factory=list)  # devices its cells ran on
+    calls: dict[str, Call] = field(default_factory=dict)  # "broken"/"fixed" -> its call on cpu
+    torch: str = ""  # the torch that ran it
+    root: str = ""  # the project folder it ran from (its paths are not shown)
 
 
 def execute_cases(cases: list[LoadedCase], root: Path, stamp: Stamp | None = None) -> list[ExecutedCase]:
@@ -79,6 +93,7 @@ def execute_case(lc: LoadedCase, root: Path, stamp: Stamp) -> ExecutedCase:
     before = state.snapshot()
     saved_main, saved_argv = sys.modules.get("__main__"), sys.argv
     all_devices: list[str] = []
+    calls: dict[str, Call] = {}
     try:
         sys.modules["__main__"] = main  # as runpy does: pickling and dataclasses look it up
         sys.argv = [str(lc.path)]  # a case that parses its arguments sees a script's argv
@@ -93,17 +108,67 @@ def execute_case(lc: LoadedCase, root: Path, stamp: Stamp) -> ExecutedCase:
                 continue
             count += 1
             cell.execution_count = count
-            cell.outputs, devices = _run_cell(lc, cell, line_offset, main.__dict__)
+            with _recording_calls(main.__dict__, calls):
+                cell.outputs, devices = _run_cell(lc, cell, line_offset, main.__dict__)
+            cell.outputs = clean_outputs(cell.outputs, (str(root),))
             if cell.outputs:
                 cell.outputs.append(stamp.output(devices))
                 all_devices += [d for d in devices if d not in all_devices]
+        _call_the_rest(lc, main.__dict__, calls)
     finally:
         sys.modules["__main__"], sys.argv = saved_main, saved_argv
         state.restore(before)
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nb.metadata["language_info"] = {"name": "python"}
     nb.metadata[STAMP_KEY] = {"case": lc.id, "torch": stamp.torch, "devices": {d: stamp.names.get(d, d) for d in all_devices}}
-    return ExecutedCase(lc, nb, all_devices)
+    return ExecutedCase(lc, nb, all_devices, calls, stamp.torch, str(root))
+
+
+_calls: tuple[dict, dict] | None = None  # (the case's namespace, its calls) while its cells run
+
+
+@contextlib.contextmanager
+def _recording_calls(namespace: dict, calls: dict):
+    """Keep the first ``observe(broken, "cpu")`` (and ``fixed``) a demo cell makes, with what the
+    call printed, as the lesson's output: the page shows that run instead of running it again."""
+    global _calls
+    _calls = (namespace, calls)
+    try:
+        yield
+    finally:
+        _calls = None
+
+
+def _lesson_name(fn, device) -> str | None:
+    if _calls is None or device != LESSON_DEVICE:
+        return None
+    namespace, calls = _calls
+    return next((n for n in LESSON_CALLS if namespace.get(n) is fn and n not in calls), None)
+
+
+def _observed_call(real, fn, device) -> Call:
+    printed = Streams()
+
+    def call(*args):
+        with printed_into(printed):
+            return fn(*args)
+
+    return Call(real(call, device), printed.outputs())
+
+
+def _call_the_rest(lc: LoadedCase, namespace: dict, calls: dict) -> None:
+    """``broken``/``fixed`` that no demo cell observed on cpu: called once here, from a reseeded state."""
+    from harness.observation import observe
+
+    for name in LESSON_CALLS:
+        fn = namespace.get(name)
+        if callable(fn) and name not in calls:
+            reseed()
+            try:
+                with time_limit(2 * lc.case.timeout):
+                    calls[name] = _observed_call(observe, fn, LESSON_DEVICE)
+            except CaseTimeout as exc:
+                raise CaseRunError(f"case {lc.id} ({lc.path}): {name}({LESSON_DEVICE!r}) {exc}") from None
 
 
 def _cell_lines(text: str, cells) -> list[int]:
@@ -186,6 +251,10 @@ def _recording_devices(seen: list[str]):
             name = torch.device(device).type
             if name not in _cell_devices:
                 _cell_devices.append(name)
+        lesson = _lesson_name(fn, device) if len(args) == 1 and not kwargs else None
+        if lesson is not None:
+            call = _calls[1][lesson] = _observed_call(real, fn, device)
+            return call.run
         return real(fn, *args, **kwargs)
 
     package.observe = module.observe = observe
