@@ -6,8 +6,9 @@ written as JSON to argv[1] (tests/project/test_install.py reads it; tests/backgr
 2. make a fresh venv that sees this interpreter's packages (torch, NumPy, pytest, ipykernel: the
    user's own, never installed by us) and install the wheel into it without dependencies;
 3. from an empty directory: ``pitfalls run`` on a sample of cases, ``pytest --pyargs
-   harness.cases`` on the same sample, and the site's downloaded notebooks of that sample in a
-   Jupyter kernel of the venv (nbclient), top to bottom.
+   harness.cases`` on the same sample, ``pitfalls matrix``/``upgrade``/``lint --upgrade``/``lint
+   --diff`` on the recorded matrix the wheel ships, and the site's downloaded notebooks of that
+   sample in a Jupyter kernel of the venv (nbclient), top to bottom.
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # A sample that crosses the corpus: a warning, an error, a value through NumPy.
 SAMPLE = {"tensor-copy-construct": "dtypes", "backward-twice": "autograd", "from-numpy-shares-memory": "data"}
 NOTEBOOKS = ("backward-twice", "from-numpy-shares-memory")  # a kernel each: two are the sample
+LINTED = "import torch\n\n\ndef resume(path):\n    return torch.load(path)\n"  # `pitfalls lint` on the user's file
 
 
 def main(out: Path) -> None:
@@ -34,7 +36,8 @@ def main(out: Path) -> None:
     def step(name, cmd, cwd, **extra_env):
         done = subprocess.run([str(c) for c in cmd], cwd=cwd, env={**env, **extra_env}, capture_output=True, text=True,
                               timeout=600)
-        steps[name] = {"rc": done.returncode, "stdout": done.stdout[-4000:], "stderr": done.stderr[-4000:]}
+        steps[name] = {"rc": done.returncode, "stdout": done.stdout[-4000:], "stderr": done.stderr[-4000:],
+                       "head": done.stdout[:400]}  # the output's first lines, which a long one's tail loses
         return done
 
     try:
@@ -74,6 +77,13 @@ def main(out: Path) -> None:
         if up.returncode == 0:  # whole: the step keeps only the last 4000 characters of its output
             result = json.loads(up.stdout)
             steps["upgrade"]["result"] = {"from": result["from"], "to": result["to"], "cases": len(result["cases"])}
+        step("upgrade-text", [venv / "bin" / "pitfalls", "upgrade", "2.3.1", "2.6.0"], empty)
+        step("upgrade-usage", [venv / "bin" / "pitfalls", "upgrade", "2.6.0", "2.3.1"], empty)
+        # the linter's view of an upgrade, and its fixes, on a file of the user's, from the same folder
+        (empty / "train.py").write_text(LINTED)
+        step("lint-upgrade", [venv / "bin" / "pitfalls", "lint", "--upgrade", "2.3.1", "2.6.0", "train.py"], empty)
+        step("lint-upgrade-usage", [venv / "bin" / "pitfalls", "lint", "--upgrade", "2.3.0", "2.6.0", "train.py"], empty)
+        step("lint-diff", [venv / "bin" / "pitfalls", "lint", "--all-versions", "--diff", "--unsafe-fixes", "train.py"], empty)
         steps["notebooks"] = notebooks(work, py, empty, env)
     finally:
         out.write_text(json.dumps({"work": str(work), "steps": steps}, indent=1))

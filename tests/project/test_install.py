@@ -58,6 +58,22 @@ def test_the_recorded_matrix_is_read_from_any_folder(installed):
     assert (result["from"], result["to"]) == ("2.3.1", "2.6.0") and result["cases"] > 0
 
 
+def test_upgrade_and_lint_upgrade_work_from_any_folder(installed):
+    """`pitfalls upgrade` and `pitfalls lint --upgrade` on the shipped matrix, a usage error of
+    each (exit 2, one line), and `lint --diff` writing the fix it would make."""
+    text, lint, diff = installed["upgrade-text"], installed["lint-upgrade"], installed["lint-diff"]
+    assert text["rc"] == 0 and text["head"].startswith("torch 2.3.1 -> 2.6.0 on cpu ("), text["head"] + text["stderr"]
+    assert lint["rc"] == 1, lint["stdout"] + lint["stderr"]  # torch.load: its cases change in 2.4.1 and 2.6.0
+    out = lint["stdout"].splitlines()
+    assert lint["head"].startswith("torch 2.3.1 -> 2.6.0 on cpu (the recorded matrix): 1 finding whose case changes")
+    assert "in torch 2.6.0:" in out and any(line.startswith("  train.py:5:12: PTF126 ") for line in out)
+    for name, problem in (("upgrade-usage", "FROM 2.6.0 must be an older release than TO 2.3.1"),
+                          ("lint-upgrade-usage", "FROM 2.3.0 is not a release of the recorded matrix")):
+        err = installed[name]["stderr"].strip().splitlines()
+        assert installed[name]["rc"] == 2 and len(err) == 1 and problem in err[0], installed[name]
+    assert diff["rc"] == 1 and "+    return torch.load(path, weights_only=False)" in diff["stdout"], diff
+
+
 def test_downloaded_notebooks_run_top_to_bottom_in_a_kernel_of_the_venv(installed):
     results = installed["notebooks"]
     assert set(results) == set(NOTEBOOKS)
