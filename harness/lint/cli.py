@@ -104,7 +104,7 @@ def run_lint(args, usage_error) -> int:
     else:
         version = installed_torch()
         said = f"torch {version} (installed)" if version else "every release (no torch installed)"
-    if not args.paths:  # pre-commit runs a hook with no files only when told to; a script may
+    if not args.paths:  # pre-commit skips the hook when no staged file matches (unless always_run); xargs may not
         print("pitfalls lint: no files given: nothing to check", file=sys.stderr)
         return 0
     missing = [p for p in args.paths if not Path(p).exists()]

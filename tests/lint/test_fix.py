@@ -164,3 +164,47 @@ def test_a_fix_keeps_the_files_line_endings(checkout):
 def test_unsafe_fixes_alone_is_a_usage_error(checkout, capsys):
     assert lint(checkout, "--unsafe-fixes", str(checkout / "code")) == 2
     assert "--unsafe-fixes goes with --fix or --diff" in capsys.readouterr().err
+
+
+# Spellings from public training scripts (found with the code search: diffusers-style and YOLO-style
+# argument parsers, AMP setups in trainers, a Lightning scheduler config), each with its fix.
+PUBLIC = [
+    ('parser.add_argument("--local_rank", type=int, default=-1, help="For distributed training: local_rank")',
+     'parser.add_argument("--local-rank", "--local_rank", type=int, default=-1, help="For distributed training: local_rank")'),
+    ("self.scaler = torch.cuda.amp.GradScaler(enabled=self.args.amp)",
+     'self.scaler = torch.amp.GradScaler("cuda", enabled=self.args.amp)'),
+    ("self.autocast = torch.cuda.amp.autocast(enabled=kwargs.get('fp16', False))",
+     "self.autocast = torch.autocast(\"cuda\", enabled=kwargs.get('fp16', False))"),
+    ("scheduler = ReduceLROnPlateau(optimizer, mode='min', patience=lr_patience, factor=lr_factor, verbose=verbose)",
+     "scheduler = ReduceLROnPlateau(optimizer, mode='min', patience=lr_patience, factor=lr_factor)"),
+    ("torch.nn.init.xavier_uniform(m.weight.data, gain=nn.init.calculate_gain('relu'))",
+     "torch.nn.init.xavier_uniform_(m.weight.data, gain=nn.init.calculate_gain('relu'))"),
+    ("ckpt = torch.load(\n        args.resume,\n        map_location='cpu',\n    )",
+     "ckpt = torch.load(\n        args.resume,\n        map_location='cpu', weights_only=False,\n    )"),
+]
+HEADER = ("import argparse\nimport torch\nfrom torch import nn\nfrom torch.optim.lr_scheduler import ReduceLROnPlateau\n\n\n"
+          "def setup(self, parser, optimizer, m, args, kwargs, lr_patience, lr_factor, verbose):\n")
+
+
+@pytest.mark.parametrize("before, after", PUBLIC, ids=[b.split("(")[0].split(".")[-1] for b, _ in PUBLIC])
+def test_fixes_of_spellings_from_public_code(before, after):
+    from harness.lint import active_rules, lint_text
+    from harness.lint.fixes import fix_file_text
+
+    rules = active_rules(None)
+    text = HEADER + "    " + before + "\n"
+    result = fix_file_text(text, lambda now: lint_text(now, "train.py", rules))
+    assert result.text == HEADER + "    " + after + "\n", [f.as_text() for f in lint_text(text, "train.py", rules)]
+
+
+def test_the_local_rank_fix_run_takes_both_spellings_into_the_same_destination():
+    from harness.lint import RULES_BY_ID, lint_text
+    from harness.lint.fixes import fix_file_text
+
+    text = "import argparse\nparser = argparse.ArgumentParser()\nparser.add_argument('--local_rank', type=int, default=-1)\n"
+    fixed = fix_file_text(text, lambda now: lint_text(now, "launch.py", [RULES_BY_ID["PTF132"]])).text
+    assert fixed != text
+    namespace = {}
+    exec(compile(fixed, "launch.py", "exec"), namespace)  # the fixed program, run
+    parser = namespace["parser"]
+    assert parser.parse_args(["--local-rank=3"]).local_rank == parser.parse_args(["--local_rank", "3"]).local_rank == 3
