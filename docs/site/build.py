@@ -28,6 +28,8 @@ from docs.site.bench_page import BenchError, choose_bench, performance_page
 from docs.site.case_page import page_notebook, write_downloads
 from docs.site.execute import CaseRunError, ExecutedCase, execute_cases
 from docs.site.home_page import home_page, topics_of
+from docs.site.learner_pages import SymptomError, symptoms_for, write_learner_pages
+from docs.site.case_links import Repository
 from docs.site.linters_page import linters_page, load_bench
 from docs.site.watching_page import load_detection, watching_page
 from docs.site.matrix_page import matrix_page
@@ -63,7 +65,8 @@ def build_site(out: Path, root: Path = ROOT, cases_dir: Path | None = None, repo
         cases = load_cases(cases_dir)
         matrix = load_matrix(reports_dir=reports_dir, cases_dir=cases_dir)
         bench = choose_bench(bench_json, reports_dir)
-    except (LoadError, ReportError, BenchError) as exc:
+        symptoms = symptoms_for(root, cases)
+    except (LoadError, ReportError, BenchError, SymptomError) as exc:
         raise BuildError(str(exc)) from None
     if not cases:
         raise BuildError(f"{cases_dir}: no case modules to build pages from")
@@ -76,7 +79,7 @@ def build_site(out: Path, root: Path = ROOT, cases_dir: Path | None = None, repo
     stage = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
     try:
         src, extra, html = stage / "src", stage / "extra", stage / "html"
-        write_sources(src, extra, executed, matrix, bench, load_bench(reports_dir), cases_dir, reports_dir)
+        write_sources(src, extra, executed, matrix, bench, load_bench(reports_dir), cases_dir, reports_dir, symptoms)
         run_sphinx(src, html, stage / "doctrees", extra, jobs)
         if out.exists():
             out.rename(stage / "old")
@@ -87,7 +90,8 @@ def build_site(out: Path, root: Path = ROOT, cases_dir: Path | None = None, repo
 
 
 def write_sources(src: Path, extra: Path, executed: list[ExecutedCase], m: Matrix, bench, lint_bench: dict | None = None,
-                  cases_dir: Path = ROOT / "cases", reports_dir: Path = ROOT / "reports") -> None:
+                  cases_dir: Path = ROOT / "cases", reports_dir: Path = ROOT / "reports",
+                  symptoms: dict | None = None) -> None:
     cases = [ex.loaded for ex in executed]
     detection = load_detection(reports_dir, lint_bench, cases_dir)
     (src / "cases").mkdir(parents=True)
@@ -97,7 +101,8 @@ def write_sources(src: Path, extra: Path, executed: list[ExecutedCase], m: Matri
         nbformat.write(page_notebook(ex, m, downloads, lint_bench, detection), src / "cases" / f"{ex.loaded.id}.ipynb")
     for topic in topics_of(cases):
         (src / "topics" / f"{topic}.md").write_text(topic_page(topic, cases, m), encoding="utf-8")
-    (src / "index.md").write_text(home_page(cases, m), encoding="utf-8")
+    (src / "index.md").write_text(home_page(cases, m, symptoms or {}), encoding="utf-8")
+    write_learner_pages(src, extra, cases, m, symptoms or {})
     (src / "matrix.md").write_text(matrix_page(m, cases), encoding="utf-8")
     (src / "upgrade.md").write_text(upgrade_page(m), encoding="utf-8")
     (src / "linters.md").write_text(linters_page(lint_bench, cases_dir), encoding="utf-8")
@@ -118,13 +123,22 @@ def run_sphinx(src: Path, outdir: Path, doctrees: Path, extra: Path, jobs: int) 
     warnings = _Uncoloured()
     try:
         with patch_docutils(CONF_DIR), docutils_namespace():
-            app = Sphinx(src, CONF_DIR, outdir, doctrees, "html", confoverrides={"html_extra_path": [str(extra)]},
+            app = Sphinx(src, CONF_DIR, outdir, doctrees, "html", confoverrides=_overrides(extra),
                          status=None, warning=warnings, freshenv=True, warningiserror=True, parallel=jobs)
             app.build(force_all=True)
     except SphinxError as exc:
         raise BuildError(f"sphinx: {exc}\n{warnings.getvalue().strip()}") from None
     if app.statuscode:
         raise BuildError(f"sphinx: the build had warnings:\n{warnings.getvalue().strip()}")
+
+
+def _overrides(extra: Path) -> dict:
+    """The build's own settings: the extra files, the torch that printed the outputs, the repository."""
+    import torch
+
+    repo = Repository.from_env()
+    return {"html_extra_path": [str(extra)], "pitfalls_torch": str(torch.__version__),
+            "pitfalls_repo": f"https://github.com/{repo.slug}" if repo else ""}
 
 
 class _Uncoloured(io.StringIO):

@@ -6,7 +6,7 @@ theme is furo, whose files are all installed locally: nothing is fetched when a 
 project = "torch-pitfalls"
 author = "torch-pitfalls"
 language = "en"
-extensions = ["myst_nb"]
+extensions = ["myst_nb", "sphinx_copybutton", "docs.site.site_extension"]
 nb_execution_mode = "off"  # outputs come from the generator's one run of every case
 nb_merge_streams = False
 myst_heading_anchors = 3
@@ -14,8 +14,14 @@ html_theme = "furo"
 html_title = "torch-pitfalls"
 html_static_path = ["static"]  # relative to this folder
 html_css_files = ["pitfalls.css"]
-html_js_files = ["cases-table.js"]
+html_js_files = ["cases-table.js", "matrix-cells.js", "upgrade-picker.js"]
+templates_path = ["templates"]  # the footer line (templates/page.html)
+html_show_copyright = False  # no owner to name; the footer says what the site is instead
+# the copy button leaves out the prompts of a console example and the outputs
+copybutton_prompt_text = r">>> |\.\.\. |\$ "
+copybutton_prompt_is_regexp = True
+copybutton_exclude = ".linenos, .gp, .go"
 html_copy_source = False
 html_show_sourcelink = False
 html_last_updated_fmt = None
-exclude_patterns = []
+exclude_patterns = ["page-descriptions.json"]

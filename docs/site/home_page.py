@@ -1,4 +1,5 @@
-"""The home page: what the corpus is, how to run it, and the filterable table of cases."""
+"""The home page, for a learner: the ways in (start page, symptoms, upgrade picker, search) and the
+filterable table of cases; and the "About the corpus" page, for maintainers: how it is proven and run."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,22 +9,35 @@ from harness.matrix import Matrix
 from harness.matrix.claims import reason_of
 
 from docs.site.matrix_page import newest_symptom
+from docs.site.symptom_page import CATEGORIES, Symptom
 from docs.site.text import case_href, esc, raw_html
 
 INTRO = Path(__file__).with_name("home.md")  # the hand-written part of the home page
+ABOUT = Path(__file__).with_name("about.md")  # the hand-written part of the about page
 
 
 def topics_of(cases: list[LoadedCase]) -> list[str]:
     return sorted({lc.topic for lc in cases})
 
 
-def home_page(cases: list[LoadedCase], m: Matrix) -> str:
+def home_page(cases: list[LoadedCase], m: Matrix, symptoms: dict[str, Symptom] | None = None) -> str:
+    symptoms = symptoms or {}
     topics = topics_of(cases)
-    intro = INTRO.read_text(encoding="utf-8").replace("{cases}", str(len(cases))).replace("{topics}", str(len(topics)))
-    out = [intro.rstrip() + "\n", "## The cases\n", _evidence_summary(cases, m), raw_html(_filters(cases) + _table(cases, m))]
+    intro = INTRO.read_text(encoding="utf-8").replace("{cases}", str(len(cases)))
+    out = [intro.rstrip() + "\n", "(cases)=\n## The cases\n",
+           "Choose a topic, a kind, a tag or a symptom to narrow the table; the address of the page keeps the choice, "
+           "so a filtered table can be linked to.\n",
+           raw_html(_filters(cases, symptoms) + '<div class="table-scroll">' + _table(cases, m, symptoms) + "</div>")]
+    out.append("```{toctree}\n:hidden:\n:titlesonly:\n:maxdepth: 1\n:caption: Learn\n\nstart\nsymptoms\nupgrade\n```\n")
     out.append("```{toctree}\n:hidden:\n:titlesonly:\n:maxdepth: 1\n:caption: Topics\n\n" + "\n".join(f"topics/{t}" for t in topics) + "\n```\n")
-    out.append("```{toctree}\n:hidden:\n:titlesonly:\n:maxdepth: 1\n:caption: The corpus\n\nmatrix\nupgrade\nlinters\nwatching\nperformance\nwriting-a-case\n```\n")
+    out.append("```{toctree}\n:hidden:\n:titlesonly:\n:maxdepth: 1\n:caption: The corpus\n\nabout\nmatrix\nlinters\nwatching\nperformance\nwriting-a-case\n```\n")
     return "\n".join(out)
+
+
+def about_page(cases: list[LoadedCase], m: Matrix) -> str:
+    text = ABOUT.read_text(encoding="utf-8")
+    return (text.replace("{cases}", str(len(cases))).replace("{topics}", str(len(topics_of(cases))))
+            .replace("{evidence}", _evidence_summary(cases, m).strip()))
 
 
 def newest_cell(m: Matrix, case_id: str, device: str = "cpu"):
@@ -59,33 +73,37 @@ def _evidence_summary(cases: list[LoadedCase], m: Matrix) -> str:
             f"bound older than the matrix, inferred from a source and marked so on their page; {cuda}.\n")
 
 
-def _select(name: str, values: list[str]) -> str:
-    options = "".join(f'<option value="{esc(v)}">{esc(v)}</option>' for v in values)
+def _select(name: str, values: list[str], labels: dict[str, str] | None = None) -> str:
+    labels = labels or {}
+    options = "".join(f'<option value="{esc(v)}">{esc(labels.get(v, v))}</option>' for v in values)
     return (f'<label>{name} <select id="filter-{name}" data-filter="{name}">'
             f'<option value="">all</option>{options}</select></label>')
 
 
-def _filters(cases: list[LoadedCase]) -> str:
+def _filters(cases: list[LoadedCase], symptoms: dict[str, Symptom]) -> str:
     kinds = sorted({lc.case.kind for lc in cases})
     tags = sorted({t for lc in cases for t in lc.case.tags})
+    used = [k for k in CATEGORIES if any(s.category == k for s in symptoms.values())]
     return (f'<div class="case-filters">{_select("topic", topics_of(cases))}{_select("kind", kinds)}'
-            f'{_select("tag", tags)} <span id="cases-shown">{len(cases)} of {len(cases)} cases</span></div>')
+            f'{_select("tag", tags)}{_select("symptom", used, {k: CATEGORIES[k][0] for k in used})} '
+            f'<span id="cases-shown">{len(cases)} of {len(cases)} cases</span></div>')
 
 
-def _table(cases: list[LoadedCase], m: Matrix) -> str:
+def _table(cases: list[LoadedCase], m: Matrix, symptoms: dict[str, Symptom]) -> str:
     rows = []
     for lc in sorted(cases, key=lambda lc: (lc.topic, lc.id)):
         c = lc.case
+        seen = symptoms.get(c.id)
         rows.append(
             f'<tr data-id="{esc(c.id)}" data-topic="{esc(lc.topic)}" data-kind="{esc(c.kind)}" '
-            f'data-tags="{esc(" ".join(c.tags))}">'
-            f"<td><code>{esc(c.id)}</code></td>"
-            f'<td><a href="{case_href(c.id)}">{esc(c.title)}</a>'
+            f'data-tags="{esc(" ".join(c.tags))}" data-symptom="{esc(seen.category if seen else "")}">'
+            f'<td><a href="{case_href(c.id)}">{esc(c.title)}</a><div class="case-id"><code>{esc(c.id)}</code></div>'
             f'<div class="case-tags">{" ".join(f"<span>{esc(t)}</span>" for t in c.tags)}</div></td>'
+            f"<td>{esc(seen.line) if seen else ''}</td>"
             f'<td><a href="topics/{esc(lc.topic)}.html">{esc(lc.topic)}</a></td>'
             f"<td>{esc(c.kind)}</td><td>{esc(', '.join(c.devices))}</td>"
             f"<td>{esc(newest_symptom(m, c.id))}</td><td>{esc(evidence(m, lc))}</td></tr>"
         )
-    return ('<table id="cases-table" class="pitfalls-cases"><thead><tr><th>id</th><th>title and tags</th><th>topic</th>'
+    return ('<table id="cases-table" class="pitfalls-cases"><thead><tr><th>case</th><th>what you see</th><th>topic</th>'
             "<th>kind</th><th>devices</th><th>symptom on the newest torch observed</th><th>evidence</th></tr></thead>"
             f"<tbody>{''.join(rows)}</tbody></table>")

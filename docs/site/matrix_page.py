@@ -12,6 +12,9 @@ from harness.matrix import NOT_OBSERVED, Matrix, device_kind
 from harness.matrix.claims import what_you_see
 from harness.matrix.cli import MARKS, column_labels, provenance_lines
 
+from docs.site.outputs import clean
+
+from docs.site.record_text import change_texts, seen_text
 from docs.site.text import case_href, code, esc, raw_html, status_class
 
 STATUS_MEANING = {
@@ -41,14 +44,14 @@ def newest_symptom(m: Matrix, case_id: str) -> str:
 
 def _cell_td(cell, compact: bool = False) -> str:
     """A cell: its status in words, or (17 releases side by side) the one-character mark that
-    `pitfalls matrix` prints, with the words and the record's text on hover."""
+    `pitfalls matrix` prints, with the words and the record's text on tap (matrix-cells.js) or hover."""
     tip = ""
     if cell.record is not None:
-        tip = cell.record.detail or cell.record.broken
+        tip = clean(cell.record.detail or cell.record.broken)
     text = (MARKS[cell.status].strip() or "·") if compact else cell.status
     if compact:
         tip = f"{cell.status}: {tip}" if tip else cell.status
-    return f'<td class="{status_class(cell.status)}" title="{esc(tip)}">{esc(text)}</td>'
+    return f'<td class="{status_class(cell.status)}" title="{esc(tip)}" data-detail="{esc(tip)}" tabindex="0">{esc(text)}</td>'
 
 
 def case_matrix_section(m: Matrix, case_id: str) -> str:
@@ -59,14 +62,15 @@ def case_matrix_section(m: Matrix, case_id: str) -> str:
         return "\n".join(out)
     head = "".join(f'<th title="{esc(v)}">{esc(l)}</th>' for v, l in zip(m.versions, column_labels(m)))
     rows = "".join(
-        f"<tr><th>{esc(d)}</th>{''.join(_changed_td(c, m.changes(case_id, d)) for c in m.row(case_id, d))}</tr>"
+        f"<tr><th>{esc(d)}</th>{''.join(_changed_td(c, m.changes(case_id, d), m) for c in m.row(case_id, d))}</tr>"
         for d in m.devices
     )
     out.append(raw_html(
-        f'<table class="pitfalls-matrix case-row"><thead><tr><th>device</th>{head}</tr></thead>'
+        f'<div class="matrix-block"><table class="pitfalls-matrix case-row"><thead><tr><th>device</th>{head}</tr></thead>'
         f"<tbody>{rows}</tbody></table>"
+        '<div class="matrix-detail" aria-live="polite"></div></div>'
     ))
-    out.append("Marks as in `pitfalls matrix`; hover a cell for its words and the record's text "
+    out.append("Marks as in `pitfalls matrix`; tap or hover a cell for its words and the record's text "
                "(legend on the [matrix](../matrix.md) page).\n")
     for d in m.devices:
         out.extend(_provenance(m, d))
@@ -76,8 +80,9 @@ def case_matrix_section(m: Matrix, case_id: str) -> str:
         if not changes:
             out.append(f"- {d}: no change between the observed releases")
         for ch in changes:
+            before, after = change_texts(m, ch)
             out.append(f"- {d}, {ch.variant}, **{ch.kind.replace('-', ' ')}** in {ch.since} (after {ch.previous}): "
-                       f"{code(ch.before)} → {code(ch.after)}")
+                       f"{code(before)} → {code(after)}")
     out.extend(f"- {d}: {NOT_OBSERVED} (no {d} report is recorded)" for d in _unrecorded(m))
     out.append("\n### What you will see on your torch\n")
     for d in m.devices:
@@ -85,21 +90,21 @@ def case_matrix_section(m: Matrix, case_id: str) -> str:
             seen = what_you_see(m, case_id, d, variant)
             if seen:
                 out.append(f"The {variant} code on {d}:\n")
-                out.extend(f"- torch {span}: {code(text)}" for span, text in seen)
+                out.extend(f"- torch {span}: {code(seen_text(text))}" for span, text in seen)
                 out.append("")
     out.append("\nEvery release and device of the [matrix](../matrix.md); "
                "[what changes when you upgrade](../upgrade.md).\n")
     return "\n".join(out)
 
 
-def _changed_td(cell, changes) -> str:
-    """A cell where a change is first seen: marked, with every change's before and after on hover."""
+def _changed_td(cell, changes, m: Matrix) -> str:
+    """A cell where a change is first seen: marked, with every change's before and after on tap or hover."""
     here = [ch for ch in changes if ch.since == cell.version]
     if not here:
         return _cell_td(cell, compact=True)
-    tip = "\n".join(f"{ch.variant}, {ch.kind}: {ch.before} -> {ch.after}" for ch in here)
+    tip = "\n".join(f"{ch.variant}, {ch.kind} in {ch.since}: {' → '.join(change_texts(m, ch))}" for ch in here)
     mark = MARKS[cell.status].strip() or "·"
-    return (f'<td class="{status_class(cell.status)} changed" title="{esc(tip)}">'
+    return (f'<td class="{status_class(cell.status)} changed" title="{esc(tip)}" data-detail="{esc(tip)}" tabindex="0">'
             f'{esc(mark)}<sup>{len(here)}</sup></td>')
 
 
@@ -110,7 +115,8 @@ def matrix_page(m: Matrix, cases: list[LoadedCase]) -> str:
            "Cases whose behaviour changed between releases come first: a marked cell (a small number: how many "
            "changes) is the release where a change is first seen; hover it for the text before and after, "
            "or read the list under the table. Cases that behave the same on every release are folded into "
-           "one line per topic below.\n"]
+           "one line per topic below. Tap a cell (or hover it) to read what was recorded there.\n",
+           legend()]
     if not m.versions:
         out.append("No report is recorded yet: every cell is *not observed*.\n")
     else:
@@ -127,19 +133,21 @@ def matrix_page(m: Matrix, cases: list[LoadedCase]) -> str:
         rows = []
         for lc in sorted(changing, key=lambda lc: (lc.topic, lc.id)):
             changes = m.changes(lc.id, device)
-            cells = "".join(_changed_td(c, changes) for c in m.row(lc.id, device))
+            cells = "".join(_changed_td(c, changes, m) for c in m.row(lc.id, device))
             rows.append(f'<tr><th><a href="{case_href(lc.id)}">{esc(lc.id)}</a></th>{cells}</tr>')
         if rows:
             out.append(raw_html(
-                f'<table class="pitfalls-matrix" id="matrix-{esc(device)}"><thead><tr><th>case</th>'
+                f'<div class="matrix-block"><table class="pitfalls-matrix" id="matrix-{esc(device)}"><thead><tr><th>case</th>'
                 f"{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+                '<div class="matrix-detail" aria-live="polite"></div></div>'
             ))
             out.append(f"### Every change on {device}\n")
             for lc in sorted(changing, key=lambda lc: (lc.topic, lc.id)):
                 out.append(f"- [{esc(lc.id)}](cases/{lc.id}.ipynb):")
                 for ch in m.changes(lc.id, device):
+                    before, after = change_texts(m, ch)
                     out.append(f"  - {ch.since}, {ch.variant}, **{ch.kind.replace('-', ' ')}**: "
-                               f"{code(ch.before)} → {code(ch.after)}")
+                               f"{code(before)} → {code(after)}")
             out.append("")
         out.append(f"### Unchanged on every release ({len(steady)} cases, by topic)\n")
         for topic in sorted({lc.topic for lc in steady}):
@@ -152,9 +160,14 @@ def matrix_page(m: Matrix, cases: list[LoadedCase]) -> str:
         out.append("")
     out.extend(f"## {d}\n\n{NOT_OBSERVED}: no {d} report is recorded.\n" for d in _unrecorded(m))
     out.append(CONTRIBUTE)
-    out.append("## What a cell says\n")
-    out.extend(f"- {code(MARKS[s].strip() or '·')} {code(s)}: {meaning}" for s, meaning in STATUS_MEANING.items())
     return "\n".join(out) + "\n"
+
+
+def legend() -> str:
+    """What each mark means, in the cells' own colours: at the top of the matrix page."""
+    items = "".join(f'<li><span class="legend-mark {status_class(s)}">{esc(MARKS[s].strip() or "·")}</span> '
+                    f"<code>{esc(s)}</code>: {esc(meaning)}</li>" for s, meaning in STATUS_MEANING.items())
+    return raw_html(f'<details class="matrix-legend" open><summary>What a cell says</summary><ul>{items}</ul></details>')
 
 
 CONTRIBUTE = (

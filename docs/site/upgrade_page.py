@@ -1,27 +1,83 @@
-"""The page "Upgrading torch": for each pair of consecutive recorded releases, what changes, by
-kind, and whether each case's fix works on both (``pitfalls upgrade FROM TO`` for any pair)."""
+"""The page "Upgrading torch": a picker of two recorded releases that shows what ``pitfalls
+upgrade FROM TO`` says for them, and, below it, every pair of consecutive releases.
+
+The picker's data is the CLI's own answer (``harness.matrix.upgrade.upgrade``) for every pair of
+recorded releases and every device, written by the build as one small JSON file per pair
+(``upgrades/<device>/<from>_<to>.json``) that static/upgrade-picker.js fetches: no server, and no
+second implementation of the comparison. Each change there also carries the texts a page shows
+(``shown_before``, ``shown_after``: values printed, colour codes and paths gone).
+"""
 from __future__ import annotations
+
+import json
+import re
 
 from harness.matrix import Matrix
 from harness.matrix.upgrade import upgrade
 
-from docs.site.text import code, esc
+from docs.site.record_text import change_texts
+from docs.site.text import code, esc, raw_html
+
+FIX_WORDS = {True: "the fix works on both", False: "the fix fails on one of them", None: "the fix is not observed on both"}
+
+
+def device_slug(device: str) -> str:
+    return re.sub(r"[^\w.-]", "-", device)
+
+
+def upgrade_files(m: Matrix) -> dict[str, str]:
+    """path under the site -> JSON text: the upgrade from every recorded release to every later one."""
+    files = {}
+    for device in m.devices:
+        for i, start in enumerate(m.versions):
+            for end in m.versions[i + 1:]:
+                files[f"upgrades/{device_slug(device)}/{start}_{end}.json"] = json.dumps(
+                    shown_upgrade(m, start, end, device), ensure_ascii=False, separators=(",", ":"))
+    return files
+
+
+def shown_upgrade(m: Matrix, start: str, end: str, device: str) -> dict:
+    """``upgrade()``'s result, each change with the texts a page shows beside the recorded ones."""
+    result = upgrade(m, start, end, device)
+    for case in result["cases"]:
+        found = {(ch.variant, ch.kind, ch.since): ch for ch in m.changes(case["case"], device, start=start, end=end)}
+        for ch in case["changes"]:
+            ch["shown_before"], ch["shown_after"] = change_texts(m, found[(ch["variant"], ch["kind"], ch["since"])])
+    return result
+
+
+def _picker(m: Matrix) -> str:
+    def options(selected: str) -> str:
+        return "".join(f'<option value="{esc(v)}"{" selected" if v == selected else ""}>{esc(v)}</option>' for v in m.versions)
+
+    devices = "".join(f'<option value="{esc(device_slug(d))}">{esc(d)}</option>' for d in m.devices)
+    return (f'<form class="upgrade-picker" id="upgrade-picker" data-versions="{esc(json.dumps(m.versions))}">'
+            f'<label>From torch <select id="upgrade-from">{options(m.versions[-2])}</select></label> '
+            f'<label>to torch <select id="upgrade-to">{options(m.versions[-1])}</select></label> '
+            f'<label{" hidden" if len(m.devices) < 2 else ""}>on <select id="upgrade-device">{devices}</select></label>'
+            '</form><div id="upgrade-result" class="upgrade-result" aria-live="polite">'
+            '<p>Choose two releases to see what changes between them. (This needs the page to be served, as '
+            '<code>make serve-docs</code> or the published site does; in a terminal, <code>pitfalls upgrade</code> '
+            'gives the same answer.)</p></div>')
 
 
 def upgrade_page(m: Matrix) -> str:
-    """One section per pair of consecutive releases: what changes, by kind, and whether each
-    case's fix works on both (the same content as ``pitfalls upgrade FROM TO``)."""
     out = ["# Upgrading torch\n",
-           "What changes for a user between one recorded release and the next, read from the "
-           "[version matrix](matrix.md): every change in what a case's broken or fixed code raises, warns or "
-           "returns, grouped by kind, and whether the case's fixed variant passed on both releases (the portable "
-           "spelling). The same for any two releases in a terminal: `pitfalls upgrade 2.3.1 2.6.0` "
-           "(`--json`, `--fail-on KIND` to gate a CI job).\n"]
+           "Pick the torch you have and the one you are moving to: the list shows every change in what a case's "
+           "broken or fixed code raises, warns or returns between the two, grouped by kind, and whether the case's "
+           "fix works on every release in between. It is read from the [version matrix](matrix.md), not from release "
+           "notes, and it is what `pitfalls upgrade FROM TO` prints in a terminal (`--json`, `--fail-on KIND` to gate "
+           "a CI job).\n"]
+    if len(m.versions) >= 2:
+        out.append(raw_html(_picker(m)))
+    else:
+        out.append("Fewer than two releases are recorded, so there is nothing to compare yet.\n")
+    out.append("## From one release to the next\n")
     for device in m.devices:
         for a, b in zip(m.versions, m.versions[1:]):
-            result = upgrade(m, a, b, device)
+            result = shown_upgrade(m, a, b, device)
             n = sum(result["by_kind"].values())
-            out.append(f"## {a} → {b} ({device})\n")
+            out.append(f"### {a} → {b} ({device})\n")
             if not n:
                 out.append("No observed change in any case.\n")
                 continue
@@ -29,11 +85,9 @@ def upgrade_page(m: Matrix) -> str:
                        f"{'s' if len(result['cases']) != 1 else ''}: "
                        + ", ".join(f"{k} {code(kind)}" for kind, k in result["by_kind"].items()) + ".\n")
             for case in result["cases"]:
-                fix = {True: "the fix works on both", False: "the fix fails on one of them",
-                       None: "the fix is not observed on both"}[case["portable_fix"]]
-                out.append(f"- [{esc(case['case'])}](cases/{case['case']}.ipynb) ({fix}):")
+                out.append(f"- [{esc(case['case'])}](cases/{case['case']}.ipynb) ({FIX_WORDS[case['portable_fix']]}):")
                 for ch in case["changes"]:
                     out.append(f"  - {ch['variant']}, **{ch['kind'].replace('-', ' ')}**: "
-                               f"{code(ch['before'])} → {code(ch['after'])}")
+                               f"{code(ch['shown_before'])} → {code(ch['shown_after'])}")
             out.append("")
     return "\n".join(out) + "\n"

@@ -1,5 +1,7 @@
-// Filters of the home page's case table: a row shows when it matches every chosen
-// topic, kind and tag; the count says how many rows are shown.
+// Filters of the home page's case table: a row shows when it matches every chosen topic, kind,
+// tag and symptom; the count says how many rows are shown. The choice lives in the page's
+// address (index.html?topic=autograd&kind=silent), so a filtered table can be linked to and a
+// reload or the back button keeps it.
 document.addEventListener("DOMContentLoaded", () => {
   const table = document.getElementById("cases-table");
   if (!table) return;
@@ -16,6 +18,26 @@ document.addEventListener("DOMContentLoaded", () => {
     }
     shown.textContent = `${count} of ${rows.length} cases`;
   };
-  selects.forEach((s) => s.addEventListener("change", apply));
+  const readAddress = () => {
+    const params = new URLSearchParams(window.location.search);
+    for (const s of selects) {
+      const wanted = params.get(s.dataset.filter) || "";
+      // a value the select does not offer (a stale link) is ignored, not half-applied
+      s.value = Array.from(s.options).some((o) => o.value === wanted) ? wanted : "";
+    }
+  };
+  const writeAddress = () => {
+    const params = new URLSearchParams(window.location.search);
+    for (const s of selects) {
+      if (s.value) params.set(s.dataset.filter, s.value);
+      else params.delete(s.dataset.filter);
+    }
+    const query = params.toString();
+    const url = window.location.pathname + (query ? `?${query}` : "") + window.location.hash;
+    window.history.replaceState(null, "", url);
+  };
+  selects.forEach((s) => s.addEventListener("change", () => { apply(); writeAddress(); }));
+  window.addEventListener("popstate", () => { readAddress(); apply(); });
+  readAddress();
   apply();
 });

@@ -1,0 +1,63 @@
+"""A small Sphinx extension for the site's pages: a meta description on every page, Chinese text
+marked ``lang="zh"`` (so the browser picks a CJK font: pitfalls.css names them, and no glyph is
+a tofu box), and the footer's line about the site.
+
+The descriptions come from ``page-descriptions.json`` beside the sources, written by the build
+(``docs.site.build``): the page's name -> one sentence.
+"""
+from __future__ import annotations
+
+import html
+import json
+import re
+from pathlib import Path
+
+DESCRIPTIONS = "page-descriptions.json"
+# Han characters, CJK punctuation and full-width forms; a run may hold spaces and ASCII
+# punctuation between them (a title such as "那些用pytorch踩过的坑" is one run with its Latin word).
+CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]"
+                 r"(?:[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef\w ,.!?:&()-]*"
+                 r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef])?")
+TAG = re.compile(r"(<[^>]*>)")
+NO_WRAP = ("script", "style", "title", "textarea")
+
+
+def mark_chinese(body: str) -> str:
+    """Every run of Chinese text outside tags wrapped in ``<span lang="zh">``."""
+    out, skip = [], None
+    for part in TAG.split(body):
+        if part.startswith("<"):
+            name = re.match(r"</?\s*([a-zA-Z0-9]+)", part)
+            if name and name.group(1).lower() in NO_WRAP:
+                skip = None if part.startswith("</") else name.group(1).lower()
+            out.append(part)
+        elif skip or not CJK.search(part):
+            out.append(part)
+        else:
+            out.append(CJK.sub(lambda m: f'<span lang="zh">{m.group(0)}</span>', part))
+    return "".join(out)
+
+
+def _page_context(app, pagename, templatename, context, doctree):
+    descriptions = getattr(app, "_pitfalls_descriptions", None)
+    if descriptions is None:
+        path = Path(app.srcdir) / DESCRIPTIONS
+        descriptions = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+        app._pitfalls_descriptions = descriptions
+    text = descriptions.get(pagename)
+    if text:
+        context["metatags"] = context.get("metatags", "") + \
+            f'\n    <meta name="description" content="{html.escape(text, quote=True)}">'
+    context["pitfalls_torch"] = app.config.pitfalls_torch
+    context["pitfalls_repo"] = app.config.pitfalls_repo
+    if "body" in context:
+        context["body"] = mark_chinese(context["body"])
+    if "toc" in context:
+        context["toc"] = mark_chinese(context["toc"])
+
+
+def setup(app):
+    app.add_config_value("pitfalls_torch", "", "html")  # the torch release that printed the outputs
+    app.add_config_value("pitfalls_repo", "", "html")  # https://github.com/OWNER/NAME, when the workflow says
+    app.connect("html-page-context", _page_context)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
