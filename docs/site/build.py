@@ -27,6 +27,8 @@ from harness.run.report import ReportError
 from docs.site.bench_page import BenchError, choose_bench, performance_page
 from docs.site.case_page import page_notebook, write_downloads
 from docs.site.execute import CaseRunError, ExecutedCase, execute_cases
+from docs.site.lesson import LessonError
+from docs.site.outputs_check import problems
 from docs.site.home_page import home_page, topics_of
 from docs.site.learner_pages import SymptomError, symptoms_for, write_learner_pages
 from docs.site.case_links import Repository
@@ -35,6 +37,7 @@ from docs.site.watching_page import load_detection, watching_page
 from docs.site.matrix_page import matrix_page
 from docs.site.topic_page import topic_page
 from docs.site.upgrade_page import upgrade_page
+from docs.site.zh_build import zh_build
 
 ROOT = Path(__file__).resolve().parents[2]
 CONF_DIR = Path(__file__).resolve().parent
@@ -51,13 +54,38 @@ class Built:
     cases: int
     topics: int
     seconds: float
+    zh: object = None  # docs.site.zh_build.ZhStatus: the Chinese edition's pages and stale translations
 
 
 def build_site(out: Path, root: Path = ROOT, cases_dir: Path | None = None, reports_dir: Path | None = None,
-               bench_json: Path | None = None, jobs: int = 1) -> Built:
+               bench_json: Path | None = None, jobs: int = 1, locale_dir: Path | None = None) -> Built:
     started = time.perf_counter()
-    root = Path(root).resolve()
     out = Path(out).resolve()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+    try:
+        src, extra, html = stage / "src", stage / "extra", stage / "html"
+        cases = generate_sources(src, extra, root, cases_dir, reports_dir, bench_json)
+        with zh_build(src, extra, stage, locale_dir) as zh:  # the Chinese edition, in a second process beside this one
+            run_sphinx(src, html, stage / "doctrees", extra, jobs)
+        zh.move_into(html)
+        found = problems(html, sorted((src / "cases").glob("*.ipynb")), {lc.id: lc.case.requires for lc in cases},
+                         (str(Path(root).resolve()),))
+        if found:  # what a reader must never see (docs.site.outputs_check): the first, and how many more
+            raise BuildError(found[0] + (f" (and {len(found) - 1} more)" if len(found) > 1 else ""))
+        if out.exists():
+            out.rename(stage / "old")
+        html.rename(out)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+    return Built(out, len(cases), len(topics_of(cases)), time.perf_counter() - started, zh.status)
+
+
+def generate_sources(src: Path, extra: Path, root: Path = ROOT, cases_dir: Path | None = None,
+                     reports_dir: Path | None = None, bench_json: Path | None = None) -> list:
+    """Every case loaded and executed, and the site's Markdown and notebooks written into ``src``
+    (downloads into ``extra``); the cases."""
+    root = Path(root).resolve()
     cases_dir = Path(cases_dir or root / "cases")
     reports_dir = Path(reports_dir or root / "reports")
     bench_json = Path(bench_json or root / "build" / "bench.json")
@@ -75,18 +103,11 @@ def build_site(out: Path, root: Path = ROOT, cases_dir: Path | None = None, repo
     except CaseRunError as exc:
         raise BuildError(str(exc)) from None
 
-    out.parent.mkdir(parents=True, exist_ok=True)
-    stage = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
     try:
-        src, extra, html = stage / "src", stage / "extra", stage / "html"
         write_sources(src, extra, executed, matrix, bench, load_bench(reports_dir), cases_dir, reports_dir, symptoms)
-        run_sphinx(src, html, stage / "doctrees", extra, jobs)
-        if out.exists():
-            out.rename(stage / "old")
-        html.rename(out)
-    finally:
-        shutil.rmtree(stage, ignore_errors=True)
-    return Built(out, len(cases), len(topics_of(cases)), time.perf_counter() - started)
+    except LessonError as exc:
+        raise BuildError(str(exc)) from None
+    return cases
 
 
 def write_sources(src: Path, extra: Path, executed: list[ExecutedCase], m: Matrix, bench, lint_bench: dict | None = None,
@@ -97,7 +118,7 @@ def write_sources(src: Path, extra: Path, executed: list[ExecutedCase], m: Matri
     (src / "cases").mkdir(parents=True)
     (src / "topics").mkdir()
     for ex in executed:
-        downloads = write_downloads(ex, extra / "downloads")
+        downloads = write_downloads(ex, extra / "downloads", m)
         nbformat.write(page_notebook(ex, m, downloads, lint_bench, detection), src / "cases" / f"{ex.loaded.id}.ipynb")
     for topic in topics_of(cases):
         (src / "topics" / f"{topic}.md").write_text(topic_page(topic, cases, m), encoding="utf-8")
@@ -115,7 +136,13 @@ def write_sources(src: Path, extra: Path, executed: list[ExecutedCase], m: Matri
 
 
 def run_sphinx(src: Path, outdir: Path, doctrees: Path, extra: Path, jobs: int) -> None:
-    """A fresh Sphinx build; any warning fails it (a broken link, a bad cell), with the text."""
+    """The English site: a fresh Sphinx build; any warning fails it (a broken link, a bad cell), with the text."""
+    run_sphinx_builder("html", src, outdir, doctrees, site_overrides(extra), jobs)
+
+
+def run_sphinx_builder(builder: str, src: Path, outdir: Path, doctrees: Path, overrides: dict, jobs: int = 1) -> None:
+    """A fresh Sphinx build of ``src`` with this folder's conf.py and ``overrides`` (the zh edition and
+    the translators' templates use it too)."""
     from sphinx.application import Sphinx
     from sphinx.errors import SphinxError
     from sphinx.util.docutils import docutils_namespace, patch_docutils
@@ -123,7 +150,7 @@ def run_sphinx(src: Path, outdir: Path, doctrees: Path, extra: Path, jobs: int) 
     warnings = _Uncoloured()
     try:
         with patch_docutils(CONF_DIR), docutils_namespace():
-            app = Sphinx(src, CONF_DIR, outdir, doctrees, "html", confoverrides=_overrides(extra),
+            app = Sphinx(src, CONF_DIR, outdir, doctrees, builder, confoverrides=overrides,
                          status=None, warning=warnings, freshenv=True, warningiserror=True, parallel=jobs)
             app.build(force_all=True)
     except SphinxError as exc:
@@ -132,7 +159,7 @@ def run_sphinx(src: Path, outdir: Path, doctrees: Path, extra: Path, jobs: int) 
         raise BuildError(f"sphinx: the build had warnings:\n{warnings.getvalue().strip()}")
 
 
-def _overrides(extra: Path) -> dict:
+def site_overrides(extra: Path) -> dict:
     """The build's own settings: the extra files, the torch that printed the outputs, the repository."""
     import torch
 
@@ -164,6 +191,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     print(f"docs: {built.cases} case pages, {built.topics} topic pages, home, matrix and performance "
           f"in {built.out} ({built.seconds:.1f} s)")
+    print(built.zh.summary())
     return 0
 
 

@@ -6,7 +6,8 @@ theme is furo, whose files are all installed locally: nothing is fetched when a 
 project = "torch-pitfalls"
 author = "torch-pitfalls"
 language = "en"
-extensions = ["myst_nb", "sphinx_copybutton", "docs.site.site_extension"]
+extensions = ["myst_nb", "sphinx_copybutton", "docs.site.site_extension",
+              "docs.site.zh"]  # the language switcher; the zh edition (docs.site.zh_build) translates
 nb_execution_mode = "off"  # outputs come from the generator's one run of every case
 nb_merge_streams = False
 myst_heading_anchors = 3

@@ -1,0 +1,118 @@
+"""The Chinese edition: a second Sphinx build of the same generated sources, in a second process.
+
+``zh_build`` starts ``python -m docs.site.zh_build`` beside the English Sphinx build (the case
+cells ran once, in the parent; the sources, their code and outputs are the English build's), and
+waits for it when the English build is done. The child renders ``src`` with ``language =
+"zh_CN"`` and the catalogues of ``docs/locale`` (``docs.site.zh`` compiles them and marks stale
+translations) into ``<stage>/zh``, which is moved to ``<site>/zh``. Its page and stale counts come
+back as ``translation-status.json`` in that folder.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from docs.site.i18n import LANGUAGE, LOCALE_DIR
+
+ROOT = Path(__file__).resolve().parents[2]
+STATUS = "translation-status.json"  # written by docs.site.zh into the zh site
+
+
+@dataclass
+class ZhStatus:
+    pages: int = 0
+    stale: dict[str, int] = field(default_factory=dict)  # page -> paragraphs whose English changed after their translation
+    untranslated: dict[str, int] = field(default_factory=dict)  # page -> paragraphs not translated yet
+    translated: int = 0
+
+    @classmethod
+    def read(cls, path: Path) -> "ZhStatus":
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        return cls(data["pages"], data["stale"], data["untranslated"], data["translated"])
+
+    def summary(self) -> str:
+        stale = sum(self.stale.values())
+        lines = [f"zh: {self.pages} pages, {self.translated} paragraphs translated, "
+                 f"{sum(self.untranslated.values())} not yet, {stale} stale on {len(self.stale)} pages"]
+        lines.extend(f"zh: stale: {page}: {count}" for page, count in sorted(self.stale.items()))
+        return "\n".join(lines)
+
+
+class _Running:
+    def __init__(self, out: Path, proc: subprocess.Popen, log: Path):
+        self.out, self.proc, self.log = out, proc, log
+        self.status: ZhStatus | None = None
+
+    def finish(self) -> None:
+        from docs.site.build import BuildError
+
+        code = self.proc.wait()
+        if code != 0:
+            text = self.log.read_text(encoding="utf-8", errors="replace").strip()
+            raise BuildError(f"the Chinese edition (exit {code}): {text[-3000:]}")
+        self.status = ZhStatus.read(self.out / STATUS)
+
+    def move_into(self, html: Path) -> None:
+        """The zh site becomes ``html/zh`` (the English build's folder)."""
+        self.out.rename(Path(html) / "zh")
+
+
+@contextlib.contextmanager
+def zh_build(src: Path, extra: Path, stage: Path, locale_dir: Path | None = None):
+    """Build the zh edition of ``src`` in a second process while the body (the English build) runs."""
+    from docs.site.build import site_overrides
+
+    out, log = Path(stage) / "zh", Path(stage) / "zh.log"
+    overrides = site_overrides(extra)
+    cmd = [sys.executable, "-m", "docs.site.zh_build", "--src", str(src), "--out", str(out),
+           "--doctrees", str(Path(stage) / "zh-doctrees"), "--locale-dir", str(locale_dir or LOCALE_DIR),
+           "--compiled", str(Path(stage) / "locale"), "--overrides", json.dumps(overrides)]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    with log.open("w") as f:
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=f, stderr=subprocess.STDOUT, env=env)
+    running = _Running(out, proc, log)
+    try:
+        yield running
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    running.finish()
+
+
+def zh_overrides(overrides: dict, compiled: Path, locale_dir: Path) -> dict:
+    """The English build's settings, in Chinese: language, catalogues, search."""
+    return {**overrides, "language": LANGUAGE, "locale_dirs": [str(compiled)], "gettext_compact": False,
+            "gettext_auto_build": False, "html_search_language": "zh", "pitfalls_locale_source": str(locale_dir)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    from docs.site.build import BuildError, run_sphinx_builder
+
+    p = argparse.ArgumentParser(prog="python -m docs.site.zh_build", description="Build the zh edition of generated sources.")
+    p.add_argument("--src", type=Path, required=True)
+    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--doctrees", type=Path, required=True)
+    p.add_argument("--locale-dir", type=Path, default=LOCALE_DIR)
+    p.add_argument("--compiled", type=Path, required=True, help="where the .mo files are written")
+    p.add_argument("--overrides", default="{}", help="the English build's Sphinx overrides, as JSON")
+    args = p.parse_args(argv)
+    try:
+        overrides = zh_overrides(json.loads(args.overrides), args.compiled, args.locale_dir)
+        run_sphinx_builder("html", args.src, args.out, args.doctrees, overrides)
+    except BuildError as exc:
+        print(f"docs: error: {exc}", file=sys.stderr)
+        return 1
+    shutil.rmtree(args.doctrees, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
