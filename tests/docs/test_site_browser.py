@@ -1,0 +1,296 @@
+"""The site as a learner meets it, in the browser, at desktop and phone width, light and dark:
+what fits on a phone, what is readable in the dark, what is never shown (colour codes, paths of
+the build machine, tofu), the upgrade picker against the CLI, and filters kept in the address.
+
+The 16 views (4 pages x 2 widths x 2 colour schemes: each page loaded once, its width and colour
+scheme then changed in place) are each measured by one script and screenshotted (the viewport
+only), and the tests read those measurements. With
+PITFALLS_SCREENSHOTS=DIR the screenshots are copied there too.
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import shutil
+from contextlib import redirect_stdout
+from pathlib import Path
+
+import pytest
+
+from browsing import local_page
+from planting import ROOT
+
+pytest.importorskip("sphinx", reason="the docs extra is not installed (pip install -e '.[test,docs]')")
+
+from docs.site.case_links import Repository, case_links  # noqa: E402
+from docs.site.start_page import TEN  # noqa: E402
+from docs.site.symptom_page import CATEGORIES, SymptomError, load_symptoms  # noqa: E402
+from harness.loader import load_cases  # noqa: E402
+
+CASES = load_cases(ROOT / "cases")
+IDS = {lc.id for lc in CASES}
+CASE = "nan-grad-through-mask"  # a case page whose sources include a Chinese title (S0)
+PAGES = {"home": "index.html", "case": f"cases/{CASE}.html", "matrix": "matrix.html",
+         "upgrade": "upgrade.html?from=2.3.1&to=2.6.0"}
+WIDTHS = {"desktop": 1280, "phone": 400}
+SCHEMES = ("light", "dark")
+
+# One script per view: everything the tests below assert, measured in the page as rendered.
+MEASURE = r"""({phone, whole}) => {
+  const vw = window.innerWidth;
+  const scrolls = (el) => ["auto", "scroll"].includes(getComputedStyle(el).overflowX);
+  // elements of the page's text reaching past the right edge that no scrolling box of their own
+  // (inside the article: furo lets its whole content area scroll sideways on a phone, which is
+  // what must not be needed) holds in view
+  const article = document.querySelector("article");
+  const overflowing = [];
+  for (const el of phone && article ? article.querySelectorAll("*") : []) {
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 || r.right <= vw + 1) continue;
+    let box = el.parentElement, held = false;
+    while (box && box !== article) {
+      if (scrolls(box) && box.getBoundingClientRect().right <= vw + 1) { held = true; break; }
+      box = box.parentElement;
+    }
+    if (!held) overflowing.push(`${el.tagName.toLowerCase()}.${el.className} (${Math.round(r.right)} px)`);
+  }
+  // Chinese text: every run inside an element marked lang="zh"
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  const unmarked = [], marked = [];
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    if (!/[\u4e00-\u9fff]/.test(n.textContent)) continue;
+    const host = n.parentElement;
+    if (!host.closest("[lang^='zh']")) unmarked.push(n.textContent.trim().slice(0, 40));
+    else marked.push(getComputedStyle(host).fontFamily);
+  }
+  // contrast of the matrix cells' text against the background they are drawn on
+  const rgb = (c) => (c.match(/[\d.]+/g) || []).map(Number);
+  const background = (el) => {
+    for (; el; el = el.parentElement) {
+      const c = rgb(getComputedStyle(el).backgroundColor);
+      if (c.length === 3 || (c.length === 4 && c[3] > 0)) return c.slice(0, 3);
+    }
+    return [255, 255, 255];
+  };
+  const luminance = ([r, g, b]) => {
+    const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+  };
+  const contrasts = [];
+  for (const td of Array.from(document.querySelectorAll("table.pitfalls-matrix td")).slice(0, 400)) {
+    const a = luminance(rgb(getComputedStyle(td).color).slice(0, 3)), b = luminance(background(td));
+    contrasts.push([(Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05), td.className]);
+  }
+  return {
+    width: vw, scrollWidth: document.documentElement.scrollWidth, overflowing: overflowing.slice(0, 5),
+    unmarked: unmarked.slice(0, 5), marked: marked.length, markedFont: marked[0] || "",
+    cjkFont: document.fonts.check('16px "Noto Sans CJK SC"', "中文"),
+    contrasts, text: whole && article ? article.innerText : "", html: whole ? document.documentElement.outerHTML : "",
+    copyButtons: document.querySelectorAll("button.copybtn").length,
+    footer: (document.querySelector(".pitfalls-footer") || {}).innerText || "",
+    copyright: /Copyright\s*©/.test(document.body.innerText),
+  };
+}"""
+
+
+@pytest.fixture(scope="module")
+def views(browser, base_url, wait_ms, tmp_path_factory):
+    """(page, width, scheme) -> what MEASURE found there; each view screenshotted. Each page is
+    loaded once: the width and the colour scheme change in place, as a reader's window would."""
+    shots = tmp_path_factory.mktemp("screenshots")
+    found = {}
+    context, page, outside = local_page(browser, base_url, wait_ms, viewport={"width": WIDTHS["desktop"], "height": 900})
+    for name, url in PAGES.items():
+        page.set_viewport_size({"width": WIDTHS["desktop"], "height": 900})
+        page.emulate_media(color_scheme="light")
+        page.goto(base_url + url)
+        if name == "upgrade":  # the picker has fetched and drawn its answer
+            page.wait_for_selector("#upgrade-result[data-shown='2.3.1_2.6.0']")
+        for width_name, scheme in (("desktop", "light"), ("desktop", "dark"), ("phone", "dark"), ("phone", "light")):
+            page.set_viewport_size({"width": WIDTHS[width_name], "height": 900})
+            page.emulate_media(color_scheme=scheme)
+            page.screenshot(path=str(shots / f"{name}-{width_name}-{scheme}.png"))
+            whole = width_name == "desktop" and scheme == "light"  # the same HTML in every view: read once
+            found[name, width_name, scheme] = page.evaluate(MEASURE, {"phone": width_name == "phone", "whole": whole})
+    context.close()
+    assert outside == [], f"the site asked for resources outside localhost: {outside}"
+    keep = os.environ.get("PITFALLS_SCREENSHOTS")
+    if keep:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        for png in shots.glob("*.png"):
+            shutil.copy(png, Path(keep) / png.name)
+    found["screenshots"] = shots
+    return found
+
+
+def each_view(views):
+    return [(key, v) for key, v in views.items() if key != "screenshots"]
+
+
+def test_every_view_is_screenshotted(views):
+    names = sorted(p.name for p in views["screenshots"].glob("*.png"))
+    assert names == sorted(f"{p}-{w}-{s}.png" for p in PAGES for w in WIDTHS for s in SCHEMES)
+
+
+def test_nothing_runs_off_a_phone_screen(views):
+    for (name, width, scheme), v in each_view(views):
+        if width == "phone":
+            assert v["scrollWidth"] <= v["width"], (name, scheme, v["scrollWidth"])
+            assert v["overflowing"] == [], (name, scheme, v["overflowing"])
+
+
+def test_no_colour_code_and_no_path_of_the_build_machine(views):
+    machine = re.compile("|".join([re.escape(str(ROOT)), r"/site-packages", r"/\.venv/", r"/work/"]))
+    for (name, width, scheme), v in each_view(views):
+        if width == "desktop" and scheme == "light":  # the same HTML in every view
+            assert "\x1b" not in v["html"] and not re.search(r"\[[0-9;]*m\b", v["text"]), name
+            assert not machine.search(v["html"]), (name, machine.search(v["html"]).group(0))
+
+
+def test_chinese_text_is_marked_and_has_its_font(views):
+    case = views["case", "desktop", "light"]
+    assert case["marked"] > 0, "the case page's Chinese source title is not shown"
+    assert '"Noto Sans CJK SC"' in case["markedFont"]
+    assert case["cjkFont"], "the Noto CJK font is not available: apt-get install fonts-noto-cjk"
+    for key, v in each_view(views):
+        assert v["unmarked"] == [], (key, v["unmarked"])
+
+
+def test_matrix_cells_are_readable_in_the_dark_and_in_the_light(views):
+    for (name, width, scheme), v in each_view(views):
+        if name in ("matrix", "case") and width == "desktop":
+            assert v["contrasts"], (name, scheme)
+            worst = min(v["contrasts"])
+            assert worst[0] >= 4.5, (name, scheme, worst)
+
+
+def test_code_blocks_have_a_copy_button_and_pages_a_footer(views):
+    assert views["case", "desktop", "light"]["copyButtons"] >= 2
+    for key, v in each_view(views):
+        assert "torch-pitfalls: PyTorch pitfalls" in v["footer"] and not v["copyright"], key
+
+
+def test_matrix_details_open_on_a_tap(browser, base_url, wait_ms):
+    context, page, _ = local_page(browser, base_url, wait_ms, viewport={"width": 400, "height": 900}, has_touch=True)
+    page.goto(base_url + "matrix.html")
+    cell = page.locator("table.pitfalls-matrix td.changed").first
+    cell.tap()
+    detail = page.locator(".matrix-detail").first.inner_text()
+    assert cell.get_attribute("data-detail") in detail and " → " in detail
+    assert page.locator(".matrix-legend").first.bounding_box()["y"] < page.locator("table.pitfalls-matrix").first.bounding_box()["y"]
+    context.close()
+
+
+def cli_upgrade(start: str, end: str) -> tuple[list[tuple], dict]:
+    """What `pitfalls upgrade START END` prints: (case, variant, since, kind) per change line, and
+    each case's portable-fix word."""
+    from harness.cli import main
+
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(["upgrade", start, end]) == 0
+    changes, fixes, kind = [], {}, None
+    for line in out.getvalue().splitlines():
+        if re.fullmatch(r"[a-z-]+:", line):
+            kind = line[:-1]
+        elif m := re.match(r"  ([\w-]+) \((\w+), in ([\d.]+)\): ", line):
+            changes.append((m[1], m[2], m[3], kind))
+        elif m := re.fullmatch(r"  ([\w-]+): (.+)", line):
+            fixes[m[1]] = m[2]
+    return changes, fixes
+
+
+def test_the_upgrade_picker_says_what_the_cli_says(page):
+    page.goto(page.base + "upgrade.html")
+    page.select_option("#upgrade-from", "2.3.1")
+    page.select_option("#upgrade-to", "2.6.0")
+    page.wait_for_selector("#upgrade-result[data-shown='2.3.1_2.6.0']")
+    shown = page.eval_on_selector_all("#upgrade-result li[data-kind]", "items => items.map(i => "
+                                      "[i.dataset.case, i.dataset.variant, i.dataset.since, i.dataset.kind])")
+    fixes = page.eval_on_selector_all("ul.upgrade-fixes li", "items => items.map(i => i.innerText)")
+    changes, cli_fixes = cli_upgrade("2.3.1", "2.6.0")
+    assert changes and [tuple(s) for s in shown] == changes
+    assert fixes == [f"{case}: {word}" for case, word in cli_fixes.items()]
+    assert "from=2.3.1&to=2.6.0" in page.url  # the choice can be linked to
+    text = page.inner_text("#upgrade-result")
+    assert "\x1b" not in text and '{"type"' not in text
+
+
+def test_a_filter_address_restores_the_filter_and_a_choice_is_written_back(page):
+    page.goto(page.base + "index.html?topic=autograd&kind=silent")
+    rows = page.eval_on_selector_all("#cases-table tbody tr:not([hidden])", "rows => rows.map(r => r.dataset.id)")
+    assert sorted(rows) == sorted(lc.id for lc in CASES if lc.topic == "autograd" and lc.case.kind == "silent")
+    assert page.input_value("#filter-topic") == "autograd" and page.input_value("#filter-kind") == "silent"
+    page.select_option("#filter-kind", "")
+    page.select_option("#filter-symptom", "nan-inf")
+    assert "symptom=nan-inf" in page.url and "kind=" not in page.url
+    page.goto(page.base + "index.html?symptom=nan-inf")
+    rows = page.eval_on_selector_all("#cases-table tbody tr:not([hidden])", "rows => rows.map(r => r.dataset.id)")
+    nan = {cid for cid, s in load_symptoms(IDS).items() if s.category == "nan-inf"}
+    assert set(rows) == nan and nan
+
+
+# Without a browser: the data behind the pages, and what the build wrote.
+
+def test_every_case_has_one_symptom_line_and_no_unknown_case_is_named(tmp_path):
+    symptoms = load_symptoms(IDS)
+    assert set(symptoms) == IDS and {s.category for s in symptoms.values()} <= set(CATEGORIES)
+    text = (ROOT / "docs" / "site" / "symptoms.toml").read_text(encoding="utf-8")
+    missing = tmp_path / "missing.toml"
+    missing.write_text(text.replace('\nnan-grad-through-mask = "', '\n# nan-grad-through-mask = "'), encoding="utf-8")
+    with pytest.raises(SymptomError, match="no symptom line for case nan-grad-through-mask"):
+        load_symptoms(IDS, missing)
+    unknown = tmp_path / "unknown.toml"
+    unknown.write_text(text.replace("[nan-inf]\n", '[nan-inf]\nno-such-case = "a line"\n'), encoding="utf-8")
+    with pytest.raises(SymptomError, match="names unknown case no-such-case"):
+        load_symptoms(IDS, unknown)
+
+
+def test_the_start_page_names_ten_real_cases_and_the_symptom_index_every_case(site):
+    assert len(TEN) == 10 and set(TEN) <= IDS
+    start = (site / "start.html").read_text(encoding="utf-8")
+    assert all(f'href="cases/{cid}.html"' in start for cid in TEN)
+    index = (site / "symptoms.html").read_text(encoding="utf-8").split('role="main"')[1]
+    assert set(re.findall(r'href="cases/([\w-]+)\.html"', index)) == IDS
+
+
+def test_every_page_has_a_description(site):
+    pages = [p for p in site.glob("*.html") if p.name not in ("genindex.html", "search.html")]
+    pages += list((site / "cases").glob("*.html")) + list((site / "topics").glob("*.html"))
+    lacking = [str(p.relative_to(site)) for p in pages if '<meta name="description" content="' not in p.read_text(encoding="utf-8")]
+    assert lacking == []
+    case = (site / "cases" / f"{CASE}.html").read_text(encoding="utf-8")
+    assert load_symptoms(IDS)[CASE].line.replace("'", "&#x27;") in case
+
+
+def test_the_upgrade_data_is_the_clis_answer_for_every_pair(site):
+    from harness.matrix import load_matrix
+    from harness.matrix.upgrade import upgrade
+
+    m = load_matrix(ROOT / "reports", ROOT / "cases")
+    files = sorted((site / "upgrades" / "cpu").glob("*.json"))
+    assert len(files) == len(m.versions) * (len(m.versions) - 1) // 2
+    shown = json.loads((site / "upgrades" / "cpu" / "2.3.1_2.6.0.json").read_text(encoding="utf-8"))
+    for case in shown["cases"]:
+        for ch in case["changes"]:
+            del ch["shown_before"], ch["shown_after"]
+    assert shown == upgrade(m, "2.3.1", "2.6.0", "cpu")
+
+
+def test_colab_and_source_links_only_where_the_workflow_names_the_repository(site):
+    path = ROOT / "cases" / "autograd" / "nan_grad_through_mask.py"
+    downloads = ("nan_grad_through_mask.py", "nan_grad_through_mask.ipynb")
+    assert Repository.from_env({}) is None and Repository.from_env({"PITFALLS_REPO_URL": "https://example.org/a/b"}) is None
+    repo = Repository.from_env({"PITFALLS_REPO_URL": "https://github.com/someone/torch-pitfalls",
+                                "PITFALLS_REPO_REF": "0123abc", "PITFALLS_NOTEBOOKS_BRANCH": "notebooks"})
+    html = case_links(path, downloads, repo)
+    assert ('href="https://colab.research.google.com/github/someone/torch-pitfalls/blob/notebooks/'
+            'nan_grad_through_mask.ipynb"') in html
+    assert 'href="https://github.com/someone/torch-pitfalls/blob/0123abc/cases/autograd/nan_grad_through_mask.py"' in html
+    no_branch = Repository.from_env({"PITFALLS_REPO_URL": "https://github.com/someone/torch-pitfalls"})
+    assert "colab" not in case_links(path, downloads, no_branch)
+    if not os.environ.get("PITFALLS_REPO_URL"):  # this build named no repository: no guessed link on any page
+        page = (site / "cases" / f"{CASE}.html").read_text(encoding="utf-8")
+        assert "colab.research.google.com" not in page and 'class="case-button download-ipynb"' in page
