@@ -113,9 +113,9 @@ def matrix_page(m: Matrix, cases: list[LoadedCase]) -> str:
            "What each case did on each torch release with a recorded report (`reports/`), per device. "
            "A cell is one record of a report, judged against the case as it is now. "
            "Cases whose behaviour changed between releases come first: a marked cell (a small number: how many "
-           "changes) is the release where a change is first seen; hover it for the text before and after, "
+           "changes) is the release where a change is first seen; tap or hover it for the text before and after, "
            "or read the list under the table. Cases that behave the same on every release are folded into "
-           "one line per topic below. Tap a cell (or hover it) to read what was recorded there.\n",
+           "one line per topic below.\n",
            legend()]
     if not m.versions:
         out.append("No report is recorded yet: every cell is *not observed*.\n")

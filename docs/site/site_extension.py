@@ -24,6 +24,8 @@ NO_WRAP = ("script", "style", "title", "textarea")
 
 def mark_chinese(body: str) -> str:
     """Every run of Chinese text outside tags wrapped in ``<span lang="zh">``."""
+    if not CJK.search(body):  # most pages: nothing to mark
+        return body
     out, skip = [], None
     for part in TAG.split(body):
         if part.startswith("<"):
