@@ -210,12 +210,15 @@ def update(targets: dict[str, Catalog], locale_dir: Path = LOCALE_DIR, only: lis
             continue
         path = folder / f"{name}.po"
         if path.exists():
-            with path.open("rb") as f:
-                catalog = read_po(f, locale=LANGUAGE)
+            catalog = read_catalogue(path)
         else:
             catalog = Catalog(locale=LANGUAGE, project="torch-pitfalls", fuzzy=False)
         before = {m.id for m in catalog if m.id}
+        previous = {m.id: m.previous_id for m in catalog if m.id and m.fuzzy and m.previous_id}
         catalog.update(tmpl, update_creation_date=False)
+        for m in catalog:  # still fuzzy, same English: babel's merge forgets what it was before
+            if m.fuzzy and not m.previous_id and m.id in previous:
+                m.previous_id = previous[m.id]
         new = sum(1 for m in catalog if m.id and m.id not in before)
         fuzzy = sum(1 for m in catalog if m.id and m.fuzzy and m.string)
         text = _po_text(catalog)
@@ -224,6 +227,28 @@ def update(targets: dict[str, Catalog], locale_dir: Path = LOCALE_DIR, only: lis
             path.write_bytes(text)
             report.append(f"{name}: +{new} ~{fuzzy} -{len(catalog.obsolete)}")
     return report
+
+
+def read_catalogue(path: Path) -> Catalog:
+    """A .po file, with the previous English of its fuzzy entries (``#| msgid``), which babel's
+    reader drops: an update that ran twice would lose it."""
+    from babel.messages.pofile import unescape
+
+    try:
+        with Path(path).open("rb") as f:
+            catalog = read_po(f, locale=LANGUAGE, abort_invalid=True)
+    except Exception as exc:  # babel's errors name no file
+        raise I18nError(f"{path}: cannot be read as a gettext catalogue: {exc}") from None
+    previous = None
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        if line.startswith('#| msgid "'):
+            previous = unescape(line[len("#| msgid "):])
+        elif line.startswith('msgid "') and previous is not None:
+            message = catalog.get(unescape(line[len("msgid "):]))
+            if message is not None:
+                message.previous_id = [previous]
+            previous = None
+    return catalog
 
 
 def _po_text(catalog: Catalog) -> bytes:
@@ -260,11 +285,7 @@ def build_catalogues(out: Path, locale_dir: Path = LOCALE_DIR) -> Catalogues:
     for path in sorted(folder.rglob("*.po")):
         name = path.relative_to(folder).with_suffix("").as_posix()
         page = docname_of(name)
-        try:
-            with path.open("rb") as f:
-                catalog = read_po(f, locale=LANGUAGE, abort_invalid=True)
-        except Exception as exc:  # babel's errors name no file
-            raise I18nError(f"{path}: cannot be read as a gettext catalogue: {exc}") from None
+        catalog = read_catalogue(path)
         state.pages.add(page)
         state.translated[page] = {m.id: m.string for m in catalog if m.id and m.string and not m.fuzzy}
         state.fuzzy[page] = {m.id for m in catalog if m.id and m.fuzzy}

@@ -52,13 +52,13 @@ class _Prepared(gettext.NullTranslations):
 class _Page:
     """The translations a page can use, and how an English message left on it is classified."""
 
-    def __init__(self, app, docname: str):
-        cats: Catalogues = app._pitfalls_catalogues
+    def __init__(self, env, docname: str):
+        cats: Catalogues = env._pitfalls_catalogues
         self.own = cats.translated.get(docname, {})
         self.site = cats.translated.get(SITE, {})
-        self.anywhere = app._pitfalls_everywhere
+        self.anywhere = env._pitfalls_everywhere
         self.fuzzy = cats.fuzzy.get(docname, set()) | cats.fuzzy.get(SITE, set())
-        self.empty = app._pitfalls_empty
+        self.empty = env._pitfalls_empty
         self.has_translations = bool(self.own)
 
     def find(self, msg: str) -> str | None:
@@ -89,7 +89,7 @@ class PrepareTranslations(SphinxTransform):
         from sphinx import locale
 
         docname = self.env.current_document.docname
-        page = _Page(self.app, docname)
+        page = _Page(self.env, docname)
         strings = {}
         for _node, msg in extract_messages(self.document):
             if msg not in page.own and (found := page.find(msg)):
@@ -108,7 +108,7 @@ class MarkStale(SphinxTransform):
         if not is_zh(self.config):
             return
         docname = self.env.current_document.docname
-        page = _Page(self.app, docname)
+        page = _Page(self.env, docname)
         counts = {"stale": [], "untranslated": 0, "translated": 0}
         for node, msg in list(extract_messages(self.document)):
             if not needs_translation(msg):
@@ -178,6 +178,14 @@ def _compile(app, config) -> None:
     app._pitfalls_empty = set().union(*app._pitfalls_catalogues.empty.values())  # written down, not translated yet
 
 
+def _to_env(app, env, docnames) -> None:
+    """The compiled catalogues where the transforms find them (parallel readers get a copy of env)."""
+    if is_zh(app.config):
+        env._pitfalls_catalogues = app._pitfalls_catalogues
+        env._pitfalls_everywhere = app._pitfalls_everywhere
+        env._pitfalls_empty = app._pitfalls_empty
+
+
 def _purge(app, env, docname) -> None:
     getattr(env, "_pitfalls_zh", {}).pop(docname, None)
 
@@ -221,6 +229,7 @@ def setup(app):
     app.add_css_file("zh.css")
     app.add_js_file("lang-switch.js")
     app.connect("config-inited", _compile)
+    app.connect("env-before-read-docs", _to_env)
     app.connect("env-purge-doc", _purge)
     app.connect("env-merge-info", _merge)
     app.connect("html-page-context", _switcher)

@@ -89,8 +89,8 @@ def zh_build(src: Path, extra: Path, stage: Path, locale_dir: Path | None = None
 
 def zh_overrides(overrides: dict, compiled: Path, locale_dir: Path) -> dict:
     """The English build's settings, in Chinese: language, catalogues, search."""
-    return {**overrides, "language": LANGUAGE, "locale_dirs": [str(compiled)], "gettext_compact": False,
-            "gettext_auto_build": False, "html_search_language": "zh", "pitfalls_locale_source": str(locale_dir)}
+    return {"language": LANGUAGE, "locale_dirs": [str(compiled)], "gettext_compact": False, "gettext_auto_build": False,
+            "html_search_language": "zh", "pitfalls_locale_source": str(locale_dir), **overrides}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--doctrees", type=Path, required=True)
     p.add_argument("--locale-dir", type=Path, default=LOCALE_DIR)
     p.add_argument("--compiled", type=Path, required=True, help="where the .mo files are written")
-    p.add_argument("--overrides", default="{}", help="the English build's Sphinx overrides, as JSON")
+    p.add_argument("--overrides", default="{}", help="Sphinx settings as JSON: the English build's, and any of the zh ones")
     args = p.parse_args(argv)
     try:
         overrides = zh_overrides(json.loads(args.overrides), args.compiled, args.locale_dir)
