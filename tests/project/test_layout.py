@@ -95,3 +95,14 @@ def test_an_upward_import_is_named(where, line):
     assert upward_imports(path, path.read_text(encoding="utf-8")) == []
     (bad,) = upward_imports(path, path.read_text(encoding="utf-8") + "\n" + body)
     assert bad.startswith(f"{where}:") and line.split()[1] in bad
+
+
+def test_every_package_of_the_harness_is_in_the_wheel():
+    """A new subpackage missing from pyproject's list builds a wheel that fails on import (the rules
+    package once did): every folder of harness/ with an __init__.py is listed."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "harness").rglob("__init__.py")
+             if "__pycache__" not in p.parts}
+    assert found - listed == set(), f"pyproject.toml [tool.setuptools] packages lacks {sorted(found - listed)}"
