@@ -38,12 +38,13 @@ MODULE_BASES = ("torch.nn.Module", "torch.nn.modules.module.Module", "pytorch_li
                 "torch.nn.ModuleList", "torch.nn.ModuleDict")
 LOADERS = ("torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader")
 # torch.<name> functions that return a tensor (factories and ops; not torch.load, torch.device, ...)
+# (not the ones that return a tuple of tensors: split, chunk, unbind, meshgrid, topk, sort)
 TENSOR_FUNCTIONS = frozenset("""
 tensor as_tensor asarray from_numpy zeros ones empty full rand randn randint randperm arange linspace logspace eye
 zeros_like ones_like empty_like full_like rand_like randn_like randint_like stack cat concat concatenate hstack vstack
 where matmul mm bmm einsum softmax log_softmax sigmoid tanh relu exp log sqrt abs sum mean max min argmax argmin
 clamp clip cdist flatten reshape squeeze unsqueeze transpose permute gather scatter index_select masked_fill
-cumsum prod std var norm topk sort argsort nonzero tril triu outer diag roll flip chunk split meshgrid
+cumsum prod std var norm argsort nonzero tril triu outer diag roll flip
 multinomial normal bernoulli polar complex view_as_real view_as_complex
 """.split())
 # tensor methods whose result is not a tensor
@@ -57,6 +58,7 @@ NUMPY_NON_ARRAY = frozenset("seed default_rng RandomState Generator dtype finfo 
                             "allclose array_equal".split())
 LOADER_NAME = re.compile(r"(^|_)(data)?loader$|(^|_)dl$", re.I)
 PROBABILITY_OPS = frozenset(("softmax", "Softmax", "sigmoid", "Sigmoid"))
+MODEL_OUTPUT = "output"  # what calling a module gives: a tensor, or a tuple of them (HF models, FPN necks)
 TENSOR_ANNOTATIONS = ("torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "torch.nn.Parameter")
 
 
@@ -82,12 +84,18 @@ class _Scope:
         self.node = node
         self.names: dict[str, list[Binding]] = {}
         self.declared: set[str] = set()  # global / nonlocal: not local here
+        self.branches: list[tuple[tuple[int, int], tuple[int, int]]] = []  # an if's body and else lines
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             self._params(node)
         for stmt in (node.body if isinstance(node.body, list) else [node.body]):
             self._visit(stmt)
         for bindings in self.names.values():
             bindings.sort(key=lambda b: b.line)
+
+    def exclusive(self, a: int, b: int) -> bool:
+        """Lines ``a`` and ``b`` sit in different branches of one if/else: one never sees the other."""
+        return any((lo1 <= a <= hi1 and lo2 <= b <= hi2) or (lo1 <= b <= hi1 and lo2 <= a <= hi2)
+                   for (lo1, hi1), (lo2, hi2) in self.branches)
 
     def add(self, name: str, line: int, how: str, value):
         self.names.setdefault(name, []).append(Binding(line, how, value))
@@ -121,7 +129,10 @@ class _Scope:
             return
         if isinstance(node, (ast.Global, ast.Nonlocal)):
             self.declared.update(node.names)
-        elif isinstance(node, ast.Assign):
+        elif isinstance(node, ast.If) and node.orelse:
+            self.branches.append(((node.body[0].lineno, node.body[-1].end_lineno),
+                                  (node.orelse[0].lineno, node.orelse[-1].end_lineno)))
+        if isinstance(node, ast.Assign):
             for t in node.targets:
                 self._target(t, node.lineno, "assign", node.value)
         elif isinstance(node, ast.AnnAssign) and node.value is not None:
@@ -179,7 +190,7 @@ class Bindings:
                 continue
             found = scope.names[name]
             if i == 0:
-                before = [b for b in found if b.line < line]
+                before = [b for b in found if b.line < line and not scope.exclusive(b.line, line)]
                 return (before[-1] if before else None), tuple(chain[i:])
             return found[-1], tuple(chain[i:])
         return None, None
@@ -265,7 +276,9 @@ class Bindings:
             return self._call_held(node, chain, line, klass, d)
         if isinstance(node, ast.Subscript):
             inner = self.held(node.value, chain, line, klass, d)
-            return Held(inner.kind) if inner and inner.kind in (TENSOR, NDARRAY) else None
+            if inner is None or inner.kind not in (TENSOR, NDARRAY):
+                return None
+            return Held(inner.kind, MODEL_OUTPUT if inner.what == MODEL_OUTPUT else None)  # out[-2:] may be a tuple
         if isinstance(node, ast.BinOp):
             kinds = [self.held(s, chain, line, klass, d) for s in (node.left, node.right)]
             for k in (TENSOR, NDARRAY):
@@ -286,9 +299,9 @@ class Bindings:
     def _binding_held(self, binding: Binding, where, klass, d) -> Held | None:
         if binding.how == "assign":
             return self.held(binding.value, where, binding.line + 1, klass, d)
-        if binding.how == "item":  # ``x, y = batch`` / ``out, aux = model(x)``
+        if binding.how == "item":  # ``x, y = batch``; not ``feats, pos = neck(x)`` (a module's parts may be tuples)
             whole = self.held(binding.value, where, binding.line + 1, klass, d)
-            return Held(whole.kind) if whole and whole.kind in (TENSOR, NDARRAY) else None
+            return Held(whole.kind) if whole and whole.kind in (TENSOR, NDARRAY) and whole.what != MODEL_OUTPUT else None
         if binding.how == "iter":
             return self._element_held(binding.value, where, binding.line, klass, d)
         if binding.how == "aug":
@@ -357,7 +370,10 @@ class Bindings:
             if func.id == "next" and call.args:
                 return self._element_held(call.args[0], chain, line, klass, d)
             if func.id == "iter" and call.args:
-                return self.held(call.args[0], chain, line, klass, d)
+                inner = self.held(call.args[0], chain, line, klass, d)
+                if inner is None and _name_of(call.args[0]) and LOADER_NAME.search(_name_of(call.args[0])):
+                    return Held(LOADER)  # iter(train_loader), the loader a parameter
+                return inner
             binding, _ = self.lookup(func.id, chain, line)
             cls = self.classes().get(func.id)
             if cls is not None and (binding is None or binding.value is cls) and self.is_module_class(cls):
@@ -370,7 +386,10 @@ class Bindings:
                 return self._method_held(receiver, func.attr, call, chain, line, klass, d)
         callee = self.held(func, chain, line, klass, d)
         if callee is not None and callee.kind in (MODULE, LOSS):
-            return Held(TENSOR, self._output_of(callee, func, chain, line, klass, d))
+            what = self._output_of(callee, func, chain, line, klass, d)
+            if what is None and not _single_tensor_module(callee):
+                what = MODEL_OUTPUT
+            return Held(TENSOR, what)
         return None
 
     def _method_held(self, receiver: Held, attr, call, chain, line, klass, d) -> Held | None:
@@ -432,6 +451,19 @@ class Bindings:
             attrs = self.self_attributes(klass).get(node.attr)
             return attrs[0][1] if attrs and isinstance(attrs[0][1], ast.Call) else None
         return None
+
+
+_TUPLE_MODULES = ("RNN", "LSTM", "GRU", "MultiheadAttention", "Transformer", "TransformerEncoder",
+                  "TransformerDecoder", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AdaptiveMaxPool2d", "AdaptiveLogSoftmaxWithLoss")
+
+
+def _single_tensor_module(held: Held) -> bool:
+    """A torch.nn layer whose call returns one tensor (not an RNN's (output, state), not a user model's
+    outputs, which may be a tuple); a loss returns one tensor."""
+    if held.kind == LOSS:
+        return True
+    what = held.what or ""
+    return what.startswith("torch.nn.") and what.rsplit(".", 1)[-1] not in _TUPLE_MODULES and what != "torch.nn.Sequential"
 
 
 def _name_of(node) -> str | None:

@@ -479,6 +479,279 @@ def _eval_without_no_grad(node, ctx) -> bool:
     return False
 
 
+def _tensor_copy_construct(node, ctx) -> bool:
+    """``torch.tensor(t)`` where ``t`` already holds a tensor: a copy detached from the graph, with a warning."""
+    return (_is_call_to(node, ctx, "torch.tensor") and len(node.args) >= 1
+            and ctx.kind(node.args[0]) == "tensor")
+
+
+def _iterator_next_method(node, ctx) -> bool:
+    """``iter(loader).next()``: Python 3 iterators have no ``.next()`` (the builtin ``next(it)``)."""
+    return (_method(node, "next") and not node.args and not node.keywords
+            and ctx.kind(node.func.value) == "loader")
+
+
+def _negative_step(node, ctx) -> bool:
+    """``t[::-1]`` on a tensor: torch refuses negative slice steps (ValueError)."""
+    if not isinstance(node, ast.Subscript):
+        return False
+    parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    negative = any(isinstance(p, ast.Slice) and isinstance(p.step, ast.UnaryOp) and isinstance(p.step.op, ast.USub)
+                   for p in parts)
+    held = ctx.held(node.value) if negative else None
+    return held is not None and held.kind == "tensor" and held.what != "output"  # a module's output may be a tuple
+
+
+_DETERMINISTIC_FACTORIES = ("zeros", "ones", "empty", "full", "arange", "eye", "linspace", "logspace")
+_DTYPE_WORDS = ("float", "double", "half", "int", "long", "bool", "uint8", "int8", "int16", "int32", "int64",
+                "float16", "float32", "float64", "bfloat16", "complex64", "complex128")
+
+
+def _moves_device(call, ctx) -> bool:
+    """``.cuda()``, or ``.to(x)`` whose first argument is a device, not a dtype."""
+    if _method(call, "cuda"):
+        return True
+    if not _method(call, "to") or not (call.args or _kw(call, "device") is not None):
+        return False
+    if _kw(call, "device") is not None:
+        return True
+    first = call.args[0]
+    q = ctx.qualified(first) or ""
+    if q.startswith("torch.") and q.split(".")[-1] in _DTYPE_WORDS:
+        return False
+    text = ast.unparse(first).lower()
+    return "device" in text or "cuda" in text or text in ("dev", "gpu")
+
+
+def _cpu_factory_moved(node, ctx) -> bool:
+    """``torch.zeros(...).to(device)``: made on the CPU, then copied; pass ``device=`` to the factory."""
+    if not (_moves_device(node, ctx) and isinstance(node.func.value, ast.Call)):
+        return False
+    made = node.func.value
+    q = ctx.qualified(made.func) or ""
+    return (q.count(".") == 1 and q.startswith("torch.") and q.split(".")[1] in _DETERMINISTIC_FACTORIES
+            and _kw(made, "device") is None and not any(k.arg is None for k in made.keywords))
+
+
+# modules without parameters or buffers: the same instance twice shares nothing that matters
+_STATELESS = frozenset("""ReLU ReLU6 GELU SiLU Tanh Sigmoid LeakyReLU ELU SELU CELU Mish Hardswish Hardsigmoid Hardtanh
+Softplus Softsign Softmax LogSoftmax Identity Dropout Dropout1d Dropout2d Dropout3d AlphaDropout MaxPool1d MaxPool2d
+MaxPool3d AvgPool1d AvgPool2d AvgPool3d AdaptiveAvgPool1d AdaptiveAvgPool2d AdaptiveAvgPool3d AdaptiveMaxPool1d
+AdaptiveMaxPool2d AdaptiveMaxPool3d Flatten Unflatten Upsample PixelShuffle PixelUnshuffle ZeroPad2d ReflectionPad2d
+ReplicationPad2d ConstantPad2d Tanhshrink Softshrink Hardshrink GLU Threshold""".split())
+
+
+def _module_list_multiplied(node, ctx) -> bool:
+    """``[nn.Linear(4, 4)] * n``: one module object listed n times, so its weights are shared."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)):
+        return False
+    for side in (node.left, node.right):
+        if isinstance(side, (ast.List, ast.Tuple)):
+            for elt in side.elts:
+                held = ctx.held(elt) if isinstance(elt, ast.Call) else None
+                if held is not None and held.kind == "module":
+                    name = (held.what or "").rsplit(".", 1)[-1]
+                    if name not in _STATELESS:
+                        return True
+    return False
+
+
+def _parameter_replaced_after_optimizer(node, ctx) -> bool:
+    """``m.weight = nn.Parameter(...)`` after an optimizer was built over ``m``'s parameters: the
+    optimizer keeps updating the old tensor and never sees the new one."""
+    if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Attribute)
+            and _is_call_to(node.value, ctx, "torch.nn.Parameter", "torch.nn.parameter.Parameter")):
+        return False
+    owner = node.targets[0].value
+    root = owner
+    while isinstance(root, (ast.Attribute, ast.Subscript)):  # net.fc.weight, model[0].weight
+        root = root.value
+    if not isinstance(root, ast.Name) or root.id in ("self", "cls"):
+        return False
+    for n in ast.walk(ctx.function):
+        if isinstance(n, ast.Call) and n.lineno < node.lineno:
+            q = ctx.qualified(n.func) or ""
+            if q.startswith("torch.optim.") and q.split(".")[-1][:1].isupper() and "lr_scheduler" not in q:
+                if any(isinstance(x, ast.Name) and x.id == root.id for a in n.args for x in ast.walk(a)):
+                    return True
+    return False
+
+
+def _integer_tensor(value, ctx) -> bool:
+    """A tensor known to hold integers: ``torch.tensor([0, 1])`` of int literals, ``torch.arange(n)``
+    of ints, ``torch.randint``, ``.long()``/``.int()``, or an integer ``dtype=``."""
+    if _method(value, "long", "int", "short", "byte"):
+        return True
+    if not isinstance(value, ast.Call):
+        return False
+    q = ctx.qualified(value.func) or ""
+    dtype = _kw(value, "dtype")
+    if dtype is not None:
+        return (ctx.qualified(dtype) or "").split(".")[-1] in ("long", "int", "int64", "int32", "int16", "int8",
+                                                               "uint8", "short")
+    if q in ("torch.tensor", "torch.as_tensor") and value.args and isinstance(value.args[0], (ast.List, ast.Tuple)):
+        elts = [e for e in ast.walk(value.args[0]) if isinstance(e, ast.Constant)]
+        return bool(elts) and all(type(e.value) is int for e in elts)
+    if q == "torch.arange":
+        return all(_int_expr(a) for a in value.args) and bool(value.args)
+    return q in ("torch.randint", "torch.randperm")
+
+
+def _inplace_float_into_int(node, ctx) -> bool:
+    """``labels *= 0.9`` on an integer tensor: an in-place op cannot change the dtype (RuntimeError)."""
+    if not (isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name)
+            and isinstance(node.op, (ast.Mult, ast.Add, ast.Sub, ast.Div))):
+        return False
+    floaty = isinstance(node.op, ast.Div) or (isinstance(node.value, ast.Constant) and type(node.value.value) is float)
+    return floaty and _integer_tensor(ctx.value_of(node.target, node.lineno), ctx)
+
+
+_FLOAT_LEGACY = ("torch.Tensor", "torch.FloatTensor", "torch.DoubleTensor", "torch.cuda.FloatTensor")
+
+
+def _float_class_target(node, ctx) -> bool:
+    """cross_entropy whose target is built by a float legacy constructor (``torch.Tensor([1, 0])``):
+    class indices as floats, read as probabilities (from 1.10) or refused."""
+    if not _loss_call(node, ctx, "cross_entropy", "torch.nn.CrossEntropyLoss"):
+        return False
+    target = _arg(node, 1, "target")
+    if target is None:
+        return False
+    value = ctx.resolve(target, node.lineno)
+    while _method(value, "to", "cuda", "cpu") and not _method(value, "float", "double"):
+        value = value.func.value
+    return _is_call_to(value, ctx, *_FLOAT_LEGACY)
+
+
+# what nn.Module (and DataParallel itself) answers; anything else is the wrapped model's, under .module
+_MODULE_API = frozenset("""
+add_module apply bfloat16 buffers children compile cpu cuda double eval extra_repr float forward get_buffer
+get_extra_state get_parameter get_submodule half ipu load_state_dict modules mtia named_buffers named_children
+named_modules named_parameters parameters register_backward_hook register_buffer register_forward_hook
+register_forward_pre_hook register_full_backward_hook register_full_backward_pre_hook register_load_state_dict_post_hook
+register_load_state_dict_pre_hook register_module register_parameter register_state_dict_post_hook
+register_state_dict_pre_hook requires_grad_ set_extra_state set_submodule share_memory state_dict to to_empty train
+type xpu zero_grad module device_ids output_device dim gather scatter replicate parallel_apply no_sync join
+join_hook register_comm_hook process_group training
+""".split())
+
+
+def _dataparallel_attribute(node, ctx) -> bool:
+    """``model.my_method()`` on a DataParallel/DistributedDataParallel wrapper: the wrapper has only
+    nn.Module's API; the model's own methods are under ``model.module``."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)) or node.func.attr in _MODULE_API:
+        return False
+    if node.func.attr.startswith("__"):
+        return False
+    held = ctx.held(node.func.value)
+    return held is not None and held.kind == "module" and held.what in (
+        "torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.DistributedDataParallel",
+        "torch.nn.parallel.data_parallel.DataParallel")
+
+
+def _scheduler_step(call, ctx) -> bool:
+    if not _method(call, "step") or len(call.args) > 1:  # a diffusion scheduler's step(out, t, x) is not this
+        return False
+    receiver = call.func.value
+    held = ctx.held(receiver)
+    if held is not None:
+        return held.kind == "scheduler"
+    name = (getattr(receiver, "id", getattr(receiver, "attr", "")) or "").lower()
+    return "sched" in name and not call.args
+
+
+def _uses_optimizer(call, ctx) -> bool:
+    """An optimizer step, or a call handed the optimizer (``train_step(model, opt)``)."""
+    if _optimizer_step(call, ctx):
+        return True
+    return isinstance(call, ast.Call) and any(
+        ctx.kind(a) == "optimizer" or _looks_like_optimizer(a) for a in call.args if isinstance(a, (ast.Name, ast.Attribute)))
+
+
+def _scheduler_before_optimizer(node, ctx) -> bool:
+    """In one loop body, the LR scheduler steps before the optimizer does: the first learning rate
+    of the schedule is skipped (PyTorch warns from 1.1); step the scheduler after optimizer.step()."""
+    if not isinstance(node, (ast.For, ast.While)):
+        return False
+    steps = [(n.lineno, n.col_offset) for n in ast.walk(node) if isinstance(n, ast.Call) and _scheduler_step(n, ctx)]
+    if not steps:
+        return False
+    first = min(steps)
+    # the loop's own body only: a scheduler in a nested loop is that loop's business
+    direct = [n for stmt in node.body for n in _walk_no_loops(stmt)]
+    if not any(isinstance(n, ast.Call) and (n.lineno, n.col_offset) == first for n in direct):
+        return False
+    later = [n for stmt in node.body for n in ast.walk(stmt) if isinstance(n, ast.Call)
+             and (n.lineno, n.col_offset) > first and _uses_optimizer(n, ctx)]
+    return bool(later)
+
+
+def _walk_no_loops(node):
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        yield n
+        if not isinstance(n, (ast.For, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            todo.extend(ast.iter_child_nodes(n))
+
+
+def _divided(expr) -> bool:
+    """``x / k``, ``x * w``, ``x.div(k)`` at the top of the expression (a mean inside is not a scaling)."""
+    return (isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Div, ast.Mult))) or _method(expr, "div", "mul")
+
+
+def _scaled(expr, loop, ctx) -> bool:
+    """The loss is divided (``loss / k``, ``loss /= k``, ``loss = loss / k``) before its backward."""
+    if _divided(expr):
+        return True
+    if isinstance(expr, ast.Name):
+        value = ctx.value_of(expr, getattr(expr, "lineno", 1 << 30))
+        if value is not None and _divided(value):
+            return True
+        return any(isinstance(n, ast.AugAssign) and getattr(n.target, "id", None) == expr.id
+                   and isinstance(n.op, (ast.Div, ast.Mult)) for n in ast.walk(loop))
+    if isinstance(expr, ast.Call) and _called_name(expr) == "scale" and expr.args:  # scaler.scale(loss)
+        return _scaled(expr.args[0], loop, ctx)
+    return False
+
+
+def _accumulation_unscaled(node, ctx) -> bool:
+    """Gradient accumulation: backward() on each micro-batch's mean loss, and one optimizer step after
+    several (after the loop, or under ``if i % k == 0``), with the loss never divided by their number:
+    the step sees k times the gradient of the big batch."""
+    if not isinstance(node, (ast.For, ast.While)) or any(isinstance(n, (ast.For, ast.While))
+                                                         for n in ast.walk(node) if n is not node):
+        return False
+    backwards = [n for n in ast.walk(node) if _method(n, "backward") and not n.args]
+    if not backwards:
+        return False
+    steps_in = [n for n in ast.walk(node) if isinstance(n, ast.Call) and _optimizer_step(n, ctx)]
+    if steps_in:
+        gated = any(isinstance(n, ast.If) and any(isinstance(m, ast.BinOp) and isinstance(m.op, ast.Mod)
+                                                  for m in ast.walk(n.test))
+                    and any(s in list(ast.walk(n)) for s in steps_in) for n in ast.walk(node))
+        if not gated:
+            return False
+    else:
+        after = [n for n in ast.walk(ctx.function) if isinstance(n, ast.Call) and _optimizer_step(n, ctx)
+                 and n.lineno > getattr(node, "end_lineno", node.lineno)]
+        before = [n for n in ast.walk(ctx.function) if _method(n, "zero_grad") and n.lineno < node.lineno]
+        if not (after and before):
+            return False
+    if any((_method(n, "div_", "mul_") and getattr(_root_attr(n.func.value), "attr", None) == "grad")
+           or (isinstance(n, ast.AugAssign) and getattr(_root_attr(n.target), "attr", None) == "grad")
+           for n in ast.walk(ctx.function)):
+        return False  # the gradients are divided instead (p.grad /= k)
+    return not any(_scaled(b.func.value, node, ctx) for b in backwards)
+
+
+def _root_attr(node):
+    """``p.grad.data`` -> the ``.grad`` attribute node (what a ``.data`` hangs off)."""
+    while isinstance(node, ast.Attribute) and node.attr == "data":
+        node = node.value
+    return node
+
+
 SOURCE_POST_RULES: tuple[Rule, ...] = (
     Rule("PTF001", ("deprecated-init-without-underscore",),
          "nn.init's names without the trailing underscore are deprecated aliases that warn on every call; "
@@ -562,4 +835,58 @@ SOURCE_POST_RULES: tuple[Rule, ...] = (
          "(or torch.inference_mode())",
          _eval_without_no_grad,
          nodes=(ast.FunctionDef, ast.AsyncFunctionDef)),
+    Rule("PTF017", ("tensor-copy-construct",),
+         "torch.tensor(t) on a tensor copies it and cuts it from the graph, with a UserWarning; write "
+         "t.clone().detach() (or t.detach() where no copy is needed)",
+         _tensor_copy_construct,
+         nodes=CALL),
+    Rule("PTF018", ("dataloader-iterator-next",),
+         "a DataLoader iterator has no .next() method in Python 3 (AttributeError); call next(it)",
+         _iterator_next_method,
+         nodes=CALL),
+    Rule("PTF019", ("negative-step-slicing",),
+         "tensors do not support a negative slice step (ValueError); use t.flip(dim)",
+         _negative_step,
+         nodes=ast.Subscript),
+    Rule("PTF020", ("cpu-tensor-moved-to-cuda",),
+         "the tensor is made on the CPU and then copied to the device; create it there with device=...",
+         _cpu_factory_moved,
+         nodes=CALL),
+    Rule("PTF021", ("shared-module-reuse",),
+         "[module] * n lists one module object n times: every entry shares the same weights; build a new "
+         "module per entry ([nn.Linear(...) for _ in range(n)])",
+         _module_list_multiplied,
+         nodes=ast.BinOp),
+    Rule("PTF022", ("param-reassignment-detaches-optimizer",),
+         "assigning a new nn.Parameter after the optimizer was built leaves the optimizer holding the old "
+         "tensor: the new one is never updated; copy into the existing parameter under torch.no_grad(), or "
+         "build the optimizer afterwards",
+         _parameter_replaced_after_optimizer,
+         nodes=ast.Assign),
+    Rule("PTF023", ("inplace-op-cannot-promote",),
+         "an in-place op cannot change an integer tensor into a float one (RuntimeError: result type Float "
+         "can't be cast); convert first (t = t.float()) or write it out of place",
+         _inplace_float_into_int,
+         nodes=ast.AugAssign),
+    Rule("PTF024", ("cross-entropy-target-dtype",),
+         "the cross-entropy target is a float tensor from a legacy constructor: class indices must be int64 "
+         "(a float target is read as class probabilities from 1.10, an error before); use "
+         "torch.tensor(labels) or .long()",
+         _float_class_target,
+         nodes=CALL),
+    Rule("PTF025", ("dataparallel-attribute",),
+         "DataParallel/DistributedDataParallel wrap the model: its own methods and attributes are under "
+         ".module (AttributeError on the wrapper); call model.module.<name>",
+         _dataparallel_attribute,
+         nodes=CALL),
+    Rule("PTF026", ("scheduler-step-placement",),
+         "the LR scheduler steps before the optimizer in this loop: the schedule's first value is skipped "
+         "(PyTorch warns since 1.1); call scheduler.step() after optimizer.step()",
+         _scheduler_before_optimizer,
+         nodes=LOOPS),
+    Rule("PTF027", ("grad-accumulation-unscaled",),
+         "gradients are accumulated over several backward() calls per optimizer step, but each loss is not "
+         "divided by their number: the step uses k times the big batch's gradient; divide the loss by k",
+         _accumulation_unscaled,
+         nodes=LOOPS),
 )

@@ -34,8 +34,8 @@ class Prefetcher:
 
 NEAR_MISS = {
     "non_blocking": """
-import torch
-x = torch.zeros(3).cuda(non_blocking=True)
+def move(batch):
+    return batch.cuda(non_blocking=True)
 """,
     "async_def": """
 import asyncio

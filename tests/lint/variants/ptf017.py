@@ -1,0 +1,81 @@
+"""PTF017: torch.tensor() on something that already is a tensor."""
+
+PITFALL = {
+    "bound_product": """
+import torch
+weights = torch.tensor([1.0, 2.0], requires_grad=True)
+scaled = weights * 2
+copy = torch.tensor(scaled)
+""",
+    "loader_batch_with_dtype": """
+import torch
+def train(model, loader):
+    for x, y in loader:
+        y = torch.tensor(y, dtype=torch.long)
+        model(x)
+""",
+    "model_output_to_device": """
+import torch
+import torch.nn as nn
+net = nn.Linear(3, 1)
+def predict(x, device):
+    out = net(x)
+    return torch.tensor(out, device=device, dtype=torch.float)
+""",
+    "method_chain": """
+import torch
+def normalise(values: torch.Tensor):
+    return torch.tensor(values.abs().sum(dim=0))
+""",
+    "self_attribute_tensor": """
+import torch
+import torch.nn as nn
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scale = nn.Parameter(torch.ones(1))
+    def export(self):
+        return torch.tensor(self.scale)
+""",
+}
+
+NEAR_MISS = {
+    "clone_detach": """
+import torch
+w = torch.ones(3, requires_grad=True)
+c = w.clone().detach()
+""",
+    "list_data": """
+import torch
+labels = [0, 1, 1]
+t = torch.tensor(labels)
+""",
+    "as_tensor_unknown": """
+import torch
+def ensure(x):
+    return torch.as_tensor(x)
+""",
+    "other_branch_of_an_if": """
+import torch
+def collate(targets):
+    if isinstance(targets[0], torch.Tensor):
+        targets = torch.stack(targets)
+    else:
+        targets = torch.tensor(targets, dtype=torch.int64)
+    return targets
+""",
+    "numpy_data": """
+import numpy as np
+import torch
+arr = np.zeros(3)
+t = torch.tensor(arr)
+""",
+}
+
+SEEN = {
+    "bound_product": "https://github.com/pytorch/pytorch/issues/23495",
+    "model_output_to_device": "https://github.com/pytorch/pytorch/issues/59800",
+    "loader_batch_with_dtype": "https://github.com/aradha/recursive_feature_machines/pull/10",
+    "as_tensor_unknown": "https://github.com/pytorch/pytorch/issues/23495 (torch.as_tensor for ensure-tensor)",
+    "other_branch_of_an_if": "timm/data/naflex_dataset.py NaFlexCollator.__call__ (timm 1.0.31)",
+}

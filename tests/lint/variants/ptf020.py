@@ -1,0 +1,69 @@
+"""PTF020: a CPU factory immediately moved to the device."""
+
+PITFALL = {
+    "zeros_to_device": """
+import torch
+def make(device):
+    return torch.zeros(3, 3).to(device)
+""",
+    "ones_cuda": """
+import torch
+mask = torch.ones(8, 8).cuda()
+""",
+    "arange_to_tensor_device": """
+import torch
+def positions(x):
+    return torch.arange(x.size(1)).to(x.device)
+""",
+    "full_in_loop_keyword_device": """
+import torch
+def fill(batches, device):
+    out = []
+    for b in batches:
+        out.append(torch.full((len(b),), -1).to(device=device))
+    return out
+""",
+    "eye_in_method_self_device": """
+import torch
+import torch.nn as nn
+class Whiten(nn.Module):
+    def forward(self, x):
+        eye = torch.eye(x.size(-1)).to(self.device)
+        return x @ eye
+""",
+}
+
+NEAR_MISS = {
+    "device_keyword": """
+import torch
+def make(device):
+    return torch.zeros(3, 3, device=device)
+""",
+    "dtype_conversion": """
+import torch
+x = torch.arange(5).to(torch.float32)
+""",
+    "like_factory": """
+import torch
+def blank(x):
+    return torch.zeros_like(x)
+""",
+    "random_generated_on_cpu_for_reproducibility": """
+import torch
+def noise(shape, device, gen):
+    return torch.randn(shape, generator=gen).to(device)
+""",
+    "data_from_list": """
+import torch
+def labels(ys, device):
+    return torch.tensor(ys).to(device)
+""",
+}
+
+SEEN = {
+    "ones_cuda": "https://github.com/torchsynth/torchsynth/issues/76",
+    "zeros_to_device": "https://github.com/meta-pytorch/torchfix/issues/62",
+    "arange_to_tensor_device": "transformers/models/mvp/modeling_mvp.py: torch.arange(self.prompt_length).to(self.device)",
+    "device_keyword": "https://github.com/meta-pytorch/torchcodec/pull/1347",
+    "like_factory": "https://github.com/pyro-ppl/pyro/pull/926",
+}

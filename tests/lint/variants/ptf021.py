@@ -1,0 +1,65 @@
+"""PTF021: one module object repeated by list multiplication (shared weights)."""
+
+PITFALL = {
+    "sequential_star": """
+import torch.nn as nn
+model = nn.Sequential(*[nn.Linear(4, 4)] * 2)
+""",
+    "module_list_conv": """
+import torch.nn as nn
+class SDI(nn.Module):
+    def __init__(self, channel):
+        super().__init__()
+        self.convs = nn.ModuleList([nn.Conv2d(channel, channel, kernel_size=3, padding=1)] * 4)
+""",
+    "own_block_times_n": """
+import torch.nn as nn
+class ResBlock(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.conv = nn.Conv2d(n, n, 3, padding=1)
+class Net(nn.Module):
+    def __init__(self, n_blocks):
+        super().__init__()
+        self.blocks = nn.Sequential(*(n_blocks * [ResBlock(32)]))
+""",
+    "bound_list_then_modulelist": """
+import torch.nn as nn
+def heads(k):
+    layers = [nn.Linear(16, 2)] * k
+    return nn.ModuleList(layers)
+""",
+    "sequential_of_mlp": """
+import torch.nn as nn
+def build(width):
+    return nn.ModuleList([nn.Sequential(nn.Linear(width, width), nn.ReLU())] * 2)
+""",
+}
+
+NEAR_MISS = {
+    "comprehension": """
+import torch.nn as nn
+model = nn.Sequential(*[nn.Linear(4, 4) for _ in range(2)])
+""",
+    "stateless_activation": """
+import torch.nn as nn
+acts = [nn.ReLU()] * 3
+""",
+    "number_list": """
+sizes = [64] * 4
+""",
+    "deepcopy_clones": """
+import copy
+import torch.nn as nn
+layer = nn.Linear(4, 4)
+layers = nn.ModuleList([copy.deepcopy(layer) for _ in range(3)])
+""",
+}
+
+SEEN = {
+    "module_list_conv": "https://github.com/yaoppeng/U-Net_v2/issues/10",
+    "own_block_times_n": "https://github.com/deep-learning-with-pytorch/dlwpt-code/issues/89",
+    "sequential_of_mlp": "https://github.com/acids-ircam/ddsp_pytorch/issues/37",
+    "bound_list_then_modulelist": "https://github.com/zalandoresearch/pytorch-vq-vae/issues/2",
+    "deepcopy_clones": "https://github.com/harvardnlp/annotated-transformer/issues/9",
+}

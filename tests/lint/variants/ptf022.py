@@ -1,0 +1,80 @@
+"""PTF022: a parameter replaced by a new nn.Parameter after the optimizer was built."""
+
+PITFALL = {
+    "batchnorm_weight": """
+import torch
+import torch.nn as nn
+bn = nn.BatchNorm1d(1)
+opt = torch.optim.SGD(bn.parameters(), lr=0.5)
+bn.weight = nn.Parameter(torch.full((1,), 2.0))
+""",
+    "pretrained_embedding": """
+import torch
+import torch.nn as nn
+def setup(vectors):
+    model = nn.Sequential(nn.Embedding(100, 8), nn.Linear(8, 2))
+    optimizer = torch.optim.Adam(model.parameters())
+    model[0].weight = nn.Parameter(torch.from_numpy(vectors))
+    return model, optimizer
+""",
+    "nested_attribute": """
+import torch
+from torch import nn
+def prune(net, mask):
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    net.fc.weight = nn.Parameter(net.fc.weight * mask)
+    return opt
+""",
+    "param_group_list": """
+import torch
+import torch.nn as nn
+layer = nn.Linear(3, 1)
+optim = torch.optim.AdamW([{"params": layer.parameters()}], lr=1e-3)
+layer.bias = nn.Parameter(torch.zeros(1))
+""",
+    "in_loop_after_optimizer": """
+import torch
+import torch.nn as nn
+def fit(model, data):
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step, x in enumerate(data):
+        if step == 10:
+            model.scale = nn.Parameter(torch.ones(1))
+        model(x).sum().backward()
+        opt.step()
+        opt.zero_grad()
+""",
+}
+
+NEAR_MISS = {
+    "copy_under_no_grad": """
+import torch
+import torch.nn as nn
+bn = nn.BatchNorm1d(1)
+opt = torch.optim.SGD(bn.parameters(), lr=0.5)
+with torch.no_grad():
+    bn.weight.copy_(torch.full((1,), 2.0))
+""",
+    "optimizer_built_after": """
+import torch
+import torch.nn as nn
+model = nn.Linear(3, 1)
+model.weight = nn.Parameter(torch.zeros(1, 3))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+""",
+    "init_of_own_module": """
+import torch
+import torch.nn as nn
+class Scale(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scale = nn.Parameter(torch.ones(1))
+""",
+}
+
+SEEN = {
+    "pretrained_embedding": "https://github.com/pytorch/pytorch/issues/14467",
+    "nested_attribute": "https://github.com/openvinotoolkit/nncf/pull/327",
+    "optimizer_built_after": "https://github.com/microsoft/nni/issues/4521",
+    "batchnorm_weight": "https://github.com/pytorch/pytorch/issues/54765",
+}

@@ -1,0 +1,76 @@
+"""PTF024: a float class-index target (legacy float constructor) for cross-entropy."""
+
+PITFALL = {
+    "tensor_list_to_device": """
+import torch
+import torch.nn as nn
+scores = torch.randn(2, 3)
+target = torch.Tensor([1, 1]).to("cpu")
+loss = nn.CrossEntropyLoss()(scores, target)
+""",
+    "bound_criterion_float_tensor": """
+import torch
+import torch.nn as nn
+criterion = nn.CrossEntropyLoss()
+def step(model, x, labels):
+    y = torch.FloatTensor(labels)
+    return criterion(model(x), y)
+""",
+    "functional_inline": """
+import torch
+import torch.nn.functional as F
+def loss(logits, labels):
+    return F.cross_entropy(logits, torch.Tensor(labels))
+""",
+    "keyword_target_cuda": """
+import torch
+import torch.nn.functional as F
+def loss(logits, labels):
+    t = torch.Tensor(labels).cuda()
+    return F.cross_entropy(input=logits, target=t)
+""",
+    "self_criterion_in_method": """
+import torch
+import torch.nn as nn
+class Trainer:
+    def __init__(self):
+        self.loss_fn = nn.CrossEntropyLoss()
+    def step(self, out, labels):
+        return self.loss_fn(out, torch.Tensor(labels))
+""",
+}
+
+NEAR_MISS = {
+    "long_indices": """
+import torch
+import torch.nn as nn
+scores = torch.randn(2, 3)
+loss = nn.CrossEntropyLoss()(scores, torch.tensor([1, 1]))
+""",
+    "soft_targets_one_hot_float": """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+scores = torch.randn(2, 3)
+t = torch.tensor([1, 2])
+loss = nn.CrossEntropyLoss()(scores, F.one_hot(t, 3).float())
+""",
+    "legacy_long": """
+import torch
+import torch.nn.functional as F
+def loss(logits, labels):
+    return F.cross_entropy(logits, torch.LongTensor(labels))
+""",
+    "mse_with_float_tensor": """
+import torch
+import torch.nn as nn
+loss = nn.MSELoss()(torch.randn(2), torch.Tensor([1, 1]))
+""",
+}
+
+SEEN = {
+    "bound_criterion_float_tensor": "https://github.com/burlachenkok/flpytorch/pull/14",
+    "self_criterion_in_method": "https://github.com/allenai/satlaspretrain_models/issues/5",
+    "tensor_list_to_device": "https://github.com/pytorch/pytorch/issues/103813",
+    "soft_targets_one_hot_float": "https://github.com/George730/E-ResGAT/issues/5",
+}

@@ -1,0 +1,91 @@
+"""PTF025: the wrapped model's own method called on a DataParallel/DDP wrapper."""
+
+PITFALL = {
+    "freeze_helper": """
+import torch.nn as nn
+class Net(nn.Module):
+    def freeze_backbone(self):
+        pass
+model = nn.DataParallel(Net())
+model.freeze_backbone()
+""",
+    "train_model_method": """
+import torch
+class MaskRCNN(torch.nn.Module):
+    def train_model(self, data):
+        pass
+model = torch.nn.DataParallel(MaskRCNN(), device_ids=[0, 1])
+model.train_model(None)
+""",
+    "self_model_in_method": """
+import torch.nn as nn
+class Net(nn.Module):
+    def log_weights(self, step):
+        pass
+class Runner:
+    def __init__(self):
+        self.model = nn.DataParallel(Net())
+    def log(self, step):
+        self.model.log_weights(step)
+""",
+    "ddp_encode": """
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+class Encoder(nn.Module):
+    def encode(self, x):
+        return x
+def run(x, rank):
+    model = DDP(Encoder(), device_ids=[rank])
+    return model.encode(x)
+""",
+    "after_to_device": """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def compute_center_loss(self, x):
+        return x
+def step(x):
+    net = nn.DataParallel(Net()).to("cuda")
+    return net.compute_center_loss(x)
+""",
+}
+
+NEAR_MISS = {
+    "through_module": """
+import torch.nn as nn
+class Net(nn.Module):
+    def freeze_backbone(self):
+        pass
+model = nn.DataParallel(Net())
+model.module.freeze_backbone()
+""",
+    "module_api": """
+import torch.nn as nn
+model = nn.DataParallel(nn.Linear(3, 1))
+model.eval()
+params = list(model.parameters())
+state = model.state_dict()
+""",
+    "unwrapped": """
+import torch.nn as nn
+class Net(nn.Module):
+    def freeze_backbone(self):
+        pass
+model = Net()
+model.freeze_backbone()
+""",
+    "ddp_no_sync": """
+from torch.nn.parallel import DistributedDataParallel as DDP
+def accumulate(model_fn, x):
+    model = DDP(model_fn())
+    with model.no_sync():
+        model(x).sum().backward()
+""",
+}
+
+SEEN = {
+    "train_model_method": "https://github.com/jytime/Mask_RCNN_Pytorch/issues/2",
+    "self_model_in_method": "https://github.com/pytorch/pytorch/issues/43329",
+    "after_to_device": "https://github.com/Jungjee/ASVspoof_PA/issues/7",
+    "through_module": "https://github.com/layumi/Person_reID_baseline_pytorch/issues/173",
+}

@@ -1,0 +1,102 @@
+"""PTF026: the LR scheduler stepped before the optimizer in a loop."""
+
+PITFALL = {
+    "per_batch_before_train_step": """
+import torch
+def run(w, opt, scheduler, train_step, epochs, batches):
+    for epoch in range(epochs):
+        for batch in range(batches):
+            scheduler.step()
+            train_step(w, opt)
+""",
+    "start_of_epoch": """
+import torch
+model = torch.nn.Linear(3, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=30)
+def train(loader, epochs):
+    for epoch in range(epochs):
+        scheduler.step()
+        for x, y in loader:
+            optimizer.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            optimizer.step()
+""",
+    "lr_scheduler_name_in_step": """
+def train(model, loader, optimizer, lr_scheduler):
+    for x, y in loader:
+        lr_scheduler.step()
+        loss = model(x, y)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+""",
+    "self_scheduler_in_method": """
+import torch
+class Trainer:
+    def __init__(self, model):
+        self.opt = torch.optim.Adam(model.parameters())
+        self.sched = torch.optim.lr_scheduler.ExponentialLR(self.opt, 0.9)
+        self.model = model
+    def epoch(self, loader):
+        for x in loader:
+            self.sched.step()
+            self.model(x).sum().backward()
+            self.opt.step()
+            self.opt.zero_grad()
+""",
+    "while_loop": """
+import torch
+def run(model, data, steps):
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 0.99 ** s)
+    i = 0
+    while i < steps:
+        sched.step()
+        model(data).sum().backward()
+        opt.step()
+        opt.zero_grad()
+        i += 1
+""",
+}
+
+NEAR_MISS = {
+    "after_optimizer": """
+def train(model, loader, optimizer, scheduler):
+    for x, y in loader:
+        optimizer.zero_grad()
+        model(x, y).backward()
+        optimizer.step()
+        scheduler.step()
+""",
+    "end_of_epoch": """
+def train(model, loader, optimizer, scheduler, epochs):
+    for epoch in range(epochs):
+        for x, y in loader:
+            optimizer.zero_grad()
+            model(x, y).backward()
+            optimizer.step()
+        scheduler.step()
+""",
+    "plateau_after_validation": """
+def fit(train_epoch, validate, optimizer, scheduler, epochs):
+    for epoch in range(epochs):
+        train_epoch(optimizer)
+        val_loss = validate()
+        scheduler.step(val_loss)
+""",
+    "diffusion_sampling": """
+def sample(unet, scheduler, latents):
+    for t in scheduler.timesteps:
+        noise = unet(latents, t)
+        latents = scheduler.step(noise, t, latents).prev_sample
+    return latents
+""",
+}
+
+SEEN = {
+    "start_of_epoch": "https://github.com/zju3dv/NeuralRecon/issues/51",
+    "lr_scheduler_name_in_step": "https://github.com/ThilinaRajapakse/pytorch-transformers-classification/issues/21",
+    "per_batch_before_train_step": "https://github.com/Abe404/segmentation_of_roots_in_soil_with_unet/pull/4",
+    "end_of_epoch": "https://github.com/heshuting555/AICITY2020_DMT_VehicleReID/issues/18",
+}

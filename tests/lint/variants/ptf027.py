@@ -1,0 +1,101 @@
+"""PTF027: gradient accumulation without dividing the loss by the number of micro-batches."""
+
+PITFALL = {
+    "step_after_loop": """
+import torch
+def big_batch(w, opt, micro_batches):
+    opt.zero_grad()
+    for x, y in micro_batches:
+        loss = ((w * x - y) ** 2).mean()
+        loss.backward()
+    opt.step()
+""",
+    "modulo_gate": """
+def train(model, loader, optimizer, criterion, accum_steps):
+    for i, (x, y) in enumerate(loader):
+        loss = criterion(model(x), y)
+        loss.backward()
+        if (i + 1) % accum_steps == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+""",
+    "scaler_modulo": """
+import torch
+def train(model, loader, opt, scaler, k):
+    for step, batch in enumerate(loader):
+        with torch.autocast("cuda"):
+            loss = model(**batch).loss
+        scaler.scale(loss).backward()
+        if step % k == 0:
+            scaler.step(opt)
+            scaler.update()
+            opt.zero_grad()
+""",
+    "inline_backward": """
+def train(model, loader, optimizer, n):
+    for i, (x, y) in enumerate(loader):
+        model(x, y).mean().backward()
+        if i % n == n - 1:
+            optimizer.step()
+            optimizer.zero_grad()
+""",
+    "method_self_optimizer": """
+import torch
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+        self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    def accumulate(self, chunks):
+        self.optimizer.zero_grad()
+        for x, y in chunks:
+            out = self.model(x)
+            loss = torch.nn.functional.mse_loss(out, y)
+            loss.backward()
+        self.optimizer.step()
+""",
+}
+
+NEAR_MISS = {
+    "divided": """
+def train(model, loader, optimizer, criterion, accum_steps):
+    for i, (x, y) in enumerate(loader):
+        loss = criterion(model(x), y) / accum_steps
+        loss.backward()
+        if (i + 1) % accum_steps == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+""",
+    "augassign_divide": """
+def big_batch(w, opt, micro_batches, k):
+    opt.zero_grad()
+    for x, y in micro_batches:
+        loss = ((w * x - y) ** 2).mean()
+        loss /= k
+        loss.backward()
+    opt.step()
+""",
+    "step_every_batch": """
+def train(model, loader, optimizer):
+    for x, y in loader:
+        optimizer.zero_grad()
+        model(x, y).backward()
+        optimizer.step()
+""",
+    "gradients_divided": """
+def train(model, loader, optimizer, k):
+    for i, (x, y) in enumerate(loader):
+        model(x, y).backward()
+        if (i + 1) % k == 0:
+            for p in model.parameters():
+                p.grad.data.div_(k)
+            optimizer.step()
+            optimizer.zero_grad()
+""",
+}
+
+SEEN = {
+    "step_after_loop": "https://github.com/karpathy/nanoGPT/issues/168",
+    "modulo_gate": "https://github.com/karpathy/nanoGPT/issues/206",
+    "divided": "https://github.com/ThilinaRajapakse/BERT_binary_text_classification/issues/15",
+    "gradients_divided": "https://github.com/NVIDIA/DeepLearningExamples/issues/625",
+}
