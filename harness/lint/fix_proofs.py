@@ -76,6 +76,8 @@ def prove(rule_id: str, case_path: Path) -> dict:
             missing = missing_requirement(lc)
             if missing:
                 return {"proven": False, "why": missing, "fixed": count}
+            if FIXES[rule_id].proof == "compile":
+                return _compiles(lc, text, rule_id, count)
             lc.module.fixed = lc.module.broken  # the linter's fix, judged as the case's own fix is
             try:
                 result = fixed_step(lc, "cpu")
@@ -95,6 +97,38 @@ def prove(rule_id: str, case_path: Path) -> dict:
     if any(a <= f.line <= b for f in still for a, b in _spans(text)):
         return {"proven": False, "why": f"{rule_id} still flags the linter-fixed program", "fixed": count}
     return {"proven": True, "why": "", "fixed": count}
+
+
+def _compiles(lc, text: str, rule_id: str, count: int) -> dict:
+    """A fix to a program that does not parse (``.cuda(async=True)``): the case's broken program now
+    compiles (its symptom, the SyntaxError, is gone), and running each fixed program with its free
+    names bound to a small tensor reaches torch with its arguments accepted: it succeeds, or fails
+    only for want of a GPU (a TypeError for the keyword would refute it). The call's own run on CUDA
+    is not observed here."""
+    import torch
+
+    from harness.observation import observe
+
+    run = observe(lc.module.broken, "cpu")
+    if run.error is not None or lc.module.symptom(run):
+        return {"proven": False, "why": f"the linter-fixed program still fails to compile: {run.error!r}"[:300],
+                "fixed": count}
+    tree = ast.parse(text)
+    kept = [n for n in variant_nodes(tree, "broken") if not isinstance(n, (ast.Import, ast.ImportFrom))]
+    for name, node in _strings(tree, kept).items():
+        program = node.value.value
+        free = {n.id for n in ast.walk(ast.parse(program)) if isinstance(n, ast.Name)}
+        namespace = {n: torch.tensor([3, 1, 2]) for n in free}
+        try:
+            exec(compile(program, f"{name}.py", "exec"), namespace)
+        except (AssertionError, RuntimeError) as exc:  # a CPU build: "Torch not compiled with CUDA enabled"
+            if "cuda" not in str(exc).lower() and "nvidia" not in str(exc).lower():
+                return {"proven": False, "why": f"the fixed program fails: {type(exc).__name__}: {exc}"[:300],
+                        "fixed": count}
+        except Exception as exc:  # noqa: BLE001 - a refuted fix, said why
+            return {"proven": False, "why": f"the fixed program fails: {type(exc).__name__}: {exc}"[:300], "fixed": count}
+    return {"proven": True, "why": "", "fixed": count,
+            "how": "compiles, the symptom is gone and torch accepts the call's arguments; the run on CUDA not observed"}
 
 
 def _spans(text: str) -> list[tuple[int, int]]:

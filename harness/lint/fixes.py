@@ -314,12 +314,16 @@ class Fix:
     edits: Callable[[Source, object], list[Edit]]  # raises Refused
     caution: str | None = None  # why it is never applied without --unsafe-fixes, whatever the proofs say
     works_on_tokens: bool = False  # the file it fixes does not parse
+    # How fix_proofs judges it: "run" (the linter-fixed broken program held to the case's own fix) or
+    # "compile" (a fix to a file that does not parse: it must compile, the symptom go, and torch
+    # accept the call's arguments; the case's check, which runs its own program, does not apply).
+    proof: str = "run"
 
 
 FIXES: dict[str, Fix] = {f.rule: f for f in (
     Fix("PTF001", "xavier_uniform(...) -> xavier_uniform_(...) (the in-place name)",
         _rename_called_method(INIT_OLD, lambda name: name + "_")),
-    Fix("PTF003", ".cuda(async=True) -> .cuda(non_blocking=True)", _async_keyword, works_on_tokens=True),
+    Fix("PTF003", ".cuda(async=True) -> .cuda(non_blocking=True)", _async_keyword, works_on_tokens=True, proof="compile"),
     Fix("PTF004", "register_backward_hook -> register_full_backward_hook",
         _rename_called_method({"register_backward_hook"}, lambda name: "register_full_backward_hook")),
     Fix("PTF013", "x.to(...) -> x = x.to(...)", _assign_to),

@@ -20,7 +20,6 @@ CASE_FILES = {case_id_of(p): p for p in find_case_files(ROOT / "cases")}
 # Fixes right by construction whose case cannot prove them: the case's fixed program does more
 # than the broken one (its check asks for that), so the linter's fix of the broken one is refused.
 CANNOT_PROVE = {
-    "PTF003": "'code' object has no attribute 'device'",  # the broken program only compiles; the fix runs it
     "PTF013": "the model was never run on the ids",  # the fixed program also runs a model on the ids
 }
 
@@ -52,6 +51,18 @@ def test_a_wrong_fix_and_a_fix_that_does_nothing_are_not_proven(monkeypatch):
     assert not result["proven"] and "check rejects the fixed result" in result["why"], result
     monkeypatch.setitem(FIXES, "PTF001", replace(right, edits=lambda src, f: []))
     assert prove("PTF001", path) == {"proven": False, "why": "nothing fixed in the broken program: the fix found nothing to change"}
+
+
+def test_a_syntax_fix_is_proven_by_compiling_and_by_torch_accepting_its_keyword(monkeypatch):
+    """PTF003's proof (the file did not parse, so no run of the case's fix program applies): the
+    right keyword compiles and torch takes it; a misspelt one compiles too but torch refuses it."""
+    path = CASE_FILES["cuda-async-keyword"]
+    assert prove("PTF003", path)["proven"]
+    right = FIXES["PTF003"]
+    wrong = replace(right, edits=lambda src, f: [Edit(e.start, e.end, "nonblocking") for e in right.edits(src, f)])
+    monkeypatch.setitem(FIXES, "PTF003", wrong)
+    result = prove("PTF003", path)
+    assert not result["proven"] and "TypeError" in result["why"] and "nonblocking" in result["why"], result
 
 
 def _record(proven: dict[str, bool], sha=None) -> dict:
