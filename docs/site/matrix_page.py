@@ -9,12 +9,11 @@ from packaging.version import Version
 from harness.case import DEVICES
 from harness.loader import LoadedCase
 from harness.matrix import NOT_OBSERVED, Matrix, device_kind
-from harness.matrix.claims import what_you_see
 from harness.matrix.cli import MARKS, column_labels, provenance_lines
 
 from docs.site.outputs import clean
 
-from docs.site.record_text import change_texts, seen_text
+from docs.site.record_text import change_texts, seen_lines
 from docs.site.text import case_href, code, esc, raw_html, status_class
 
 STATUS_MEANING = {
@@ -87,10 +86,10 @@ def case_matrix_section(m: Matrix, case_id: str) -> str:
     out.append("\n### What you will see on your torch\n")
     for d in m.devices:
         for variant in ("broken", "fixed"):
-            seen = what_you_see(m, case_id, d, variant)
+            seen = seen_lines(m, case_id, d, variant)
             if seen:
                 out.append(f"The {variant} code on {d}:\n")
-                out.extend(f"- torch {span}: {code(seen_text(text))}" for span, text in seen)
+                out.extend(f"- torch {span}: {code(text)}" for span, text in seen)
                 out.append("")
     out.append("\nEvery release and device of the [matrix](../matrix.md); "
                "[what changes when you upgrade](../upgrade.md).\n")

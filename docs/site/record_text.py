@@ -71,15 +71,28 @@ def shown(text: str) -> str:
     return clean(text)
 
 
-def seen_text(text: str) -> str:
-    """``harness.matrix.claims.what_you_see``'s words with its returned value printed, not its repr
-    of the summary dict ("returns {'type': 'Tensor', ...}")."""
-    import ast
 
-    head, sep, value = text.rpartition("returns ")
-    if sep and value.startswith(("{", "[")):
-        try:
-            return clean(head) + "returns " + value_text(ast.literal_eval(value))
-        except (ValueError, SyntaxError):
-            pass
-    return clean(text)
+def seen_lines(m: Matrix, case_id: str, device: str, variant: str) -> list[tuple[str, str]]:
+    """``harness.matrix.claims.what_you_see``'s spans of releases, each with what the variant did
+    there in a reader's words: its error, its warnings, its value printed (the harness's own
+    words keep the summary's repr, cut short)."""
+    from harness.matrix.claims import what_you_see
+    from harness.run.fingerprint import remask
+
+    out = []
+    for span, words in what_you_see(m, case_id, device, variant):
+        first = span.split(",")[0].split("–")[0].strip()  # the group's fingerprint is its first release's
+        cell = m.cell(case_id, first, device)
+        fp = remask((cell.record.fingerprints or {}).get(variant)) if cell.record is not None else None
+        out.append((span, _did(fp) if fp else clean(words)))
+    return out
+
+
+def _did(fp: dict) -> str:
+    parts = []
+    if fp["error"] is not None:
+        parts.append(clean(f"raises {fp['error']['type']}: {fp['error']['message']}"))
+    parts.extend(clean(f"warns {w['category']}: {w['message']}") for w in fp["warnings"])
+    if fp["error"] is None:
+        parts.append("returns " + value_text(fp["value"]) if fp["value"] is not None else "returns None")
+    return "; ".join(parts)
