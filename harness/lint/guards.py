@@ -100,6 +100,61 @@ def _flags(module: ast.AST) -> frozenset:
 _DEPRECATION_CATEGORIES = ("FutureWarning", "Warning")
 
 
+# which branch of a version or feature test runs on the older torch (and so holds the older API on
+# purpose); the other branch runs on a current torch, where the rules apply as anywhere else
+_NEWER = re.compile(r"greater|newer|after|at_?least|above|(^|_)(ge|gt)(_|$)|(^|_)\d+(_\d+)+$|^has_|available")
+_OLDER = re.compile(r"less|older|before|below|(^|_)(le|lt)(_|$)")
+_FLIP = {"body": "orelse", "orelse": "body", None: None}
+
+
+def _current_version(node: ast.AST) -> bool:
+    """An expression that reads the running torch's version (``torch.__version__``, ``TORCH_VERSION``)."""
+    for sub in ast.walk(node):
+        name = getattr(sub, "attr", getattr(sub, "id", "")) or ""
+        if name == "__version__" or ("version" in name.lower() and "torch" in name.lower()):
+            return True
+    return False
+
+
+def _old_branch(test: ast.AST, assigned: dict, depth: int = 0) -> str | None:
+    """"body" or "orelse": the branch that runs on the older torch; None when the test does not say."""
+    if depth > 3:
+        return None
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _FLIP[_old_branch(test.operand, assigned, depth + 1)]
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        op, left, right = test.ops[0], test.left, test.comparators[0]
+        newer = {ast.Gt: "orelse", ast.GtE: "orelse", ast.Lt: "body", ast.LtE: "body"}.get(type(op))
+        if _current_version(left) and not _current_version(right):
+            return newer
+        if _current_version(right) and not _current_version(left):
+            return _FLIP[newer]
+        return None
+    if isinstance(test, ast.Call):
+        called = getattr(test.func, "id", getattr(test.func, "attr", "")) or ""
+        if called in GUARD_CALLS:
+            return "orelse"  # hasattr(torch, "func"): true where the newer API exists
+        first = test.args[0] if test.args else None
+        if isinstance(first, ast.Constant) and first.value in (">=", ">", "<", "<="):  # is_torch_version(">=", "2.3")
+            return "orelse" if first.value.startswith(">") else "body"
+        return _named_direction(called)
+    if isinstance(test, (ast.Name, ast.Attribute)):
+        name = getattr(test, "id", getattr(test, "attr", ""))
+        if name in assigned:
+            return _old_branch(assigned[name], assigned, depth + 1)
+        return _named_direction(name)
+    return None
+
+
+def _named_direction(name: str) -> str | None:
+    low = name.lower()
+    if _OLDER.search(low):
+        return "body"
+    if _NEWER.search(low):
+        return "orelse"
+    return None
+
+
 def _ignores_warnings(body) -> bool:
     """An ``"ignore"`` filter that silences a deprecation: no category, a deprecation category, or a
     message pattern (a filter aimed at one warning)."""
@@ -120,19 +175,24 @@ def _ignores_warnings(body) -> bool:
     return False
 
 
-def _span(nodes) -> list[tuple[int, int]]:
-    return [(n.lineno, n.end_lineno or n.lineno) for n in nodes]
+def _span(nodes) -> list[tuple]:
+    """Where each node starts and ends, as ((line, column), (line, column)): the two branches of a
+    one-line ``a if TORCH_GE_2_3 else b`` are told apart by their columns."""
+    return [((n.lineno, n.col_offset), (n.end_lineno or n.lineno, n.end_col_offset or 1 << 20)) for n in nodes]
 
 
 def _regions(module: ast.AST) -> tuple[list, list]:
     """(guarded line spans, silenced line spans) of one module."""
     flags = _flags(module)
+    assigned = {t.id: n.value for n in ast.walk(module) if isinstance(n, ast.Assign)
+                for t in n.targets if isinstance(t, ast.Name) and t.id in flags}
     guarded, silenced = [], []
     for node in ast.walk(module):
         if isinstance(node, (ast.If, ast.IfExp)) and _is_guard_test(node.test, flags):
             body = node.body if isinstance(node.body, list) else [node.body]
             orelse = node.orelse if isinstance(node.orelse, list) else [node.orelse]
-            guarded += _span(body + orelse)
+            old = _old_branch(node.test, assigned)
+            guarded += _span(body if old == "body" else orelse if old == "orelse" else body + orelse)
         elif isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
             if any(_handles_missing(h) for h in node.handlers) or (
                     all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in node.body) and any(
@@ -144,13 +204,14 @@ def _regions(module: ast.AST) -> tuple[list, list]:
                 and getattr(i.context_expr.func, "attr", getattr(i.context_expr.func, "id", None)) == "catch_warnings"
                 for i in node.items) and _ignores_warnings(node.body):
             silenced += _span(node.body)
-    guarded += _after_early_exit(module, flags)
+    guarded += _after_early_exit(module, flags, assigned)
     return guarded, silenced
 
 
-def _after_early_exit(module: ast.AST, flags: frozenset) -> list[tuple[int, int]]:
+def _after_early_exit(module: ast.AST, flags: frozenset, assigned: dict) -> list[tuple]:
     """``if hasattr(t, "untyped_storage"): return t.untyped_storage()`` then the old spelling: what
-    follows a guard whose branch always leaves the block is its else branch."""
+    follows a guard whose branch always leaves the block is its else branch; old code on purpose
+    unless the branch that leaves is the older torch's (``if not TORCH_GE_2_3: raise ...``)."""
     spans = []
     for node in ast.walk(module):
         for name in ("body", "orelse", "finalbody"):
@@ -159,8 +220,9 @@ def _after_early_exit(module: ast.AST, flags: frozenset) -> list[tuple[int, int]
                 continue
             for i, stmt in enumerate(block[:-1]):
                 if (isinstance(stmt, ast.If) and not stmt.orelse and _is_guard_test(stmt.test, flags)
-                        and isinstance(stmt.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))):
-                    spans.append((block[i + 1].lineno, block[-1].end_lineno or block[-1].lineno))
+                        and isinstance(stmt.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))
+                        and _old_branch(stmt.test, assigned) != "body"):
+                    spans.append(((block[i + 1].lineno, 0), (block[-1].end_lineno or block[-1].lineno, 1 << 20)))
                     break
     return spans
 
@@ -175,8 +237,8 @@ def deliberate(node: ast.AST, module: ast.AST, warning: bool) -> bool:
     if _CACHE["module"] is not module:  # the last module's regions (the walk goes module by module)
         _CACHE["module"], _CACHE["regions"] = module, _regions(module)
     guarded, silenced = _CACHE["regions"]
-    line = getattr(node, "lineno", None)
-    if line is None:
+    if getattr(node, "lineno", None) is None:
         return False
+    at = (node.lineno, node.col_offset)
     spans = guarded + silenced if warning else guarded
-    return any(start <= line <= end for start, end in spans)
+    return any(start <= at <= end for start, end in spans)

@@ -19,6 +19,8 @@ def _receiver_may_be_tensor(call: ast.Call, ctx) -> bool:
     receiver = call.func.value
     if ctx.qualified(receiver) is not None and not (ctx.qualified(receiver) or "").startswith("torch."):
         return False
+    if ctx.kind(receiver) not in (None, "tensor"):  # bindings.py: known to hold a module, an ndarray, ...
+        return False
     if isinstance(receiver, ast.Name) and receiver.id in ("self", "cls") and ctx.klass is not None:
         return not any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == call.func.attr
                        for s in ctx.klass.body)
@@ -41,7 +43,7 @@ def _checks_grad_none(function) -> bool:
 def _zero_grad_then_use(node, ctx) -> bool:
     """``zero_grad()`` (set_to_none left at its default, or True) and, later in the same function, an
     in-place write into ``.grad``, which is None by then; unless the function checks for None."""
-    if not (_method(node, "zero_grad") and not node.args):
+    if not (_method(node, "zero_grad") and not node.args) or ctx.kind(node.func.value) not in (None, "optimizer", "module", "loss"):
         return False
     set_to_none = _kw(node, "set_to_none")
     if (set_to_none is not None and not _const(set_to_none, True)) or any(k.arg is None for k in node.keywords):
@@ -146,8 +148,8 @@ def _transformer_nested_with_norm_first(node, ctx) -> bool:
 def _state_dict_positional(node, ctx) -> bool:
     """``x.state_dict(dest, prefix)``, except in a class with a ``state_dict`` of its own that is not a
     Module's (other parameters, or a class with no bases): there the call is most likely that API."""
-    if not (_method(node, "state_dict") and node.args):
-        return False
+    if not (_method(node, "state_dict") and node.args) or ctx.kind(node.func.value) not in (None, "module", "loss"):
+        return False  # an optimizer's, a scheduler's or a tensor's is not Module.state_dict
     klass = ctx.klass
     own = next((s for s in klass.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
                 and s.name == "state_dict"), None) if klass is not None else None
@@ -391,7 +393,7 @@ UPGRADE_RULES: tuple[Rule, ...] = (
          "deprecated since 1.9); use torch.linalg.qr / torch.linalg.cholesky",
          lambda n, c: _use_of(n, c, "torch.qr", "torch.cholesky") or (
              isinstance(n, ast.Call) and _method(n, "qr", "cholesky") and c.qualified(n.func) is None
-             and all(isinstance(a, ast.Constant) for a in n.args)),
+             and all(isinstance(a, ast.Constant) for a in n.args) and _receiver_may_be_tensor(n, c)),
          nodes=(ast.Call, ast.Attribute, ast.Name)),
     Rule("PTF136", ("cuda-amp-autocast-deprecated",),
          "torch.cuda.amp.autocast is deprecated since torch 2.4 (FutureWarning, even disabled or without a GPU); "
@@ -412,10 +414,11 @@ UPGRADE_RULES: tuple[Rule, ...] = (
 WARNS_ONLY = frozenset({"PTF104", "PTF105", "PTF106", "PTF107", "PTF108", "PTF109", "PTF110", "PTF111", "PTF112",
                         "PTF115", "PTF117", "PTF118", "PTF119", "PTF120", "PTF121", "PTF122", "PTF124", "PTF125",
                         "PTF127", "PTF128", "PTF129", "PTF133", "PTF134", "PTF136", "PTF137"})
-# The rules about a deprecated name (a function or module to stop using): one decision per file
-# (the import, or the first use), so one finding per file, at the first use outside a guard.
-ONCE_PER_FILE = frozenset({"PTF102", "PTF105", "PTF108", "PTF110", "PTF111", "PTF117", "PTF119", "PTF120", "PTF121",
-                           "PTF127", "PTF133", "PTF134", "PTF136", "PTF137"})
+# The rules about a deprecated name (a function, module or method to stop using): one decision per
+# file (the import, or a file-wide rename), so one finding per file, at the first use outside a guard.
+ONCE_PER_FILE = frozenset({"PTF102", "PTF105", "PTF106", "PTF108", "PTF110", "PTF111", "PTF117", "PTF118",
+                           "PTF119", "PTF120", "PTF121", "PTF122", "PTF127", "PTF133", "PTF134", "PTF136",
+                           "PTF137"})
 
 
 def _considered(rule: Rule) -> Rule:
