@@ -72,8 +72,10 @@ fix-versions: venv $(UV)
 matrix-check: venv
 	$(PY) -m harness matrix --check
 
-# The docs site, offline, into build/site/. Always rebuilt from the case sources: every case's
-# cells run once (one process), then Sphinx renders from scratch, so no page is ever stale.
+# The docs site, offline, into build/site/ (English) and build/site/zh/ (Chinese). Always rebuilt
+# from the case sources: every case's cells run once (one process), then Sphinx renders both
+# editions from scratch, side by side in two processes, so no page is ever stale; the Chinese
+# catalogues are docs/locale/ (python -m docs.site.i18n update, docs/locale/TRANSLATING.md).
 DOCS_PORT ?= 8000
 docs: venv
 	$(PY) -m docs.site.build --out build/site

@@ -122,6 +122,36 @@ def translate_raw(markup: str, lookup) -> str:
     return "".join(pieces) + markup[at:]
 
 
+def plain(text: str) -> str:
+    """A message as a reader sees its words: no backticks, no Markdown escapes (a case title in an
+    HTML table is the title of its page without its code marks)."""
+    return re.sub(r"\\(.)", r"\1", text.replace("`", ""))
+
+
+_LINK = re.compile(r"\[(?P<text>[^\]]+)\]\((?P<target>[^)\s]+)\)")
+
+
+class Reuse:
+    """Translations made of messages translated elsewhere (a case's title on a topic page or in the
+    home table): the same words, the same words without code marks, or a link whose text is one."""
+
+    def __init__(self, known: dict[str, str]):
+        self.known = known
+        self.by_plain = {plain(k): plain(v) for k, v in known.items()}
+
+    def find(self, msg: str) -> str | None:
+        if msg in self.known:
+            return self.known[msg]
+        if plain(msg) in self.by_plain:
+            return self.by_plain[plain(msg)]
+        link = _LINK.fullmatch(msg)
+        if link:
+            text = self.find(link.group("text"))
+            if text is not None:
+                return f"[{text}]({link.group('target')})"
+        return None
+
+
 def docname_of(catalogue: str) -> str:
     """The page a catalogue translates: ``cases/autograd/backward-twice`` -> ``cases/backward-twice``."""
     parts = catalogue.split("/")
@@ -182,10 +212,11 @@ def route(pots: dict[str, Catalog], src: Path, topics: dict[str, str], own_cells
             else:
                 generated.setdefault(docname, []).append(message)
                 pages_of.setdefault(template(message.id)[0], set()).add(docname)
+    prose = Reuse({m: m for m in case_prose})
     for docname, messages in generated.items():
         case_id = docname.split("/", 1)[1] if docname.startswith("cases/") else None
         for message in messages:
-            if message.id in case_prose:
+            if prose.find(message.id) is not None:
                 continue  # a case's title on another page: translated once, in the case's catalogue
             tmpl = template(message.id)[0]
             if len(pages_of[tmpl]) > 1:

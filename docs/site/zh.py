@@ -27,7 +27,7 @@ from sphinx.transforms import SphinxTransform
 from sphinx.util.i18n import docname_to_domain
 from sphinx.util.nodes import extract_messages
 
-from docs.site.i18n import SITE, Catalogues, build_catalogues, fill, needs_translation, raw_messages, template, translate_raw
+from docs.site.i18n import SITE, Catalogues, Reuse, build_catalogues, fill, needs_translation, raw_messages, template, translate_raw
 
 STATUS = "translation-status.json"
 BANNER = ('<div class="zh-stale-banner" role="note"><p><strong>英文原文在此译文之后有改动</strong>：本页有 {n} 段译文已过期，'
@@ -66,7 +66,7 @@ class _Page:
             return self.own[msg]
         tmpl, args = template(msg)
         shape = self.own.get(tmpl) or self.site.get(tmpl)
-        return fill(shape, args) if shape else self.anywhere.get(msg)
+        return fill(shape, args) if shape else self.anywhere.find(msg)
 
     def is_stale(self, msg: str) -> bool:
         """Its English changed after it was translated: fuzzy, or in no catalogue of a page that has translations."""
@@ -174,7 +174,7 @@ def _compile(app, config) -> None:
 
         raise ConfigError(f"{source}: no zh_CN catalogues (python -m docs.site.i18n update writes them)")
     app._pitfalls_catalogues = build_catalogues(Path(config.locale_dirs[0]), source)
-    app._pitfalls_everywhere = app._pitfalls_catalogues.everywhere()
+    app._pitfalls_everywhere = Reuse(app._pitfalls_catalogues.everywhere())
     app._pitfalls_empty = set().union(*app._pitfalls_catalogues.empty.values())  # written down, not translated yet
 
 

@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,16 +32,19 @@ class ZhStatus:
     stale: dict[str, int] = field(default_factory=dict)  # page -> paragraphs whose English changed after their translation
     untranslated: dict[str, int] = field(default_factory=dict)  # page -> paragraphs not translated yet
     translated: int = 0
+    seconds: float = 0.0  # the zh Sphinx build's wall time
+    waited: float = 0.0  # how long the English build waited for it, once done itself
 
     @classmethod
     def read(cls, path: Path) -> "ZhStatus":
         data = json.loads(Path(path).read_text(encoding="utf-8"))
-        return cls(data["pages"], data["stale"], data["untranslated"], data["translated"])
+        return cls(data["pages"], data["stale"], data["untranslated"], data["translated"], data.get("seconds", 0.0))
 
     def summary(self) -> str:
         stale = sum(self.stale.values())
         lines = [f"zh: {self.pages} pages, {self.translated} paragraphs translated, "
-                 f"{sum(self.untranslated.values())} not yet, {stale} stale on {len(self.stale)} pages"]
+                 f"{sum(self.untranslated.values())} not yet, {stale} stale on {len(self.stale)} pages "
+                 f"(its Sphinx build {self.seconds:.1f} s, beside the English one; waited for: {self.waited:.1f} s)"]
         lines.extend(f"zh: stale: {page}: {count}" for page, count in sorted(self.stale.items()))
         return "\n".join(lines)
 
@@ -53,11 +57,14 @@ class _Running:
     def finish(self) -> None:
         from docs.site.build import BuildError
 
+        started = time.perf_counter()
         code = self.proc.wait()
+        waited = time.perf_counter() - started
         if code != 0:
             text = self.log.read_text(encoding="utf-8", errors="replace").strip()
             raise BuildError(f"the Chinese edition (exit {code}): {text[-3000:]}")
         self.status = ZhStatus.read(self.out / STATUS)
+        self.status.waited = waited
 
     def move_into(self, html: Path) -> None:
         """The zh site becomes ``html/zh`` (the English build's folder)."""
@@ -106,7 +113,11 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     try:
         overrides = zh_overrides(json.loads(args.overrides), args.compiled, args.locale_dir)
+        started = time.perf_counter()
         run_sphinx_builder("html", args.src, args.out, args.doctrees, overrides)
+        status = json.loads((args.out / STATUS).read_text(encoding="utf-8"))
+        status["seconds"] = round(time.perf_counter() - started, 2)
+        (args.out / STATUS).write_text(json.dumps(status, ensure_ascii=False, indent=1), encoding="utf-8")
     except BuildError as exc:
         print(f"docs: error: {exc}", file=sys.stderr)
         return 1
