@@ -9,12 +9,10 @@ PITFALLS_SCREENSHOTS=DIR the screenshots are copied there too.
 """
 from __future__ import annotations
 
-import io
 import json
 import os
 import re
 import shutil
-from contextlib import redirect_stdout
 from pathlib import Path
 
 import pytest
@@ -183,16 +181,21 @@ def test_matrix_details_open_on_a_tap(browser, base_url, wait_ms):
     context.close()
 
 
-def cli_upgrade(start: str, end: str) -> tuple[list[tuple], dict]:
-    """What `pitfalls upgrade START END` prints: (case, variant, since, kind) per change line, and
-    each case's portable-fix word."""
-    from harness.cli import main
+@pytest.fixture(scope="module")
+def matrix():
+    from harness.matrix import load_matrix
 
-    out = io.StringIO()
-    with redirect_stdout(out):
-        assert main(["upgrade", start, end]) == 0
+    return load_matrix(ROOT / "reports", ROOT / "cases")
+
+
+def cli_upgrade(matrix, start: str, end: str) -> tuple[list[tuple], dict]:
+    """What `pitfalls upgrade START END` prints (its two functions, harness.matrix.upgrade's
+    upgrade and text, on the matrix of the reports): (case, variant, since, kind) per change line,
+    and each case's portable-fix word."""
+    from harness.matrix.upgrade import text, upgrade
+
     changes, fixes, kind = [], {}, None
-    for line in out.getvalue().splitlines():
+    for line in text(upgrade(matrix, start, end, "cpu")).splitlines():
         if re.fullmatch(r"[a-z-]+:", line):
             kind = line[:-1]
         elif m := re.match(r"  ([\w-]+) \((\w+), in ([\d.]+)\): ", line):
@@ -202,7 +205,7 @@ def cli_upgrade(start: str, end: str) -> tuple[list[tuple], dict]:
     return changes, fixes
 
 
-def test_the_upgrade_picker_says_what_the_cli_says(page):
+def test_the_upgrade_picker_says_what_the_cli_says(page, matrix):
     page.goto(page.base + "upgrade.html")
     page.select_option("#upgrade-from", "2.3.1")
     page.select_option("#upgrade-to", "2.6.0")
@@ -210,7 +213,7 @@ def test_the_upgrade_picker_says_what_the_cli_says(page):
     shown = page.eval_on_selector_all("#upgrade-result li[data-kind]", "items => items.map(i => "
                                       "[i.dataset.case, i.dataset.variant, i.dataset.since, i.dataset.kind])")
     fixes = page.eval_on_selector_all("ul.upgrade-fixes li", "items => items.map(i => i.innerText)")
-    changes, cli_fixes = cli_upgrade("2.3.1", "2.6.0")
+    changes, cli_fixes = cli_upgrade(matrix, "2.3.1", "2.6.0")
     assert changes and [tuple(s) for s in shown] == changes
     assert fixes == [f"{case}: {word}" for case, word in cli_fixes.items()]
     assert "from=2.3.1&to=2.6.0" in page.url  # the choice can be linked to
@@ -265,11 +268,10 @@ def test_every_page_has_a_description(site):
     assert load_symptoms(IDS)[CASE].line.replace("'", "&#x27;") in case
 
 
-def test_the_upgrade_data_is_the_clis_answer_for_every_pair(site):
-    from harness.matrix import load_matrix
+def test_the_upgrade_data_is_the_clis_answer_for_every_pair(site, matrix):
     from harness.matrix.upgrade import upgrade
 
-    m = load_matrix(ROOT / "reports", ROOT / "cases")
+    m = matrix
     files = sorted((site / "upgrades" / "cpu").glob("*.json"))
     assert len(files) == len(m.versions) * (len(m.versions) - 1) // 2
     shown = json.loads((site / "upgrades" / "cpu" / "2.3.1_2.6.0.json").read_text(encoding="utf-8"))
