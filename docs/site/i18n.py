@@ -250,6 +250,8 @@ def update(targets: dict[str, Catalog], locale_dir: Path = LOCALE_DIR, only: lis
         for m in catalog:  # still fuzzy, same English: babel's merge forgets what it was before
             if m.fuzzy and not m.previous_id and m.id in previous:
                 m.previous_id = previous[m.id]
+        for key in [k for k, m in catalog.obsolete.items() if not m.string]:
+            del catalog.obsolete[key]  # gone from the English and never translated: nothing to keep
         new = sum(1 for m in catalog if m.id and m.id not in before)
         fuzzy = sum(1 for m in catalog if m.id and m.fuzzy and m.string)
         text = _po_text(catalog)
