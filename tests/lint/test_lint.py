@@ -155,3 +155,22 @@ def test_the_pre_commit_hook(project):
                           capture_output=True, text=True, cwd=project)
     assert done.returncode == 1 and "PTF001" in done.stdout
     assert yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())[0]["id"] == "pitfalls-lint"
+
+
+def test_a_deprecated_name_is_reported_once_per_file_and_the_older_branch_is_deliberate():
+    text = textwrap.dedent("""\
+        import torch
+        from torch.nn.utils import weight_norm
+        TORCH_GE_2_3 = tuple(int(p) for p in torch.__version__.split(".")[:2]) >= (2, 3)
+
+        a = weight_norm(torch.nn.Linear(2, 2))
+        b = weight_norm(torch.nn.Linear(2, 2))
+
+        def load(path):
+            if TORCH_GE_2_3:
+                return torch.load(path, mmap=True)
+            else:
+                return torch.load(path)
+        """)
+    found = [(f.rule, f.line) for f in lint_text(text, "m.py", EVERY_RULE) if f.rule in ("PTF111", "PTF126")]
+    assert found == [("PTF111", 5), ("PTF126", 10)]  # the second weight_norm and the else branch: quiet
