@@ -12,8 +12,8 @@ NEAR_MISS = {
     "batch_sampler_base": "from torch.utils.data import BatchSampler\n\nclass Mine(BatchSampler):\n    def __init__(self, sampler, bs):\n        super().__init__(sampler, bs, False)\n",
 }
 SEEN = {
-    "super_py3": "not found by search; see the case's sources (the torch 2.1 deprecation)",
-    "super_py2_style": "not found by search",
+    "super_py3": "https://github.com/NVIDIA/physicsnemo/pull/525 (InfiniteSampler: don't pass dataset to super class); https://github.com/pytorch/pytorch/issues/123172",
+    "super_py2_style": "https://github.com/pytorch/pytorch/issues/27421 (Sampler subclasses taking data_source)",
     "sampler_module_path": "not found by search",
     "torch_path_base": "not found by search",
     "keyword_style_base": "not found by search",

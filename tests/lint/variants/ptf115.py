@@ -13,9 +13,9 @@ NEAR_MISS = {
     "dim_positional": "import torch\n\nn = torch.cross(torch.randn(2, 3), torch.randn(2, 3), 1)\n",
 }
 SEEN = {
-    "function_two_args": "not found by search; mesh-normal idiom (pytorch3d-style code)",
-    "method": "not found by search",
-    "in_loop": "not found by search",
+    "function_two_args": "https://github.com/uw-ipd/RoseTTAFold2NA/issues/113 (Z = torch.cross(Xn,Yn)); https://github.com/pyg-team/pytorch_geometric/pull/8918",
+    "method": "https://github.com/YaoYinYing/RFdiffusion/issues/6 (CBrotaxis1 = (CBr-CAr).cross(NCr-CAr))",
+    "in_loop": "https://github.com/openforcefield/smee/issues/163 (z = torch.cross(x_hat, xy_plane_hat[:, 1, :]))",
     "aliased": "not found by search",
     "chained_normalize": "not found by search",
 }

@@ -5,6 +5,7 @@ PITFALL = {
     "method_qr": "def orthogonalize(w):\n    q, r = w.qr()\n    return q\n",
     "method_cholesky_upper": "def factor(a):\n    return a.cholesky(True)\n",
     "from_import": "from torch import qr\n\ndef orth(x):\n    return qr(x)[0]\n",
+    "method_on_expression": "from torch import matmul\n\ndef basis(A, R, niter):\n    (Q, _) = matmul(A, R).qr()\n    for _ in range(niter):\n        (Q, _) = matmul(A, Q).qr()\n    return Q\n",
 }
 NEAR_MISS = {
     "linalg": "import torch\n\nq, r = torch.linalg.qr(torch.randn(4, 3))\nL = torch.linalg.cholesky(torch.eye(3))\n",
@@ -13,3 +14,7 @@ NEAR_MISS = {
     "cholesky_solve": "import torch\n\nx = torch.cholesky_solve(b, L)\n",
 }
 SEEN = {name: "not found by search; the torch 1.9 deprecation notice's spellings (torch.qr -> torch.linalg.qr)" for name in PITFALL}
+SEEN.update({
+    "qr_function": "https://github.com/nii-yamagishilab/project-NN-Pytorch-scripts/issues/62 (block_waveglow.py: torch.qr(torch.randn(feat_dim, feat_dim))[0])",
+    "method_on_expression": "https://github.com/pytorch/pytorch/pull/57745 (torch/_lowrank.py: (Q, _) = matmul(A, R).qr())",
+})
