@@ -14,9 +14,9 @@ NEAR_MISS = {
     "accelerator_get_state_dict": "def save(accelerator, model):\n    return accelerator.get_state_dict(model, unwrap=True)\n",
 }
 SEEN = {
-    "override_forwarding_positionally": "not found by search; the torch 2.4 deprecation (#121155 area) names wrappers forwarding destination/prefix",
+    "override_forwarding_positionally": "https://github.com/deepspeedai/DeepSpeed/pull/5408 (engine.py module_state_dict: self.module.state_dict(destination, prefix, keep_vars))",
     "two_positional": "not found by search",
     "in_loop_over_children": "not found by search",
-    "ema_module": "not found by search",
+    "ema_module": "https://github.com/determined-ai/determined/issues/4062 and https://github.com/MIC-DKFZ/nnUNet/issues/1077 (the positional-arguments warning from wrappers)",
     "self_module_chained": "not found by search",
 }

@@ -12,3 +12,7 @@ NEAR_MISS = {
     "byte_image_not_mask": "import torch\n\nimg = (x * 255).byte()\nout = model(img, attn_mask=None)\n",
 }
 SEEN = {name: "not found by search; the byte-mask spellings of pre-1.2 Transformer tutorials" for name in PITFALL}
+SEEN.update({
+    "tgt_mask_transformer": "https://github.com/kimiyoung/transformer-xl/issues/115 (dec_attn_mask = torch.triu(word_emb.new_ones(qlen, klen), diagonal=1+mlen).byte())",
+    "byte_method": "https://github.com/huggingface/transformers/pull/21384 (uint8 masks replaced by bool)",
+})
