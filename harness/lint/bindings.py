@@ -141,16 +141,18 @@ class _Scope:
             self.add(node.target.id, node.lineno, "aug", node)
         elif isinstance(node, (ast.For, ast.AsyncFor)):
             self._loop_target(node.target, node.iter, node.lineno)
-        elif isinstance(node, ast.comprehension):
-            self._loop_target(node.target, node.iter, getattr(node.iter, "lineno", 0))
-        elif isinstance(node, ast.NamedExpr):
-            self._target(node.target, node.lineno, "assign", node.value)
-        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
-            self._target(node.optional_vars, node.context_expr.lineno, "other", None)
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                if item.optional_vars is not None:
+                    self._target(item.optional_vars, item.context_expr.lineno, "other", None)
         elif isinstance(node, ast.ExceptHandler) and node.name:
             self.add(node.name, node.lineno, "other", None)
-        for child in ast.iter_child_nodes(node):
-            self._visit(child)
+        # statements only: a comprehension's names are its own scope, and expressions bind nothing
+        # else but a walrus (not followed, for speed: it is rare in training code)
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            for child in getattr(node, field, None) or ():
+                if isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case)):
+                    self._visit(child)
 
     def _loop_target(self, target, iterable, line):
         # ``for i, batch in enumerate(loader)``: i is the index, batch an element of the loader
@@ -174,6 +176,7 @@ class Bindings:
         self._attrs: dict[int, dict[str, list[tuple[ast.AST, ast.AST, int]]]] = {}
         self._parents: dict[int, ast.AST] = {}
         self._parented: set[int] = set()
+        self._held: dict[tuple, Held | None] = {}  # (node, scope, line) -> what it holds: rules ask often
 
     # --- scopes -------------------------------------------------------------------------
     def scope(self, node: ast.AST) -> _Scope:
@@ -212,7 +215,14 @@ class Bindings:
     # --- classes --------------------------------------------------------------------------
     def classes(self) -> dict[str, ast.ClassDef]:
         if self._classes is None:
-            self._classes = {n.name: n for n in ast.walk(self.tree) if isinstance(n, ast.ClassDef)}
+            found, todo = {}, [self.tree]
+            while todo:  # statements only: a class is never inside an expression
+                node = todo.pop()
+                if isinstance(node, ast.ClassDef):
+                    found.setdefault(node.name, node)
+                for field in ("body", "orelse", "finalbody", "handlers"):
+                    todo.extend(c for c in getattr(node, field, None) or () if isinstance(c, (ast.stmt, ast.excepthandler)))
+            self._classes = found
         return self._classes
 
     def is_module_class(self, klass: ast.ClassDef, depth: int = 0) -> bool:
@@ -255,7 +265,14 @@ class Bindings:
         """What ``node`` holds at ``line`` in the scopes ``chain`` (innermost first), or None."""
         if node is None or depth > 12:
             return None
-        d = depth + 1
+        key = (id(node), id(chain[0]) if chain else 0, line, id(klass))
+        if key in self._held:
+            return self._held[key]
+        self._held[key] = None  # a name bound in terms of itself (x = x + 1) holds nothing we can tell
+        found = self._held[key] = self._held_uncached(node, chain, line, klass, depth + 1)
+        return found
+
+    def _held_uncached(self, node, chain, line, klass, d) -> Held | None:
         if isinstance(node, ast.Name):
             binding, where = self.lookup(node.id, chain, line)
             if binding is None:

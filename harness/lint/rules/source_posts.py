@@ -27,8 +27,15 @@ def _loss_call(node, ctx, functional: str, *classes: str) -> bool:
         return True
     if isinstance(node.func, ast.Call):
         return ctx.qualified(node.func.func) in classes
+    if not _bound_name(node.func):
+        return False
     held = ctx.held(node.func)
     return held is not None and held.kind == "loss" and held.what in classes
+
+
+def _bound_name(node) -> bool:
+    """A name or a ``self.`` attribute: what bindings can tell the value of."""
+    return isinstance(node, ast.Name) or (isinstance(node, ast.Attribute) and getattr(node.value, "id", None) == "self")
 
 
 def _probabilities(node, ctx) -> str | None:
@@ -641,7 +648,7 @@ def _dataparallel_attribute(node, ctx) -> bool:
     nn.Module's API; the model's own methods are under ``model.module``."""
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)) or node.func.attr in _MODULE_API:
         return False
-    if node.func.attr.startswith("__"):
+    if node.func.attr.startswith("__") or not _bound_name(node.func.value):
         return False
     held = ctx.held(node.func.value)
     return held is not None and held.kind == "module" and held.what in (
@@ -750,6 +757,67 @@ def _root_attr(node):
     while isinstance(node, ast.Attribute) and node.attr == "data":
         node = node.value
     return node
+
+
+_INPLACE_METHODS = ("add_", "sub_", "mul_", "div_", "clamp_", "clip_", "fill_", "zero_", "copy_", "normal_",
+                    "uniform_", "masked_fill_", "pow_", "sqrt_", "exp_", "log_", "abs_", "neg_", "round_")
+
+
+def _shares_numpy_memory(name: ast.Name, ctx, line: int) -> bool:
+    value = ctx.value_of(name, line)
+    return _is_call_to(value, ctx, "torch.from_numpy")
+
+
+def _inplace_on_from_numpy(node, ctx) -> bool:
+    """An in-place write to a tensor made by torch.from_numpy: the NumPy array changes with it."""
+    if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+        return _shares_numpy_memory(node.target, ctx, node.lineno)
+    if isinstance(node, ast.Call) and _method(node, *_INPLACE_METHODS) and isinstance(node.func.value, ast.Name):
+        return _shares_numpy_memory(node.func.value, ctx, node.lineno)
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Subscript) \
+            and isinstance(node.targets[0].value, ast.Name):
+        return _shares_numpy_memory(node.targets[0].value, ctx, node.lineno)
+    return False
+
+
+_NUMPY_RANDOM = ("normal", "uniform", "randn", "rand", "standard_normal", "random")
+_NUMPY_FLOAT64 = ("numpy.zeros", "numpy.ones", "numpy.empty", "numpy.eye", "numpy.linspace")
+
+
+def _float64_numpy(expr, ctx) -> bool:
+    """An ndarray that is float64: NumPy's makers without a dtype (np.random.normal, rng.normal,
+    np.zeros, ...), not cast with .astype(np.float32)."""
+    value = ctx.resolve(expr, getattr(expr, "lineno", 1 << 30))
+    if not isinstance(value, ast.Call) or _kw(value, "dtype") is not None:
+        return False
+    func = value.func
+    q = ctx.qualified(func) or ""
+    if (q.startswith("numpy.random.") and q.split(".")[-1] in _NUMPY_RANDOM) or q in _NUMPY_FLOAT64:
+        return True
+    if isinstance(func, ast.Attribute) and func.attr in _NUMPY_RANDOM and isinstance(func.value, ast.Name):
+        gen = ctx.value_of(func.value, value.lineno)  # rng = np.random.default_rng(0); rng.normal(...)
+        return isinstance(gen, ast.Call) and ctx.qualified(gen.func) in (
+            "numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.Generator")
+    return False
+
+
+def _float64_weights(node, ctx) -> bool:
+    """``layer.weight.data = torch.from_numpy(float64 array)`` (or wrapped in nn.Parameter): a float64
+    parameter in a float32 model; the next forward fails on the dtype mismatch."""
+    if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Attribute)):
+        return False
+    target = node.targets[0]
+    attr = target.value.attr if target.attr == "data" and isinstance(target.value, ast.Attribute) else target.attr
+    if attr not in ("weight", "bias"):
+        return False
+    value = node.value
+    if _is_call_to(value, ctx, "torch.nn.Parameter", "torch.nn.parameter.Parameter") and value.args:
+        value = value.args[0]
+    while _method(value, "to", "cuda", "cpu", "requires_grad_", "clone", "contiguous"):
+        if _method(value, "to") and any("float" in ast.unparse(a) or "half" in ast.unparse(a) for a in value.args):
+            return False  # .to(torch.float32): converted
+        value = value.func.value
+    return _is_call_to(value, ctx, "torch.from_numpy") and bool(value.args) and _float64_numpy(value.args[0], ctx)
 
 
 SOURCE_POST_RULES: tuple[Rule, ...] = (
@@ -889,4 +957,15 @@ SOURCE_POST_RULES: tuple[Rule, ...] = (
          "divided by their number: the step uses k times the big batch's gradient; divide the loss by k",
          _accumulation_unscaled,
          nodes=LOOPS),
+    Rule("PTF028", ("from-numpy-shares-memory",),
+         "a tensor made by torch.from_numpy shares memory with the NumPy array: this in-place write changes "
+         "the array too; copy first (torch.tensor(arr)) or write it out of place (x = x - m)",
+         _inplace_on_from_numpy,
+         nodes=(ast.AugAssign, ast.Call, ast.Assign)),
+    Rule("PTF029", ("numpy-float64-weights",),
+         "NumPy makes float64 arrays by default: torch.from_numpy keeps float64, so this weight no longer matches "
+         "the model's float32 inputs (a dtype error in forward); convert with .float() or "
+         "copy_ into the existing parameter",
+         _float64_weights,
+         nodes=ast.Assign),
 )

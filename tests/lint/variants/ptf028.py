@@ -1,0 +1,81 @@
+"""PTF028: an in-place write to a tensor made by torch.from_numpy (the array changes too)."""
+
+PITFALL = {
+    "normalise_in_place": """
+import torch
+def load(images, i, mean, std):
+    x = torch.from_numpy(images[i])
+    x -= mean
+    x /= std
+    return x
+""",
+    "in_place_method": """
+import numpy as np
+import torch
+arr = np.ones(7)
+t = torch.from_numpy(arr)
+t.add_(10)
+""",
+    "item_assignment_in_getitem": """
+import torch
+class Frames(torch.utils.data.Dataset):
+    def __init__(self, frames):
+        self.frames = frames
+    def __getitem__(self, i):
+        x = torch.from_numpy(self.frames[i])
+        x[x < 0] = 0
+        return x
+""",
+    "clamp_in_loop": """
+import torch
+def clip_all(arrays):
+    for a in arrays:
+        t = torch.from_numpy(a)
+        t.clamp_(0, 1)
+""",
+    "scale_augassign": """
+import numpy as np
+import torch
+audio = np.zeros(16000, dtype=np.float32)
+signal = torch.from_numpy(audio)
+signal *= 0.95
+""",
+}
+
+NEAR_MISS = {
+    "out_of_place": """
+import torch
+def load(images, i, mean, std):
+    x = torch.from_numpy(images[i])
+    x = (x - mean) / std
+    return x
+""",
+    "copied_with_tensor": """
+import numpy as np
+import torch
+images = np.ones((2, 3), dtype=np.float32)
+copied = torch.tensor(images)
+copied -= 50.0
+""",
+    "clone_first": """
+import torch
+def load(arr):
+    x = torch.from_numpy(arr).clone()
+    x -= 1
+    return x
+""",
+    "float_conversion_copies": """
+import numpy as np
+import torch
+arr = np.arange(3)
+x = torch.from_numpy(arr).float()
+x /= 2
+""",
+}
+
+SEEN = {
+    "in_place_method": "https://github.com/mrdbourke/pytorch-deep-learning/issues/83",
+    "scale_augassign": "https://github.com/fgnt/padertorch/pull/16",
+    "normalise_in_place": "https://github.com/mrdbourke/pytorch-deep-learning/issues/1279",
+    "out_of_place": "https://github.com/mrdbourke/pytorch-deep-learning/issues/926",
+}
