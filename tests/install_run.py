@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -24,7 +25,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 # A sample that crosses the corpus: a warning, an error, a value through NumPy.
 SAMPLE = {"tensor-copy-construct": "dtypes", "backward-twice": "autograd", "from-numpy-shares-memory": "data"}
-NOTEBOOKS = ("backward-twice", "from-numpy-shares-memory")  # a kernel each: two are the sample
+# The site's downloaded notebooks run in a kernel that has torch and no torch-pitfalls: a value, an
+# exception caught and shown, and a helper of the harness inlined (ops_called). A kernel each.
+NOTEBOOKS = {"nan-grad-through-mask": "autograd", "torch-load-weights-only-default": "upgrade",
+             "python-loop-vs-broadcast": "devices"}
 LINTED = "import torch\n\n\ndef resume(path):\n    return torch.load(path)\n"  # `pitfalls lint` on the user's file
 
 
@@ -91,26 +95,34 @@ def main(out: Path) -> None:
 
 
 def notebooks(work: Path, py: Path, cwd: Path, env: dict) -> dict:
-    """The site's downloaded notebook of each sample case, run top to bottom in a kernel of the venv."""
+    """The site's downloaded notebooks, run top to bottom in a kernel of a venv that sees the user's
+    torch (and its neighbours) but not torch-pitfalls: no wheel installed, no checkout on its path."""
     import nbclient
     import nbformat
 
-    from docs.site.case_page import download_notebook
     from docs.site.execute import execute_case
+    from docs.site.notebook import download_notebook
     from docs.site.stamp import Stamp
     from harness.loader import load_case
 
+    bare = work / "bare-venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", bare], check=True, env=env)
+    site = next((bare / "lib").glob("python*/site-packages"))
+    # the user's packages as a plain path entry: their .pth files (the checkout's editable install) are not read
+    (site / "_users_own_packages.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    py = bare / "bin" / "python"
+    probe = subprocess.run([py, "-c", "import harness"], cwd=cwd, env=env, capture_output=True, text=True)
+    harness = {"importable": probe.returncode == 0, "stderr": probe.stderr[-300:]}
+    results = {}
     kernels = work / "jupyter" / "kernels" / "pitfalls-venv"
     kernels.mkdir(parents=True)
     (kernels / "kernel.json").write_text(json.dumps({
         "argv": [str(py), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "torch-pitfalls venv", "language": "python"}))
+        "display_name": "torch alone", "language": "python"}))
     os.environ["JUPYTER_PATH"] = str(work / "jupyter")
     for key in ("PYTHONPATH", "VIRTUAL_ENV"):
         os.environ.pop(key, None)
-    results = {}
-    for case_id in NOTEBOOKS:
-        topic = SAMPLE[case_id]
+    for case_id, topic in NOTEBOOKS.items():
         lc = load_case(ROOT / "cases" / topic / f"{case_id.replace('-', '_')}.py")
         (work / "site-build").mkdir(exist_ok=True)
         nb = download_notebook(execute_case(lc, work / "site-build", Stamp.here()))
@@ -121,10 +133,22 @@ def notebooks(work: Path, py: Path, cwd: Path, env: dict) -> dict:
             nbclient.NotebookClient(fresh, kernel_name="pitfalls-venv", timeout=300, allow_errors=False,
                                     resources={"metadata": {"path": str(cwd)}}).execute()
             where = [o for c in fresh.cells if c.cell_type == "code" for o in c.get("outputs", [])]
-            results[case_id] = {"ok": True, "first_cell": fresh.cells[0].source, "outputs": len(where)}
+            results[case_id] = {"ok": True, "sources": [c.source for c in fresh.cells], "outputs": len(where),
+                                "calls": {"recorded": _call_texts(nb), "here": _call_texts(fresh)}}
         except Exception as exc:  # noqa: BLE001 - the test reports what failed
             results[case_id] = {"ok": False, "error": f"{type(exc).__name__}: {str(exc)[-2000:]}"}
-    return results
+    return {"harness": harness, "runs": results}
+
+
+def _call_texts(nb) -> dict:
+    """What each call cell (``broken("cpu")``, ``fixed("cpu")``) showed, by function."""
+    texts = {}
+    for cell in nb.cells:
+        for name in ("broken", "fixed"):
+            if cell.cell_type == "code" and re.match(rf'(?:try:\s+)?{name}\("cpu"\)', cell.source):
+                texts[name] = "".join(o.get("text", "") or o.get("data", {}).get("text/plain", "")
+                                      for o in cell.outputs if o.output_type in ("stream", "execute_result"))
+    return texts
 
 
 if __name__ == "__main__":

@@ -20,9 +20,11 @@ then what it does. The harness's names the lesson itself uses (``seeded``, ``ops
 from __future__ import annotations
 
 import ast
+import copy
 import difflib
 import importlib
 import inspect
+import textwrap
 from dataclasses import dataclass, field
 
 import nbformat
@@ -30,7 +32,7 @@ import nbformat
 from harness.matrix import Matrix
 
 from docs.site.execute import LESSON_CALLS, LESSON_DEVICE, ExecutedCase
-from docs.site.outputs import call_outputs, recorded_outputs
+from docs.site.outputs import call_outputs, clean, recorded_outputs
 from docs.site.stamp import STAMP_KEY, Stamp
 
 HARNESS_DEFS = ("symptom", "check", "near_miss", "stable")  # what the harness calls, never the reader
@@ -53,7 +55,9 @@ class Statement:
     kind: str  # import | harness-import | case | def | demo | other
     defines: set[str] = field(default_factory=set)
     uses: set[str] = field(default_factory=set)
-    demo_of: str | None = None  # "broken"/"fixed" for a plain print(observe(<it>, "cpu")) demo
+    demo_of: str | None = None  # "broken"/"fixed" for a demo that prints observe(<it>, "cpu")
+    rest: str = ""  # the rest of such a demo, unwrapped: the story it goes on to tell
+    call_last: bool = False  # the demo printed observe(...) after the rest, not before it
     cell: int = 0  # index of the cell it came from
 
 
@@ -69,7 +73,7 @@ class Lesson:
 
 def split_lesson(ex: ExecutedCase, m: Matrix | None, stamp: Stamp | None = None) -> Lesson:
     nb = ex.notebook
-    stamp = stamp or Stamp(ex.torch, {})
+    stamp = stamp or Stamp(ex.torch, dict(nb.metadata.get(STAMP_KEY, {}).get("devices", {})))
     statements = [s for i, cell in enumerate(nb.cells) if cell.cell_type == "code" for s in _statements(cell.source, i)]
     lesson_names = _lesson_names(statements)
     if "CASE" in lesson_names:
@@ -93,14 +97,14 @@ def split_lesson(ex: ExecutedCase, m: Matrix | None, stamp: Stamp | None = None)
         if s.kind in ("harness-import", "case"):
             return "harness"
         if s.kind == "demo":
-            return "call" if s.demo_of else "lesson"
+            return "call" if s.demo_of and not s.rest else "lesson"
         if s.kind == "def" and not s.defines & lesson_names and s.defines & harness_used:
             return "harness"
         return "lesson"
 
-    setup = "\n".join(_strip(s.source) for s in statements if s.kind == "import")
-    if helpers:
-        setup += "\n\n\n" + inlined_helpers(helpers)
+    setup = _strip("".join(s.source for s in statements if s.kind == "import"))
+    if helpers:  # the harness's modules are written with postponed annotations: a dataclass relies on it
+        setup = "from __future__ import annotations\n\n" + setup + "\n\n" + inlined_helpers(helpers)
     demos = {s.demo_of: s.cell for s in statements if s.demo_of}
     first_code = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code"), None)
     calls = {name: _call_cell(ex, name, m, stamp) for name in LESSON_CALLS if name in ex.calls}
@@ -116,7 +120,7 @@ def split_lesson(ex: ExecutedCase, m: Matrix | None, stamp: Stamp | None = None)
                 cells.append(cell)
             continue
         harness.extend(s.source for s in mine if part(s) == "harness")
-        lesson_src = _strip("".join(s.source for s in mine if part(s) == "lesson"))
+        lesson_src = _strip("".join(s.rest or s.source for s in mine if part(s) == "lesson"))
         if i == first_code:  # its definitions go with the broken code, not above it
             pending_defs = lesson_src
             continue
@@ -124,14 +128,21 @@ def split_lesson(ex: ExecutedCase, m: Matrix | None, stamp: Stamp | None = None)
         if "broken" in defines and pending_defs:
             cells.append(_code(pending_defs))
             pending_defs = ""
-        if lesson_src:
-            code = _code(lesson_src, cell.outputs, cell.metadata)
-            cells.append(code)
+        here = []
         for name in LESSON_CALLS:
             if name in calls and (demos.get(name) == i or (name in defines and name not in demos)):
-                cells.append(calls.pop(name))
+                here.append(calls.pop(name))
                 if name == "fixed" and diff:
-                    cells.append(diff_cell(diff))
+                    here.append(diff_cell(diff))
+        if lesson_src:
+            outputs = _without_printed_runs(cell.outputs, [ex.calls[s.demo_of].run for s in mine
+                                                           if s.demo_of and s.rest and s.demo_of in ex.calls])
+            code = _code(lesson_src, outputs, cell.metadata)
+            # a demo's call comes before the rest of its story; a definition's call after it
+            call_first = any(s.demo_of and not s.call_last for s in mine)
+            cells.extend([*here, code] if call_first else [code, *here])
+        else:
+            cells.extend(here)
     if pending_defs:  # no broken cell after the first one: the definitions stay where they were
         cells.insert(1, _code(pending_defs))
     cells.extend(calls.values())
@@ -152,12 +163,12 @@ def _statements(source: str, cell: int) -> list[Statement]:
     for n, node in enumerate(tree.body):
         end = node.end_lineno if n < len(tree.body) - 1 else len(lines)
         text = "".join(lines[start:end])
+        out.append(_classify(node, text, cell, start + 1))
         start = end
-        out.append(_classify(node, text, cell))
     return out
 
 
-def _classify(node: ast.stmt, text: str, cell: int) -> Statement:
+def _classify(node: ast.stmt, text: str, cell: int, first_line: int) -> Statement:
     uses = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
     if isinstance(node, (ast.Import, ast.ImportFrom)) or (
             isinstance(node, ast.Try) and all(isinstance(b, (ast.Import, ast.ImportFrom)) for b in node.body)):
@@ -166,7 +177,8 @@ def _classify(node: ast.stmt, text: str, cell: int) -> Statement:
         harness = any(_module_of(i).split(".")[0] == HARNESS_PACKAGE for i in imports)
         return Statement(text, "harness-import" if harness else "import", names, uses, cell=cell)
     if isinstance(node, ast.If) and "__name__" in ast.unparse(node.test):
-        return Statement(text, "demo", set(), uses, _plain_demo_of(node), cell)
+        name, rest, last = _demo_of(node, text, first_line)
+        return Statement(text, "demo", set(), uses, name, rest, last, cell)
     defines = set()
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         defines = {node.name}
@@ -182,11 +194,27 @@ def _module_of(node) -> str:
     return node.module or "" if isinstance(node, ast.ImportFrom) else node.names[0].name
 
 
-def _plain_demo_of(node: ast.If) -> str | None:
-    """``if __name__ == "__main__": print(observe(broken, "cpu"))``: the name it demonstrates."""
-    if len(node.body) != 1 or node.orelse:
-        return None
-    call = node.body[0].value if isinstance(node.body[0], ast.Expr) else None
+def _demo_of(node: ast.If, text: str, first_line: int) -> tuple[str | None, str, bool]:
+    """For ``if __name__ == "__main__":`` whose body starts (or ends) with ``print(observe(broken,
+    "cpu"))``: the name it demonstrates (its call cell replaces that line), the rest of the body
+    unwrapped (a notebook runs as ``__main__``) where there is more, and whether the call came last."""
+    if not node.body or node.orelse:
+        return None, "", False
+    first, last = _printed_observe(node.body[0]), _printed_observe(node.body[-1])
+    if len(node.body) == 1:
+        return first, "", False
+    if (first or last) is None or ast.unparse(node.test) not in ('__name__ == "__main__"', "__name__ == '__main__'"):
+        return None, "", False
+    lines = text.splitlines(keepends=True)  # the text starts at first_line
+    if first:
+        return first, textwrap.dedent("".join(lines[node.body[1].lineno - first_line:])), False
+    body = lines[node.body[0].lineno - first_line:node.body[-2].end_lineno - first_line + 1]
+    return last, textwrap.dedent("".join(body)), True
+
+
+def _printed_observe(stmt: ast.stmt) -> str | None:
+    """``print(observe(broken, "cpu"))`` (or ``fixed``): the name; None for anything else."""
+    call = stmt.value if isinstance(stmt, ast.Expr) else None
     if not (isinstance(call, ast.Call) and getattr(call.func, "id", None) == "print" and len(call.args) == 1
             and not call.keywords):
         return None
@@ -196,6 +224,21 @@ def _plain_demo_of(node: ast.If) -> str | None:
             and isinstance(inner.args[1], ast.Constant) and inner.args[1].value == LESSON_DEVICE):
         return inner.args[0].id
     return None
+
+
+def _without_printed_runs(outputs: list, runs: list) -> list:
+    """A demo's outputs without the summary lines its removed ``print(observe(...))`` wrote."""
+    if not runs:
+        return outputs
+    kept = copy.deepcopy(outputs)
+    for run in runs:
+        line = clean(str(run)) + "\n"
+        for out in kept:
+            if out.output_type == "stream" and line in out.text:
+                out.text = out.text.replace(line, "", 1)
+                break
+    kept = [o for o in kept if o.output_type != "stream" or o.text]
+    return kept if any(STAMP_KEY not in o.get("metadata", {}) for o in kept) else []  # no stamp under nothing
 
 
 def _closure(statements: list[Statement], roots: set[str], start: list[Statement]) -> set[str]:
@@ -373,7 +416,7 @@ def inlined_helpers(names: list[str]) -> str:
         for node in tree.body:  # the module's order, so each definition follows what it needs
             if node in [defs[n] for n in needed]:
                 blocks.append(_with_decorators(source, node))
-    header = "# The harness's helpers this case uses (torch-pitfalls, harness/), inlined: no install needed."
+    header = "# Copied from the project's harness/ package (what this case's code calls), so torch alone runs it."
     return "\n".join([header, *dict.fromkeys(imports)]) + "\n\n\n" + "\n\n\n".join(blocks) + "\n"
 
 

@@ -8,7 +8,10 @@ A case that needs an optional module installs it in its first code cell when the
 """
 from __future__ import annotations
 
+import ast
 import copy
+import re
+import sys
 
 import nbformat
 
@@ -19,19 +22,37 @@ from docs.site.lesson import Lesson, split_lesson
 from docs.site.stamp import STAMP_KEY
 
 
-def run_note(ex: ExecutedCase, lesson: Lesson) -> str:
-    needs = "".join(f" and `{r}`" for r in lesson.requires)
-    install = " (the next cell installs it where it is missing)" if lesson.requires else ""
+WITH_TORCH = {"torch", "functorch"}  # what a torch wheel installs
+DISTRIBUTIONS = {"PIL": "pillow"}  # import name -> what pip installs, where they differ
+
+
+def to_install(sources: list[str], requires: tuple[str, ...]) -> tuple[str, ...]:
+    """The modules a notebook imports that neither Python nor torch brings (NumPy and the case's
+    optional module among them), for its first code cell to install where missing."""
+    found = list(requires)
+    for source in sources:
+        tree = ast.parse(re.sub(r"%pip .*$", "pass", source, flags=re.M))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                found += [a.name.split(".")[0] for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                found.append(node.module.split(".")[0])
+    return tuple(m for m in dict.fromkeys(found) if m not in sys.stdlib_module_names and m not in WITH_TORCH)
+
+
+def run_note(ex: ExecutedCase, lesson: Lesson, installs: tuple[str, ...]) -> str:
+    needs = "".join(f" and `{r}`" for r in installs)
+    install = " (the next cell installs what is missing)" if installs else ""
     return (f"**To run this notebook**: any Jupyter or Colab kernel with torch{needs}{install}; nothing else "
             f"of this project is needed. The outputs below were recorded by the site's build on torch {ex.torch}; "
             "on another release they may differ, which is what the version matrix on the case's page records.")
 
 
-def install_cell(requires: tuple[str, ...]) -> nbformat.NotebookNode:
+def install_cell(modules: tuple[str, ...]) -> nbformat.NotebookNode:
     lines = ["import importlib.util", ""]
-    for name in requires:
-        lines += [f'if importlib.util.find_spec("{name}") is None:  # this case needs {name}',
-                  f"    %pip install {name}"]
+    for name in modules:
+        lines += [f'if importlib.util.find_spec("{name}") is None:  # this notebook imports {name}',
+                  f"    %pip install {DISTRIBUTIONS.get(name, name)}"]
     return nbformat.v4.new_code_cell("\n".join(lines))
 
 
@@ -40,9 +61,10 @@ def download_notebook(ex: ExecutedCase, m: Matrix | None = None) -> nbformat.Not
     cells = copy.deepcopy(lesson.cells)
     title = cells.pop(0) if cells and cells[0].cell_type == "markdown" else None
     head = [title] if title is not None else []
-    head.append(nbformat.v4.new_markdown_cell(run_note(ex, lesson)))
-    if lesson.requires:
-        head.append(install_cell(lesson.requires))
+    installs = to_install([lesson.setup] + [c.source for c in cells if c.cell_type == "code"], lesson.requires)
+    head.append(nbformat.v4.new_markdown_cell(run_note(ex, lesson, installs)))
+    if installs:
+        head.append(install_cell(installs))
     if lesson.setup:
         head.append(nbformat.v4.new_code_cell(lesson.setup.rstrip("\n")))
     cells = head + cells

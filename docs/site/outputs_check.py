@@ -36,7 +36,9 @@ def page_text(path: Path) -> str:
     raw = path.read_text(encoding="utf-8", errors="replace")
     if path.suffix == ".ipynb":
         return "\n".join(_strings(json.loads(raw)))
-    return html.unescape(raw)
+    # the markup unescaped (attributes hold text too), and the text alone: inline code is cut into
+    # one <span> a word, which would hide "{'type': 'Tensor'" from a pattern
+    return html.unescape(raw) + "\n" + html.unescape(re.sub(r"<[^>]+>", "", raw))
 
 
 def _strings(node) -> list[str]:

@@ -75,13 +75,16 @@ def test_gradcheck_is_found_by_jacobian(page):
 
 def test_case_page_shows_the_broken_variants_real_output_and_the_torch_stamp(page):
     case = next(lc for lc in CASES if lc.id == "backward-twice")
-    live = str(observe(case.module.broken, "cpu"))  # what the broken variant gives in this process
+    from docs.site.outputs import error_text
+
+    # what a person calling broken("cpu") sees here: the exception's line, whole
+    live = error_text(observe(case.module.broken, "cpu").error)
     assert "second time" in live
     page.goto(page.base + "cases/backward-twice.html")
     outputs = page.locator(".cell_output pre").all_inner_texts()
     assert live in [text.strip() for text in outputs]
     stamps = page.locator(".pitfalls-stamp").all_inner_texts()
-    assert len(stamps) == 2  # one per cell with output: the broken and the fixed demo
+    assert len(stamps) == 2  # one per cell with output: broken("cpu") and fixed("cpu")
     assert all(f"torch {torch.__version__} · cpu" in s for s in stamps), stamps
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / "case-page.png"), full_page=True)
@@ -151,7 +154,8 @@ def test_notebook_download_is_a_valid_notebook_with_outputs(page, tmp_path):
     download.value.save_as(path)
     notebook = nbformat.read(path, as_version=4)
     nbformat.validate(notebook)
-    assert "pip install torch-pitfalls" in notebook.cells[0].source  # how to run it outside this project
+    assert notebook.cells[1].source.startswith("**To run this notebook**")  # with torch alone
+    assert not any("harness" in c.source for c in notebook.cells if c.cell_type == "code")
     texts = [o.get("text", "") for c in notebook.cells if c.cell_type == "code" for o in c.outputs]
     assert any("second time" in t for t in texts)
     assert notebook.metadata["torch_pitfalls"]["torch"] == torch.__version__

@@ -1,0 +1,203 @@
+"""Each case page is the lesson, read from the site the suite builds once (``site``, in the
+background): the broken code and what ``broken("cpu")`` does, then why, then the fix and what it
+does, the harness's code folded at the end; outputs as a person sees them; the downloaded
+notebook needs torch alone. Plus the cleaning and the build's check, on small inputs."""
+from __future__ import annotations
+
+import ast
+import html
+import json
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from planting import ROOT
+
+pytest.importorskip("myst_nb", reason="the docs extra is not installed (pip install -e '.[test,docs]')")
+
+from docs.site.outputs import clean, error_text, pretty  # noqa: E402
+from docs.site.outputs_check import problems  # noqa: E402
+from harness import observe  # noqa: E402
+from harness.loader import load_case, load_cases  # noqa: E402
+from harness.matrix import load_matrix  # noqa: E402
+
+HARNESS_CODE = re.compile(r'def (?:symptom|check|near_miss|stable)\(|CASE = Case\(|print\(observe\((?:broken|fixed), "cpu"\)\)')
+CELL = re.compile(r'<div class="cell((?: tag_[\w-]+)*) docutils container"[^>]*>')
+
+
+def case_path(case_id: str) -> Path:
+    return next(ROOT.glob(f"cases/*/{case_id.replace('-', '_')}.py"))
+
+
+def text_of(markup: str) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", "", markup))
+
+
+def cells(page: str) -> list[dict]:
+    """The page's code cells in order: tags, input and output text, and where each starts."""
+    found = list(CELL.finditer(page))
+    out = []
+    for n, m in enumerate(found):
+        end = found[n + 1].start() if n + 1 < len(found) else len(page)
+        block = page[m.end():end]
+        ends = [at for at in (block.find(tag) for tag in ("<section", "<p>", '<div class="highlight-diff')) if at >= 0]
+        block = block[:min(ends)] if ends else block  # the prose after the cell is not the cell
+        source, _, output = block.partition('<div class="cell_output docutils container">')
+        out.append({"tags": m.group(1).split(), "input": text_of(source).strip(), "output": text_of(output).strip(),
+                    "at": m.start()})
+    return out
+
+
+@pytest.fixture(scope="session")
+def site(jobs) -> Path:
+    """The site the suite builds once, in the background, the way `make docs` does."""
+    built = jobs.get("site")
+    assert built.proc.returncode == 0, built.proc.stderr[-3000:]
+    return built.output
+
+
+@pytest.fixture(scope="session")
+def pages(site) -> dict[str, str]:
+    return {p.stem: p.read_text(encoding="utf-8") for p in (site / "cases").glob("*.html")}
+
+
+@pytest.fixture(scope="session")
+def matrix():
+    return load_matrix(ROOT / "reports", ROOT / "cases")
+
+
+def call_output(page: str, name: str) -> str:
+    """What the page shows under ``name("cpu")``, without the stamp line."""
+    [cell] = [c for c in cells(page) if re.match(rf'(?:try:\s+)?{name}\("cpu"\)', c["input"])]
+    return "\n".join(line for line in cell["output"].splitlines()
+                     if line.strip() and not line.startswith(("output of torch", "recorded by the version matrix")))
+
+
+def test_every_page_shows_broken_then_its_output_then_why_and_folds_the_harness_at_the_end(pages):
+    assert len(pages) == len(load_cases(ROOT / "cases"))
+    for case_id, page in pages.items():
+        proves = page.find('<section id="how-this-corpus-proves-it"')
+        why = page.find('<section id="why"')
+        assert 0 < why < proves, f"{case_id}: no Why before 'How this corpus proves it'"
+        shown = [c for c in cells(page) if "tag_hide-input" not in c["tags"]]
+        broken = [c for c in shown if "def broken(" in c["input"]]
+        calls = [c for c in shown if re.match(r'(?:try:\s+)?broken\("cpu"\)', c["input"])]
+        assert broken and calls and broken[0]["at"] < calls[0]["at"] < why, case_id
+        assert calls[0]["output"], f"{case_id}: broken('cpu') shows no output"
+        for c in cells(page):
+            plumbing = HARNESS_CODE.search(c["input"])
+            if plumbing:
+                assert c["at"] > proves and "tag_hide-input" in c["tags"], f"{case_id}: {plumbing[0]} in the lesson"
+
+
+def test_helpers_the_broken_code_calls_are_shown_not_folded(pages):
+    page = pages["python-loop-vs-broadcast"]
+    shown = "\n".join(c["input"] for c in cells(page) if "tag_hide-input" not in c["tags"])
+    folded = "\n".join(c["input"] for c in cells(page) if "tag_hide-input" in c["tags"])
+    assert "def subtract_in_a_loop(" in shown and "def profiled(" in shown
+    assert "def subtract_in_a_loop(" not in folded
+    assert "def ops_called(" in folded  # the harness's helper, inlined in the folded set-up
+
+
+@pytest.mark.parametrize("case_id", ["nan-grad-through-mask", "cross-entropy-after-softmax", "backward-twice"])
+def test_outputs_are_what_the_call_gives_here(pages, case_id):
+    """The value as Jupyter prints it, or the exception's line: computed here, found on the page."""
+    module = load_case(case_path(case_id)).module
+    for name in ("broken", "fixed"):
+        run = observe(getattr(module, name), "cpu")
+        expected = error_text(run.error) if run.error is not None else pretty(run.value)
+        assert call_output(pages[case_id], name) == clean(expected).strip(), f"{case_id}: {name}"
+
+
+def test_a_missing_optional_module_shows_the_matrix_record_stamped_with_its_release(pages, matrix):
+    for case_id in ("topilimage-float64", "transforms-expect-pil", "random-crop-larger-than-image"):
+        page = pages[case_id]
+        for name in ("broken", "fixed"):
+            cell = next(c for c in matrix.row(case_id, "cpu")[::-1] if c.record is not None and getattr(c.record, name))
+            text = getattr(cell.record, name)
+            expected = text.removeprefix("returned ").removeprefix("raised ")
+            assert call_output(page, name) == expected, f"{case_id}: {name}"
+            assert f"recorded by the version matrix on torch {cell.version} (reports/torch-{cell.version}-cpu.json)" \
+                in text_of(page)
+        assert "No module named" not in "\n".join(c["output"] for c in cells(page))
+
+
+def test_tensorboard_runs_in_the_build(pages, matrix):
+    """tensorboard imports here: the page shows the build's own run, which the matrix also recorded."""
+    page = pages["tensorboard-writer-not-closed"]
+    assert "output of torch" in text_of(page)
+    recorded = matrix.cell("tensorboard-writer-not-closed", matrix.versions[-1], "cpu").record.broken
+    assert call_output(page, "broken") == recorded.removeprefix("returned ")
+
+
+def test_a_diff_where_broken_and_fixed_differ_by_a_few_lines(pages):
+    diff = text_of(pages["nan-grad-through-mask"])
+    assert "-    y = x / den" in diff and "+    keep = den != 0" in diff and "+def fixed(device):" in diff
+    # every line of python-loop-vs-broadcast's pair differs: the helpers carry the difference, no diff
+    assert "--- broken" not in text_of(pages["python-loop-vs-broadcast"])
+
+
+def test_downloaded_notebooks_need_torch_alone(site):
+    """No import of the project, no install of it; whatever else a notebook imports beyond Python
+    and torch (the case's optional module, NumPy) installed by its first code cell where missing."""
+    requires = {lc.path.stem: lc.case.requires for lc in load_cases(ROOT / "cases")}
+    notebooks = sorted((site / "downloads").glob("*.ipynb"))
+    assert len(notebooks) == len(requires)
+    for path in notebooks:
+        nb = nbformat.read(path, as_version=4)
+        nbformat.validate(nb)
+        code = [c.source for c in nb.cells if c.cell_type == "code"]
+        assert nb.cells[1].source.startswith("**To run this notebook**"), path.name
+        installed = {m for c in code for m in re.findall(r'find_spec\("([\w.]+)"\) is None', c)}
+        assert {r.split(".")[0] for r in requires[path.stem]} - {"torch"} <= installed, path.name
+        for source in code:
+            assert not re.search(r"^\s*(?:from|import)\s+harness\b|torch-pitfalls", source, re.M), path.name
+            tree = ast.parse(re.sub(r"%pip .*$", "pass", source, flags=re.M))
+            names = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+            names |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+            missing = names - set(sys.stdlib_module_names) - {"torch", "functorch"} - installed
+            assert not missing, f"{path.name}: imports {sorted(missing)} without installing them"
+    vision = nbformat.read(site / "downloads" / "topilimage_float64.ipynb", as_version=4)
+    assert "%pip install torchvision" in vision.cells[2].source
+    plain = nbformat.read(site / "downloads" / "nan_grad_through_mask.ipynb", as_version=4)
+    assert "%pip" not in "".join(c.source for c in plain.cells)
+
+
+def test_cleaning_removes_colour_codes_profiler_lines_and_this_machines_paths():
+    import sysconfig
+
+    purelib = sysconfig.get_paths()["purelib"]
+    noisy = (f"\x1b[1mdo those steps\x1b[0m\nUSDT:2026-11-25 22:58:25 22348:22348 SyncActivityProfilerHandler.cpp:52] "
+             f"profiler_start\n{purelib}/torch/autograd/gradcheck.py:2124: UserWarning: x\n{ROOT}/cases/a.py line 3\n")
+    assert clean(noisy) == ("do those steps\n<site-packages>/torch/autograd/gradcheck.py:2124: UserWarning: x\n"
+                            "cases/a.py line 3\n")
+
+
+def test_the_build_check_names_each_page_that_shows_the_machinery(tmp_path):
+    site = tmp_path / "site"
+    (site / "cases").mkdir(parents=True)
+    (site / "downloads").mkdir()
+    (site / "cases" / "ok.html").write_text("<p>tensor([nan, 1.])</p>")
+    (site / "cases" / "ansi.html").write_text("<pre>UnpicklingError: \x1b[1mdo those steps</pre>")
+    (site / "cases" / "fingerprint.html").write_text(
+        "<code><span>returns</span> <span>{'type':</span> <span>'Tensor',</span></code>")
+    (site / "cases" / "noise.html").write_text("<pre>USDT:2026 profiler_start</pre>")
+    nb = nbformat.v4.new_notebook(metadata={"torch_pitfalls": {"case": "needs-vision"}})
+    nb.cells.append(nbformat.v4.new_code_cell("broken('cpu')", outputs=[nbformat.v4.new_output(
+        "stream", name="stdout", text=f"ModuleNotFoundError: No module named 'torchvision'\n{ROOT}/x.py")]))
+    nbformat.write(nb, site / "downloads" / "needs_vision.ipynb")
+    found = problems(site, requires={"needs-vision": ("torchvision",)})
+    assert [line.split(" (")[0] for line in found] == [
+        "cases/ansi.html: an ANSI escape", "cases/fingerprint.html: a fingerprint dict",
+        "cases/noise.html: profiler noise", "downloads/needs_vision.ipynb: a path of the build machine",
+        "downloads/needs_vision.ipynb: a missing optional module as a case's output"]
+
+
+def test_the_built_site_passes_its_own_check(site):
+    """The build ran the check (a problem fails it); read again here, with the notebooks' JSON."""
+    assert problems(site) == []
+    assert all("\\u001b" not in p.read_text() for p in (site / "downloads").glob("*.ipynb"))
+    assert json.loads((site / "downloads" / "nan_grad_through_mask.ipynb").read_text())["nbformat"] == 4
