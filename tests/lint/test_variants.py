@@ -50,3 +50,18 @@ def test_rule_finds_its_pitfalls_and_nothing_in_near_misses(rule):
     noisy = {name: [f.as_text() for f in lint_text(text, f"{name}.py", EVERY_RULE)]
              for name, text in variants.NEAR_MISS.items()}
     assert {k: v for k, v in noisy.items() if v} == {}
+
+
+ANNOTATED = '''
+import torch
+from torch.autograd import Variable
+def f(x: torch.FloatTensor, v: Variable, n: torch.cuda.amp.autocast = None) -> torch.LongTensor:
+    y: torch.FloatTensor = x
+    return y
+'''
+
+
+def test_annotations_are_not_code():
+    """A type annotation names a type; it builds nothing and calls nothing (engine.py does not offer it
+    to the rules): a deprecated or legacy name there is not a finding."""
+    assert [f.as_text() for f in lint_text(ANNOTATED, "annotated.py", EVERY_RULE)] == []
