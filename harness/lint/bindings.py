@@ -8,8 +8,12 @@ of that loss; ``for x, y in loader:`` over a DataLoader makes ``x`` and ``y`` a 
 Scopes follow Python's own rule, read straight from the tree: a name bound anywhere in a function
 (assignment, loop target, parameter, ``with ... as``) is local to it unless declared ``global`` or
 ``nonlocal``; otherwise it is looked up in the enclosing functions, then the module. A name's value
-at a line is its last binding above that line in its scope. Annotations bind nothing: ``x: T``
-declares, ``x: T = v`` binds ``v`` (a parameter's annotation is read as its declared kind).
+at a line is its last binding above that line in its scope, leaving out a binding in the other
+branch of an if/else (``if t is a tensor: x = stack(t) else: x = tensor(t)``). Annotations bind
+nothing: ``x: T`` declares, ``x: T = v`` binds ``v`` (a parameter's annotation is read as its
+declared kind). Only statements are scanned: a comprehension's names are its own scope, and a
+walrus (``:=``) is not followed. A module's output is a tensor only for torch.nn layers that return
+one; a user model's may be a tuple (``feats, pos = neck(x)`` tells nothing).
 
 Why not LibCST's ScopeProvider/QualifiedNameProvider (or astroid): measured on 20,698 lines of timm
 1.0.31 (97 files, this machine, one run): LibCST's parse + ScopeProvider + QualifiedNameProvider
