@@ -9,8 +9,8 @@
 # %% [markdown]
 # # `torch.ao.quantization` is deprecated: `quantize_dynamic` warns
 #
-# The one-line recipe for a smaller, faster CPU model, `torch.ao.quantization.quantize_dynamic(
-# model, {nn.Linear}, dtype=torch.qint8)`, from PyTorch's own tutorials, is quiet from 1.13 to
+# The one-line recipe for a smaller, faster CPU model,
+# `torch.ao.quantization.quantize_dynamic(model, {nn.Linear}, dtype=torch.qint8)`, from PyTorch's own tutorials, is quiet from 1.13 to
 # 2.7. From 2.8 every call warns `DeprecationWarning: torch.ao.quantization is deprecated and
 # will be removed in 2.10.`, followed by a migration list that points to torchao. The category
 # is `DeprecationWarning`, hidden in a plain script but shown (and turned into an error by
@@ -169,8 +169,8 @@ if __name__ == "__main__":
 # ## Where it comes from
 # pytorch/pytorch#153892 ("Add deprecation warning for `torch.ao.quantization`", May 2025)
 # shows in its test plan an earlier form of the warning, raised when the package is imported,
-# with the same migration list; what 2.8.0 ships is the decorator on the entry points, and I
-# could not confirm that this PR is the one that landed it. The plan behind it is
+# with the same migration list; what 2.8.0 ships is the decorator on the entry points, and this
+# project could not confirm that this PR is the one that landed it. The plan behind it is
 # pytorch/ao#2259 ("torch.ao.quantization deprecation tracker": duplicate pt2e in torchao,
 # migrate users, warn in pytorch, delete in 2.9 / 2.10), where a June 2026 comment drafts an
 # RFC to finish the deletion. Downstream the

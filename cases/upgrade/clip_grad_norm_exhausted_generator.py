@@ -13,8 +13,8 @@
 # clips with `clip_grad_norm_(params, max_norm)`. `parameters()` is a generator: the optimizer
 # consumed it, so the clip sees no tensors, returns a total norm of 0 and leaves every gradient
 # as it was. On 1.13 to 2.7 that is silent, and the model trains unclipped. After an upgrade to
-# 2.8 the same line prints `UserWarning: `parameters` is an empty generator, no gradient
-# clipping will occur.`: the bug was always there, the upgrade makes it speak.
+# 2.8 the same line prints ``UserWarning: `parameters` is an empty generator, no gradient
+# clipping will occur.``: the bug was always there, the upgrade makes it speak.
 
 # %%
 import torch

@@ -142,8 +142,8 @@ if __name__ == "__main__":
 # `sample((n,))` in torch's own distribution tests to silence "sample_n will be deprecated.
 # Use .sample((n,)) instead". In 2.4, #126898 ("[BE] wrap deprecated function/class with
 # `typing_extensions.deprecated`") gave category-less deprecation warnings the category
-# `FutureWarning`, and the message was reworded with backquotes. I found no downstream issue
-# about this particular call; the version matrix shows the category change. Observed on the
+# `FutureWarning`, and the message was reworded with backquotes. this project found no
+# downstream issue about this particular call; the version matrix shows the category change. Observed on the
 # CPU with this case: a `UserWarning` on 1.13.1, 2.0.1, 2.1.2, 2.2.2 and 2.3.1, a
 # `FutureWarning` on 2.4.1, 2.5.1, 2.6.0, 2.13.0 and 2.15.0 (open above). The CUDA side was
 # not observed by this project's runs.

@@ -150,13 +150,13 @@ if __name__ == "__main__":
 # `typing_extensions.deprecated(..., category=FutureWarning)` instead: 2.4.1 warns with the
 # decorator's message, in backquotes, and the installed 2.7.1 shows the decorator. That is most
 # likely pytorch/pytorch#126898, which moved torch's deprecations to that decorator and to
-# `FutureWarning` for 2.4 (I did not confirm that its diff is the one that touched
-# `_pytree.py`). As of 2.15.0 the private function still registers.
+# `FutureWarning` for 2.4 (this project did not confirm that its diff is the one that
+# touched `_pytree.py`). As of 2.15.0 the private function still registers.
 #
 # ## The fix
 # Call `register_pytree_node` where it exists. It does not exist on 1.13 to 2.1, where the
 # private function is the only spelling and is not deprecated, so code that must run there
-# needs the guard a user writes: diffusers#7008 tests the torch version, the fix below tests
+# needs the guard a user writes: huggingface/diffusers#7008 tests the torch version, the fix below tests
 # for the name (neither branch warns on its own release). The public function takes the same
 # flatten and unflatten functions. The check doubles the values by hand.
 

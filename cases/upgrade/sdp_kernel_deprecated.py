@@ -108,7 +108,7 @@ if __name__ == "__main__":
 # `from torch.nn.attention import SDPBackend, sdpa_kernel` and `with sdpa_kernel(SDPBackend.MATH):`.
 # The module arrived in the same release that deprecated the old spelling (observed: absent on
 # 2.2.2, present on 2.3.1), so no single line is quiet on both sides of 2.3: the fix is the
-# guard discussed in x-transformers#260: try the import, and fall back to
+# guard discussed in lucidrains/x-transformers#260: try the import, and fall back to
 # `sdp_kernel` where it fails, which does not warn on those releases. On 1.13 there is no public
 # `scaled_dot_product_attention` at all (its `sdp_kernel` has only `enable_flash` and
 # `enable_math`), so the guard's outer branch writes the attention out, as nanoGPT-style models

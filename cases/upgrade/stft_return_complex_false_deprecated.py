@@ -146,7 +146,7 @@ if __name__ == "__main__":
 # "Require `return_complex` to be passed explicitly to `torch.stft` for real input"
 # (pytorch/pytorch#86724), with `return_complex=False` shown as the 2.0 spelling that keeps
 # the old behaviour; they do not mention that this spelling warns. The plan for both steps is
-# in pytorch/pytorch#72882 (I could not pin the warning to one merged PR; the surface diff
+# in pytorch/pytorch#72882 (this project could not pin the warning to one merged PR; the surface diff
 # shows it as a native message new in 2.0.1). Downstream, audio and speech projects that had
 # moved to the explicit `return_complex=False` got the warning in every run: coqui-ai/TTS#2639,
 # speechbrain/speechbrain#2045 ("I got it with torch 2.0"), NVIDIA NeMo in

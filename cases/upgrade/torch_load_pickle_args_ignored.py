@@ -11,8 +11,8 @@
 #
 # Code that loads checkpoints of any age passes `encoding="latin1"` to `torch.load`, the
 # recipe the docs gave for files written by Python 2. On 1.13 that is quiet. After an upgrade
-# to 2.11 every such load prints `UserWarning: pickle_load_args only works if
-# `weights_only=False`.`: since 2.6 `torch.load` defaults to the restricted weights-only
+# to 2.11 every such load prints ``UserWarning: pickle_load_args only works if
+# `weights_only=False`.``: since 2.6 `torch.load` defaults to the restricted weights-only
 # unpickler, and from 2.11 it warns whenever extra pickle keyword arguments come along with
 # it. The tensors load as before.
 
