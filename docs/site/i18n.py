@@ -42,7 +42,7 @@ CELL_LINES = 10000  # MyST-NB numbers a notebook's lines cell by cell: line = (c
 
 # What a template replaces by {n}: inline code, HTML tags, a link's target, file names, numbers and
 # versions (with a range's dash). Prose words stay, so a translator sees the sentence.
-_SLOT = re.compile(r"(?P<role>\{[\w:-]+\}`[^`<]*?)(?P<role_target><[^>`]+>)?`|(?P<code>(?P<ticks>`+).+?(?<!`)(?P=ticks)(?!`))|(?P<tag><[^>]+>)|(?P<ident>(?<=\[)[\w.]+[-_][\w.-]+(?=\]\())|\]\((?P<target>[^)\s]+)\)|(?P<file>\b[\w.-]+\.(?:py|ipynb|json|md)\b)"
+_SLOT = re.compile(r"(?P<role>\{[\w:-]+\}`[^`<]*?)(?P<role_target><[^>`]+>)?`|(?P<code>(?P<ticks>`+)(?s:.+?)(?<!`)(?P=ticks)(?!`))|(?P<tag><[^>]+>)|(?P<ident>(?<=\[)[\w.]+[-_][\w.-]+(?=\]\())|\]\((?P<target>[^)\s]+)\)|(?P<file>\b[\w.-]+\.(?:py|ipynb|json|md)\b)"
                    r"|(?P<num>(?<![\w.])\d+(?:\.\d+)*(?:\+\w+)?(?![\w]))")
 _WORD = re.compile(r"[A-Za-z]{2,}")
 

@@ -23,6 +23,7 @@ import json
 from pathlib import Path
 
 from docutils import nodes
+from sphinx import addnodes
 from sphinx.transforms import SphinxTransform
 from sphinx.util.i18n import docname_to_domain
 from sphinx.util.nodes import extract_messages
@@ -73,7 +74,7 @@ class _Page:
         tmpl = template(msg)[0]
         if msg in self.fuzzy or tmpl in self.fuzzy:
             return True
-        if msg in self.empty or tmpl in self.empty:
+        if tmpl in self.empty.known or self.empty.find(msg) is not None:
             return False
         return self.has_translations
 
@@ -111,9 +112,10 @@ class MarkStale(SphinxTransform):
         page = _Page(self.env, docname)
         counts = {"stale": [], "untranslated": 0, "translated": 0}
         for node, msg in list(extract_messages(self.document)):
-            if not needs_translation(msg):
+            if not needs_translation(msg) or not _is_prose(node):
                 continue
-            if node.get("translated"):
+            # a toctree's caption is translated without the mark: what counts is that its translation exists
+            if node.get("translated") or (isinstance(node, addnodes.toctree) and page.find(msg) is not None):
                 counts["translated"] += 1
             elif page.is_stale(msg):
                 node["classes"].append("zh-stale")
@@ -121,7 +123,7 @@ class MarkStale(SphinxTransform):
             else:
                 counts["untranslated"] += 1
         for node in list(self.document.findall(nodes.raw)):
-            if "html" in node.get("format", "").split():
+            if "html" in node.get("format", "").split() and _is_prose(node):
                 self._raw(node, page, counts)
         self.env._pitfalls_zh = getattr(self.env, "_pitfalls_zh", {})
         self.env._pitfalls_zh[docname] = counts
@@ -152,6 +154,25 @@ class MarkStale(SphinxTransform):
             self.document.insert(0, banner)
 
 
+def _is_prose(node) -> bool:
+    """Text a generator or an author wrote, not a notebook's metadata or a cell's output (outputs
+    are never translated: the zh page shows the English build's, as they were printed)."""
+    if isinstance(node, nodes.meta):
+        return False
+    for parent in _ancestors(node):
+        if isinstance(parent, nodes.docinfo):  # the notebook's metadata: Sphinx drops it from the page
+            return False
+        if isinstance(parent, nodes.container) and "cell_output" in parent.get("classes", []):
+            return False
+    return True
+
+
+def _ancestors(node):
+    while node is not None:
+        yield node
+        node = node.parent
+
+
 def _extract_raw(app, doctree, docname) -> None:
     """For the gettext builder (``docs.site.i18n update``): the text of raw HTML blocks is a message too."""
     if app.builder.name != "gettext":
@@ -160,7 +181,7 @@ def _extract_raw(app, doctree, docname) -> None:
 
     catalog = app.builder.catalogs[docname_to_domain(docname, app.config.gettext_compact)]
     for node in doctree.findall(nodes.raw):
-        if "html" in node.get("format", "").split():
+        if "html" in node.get("format", "").split() and _is_prose(node):
             for _start, _end, msg in raw_messages(node.astext()):
                 catalog.add(msg, MsgOrigin(node.source or app.env.doc2path(docname), node.line or 0))
 
@@ -175,7 +196,8 @@ def _compile(app, config) -> None:
         raise ConfigError(f"{source}: no zh_CN catalogues (python -m docs.site.i18n update writes them)")
     app._pitfalls_catalogues = build_catalogues(Path(config.locale_dirs[0]), source)
     app._pitfalls_everywhere = Reuse(app._pitfalls_catalogues.everywhere())
-    app._pitfalls_empty = set().union(*app._pitfalls_catalogues.empty.values())  # written down, not translated yet
+    # written down, not translated yet (a case's title, also as it stands in a table or a link)
+    app._pitfalls_empty = Reuse({m: m for m in set().union(*app._pitfalls_catalogues.empty.values())})
 
 
 def _to_env(app, env, docnames) -> None:

@@ -96,8 +96,11 @@ def zh_build(src: Path, extra: Path, stage: Path, locale_dir: Path | None = None
 
 def zh_overrides(overrides: dict, compiled: Path, locale_dir: Path) -> dict:
     """The English build's settings, in Chinese: language, catalogues, search."""
+    # jieba splits the pages into words for the search index; the glossary's terms are words too
+    words = Path(locale_dir) / LANGUAGE / "search-dict.txt"
     return {"language": LANGUAGE, "locale_dirs": [str(compiled)], "gettext_compact": False, "gettext_auto_build": False,
-            "html_search_language": "zh", "pitfalls_locale_source": str(locale_dir), **overrides}
+            "html_search_language": "zh", "html_search_options": {"dict": str(words)} if words.exists() else {},
+            "pitfalls_locale_source": str(locale_dir), **overrides}
 
 
 def main(argv: list[str] | None = None) -> int:
