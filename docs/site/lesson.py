@@ -257,7 +257,7 @@ def _closure(statements: list[Statement], roots: set[str], start: list[Statement
 
 
 def _lesson_names(statements: list[Statement]) -> set[str]:
-    roots = [s for s in statements if (s.kind == "demo" and s.demo_of is None) or s.kind == "other"]
+    roots = [s for s in statements if (s.kind == "demo" and (s.demo_of is None or s.rest)) or s.kind == "other"]
     return _closure(statements, set(LESSON_CALLS), roots)
 
 
