@@ -52,14 +52,6 @@ def cells(page: str) -> list[dict]:
 
 
 @pytest.fixture(scope="session")
-def site(jobs) -> Path:
-    """The site the suite builds once, in the background, the way `make docs` does."""
-    built = jobs.get("site")
-    assert built.proc.returncode == 0, built.proc.stderr[-3000:]
-    return built.output
-
-
-@pytest.fixture(scope="session")
 def pages(site) -> dict[str, str]:
     return {p.stem: p.read_text(encoding="utf-8") for p in (site / "cases").glob("*.html")}
 
