@@ -160,7 +160,9 @@ def _is_prose(node) -> bool:
     if isinstance(node, nodes.meta):
         return False
     for parent in _ancestors(node):
-        if isinstance(parent, nodes.docinfo):  # the notebook's metadata: Sphinx drops it from the page
+        # the notebook's metadata, a field list before the title: Sphinx takes it off the page
+        if isinstance(parent, nodes.docinfo) or (isinstance(parent, nodes.field_list)
+                                                 and isinstance(parent.parent, nodes.document)):
             return False
         if isinstance(parent, nodes.container) and "cell_output" in parent.get("classes", []):
             return False
