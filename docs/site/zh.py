@@ -246,7 +246,21 @@ def _status(app, exception) -> None:
     Path(app.outdir, STATUS).write_text(json.dumps(status, ensure_ascii=False, indent=1), encoding="utf-8")
 
 
+def _search_language():
+    """Sphinx 9.0's Chinese search: jieba splits the pages, and English words are stemmed by the
+    English stemmer, whose JavaScript defines ``EnglishStemmer``; but language_data.js is written as
+    ``window.Stemmer = ChineseStemmer`` (from ``language_name``), which is undefined, so every search
+    of a zh page stops with a ReferenceError. The same class, naming the stemmer its file defines."""
+    from sphinx.search.zh import SearchChinese
+
+    class ChineseSearch(SearchChinese):
+        language_name = "English"  # only used to name the JavaScript stemmer (and in a debug repr)
+
+    return ChineseSearch
+
+
 def setup(app):
+    app.add_search_language(_search_language())
     app.add_config_value("pitfalls_locale_source", "", "env")  # docs/locale: the .po files the zh build compiles
     app.add_transform(PrepareTranslations)
     app.add_transform(MarkStale)
