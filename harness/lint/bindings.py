@@ -318,10 +318,11 @@ class Bindings:
         return None
 
     def _binding_held(self, binding: Binding, where, klass, d) -> Held | None:
+        # the right-hand side is read before its own binding: ``t = t[::-1]`` reads the earlier ``t``
         if binding.how == "assign":
-            return self.held(binding.value, where, binding.line + 1, klass, d)
+            return self.held(binding.value, where, binding.line, klass, d)
         if binding.how == "item":  # ``x, y = batch``; not ``feats, pos = neck(x)`` (a module's parts may be tuples)
-            whole = self.held(binding.value, where, binding.line + 1, klass, d)
+            whole = self.held(binding.value, where, binding.line, klass, d)
             return Held(whole.kind) if whole and whole.kind in (TENSOR, NDARRAY) and whole.what != MODEL_OUTPUT else None
         if binding.how == "iter":
             return self._element_held(binding.value, where, binding.line, klass, d)

@@ -49,6 +49,9 @@ def _probabilities(node, ctx) -> str | None:
     held = ctx.held(node)
     if held is not None and held.kind == "tensor" and held.what in ("softmax", "sigmoid"):
         return held.what
+    value = ctx.value_of(node, getattr(node, "lineno", 1 << 30))  # p = s.div(t).softmax(1): the receiver's kind unknown
+    if isinstance(value, ast.Call) and _called_name(value) in SOFTMAXES and isinstance(value.func, (ast.Attribute, ast.Name)):
+        return _called_name(value).lower()
     return None
 
 
@@ -224,8 +227,8 @@ def _partial_by_design(state, ctx, line) -> bool:
     """The state dict was filtered in this function (a comprehension over it, keys popped or deleted
     from it), or the function compares the keys itself: a partial load is then what the code means."""
     value = ctx.resolve(state, line) if state is not None else None
-    if isinstance(value, ast.DictComp):
-        return True
+    if isinstance(value, ast.DictComp) and any(g.ifs for g in value.generators):
+        return True  # {k: v for k, v in sd.items() if k in own}: filtered; a renaming comprehension keeps every key
     if any(isinstance(n, ast.Name) and n.id in ("missing_keys", "unexpected_keys") and isinstance(n.ctx, ast.Store)
            for n in ast.walk(ctx.function)):
         return True  # the keys are compared by hand in this function
@@ -239,12 +242,23 @@ def _partial_by_design(state, ctx, line) -> bool:
     return False
 
 
+def _retry_after_check(call, ctx) -> bool:
+    """The load sits under ``if result.missing_keys:``: a second try after the keys were looked at."""
+    node = ctx.parent(call)
+    while node is not None and node is not ctx.function:
+        if isinstance(node, ast.If) and any(isinstance(n, ast.Attribute) and n.attr in ("missing_keys", "unexpected_keys")
+                                            for n in ast.walk(node.test)):
+            return True
+        node = ctx.parent(node)
+    return False
+
+
 def _strict_false_unchecked(node, ctx) -> bool:
     """``load_state_dict(sd, strict=False)`` (or ``strict`` as the 2nd positional) whose result,
     the missing and unexpected keys, nobody looks at."""
     if not (_method(node, "load_state_dict") and _const(_arg(node, 1, "strict"), False)):
         return False
-    if _result_checked(node, ctx):
+    if _result_checked(node, ctx) or _retry_after_check(node, ctx):
         return False
     return not _partial_by_design(_arg(node, 0, "state_dict"), ctx, node.lineno)
 
@@ -510,6 +524,7 @@ def _negative_step(node, ctx) -> bool:
 
 
 _DETERMINISTIC_FACTORIES = ("zeros", "ones", "empty", "full", "arange", "eye", "linspace", "logspace")
+_RANDOM_FACTORIES = ("rand", "randn", "randint", "randperm")
 _DTYPE_WORDS = ("float", "double", "half", "int", "long", "bool", "uint8", "int8", "int16", "int32", "int64",
                 "float16", "float32", "float64", "bfloat16", "complex64", "complex128")
 
@@ -536,7 +551,9 @@ def _cpu_factory_moved(node, ctx) -> bool:
         return False
     made = node.func.value
     q = ctx.qualified(made.func) or ""
-    return (q.count(".") == 1 and q.startswith("torch.") and q.split(".")[1] in _DETERMINISTIC_FACTORIES
+    # a random factory made on the CPU on purpose draws from a CPU generator= it is handed
+    factories = _DETERMINISTIC_FACTORIES + (() if _kw(made, "generator") is not None else _RANDOM_FACTORIES)
+    return (q.count(".") == 1 and q.startswith("torch.") and q.split(".")[1] in factories
             and _kw(made, "device") is None and not any(k.arg is None for k in made.keywords))
 
 
@@ -548,18 +565,37 @@ AdaptiveMaxPool2d AdaptiveMaxPool3d Flatten Unflatten Upsample PixelShuffle Pixe
 ReplicationPad2d ConstantPad2d Tanhshrink Softshrink Hardshrink GLU Threshold""".split())
 
 
+_CONTAINERS = ("torch.nn.Sequential", "torch.nn.ModuleList")
+
+
+def _stateful_module(elt, ctx) -> bool:
+    held = ctx.held(elt)
+    return held is not None and held.kind == "module" and (held.what or "").rsplit(".", 1)[-1] not in _STATELESS
+
+
+def _module_listed_twice(node, ctx) -> bool:
+    """``nn.Sequential(block, block)``: one module object (a name bound to one instance) placed twice."""
+    if not _is_call_to(node, ctx, *_CONTAINERS):
+        return False
+    elts = node.args
+    if len(elts) == 1 and isinstance(elts[0], (ast.List, ast.Tuple)):  # nn.ModuleList([block, block])
+        elts = elts[0].elts
+    names = [e.id for e in elts if isinstance(e, ast.Name)]
+    twice = {n for n in names if names.count(n) > 1}
+    return any(isinstance(e, ast.Name) and e.id in twice and _stateful_module(e, ctx) for e in elts)
+
+
 def _module_list_multiplied(node, ctx) -> bool:
-    """``[nn.Linear(4, 4)] * n``: one module object listed n times, so its weights are shared."""
+    """``[nn.Linear(4, 4)] * n`` or ``[block] * n``: one module object listed n times, so its weights
+    are shared."""
+    if isinstance(node, ast.Call):
+        return _module_listed_twice(node, ctx)
     if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)):
         return False
     for side in (node.left, node.right):
         if isinstance(side, (ast.List, ast.Tuple)):
-            for elt in side.elts:
-                held = ctx.held(elt) if isinstance(elt, ast.Call) else None
-                if held is not None and held.kind == "module":
-                    name = (held.what or "").rsplit(".", 1)[-1]
-                    if name not in _STATELESS:
-                        return True
+            if any(isinstance(elt, (ast.Call, ast.Name)) and _stateful_module(elt, ctx) for elt in side.elts):
+                return True
     return False
 
 
@@ -573,6 +609,13 @@ def _parameter_replaced_after_optimizer(node, ctx) -> bool:
     root = owner
     while isinstance(root, (ast.Attribute, ast.Subscript)):  # net.fc.weight, model[0].weight
         root = root.value
+    for _ in range(4):  # bn = net.layer4[-1].bn3: a name for a part of the model the optimizer holds
+        part = ctx.value_of(root, node.lineno) if isinstance(root, ast.Name) else None
+        if not isinstance(part, (ast.Attribute, ast.Subscript)):
+            break
+        root = part
+        while isinstance(root, (ast.Attribute, ast.Subscript)):
+            root = root.value
     if not isinstance(root, ast.Name) or root.id in ("self", "cls"):
         return False
     for n in ast.walk(ctx.function):
@@ -644,13 +687,14 @@ join_hook register_comm_hook process_group training
 
 
 def _dataparallel_attribute(node, ctx) -> bool:
-    """``model.my_method()`` on a DataParallel/DistributedDataParallel wrapper: the wrapper has only
-    nn.Module's API; the model's own methods are under ``model.module``."""
-    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)) or node.func.attr in _MODULE_API:
+    """``model.my_method()`` or ``model.fc`` on a DataParallel/DistributedDataParallel wrapper: the
+    wrapper has only nn.Module's API; the model's own methods and layers are under ``model.module``.
+    A value stored on the wrapper (``model.fc = ...``) is the wrapper's own, so only reads count."""
+    if not (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load)) or node.attr in _MODULE_API:
         return False
-    if node.func.attr.startswith("__") or not _bound_name(node.func.value):
+    if node.attr.startswith("__") or not _bound_name(node.value):
         return False
-    held = ctx.held(node.func.value)
+    held = ctx.held(node.value)
     return held is not None and held.kind == "module" and held.what in (
         "torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.DistributedDataParallel",
         "torch.nn.parallel.data_parallel.DataParallel")
@@ -921,10 +965,10 @@ SOURCE_POST_RULES: tuple[Rule, ...] = (
          _cpu_factory_moved,
          nodes=CALL),
     Rule("PTF021", ("shared-module-reuse",),
-         "[module] * n lists one module object n times: every entry shares the same weights; build a new "
-         "module per entry ([nn.Linear(...) for _ in range(n)])",
+         "one module object placed n times ([module] * n, or one name listed twice in a Sequential) shares "
+         "its weights across every entry; build a new module per entry ([nn.Linear(...) for _ in range(n)])",
          _module_list_multiplied,
-         nodes=ast.BinOp),
+         nodes=(ast.BinOp, ast.Call)),
     Rule("PTF022", ("param-reassignment-detaches-optimizer",),
          "assigning a new nn.Parameter after the optimizer was built leaves the optimizer holding the old "
          "tensor: the new one is never updated; copy into the existing parameter under torch.no_grad(), or "
@@ -946,7 +990,7 @@ SOURCE_POST_RULES: tuple[Rule, ...] = (
          "DataParallel/DistributedDataParallel wrap the model: its own methods and attributes are under "
          ".module (AttributeError on the wrapper); call model.module.<name>",
          _dataparallel_attribute,
-         nodes=CALL),
+         nodes=ast.Attribute),
     Rule("PTF026", ("scheduler-step-placement",),
          "the LR scheduler steps before the optimizer in this loop: the schedule's first value is skipped "
          "(PyTorch warns since 1.1); call scheduler.step() after optimizer.step()",

@@ -346,9 +346,9 @@ UPGRADE_RULES: tuple[Rule, ...] = (
          and "TypeError" not in c.caught,  # the fallback for a torch without weights_only (before 1.13)
          nodes=CALL),
     Rule("PTF127", ("torchscript-deprecated",),
-         "torch.jit.script is deprecated since torch 2.10 (DeprecationWarning; FutureWarning from 2.14); use "
+         "torch.jit.script (and trace) are deprecated since torch 2.10 (DeprecationWarning; FutureWarning from 2.14); use "
          "torch.compile or torch.export",
-         lambda n, c: _is_call_to(n, c, "torch.jit.script") or (
+         lambda n, c: _is_call_to(n, c, "torch.jit.script", "torch.jit.trace", "torch.jit.trace_module") or (
              isinstance(n, (ast.FunctionDef, ast.ClassDef)) and any(c.qualified(d) == "torch.jit.script" for d in n.decorator_list)),
          nodes=(ast.Call, ast.FunctionDef, ast.ClassDef)),
     Rule("PTF129", ("torch-load-pickle-args-ignored",),

@@ -69,3 +69,26 @@ SEEN = {
     "log_softmax_student": "https://github.com/mepeichun/Efficient-Neural-Network-Bilibili/issues/1",
     "log_of_probabilities": "https://github.com/microsoft/ProDA/issues/20",
 }
+
+# round 2: the probabilities come from a method chain bound to a name, passed as input= in a loop
+PITFALL["method_chain_keyword_in_loop"] = """
+import torch.nn.functional as F
+def attention_kd(student_maps, teacher_maps):
+    total = 0
+    for a, b in zip(student_maps, teacher_maps):
+        p = a.flatten(2).mean(1).softmax(-1)
+        q = b.flatten(2).mean(1).softmax(-1)
+        total = total + F.kl_div(input=p, target=q, reduction="batchmean")
+    return total
+"""
+NEAR_MISS["method_chain_log_softmax"] = """
+import torch.nn.functional as F
+def attention_kd(student_maps, teacher_maps):
+    total = 0
+    for a, b in zip(student_maps, teacher_maps):
+        p = a.flatten(2).mean(1).log_softmax(-1)
+        q = b.flatten(2).mean(1).softmax(-1)
+        total = total + F.kl_div(input=p, target=q, reduction="batchmean")
+    return total
+"""
+SEEN["method_chain_keyword_in_loop"] = "https://github.com/sebastian-hofstaetter/matchmaker/issues/18 (self.kl(scores.softmax(-1), labels.softmax(-1)))"

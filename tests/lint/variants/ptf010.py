@@ -91,3 +91,20 @@ SEEN = {
     "returned": "transformers/trainer_utils.py load_sharded_checkpoint returns the keys (benchmarks/lint_review.md)",
     "checked_in_if": "https://github.com/DIVA-DIA/DIVA-DAF/pull/21",
 }
+
+# round 2: the keys renamed by a comprehension (every key kept), strict passed by position
+PITFALL["renamed_keys_positional_strict"] = """
+import torch
+def restore(net, path):
+    ckpt = torch.load(path, map_location="cpu", weights_only=True)
+    ckpt = {k[len("module."):] if k.startswith("module.") else k: v for k, v in ckpt.items()}
+    net.load_state_dict(ckpt, False)
+"""
+NEAR_MISS["filtered_keys_positional_strict"] = """
+import torch
+def restore_backbone(net, path):
+    ckpt = torch.load(path, map_location="cpu", weights_only=True)
+    ckpt = {k: v for k, v in ckpt.items() if not k.startswith("head.")}
+    net.load_state_dict(ckpt, False)
+"""
+SEEN["renamed_keys_positional_strict"] = "https://github.com/instanseg/instanseg/pull/75 (removes the module prefix DataParallel adds before loading)"

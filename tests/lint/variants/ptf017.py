@@ -79,3 +79,13 @@ SEEN = {
     "as_tensor_unknown": "https://github.com/pytorch/pytorch/issues/23495 (torch.as_tensor for ensure-tensor)",
     "other_branch_of_an_if": "timm/data/naflex_dataset.py NaFlexCollator.__call__ (timm 1.0.31)",
 }
+
+# round 2: a tensor made from an array, sliced, then copied again (the slice is still a tensor)
+PITFALL["sliced_then_copied"] = """
+import torch
+def channel(x_np):
+    x = torch.from_numpy(x_np)
+    x = x[:, 0, :, :]
+    return torch.tensor(x, device="cpu", dtype=torch.float)
+"""
+SEEN["sliced_then_copied"] = "https://github.com/pytorch/pytorch/issues/59800 (x = torch.reshape(x[:,0,:,:], ...) then torch.tensor(value, dtype=...))"

@@ -67,3 +67,12 @@ SEEN = {
     "device_keyword": "https://github.com/meta-pytorch/torchcodec/pull/1347",
     "like_factory": "https://github.com/pyro-ppl/pyro/pull/926",
 }
+
+# round 2: random noise drawn on the CPU, then copied (no CPU generator handed in)
+PITFALL["noise_randn_cuda"] = """
+import torch
+def sample(netG, b, nz):
+    z = torch.randn(b, nz, 1, 1).cuda()
+    return netG(z)
+"""
+SEEN["noise_randn_cuda"] = "https://github.com/murumura/DCGAN-pytorch (main.py, a DCGAN script; search: fixed_noise = torch.randn(64, nz, 1, 1) then to the device)"

@@ -63,3 +63,31 @@ SEEN = {
     "bound_list_then_modulelist": "https://github.com/zalandoresearch/pytorch-vq-vae/issues/2",
     "deepcopy_clones": "https://github.com/harvardnlp/annotated-transformer/issues/9",
 }
+
+# round 2: one instance bound to a name and listed twice (or [name] * n)
+PITFALL["name_listed_twice"] = """
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        res = ResBlock(c)
+        self.body = nn.Sequential(nn.Conv2d(3, c, 3), res, res)
+class ResBlock(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+"""
+PITFALL["name_in_multiplied_list"] = """
+import torch.nn as nn
+def tower(width, depth):
+    layer = nn.Linear(width, width)
+    return nn.ModuleList([layer] * depth)
+"""
+NEAR_MISS["stateless_activation_twice"] = """
+import torch.nn as nn
+def head(c):
+    act = nn.ReLU()
+    return nn.Sequential(nn.Linear(c, c), act, nn.Linear(c, c), act)
+"""
+SEEN["name_listed_twice"] = "https://github.com/deep-learning-with-pytorch/dlwpt-code/issues/89 (one ResBlock object repeated in nn.Sequential)"
+SEEN["name_in_multiplied_list"] = "https://github.com/acids-ircam/ddsp_pytorch/issues/37 (list multiplication makes in_mlps[0] is in_mlps[1])"

@@ -78,3 +78,14 @@ SEEN = {
     "optimizer_built_after": "https://github.com/microsoft/nni/issues/4521",
     "batchnorm_weight": "https://github.com/pytorch/pytorch/issues/54765",
 }
+
+# round 2: the parameter replaced through a name for a part of the model
+PITFALL["through_a_part_alias"] = """
+import torch
+import torch.nn as nn
+def setup(net):
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+    head = net.classifier[-1]
+    head.bias = nn.Parameter(torch.zeros(head.out_features))
+    return optimizer
+"""

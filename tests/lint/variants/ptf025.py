@@ -89,3 +89,24 @@ SEEN = {
     "after_to_device": "https://github.com/Jungjee/ASVspoof_PA/issues/7",
     "through_module": "https://github.com/layumi/Person_reID_baseline_pytorch/issues/173",
 }
+
+# round 2: a layer of the wrapped model read off the wrapper (not a method call)
+PITFALL["layer_attribute_after_wrap"] = """
+import torch
+import torch.nn as nn
+def finetune(model):
+    if torch.cuda.device_count() > 1:
+        model = nn.DataParallel(model)
+    params = list(model.classifier.parameters())
+    return torch.optim.SGD(params, lr=0.01)
+"""
+NEAR_MISS["layer_through_module"] = """
+import torch
+import torch.nn as nn
+def finetune(model):
+    model = nn.DataParallel(model)
+    params = list(model.module.classifier.parameters())
+    return torch.optim.SGD(params, lr=0.01)
+"""
+SEEN["layer_attribute_after_wrap"] = "https://github.com/liyunsheng13/micronet/issues/22 ('DataParallel' object has no attribute 'classifier')"
+SEEN["layer_through_module"] = "https://github.com/rdcolema/pytorch-image-classification/issues/2 (optim.Adam(model.module.fc.parameters(), ...))"

@@ -19,3 +19,7 @@ SEEN = {
     "aliased_jit": "not found by search",
     "in_test_loop": "einops/tests/test_layers.py (torch.jit.script(model1), in build/realcode/untuned)",
 }
+
+# round 2: torch.jit.trace warns with the same deprecation from 2.10 (cases/upgrade/torchscript_deprecated.py)
+PITFALL["trace_export"] = "import torch\n\ndef export(model, example, path):\n    traced = torch.jit.trace(model.eval(), example)\n    traced.save(path)\n"
+SEEN["trace_export"] = "transformers/models/qwen3_vl/modeling_qwen3_vl.py (a comment on torch.jit.trace() of the model, in build/realcode/src)"
