@@ -262,7 +262,7 @@ def _lesson_names(statements: list[Statement]) -> set[str]:
 
 
 def _harness_closure(statements: list[Statement]) -> set[str]:
-    return _closure(statements, set(HARNESS_DEFS), [])
+    return _closure(statements, set(HARNESS_DEFS), [s for s in statements if s.kind == "case"])  # CASE's sources too
 
 
 def _introduces_harness_only(cells, i: int, statements: list[Statement], part) -> bool:

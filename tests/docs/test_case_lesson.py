@@ -14,6 +14,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from pyflakes.checker import Checker  # flake8's, in the test extra
+from pyflakes.messages import UndefinedName
 
 from planting import ROOT
 
@@ -160,6 +162,9 @@ def test_downloaded_notebooks_need_torch_alone(site, corpus):
         assert nb.cells[1].source.startswith("**To run this notebook**"), path.name
         installed = {m for c in code for m in re.findall(r'find_spec\("([\w.]+)"\) is None', c)}
         assert {r.split(".")[0] for r in requires[path.stem]} - {"torch"} <= installed, path.name
+        program = ast.parse("\n".join(re.sub(r"%pip .*$", "pass", c, flags=re.M) for c in code))
+        undefined = [str(m) for m in Checker(program).messages if isinstance(m, UndefinedName)]
+        assert not undefined, f"{path.name}: {undefined}"  # a name only the harness's cells defined
         for source in code:
             assert not re.search(r"^\s*(?:from|import)\s+harness\b|torch-pitfalls", source, re.M), path.name
             tree = ast.parse(re.sub(r"%pip .*$", "pass", source, flags=re.M))
