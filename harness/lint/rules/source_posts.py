@@ -302,6 +302,32 @@ def _trains(loop, ctx) -> bool:
     return any(c.func.attr == "backward" for c in calls) and any(_optimizer_step(c, ctx) for c in calls)
 
 
+def _enclosing_loops(node, ctx):
+    """The loops around ``node`` in its function, innermost first."""
+    up = ctx.parent(node)
+    while up is not None and up is not ctx.function:
+        if isinstance(up, (ast.For, ast.While)):
+            yield up
+        up = ctx.parent(up)
+
+
+def _first_backward(loop, node) -> bool:
+    """``node`` is the loop's first backward() call in source order (a loop's finding is reported once)."""
+    calls = [n for n in ast.walk(loop) if _method(n, "backward")]
+    return bool(calls) and min(calls, key=lambda n: (n.lineno, n.col_offset)) is node
+
+
+def _backward_without_zero_grad(node, ctx) -> bool:
+    """Reported at the backward() of the innermost loop that trains without clearing gradients: the line
+    above which zero_grad() belongs."""
+    if not _method(node, "backward"):
+        return False
+    for loop in _enclosing_loops(node, ctx):
+        if _trains(loop, ctx):
+            return _loop_without_zero_grad(loop, ctx) and _first_backward(loop, node)
+    return False
+
+
 def _loop_without_zero_grad(node, ctx) -> bool:
     """The innermost loop that calls backward() and an optimizer's step() clears no gradients."""
     if not isinstance(node, (ast.For, ast.While)) or not _trains(node, ctx) or _clears_grads(node):
@@ -312,13 +338,25 @@ def _loop_without_zero_grad(node, ctx) -> bool:
 
 def _backward_twice(node, ctx) -> bool:
     """The second ``x.backward()`` on a graph whose first backward did not retain it."""
-    if not (_method(node, "backward") and isinstance(ctx.function, (ast.FunctionDef, ast.AsyncFunctionDef))):
+    if not _method(node, "backward"):
         return False
-    first = [c for c in _in_function_calls(ctx, "backward") if c.lineno < node.lineno
+    loop = next(_enclosing_loops(node, ctx), None)  # both in one pass of the same loop (or both outside any)
+    first = [c for c in _in_function_calls(ctx, "backward") if c.lineno < node.lineno and _own_code(c, ctx)
+             and next(_enclosing_loops(c, ctx), None) is loop
              and not _const(_kw(c, "retain_graph"), True) and _shared_graph(c, node, ctx)
              and not _exclusive(c, node, ctx.function)]
-    in_loop = any(isinstance(n, (ast.For, ast.While)) for n in ast.walk(ctx.function))
-    return bool(first) and not in_loop
+    return bool(first)
+
+
+def _own_code(node, ctx) -> bool:
+    """``node`` belongs to the current function (or the module's own statements), not to a function
+    or class nested in it."""
+    up = ctx.parent(node)
+    while up is not None and up is not ctx.function:
+        if isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            return False
+        up = ctx.parent(up)
+    return True
 
 
 def _exclusive(a: ast.AST, b: ast.AST, function: ast.AST) -> bool:
@@ -338,6 +376,9 @@ def _loss_of(call: ast.Call, ctx):
     argument (a framework's backward takes the loss); None when neither is a tensor we can see."""
     receiver = call.func.value
     if call.args and ctx.kind(receiver) != "tensor":
+        made = ctx.value_of(receiver, call.lineno)  # out = model(x); out.backward(grad): a tensor, grad its gradient
+        if isinstance(made, ast.Call) and not _called_name(made)[:1].isupper():  # not Accelerator()/Fabric()
+            return receiver
         return call.args[0]
     return receiver
 
@@ -347,42 +388,94 @@ def _computed_sources(expr, ctx, line, depth=0, seen=None) -> set[str]:
     op's result (a graph node). Parameters, loader batches and leaves made by a factory are not."""
     seen = set() if seen is None else seen
     out = set()
-    for n in _graph_names(expr):
+    for n in _graph_names(expr, ctx):
         if not isinstance(n, ast.Name) or n.id in seen or n.id in ("self", "cls") or depth > 8:
             continue
         seen.add(n.id)
         value = ctx.value_of(n, line)
-        if value is None:
-            continue
+        if value is None or (isinstance(value, ast.Call) and _leaf_factory(value, ctx)):
+            continue  # ones_like(out) is a new leaf: out's graph does not come with it
         if isinstance(value, (ast.BinOp, ast.UnaryOp)) or (isinstance(value, ast.Call) and not _leaf_factory(value, ctx)):
             out.add(n.id)
         out |= _computed_sources(value, ctx, line, depth + 1, seen)
     return out
 
 
-def _graph_names(expr):
-    """The names in ``expr`` that carry its graph: not those under ``.detach()``/``.item()``."""
+def _graph_names(expr, ctx):
+    """The names in ``expr`` that carry its graph: not those under ``.detach()``/``.item()`` or a
+    factory (``torch.ones_like(out)``)."""
     todo = [expr]
     while todo:
         node = todo.pop()
-        if _method(node, "detach", "item", "numpy", "tolist"):
+        if _method(node, "detach", "item", "numpy", "tolist") or (isinstance(node, ast.Call) and _leaf_factory(node, ctx)):
             continue
         yield node
         todo.extend(ast.iter_child_nodes(node))
 
 
+_LEAVES = _RAW_DATA[:9] + ("arange", "empty", "parameter", "zeros_like", "ones_like", "full_like", "empty_like",
+                           "rand_like", "randn_like", "randint", "randperm", "linspace", "eye")
+
+
 def _leaf_factory(call, ctx) -> bool:
+    """A tensor made from nothing (a factory, ``ones_like(out)`` included): it carries no graph."""
     held = ctx.held(call)
-    return held is not None and held.kind == "tensor" and held.what in _RAW_DATA[:9] + ("arange", "empty", "parameter")
+    if held is not None and held.kind == "tensor" and held.what in _LEAVES:
+        return True
+    return (ctx.qualified(call.func) or "").split(".")[-1] in _LEAVES and (ctx.qualified(call.func) or "").startswith("torch.")
+
+
+def _has_graph(expr, ctx, line, depth=0) -> bool:
+    """The expression carries an autograd graph as far as the code shows: it comes out of a model (a
+    callable the function was handed or built: ``G(z)``, ``self.encoder(x)``) or from a leaf made with
+    requires_grad=True, through ops; a factory's tensor, a library function of grad-free data, or a
+    ``.detach()`` does not."""
+    if depth > 10 or expr is None:
+        return False
+    d = depth + 1
+    if isinstance(expr, (ast.Name, str)):
+        value = ctx.bindings.value_of(getattr(expr, "id", expr), ctx.chain(), line)
+        if value is None or ctx.kind(value, line) in ("module", "loss", "optimizer", "scheduler", "loader", "ndarray"):
+            return False  # unknown, or the model itself rather than a tensor out of it
+        return _has_graph(value, ctx, line, d)
+    if isinstance(expr, (ast.Attribute, ast.Subscript, ast.Starred)):
+        return _has_graph(expr.value, ctx, line, d)
+    if isinstance(expr, ast.BinOp):
+        return _has_graph(expr.left, ctx, line, d) or _has_graph(expr.right, ctx, line, d)
+    if isinstance(expr, ast.UnaryOp):
+        return _has_graph(expr.operand, ctx, line, d)
+    if not isinstance(expr, ast.Call):
+        return False
+    if _leaf_factory(expr, ctx):
+        return _const(_kw(expr, "requires_grad"), True)
+    if _method(expr, "detach", "item", "numpy", "tolist", "detach_"):
+        return False
+    if _method(expr, "requires_grad_"):
+        return True
+    args = [*expr.args, *(k.value for k in expr.keywords)]
+    from_args = any(_has_graph(a, ctx, line, d) for a in args)
+    func = expr.func
+    if ctx.qualified(func) is not None:  # a library function (torch.*, an import): its inputs' graph
+        return from_args
+    if isinstance(func, ast.Name) or (isinstance(func, ast.Attribute) and getattr(func.value, "id", None) == "self"):
+        return True  # a model or a method of one: G(z), self.encoder(x)
+    if isinstance(func, ast.Attribute):
+        held = ctx.held(func.value)
+        if held is not None and held.kind in ("module", "loss"):
+            return True
+        return from_args or _has_graph(func.value, ctx, line, d)
+    return from_args
 
 
 def _shared_graph(a: ast.Call, b: ast.Call, ctx) -> bool:
-    """Both backward calls reach one computed intermediate (``y = x * x`` under both losses); sharing
-    only a leaf, a module, a target or a variable name is not sharing a graph."""
+    """Both backward calls reach one computed intermediate that carries a graph (``y = x * x``,
+    ``out = model(x)`` under both losses); sharing a leaf, a module, a target built by ``ones_like``,
+    a grad-free input or a variable name is not sharing a graph."""
     la, lb = _loss_of(a, ctx), _loss_of(b, ctx)
     if la is None or lb is None:
         return False
-    return bool(_computed_sources(la, ctx, a.lineno) & _computed_sources(lb, ctx, b.lineno))
+    shared = _computed_sources(la, ctx, a.lineno) & _computed_sources(lb, ctx, b.lineno)
+    return any(_has_graph(name, ctx, a.lineno) for name in shared)
 
 
 _CONVERSIONS = ("to", "cuda", "cpu", "double", "float", "half", "long", "int", "bfloat16", "bool", "type")
@@ -475,29 +568,65 @@ _NO_GRAD = ("torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "
             "torch.set_grad_enabled", "torch.enable_grad")
 
 
-def _eval_without_no_grad(node, ctx) -> bool:
-    """A validation/evaluation function that runs a model's forward with autograd recording: no
-    ``torch.no_grad()``/``inference_mode()`` around it or on the function, and no backward in it."""
-    if not (_is_eval_function(node) and ctx.bindings is not None):
-        return False
-    for d in node.decorator_list:
+def _no_grad_decorated(fn, ctx) -> bool:
+    for d in fn.decorator_list:
         target = d.func if isinstance(d, ast.Call) else d
         if ctx.qualified(target) in _NO_GRAD or getattr(target, "attr", "") in ("no_grad", "inference_mode"):
-            return False
-    calls = [n for n in ast.walk(node) if isinstance(n, ast.Call)]
+            return True
+    return False
+
+
+def _no_grad_block(node, ctx) -> bool:
+    return isinstance(node, (ast.With, ast.AsyncWith)) and any(
+        isinstance(i.context_expr, ast.Call) and (ctx.qualified(i.context_expr.func) in _NO_GRAD
+                                                  or _called_name(i.context_expr) in ("no_grad", "inference_mode"))
+        for i in node.items)
+
+
+def _called_under_no_grad(fn, ctx) -> bool:
+    """This file calls the function inside ``with torch.no_grad():`` or from a no_grad-decorated function:
+    the caller turned autograd off."""
+    for n in ast.walk(ctx.module):
+        inside = _no_grad_block(n, ctx) or (isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                                            and n is not fn and _no_grad_decorated(n, ctx))
+        if inside and any(isinstance(c, ast.Call) and _called_name(c) == fn.name
+                          for stmt in n.body for c in ast.walk(stmt)):
+            return True
+    return False
+
+
+def _eval_forward(fn, ctx):
+    """The first model forward of a validation/evaluation function that runs with autograd recording
+    (no ``torch.no_grad()``/``inference_mode()`` in it, on it or around its calls, no backward in it),
+    or None."""
+    if not _is_eval_function(fn) or _no_grad_decorated(fn, ctx):
+        return None
+    calls = sorted((n for n in ast.walk(fn) if isinstance(n, ast.Call)), key=lambda n: (n.lineno, n.col_offset))
     if any(ctx.qualified(c.func) in _NO_GRAD or _called_name(c) in ("no_grad", "inference_mode", "set_grad_enabled",
                                                                      "enable_grad", "backward", "grad", "requires_grad_")
            for c in calls):
-        return False
-    chain = (node, *ctx.chain())
+        return None
+    chain = ctx.chain()
     for c in calls:
         callee = c.func
         held = ctx.bindings.held(callee, chain, c.lineno, ctx.klass)
-        if held is not None and held.kind == "module":
-            return True
-        if isinstance(callee, ast.Name) and callee.id in ("model", "net") and held is None:
-            return True  # the usual parameter name of the model being validated
-    return False
+        if (held is not None and held.kind == "module") or (
+                isinstance(callee, ast.Name) and callee.id in ("model", "net") and held is None):
+            # (the usual parameter names of the model being validated)
+            return None if _called_under_no_grad(fn, ctx) else c
+    return None
+
+
+def _eval_without_no_grad(node, ctx) -> bool:
+    """Reported at the forward call that records the graph (where no_grad() belongs)."""
+    fn = ctx.function
+    if not (isinstance(node, ast.Call) and isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and isinstance(node.func, (ast.Name, ast.Attribute)) and _is_eval_function(fn)):
+        return False
+    found = ctx.__dict__.setdefault("_eval_forward", {})  # once per function, not per call in it
+    if id(fn) not in found:
+        found[id(fn)] = _eval_forward(fn, ctx)
+    return found[id(fn)] is node
 
 
 def _tensor_copy_construct(node, ctx) -> bool:
@@ -737,6 +866,54 @@ def _scheduler_before_optimizer(node, ctx) -> bool:
     return bool(later)
 
 
+_EPOCH_SCHEDULERS = ("StepLR", "MultiStepLR", "ExponentialLR")  # their sizes count epochs by design
+_LENGTH_SCHEDULERS = {"CosineAnnealingLR": ("T_max", 1), "CosineAnnealingWarmRestarts": ("T_0", 1),
+                      "PolynomialLR": ("total_iters", 1)}
+
+
+def _counts_epochs(ctor, ctx) -> bool:
+    """The scheduler's schedule is written in epochs: StepLR/MultiStepLR/ExponentialLR, or a cosine or
+    polynomial one whose length is the number of epochs (``T_max=args.epochs``)."""
+    name = (ctx.qualified(ctor.func) or "").rsplit(".", 1)[-1]
+    if not (ctx.qualified(ctor.func) or "").startswith("torch.optim.lr_scheduler."):
+        return False
+    if name in _EPOCH_SCHEDULERS:
+        return True
+    if name in _LENGTH_SCHEDULERS:
+        kw, at = _LENGTH_SCHEDULERS[name]
+        length = _arg(ctor, at, kw)
+        return length is not None and "epoch" in ast.unparse(length).lower() and "len(" not in ast.unparse(length)
+    return False
+
+
+def _over_batches(loop, ctx) -> bool:
+    """A loop over a DataLoader's batches (``for x, y in loader``, ``enumerate(loader)``)."""
+    if not isinstance(loop, ast.For):
+        return False
+    it = loop.iter
+    if isinstance(it, ast.Call) and getattr(it.func, "id", None) in ("enumerate", "tqdm") and it.args:
+        it = it.args[0]
+    return ctx.kind(it) == "loader"
+
+
+def _epoch_scheduler_per_batch(node, ctx) -> bool:
+    """``scheduler.step()`` in the loop over batches where the schedule counts epochs: it runs
+    len(loader) times faster than written (CosineAnnealingLR(T_max=epochs) done in one epoch)."""
+    if not (_method(node, "step") and not node.args and isinstance(node.func.value, ast.Name)):
+        return False
+    ctor = ctx.value_of(node.func.value, node.lineno)
+    if not (isinstance(ctor, ast.Call) and _counts_epochs(ctor, ctx)):
+        return False
+    loop = next(_enclosing_loops(node, ctx), None)
+    return loop is not None and _over_batches(loop, ctx)
+
+
+def _scheduler_misplaced(node, ctx) -> bool:
+    if isinstance(node, ast.Call):
+        return _epoch_scheduler_per_batch(node, ctx)
+    return _scheduler_before_optimizer(node, ctx)
+
+
 def _walk_no_loops(node):
     todo = [node]
     while todo:
@@ -794,6 +971,14 @@ def _accumulation_unscaled(node, ctx) -> bool:
            for n in ast.walk(ctx.function)):
         return False  # the gradients are divided instead (p.grad /= k)
     return not any(_scaled(b.func.value, node, ctx) for b in backwards)
+
+
+def _backward_unscaled(node, ctx) -> bool:
+    """Reported at the micro-batch's backward(): the loss there is the one to divide."""
+    if not (_method(node, "backward") and not node.args):
+        return False
+    loop = next(_enclosing_loops(node, ctx), None)
+    return loop is not None and _first_backward(loop, node) and _accumulation_unscaled(loop, ctx)
 
 
 def _root_attr(node):
@@ -918,8 +1103,8 @@ SOURCE_POST_RULES: tuple[Rule, ...] = (
     Rule("PTF011", ("missing-zero-grad",),
          "a training loop calls backward() and optimizer.step() but never zero_grad(): gradients add up across steps; "
          "call optimizer.zero_grad() each step",
-         _loop_without_zero_grad,
-         nodes=LOOPS),
+         _backward_without_zero_grad,
+         nodes=CALL),
     Rule("PTF012", ("backward-twice",),
          "a second backward() through a graph the first one freed raises; pass retain_graph=True to the "
          "first, or sum the losses and call backward once",
@@ -946,7 +1131,7 @@ SOURCE_POST_RULES: tuple[Rule, ...] = (
          "every activation is kept for a backward that never comes; wrap the loop in torch.no_grad() "
          "(or torch.inference_mode())",
          _eval_without_no_grad,
-         nodes=(ast.FunctionDef, ast.AsyncFunctionDef)),
+         nodes=CALL),
     Rule("PTF017", ("tensor-copy-construct",),
          "torch.tensor(t) on a tensor copies it and cuts it from the graph, with a UserWarning; write "
          "t.clone().detach() (or t.detach() where no copy is needed)",
@@ -992,15 +1177,17 @@ SOURCE_POST_RULES: tuple[Rule, ...] = (
          _dataparallel_attribute,
          nodes=ast.Attribute),
     Rule("PTF026", ("scheduler-step-placement",),
-         "the LR scheduler steps before the optimizer in this loop: the schedule's first value is skipped "
-         "(PyTorch warns since 1.1); call scheduler.step() after optimizer.step()",
-         _scheduler_before_optimizer,
-         nodes=LOOPS),
+         "the LR scheduler is stepped in the wrong place: before the optimizer in this loop (the schedule's "
+         "first value is skipped; PyTorch warns since 1.1), or once per batch where its schedule counts epochs "
+         "(StepLR, CosineAnnealingLR(T_max=epochs): it runs len(loader) times too fast); step it after "
+         "optimizer.step(), once per epoch for an epoch schedule",
+         _scheduler_misplaced,
+         nodes=(ast.For, ast.While, ast.Call)),
     Rule("PTF027", ("grad-accumulation-unscaled",),
          "gradients are accumulated over several backward() calls per optimizer step, but each loss is not "
          "divided by their number: the step uses k times the big batch's gradient; divide the loss by k",
-         _accumulation_unscaled,
-         nodes=LOOPS),
+         _backward_unscaled,
+         nodes=CALL),
     Rule("PTF028", ("from-numpy-shares-memory",),
          "a tensor made by torch.from_numpy shares memory with the NumPy array: this in-place write changes "
          "the array too; copy first (torch.tensor(arr)) or write it out of place (x = x - m)",

@@ -88,3 +88,41 @@ SEEN = {
     "two_losses_one_output": "https://github.com/ueoo/AGIS-Net/issues/8",
     "branches": "lightning/pytorch/core/module.py (benchmarks/lint_review.md: two branches of one if)",
 }
+
+# round 2: in the training loop, the first loss's graph is part of the second loss
+PITFALL["gan_loop_loss_reused"] = """
+import torch
+def train(netD, netG, loader, bce, optD, nz):
+    for real, _ in loader:
+        optD.zero_grad()
+        loss_real = bce(netD(real), torch.ones(real.size(0)))
+        loss_real.backward()
+        fake = netG(torch.randn(real.size(0), nz, 1, 1))
+        loss_fake = bce(netD(fake.detach()), torch.zeros(real.size(0)))
+        loss_d = loss_real + loss_fake
+        loss_d.backward()
+        optD.step()
+"""
+NEAR_MISS["two_models_one_target"] = """
+import torch
+import torch.nn.functional as F
+def compare(ref, test, x):
+    x_test = x.clone().detach().requires_grad_(True)
+    out_ref = ref(x)
+    out_test = test(x_test)
+    target = torch.ones_like(out_ref)
+    F.mse_loss(out_ref, target).backward()
+    F.mse_loss(out_test, target).backward()
+"""
+NEAR_MISS["gradient_argument_shared"] = """
+import torch
+def compare(model_a, model_b, x):
+    grad_out = torch.rand(4, 8)
+    g = grad_out.clone()
+    out_a = model_a(x)
+    out_a.backward(g)
+    out_b = model_b(x)
+    out_b.backward(g)
+"""
+SEEN["gan_loop_loss_reused"] = "https://github.com/facebookresearch/pytorch_GAN_zoo/issues/83 (a loss backwarded, then a second backward through the freed graph)"
+SEEN["two_models_one_target"] = "torchao/test/prototype/moe_training/test_mxfp8_linear.py (labels = torch.ones_like(out_ref) for two models, in build/realcode/untuned)"

@@ -100,3 +100,43 @@ SEEN = {
     "per_batch_before_train_step": "https://github.com/Abe404/segmentation_of_roots_in_soil_with_unet/pull/4",
     "end_of_epoch": "https://github.com/heshuting555/AICITY2020_DMT_VehicleReID/issues/18",
 }
+
+# round 2: a schedule written in epochs, stepped in the loop over batches
+PITFALL["epoch_schedule_per_batch"] = """
+import torch
+def fit(model, train_loader, epochs, loss_fn):
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=30, gamma=0.1)
+    for epoch in range(epochs):
+        for xb, yb in train_loader:
+            opt.zero_grad()
+            loss_fn(model(xb), yb).backward()
+            opt.step()
+            sched.step()
+"""
+NEAR_MISS["epoch_schedule_per_epoch"] = """
+import torch
+def fit(model, train_loader, epochs, loss_fn):
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=epochs)
+    for epoch in range(epochs):
+        for xb, yb in train_loader:
+            opt.zero_grad()
+            loss_fn(model(xb), yb).backward()
+            opt.step()
+        sched.step()
+"""
+NEAR_MISS["step_schedule_per_batch"] = """
+import torch
+def fit(model, train_loader, epochs, loss_fn):
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=epochs * len(train_loader))
+    for epoch in range(epochs):
+        for xb, yb in train_loader:
+            opt.zero_grad()
+            loss_fn(model(xb), yb).backward()
+            opt.step()
+            sched.step()
+"""
+SEEN["epoch_schedule_per_batch"] = "https://github.com/pytorch/pytorch/issues/3814 (apaszke: the scheduler should step after each epoch, not every iteration)"
+SEEN["step_schedule_per_batch"] = "https://github.com/sthalles/SimCLR/issues/8 (CosineAnnealingLR(T_max=len(train_loader)) belongs in the batch loop)"
