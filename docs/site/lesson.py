@@ -72,6 +72,15 @@ class Lesson:
 
 
 def split_lesson(ex: ExecutedCase, m: Matrix | None, stamp: Stamp | None = None) -> Lesson:
+    """The case's lesson; made once per case and matrix (the page and the download both ask)."""
+    key = (id(m), id(stamp))
+    cache = ex.__dict__.setdefault("_lessons", {})
+    if key not in cache:
+        cache[key] = _split_lesson(ex, m, stamp)
+    return cache[key]
+
+
+def _split_lesson(ex: ExecutedCase, m: Matrix | None, stamp: Stamp | None) -> Lesson:
     nb = ex.notebook
     stamp = stamp or Stamp(ex.torch, dict(nb.metadata.get(STAMP_KEY, {}).get("devices", {})))
     statements = [s for i, cell in enumerate(nb.cells) if cell.cell_type == "code" for s in _statements(cell.source, i)]
