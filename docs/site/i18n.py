@@ -42,8 +42,14 @@ CELL_LINES = 10000  # MyST-NB numbers a notebook's lines cell by cell: line = (c
 
 # What a template replaces by {n}: inline code, HTML tags, a link's target, file names, numbers and
 # versions (with a range's dash). Prose words stay, so a translator sees the sentence.
-_SLOT = re.compile(r"(?P<role>\{[\w:-]+\}`[^`<]*?)(?P<role_target><[^>`]+>)?`|(?P<code>(?P<ticks>`+)(?s:.+?)(?<!`)(?P=ticks)(?!`))|(?P<tag><[^>]+>)|(?P<ident>(?<=\[)[\w.]+[-_][\w.-]+(?=\]\())|\]\((?P<target>[^)\s]+)\)|(?P<file>\b[\w.-]+\.(?:py|ipynb|json|md)\b)"
-                   r"|(?P<num>(?<![\w.])\d+(?:\.\d+)*(?:\+\w+)?(?![\w]))")
+_SLOT = re.compile(
+    r"(?P<role>\{[\w:-]+\}`[^`<]*?)(?P<role_target><[^>`]+>)?`"  # {ref}`words <target>`
+    r"|(?P<code>(?P<ticks>`+)(?s:.+?)(?<!`)(?P=ticks)(?!`))"  # inline code, ``nested `ticks` too``
+    r"|(?P<tag><[^>]+>)"
+    r"|(?P<ident>(?<=\[)[\w.]+[-_][\w.-]+(?=\]\())"  # [backward-twice](...): an id as a link's text
+    r"|\]\((?P<target>[^)\s]+)\)"
+    r"|(?P<file>\b[\w.-]+\.(?:py|ipynb|json|md)\b)"
+    r"|(?P<num>(?<![\w.])\d+(?:\.\d+)*(?:\+\w+)?(?![\w]))")
 _WORD = re.compile(r"[A-Za-z]{2,}")
 
 

@@ -28,7 +28,8 @@ from sphinx.transforms import SphinxTransform
 from sphinx.util.i18n import docname_to_domain
 from sphinx.util.nodes import extract_messages
 
-from docs.site.i18n import SITE, Catalogues, Reuse, build_catalogues, fill, needs_translation, raw_messages, template, translate_raw
+from docs.site.i18n import (SITE, Catalogues, Reuse, build_catalogues, fill, needs_translation, raw_messages, template,
+                            translate_raw)
 
 STATUS = "translation-status.json"
 BANNER = ('<div class="zh-stale-banner" role="note"><p><strong>英文原文在此译文之后有改动</strong>：本页有 {n} 段译文已过期，'
