@@ -197,7 +197,8 @@ class Bindings:
                 continue
             found = scope.names[name]
             if i == 0:
-                before = [b for b in found if b.line < line and not scope.exclusive(b.line, line)]
+                before = [b for b in found if b.line < line and not scope.exclusive(b.line, line)
+                          and not _inside(b, line)]
                 return (before[-1] if before else None), tuple(chain[i:])
             return found[-1], tuple(chain[i:])
         return None, None
@@ -486,6 +487,14 @@ def _single_tensor_module(held: Held) -> bool:
         return True
     what = held.what or ""
     return what.startswith("torch.nn.") and what.rsplit(".", 1)[-1] not in _TUPLE_MODULES and what != "torch.nn.Sequential"
+
+
+def _inside(binding: Binding, line: int) -> bool:
+    """``line`` lies in the binding's own right-hand side (``x = (torch.tensor(x)\n  .view(...))``): the
+    statement has not bound the name yet there."""
+    value = binding.value
+    return (binding.how in ("assign", "item") and value is not None
+            and getattr(value, "lineno", line + 1) <= line <= getattr(value, "end_lineno", 0))
 
 
 def _name_of(node) -> str | None:

@@ -328,9 +328,23 @@ def _backward_without_zero_grad(node, ctx) -> bool:
     return False
 
 
+def _fresh_optimizer(loop, ctx) -> bool:
+    """The optimizer stepped in the loop is built in it: a new one (over new tensors) each pass."""
+    for call in ast.walk(loop):
+        if isinstance(call, ast.Call) and _optimizer_step(call, ctx) and isinstance(call.func.value, ast.Name):
+            ctor = ctx.value_of(call.func.value, call.lineno)
+            if isinstance(ctor, ast.Call) and (ctx.qualified(ctor.func) or "").startswith("torch.optim.") \
+                    and loop.lineno <= ctor.lineno <= call.lineno:
+                return True
+    return False
+
+
 def _loop_without_zero_grad(node, ctx) -> bool:
-    """The innermost loop that calls backward() and an optimizer's step() clears no gradients."""
+    """The innermost loop that calls backward() and an optimizer's step() clears no gradients (an
+    optimizer built afresh in each pass starts from tensors of that pass)."""
     if not isinstance(node, (ast.For, ast.While)) or not _trains(node, ctx) or _clears_grads(node):
+        return False
+    if _fresh_optimizer(node, ctx):
         return False
     inner = [n for n in ast.walk(node) if n is not node and isinstance(n, (ast.For, ast.While))]
     return not any(_trains(n, ctx) for n in inner)
@@ -487,7 +501,25 @@ def _tensor_to_discarded(node, ctx) -> bool:
     ``.to()`` works in place and is not flagged; neither is anything whose kind is unknown."""
     if not (isinstance(node, ast.Expr) and _method(node.value, *_CONVERSIONS)):
         return False
-    return ctx.kind(node.value.func.value) == "tensor"
+    receiver = node.value.func.value
+    return ctx.kind(receiver) == "tensor" and not _whole_batch(receiver, ctx, node.lineno)
+
+
+def _whole_batch(name, ctx, line) -> bool:
+    """``for batch in loader: batch.to(device)``: a loader's whole element may be a dict-like batch
+    (a HF BatchEncoding, whose .to() moves its tensors in place), not known to be one tensor; an
+    unpacked element (``for x, y in loader``) is."""
+    if not isinstance(name, ast.Name):
+        return False
+    binding, _ = ctx.bindings.lookup(name.id, ctx.chain(), line)
+    if binding is None or binding.how != "iter":
+        return False
+    return any(isinstance(n, (ast.For, ast.AsyncFor)) and n.lineno == binding.line and (
+        (isinstance(n.target, ast.Name) and n.target.id == name.id)
+        or (isinstance(n.target, ast.Tuple) and any(getattr(e, "id", None) == name.id for e in n.target.elts)
+            and isinstance(n.iter, ast.Call) and getattr(n.iter.func, "id", None) == "enumerate"
+            and len(n.target.elts) == 2 and getattr(n.target.elts[1], "id", None) == name.id))
+        for n in ast.walk(ctx.function))
 
 
 _DOUBLE = ("float64", "double")
@@ -632,7 +664,22 @@ def _eval_without_no_grad(node, ctx) -> bool:
 def _tensor_copy_construct(node, ctx) -> bool:
     """``torch.tensor(t)`` where ``t`` already holds a tensor: a copy detached from the graph, with a warning."""
     return (_is_call_to(node, ctx, "torch.tensor") and len(node.args) >= 1
-            and ctx.kind(node.args[0]) == "tensor")
+            and ctx.kind(node.args[0]) == "tensor" and not _type_tested(node, node.args[0], ctx))
+
+
+def _type_tested(node, value, ctx) -> bool:
+    """``node`` runs under an ``if`` that tests the type of ``value`` (``isinstance(x, (list, tuple))``,
+    ``not torch.is_tensor(x)``): the code knows what it holds there."""
+    name = getattr(value, "id", None)
+    up, child = ctx.parent(node), node
+    while up is not None and up is not ctx.function:
+        if isinstance(up, (ast.If, ast.IfExp)) and child is not up.test:
+            for n in ast.walk(up.test):
+                if isinstance(n, ast.Call) and _called_name(n) in ("isinstance", "is_tensor") and n.args \
+                        and getattr(n.args[0], "id", None) == name:
+                    return True
+        up, child = ctx.parent(up), up
+    return False
 
 
 def _iterator_next_method(node, ctx) -> bool:
@@ -853,17 +900,33 @@ def _scheduler_before_optimizer(node, ctx) -> bool:
     of the schedule is skipped (PyTorch warns from 1.1); step the scheduler after optimizer.step()."""
     if not isinstance(node, (ast.For, ast.While)):
         return False
-    steps = [(n.lineno, n.col_offset) for n in ast.walk(node) if isinstance(n, ast.Call) and _scheduler_step(n, ctx)]
-    if not steps:
+    calls = [n for n in ast.walk(node) if isinstance(n, ast.Call) and _scheduler_step(n, ctx)]
+    if not calls:
         return False
-    first = min(steps)
+    first_call = min(calls, key=lambda n: (n.lineno, n.col_offset))
+    first = (first_call.lineno, first_call.col_offset)
+    own = _schedulers_optimizer(first_call, ctx)
+    if own is None and any(isinstance(n, ast.Call) and (n.lineno, n.col_offset) < first and _optimizer_step(n, ctx)
+                           for stmt in node.body for n in ast.walk(stmt)):
+        return False  # an optimizer stepped just before it: which one this scheduler drives is unknown
     # the loop's own body only: a scheduler in a nested loop is that loop's business
     direct = [n for stmt in node.body for n in _walk_no_loops(stmt)]
     if not any(isinstance(n, ast.Call) and (n.lineno, n.col_offset) == first for n in direct):
         return False
     later = [n for stmt in node.body for n in ast.walk(stmt) if isinstance(n, ast.Call)
-             and (n.lineno, n.col_offset) > first and _uses_optimizer(n, ctx)]
+             and (n.lineno, n.col_offset) > first and _uses_optimizer(n, ctx)
+             and (own is None or any(isinstance(x, ast.Name) and x.id == own for x in ast.walk(n)))]
     return bool(later)
+
+
+def _schedulers_optimizer(step, ctx) -> str | None:
+    """The name of the optimizer a scheduler was built on (``StepLR(opt, ...)`` -> ``opt``), or None:
+    another optimizer's step later in the loop is that optimizer's business."""
+    receiver = step.func.value
+    ctor = ctx.value_of(receiver, step.lineno) if isinstance(receiver, ast.Name) else None
+    if isinstance(ctor, ast.Call) and ctor.args and isinstance(ctor.args[0], ast.Name):
+        return ctor.args[0].id
+    return None
 
 
 _EPOCH_SCHEDULERS = ("StepLR", "MultiStepLR", "ExponentialLR")  # their sizes count epochs by design
