@@ -224,9 +224,16 @@ def _passed_to_a_check(call, index, ctx) -> bool:
 
 
 def _partial_by_design(state, ctx, line) -> bool:
-    """The state dict was filtered in this function (a comprehension over it, keys popped or deleted
-    from it), or the function compares the keys itself: a partial load is then what the code means."""
+    """A partial load is what the code means: the state dict is another live module's
+    (``controlnet.blocks.load_state_dict(unet.blocks.state_dict(), strict=False)``, copying the parts
+    that match), or was built against the model's own keys (``intersect_dicts(ckpt, self.state_dict())``),
+    or was filtered in this function (a comprehension with an ``if``, keys popped or deleted), or the
+    function compares the keys itself."""
     value = ctx.resolve(state, line) if state is not None else None
+    if value is not None:
+        parts = [value] + [ctx.value_of(n, line) for n in ast.walk(value) if isinstance(n, ast.Name)]  # own = m.state_dict()
+        if any(_method(n, "state_dict") for p in parts if p is not None for n in ast.walk(p)):
+            return True
     if isinstance(value, ast.DictComp) and any(g.ifs for g in value.generators):
         return True  # {k: v for k, v in sd.items() if k in own}: filtered; a renaming comprehension keeps every key
     if any(isinstance(n, ast.Name) and n.id in ("missing_keys", "unexpected_keys") and isinstance(n.ctx, ast.Store)
@@ -255,7 +262,8 @@ def _retry_after_check(call, ctx) -> bool:
 
 def _strict_false_unchecked(node, ctx) -> bool:
     """``load_state_dict(sd, strict=False)`` (or ``strict`` as the 2nd positional) whose result,
-    the missing and unexpected keys, nobody looks at."""
+    the missing and unexpected keys, nobody looks at, unless the load is partial by design
+    (``_partial_by_design``: a subset of the keys, or another model's state dict)."""
     if not (_method(node, "load_state_dict") and _const(_arg(node, 1, "strict"), False)):
         return False
     if _result_checked(node, ctx) or _retry_after_check(node, ctx):

@@ -108,3 +108,17 @@ def restore_backbone(net, path):
     net.load_state_dict(ckpt, False)
 """
 SEEN["renamed_keys_positional_strict"] = "https://github.com/instanseg/instanseg/pull/75 (removes the module prefix DataParallel adds before loading)"
+NEAR_MISS["another_models_parts"] = """
+def from_unet(controlnet, unet):
+    controlnet.conv_in.load_state_dict(unet.conv_in.state_dict(), strict=False)
+    controlnet.down_blocks.load_state_dict(unet.down_blocks.state_dict(), False)
+"""
+NEAR_MISS["intersected_with_own_keys"] = """
+import torch
+def load_matching(model, path):
+    ckpt = torch.load(path, map_location="cpu", weights_only=True)
+    own = model.state_dict()
+    ckpt = intersect(ckpt, own)
+    model.load_state_dict(ckpt, strict=False)
+"""
+SEEN["another_models_parts"] = "diffusers/models/controlnets/controlnet_sparsectrl.py (controlnet.conv_in.load_state_dict(unet.conv_in.state_dict(), strict=False), in build/realcode/untuned)"
