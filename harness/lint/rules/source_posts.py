@@ -769,9 +769,29 @@ def _module_listed_twice(node, ctx) -> bool:
     return any(isinstance(e, ast.Name) and e.id in twice and _stateful_module(e, ctx) for e in elts)
 
 
+def _sharing_chosen(node, ctx) -> bool:
+    """The list sits in one branch of an if/else whose other branch builds the same target another way
+    (``if config.share_head: head = [m] * n else: head = [M() for _ in range(n)]``): sharing is a choice."""
+    stmt, up = node, ctx.parent(node)
+    while up is not None and not isinstance(up, ast.stmt):
+        up = ctx.parent(up)
+    stmt = up
+    if not isinstance(stmt, ast.Assign):
+        return False
+    target = ast.dump(stmt.targets[0])
+    branch = ctx.parent(stmt)
+    if not (isinstance(branch, ast.If) and branch.orelse):
+        return False
+    other = branch.orelse if stmt in branch.body else branch.body
+    return any(isinstance(n, ast.Assign) and any(ast.dump(t) == target for t in n.targets)
+               for s in other for n in ast.walk(s))
+
+
 def _module_list_multiplied(node, ctx) -> bool:
     """``[nn.Linear(4, 4)] * n`` or ``[block] * n``: one module object listed n times, so its weights
-    are shared."""
+    are shared (unless the code chooses between sharing and not: ``_sharing_chosen``)."""
+    if _sharing_chosen(node, ctx):
+        return False
     if isinstance(node, ast.Call):
         return _module_listed_twice(node, ctx)
     if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)):

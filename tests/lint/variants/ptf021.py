@@ -91,3 +91,15 @@ def head(c):
 """
 SEEN["name_listed_twice"] = "https://github.com/deep-learning-with-pytorch/dlwpt-code/issues/89 (one ResBlock object repeated in nn.Sequential)"
 SEEN["name_in_multiplied_list"] = "https://github.com/acids-ircam/ddsp_pytorch/issues/37 (list multiplication makes in_mlps[0] is in_mlps[1])"
+NEAR_MISS["sharing_chosen_by_a_flag"] = """
+import torch.nn as nn
+class Head(nn.Module):
+    def __init__(self, dim, n, share):
+        super().__init__()
+        if share:
+            mlp = nn.Linear(dim, 4)
+            self.box = nn.ModuleList([mlp] * n)
+        else:
+            self.box = nn.ModuleList([nn.Linear(dim, 4) for _ in range(n)])
+"""
+SEEN["sharing_chosen_by_a_flag"] = "transformers/models/deimv2/modeling_deimv2.py (if config.share_bbox_head: nn.ModuleList([shared_bbox] * num_pred), in build/realcode/src)"
