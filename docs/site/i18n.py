@@ -89,7 +89,7 @@ def needs_translation(msg: str) -> bool:
     """Whether a message has words to translate once code, tags, link targets and numbers are out
     (an identifier alone, ``retain_graph`` or ``backward-twice``, has none)."""
     text, _ = template(msg)
-    text = re.sub(r"\{\d+\}", "", text).strip()
+    text = re.sub(r"\{\d+\}|\b[A-Z]{2,}\d+\b", "", text).strip()  # slots, and codes such as PTF015
     if re.fullmatch(r"[\w.]*[-_][\w.-]*", text):
         return False
     return bool(_WORD.search(text))
@@ -296,7 +296,11 @@ def _po_text(catalog: Catalog) -> bytes:
     buf = io.BytesIO()
     # no wrapping: one paragraph is one line, so a diff shows which paragraph changed
     write_po(buf, catalog, width=0, include_previous=True, include_lineno=False, sort_output=False)
-    return buf.getvalue()
+    # babel wraps the previous English of a fuzzy entry (#| msgid "...) as if it were a comment:
+    # put each back on one line, as gettext writes it and as read_catalogue reads it
+    return re.sub(rb'(\n#\| msgid "[^\n]*?)((?:\n#\| (?!msgid )[^\n]*)+)',
+                  lambda m: m.group(1) + b" " + b" ".join(line[3:] for line in m.group(2).split(b"\n")[1:]),
+                  buf.getvalue())
 
 
 @dataclass
