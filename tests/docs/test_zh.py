@@ -36,11 +36,10 @@ SEARCHED = ("backward-twice", "计算图")  # a case of a translated topic, and 
 
 
 # --- the stale check, on a site of two pages written here ---------------------------------------
-PROSE = ["# A planted story", "The first paragraph tells the symptom.", "The second paragraph says why, in a sentence long enough that a .po writer would wrap it onto two lines.",
-         "## The fix", "The third paragraph gives the fix."]
-CHINESE = {"A planted story": "一个种下的故事", "The first paragraph tells the symptom.": "第一段讲症状。",
-           "The second paragraph says why, in a sentence long enough that a .po writer would wrap it onto two lines.": "第二段讲原因。", "The fix": "修复写法",
-           "The third paragraph gives the fix.": "第三段给出修复写法。"}
+WHY = "The second paragraph says why, in a sentence long enough that a .po writer would wrap it onto two lines."
+PROSE = ["# A planted story", "The first paragraph tells the symptom.", WHY, "## The fix", "The third paragraph gives the fix."]
+CHINESE = {"A planted story": "一个种下的故事", "The first paragraph tells the symptom.": "第一段讲症状。", WHY: "第二段讲原因。",
+           "The fix": "修复写法", "The third paragraph gives the fix.": "第三段给出修复写法。"}
 OUTPUT = "raised IndexError: index 5 is out of bounds for dimension 0 with size 2\n"
 
 
