@@ -162,15 +162,33 @@ def _resize_mode(call, ctx):
 
 def _interpolate_without_align_corners(node, ctx) -> bool:
     """A linear-mode resize left at the default beside one with ``align_corners=True`` in the same
-    function: the two disagree. A resize at the default on its own is the default on purpose (most
-    models were trained with it)."""
+    function, or in another function of the file in the same mode (training and prediction): the two
+    disagree when they make the same resize (mode and size). A resize at the default on its own is the
+    default on purpose (most models were trained with it)."""
     if not _is_call_to(node, ctx, *INTERP):
         return False
     mode, corners = _resize_mode(node, ctx)
     if not (isinstance(mode, ast.Constant) and mode.value in _LINEAR_MODES and corners is None
             and not any(k.arg is None for k in node.keywords)):
         return False
-    return any(_is_call_to(n, ctx, *INTERP) and _const(_resize_mode(n, ctx)[1], True) for n in ast.walk(ctx.function))
+    if any(_is_call_to(n, ctx, *INTERP) and _const(_resize_mode(n, ctx)[1], True) for n in ast.walk(ctx.function)):
+        return True
+    # another function of the file (train vs predict) makes the same resize (mode and target size or
+    # scale) with align_corners=True
+    here = _resize_target(node, ctx)
+    return here is not None and any(
+        _is_call_to(n, ctx, *INTERP) and _const(_resize_mode(n, ctx)[1], True) and _resize_target(n, ctx) == here
+        and isinstance(_resize_mode(n, ctx)[0], ast.Constant) and _resize_mode(n, ctx)[0].value == mode.value
+        for n in ast.walk(ctx.module))
+
+
+def _resize_target(call, ctx) -> str | None:
+    """The size or scale a resize aims at, as written (``(224, 224)``), or None."""
+    at = 0 if ctx.qualified(call.func) == "torch.nn.Upsample" else 1  # Upsample(size, scale_factor, ...)
+    target = _arg(call, at, "size")
+    if target is None:
+        target = _arg(call, at + 1, "scale_factor")
+    return ast.unparse(target) if target is not None else None
 
 
 _REPORTERS = ("print", "warn", "warning", "info", "debug", "error", "log", "assert_", "write")
@@ -872,9 +890,48 @@ def _float_class_target(node, ctx) -> bool:
     if target is None:
         return False
     value = ctx.resolve(target, node.lineno)
+    if _float_cast(value) and (_has_ignore_index(node, ctx) or _loader_element(value.func.value, ctx, value.lineno)):
+        return True  # class indices (a loader's labels, or a loss told which index to ignore) cast to float
     while _method(value, "to", "cuda", "cpu") and not _method(value, "float", "double"):
         value = value.func.value
     return _is_call_to(value, ctx, *_FLOAT_LEGACY)
+
+
+_FLOAT_WORDS = ("float", "float32", "float64", "double", "half", "float16", "bfloat16", "FloatTensor", "DoubleTensor")
+
+
+def _float_cast(value) -> bool:
+    """``t.float()``, ``t.to(torch.float32)``, ``t.to(device=d, dtype=torch.float)``, ``t.type(torch.FloatTensor)``."""
+    if _method(value, "float", "double", "half"):
+        return True
+    if not _method(value, "to", "type"):
+        return False
+    dtype = _kw(value, "dtype")
+    candidates = [dtype] if dtype is not None else list(value.args)
+    return any(isinstance(c, (ast.Attribute, ast.Name)) and getattr(c, "attr", getattr(c, "id", "")) in _FLOAT_WORDS
+               for c in candidates)
+
+
+def _has_ignore_index(call, ctx) -> bool:
+    """The loss was told an index to ignore: its targets are class indices by construction."""
+    if _kw(call, "ignore_index") is not None:
+        return True
+    ctor = ctx.value_of(call.func, call.lineno) if isinstance(call.func, ast.Name) else None
+    if ctor is None and isinstance(call.func, ast.Attribute) and getattr(call.func.value, "id", None) == "self" \
+            and ctx.klass is not None:
+        attrs = ctx.bindings.self_attributes(ctx.klass).get(call.func.attr)
+        ctor = attrs[0][1] if attrs else None
+    return isinstance(ctor, ast.Call) and _kw(ctor, "ignore_index") is not None
+
+
+def _loader_element(name, ctx, line) -> bool:
+    """A name bound by unpacking a DataLoader's batch (``for imgs, masks in loader``): the dataset's labels."""
+    if not isinstance(name, ast.Name):
+        return False
+    binding, _ = ctx.bindings.lookup(name.id, ctx.chain(), line)
+    if binding is None or binding.how != "iter" or binding.value is None:
+        return False
+    return ctx.kind(binding.value, binding.line) == "loader"
 
 
 # what nn.Module (and DataParallel itself) answers; anything else is the wrapped model's, under .module
@@ -1183,7 +1240,8 @@ SOURCE_POST_RULES: tuple[Rule, ...] = (
          nodes=CALL),
     Rule("PTF009", ("align-corners-mismatch",),
          "interpolate with a linear mode and no align_corners uses align_corners=False, where the same function "
-         "resizes with align_corners=True: resize the same way in training and inference (pass it explicitly)",
+         "(or the same resize elsewhere in the file) uses align_corners=True: resize the same way in training and "
+         "inference (pass it explicitly)",
          _interpolate_without_align_corners,
          nodes=CALL),
     Rule("PTF010", ("load-state-dict-strict-false",),
@@ -1257,9 +1315,9 @@ SOURCE_POST_RULES: tuple[Rule, ...] = (
          _inplace_float_into_int,
          nodes=ast.AugAssign),
     Rule("PTF024", ("cross-entropy-target-dtype",),
-         "the cross-entropy target is a float tensor from a legacy constructor: class indices must be int64 "
-         "(a float target is read as class probabilities from 1.10, an error before); use "
-         "torch.tensor(labels) or .long()",
+         "the cross-entropy target is a float tensor (a legacy constructor, or class labels cast to float): "
+         "class indices must be int64 (a float target is read as class probabilities from 1.10, an error "
+         "before); use torch.tensor(labels) or .long()",
          _float_class_target,
          nodes=CALL),
     Rule("PTF025", ("dataparallel-attribute",),

@@ -66,3 +66,21 @@ SEEN = {
     "two_interpolates": "https://github.com/microsoft/ProDA/issues/43 (teacher resized with align_corners=True)",
     "all_default": "timm/models/hiera.py (position-embedding resize at the default; benchmarks/lint_review.md)",
 }
+
+# round 2: the same input resize, align_corners=True when training and the default when predicting
+PITFALL["train_and_predict_functions"] = """
+import torch.nn.functional as F
+def training_step(model, batch):
+    x = F.interpolate(batch, size=(512, 512), mode="bilinear", align_corners=True)
+    return model(x)
+def infer(model, image):
+    return model(F.interpolate(image, size=(512, 512), mode="bilinear"))
+"""
+NEAR_MISS["different_resizes_in_one_file"] = """
+import torch.nn.functional as F
+def decode(feat):
+    return F.interpolate(feat, scale_factor=2, mode="bilinear", align_corners=True)
+def preprocess(image):
+    return F.interpolate(image, size=(224, 224), mode="bilinear")
+"""
+SEEN["train_and_predict_functions"] = "https://github.com/microsoft/ProDA/issues/43 (teacher output resized with align_corners=True in training code)"

@@ -74,3 +74,39 @@ SEEN = {
     "tensor_list_to_device": "https://github.com/pytorch/pytorch/issues/103813",
     "soft_targets_one_hot_float": "https://github.com/George730/E-ResGAT/issues/5",
 }
+
+# round 2: class labels cast to float, then the cross-entropy target
+PITFALL["loader_labels_cast_to_float"] = """
+import torch
+import torch.nn as nn
+def train(model, loader, opt):
+    criterion = nn.CrossEntropyLoss()
+    for x, y in loader:
+        loss = criterion(model(x), y.float())
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+PITFALL["mask_float_with_ignore_index"] = """
+import torch
+import torch.nn.functional as F
+def seg_loss(logits, mask):
+    mask = mask.to(dtype=torch.float32)
+    return F.cross_entropy(logits, mask, ignore_index=255)
+"""
+NEAR_MISS["one_hot_soft_targets"] = """
+import torch
+import torch.nn.functional as F
+def soft_ce(logits, y, n):
+    target = F.one_hot(y, n).float() * 0.9 + 0.1 / n
+    return F.cross_entropy(logits, target)
+"""
+NEAR_MISS["labels_long"] = """
+import torch.nn as nn
+def train(model, loader):
+    criterion = nn.CrossEntropyLoss(ignore_index=255)
+    for x, y in loader:
+        criterion(model(x), y.long()).backward()
+"""
+SEEN["mask_float_with_ignore_index"] = "https://github.com/torchgeo/terratorch/pull/644 (ground-truth masks converted to float32 for the cross-entropy loss)"
+SEEN["loader_labels_cast_to_float"] = "https://github.com/torchgeo/terratorch/pull/644 (the classification ground truth should be int)"
