@@ -105,3 +105,17 @@ SEEN = {
     "model_zero_grad_after_step": "https://github.com/openpifpaf/openpifpaf/issues/123",
     "zero_grad": "https://github.com/patrickloeber/pytorchTutorial/issues/19",
 }
+
+# round 2: an optimizer built afresh in each pass, over that pass's tensors
+NEAR_MISS["fresh_optimizer_per_step"] = """
+import torch
+def refine(latents, timesteps, loss_fn):
+    for t in timesteps:
+        x = latents.detach().clone().requires_grad_(True)
+        opt = torch.optim.SGD([x], lr=0.1)
+        loss_fn(x, t).backward()
+        opt.step()
+        latents = x.detach()
+    return latents
+"""
+SEEN["fresh_optimizer_per_step"] = "diffusers/pipelines/deprecated/stable_diffusion_variants/pipeline_stable_diffusion_pix2pix_zero.py (a fresh SGD per timestep, in build/realcode/untuned)"

@@ -84,3 +84,14 @@ SEEN = {
     "module_to": "https://github.com/onyx-dot-app/onyx/pull/2134",
     "factory": "https://github.com/meta-pytorch/torchcodec/pull/1347",
 }
+
+# round 2: a loader's whole element may be a dict-like batch whose .to() is in place
+NEAR_MISS["batch_encoding_to"] = """
+import torch
+def evaluate(model, eval_dataloader, device):
+    for batch in eval_dataloader:
+        batch.to(device)
+        with torch.no_grad():
+            outputs = model(**batch)
+"""
+SEEN["batch_encoding_to"] = "accelerate/test_utils/scripts/external_deps/test_metrics.py (for batch in dataloader: batch.to(device), in build/realcode/untuned)"

@@ -87,3 +87,15 @@ SEEN = {
     "eval_step_net": "https://github.com/skorch-dev/skorch/issues/218",
     "no_grad_block": "https://github.com/chrischoy/FCGF/issues/15",
 }
+
+# round 2: the caller turns autograd off
+NEAR_MISS["caller_runs_it_under_no_grad"] = """
+import torch
+def validation_step(model, batch):
+    x, y = batch
+    return (model(x).argmax(1) == y).float().mean()
+def run(model, loader):
+    with torch.no_grad():
+        return [validation_step(model, b) for b in loader]
+"""
+SEEN["caller_runs_it_under_no_grad"] = "pytorch_ignite/ignite/engine/__init__.py (the evaluator's step runs under torch.no_grad(), in build/realcode/untuned)"

@@ -89,3 +89,22 @@ def channel(x_np):
     return torch.tensor(x, device="cpu", dtype=torch.float)
 """
 SEEN["sliced_then_copied"] = "https://github.com/pytorch/pytorch/issues/59800 (x = torch.reshape(x[:,0,:,:], ...) then torch.tensor(value, dtype=...))"
+NEAR_MISS["type_tested_first"] = """
+import torch
+def as_mean(mean: torch.Tensor):
+    if isinstance(mean, (tuple, list)):
+        mean = torch.tensor(mean)
+    return mean
+"""
+NEAR_MISS["config_list_in_multiline_statement"] = """
+import torch
+def unscale(latents, config):
+    latents_std = config.latents_std
+    latents_std = (
+        torch.tensor(latents_std)
+        .view(1, -1, 1, 1)
+        .to(latents.device)
+    )
+    return latents * latents_std
+"""
+SEEN["type_tested_first"] = "kornia/augmentation/_2d/intensity/normalize.py (if isinstance(mean, (tuple, list)): mean = torch.tensor(mean), in build/realcode/untuned)"

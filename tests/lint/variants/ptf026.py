@@ -140,3 +140,14 @@ def fit(model, train_loader, epochs, loss_fn):
 """
 SEEN["epoch_schedule_per_batch"] = "https://github.com/pytorch/pytorch/issues/3814 (apaszke: the scheduler should step after each epoch, not every iteration)"
 SEEN["step_schedule_per_batch"] = "https://github.com/sthalles/SimCLR/issues/8 (CosineAnnealingLR(T_max=len(train_loader)) belongs in the batch loop)"
+NEAR_MISS["two_models_two_schedulers"] = """
+def train(model, ddp_model, loader, opt, sched, ddp_opt, ddp_sched, step_model):
+    for batch in loader:
+        step_model(model, batch)
+        opt.step()
+        sched.step()
+        step_model(ddp_model, batch)
+        ddp_opt.step()
+        ddp_sched.step()
+"""
+SEEN["two_models_two_schedulers"] = "accelerate/test_utils/scripts/test_sync.py (model and ddp_model, each with its optimizer and scheduler, in build/realcode/untuned)"
