@@ -1057,9 +1057,17 @@ def _epoch_scheduler_per_batch(node, ctx) -> bool:
 
 
 def _scheduler_misplaced(node, ctx) -> bool:
-    if isinstance(node, ast.Call):
-        return _epoch_scheduler_per_batch(node, ctx)
-    return _scheduler_before_optimizer(node, ctx)
+    """Reported at the scheduler.step() to move: the one stepped per batch, or the first one of a loop
+    body that steps it before the optimizer."""
+    if not (isinstance(node, ast.Call) and _scheduler_step(node, ctx)):
+        return False
+    if _epoch_scheduler_per_batch(node, ctx):
+        return True
+    for loop in _enclosing_loops(node, ctx):
+        if _scheduler_before_optimizer(loop, ctx):
+            steps = [n for n in ast.walk(loop) if isinstance(n, ast.Call) and _scheduler_step(n, ctx)]
+            return min(steps, key=lambda n: (n.lineno, n.col_offset)) is node
+    return False
 
 
 def _walk_no_loops(node):
@@ -1331,7 +1339,7 @@ SOURCE_POST_RULES: tuple[Rule, ...] = (
          "(StepLR, CosineAnnealingLR(T_max=epochs): it runs len(loader) times too fast); step it after "
          "optimizer.step(), once per epoch for an epoch schedule",
          _scheduler_misplaced,
-         nodes=(ast.For, ast.While, ast.Call)),
+         nodes=CALL),
     Rule("PTF027", ("grad-accumulation-unscaled",),
          "gradients are accumulated over several backward() calls per optimizer step, but each loss is not "
          "divided by their number: the step uses k times the big batch's gradient; divide the loss by k",
