@@ -21,6 +21,9 @@ This site is a collection of PyTorch pitfalls: code that looks right and runs, b
 or stops with a message that does not say what is wrong. Each pitfall is shown as the smallest program
 that has it, with what that program really prints, why it happens, and the fix.
 
+The site has two editions, this English one and a Chinese one (中文版), with the same cases and the same outputs:
+the link at the top of every page (中文 / English) opens the same page in the other edition.
+
 ## How to read a case
 
 Every case page tells one story, in the same order.
