@@ -407,6 +407,8 @@ class Bindings:
             receiver = self.held(func.value, chain, line, klass, d)
             if receiver is not None:
                 return self._method_held(receiver, func.attr, call, chain, line, klass, d)
+            if func.attr == "__iter__" and not call.args:
+                return self._iterated_loader(call, chain, line, klass, d)
         callee = self.held(func, chain, line, klass, d)
         if callee is not None and callee.kind in (MODULE, LOSS):
             what = self._output_of(callee, func, chain, line, klass, d)
@@ -437,6 +439,15 @@ class Bindings:
             return None if attr in ("tolist", "item") else Held(NDARRAY, attr)
         if receiver.kind == LOADER and attr == "__iter__":
             return receiver
+        return None
+
+    def _iterated_loader(self, call: ast.Call, chain, line, klass, d) -> Held | None:
+        """``loader.__iter__()`` on a loader only its name tells (a parameter, ``self.train_loader``),
+        as ``iter(train_loader)`` is read."""
+        receiver = call.func.value
+        if self.held(receiver, chain, line, klass, d) is None and _name_of(receiver) \
+                and LOADER_NAME.search(_name_of(receiver)):
+            return Held(LOADER)
         return None
 
     def _output_of(self, callee: Held, func, chain, line, klass, d) -> str | None:

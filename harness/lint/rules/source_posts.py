@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import ast
 
+from harness.lint.bindings import NON_TENSOR_METHODS
 from harness.lint.rules.base import (
     Rule, _kw, _has_kw, _is_call_to, _method, _const,
     _called_name, _in_function_calls, TORCH_INIT_OLD, LEGACY_TYPES, INTERP, DROPOUTS,
@@ -93,7 +94,10 @@ def _dropout_without_training(node, ctx) -> bool:
     if (isinstance(node, ast.Call) and isinstance(node.func, ast.Call) and _is_call_to(node.func, ctx, *_DROPOUT_MODULES)
             and _module_method(ctx) and ctx.function.name != "__init__"):
         return True
-    if not (_is_call_to(node, ctx, *DROPOUTS) and len(node.args) < 3 and not _has_kw(node, "training")):
+    if not _is_call_to(node, ctx, *DROPOUTS):
+        return False
+    flag = _arg(node, 2, "training")
+    if flag is not None and not _const(flag, True):  # training=True, as a literal: on in eval mode too
         return False
     if _module_method(ctx):
         return True
@@ -597,19 +601,33 @@ _FACTORIES = ("tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "fu
 def _unregistered_tensor_attribute(node, ctx) -> bool:
     """``self.x = torch.zeros(...)`` in an nn.Module's ``__init__``, never registered as a buffer or
     wrapped in nn.Parameter: the tensor is left out of state_dict() and of .to()/.double()/.cuda()."""
-    if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Call)):
+    if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
         return False
     target = node.targets[0]
     fn = ctx.function
     if not (isinstance(target, ast.Attribute) and getattr(target.value, "id", None) == "self"
             and isinstance(fn, ast.FunctionDef) and fn.name == "__init__" and _module_method(ctx)):
         return False
-    q = ctx.qualified(node.value.func) or ""
-    if not (q.count(".") == 1 and q.startswith("torch.") and q.split(".")[1] in _FACTORIES):
+    if not _made_by_factory(node.value, ctx):
         return False
     registered = {c.args[0].value for c in ast.walk(ctx.klass) if _method(c, "register_buffer", "register_parameter")
                   and c.args and isinstance(c.args[0], ast.Constant)}
     return target.attr not in registered
+
+
+def _made_by_factory(expr, ctx) -> bool:
+    """A tensor made here by a torch factory: ``torch.ones(d)``, and what arithmetic or a tensor method
+    makes of one (``torch.ones(d) * d ** -0.5``, ``-torch.arange(n).float() / n``)."""
+    if isinstance(expr, ast.BinOp):
+        return _made_by_factory(expr.left, ctx) or _made_by_factory(expr.right, ctx)
+    if isinstance(expr, ast.UnaryOp):
+        return _made_by_factory(expr.operand, ctx)
+    if not isinstance(expr, ast.Call):
+        return False
+    if isinstance(expr.func, ast.Attribute) and ctx.qualified(expr.func) is None:  # a method of what it is called on
+        return expr.func.attr not in NON_TENSOR_METHODS and _made_by_factory(expr.func.value, ctx)
+    q = ctx.qualified(expr.func) or ""
+    return q.count(".") == 1 and q.startswith("torch.") and q.split(".")[1] in _FACTORIES
 
 
 _EVAL_NAME = ("valid", "evaluat")
@@ -665,14 +683,23 @@ def _eval_forward(fn, ctx):
            for c in calls):
         return None
     chain = ctx.chain()
+    # what the function puts in eval mode is a module, however it was bound (``self.model = model``)
+    evaluated = {ast.dump(c.func.value) for c in calls if _method(c, "eval") and not c.args and not c.keywords}
     for c in calls:
         callee = c.func
         held = ctx.bindings.held(callee, chain, c.lineno, ctx.klass)
-        if (held is not None and held.kind == "module") or (
-                isinstance(callee, ast.Name) and callee.id in ("model", "net") and held is None):
-            # (the usual parameter names of the model being validated)
+        if (held is not None and held.kind == "module") or (held is None and (
+                _name_of_model(callee) or ast.dump(callee) in evaluated)):
             return None if _called_under_no_grad(fn, ctx) else c
     return None
+
+
+def _name_of_model(callee) -> bool:
+    """``model``/``net``, or ``self.model``/``self.net``: the usual names of the model being validated
+    (a parameter, or a trainer's attribute set from one)."""
+    if isinstance(callee, ast.Attribute) and getattr(callee.value, "id", None) == "self":
+        callee = ast.Name(callee.attr)
+    return isinstance(callee, ast.Name) and callee.id in ("model", "net")
 
 
 def _eval_without_no_grad(node, ctx) -> bool:
@@ -812,6 +839,8 @@ def _module_list_multiplied(node, ctx) -> bool:
         return False
     if isinstance(node, ast.Call):
         return _module_listed_twice(node, ctx)
+    if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
+        return _one_module_comprehended(node, ctx)
     if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)):
         return False
     for side in (node.left, node.right):
@@ -819,6 +848,16 @@ def _module_list_multiplied(node, ctx) -> bool:
             if any(isinstance(elt, (ast.Call, ast.Name)) and _stateful_module(elt, ctx) for elt in side.elts):
                 return True
     return False
+
+
+def _one_module_comprehended(node, ctx) -> bool:
+    """``[layer for _ in range(n)]`` where ``layer`` names one module built before the comprehension
+    (a name or ``self.`` attribute its loops do not bind): n references to one object, not n modules."""
+    elt = node.elt
+    if not _bound_name(elt) or isinstance(elt, ast.Name) and elt.id in {
+            n.id for g in node.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)}:
+        return False
+    return _stateful_module(elt, ctx)
 
 
 def _parameter_replaced_after_optimizer(node, ctx) -> bool:
@@ -866,7 +905,44 @@ def _integer_tensor(value, ctx) -> bool:
         return bool(elts) and all(type(e.value) is int for e in elts)
     if q == "torch.arange":
         return all(_int_expr(a) for a in value.args) and bool(value.args)
+    if q in ("torch.from_numpy", "torch.as_tensor", "torch.tensor") and value.args:  # they keep the array's dtype
+        return _integer_array(ctx.resolve(value.args[0], value.lineno), ctx)
     return q in ("torch.randint", "torch.randperm")
+
+
+_INT_DTYPES = ("int", "int64", "int32", "int16", "int8", "uint8", "uint16", "uint32", "uint64", "intp", "long",
+               "longlong", "short", "byte", "bool_")
+
+
+def _int_dtype(dtype, ctx) -> bool:
+    """``np.int64``, ``int``, ``"int32"``, ``np.dtype("int64")``: an integer dtype, as NumPy spells one."""
+    if isinstance(dtype, ast.Call) and _called_name(dtype) == "dtype" and dtype.args:
+        dtype = dtype.args[0]
+    if isinstance(dtype, ast.Constant) and isinstance(dtype.value, str):
+        return dtype.value.lstrip("<>=|") in _INT_DTYPES or dtype.value.lstrip("<>=|") in ("i8", "i4", "i2", "u1")
+    if isinstance(dtype, ast.Name) and dtype.id == "int":
+        return True
+    q = ctx.qualified(dtype) or ""
+    return q.startswith("numpy.") and q.split(".")[-1] in _INT_DTYPES
+
+
+def _integer_array(value, ctx) -> bool:
+    """A NumPy array whose integer dtype the code states: ``a.astype(np.int64)``, ``np.zeros(n, dtype=int)``,
+    ``np.arange(10)`` of ints, ``np.random.randint(...)``."""
+    if not isinstance(value, ast.Call):
+        return False
+    if _method(value, "astype") and value.args:
+        return _int_dtype(value.args[0], ctx)
+    q = ctx.qualified(value.func) or ""
+    if not q.startswith("numpy."):
+        return False
+    dtype = _kw(value, "dtype")
+    if dtype is not None:
+        return _int_dtype(dtype, ctx)
+    last = q.split(".")[-1]
+    if last == "arange":
+        return bool(value.args) and all(_int_expr(a) for a in value.args)
+    return q in ("numpy.random.randint", "numpy.random.permutation") and bool(value.args) and _int_expr(value.args[0])
 
 
 def _inplace_float_into_int(node, ctx) -> bool:
@@ -955,10 +1031,26 @@ def _dataparallel_attribute(node, ctx) -> bool:
         return False
     if node.attr.startswith("__") or not _bound_name(node.value):
         return False
+    if _wrapped_on_self(node.value, ctx):
+        return True
     held = ctx.held(node.value)
-    return held is not None and held.kind == "module" and held.what in (
-        "torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.DistributedDataParallel",
-        "torch.nn.parallel.data_parallel.DataParallel")
+    return held is not None and held.kind == "module" and held.what in _DATA_PARALLEL
+
+
+_DATA_PARALLEL = ("torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.DistributedDataParallel",
+                  "torch.nn.parallel.data_parallel.DataParallel", "torch.nn.parallel.distributed.DistributedDataParallel")
+
+
+def _wrapped_on_self(attr, ctx) -> bool:
+    """``self.model`` where the class wraps it (``self.model = DataParallel(self.model)``): in this method,
+    when its last assignment above is the wrapper; from another method, when any method wraps it."""
+    if not (isinstance(attr, ast.Attribute) and getattr(attr.value, "id", None) == "self" and ctx.klass is not None):
+        return False
+    assigned = ctx.bindings.self_attributes(ctx.klass).get(attr.attr, ())
+    here = sorted(((line, value) for method, value, line in assigned if method is ctx.function and line < attr.lineno),
+                  key=lambda lv: lv[0])  # (ast.walk is breadth-first: not in line order)
+    values = [here[-1][1]] if here else [value for method, value, _ in assigned if method is not ctx.function]
+    return any(isinstance(v, ast.Call) and ctx.qualified(v.func) in _DATA_PARALLEL for v in values)
 
 
 def _scheduler_step(call, ctx) -> bool:
@@ -1150,7 +1242,36 @@ _INPLACE_METHODS = ("add_", "sub_", "mul_", "div_", "clamp_", "clip_", "fill_", 
 
 def _shares_numpy_memory(name: ast.Name, ctx, line: int) -> bool:
     value = ctx.value_of(name, line)
-    return _is_call_to(value, ctx, "torch.from_numpy")
+    return _is_call_to(value, ctx, "torch.from_numpy") and bool(value.args) and not _fresh_array(value.args[0], ctx)
+
+
+_NUMPY_PASS_THROUGH = ("numpy.asarray", "numpy.ascontiguousarray", "numpy.asanyarray", "numpy.require")
+
+
+def _fresh_array(expr, ctx) -> bool:
+    """An array made for this call that no one else holds: ``a.astype(t)`` (a copy unless copy=False),
+    ``a.copy()``, ``np.array(a)`` (copy=True by default), and np.ascontiguousarray/np.asarray of one of
+    those (they pass an array through, so only a fresh one stays fresh). A name, a view or a slice
+    is the caller's array: writing through the tensor changes it."""
+    if not isinstance(expr, ast.Call):
+        return False
+    if _method(expr, "copy") and not expr.args:
+        return True
+    if _method(expr, "astype"):
+        copy = _arg(expr, 3, "copy")
+        return copy is None or not _const(copy, False)
+    q = ctx.qualified(expr.func) or ""
+    if q in _NUMPY_PASS_THROUGH:
+        return bool(expr.args) and _fresh_array(expr.args[0], ctx)
+    if q in ("numpy.array", "numpy.copy"):
+        copy = _kw(expr, "copy")
+        return copy is None or not _const(copy, False)
+    return q in _NUMPY_MAKERS or q.startswith("numpy.random.")
+
+
+# NumPy functions that always return a new array (not np.reshape, np.transpose, np.flip...: views)
+_NUMPY_MAKERS = frozenset(f"numpy.{f}" for f in """arange zeros ones empty full linspace logspace eye identity
+concatenate stack vstack hstack zeros_like ones_like empty_like full_like""".split())
 
 
 def _inplace_on_from_numpy(node, ctx) -> bool:
@@ -1310,7 +1431,7 @@ SOURCE_POST_RULES: tuple[Rule, ...] = (
          "one module object placed n times ([module] * n, or one name listed twice in a Sequential) shares "
          "its weights across every entry; build a new module per entry ([nn.Linear(...) for _ in range(n)])",
          _module_list_multiplied,
-         nodes=(ast.BinOp, ast.Call)),
+         nodes=(ast.BinOp, ast.Call, ast.ListComp, ast.GeneratorExp)),
     Rule("PTF022", ("param-reassignment-detaches-optimizer",),
          "assigning a new nn.Parameter after the optimizer was built leaves the optimizer holding the old "
          "tensor: the new one is never updated; copy into the existing parameter under torch.no_grad(), or "
