@@ -1043,14 +1043,29 @@ _DATA_PARALLEL = ("torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "to
 
 def _wrapped_on_self(attr, ctx) -> bool:
     """``self.model`` where the class wraps it (``self.model = DataParallel(self.model)``): in this method,
-    when its last assignment above is the wrapper; from another method, when any method wraps it."""
+    when its last assignment above is the wrapper; from another method, when ``__init__`` (or a method it
+    calls) wraps it, since construction runs first. A wrap in some other method (``prepare_distributed()``)
+    may come after this read (timm's tasks compile, reading ``.student``, then wrap)."""
     if not (isinstance(attr, ast.Attribute) and getattr(attr.value, "id", None) == "self" and ctx.klass is not None):
         return False
     assigned = ctx.bindings.self_attributes(ctx.klass).get(attr.attr, ())
     here = sorted(((line, value) for method, value, line in assigned if method is ctx.function and line < attr.lineno),
                   key=lambda lv: lv[0])  # (ast.walk is breadth-first: not in line order)
-    values = [here[-1][1]] if here else [value for method, value, _ in assigned if method is not ctx.function]
+    if here:
+        values = [here[-1][1]]
+    else:
+        first = _construction(ctx.klass)
+        values = [value for method, value, _ in assigned if method is not ctx.function and method.name in first]
     return any(isinstance(v, ast.Call) and ctx.qualified(v.func) in _DATA_PARALLEL for v in values)
+
+
+def _construction(klass) -> set[str]:
+    """``__init__`` and the methods it calls on ``self``: what has run before any other method."""
+    init = next((m for m in klass.body if isinstance(m, ast.FunctionDef) and m.name == "__init__"), None)
+    if init is None:
+        return set()
+    return {"__init__"} | {n.func.attr for n in ast.walk(init) if isinstance(n, ast.Call)
+                           and isinstance(n.func, ast.Attribute) and getattr(n.func.value, "id", None) == "self"}
 
 
 def _scheduler_step(call, ctx) -> bool:

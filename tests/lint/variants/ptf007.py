@@ -84,3 +84,49 @@ SEEN = {
     "dropout_module_built_in_forward": "https://github.com/yangze0930/NTS-Net/issues/14",
     "training_flag": "https://github.com/BogiHsu/Tacotron2-PyTorch/issues/8",
 }
+
+# round 3: the training flag passed, but as a literal True: dropout stays on in eval mode
+PITFALL["training_true_positional"] = """
+import torch.nn as nn
+import torch.nn.functional as F
+class Encoder(nn.Module):
+    def __init__(self, d, p=0.1):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+        self.p = p
+    def forward(self, x):
+        h = F.gelu(self.fc(x))
+        return F.dropout(h, self.p, True)
+"""
+PITFALL["training_true_keyword_in_helper"] = """
+from torch import nn
+from torch.nn import functional as F
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+    def _drop(self, h):
+        return F.dropout(h, p=0.5, training=True)
+    def forward(self, x):
+        return self._drop(self.proj(x))
+"""
+NEAR_MISS["training_positional_self_training"] = """
+import torch.nn as nn
+import torch.nn.functional as F
+class Encoder(nn.Module):
+    def forward(self, h):
+        return F.dropout(h, 0.1, self.training)
+"""
+NEAR_MISS["training_derived_from_self_training"] = """
+import torch.nn as nn
+import torch.nn.functional as F
+class Block(nn.Module):
+    def __init__(self, p, deterministic=False):
+        super().__init__()
+        self.p, self.deterministic = p, deterministic
+    def forward(self, h):
+        train = self.training and not self.deterministic
+        return F.dropout(h, p=self.p, training=train)
+"""
+SEEN["training_true_keyword_in_helper"] = "https://github.com/BogiHsu/Tacotron2-PyTorch/issues/8 (F.dropout(..., training=True) in the prenet: on in evaluation)"
+SEEN["training_positional_self_training"] = "https://github.com/delip/PyTorchNLPBook/issues/28 (the fix: training=self.training)"

@@ -88,3 +88,40 @@ SEEN = {
     "tensor_literal": "https://github.com/pytorch/pytorch/issues/2641",
     "register_buffer": "https://github.com/Lightning-AI/pytorch-lightning/issues/1978",
 }
+
+# round 3: the tensor is arithmetic on a factory (a BinOp/UnaryOp with a tensor operand is a tensor)
+PITFALL["scaled_ones"] = """
+import torch
+from torch import nn
+class ScaledAttention(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.scale = torch.ones(dim) * dim ** -0.5
+"""
+PITFALL["normalised_positions"] = """
+import torch
+import torch.nn as nn
+class TimeEmbedding(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.positions = -torch.arange(n).float() / n
+"""
+NEAR_MISS["scaled_buffer"] = """
+import torch
+import torch.nn as nn
+class Norm(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.register_buffer("batch_mean", torch.ones(1) * 20)
+        self.register_buffer("scale", torch.ones(dim) * dim ** -0.5)
+"""
+NEAR_MISS["python_number_arithmetic"] = """
+import torch.nn as nn
+class Head(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.scale = dim ** -0.5
+        self.size = len(range(dim)) * 2
+"""
+SEEN["scaled_buffer"] = "https://github.com/mk-minchul/AdaFace/issues/15 (register_buffer('batch_mean', torch.ones(1)*(20)))"

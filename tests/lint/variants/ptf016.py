@@ -99,3 +99,45 @@ def run(model, loader):
         return [validation_step(model, b) for b in loader]
 """
 SEEN["caller_runs_it_under_no_grad"] = "pytorch_ignite/ignite/engine/__init__.py (the evaluator's step runs under torch.no_grad(), in build/realcode/untuned)"
+
+# round 3 (a held-out probe's misses): the model held on a trainer's ``self``, set from a parameter or
+# built from a class of another file, so only its ``.eval()`` (or its usual name) tells it is a model
+PITFALL["trainer_self_model_from_param"] = """
+class Trainer:
+    def __init__(self, model, val_loader, device):
+        self.model = model
+        self.val_loader = val_loader
+        self.device = device
+
+    def run_validation(self):
+        self.model.eval()
+        hits = 0
+        for images, labels in self.val_loader:
+            logits = self.model(images.to(self.device))
+            hits += (logits.argmax(1).cpu() == labels).sum().item()
+        return hits / len(self.val_loader.dataset)
+"""
+PITFALL["trainer_self_net_built_elsewhere"] = """
+from models import build_backbone
+class Engine:
+    def __init__(self, cfg):
+        self.net = build_backbone(cfg)
+    def evaluate(self, batches):
+        self.net.eval()
+        return sum(float(self.net(b).mean()) for b in batches)
+"""
+NEAR_MISS["trainer_self_model_under_no_grad"] = """
+import torch
+class Trainer:
+    def __init__(self, model, val_loader):
+        self.model = model
+        self.val_loader = val_loader
+    def validate(self):
+        self.model.eval()
+        with torch.no_grad():
+            outs = [self.model(x) for x, _ in self.val_loader]
+        self.model.train()
+        return outs
+"""
+SEEN["trainer_self_model_from_param"] = "https://github.com/OpenNMT/OpenNMT-py/issues/1141 (Trainer.validate runs self.model without torch.no_grad())"
+SEEN["trainer_self_model_under_no_grad"] = "https://github.com/facebookresearch/fairchem/pull/199 (the trainer's validate loop moved under torch.no_grad())"

@@ -66,3 +66,26 @@ SEEN = {
     "param_loader_in_loop": "https://github.com/yonghanzhang94/A-Single-View-3D-Object-Point-Cloud-Reconstruction/issues/1",
     "builtin_next": "https://github.com/deepspeedai/DeepSpeedExamples/issues/222",
 }
+
+# round 3: the iterator made by ``loader.__iter__()``
+PITFALL["dunder_iter_then_next_method"] = """
+def warmup_batch(train_loader):
+    it = train_loader.__iter__()
+    images, labels = it.next()
+    return images, labels
+"""
+PITFALL["self_loader_dunder_iter"] = """
+from torch.utils.data import DataLoader
+class Sampler:
+    def __init__(self, dataset):
+        self.loader = DataLoader(dataset, batch_size=8, shuffle=True)
+    def get_batch(self):
+        return self.loader.__iter__().next()
+"""
+NEAR_MISS["dunder_iter_builtin_next"] = """
+def warmup_batch(train_loader):
+    it = train_loader.__iter__()
+    return next(it)
+"""
+SEEN["dunder_iter_then_next_method"] = "https://github.com/clovaai/deep-text-recognition-benchmark/issues/355 (data_loader_iter.next() on a DataLoader iterator)"
+SEEN["dunder_iter_builtin_next"] = "https://github.com/deepspeedai/DeepSpeedExamples/issues/257 (the fix: next(dataiter))"

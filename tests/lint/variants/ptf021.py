@@ -103,3 +103,38 @@ class Head(nn.Module):
             self.box = nn.ModuleList([nn.Linear(dim, 4) for _ in range(n)])
 """
 SEEN["sharing_chosen_by_a_flag"] = "transformers/models/deimv2/modeling_deimv2.py (if config.share_bbox_head: nn.ModuleList([shared_bbox] * num_pred), in build/realcode/src)"
+
+# round 3: one module object yielded by a comprehension (n references, one set of weights)
+PITFALL["comprehension_of_one_layer"] = """
+import torch.nn as nn
+class Encoder(nn.Module):
+    def __init__(self, dim, depth):
+        super().__init__()
+        block = nn.TransformerEncoderLayer(dim, nhead=4)
+        self.blocks = nn.ModuleList([block for _ in range(depth)])
+"""
+PITFALL["generator_into_sequential"] = """
+from torch import nn
+def make_head(width, n):
+    hidden = nn.Linear(width, width)
+    return nn.Sequential(*(hidden for _ in range(n)))
+"""
+NEAR_MISS["deepcopy_in_comprehension"] = """
+import copy
+import torch.nn as nn
+def clones(layer, n):
+    return nn.ModuleList([copy.deepcopy(layer) for _ in range(n)])
+"""
+NEAR_MISS["comprehension_builds_each"] = """
+import torch.nn as nn
+def stack(d, n):
+    return nn.ModuleList([nn.Linear(d, d) for _ in range(n)])
+"""
+NEAR_MISS["comprehension_over_modules"] = """
+import torch.nn as nn
+def heads(d):
+    parts = [nn.Linear(d, 1), nn.Linear(d, 2)]
+    return nn.ModuleList([layer for layer in parts])
+"""
+SEEN["comprehension_of_one_layer"] = "https://github.com/IDEA-Research/DAB-DETR/pull/17 (nn.ModuleList([layer for _ in range(6)]) is a shallow copy)"
+SEEN["deepcopy_in_comprehension"] = "https://github.com/IDEA-Research/DAB-DETR/pull/17 (the fix: copy.deepcopy(layer) per entry)"

@@ -67,3 +67,49 @@ SEEN = {
     "randint_in_loop": "https://github.com/lrjconan/GRAN/issues/4",
     "long_method": "https://github.com/cv516Buaa/tph-yolov5/issues/48",
 }
+
+# round 3: the integer dtype comes from NumPy (from_numpy keeps the array's dtype)
+PITFALL["from_numpy_astype_int64"] = """
+import numpy as np
+import torch
+def soft_targets(labels):
+    t = torch.from_numpy(labels.astype(np.int64))
+    t *= 0.9
+    return t
+"""
+PITFALL["from_numpy_arange"] = """
+import numpy as np
+import torch
+def positions(tokens):
+    pos = torch.from_numpy(np.arange(len(tokens)))
+    pos /= len(tokens)
+    return pos
+"""
+PITFALL["from_numpy_int_dtype_keyword"] = """
+import numpy as np
+import torch
+def counts(k):
+    c = torch.as_tensor(np.zeros(k, dtype=np.int32))
+    c += 0.5
+    return c
+"""
+NEAR_MISS["from_numpy_float_array"] = """
+import numpy as np
+import torch
+def normalise(a):
+    t = torch.from_numpy(a.astype(np.float32))
+    u = torch.from_numpy(np.linspace(0, 1, 10))
+    t *= 0.5
+    u /= 2
+    return t, u
+"""
+NEAR_MISS["from_numpy_int_converted_first"] = """
+import numpy as np
+import torch
+def smooth(labels):
+    t = torch.from_numpy(labels.astype(np.int64)).float()
+    t *= 0.9
+    return t
+"""
+SEEN["from_numpy_astype_int64"] = "https://github.com/yhygao/CBIM-Medical-Image-Segmentation/issues/2 (label arrays through torch.from_numpy keep their integer dtype)"
+SEEN["from_numpy_arange"] = "https://github.com/pytorch/pytorch/issues/4363 (torch.from_numpy(np.arange(...)) is int64)"

@@ -110,3 +110,59 @@ def finetune(model):
 """
 SEEN["layer_attribute_after_wrap"] = "https://github.com/liyunsheng13/micronet/issues/22 ('DataParallel' object has no attribute 'classifier')"
 SEEN["layer_through_module"] = "https://github.com/rdcolema/pytorch-image-classification/issues/2 (optim.Adam(model.module.fc.parameters(), ...))"
+
+# round 3: the wrapper bound to ``self`` (``self.model = DataParallel(self.model)``, imported from
+# torch.nn.parallel), the model's own part read in another method
+PITFALL["trainer_wraps_self_model"] = """
+import torch
+from torch.nn.parallel import DataParallel
+class Trainer:
+    def __init__(self, model, lr):
+        self.model = model.cuda()
+        if torch.cuda.device_count() > 1:
+            self.model = DataParallel(self.model)
+        self.lr = lr
+    def freeze_backbone(self):
+        for p in self.model.backbone.parameters():
+            p.requires_grad = False
+"""
+PITFALL["ddp_wrapped_then_grown"] = """
+from torch.nn.parallel import DistributedDataParallel as DDP
+class GANTrainer:
+    def __init__(self, generator, rank):
+        self._build(generator, rank)
+    def _build(self, generator, rank):
+        self.G = DDP(generator.to(rank), device_ids=[rank])
+    def grow(self, level):
+        self.G.grow_network(level)
+"""
+NEAR_MISS["trainer_reads_through_module"] = """
+from torch.nn.parallel import DataParallel
+class Trainer:
+    def __init__(self, model):
+        self.model = DataParallel(model)
+    def freeze_backbone(self):
+        for p in self.model.module.backbone.parameters():
+            p.requires_grad = False
+"""
+NEAR_MISS["read_before_wrapping"] = """
+from torch.nn.parallel import DataParallel
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+        self.model.backbone.requires_grad_(False)
+        self.model = DataParallel(self.model)
+"""
+SEEN["ddp_wrapped_then_grown"] = "https://github.com/nashory/pggan-pytorch/issues/60 (self.G.grow_network on a wrapped generator)"
+SEEN["trainer_wraps_self_model"] = "https://github.com/layumi/Person_reID_baseline_pytorch/issues/173 (a class holding the wrapped model reads model.model)"
+NEAR_MISS["read_in_a_step_that_may_run_before_wrapping"] = """
+from torch.nn.parallel import DistributedDataParallel as DDP
+class Task:
+    def __init__(self, student):
+        self.trainable = student
+    def compile(self):
+        self.eval_model = self.trainable.student
+    def prepare_distributed(self, device_ids):
+        self.trainable = DDP(self.trainable, device_ids=device_ids)
+"""
+SEEN["read_in_a_step_that_may_run_before_wrapping"] = "timm/task/distillation.py (compile() reads trainable_module.student; its docstring calls compile() before prepare_distributed(), in build/realcode/src)"

@@ -79,3 +79,42 @@ SEEN = {
     "normalise_in_place": "https://github.com/mrdbourke/pytorch-deep-learning/issues/1279",
     "out_of_place": "https://github.com/mrdbourke/pytorch-deep-learning/issues/926",
 }
+
+# round 3: a fresh array (astype without copy=False, .copy(), np.ascontiguousarray of a copy, a NumPy
+# maker) belongs to no one else: writing through the tensor changes nothing the caller holds
+NEAR_MISS["from_numpy_of_astype"] = """
+import numpy as np
+import torch
+def to_tensor(img):
+    t = torch.from_numpy(img.astype(np.float32))
+    t -= t.mean()
+    t /= 255.0
+    return t
+"""
+NEAR_MISS["from_numpy_of_copies"] = """
+import numpy as np
+import torch
+def to_tensor(a):
+    u = torch.from_numpy(a.copy())
+    u[0] = 1
+    v = torch.from_numpy(np.ascontiguousarray(a[:, ::-1].copy()))
+    v.mul_(2)
+    return u, v
+"""
+PITFALL["astype_copy_false"] = """
+import numpy as np
+import torch
+def scale(a):
+    t = torch.from_numpy(a.astype(np.float32, copy=False))
+    t *= 2
+    return t
+"""
+PITFALL["ascontiguousarray_of_caller_array"] = """
+import numpy as np
+import torch
+def centre(points):
+    t = torch.from_numpy(np.ascontiguousarray(points))
+    t.sub_(t.mean(0))
+    return t
+"""
+SEEN["from_numpy_of_astype"] = "https://github.com/mrdbourke/pytorch-deep-learning/issues/926 (copies made before the in-place write)"
