@@ -637,7 +637,8 @@ def _is_eval_function(fn) -> bool:
     if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
     name = fn.name.lower()
-    return any(w in name for w in _EVAL_NAME) or name in ("eval", "eval_epoch", "eval_step", "run_eval")
+    # ``eval`` as a word of the name (eval_one_epoch, _run_eval, do_eval), not inside one (retrieval)
+    return any(w in name for w in _EVAL_NAME) or "eval" in name.split("_")
 
 
 _NO_GRAD = ("torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
@@ -1032,6 +1033,9 @@ def _dataparallel_attribute(node, ctx) -> bool:
     if node.attr.startswith("__") or not _bound_name(node.value):
         return False
     if _wrapped_on_self(node.value, ctx):
+        return True
+    alias = ctx.value_of(node.value, node.lineno) if isinstance(node.value, ast.Name) else None
+    if _wrapped_on_self(alias, ctx):  # model = self.model; model.backbone
         return True
     held = ctx.held(node.value)
     return held is not None and held.kind == "module" and held.what in _DATA_PARALLEL

@@ -141,3 +141,15 @@ class Trainer:
 """
 SEEN["trainer_self_model_from_param"] = "https://github.com/OpenNMT/OpenNMT-py/issues/1141 (Trainer.validate runs self.model without torch.no_grad())"
 SEEN["trainer_self_model_under_no_grad"] = "https://github.com/facebookresearch/fairchem/pull/199 (the trainer's validate loop moved under torch.no_grad())"
+PITFALL["eval_word_in_method_name"] = """
+class Runner:
+    def __init__(self, model, loader):
+        self.model, self.loader = model, loader
+    def _run_eval(self):
+        self.model.eval()
+        return [self.model(x).argmax(1) for x, _ in self.loader]
+"""
+NEAR_MISS["retrieval_is_not_eval"] = """
+def retrieval_scores(model, queries):
+    return [model(q) for q in queries]
+"""

@@ -166,3 +166,13 @@ class Task:
         self.trainable = DDP(self.trainable, device_ids=device_ids)
 """
 SEEN["read_in_a_step_that_may_run_before_wrapping"] = "timm/task/distillation.py (compile() reads trainable_module.student; its docstring calls compile() before prepare_distributed(), in build/realcode/src)"
+PITFALL["local_alias_of_wrapped_self_model"] = """
+import torch.nn as nn
+class Trainer:
+    def __init__(self, model):
+        self.model = nn.DataParallel(model)
+    def save_backbone(self, path):
+        import torch
+        model = self.model
+        torch.save(model.backbone.state_dict(), path)
+"""
