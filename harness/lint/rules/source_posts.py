@@ -1058,7 +1058,10 @@ def _wrapped_on_self(attr, ctx) -> bool:
     if here:
         values = [here[-1][1]]
     else:
-        first = _construction(ctx.klass)
+        made = ctx.__dict__.setdefault("_construction", {})  # once per class, not per attribute read
+        if id(ctx.klass) not in made:
+            made[id(ctx.klass)] = _construction(ctx.klass)
+        first = made[id(ctx.klass)]
         values = [value for method, value, _ in assigned if method is not ctx.function and method.name in first]
     return any(isinstance(v, ast.Call) and ctx.qualified(v.func) in _DATA_PARALLEL for v in values)
 
