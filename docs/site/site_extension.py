@@ -58,7 +58,30 @@ def _page_context(app, pagename, templatename, context, doctree):
         context["toc"] = mark_chinese(context["toc"])
 
 
+def _default_settings_once() -> None:
+    """MyST builds a fresh document with docutils' default settings for every Markdown snippet it
+    renders (``setup_render`` evaluates ``options.get("document", make_document())`` eagerly, and
+    throws it away when Sphinx passes its own document). The zh build renders each of its ~13,000
+    translated paragraphs that way, and building those settings (an optparse parser each time) was
+    a third of its time. The defaults are the same every time: build them once, hand out copies."""
+    import copy
+    import functools
+
+    from myst_parser.mdit_to_docutils import base
+
+    if getattr(base.get_default_settings, "_pitfalls_cached", False):
+        return
+    once = functools.lru_cache(maxsize=None)(base.get_default_settings)
+
+    def get_default_settings(*components):
+        return copy.deepcopy(once(*components))
+
+    get_default_settings._pitfalls_cached = True
+    base.get_default_settings = get_default_settings
+
+
 def setup(app):
+    _default_settings_once()
     app.add_config_value("pitfalls_torch", "", "html")  # the torch release that printed the outputs
     app.add_config_value("pitfalls_repo", "", "html")  # https://github.com/OWNER/NAME, when the workflow says
     app.connect("html-page-context", _page_context)
