@@ -1,4 +1,4 @@
-"""Recall and precision of every lint rule on its variant set (tests/lint/variants/).
+"""Recall and precision of every lint rule on its variant set (tests/lint/lint_variants/).
 
     .venv/bin/python benchmarks/lint_variants.py [--json reports/lint-variants.json]
 
@@ -22,7 +22,7 @@ from harness.lint import RULES, active_rules, lint_text  # noqa: E402
 
 
 def _variants():
-    spec = importlib.util.spec_from_file_location("lint_variants", ROOT / "tests/lint/variants/__init__.py")
+    spec = importlib.util.spec_from_file_location("lint_variants", ROOT / "tests/lint/lint_variants/__init__.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -1,4 +1,4 @@
-"""Every lint rule against its variant set (tests/lint/variants/): the pitfall spelled the ways
+"""Every lint rule against its variant set (tests/lint/lint_variants/): the pitfall spelled the ways
 people write it must be found (recall >= 80% per rule), and the correct programs that look alike
 must have no finding at all, from any rule. Rules run as with ``--all-versions``."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from variants import load  # noqa: E402
+from lint_variants import load  # noqa: E402
 
 from harness.lint import RULES, active_rules, lint_text  # noqa: E402
 
@@ -38,9 +38,9 @@ def test_awaiting_variants_is_current():
 @pytest.mark.parametrize("rule", rule_ids())
 def test_rule_finds_its_pitfalls_and_nothing_in_near_misses(rule):
     if rule in AWAITING_VARIANTS and load(rule) is None:
-        pytest.xfail(f"{rule}: no tests/lint/variants/{rule.lower()}.py yet (AWAITING_VARIANTS)")
+        pytest.xfail(f"{rule}: no tests/lint/lint_variants/{rule.lower()}.py yet (AWAITING_VARIANTS)")
     variants = load(rule)
-    assert variants is not None, f"{rule} has no variant set: write tests/lint/variants/{rule.lower()}.py"
+    assert variants is not None, f"{rule} has no variant set: write tests/lint/lint_variants/{rule.lower()}.py"
     assert len(variants.PITFALL) >= MIN_PITFALLS and len(variants.NEAR_MISS) >= MIN_NEAR_MISSES
     assert variants.SEEN and set(variants.SEEN) <= set(variants.PITFALL) | set(variants.NEAR_MISS)
     missed = [name for name, text in variants.PITFALL.items()

@@ -5,7 +5,7 @@
 * ``NEAR_MISS``: name -> a correct program that looks alike (the rule must stay quiet);
 * ``SEEN``: spelling name -> where such code appears in public code or issues.
 
-tests/lint/test_variants.py holds every rule to its set; benchmarks/lint_variants.py reports recall
+tests/lint/test_lint_variants.py holds every rule to its set; benchmarks/lint_variants.py reports recall
 and precision per rule.
 """
 
