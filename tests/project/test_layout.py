@@ -106,3 +106,23 @@ def test_every_package_of_the_harness_is_in_the_wheel():
     found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "harness").rglob("__init__.py")
              if "__pycache__" not in p.parts}
     assert found - listed == set(), f"pyproject.toml [tool.setuptools] packages lacks {sorted(found - listed)}"
+
+
+def test_no_two_test_folders_hold_a_module_of_the_same_name():
+    """Test folders have no __init__.py: pytest imports each by its bare name, so two files (or a
+    file and a package) with one name in two folders collide and one fails to collect (it happened
+    twice: test_variants.py, variants)."""
+    seen: dict[str, Path] = {}
+    clashes = []
+    for path in sorted((ROOT / "tests").rglob("*")):
+        if "__pycache__" in path.parts or path.parent == ROOT / "tests" / "__pycache__":
+            continue
+        is_module = path.suffix == ".py" and path.name != "__init__.py" and not (path.parent / "__init__.py").exists()
+        is_package = path.is_dir() and (path / "__init__.py").exists() and not (path.parent / "__init__.py").exists()
+        if not (is_module or is_package) or path.name == "conftest.py":
+            continue
+        name = path.stem if is_module else path.name
+        if name in seen:
+            clashes.append(f"{seen[name].relative_to(ROOT)} and {path.relative_to(ROOT)}")
+        seen.setdefault(name, path)
+    assert clashes == [], "one module name in two test folders: " + "; ".join(clashes)
