@@ -52,7 +52,7 @@ def page_notebook(ex: ExecutedCase, m: Matrix, downloads: tuple[str, str], lint_
     lesson = split_lesson(ex, m)
     cells = copy.deepcopy(lesson.cells)
     at = 1 if cells and cells[0].cell_type == "markdown" and cells[0].source.lstrip().startswith("# ") else 0
-    lines = [case_links(ex.loaded.path, downloads), _facts(ex, m, downloads), case_linter_line(lint_bench, ex.loaded.id),
+    lines = [case_links(ex.loaded.path, downloads), _facts(ex, m), case_linter_line(lint_bench, ex.loaded.id),
              case_detection_line(detection, ex.loaded.id)]
     head = [_markdown("\n\n".join(filter(None, lines)))]
     if lesson.setup:  # the imports (and any inlined helper), folded as galleries fold set-up
@@ -81,7 +81,7 @@ def _markdown(text: str) -> nbformat.NotebookNode:
     return nbformat.v4.new_markdown_cell(text.strip() + "\n")
 
 
-def _facts(ex: ExecutedCase, m: Matrix, downloads: tuple[str, str]) -> str:
+def _facts(ex: ExecutedCase, m: Matrix) -> str:
     case, topic = ex.loaded.case, ex.loaded.topic
     tags = ", ".join(code(t) for t in case.tags) or "none"
     return "\n".join([
@@ -90,8 +90,7 @@ def _facts(ex: ExecutedCase, m: Matrix, downloads: tuple[str, str]) -> str:
         f"| [{topic}](../topics/{topic}.md) | {case.kind} | {', '.join(case.devices)} | {code(case.affects_text)} | {tags} |",
         "",
         f"Symptom on the newest torch observed: **{md(newest_symptom(m, case.id))}**. "
-        f"Case id {code(case.id)}; source {code(str(ex.loaded.path.relative_to(ex.loaded.path.parents[2])))}; "
-        f"{_links(downloads)}.",
+        f"Case id {code(case.id)}; source {code(str(ex.loaded.path.relative_to(ex.loaded.path.parents[2])))}.",
     ])
 
 
@@ -102,12 +101,6 @@ def _evidence(ex: ExecutedCase, m: Matrix) -> str:
              "not run here. *Unverified*: no run here can tell the fix from the broken code.\n"]
     lines.extend(f"- {md(line)}" for line in all_claims(ex.loaded.case, m))
     return "\n".join(lines)
-
-
-def _links(downloads: tuple[str, str]) -> str:
-    py, ipynb = downloads
-    return (f'download <a class="download-py" href="../downloads/{py}" download>{py}</a> or '
-            f'<a class="download-ipynb" href="../downloads/{ipynb}" download>{ipynb}</a>')
 
 
 def _sources(ex: ExecutedCase) -> str:
