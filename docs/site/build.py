@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import io
-import re
 import shutil
 import sys
 import tempfile
@@ -28,6 +27,7 @@ from docs.site.bench_page import BenchError, choose_bench, performance_page
 from docs.site.case_page import page_notebook, write_downloads
 from docs.site.execute import CaseRunError, ExecutedCase, execute_cases
 from docs.site.lesson import LessonError
+from docs.site.outputs import ANSI
 from docs.site.outputs_check import problems
 from docs.site.home_page import home_page, topics_of
 from docs.site.learner_pages import SymptomError, symptoms_for, write_learner_pages
@@ -172,7 +172,7 @@ class _Uncoloured(io.StringIO):
     """Sphinx's warning stream without its terminal colour codes, for a readable error."""
 
     def write(self, text):
-        return super().write(re.sub(r"\x1b\[[0-9;]*m", "", text))
+        return super().write(ANSI.sub("", text))
 
 
 def main(argv: list[str] | None = None) -> int:
