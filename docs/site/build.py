@@ -114,7 +114,7 @@ def write_sources(src: Path, extra: Path, executed: list[ExecutedCase], m: Matri
                   cases_dir: Path = ROOT / "cases", reports_dir: Path = ROOT / "reports",
                   symptoms: dict | None = None) -> None:
     cases = [ex.loaded for ex in executed]
-    detection = load_detection(reports_dir, lint_bench, cases_dir)
+    detection = load_detection(reports_dir, lint_bench, cases_dir, m)  # the matrix read once
     (src / "cases").mkdir(parents=True)
     (src / "topics").mkdir()
     for ex in executed:

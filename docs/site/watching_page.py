@@ -26,7 +26,8 @@ def _json(path: Path):
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
 
 
-def load_detection(reports_dir: Path, lint_bench: dict | None, cases_dir: Path | None = None) -> Detection:
+def load_detection(reports_dir: Path, lint_bench: dict | None, cases_dir: Path | None = None,
+                   matrix=None) -> Detection:
     from harness.watch.detectors import all_detectors
     from harness.watch.explain import Explainer
 
@@ -37,7 +38,7 @@ def load_detection(reports_dir: Path, lint_bench: dict | None, cases_dir: Path |
 
     # this build's reports and cases: a site of a planted corpus names what its own records hold
     release = torch.__version__.split("+")[0]
-    explained = frozenset(Explainer(release, reports_dir, cases_dir).explained_cases()) if cases_dir else \
+    explained = frozenset(Explainer(release, reports_dir, cases_dir, matrix).explained_cases()) if cases_dir else \
         frozenset(Explainer.for_installed_torch().explained_cases())
     record = _json(Path(reports_dir) / "watch-proofs.json") or {"releases": {}}
     proofs = {release: {p["case"]: p["proven"] for p in r["detectors"]} for release, r in record["releases"].items()}

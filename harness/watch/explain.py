@@ -361,11 +361,12 @@ def symptom_messages(record) -> list[tuple[str, str, str]] | None:
     return [m for m in out if m not in said]
 
 
-def load_corpus(reports_dir: Path, cases_dir: Path) -> Corpus:
+def load_corpus(reports_dir: Path, cases_dir: Path, matrix=None) -> Corpus:
+    """The recorded messages of the cases; ``matrix``: those dirs' matrix, where the caller has it."""
     from harness.loader import find_case_files, case_id_of
     from harness.matrix import NOT_OBSERVED, load_matrix
 
-    matrix = load_matrix(reports_dir, cases_dir)
+    matrix = matrix if matrix is not None else load_matrix(reports_dir, cases_dir)
     files = {case_id_of(p): p for p in find_case_files(Path(cases_dir))}
     messages, usable = [], {}
     for src in matrix.cases:
@@ -402,9 +403,10 @@ class Explainer:
     (or ``for_release`` to explain as another release would); it reads nothing until asked."""
 
     def __init__(self, release: str | None = None, reports_dir: str | Path | None = None,
-                 cases_dir: str | Path | None = None):
+                 cases_dir: str | Path | None = None, matrix=None):
         self.release = release
         self._dirs = (reports_dir, cases_dir)
+        self._matrix = matrix  # those dirs' matrix, already loaded by the caller (the docs build)
         self.problem: str | None = None  # why the explainer explains nothing, once it knows
         self._table: dict | None = None
         self._loading = False
@@ -524,7 +526,7 @@ class Explainer:
     def _story(self, case: str) -> tuple[str, str]:
         if case not in self._stories:
             try:
-                self._stories[case] = title_and_fix(_corpus(*self._resolved_dirs()).source(case))
+                self._stories[case] = title_and_fix(_corpus(*self._resolved_dirs(), self._matrix).source(case))
             except Exception:  # noqa: BLE001 - a case file we cannot read: the id still names it
                 self._stories[case] = ("", "")
         return self._stories[case]
@@ -577,7 +579,7 @@ class Explainer:
         return (abs(minors(v) - minors(mine)), v > mine, abs(v.micro - mine.micro))
 
     def _build(self) -> dict:
-        corpus = _corpus(*self._resolved_dirs())
+        corpus = _corpus(*self._resolved_dirs(), self._matrix)
         mine = str(self._installed_release())
         recorded_here = mine in corpus.versions
         texts = self._texts = {}
@@ -641,11 +643,11 @@ _SHARED: dict = {}
 _CORPORA: dict[tuple[Path, Path], Corpus] = {}
 
 
-def _corpus(reports_dir: Path, cases_dir: Path) -> Corpus:
+def _corpus(reports_dir: Path, cases_dir: Path, matrix=None) -> Corpus:
     with _LOCK:
         key = (reports_dir, cases_dir)
         if key not in _CORPORA:
-            _CORPORA[key] = load_corpus(reports_dir, cases_dir)
+            _CORPORA[key] = load_corpus(reports_dir, cases_dir, matrix)
         return _CORPORA[key]
 
 
