@@ -14,7 +14,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from harness.lint.engine import keyword_async_positions, walk
-from harness.lint.ranges import affected, case_ranges
+from harness.lint.ranges import case_ranges
+from harness.lint.releases import Releases
 from harness.lint.rules import RULES, Rule
 
 PARSE_ERROR = "PTF000"
@@ -57,15 +58,20 @@ def rule_ranges(rule: Rule, cases: Path | None = None) -> tuple[str, ...]:
     return tuple(out)
 
 
-def active_rules(torch_version: str | None, select=(), ignore=(), cases: Path | None = None) -> list[Rule]:
-    """The rules that apply to this torch (all when ``torch_version`` is None), selected by id prefix."""
+def active_rules(torch_version: str | Releases | None, select=(), ignore=(), cases: Path | None = None) -> list[Rule]:
+    """The rules that apply to this torch (all when ``torch_version`` is None), or to some release of
+    a set of releases (a package's declared range: releases.py), selected by id prefix."""
+    if isinstance(torch_version, Releases):
+        releases = torch_version
+    else:
+        releases = Releases.every() if torch_version is None else Releases.one(torch_version)
     chosen = []
     for rule in RULES:
         if select and not any(rule.id.startswith(s) for s in select):
             continue
         if any(rule.id.startswith(i) for i in ignore):
             continue
-        if affected(rule_ranges(rule, cases), torch_version):
+        if releases.meets(rule_ranges(rule, cases)):
             chosen.append(rule)
     return chosen
 
@@ -78,7 +84,10 @@ def _silenced(line_text: str, rule: str) -> bool:
     return codes is None or rule.upper() in {c.strip().upper() for c in codes.split(",")}
 
 
-def lint_text(text: str, path: str, rules: list[Rule], report_parse_errors: bool = True) -> list[Finding]:
+def lint_text(text: str, path: str, rules: list[Rule], report_parse_errors: bool = True,
+              releases: Releases | None = None) -> list[Finding]:
+    """The findings in one file's text; ``releases``: the torch it runs on (every release if None),
+    for the rules whose premise depends on which of their case's ranges the code meets (PTF126)."""
     lines = text.splitlines()
     findings = []
     try:
@@ -91,7 +100,7 @@ def lint_text(text: str, path: str, rules: list[Rule], report_parse_errors: bool
             findings.append(Finding(path, exc.lineno or 1, exc.offset or 1, PARSE_ERROR,
                                     f"the file does not parse ({exc.msg}); nothing else in it was checked", None))
         return [f for f in findings if not _silenced(lines[f.line - 1] if 0 < f.line <= len(lines) else "", f.rule)]
-    for hit in walk(tree, rules):
+    for hit in walk(tree, rules, releases):
         rule = hit.rule
         findings.append(Finding(path, hit.line, hit.col, rule.id, rule.message, rule.case))
     unique = sorted(set(findings), key=lambda f: (f.line, f.col, f.rule))

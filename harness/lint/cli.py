@@ -1,5 +1,6 @@
 """``pitfalls lint [PATH...] [--format text|json|sarif] [--select ID,..] [--ignore ID,..]
-[--torch X.Y | --all-versions] [--fix [--unsafe-fixes] | --diff] [--upgrade FROM TO]``: exit 1
+[--torch X.Y | --all-versions [--ignore-declared]] [--speed-in-tests] [--fix [--unsafe-fixes] | --diff]
+[--upgrade FROM TO]``: exit 1
 when something is found (or, with ``--diff``, would change), 0 when nothing, 2 on bad input; no
 PATH (what pre-commit passes when no staged file matches) checks nothing and exits 0. And
 ``pitfalls lint-bench`` (harness/lint/bench.py).
@@ -8,6 +9,13 @@ PATH (what pre-commit passes when no staged file matches) checks nothing and exi
 of the matrix where the rule applies, recorded in reports/lint-fix-proofs.json), ``--unsafe-fixes``
 the others too; a fix that is not applied says why. ``--upgrade FROM TO`` lists the findings whose
 case's observed behaviour changes between two recorded releases (harness/lint/upgrade.py).
+
+Which torch: ``--torch X.Y`` that release; no option, the installed one; ``--all-versions`` every
+release each file's package declares it supports (harness/lint/declared.py: the nearest
+pyproject.toml, setup.cfg or dist-info METADATA; every release where none names torch), and with
+``--ignore-declared`` every release whatever is declared. A declaration that cannot be read is a
+usage error (exit 2) naming the file. Speed rules (PTF020) are quiet in test code unless
+``--speed-in-tests`` (harness/lint/scope.py).
 """
 from __future__ import annotations
 
@@ -17,7 +25,10 @@ from importlib import metadata
 from pathlib import Path
 
 from harness.lint import PARSE_ERROR, RULES_BY_ID, Finding, active_rules, lint_text, python_files
+from harness.lint.declared import DeclarationError
+from harness.lint.releases import Releases
 from harness.lint.sarif import sarif
+from harness.lint.scope import FileRules
 
 EXIT_FOUND = 1
 
@@ -59,7 +70,16 @@ def add_arguments(p) -> None:
     p.add_argument("--ignore", default="", metavar="ID[,ID]", help="not these rules (id prefixes)")
     which = p.add_mutually_exclusive_group()
     which.add_argument("--torch", metavar="X.Y[.Z]", help="the rules for this torch (default: the installed one)")
-    which.add_argument("--all-versions", action="store_true", help="every rule, whatever the torch")
+    which.add_argument("--all-versions", action="store_true",
+                       help="every release the code declares it supports (the nearest pyproject.toml [project] "
+                            "dependencies, setup.cfg install_requires, or an installed package's dist-info METADATA: "
+                            "Requires-Dist: torch...); every release where it declares none")
+    p.add_argument("--ignore-declared", action="store_true",
+                   help="with --all-versions: every release, whatever the code declares")
+    p.add_argument("--speed-in-tests", action="store_true",
+                   help="run the speed rules (PTF020) in test code too: by default they are quiet in test_*.py, "
+                        "*_test.py, conftest.py and under tests/ or test/ folders (a copy made once in a test "
+                        "changes nothing it checks); correctness rules always run there")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--fix", action="store_true", help=FIX_HELP)
     mode.add_argument("--diff", action="store_true",
@@ -94,7 +114,8 @@ def run_lint(args, usage_error) -> int:
         check_span(*args.upgrade, matrix.versions, usage_error)
         version, said = None, f"the upgrade {args.upgrade[0]} -> {args.upgrade[1]} (every rule)"
     elif args.all_versions:
-        version, said = None, "every release (--all-versions)"
+        version, said = None, ("every release (--all-versions --ignore-declared)" if args.ignore_declared
+                               else "every release each package declares (--all-versions)")
     elif args.torch:
         try:
             version = str(release_of(parse_version(args.torch)))
@@ -104,26 +125,35 @@ def run_lint(args, usage_error) -> int:
     else:
         version = installed_torch()
         said = f"torch {version} (installed)" if version else "every release (no torch installed)"
+    if args.ignore_declared and not args.all_versions:
+        raise usage_error("--ignore-declared goes with --all-versions (--torch and the installed torch name one release)")
     if not args.paths:  # pre-commit skips the hook when no staged file matches (unless always_run); xargs may not
         print("pitfalls lint: no files given: nothing to check", file=sys.stderr)
         return 0
     missing = [p for p in args.paths if not Path(p).exists()]
     if missing:
         raise usage_error(f"no such file or folder: {missing[0]}")
-    rules = active_rules(version, select, ignore)
+    fixed = None if args.all_versions and not args.ignore_declared else (
+        Releases.every() if version is None else Releases.one(version))
+    scope = FileRules(fixed, select, ignore, speed_in_tests=args.speed_in_tests)
     parse_errors = not ignore or not any(PARSE_ERROR.startswith(i) for i in ignore)
     files = python_files(args.paths)
     fixes = FixInfo(args)
+    try:
+        scope.for_all(files)  # every declaration read before anything is written or printed
+    except DeclarationError as exc:
+        raise usage_error(f"{exc} (fix it, or pass --ignore-declared)") from None
     if args.fix or args.diff:
-        return _fix_files(args, files, rules, parse_errors, fixes, version, said)
+        return _fix_files(args, files, scope, parse_errors, fixes, version, said)
     findings: list[Finding] = []
     for path in files:
         text = _read(path, findings)
         if text is not None:
-            findings += lint_text(text, str(path), rules, report_parse_errors=parse_errors)
+            rules, releases = scope.for_path(path)
+            findings += lint_text(text, str(path), rules, report_parse_errors=parse_errors, releases=releases)
     if args.upgrade:
         return _upgrade_report(args, findings, matrix, len(files))
-    _report(args, findings, rules, len(files), version, said, fixes)
+    _report(args, findings, scope, len(files), version, said, fixes)
     return EXIT_FOUND if findings else 0
 
 
@@ -190,10 +220,24 @@ def _text_line(f: Finding, fix: dict | None, refused: str | None = None) -> str:
     return line
 
 
-def _report(args, findings, rules, n_files, version, said, fixes: FixInfo, refused: dict | None = None, head="") -> None:
+def _declared_json(scope: FileRules) -> list[dict]:
+    return [{"root": str(d.root), "source": str(d.source), "torch": d.text, "releases": str(d.releases)}
+            for d in scope.declarations.values()]
+
+
+def _declared_text(scope: FileRules) -> str:
+    if not scope.declarations:
+        return ""
+    return "".join(f"\n  {d.root}: {d.text} (from {d.source.name})" for d in scope.declarations.values())
+
+
+def _report(args, findings, scope: FileRules, n_files, version, said, fixes: FixInfo, refused: dict | None = None,
+            head="") -> None:
     refused = refused or {}
+    rules = scope.every_rule() if scope.releases is None else active_rules(scope.releases, scope.select, scope.ignore)
     if args.format == "json":
-        print(json.dumps({"torch": version, "rules": [r.id for r in rules],
+        print(json.dumps({"torch": version, "releases": said, "declared": _declared_json(scope),
+                          "rules": [r.id for r in rules],
                           "files": n_files, "findings": [{**f.to_json(), "fix": fixes.of(f),
                                                           **({"not_fixed": refused[f]} if f in refused else {})}
                                                          for f in findings]}, indent=1))
@@ -203,11 +247,11 @@ def _report(args, findings, rules, n_files, version, said, fixes: FixInfo, refus
         for f in findings:
             print(_text_line(f, fixes.of(f), refused.get(f)))
         print(f"pitfalls lint: {head}{len(findings)} finding{'s' if len(findings) != 1 else ''} in {n_files} file"
-              f"{'s' if n_files != 1 else ''}; {len(rules)} of {len(RULES_BY_ID)} rules apply to {said}",
-              file=sys.stderr)
+              f"{'s' if n_files != 1 else ''}; {len(rules)} of {len(RULES_BY_ID)} rules apply to {said}"
+              f"{_declared_text(scope)}", file=sys.stderr)
 
 
-def _fix_files(args, files, rules, parse_errors, fixes: FixInfo, version, said) -> int:
+def _fix_files(args, files, scope: FileRules, parse_errors, fixes: FixInfo, version, said) -> int:
     import difflib
 
     from harness.lint.fixes import fix_file_text
@@ -219,9 +263,10 @@ def _fix_files(args, files, rules, parse_errors, fixes: FixInfo, version, said) 
         text = _read(path, remaining)
         if text is None:
             continue
-        result = fix_file_text(text, lambda now: lint_text(now, str(path), rules, report_parse_errors=parse_errors),
-                               fixes.allowed)
-        after = lint_text(result.text, str(path), rules, report_parse_errors=parse_errors)
+        rules, releases = scope.for_path(path)
+        result = fix_file_text(text, lambda now: lint_text(now, str(path), rules, report_parse_errors=parse_errors,
+                                                           releases=releases), fixes.allowed)
+        after = lint_text(result.text, str(path), rules, report_parse_errors=parse_errors, releases=releases)
         why = {(f.line, f.col, f.rule): reason for f, reason in result.refused}
         refused.update({f: why[f.line, f.col, f.rule] for f in after if (f.line, f.col, f.rule) in why})
         remaining += after
@@ -239,7 +284,7 @@ def _fix_files(args, files, rules, parse_errors, fixes: FixInfo, version, said) 
     if args.diff:
         print(f"pitfalls lint: {head}{len(remaining)} would remain", file=sys.stderr)
         return EXIT_FOUND if changed else 0
-    _report(args, remaining, rules, len(files), version, said, fixes, refused, head=head + "left: ")
+    _report(args, remaining, scope, len(files), version, said, fixes, refused, head=head + "left: ")
     return EXIT_FOUND if remaining else 0
 
 

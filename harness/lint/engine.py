@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from harness.lint.bindings import Bindings, Held
 from harness.lint.guards import _caught, _handles_missing, _is_guard_test
 from harness.lint.names import import_map, module_aliases, qualified
+from harness.lint.releases import Releases
 
 
 @dataclass
@@ -26,6 +27,7 @@ class Context:
     guarded: bool = False
     caught: tuple[str, ...] = ()  # the exceptions the enclosing ``except`` handler catches
     scopes: list = field(default_factory=list)  # the enclosing functions, outermost first (the module first)
+    releases: Releases = field(default_factory=Releases.every)  # the torch releases the code runs on (releases.py)
     _qualified: dict[int, str | None] = field(default_factory=dict)
     _bindings: Bindings | None = None
 
@@ -103,10 +105,11 @@ class Walker(ast.NodeVisitor):
     """Each node is offered only to the rules that look at its type (a rule's ``nodes``): most
     rules look at calls, a few at names, attributes, imports, loops or classes."""
 
-    def __init__(self, rules, tree):
+    def __init__(self, rules, tree, releases: Releases | None = None):
         self.rules = rules
         imports = import_map(ast.Module(body=_imports(tree), type_ignores=[]))
-        self.ctx = Context(module_aliases(tree, imports), module=tree, function=tree, scopes=[tree])
+        self.ctx = Context(module_aliases(tree, imports), module=tree, function=tree, scopes=[tree],
+                           releases=releases or Releases.every())
         self.hits: list[Hit] = []
         self._by_type: dict[type, list] = {}
         self._methods: dict[type, object] = {}
@@ -199,8 +202,8 @@ class Walker(ast.NodeVisitor):
         self.ctx.guarded = saved
 
 
-def walk(tree: ast.AST, rules) -> list[Hit]:
-    walker = Walker(rules, tree)
+def walk(tree: ast.AST, rules, releases: Releases | None = None) -> list[Hit]:
+    walker = Walker(rules, tree, releases)
     walker.visit(tree)
     return walker.hits
 

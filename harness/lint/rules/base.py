@@ -17,6 +17,9 @@ class Rule:
     message: str  # what goes wrong, and the fix
     test: Callable[[ast.AST, Context], bool]
     nodes: type | tuple[type, ...] = ast.AST  # the node types it looks at (the engine offers it only those)
+    # what goes wrong: "correctness" (a wrong result, an error, a warning) or "speed" (the same result,
+    # slower); a speed rule is quiet in test code unless asked (harness/lint/scope.py)
+    harm: str = "correctness"
 
     def matches(self, node: ast.AST, ctx: Context) -> bool:
         try:

@@ -1448,7 +1448,7 @@ SOURCE_POST_RULES: tuple[Rule, ...] = (
     Rule("PTF020", ("cpu-tensor-moved-to-cuda",),
          "the tensor is made on the CPU and then copied to the device; create it there with device=...",
          _cpu_factory_moved,
-         nodes=CALL),
+         nodes=CALL, harm="speed"),
     Rule("PTF021", ("shared-module-reuse",),
          "one module object placed n times ([module] * n, or one name listed twice in a Sequential) shares "
          "its weights across every entry; build a new module per entry ([nn.Linear(...) for _ in range(n)])",

@@ -1,0 +1,183 @@
+"""The torch a package says it supports, read the way ruff reads ``requires-python``: from the
+nearest declaration above the file.
+
+Where it is read (the first folder, walking up from the file, that holds one of these wins):
+
+* ``pyproject.toml``: ``[project] dependencies`` (PEP 621), else ``[project.optional-dependencies]``
+  (diffusers and transformers declare torch only in an extra such as ``torch``);
+* ``setup.cfg``: ``[options] install_requires``, else ``[options.extras_require]``;
+* ``<name>-<version>.dist-info/METADATA`` beside the file's top-level folder (an installed or
+  unpacked wheel): its ``Requires-Dist`` lines, the dist-info being the one whose ``top_level.txt``
+  or ``RECORD`` names that folder (site-packages holds many).
+
+That folder is the project's root: if it declares nothing about torch, nothing is declared (the
+search does not go on into an enclosing project, which would be someone else's). Of the torch
+requirements, the unconditional ones hold together (their intersection); without any, the ones
+under an environment marker, else those under an extra, each a way to install the package (their
+union). Bad input (a pyproject that is not TOML, a requirement that is not PEP 508, a range no
+release can meet) raises ``DeclarationError`` naming the file: the caller turns it into a usage
+error, never a crash and never a silent guess.
+"""
+from __future__ import annotations
+
+import configparser
+import functools
+import tomllib
+from dataclasses import dataclass
+from email.parser import HeaderParser
+from pathlib import Path
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
+
+from harness.lint.releases import Releases
+
+
+class DeclarationError(ValueError):
+    """A declaration that cannot be read: the message names the file and what is wrong."""
+
+
+@dataclass(frozen=True)
+class Declared:
+    root: Path  # the folder holding the declaration
+    source: Path  # the file it was read from
+    releases: Releases  # every release the declaration admits (Releases.every() when it names no torch)
+    text: str  # what it says, e.g. "torch>=2.6" (or "no torch requirement")
+
+    @property
+    def names_torch(self) -> bool:
+        return not self.releases.is_every
+
+
+def declared_for(path: Path) -> Declared | None:
+    """The declaration governing ``path`` (a file), or None when no folder above it has one."""
+    path = Path(path).resolve()
+    for folder in path.parents:
+        found = _declared_in(folder, path.relative_to(folder).parts[0])
+        if found is not None:
+            return found
+    return None
+
+
+@functools.lru_cache(maxsize=None)
+def _declared_in(folder: Path, top: str) -> Declared | None:
+    pyproject, setup_cfg = folder / "pyproject.toml", folder / "setup.cfg"
+    if pyproject.is_file():
+        found = _from_pyproject(pyproject)
+        if found is not None or not setup_cfg.is_file():
+            return _declared(folder, pyproject, found or [])
+    if setup_cfg.is_file():
+        return _declared(folder, setup_cfg, _from_setup_cfg(setup_cfg))
+    meta = _dist_info_metadata(folder, top)
+    if meta is not None:
+        return _declared(folder, meta, _from_metadata(meta))
+    return None
+
+
+def _declared(folder: Path, source: Path, requirements: list[Requirement]) -> Declared:
+    torch = [r for r in requirements if canonicalize_name(r.name) == "torch"]
+    plain = [r for r in torch if r.marker is None]
+    marked = [r for r in torch if r.marker is not None and "extra" not in str(r.marker)]
+    extras = [r for r in torch if r.marker is not None and "extra" in str(r.marker)]
+    if plain:  # every unconditional requirement holds at once
+        together = SpecifierSet(",".join(str(r.specifier) for r in plain if str(r.specifier)))
+        specs, text = (together,), "torch" + (str(together) or "")
+    elif marked or extras:  # any one platform's (else any one extra's) requirement: a way to install it
+        chosen = marked or extras
+        specs = tuple(dict.fromkeys(r.specifier for r in chosen))
+        text = " or ".join(f"torch{s}" for s in specs) + (" (in an extra)" if not marked else " (under a marker)")
+    else:
+        return Declared(folder, source, Releases.every(), "no torch requirement")
+    if any(not str(s) for s in specs):  # a bare `torch` admits every release
+        return Declared(folder, source, Releases.every(), "torch (any release)")
+    releases = Releases.of_specifiers(specs)
+    if releases.is_empty:
+        raise DeclarationError(f"{source}: the torch requirement {text!r} admits no release")
+    return Declared(folder, source, releases, text)
+
+
+def _requirements(lines, source: Path) -> list[Requirement]:
+    out = []
+    for line in lines:
+        line = line.split("#", 1)[0].strip() if isinstance(line, str) else line
+        if not line:
+            continue
+        if not isinstance(line, str):
+            raise DeclarationError(f"{source}: a requirement must be a string, got {line!r}")
+        try:
+            out.append(Requirement(line))
+        except InvalidRequirement as exc:
+            raise DeclarationError(f"{source}: {line!r} is not a PEP 508 requirement ({str(exc).splitlines()[0]})") from None
+    return out
+
+
+def _from_pyproject(path: Path) -> list[Requirement] | None:
+    """The project's requirements; None when the file has no ``[project]`` dependencies at all (a
+    ``setup.cfg`` beside it may then hold them)."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise DeclarationError(f"{path}: not valid TOML ({exc})") from None
+    project = data.get("project")
+    if not isinstance(project, dict):
+        return None
+    deps, extras = project.get("dependencies"), project.get("optional-dependencies")
+    if deps is None and extras is None:
+        return None
+    if deps is not None and not isinstance(deps, list):
+        raise DeclarationError(f"{path}: [project] dependencies must be a list of strings")
+    if extras is not None and not isinstance(extras, dict):
+        raise DeclarationError(f"{path}: [project.optional-dependencies] must be a table")
+    found = _requirements(deps or [], path)
+    if not any(canonicalize_name(r.name) == "torch" for r in found):  # then the extras (marked as such)
+        for name, lines in (extras or {}).items():
+            if not isinstance(lines, list):
+                raise DeclarationError(f"{path}: [project.optional-dependencies] {name} must be a list of strings")
+            found += [Requirement(f"{r}; extra == {name!r}") if r.marker is None else r
+                      for r in _requirements(lines, path)]
+    return found
+
+
+def _from_setup_cfg(path: Path) -> list[Requirement]:
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(path.read_text(encoding="utf-8"), source=str(path))
+    except (configparser.Error, UnicodeDecodeError) as exc:
+        raise DeclarationError(f"{path}: not a readable setup.cfg ({str(exc).splitlines()[0]})") from None
+    found = _requirements(parser.get("options", "install_requires", fallback="").splitlines(), path)
+    if not any(canonicalize_name(r.name) == "torch" for r in found) and parser.has_section("options.extras_require"):
+        for name, lines in parser.items("options.extras_require"):
+            found += [Requirement(f"{r}; extra == {name!r}") if r.marker is None else r
+                      for r in _requirements(lines.splitlines(), path)]
+    return found
+
+
+def _dist_info_metadata(folder: Path, top: str) -> Path | None:
+    """The METADATA of the distribution in ``folder`` that installed the top-level ``top``."""
+    infos = sorted(folder.glob("*.dist-info"))
+    if not infos:
+        return None
+    module = top[:-3] if top.endswith(".py") else top
+    for info in infos:
+        if module in _top_levels(info) and (info / "METADATA").is_file():
+            return info / "METADATA"
+    return None
+
+
+def _top_levels(info: Path) -> set[str]:
+    names = set()
+    top_level = info / "top_level.txt"
+    if top_level.is_file():
+        names |= {line.strip() for line in top_level.read_text(encoding="utf-8", errors="replace").splitlines()}
+    record = info / "RECORD"
+    if record.is_file():
+        for line in record.read_text(encoding="utf-8", errors="replace").splitlines():
+            first = line.split(",", 1)[0].split("/", 1)[0]
+            names.add(first[:-3] if first.endswith(".py") else first)
+    return names - {""}
+
+
+def _from_metadata(path: Path) -> list[Requirement]:
+    headers = HeaderParser().parsestr(path.read_text(encoding="utf-8", errors="replace"))
+    return _requirements(headers.get_all("Requires-Dist") or [], path)

@@ -1,0 +1,76 @@
+"""Which rules each file gets, and for which torch: the releases asked for (``--torch``, the installed
+one), or with ``--all-versions`` the releases its package declares (declared.py; every release when
+it declares nothing, or with ``--ignore-declared``); and, in test code, no speed rule.
+
+Test code is what pytest collects by default (``test_*.py``, ``*_test.py``), ``conftest.py``, and any
+file under a ``tests``/``test`` folder (below the project's root where one is found, so that a
+checkout inside a folder named ``test`` is not all test code). A speed rule's harm is time: a tensor
+made on the CPU and copied once in a test costs microseconds and changes nothing the test checks,
+so it is noise there, where ruff users silence such rules with per-file-ignores. Correctness rules
+stay on in tests (a wrong result in a test is a wrong result). ``--speed-in-tests`` turns them back on.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness.lint import Rule, active_rules
+from harness.lint.declared import Declared, declared_for
+from harness.lint.releases import Releases
+
+TEST_FOLDERS = ("tests", "test")
+
+
+def is_test_file(path: Path, root: Path | None = None) -> bool:
+    path = Path(path)
+    name = path.name
+    if name == "conftest.py" or (name.startswith("test_") and name.endswith(".py")) or name.endswith("_test.py"):
+        return True
+    folders = path.parent.parts
+    if root is not None:
+        try:
+            folders = path.resolve().parent.relative_to(root).parts
+        except ValueError:
+            pass
+    return any(part in TEST_FOLDERS for part in folders)
+
+
+class FileRules:
+    """The rules and releases for each file: ``releases`` fixed (``--torch``, installed), or None to
+    read each package's declaration (``--all-versions``)."""
+
+    def __init__(self, releases: Releases | None, select=(), ignore=(), speed_in_tests: bool = False):
+        self.releases, self.select, self.ignore, self.speed_in_tests = releases, select, ignore, speed_in_tests
+        self.declarations: dict[Path, Declared] = {}  # the ones met, by root, for the report's header
+        self._rules: dict[tuple, list[Rule]] = {}
+        self._by_folder: dict[Path, Declared | None] = {}
+
+    def for_all(self, paths) -> None:
+        """Read every file's declaration now (a bad one is an error before any output)."""
+        for path in paths:
+            self.for_path(path)
+
+    def _declared(self, path: Path) -> Declared | None:
+        folder = Path(path).parent
+        if folder not in self._by_folder:
+            self._by_folder[folder] = declared_for(path)
+        found = self._by_folder[folder]
+        if found is not None and found.root == folder.resolve():  # a module beside dist-infos: each its own
+            return declared_for(path)
+        return found
+
+    def for_path(self, path: Path) -> tuple[list[Rule], Releases]:
+        declared = self._declared(path) if self.releases is None else None
+        if declared is not None:
+            self.declarations.setdefault(declared.root, declared)
+        releases = self.releases or (declared.releases if declared else Releases.every())
+        in_tests = not self.speed_in_tests and is_test_file(path, declared.root if declared else None)
+        key = (releases, in_tests)
+        if key not in self._rules:
+            rules = active_rules(releases, self.select, self.ignore)
+            self._rules[key] = [r for r in rules if not (in_tests and r.harm == "speed")]
+        return self._rules[key], releases
+
+    def every_rule(self) -> list[Rule]:
+        """The rules any file got (for the header), in rule order."""
+        seen = {r.id: r for rules in self._rules.values() for r in rules}
+        return [seen[k] for k in sorted(seen)]

@@ -1,0 +1,168 @@
+"""Which torch the linted code runs on (harness/lint/declared.py, releases.py) and which rules a
+file gets (harness/lint/scope.py): a package's declared torch requirement narrows --all-versions,
+PTF126 reads what a load holds where the code only runs on >= 2.6, and the speed rule (PTF020) is
+quiet in test code unless --speed-in-tests."""
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+from harness.cli import main
+from harness.lint import RULES_BY_ID, lint_text, rule_ranges
+from harness.lint.declared import declared_for
+from harness.lint.releases import Releases
+from harness.lint.rules.upgrades import WEIGHTS_ONLY_WARNS
+
+# Variable (a <0.4 case), a load of unknown content, a load of a state dict saved just before, one
+# handed to load_state_dict (torchao's test_awq.py:177 and hieradet.py:285 in build/realcode), and
+# a CPU factory copied to the GPU
+CODE = textwrap.dedent('''\
+    import tempfile
+    import torch
+    from torch.autograd import Variable
+
+    def run(model, path):
+        x = Variable(torch.ones(2))
+        anything = torch.load(path)
+        with tempfile.NamedTemporaryFile() as f:
+            torch.save(model.state_dict(), f.name)
+            state = torch.load(f.name, map_location="cpu")
+        sd = torch.load(path)
+        model.load_state_dict(sd)
+        model.load_state_dict(torch.load(path))
+        z = torch.zeros(3).cuda()
+        return x, anything, state, z
+''')
+EVERY = [("PTF002", 6), ("PTF126", 7), ("PTF126", 10), ("PTF126", 11), ("PTF126", 13), ("PTF020", 14)]
+ON_2_6 = [("PTF126", 7), ("PTF020", 14)]  # >= 2.6 only: no Variable (<0.4), tensor-only loads quiet
+
+
+def found(argv, capsys):
+    code = main(["lint", "--format", "json", *argv])
+    report = json.loads(capsys.readouterr().out)
+    return code, report, [(f["rule"], f["line"]) for f in report["findings"]]
+
+
+@pytest.fixture
+def tree(tmp_path):
+    """Three packages: one declaring torch>=2.6 in pyproject.toml, an unpacked wheel whose
+    dist-info METADATA says the same (only in an extra, as diffusers does), one declaring nothing."""
+    (tmp_path / "proj" / "src" / "pkg").mkdir(parents=True)
+    (tmp_path / "proj" / "pyproject.toml").write_text('[project]\nname = "p"\ndependencies = ["numpy", "torch >= 2.6"]\n')
+    (tmp_path / "proj" / "src" / "pkg" / "m.py").write_text(CODE)
+    wheel = tmp_path / "site"
+    (wheel / "whl" / "ops").mkdir(parents=True)
+    (wheel / "whl" / "ops" / "m.py").write_text(CODE)
+    info = wheel / "whl-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: whl\nVersion: 1.0\n"
+                                   "Requires-Dist: numpy\nRequires-Dist: torch>=2.6; extra == \"torch\"\n\nA wheel.\n")
+    (info / "RECORD").write_text("whl/__init__.py,,\nwhl/ops/m.py,,\nwhl-1.0.dist-info/METADATA,,\n")
+    (wheel / "other-2.0.dist-info").mkdir()  # another distribution beside it, declaring torch<2.0
+    (wheel / "other-2.0.dist-info" / "METADATA").write_text("Name: other\nRequires-Dist: torch<2.0\n")
+    (wheel / "other-2.0.dist-info" / "top_level.txt").write_text("other\n")
+    (tmp_path / "loose").mkdir()
+    (tmp_path / "loose" / "m.py").write_text(CODE)
+    return tmp_path
+
+
+def test_all_versions_reads_each_packages_declared_torch(tree, capsys):
+    code, report, _ = found(["--all-versions", str(tree)], capsys)
+    by_file = {}
+    for f in report["findings"]:
+        by_file.setdefault(f["path"].split(str(tree))[1].split("/")[1], []).append((f["rule"], f["line"]))
+    assert code == 1
+    assert by_file == {"proj": ON_2_6, "site": ON_2_6, "loose": EVERY}
+    assert sorted((d["source"].split(str(tree))[1], d["torch"]) for d in report["declared"]) == [
+        ("/proj/pyproject.toml", "torch>=2.6"), ("/site/whl-1.0.dist-info/METADATA", "torch>=2.6 (in an extra)")]
+
+
+def test_ignore_declared_and_torch_give_every_release_or_one(tree, capsys):
+    assert found(["--all-versions", "--ignore-declared", str(tree / "proj")], capsys)[2] == EVERY
+    assert found(["--torch", "2.5", str(tree / "proj")], capsys)[2] == [f for f in EVERY if f[0] != "PTF002"]
+    assert found(["--torch", "2.7", str(tree / "loose")], capsys)[2] == ON_2_6  # --torch wins over no declaration
+    assert main(["lint", "--ignore-declared", str(tree / "proj")]) == 2
+    assert "--ignore-declared goes with --all-versions" in capsys.readouterr().err
+
+
+def test_the_text_header_says_what_was_declared(tree, capsys):
+    main(["lint", "--all-versions", str(tree / "proj")])
+    err = capsys.readouterr().err
+    assert "every release each package declares (--all-versions)" in err
+    assert f"{tree / 'proj'}: torch>=2.6 (from pyproject.toml)" in err
+
+
+@pytest.mark.parametrize("pyproject, problem", [
+    ('[project\nname = "p"\n', "not valid TOML"),
+    ('[project]\ndependencies = ["torch >= = 2"]\n', "is not a PEP 508 requirement"),
+    ('[project]\ndependencies = ["torch>=2.6,<2.4"]\n', "admits no release"),
+])
+def test_a_bad_declaration_is_a_one_line_usage_error(tmp_path, capsys, pyproject, problem):
+    (tmp_path / "pyproject.toml").write_text(pyproject)
+    (tmp_path / "m.py").write_text(CODE)
+    assert main(["lint", "--all-versions", str(tmp_path)]) == 2
+    captured = capsys.readouterr()
+    err = captured.err.strip().splitlines()
+    assert captured.out == "" and len(err) == 1 and problem in err[0] and "pyproject.toml" in err[0]
+    assert main(["lint", "--all-versions", "--ignore-declared", str(tmp_path)]) == 1  # the way out it names
+    capsys.readouterr()
+
+
+def test_setup_cfg_and_nearest_declaration(tmp_path):
+    (tmp_path / "setup.cfg").write_text("[options]\ninstall_requires =\n    numpy\n    torch>=1.13,<2.4\n")
+    (tmp_path / "inner").mkdir()
+    (tmp_path / "inner" / "pyproject.toml").write_text('[project]\nname = "i"\ndependencies = ["numpy"]\n')
+    outer, inner = declared_for(tmp_path / "a.py"), declared_for(tmp_path / "inner" / "b.py")
+    assert outer.text == "torch<2.4,>=1.13" and outer.releases.meets((">=2.0,<2.4",))
+    assert not outer.releases.meets((">=2.6",))
+    assert inner.text == "no torch requirement" and inner.releases.is_every  # the nearest project, not its parent
+
+
+def test_releases_meet_ranges():
+    declared = Releases.of_specifiers([">=2.6"])
+    assert declared.meets((">=2.4",)) and not declared.meets(("<0.4",)) and not declared.meets((">=2.4,<2.6",))
+    assert Releases.of_specifiers(["!=2.4.0,>=2.4,<2.5"]).meets((">=2.4,<2.6",))  # 2.4.1 lies in both
+    assert not Releases.of_specifiers(["==2.4.0"]).meets((">=2.4.1",))
+    assert Releases.of_specifiers([">=3.0"]).meets((">=2.14",))  # a later release than any known
+    assert Releases.one("2.13.0+cpu").meets((">=2.6",)) and Releases.every().meets(("<0.4",))
+
+
+def test_ptf126s_warning_range_is_its_cases():
+    """The range PTF126 treats as 'every load warns' is the warning case's own (not a copy that drifts)."""
+    warning_case = next(r for r in RULES_BY_ID.values() if "torch-load-weights-only-warning" in r.cases)
+    from dataclasses import replace
+
+    assert rule_ranges(replace(warning_case, cases=("torch-load-weights-only-warning",))) == (WEIGHTS_ONLY_WARNS,)
+
+
+def test_ptf126_on_2_6_reads_what_the_load_holds():
+    rule = [RULES_BY_ID["PTF126"]]
+    lines = lambda releases: [f.line for f in lint_text(CODE, "m.py", rule, releases=releases)]  # noqa: E731
+    assert lines(Releases.every()) == [7, 10, 11, 13]
+    assert lines(Releases.one("2.5.1")) == [7, 10, 11, 13]
+    assert lines(Releases.one("2.6.0")) == [7]
+    saved_elsewhere = CODE.replace('torch.save(model.state_dict(), f.name)', 'torch.save(model.state_dict(), path)')
+    assert [f.line for f in lint_text(saved_elsewhere, "m.py", rule, releases=Releases.one("2.6.0"))] == [7, 10]
+
+
+@pytest.mark.parametrize("name", ["tests/test_m.py", "pkg/test_m.py", "pkg/m_test.py", "conftest.py", "test/helpers.py"])
+def test_the_speed_rule_is_quiet_in_test_code_unless_asked(tmp_path, capsys, name):
+    path = tmp_path / "proj" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(CODE)
+    assert ("PTF020", 14) not in found(["--all-versions", str(path)], capsys)[2]
+    assert ("PTF002", 6) in found(["--all-versions", str(path)], capsys)[2]  # correctness rules stay on
+    assert ("PTF020", 14) in found(["--all-versions", "--speed-in-tests", str(path)], capsys)[2]
+    (tmp_path / "proj" / "testing.py").write_text(CODE)  # a module about testing is not a test
+    assert ("PTF020", 14) in found(["--all-versions", str(tmp_path / "proj" / "testing.py")], capsys)[2]
+
+
+def test_a_test_folder_above_the_project_is_not_test_code(tmp_path, capsys):
+    proj = tmp_path / "test" / "proj"
+    proj.mkdir(parents=True)
+    (proj / "pyproject.toml").write_text('[project]\nname = "p"\ndependencies = ["torch"]\n')
+    (proj / "m.py").write_text(CODE)
+    assert ("PTF020", 14) in found(["--all-versions", str(proj)], capsys)[2]
+
