@@ -2,9 +2,11 @@
 one), or with ``--all-versions`` the releases its package declares (declared.py; every release when
 it declares nothing, or with ``--ignore-declared``); and, in test code, no speed rule.
 
-Test code is what pytest collects by default (``test_*.py``, ``*_test.py``), ``conftest.py``, and any
+Test code is what pytest collects by default (``test_*.py``, ``*_test.py``), ``conftest.py``, any
 file under a ``tests``/``test`` folder (below the project's root where one is found, so that a
-checkout inside a folder named ``test`` is not all test code). A speed rule's harm is time: a tensor
+checkout inside a folder named ``test`` is not all test code), and the test-support modules that
+the usual names mark (``testing``/``test_utils`` folders, ``testing_utils.py``/``test_utils.py``:
+``numpy.testing``, ``torch.testing``, ``transformers.testing_utils``, ``accelerate.test_utils``). A speed rule's harm is time: a tensor
 made on the CPU and copied once in a test costs microseconds and changes nothing the test checks,
 so it is noise there, where ruff users silence such rules with per-file-ignores. Correctness rules
 stay on in tests (a wrong result in a test is a wrong result). ``--speed-in-tests`` turns them back on.
@@ -17,13 +19,15 @@ from harness.lint import Rule, active_rules
 from harness.lint.declared import Declared, declared_for
 from harness.lint.releases import Releases
 
-TEST_FOLDERS = ("tests", "test")
+TEST_FOLDERS = ("tests", "test", "testing", "test_utils")
+TEST_SUPPORT_MODULES = ("testing_utils.py", "test_utils.py", "testing.py")
 
 
 def is_test_file(path: Path, root: Path | None = None) -> bool:
     path = Path(path)
     name = path.name
-    if name == "conftest.py" or (name.startswith("test_") and name.endswith(".py")) or name.endswith("_test.py"):
+    if name in ("conftest.py", *TEST_SUPPORT_MODULES) or (name.startswith("test_") and name.endswith(".py")) \
+            or name.endswith("_test.py"):
         return True
     folders = path.parent.parts
     if root is not None:

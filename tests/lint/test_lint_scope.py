@@ -147,7 +147,8 @@ def test_ptf126_on_2_6_reads_what_the_load_holds():
     assert [f.line for f in lint_text(saved_elsewhere, "m.py", rule, releases=Releases.one("2.6.0"))] == [7, 10]
 
 
-@pytest.mark.parametrize("name", ["tests/test_m.py", "pkg/test_m.py", "pkg/m_test.py", "conftest.py", "test/helpers.py"])
+@pytest.mark.parametrize("name", ["tests/test_m.py", "pkg/test_m.py", "pkg/m_test.py", "conftest.py", "test/helpers.py",
+                                  "pkg/utils/testing_utils.py", "pkg/testing/helpers.py"])
 def test_the_speed_rule_is_quiet_in_test_code_unless_asked(tmp_path, capsys, name):
     path = tmp_path / "proj" / name
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -155,8 +156,8 @@ def test_the_speed_rule_is_quiet_in_test_code_unless_asked(tmp_path, capsys, nam
     assert ("PTF020", 14) not in found(["--all-versions", str(path)], capsys)[2]
     assert ("PTF002", 6) in found(["--all-versions", str(path)], capsys)[2]  # correctness rules stay on
     assert ("PTF020", 14) in found(["--all-versions", "--speed-in-tests", str(path)], capsys)[2]
-    (tmp_path / "proj" / "testing.py").write_text(CODE)  # a module about testing is not a test
-    assert ("PTF020", 14) in found(["--all-versions", str(tmp_path / "proj" / "testing.py")], capsys)[2]
+    (tmp_path / "proj" / "latest_contest.py").write_text(CODE)  # "test" inside another word is not test code
+    assert ("PTF020", 14) in found(["--all-versions", str(tmp_path / "proj" / "latest_contest.py")], capsys)[2]
 
 
 def test_a_test_folder_above_the_project_is_not_test_code(tmp_path, capsys):

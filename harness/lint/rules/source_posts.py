@@ -249,8 +249,8 @@ def _partial_by_design(state, ctx, line) -> bool:
     """A partial load is what the code means: the state dict is another live module's
     (``controlnet.blocks.load_state_dict(unet.blocks.state_dict(), strict=False)``, copying the parts
     that match), or was built against the model's own keys (``intersect_dicts(ckpt, self.state_dict())``),
-    or was filtered in this function (a comprehension with an ``if``, keys popped or deleted), or the
-    function compares the keys itself."""
+    or was filtered in this function (a comprehension with an ``if``, keys popped or deleted), or is a
+    dict literal naming each key it loads, or the function compares the keys itself."""
     value = ctx.resolve(state, line) if state is not None else None
     if value is not None:
         parts = [value] + [ctx.value_of(n, line) for n in ast.walk(value) if isinstance(n, ast.Name)]  # own = m.state_dict()
@@ -258,6 +258,9 @@ def _partial_by_design(state, ctx, line) -> bool:
             return True
     if isinstance(value, ast.DictComp) and any(g.ifs for g in value.generators):
         return True  # {k: v for k, v in sd.items() if k in own}: filtered; a renaming comprehension keeps every key
+    if isinstance(value, ast.Dict) and value.keys and all(isinstance(k, ast.Constant) and isinstance(k.value, str)
+                                                          for k in value.keys):
+        return True  # {"embedding.weight": w}: the code names each key it loads, the rest is left as it is on purpose
     if any(isinstance(n, ast.Name) and n.id in ("missing_keys", "unexpected_keys") and isinstance(n.ctx, ast.Store)
            for n in ast.walk(ctx.function)):
         return True  # the keys are compared by hand in this function

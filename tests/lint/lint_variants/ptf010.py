@@ -122,3 +122,15 @@ def load_matching(model, path):
     model.load_state_dict(ckpt, strict=False)
 """
 SEEN["another_models_parts"] = "diffusers/models/controlnets/controlnet_sparsectrl.py (controlnet.conv_in.load_state_dict(unet.conv_in.state_dict(), strict=False), in build/realcode/untuned)"
+# round 4: a dict literal naming each key it loads: the other keys are left as they are on purpose
+NEAR_MISS["named_keys_literal"] = """
+def init_prompt(self, state_dict):
+    state_dict = {"embedding.weight": state_dict["prompt_embeddings"]}
+    self.load_state_dict(state_dict, strict=False)
+"""
+NEAR_MISS["named_keys_inline"] = """
+import torch
+def set_head(model, w, b):
+    model.load_state_dict({"head.weight": w, "head.bias": b}, strict=False)
+"""
+SEEN["named_keys_literal"] = "peft/tuners/multitask_prompt_tuning/model.py:106 (build/realcode/untuned, ONLY_SOURCE_SHARED init)"
