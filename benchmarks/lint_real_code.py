@@ -10,8 +10,10 @@ lightning, transformers, ...). The script reports
   file, in process; TorchFix (``--select ALL``) over the speed sample below;
 * speed in lines per second, on one sample of files (each package's files in sorted order, every
   k-th, about ``--sample-lines`` lines per package; every file when a package is smaller), copied
-  to a temporary folder that each tool gets as its one argument: `pitfalls lint` in process
-  (``lint_text`` over every file with ``active_rules(None)``, reading the files included), and as a
+  to a temporary folder (with each package's declaration: its ``*.dist-info``, ``pyproject.toml``,
+  ``setup.cfg``) that each tool gets as its one argument: `pitfalls lint` in process
+  (``lint_text`` over every file with the rules and releases ``--all-versions`` gives it:
+  harness/lint/scope.py, each package's declared torch; reading the files included), and as a
   subprocess (``python -m harness lint --all-versions --format json DIR``), and TorchFix as a
   subprocess (``python -m torchfix --select ALL -j 1 DIR``). The tools take turns (the order
   alternates from one repetition to the next); the median wall time of ``--reps`` repetitions
@@ -41,7 +43,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from harness.lint import active_rules, lint_text, python_files  # noqa: E402
+from harness.lint import lint_text, python_files  # noqa: E402
+from harness.lint.scope import FileRules  # noqa: E402
 
 TORCHFIX_LINE = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<rule>TOR\d+)\b")
 
@@ -72,15 +75,31 @@ def per_kloc(counts: Counter, lines: int) -> dict[str, float]:
     return {rule: round(1000 * n / lines, 4) for rule, n in sorted(counts.items())}
 
 
+def lint_all(texts: dict[Path, str]) -> tuple[list, FileRules]:
+    """Every file as ``pitfalls lint --all-versions`` checks it (its package's declared torch)."""
+    scope, found = FileRules(None), []
+    for path, text in texts.items():
+        rules, releases = scope.for_path(path)
+        found += lint_text(text, str(path), rules, releases=releases)
+    return found, scope
+
+
 def run_inprocess(folder: Path) -> tuple[float, list]:
-    rules = active_rules(None)
     start = time.perf_counter()
-    found = []
-    for path in python_files([folder]):
-        text = read(path)
-        if text is not None:
-            found += lint_text(text, str(path), rules)
+    texts = {path: read(path) for path in python_files([folder])}
+    found, _ = lint_all({p: t for p, t in texts.items() if t is not None})
     return time.perf_counter() - start, found
+
+
+def copy_declarations(src: Path, dest: Path) -> None:
+    """A package folder's declaration files (what --all-versions reads), beside its copied code."""
+    for pkg in (p for p in src.iterdir() if p.is_dir()):
+        for info in pkg.glob("*.dist-info"):
+            shutil.copytree(info, dest / pkg.name / info.name, dirs_exist_ok=True)
+        for name in ("pyproject.toml", "setup.cfg"):
+            if (pkg / name).is_file():
+                (dest / pkg.name).mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(pkg / name, dest / pkg.name / name)
 
 
 def run_subprocess(cmd: list[str]) -> tuple[float, subprocess.CompletedProcess]:
@@ -127,12 +146,10 @@ def main(argv=None) -> int:
     total_lines = sum(p["lines"] for p in per_pkg.values())
 
     # --- pitfalls lint over everything, in process -------------------------------------------
-    rules = active_rules(None)
     start = time.perf_counter()
-    everything = []
-    for f, t in texts.items():
-        everything += lint_text(t, str(f), rules)
+    everything, scope = lint_all(texts)
     full_s = time.perf_counter() - start
+    rules = scope.every_rule()
     by_rule = Counter(f.rule for f in everything)
     by_pkg_rule: dict[str, Counter] = {name: Counter() for name in pkgs}
     for f in everything:
@@ -147,6 +164,7 @@ def main(argv=None) -> int:
                 dest = folder / f.relative_to(args.src)
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(f, dest)
+        copy_declarations(args.src, folder)
         sample_lines = {name: sum(lines[f] for f in files) for name, files in chosen.items()}
         n_sample = sum(sample_lines.values())
         runs = {"pitfalls-lint (in process)": [], "pitfalls-lint (subprocess)": [], "torchfix (subprocess)": []}
@@ -183,7 +201,8 @@ def main(argv=None) -> int:
         "cpus": os.cpu_count(),
         "lines": {"total": total_lines, "files": sum(p["files"] for p in per_pkg.values()), "packages": per_pkg},
         "pitfalls_lint_all": {
-            "rules": len(rules), "seconds": round(full_s, 3), "lines_per_s": round(total_lines / full_s),
+            "rules": len(rules), "declared": {d.root.name: d.text for d in scope.declarations.values()},
+            "seconds": round(full_s, 3), "lines_per_s": round(total_lines / full_s),
             "findings": len(everything), "per_rule": dict(sorted(by_rule.items())),
             "per_kloc": per_kloc(by_rule, total_lines),
             "per_package": {name: dict(sorted(c.items())) for name, c in by_pkg_rule.items()},
