@@ -1,8 +1,8 @@
 """``pitfalls lint``: the corpus's statically visible pitfalls found in your own code.
 
 Each rule (harness/lint/rules/) belongs to the case(s) that prove it and fires only where its
-case's ``affects`` holds for the torch in question (the installed one, ``--torch X.Y``, or every
-release with ``--all-versions``). A ``# noqa: PTF101`` comment on the line (or a bare ``# noqa``)
+case's ``affects`` holds for the torch in question (the installed one, ``--torch X.Y``, or with
+``--all-versions`` every release the file's package declares: scope.py, declared.py). A ``# noqa: PTF101`` comment on the line (or a bare ``# noqa``)
 silences a finding there. A file that does not parse is a finding of its own (``PTF000``), and
 the others are still checked; ``.cuda(async=True)``, itself a SyntaxError, is found in its tokens.
 """

@@ -78,8 +78,9 @@ def add_arguments(p) -> None:
                    help="with --all-versions: every release, whatever the code declares")
     p.add_argument("--speed-in-tests", action="store_true",
                    help="run the speed rules (PTF020) in test code too: by default they are quiet in test_*.py, "
-                        "*_test.py, conftest.py and under tests/ or test/ folders (a copy made once in a test "
-                        "changes nothing it checks); correctness rules always run there")
+                        "*_test.py, conftest.py, testing.py/testing_utils.py/test_utils.py and under tests/, test/, testing/ or "
+                        "test_utils/ folders (a copy made once in a test changes nothing it checks); correctness "
+                        "rules always run there")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--fix", action="store_true", help=FIX_HELP)
     mode.add_argument("--diff", action="store_true",
