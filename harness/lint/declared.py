@@ -66,20 +66,23 @@ def _declared_in(folder: Path, top: str) -> Declared | None:
     if pyproject.is_file():
         found = _from_pyproject(pyproject)
         if found is not None or not setup_cfg.is_file():
-            return _declared(folder, pyproject, found or [])
+            return _declared(folder, pyproject, *(found or ([], [])))
     if setup_cfg.is_file():
-        return _declared(folder, setup_cfg, _from_setup_cfg(setup_cfg))
+        return _declared(folder, setup_cfg, *_from_setup_cfg(setup_cfg))
     meta = _dist_info_metadata(folder, top)
     if meta is not None:
-        return _declared(folder, meta, _from_metadata(meta))
+        return _declared(folder, meta, _from_metadata(meta), [])
     return None
 
 
-def _declared(folder: Path, source: Path, requirements: list[Requirement]) -> Declared:
+def _declared(folder: Path, source: Path, requirements: list[Requirement], in_extras: list[Requirement]) -> Declared:
+    """``in_extras``: the requirements of pyproject's optional-dependencies / setup.cfg's extras_require
+    (METADATA writes an extra as a marker, ``extra == "torch"``, so its extras are in ``requirements``)."""
     torch = [r for r in requirements if canonicalize_name(r.name) == "torch"]
     plain = [r for r in torch if r.marker is None]
     marked = [r for r in torch if r.marker is not None and "extra" not in str(r.marker)]
     extras = [r for r in torch if r.marker is not None and "extra" in str(r.marker)]
+    extras += [r for r in in_extras if canonicalize_name(r.name) == "torch"]
     if plain:  # every unconditional requirement holds at once
         together = SpecifierSet(",".join(str(r.specifier) for r in plain if str(r.specifier)))
         specs, text = (together,), "torch" + (str(together) or "")
@@ -112,12 +115,19 @@ def _requirements(lines, source: Path) -> list[Requirement]:
     return out
 
 
-def _from_pyproject(path: Path) -> list[Requirement] | None:
-    """The project's requirements; None when the file has no ``[project]`` dependencies at all (a
-    ``setup.cfg`` beside it may then hold them)."""
+def _read(path: Path) -> str:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DeclarationError(f"{path}: cannot be read ({exc})") from None
+
+
+def _from_pyproject(path: Path) -> tuple[list[Requirement], list[Requirement]] | None:
+    """The project's requirements and its extras'; None when the file has no ``[project]``
+    dependencies at all (a ``setup.cfg`` beside it may then hold them)."""
+    try:
+        data = tomllib.loads(_read(path))
+    except tomllib.TOMLDecodeError as exc:
         raise DeclarationError(f"{path}: not valid TOML ({exc})") from None
     project = data.get("project")
     if not isinstance(project, dict):
@@ -129,28 +139,26 @@ def _from_pyproject(path: Path) -> list[Requirement] | None:
         raise DeclarationError(f"{path}: [project] dependencies must be a list of strings")
     if extras is not None and not isinstance(extras, dict):
         raise DeclarationError(f"{path}: [project.optional-dependencies] must be a table")
-    found = _requirements(deps or [], path)
-    if not any(canonicalize_name(r.name) == "torch" for r in found):  # then the extras (marked as such)
-        for name, lines in (extras or {}).items():
-            if not isinstance(lines, list):
-                raise DeclarationError(f"{path}: [project.optional-dependencies] {name} must be a list of strings")
-            found += [Requirement(f"{r}; extra == {name!r}") if r.marker is None else r
-                      for r in _requirements(lines, path)]
-    return found
+    in_extras = []
+    for name, lines in (extras or {}).items():
+        if not isinstance(lines, list):
+            raise DeclarationError(f"{path}: [project.optional-dependencies] {name} must be a list of strings")
+        in_extras += _requirements(lines, path)
+    return _requirements(deps or [], path), in_extras
 
 
-def _from_setup_cfg(path: Path) -> list[Requirement]:
+def _from_setup_cfg(path: Path) -> tuple[list[Requirement], list[Requirement]]:
     parser = configparser.ConfigParser(interpolation=None)
     try:
-        parser.read_string(path.read_text(encoding="utf-8"), source=str(path))
-    except (configparser.Error, UnicodeDecodeError) as exc:
+        parser.read_string(_read(path), source=str(path))
+    except configparser.Error as exc:
         raise DeclarationError(f"{path}: not a readable setup.cfg ({str(exc).splitlines()[0]})") from None
     found = _requirements(parser.get("options", "install_requires", fallback="").splitlines(), path)
-    if not any(canonicalize_name(r.name) == "torch" for r in found) and parser.has_section("options.extras_require"):
-        for name, lines in parser.items("options.extras_require"):
-            found += [Requirement(f"{r}; extra == {name!r}") if r.marker is None else r
-                      for r in _requirements(lines.splitlines(), path)]
-    return found
+    in_extras = []
+    if parser.has_section("options.extras_require"):
+        for _, lines in parser.items("options.extras_require"):
+            in_extras += _requirements(lines.splitlines(), path)
+    return found, in_extras
 
 
 def _dist_info_metadata(folder: Path, top: str) -> Path | None:
@@ -167,17 +175,17 @@ def _dist_info_metadata(folder: Path, top: str) -> Path | None:
 
 def _top_levels(info: Path) -> set[str]:
     names = set()
-    top_level = info / "top_level.txt"
-    if top_level.is_file():
-        names |= {line.strip() for line in top_level.read_text(encoding="utf-8", errors="replace").splitlines()}
-    record = info / "RECORD"
-    if record.is_file():
-        for line in record.read_text(encoding="utf-8", errors="replace").splitlines():
-            first = line.split(",", 1)[0].split("/", 1)[0]
+    for listing in ("top_level.txt", "RECORD"):  # a module per line; a file (its first folder) per row
+        try:
+            lines = (info / listing).read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:  # absent (top_level.txt is optional) or unreadable: the other may name it
+            continue
+        for line in lines:
+            first = line.split(",", 1)[0].split("/", 1)[0].strip()
             names.add(first[:-3] if first.endswith(".py") else first)
     return names - {""}
 
 
 def _from_metadata(path: Path) -> list[Requirement]:
-    headers = HeaderParser().parsestr(path.read_text(encoding="utf-8", errors="replace"))
+    headers = HeaderParser().parsestr(_read(path))
     return _requirements(headers.get_all("Requires-Dist") or [], path)

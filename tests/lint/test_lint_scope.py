@@ -110,6 +110,13 @@ def test_a_bad_declaration_is_a_one_line_usage_error(tmp_path, capsys, pyproject
     capsys.readouterr()
 
 
+def test_a_torch_only_in_an_extra_is_what_the_package_declares(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "d"\ndependencies = ["numpy"]\n'
+                                             '[project.optional-dependencies]\ntorch = ["torch>=2.6"]\ndev = ["pytest"]\n')
+    found = declared_for(tmp_path / "m.py")
+    assert found.text == "torch>=2.6 (in an extra)" and not found.releases.meets((">=2.4,<2.6",))
+
+
 def test_setup_cfg_and_nearest_declaration(tmp_path):
     (tmp_path / "setup.cfg").write_text("[options]\ninstall_requires =\n    numpy\n    torch>=1.13,<2.4\n")
     (tmp_path / "inner").mkdir()
