@@ -9,7 +9,6 @@ exit status 1, and the previous site left as it was.
 from __future__ import annotations
 
 import argparse
-import io
 import shutil
 import sys
 import tempfile
@@ -25,9 +24,8 @@ from harness.run.report import ReportError
 
 from docs.site.bench_page import BenchError, choose_bench, performance_page
 from docs.site.case_page import page_notebook, write_downloads
-from docs.site.execute import CaseRunError, ExecutedCase, execute_cases
+from docs.site.execute import CaseRunError, ExecutedCase, execute_each
 from docs.site.lesson import LessonError
-from docs.site.outputs import ANSI
 from docs.site.outputs_check import problems
 from docs.site.home_page import home_page, topics_of
 from docs.site.learner_pages import SymptomError, symptoms_for, write_learner_pages
@@ -37,15 +35,11 @@ from docs.site.watching_page import load_detection, watching_page
 from docs.site.matrix_page import matrix_page
 from docs.site.topic_page import topic_page
 from docs.site.upgrade_page import upgrade_page
+from docs.site.sphinx_run import CONF_DIR, BuildError, run_sphinx_builder
 from docs.site.zh_build import zh_build
 
 ROOT = Path(__file__).resolve().parents[2]
-CONF_DIR = Path(__file__).resolve().parent
 GUIDE = ROOT / "docs" / "writing-a-case.md"
-
-
-class BuildError(Exception):
-    """The site cannot be built; the message says why, naming the case or file."""
 
 
 @dataclass
@@ -58,14 +52,15 @@ class Built:
 
 
 def build_site(out: Path, root: Path = ROOT, cases_dir: Path | None = None, reports_dir: Path | None = None,
-               bench_json: Path | None = None, jobs: int = 1, locale_dir: Path | None = None) -> Built:
+               bench_json: Path | None = None, jobs: int = 1, locale_dir: Path | None = None,
+               processes: int = 2) -> Built:
     started = time.perf_counter()
     out = Path(out).resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
     stage = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
     try:
         src, extra, html = stage / "src", stage / "extra", stage / "html"
-        cases = generate_sources(src, extra, root, cases_dir, reports_dir, bench_json)
+        cases = generate_sources(src, extra, root, cases_dir, reports_dir, bench_json, processes)
         with zh_build(src, extra, stage, locale_dir) as zh:  # the Chinese edition, in a second process beside this one
             run_sphinx(src, html, stage / "doctrees", extra, jobs)
         zh.move_into(html)
@@ -82,9 +77,10 @@ def build_site(out: Path, root: Path = ROOT, cases_dir: Path | None = None, repo
 
 
 def generate_sources(src: Path, extra: Path, root: Path = ROOT, cases_dir: Path | None = None,
-                     reports_dir: Path | None = None, bench_json: Path | None = None) -> list:
+                     reports_dir: Path | None = None, bench_json: Path | None = None, processes: int = 2) -> list:
     """Every case loaded and executed, and the site's Markdown and notebooks written into ``src``
-    (downloads into ``extra``); the cases."""
+    (downloads into ``extra``); the cases. ``processes``: 2 shares the cases' execution with a forked
+    copy of this process where that is safe (``docs.site.forked``), 1 runs them here."""
     root = Path(root).resolve()
     cases_dir = Path(cases_dir or root / "cases")
     reports_dir = Path(reports_dir or root / "reports")
@@ -98,28 +94,39 @@ def generate_sources(src: Path, extra: Path, root: Path = ROOT, cases_dir: Path 
         raise BuildError(str(exc)) from None
     if not cases:
         raise BuildError(f"{cases_dir}: no case modules to build pages from")
-    try:
-        executed = execute_cases(cases, root)
-    except CaseRunError as exc:
+    lint_bench = load_bench(reports_dir)
+    detection = load_detection(reports_dir, lint_bench, cases_dir, matrix)  # the matrix read once
+    pages = CasePages(src, extra, matrix, lint_bench, detection)
+    try:  # shared with a forked copy of this process: each writes the pages of the cases it ran
+        execute_each(cases, root, pages.write, processes=processes)
+    except (CaseRunError, LessonError) as exc:
         raise BuildError(str(exc)) from None
-
-    try:
-        write_sources(src, extra, executed, matrix, bench, load_bench(reports_dir), cases_dir, reports_dir, symptoms)
-    except LessonError as exc:
-        raise BuildError(str(exc)) from None
+    write_sources(src, extra, cases, matrix, bench, lint_bench, cases_dir, symptoms, detection)
     return cases
 
 
-def write_sources(src: Path, extra: Path, executed: list[ExecutedCase], m: Matrix, bench, lint_bench: dict | None = None,
-                  cases_dir: Path = ROOT / "cases", reports_dir: Path = ROOT / "reports",
-                  symptoms: dict | None = None) -> None:
-    cases = [ex.loaded for ex in executed]
-    detection = load_detection(reports_dir, lint_bench, cases_dir, m)  # the matrix read once
-    (src / "cases").mkdir(parents=True)
-    (src / "topics").mkdir()
-    for ex in executed:
-        downloads = write_downloads(ex, extra / "downloads", m)
-        nbformat.write(page_notebook(ex, m, downloads, lint_bench, detection), src / "cases" / f"{ex.loaded.id}.ipynb")
+@dataclass
+class CasePages:
+    """Where one executed case's page notebook and downloads go, and what they show besides it."""
+
+    src: Path
+    extra: Path
+    matrix: Matrix
+    lint_bench: dict | None
+    detection: object
+
+    def write(self, ex: ExecutedCase) -> None:
+        (self.src / "cases").mkdir(parents=True, exist_ok=True)
+        downloads = write_downloads(ex, self.extra / "downloads", self.matrix)
+        notebook = page_notebook(ex, self.matrix, downloads, self.lint_bench, self.detection)
+        nbformat.write(notebook, self.src / "cases" / f"{ex.loaded.id}.ipynb")
+
+
+def write_sources(src: Path, extra: Path, cases: list, m: Matrix, bench, lint_bench: dict | None = None,
+                  cases_dir: Path = ROOT / "cases", symptoms: dict | None = None, detection=None) -> None:
+    """The pages beside the case pages: topics, home, ways in, matrix, upgrade, linters, watching,
+    performance and the guide."""
+    (src / "topics").mkdir(parents=True)
     for topic in topics_of(cases):
         (src / "topics" / f"{topic}.md").write_text(topic_page(topic, cases, m), encoding="utf-8")
     (src / "index.md").write_text(home_page(cases, m, symptoms or {}), encoding="utf-8")
@@ -140,25 +147,6 @@ def run_sphinx(src: Path, outdir: Path, doctrees: Path, extra: Path, jobs: int) 
     run_sphinx_builder("html", src, outdir, doctrees, site_overrides(extra), jobs)
 
 
-def run_sphinx_builder(builder: str, src: Path, outdir: Path, doctrees: Path, overrides: dict, jobs: int = 1) -> None:
-    """A fresh Sphinx build of ``src`` with this folder's conf.py and ``overrides`` (the zh edition and
-    the translators' templates use it too)."""
-    from sphinx.application import Sphinx
-    from sphinx.errors import SphinxError
-    from sphinx.util.docutils import docutils_namespace, patch_docutils
-
-    warnings = _Uncoloured()
-    try:
-        with patch_docutils(CONF_DIR), docutils_namespace():
-            app = Sphinx(src, CONF_DIR, outdir, doctrees, builder, confoverrides=overrides,
-                         status=None, warning=warnings, freshenv=True, warningiserror=True, parallel=jobs)
-            app.build(force_all=True)
-    except SphinxError as exc:
-        raise BuildError(f"sphinx: {exc}\n{warnings.getvalue().strip()}") from None
-    if app.statuscode:
-        raise BuildError(f"sphinx: the build had warnings:\n{warnings.getvalue().strip()}")
-
-
 def site_overrides(extra: Path) -> dict:
     """The build's own settings: the extra files, the torch that printed the outputs, the repository."""
     import torch
@@ -168,24 +156,20 @@ def site_overrides(extra: Path) -> dict:
             "pitfalls_repo": f"https://github.com/{repo.slug}" if repo else ""}
 
 
-class _Uncoloured(io.StringIO):
-    """Sphinx's warning stream without its terminal colour codes, for a readable error."""
-
-    def write(self, text):
-        return super().write(ANSI.sub("", text))
-
-
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m docs.site.build", description="Build the docs site.")
     p.add_argument("--out", type=Path, default=ROOT / "build" / "site", help="output folder (default: build/site)")
     p.add_argument("--jobs", type=int, default=1, help="Sphinx processes reading pages (default: 1)")
+    p.add_argument("--case-processes", type=int, choices=(1, 2), default=2,
+                   help="processes executing the cases: 2 shares them with a forked copy of this process "
+                        "where fork is safe (Linux, CUDA not initialised), 1 runs them all here (default: 2)")
     p.add_argument("--root", type=Path, default=ROOT,
                    help="project whose cases/, reports/ and build/bench.json are read (default: this one)")
     args = p.parse_args(argv)
     if args.jobs < 1:
         p.error(f"--jobs must be at least 1, got {args.jobs}")
     try:
-        built = build_site(args.out, root=args.root, jobs=args.jobs)
+        built = build_site(args.out, root=args.root, jobs=args.jobs, processes=args.case_processes)
     except BuildError as exc:
         print(f"docs: error: {exc}", file=sys.stderr)
         return 1

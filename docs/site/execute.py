@@ -21,6 +21,7 @@ import traceback
 import types
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import jupytext
 import nbformat
@@ -33,6 +34,7 @@ from harness.run import state
 from harness.run.runner import time_limit
 
 from docs.site.capture import Streams, captured, printed_into
+from docs.site.forked import ForkedFailure, for_each
 from docs.site.outputs import clean_outputs
 from docs.site.stamp import STAMP_KEY, Stamp
 
@@ -67,6 +69,19 @@ def execute_cases(cases: list[LoadedCase], root: Path, stamp: Stamp | None = Non
     stamp = stamp or Stamp.here()
     with _crash_report():
         return [execute_case(lc, root, stamp) for lc in cases]
+
+
+def execute_each(cases: list[LoadedCase], root: Path, then: Callable[[ExecutedCase], object],
+                 stamp: Stamp | None = None, processes: int = 2) -> None:
+    """Every case executed and handed to ``then`` (which writes its pages), the work shared with a
+    forked copy of this process (``docs.site.forked``): each case still runs alone in its process,
+    from a reseeded state. A failure in the copy comes back as ``CaseRunError`` with its message."""
+    stamp = stamp or Stamp.here()
+    with _crash_report():
+        try:
+            for_each(cases, lambda lc: then(execute_case(lc, root, stamp)), processes)
+        except ForkedFailure as exc:
+            raise CaseRunError(str(exc)) from None
 
 
 @contextlib.contextmanager

@@ -167,7 +167,7 @@ def docname_of(catalogue: str) -> str:
 # --- extraction ---------------------------------------------------------------------------------
 def extract(src: Path, work: Path) -> dict[str, Catalog]:
     """Sphinx's gettext builder over the generated sources: page name -> its template catalogue."""
-    from docs.site.build import run_sphinx_builder
+    from docs.site.sphinx_run import run_sphinx_builder
 
     pot = work / "pot"
     run_sphinx_builder("gettext", src, pot, work / "doctrees", {"gettext_compact": False, "gettext_uuid": False,
@@ -369,7 +369,7 @@ def main(argv: list[str] | None = None) -> int:
     up.add_argument("--root", type=Path, default=ROOT, help="the project whose cases and reports are read")
     up.add_argument("--locale-dir", type=Path, default=LOCALE_DIR, help="default: docs/locale")
     args = p.parse_args(argv)
-    from docs.site.build import BuildError
+    from docs.site.sphinx_run import BuildError
 
     try:
         changed = regenerate(args.root, args.locale_dir, args.only)

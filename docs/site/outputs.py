@@ -20,9 +20,10 @@ import nbformat
 
 from harness.observation import Observation
 
+from docs.site.text import ANSI
+
 ROOT = Path(__file__).resolve().parents[2]
 
-ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 # Kineto's log lines around every profiled block (torch.profiler, harness.helpers.ops_called).
 PROFILER_NOISE = re.compile(r"^(?:USDT:|STAGE:|\[W\d+ [^\]]*(?:kineto|profiler)[^\]]*\]).*\n?", re.M | re.I)
 

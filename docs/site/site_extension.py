@@ -12,6 +12,8 @@ import json
 import re
 from pathlib import Path
 
+from docs.site import navigation
+
 DESCRIPTIONS = "page-descriptions.json"
 # Han characters, CJK punctuation and full-width forms; a run may hold spaces and ASCII
 # punctuation between them (a title such as "那些用pytorch踩过的坑" is one run with its Latin word).
@@ -82,7 +84,48 @@ def _default_settings_once() -> None:
 
 def setup(app):
     _default_settings_once()
+    _parser_reused_once()
+    navigation.install()  # the sidebar tree without copying every section of every page
     app.add_config_value("pitfalls_torch", "", "html")  # the torch release that printed the outputs
     app.add_config_value("pitfalls_repo", "", "html")  # https://github.com/OWNER/NAME, when the workflow says
     app.connect("html-page-context", _page_context)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
+
+
+class _Lent:
+    """A MarkdownIt parser lent out for one ``render``, then handed back to its pool."""
+
+    def __init__(self, md, pool: list):
+        self._md, self._pool = md, pool
+
+    def __getattr__(self, name):
+        return getattr(self._md, name)
+
+    def render(self, src, env=None):
+        try:
+            return self._md.render(src, env)
+        finally:
+            self._pool.append(self._md)
+
+
+def _parser_reused_once() -> None:
+    """MyST also builds a whole MarkdownIt parser, every plugin loaded anew, for each snippet it
+    renders: the zh build's ~13,000 translated paragraphs spent a fifth of their time there. The
+    parser holds no state between renders (``setup_render`` resets the renderer's), so one per
+    configuration is kept and lent out; a parse nested inside a render gets a parser of its own."""
+    from myst_parser.parsers import sphinx_ as myst_sphinx
+
+    if getattr(myst_sphinx.create_md_parser, "_pitfalls_pooled", False):
+        return
+    build = myst_sphinx.create_md_parser
+    pools: dict = {}  # (id(config), renderer class) -> (config, idle parsers)
+
+    def create_md_parser(config, renderer):
+        key = (id(config), renderer)
+        if key not in pools or pools[key][0] is not config:
+            pools[key] = (config, [])
+        idle = pools[key][1]
+        return _Lent(idle.pop() if idle else build(config, renderer), idle)
+
+    create_md_parser._pitfalls_pooled = True
+    myst_sphinx.create_md_parser = create_md_parser

@@ -4,6 +4,7 @@ from __future__ import annotations
 import html
 import re
 
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")  # a terminal colour or cursor code
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>#|{}$~])")
 
 

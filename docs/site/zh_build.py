@@ -55,7 +55,7 @@ class _Running:
         self.status: ZhStatus | None = None
 
     def finish(self) -> None:
-        from docs.site.build import BuildError
+        from docs.site.sphinx_run import BuildError
 
         started = time.perf_counter()
         code = self.proc.wait()
@@ -104,7 +104,7 @@ def zh_overrides(overrides: dict, compiled: Path, locale_dir: Path) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from docs.site.build import BuildError, run_sphinx_builder
+    from docs.site.sphinx_run import BuildError, run_sphinx_builder
 
     p = argparse.ArgumentParser(prog="python -m docs.site.zh_build", description="Build the zh edition of generated sources.")
     p.add_argument("--src", type=Path, required=True)
