@@ -66,6 +66,7 @@ def install() -> bool:
         return standard(title, ref, maxdepth, toc, toctree_ancestors, prune, collapse, *args, **kwargs)
 
     _toctree_standard_entry._pitfalls_cut = True
+    _entries_from_toctree.__wrapped__, _toctree_standard_entry.__wrapped__ = entries, standard  # Sphinx's own
     adapter._entries_from_toctree = _entries_from_toctree
     adapter._toctree_standard_entry = _toctree_standard_entry
     return True
