@@ -10,6 +10,7 @@ pytest.importorskip("sphinx")
 
 from sphinx.application import Sphinx  # noqa: E402
 from sphinx.environment.adapters import toctree as adapter  # noqa: E402
+from sphinx.util.docutils import docutils_namespace, patch_docutils  # noqa: E402
 
 from docs.site import navigation  # noqa: E402
 
@@ -35,14 +36,15 @@ def sphinx_own():
 @pytest.fixture(scope="module")
 def app(tmp_path_factory):
     src = tmp_path_factory.mktemp("nav")
-    (src / "conf.py").write_text('extensions = ["myst_parser"]\n', encoding="utf-8")
+    (src / "conf.py").write_text('extensions = ["myst_nb"]\n', encoding="utf-8")
     for name, text in PAGES.items():
         (src / f"{name}.md").write_text(text, encoding="utf-8")
     assert navigation.install()
-    app = Sphinx(src, src, src / "_build", src / "_doctrees", "html", status=io.StringIO(), warning=io.StringIO(),
-                 freshenv=True)
-    app.build(force_all=True)
-    return app
+    with patch_docutils(src), docutils_namespace():  # docutils' registries as they were, after (as Sphinx's CLI does)
+        app = Sphinx(src, src, src / "_build", src / "_doctrees", "html", status=io.StringIO(),
+                     warning=io.StringIO(), freshenv=True)
+        app.build(force_all=True)
+        yield app
 
 
 @pytest.mark.parametrize("docname", list(PAGES))
