@@ -20,14 +20,12 @@ try:
 except ImportError:  # numpy is optional for torch; then there is no numpy state to guard
     numpy = None
 
-# Modules whose first import changes process state: torch._dynamo sets TORCHINDUCTOR_CACHE_DIR
-# (the first optimizer step or profiler run imports it). Imported once here, before any
-# snapshot, so that import side effect is not mistaken for a case's leak.
-for _name in ("torch._dynamo",):
-    try:
-        __import__(_name)
-    except ImportError:  # torch < 2.0
-        pass
+# Environment variables a torch module sets when it is first imported: torch._dynamo (imported by the
+# first optimizer step or profiler run) points inductor's cache at its default folder. Added by that
+# first import during a variant, the variable is an import side effect, not the variant's leak (as
+# for warning filters below). Importing torch._dynamo up front instead cost every process that
+# imports the harness almost a second.
+SET_ON_IMPORT = {"TORCHINDUCTOR_CACHE_DIR": "torch._dynamo"}
 
 
 @dataclass(frozen=True)
@@ -78,9 +76,20 @@ def _set_warning_filters(saved) -> None:
     warnings._filters_mutated()
 
 
-def _set_environ(env: dict) -> None:
+def _get_environ():
+    return dict(os.environ), frozenset(sys.modules)
+
+
+def _same_environ(before, after) -> bool:
+    (old, old_modules), (new, new_modules) = before, after
+    imported = new_modules - old_modules
+    by_import = {k for k, module in SET_ON_IMPORT.items() if k in new and k not in old and module in imported}
+    return {k: v for k, v in new.items() if k not in by_import} == old
+
+
+def _set_environ(saved) -> None:
     os.environ.clear()
-    os.environ.update(env)
+    os.environ.update(saved[0])
 
 
 def _same_numpy_state(a, b) -> bool:
@@ -126,7 +135,7 @@ PROBES: tuple[Probe, ...] = (
     ),
     Probe("number of threads", torch.get_num_threads, torch.set_num_threads),
     Probe("warning filters", _get_warning_filters, _set_warning_filters, _same_warning_filters),
-    Probe("environment variables", lambda: dict(os.environ), _set_environ),
+    Probe("environment variables", _get_environ, _set_environ, _same_environ),
     Probe("working directory", os.getcwd, os.chdir),
     Probe("sys.path", lambda: list(sys.path), lambda v: sys.path.__setitem__(slice(None), v)),
 )

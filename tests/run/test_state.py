@@ -1,0 +1,58 @@
+"""harness.run.state: what a variant changes is a leak; what a module's first import sets is not."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import types
+
+from harness.run import state
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def test_a_variable_a_module_sets_on_its_first_import_is_not_a_leak(monkeypatch):
+    monkeypatch.setitem(state.SET_ON_IMPORT, "PITFALLS_PLANTED_CACHE", "pitfalls_planted_module")
+    monkeypatch.delenv("PITFALLS_PLANTED_CACHE", raising=False)
+    before = state.snapshot()
+    monkeypatch.setitem(sys.modules, "pitfalls_planted_module", types.ModuleType("pitfalls_planted_module"))
+    monkeypatch.setenv("PITFALLS_PLANTED_CACHE", "/somewhere")
+    assert state.leaks(before) == []
+
+
+def test_the_same_variable_set_without_that_import_is_a_leak_and_restored(monkeypatch):
+    monkeypatch.setitem(state.SET_ON_IMPORT, "PITFALLS_PLANTED_CACHE", "pitfalls_planted_module")
+    monkeypatch.delenv("PITFALLS_PLANTED_CACHE", raising=False)
+    before = state.snapshot()
+    monkeypatch.setenv("PITFALLS_PLANTED_CACHE", "/somewhere")
+    assert state.leaks(before) == ["environment variables"]
+    state.restore(before)
+    assert "PITFALLS_PLANTED_CACHE" not in os.environ
+
+
+def test_another_variable_set_beside_that_import_is_a_leak(monkeypatch):
+    monkeypatch.setitem(state.SET_ON_IMPORT, "PITFALLS_PLANTED_CACHE", "pitfalls_planted_module")
+    monkeypatch.delenv("PITFALLS_PLANTED_OTHER", raising=False)
+    before = state.snapshot()
+    monkeypatch.setitem(sys.modules, "pitfalls_planted_module", types.ModuleType("pitfalls_planted_module"))
+    monkeypatch.setenv("PITFALLS_PLANTED_OTHER", "1")
+    assert state.leaks(before) == ["environment variables"]
+
+
+PROGRAM = """
+import os, sys, torch
+from harness.run import state
+assert "torch._dynamo" not in sys.modules, "imported up front again"
+before = state.snapshot()
+opt = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)
+opt.step()  # the first step imports torch._dynamo, which sets TORCHINDUCTOR_CACHE_DIR
+print("imported" if "torch._dynamo" in sys.modules else "not imported", state.leaks(before))
+"""
+
+
+def test_the_first_optimizer_step_of_a_fresh_process_leaks_nothing():
+    env = {k: v for k, v in os.environ.items() if k != "TORCHINDUCTOR_CACHE_DIR"}
+    env["PYTHONPATH"] = ROOT
+    done = subprocess.run([sys.executable, "-c", PROGRAM], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split()[0] == "imported" and done.stdout.strip().endswith("[]"), done.stdout
