@@ -214,13 +214,6 @@ class Jobs:
         return self._launch("mutants", [*HARNESS, "--cases", corpus.cases, "run", "-q", "--json", report], root, report,
                             corpus=corpus)
 
-    def _near_misses(self, root: Path) -> Job:
-        """Every case's near_miss run once, and its symptom's verdict (tests/near_miss_run.py)."""
-        root.mkdir(parents=True)
-        out = root / "near-misses.result"
-        return self._launch("near-misses", [sys.executable, ROOT / "tests" / "near_miss_run.py", out], root, out,
-                            PYTHONPATH=f"{ROOT}{os.pathsep}{ROOT / 'tests'}")
-
     def _install(self, root: Path) -> Job:
         """The wheel built, installed beside this torch in a fresh venv, and used from an empty
         directory (tests/install_run.py)."""
@@ -238,11 +231,11 @@ def needed(items, has_case_items: bool) -> list[str]:
         runs.append("clean")
     for fixture, run in (("random_run", "random"), ("xdist_run", "xdist"), ("cli_run", "faults-cli"),
                          ("pytest_run", "faults-pytest"), ("mutant_report", "mutants"), ("site", "site"),
-                         ("installed", "install"), ("near_misses", "near-misses")):
+                         ("installed", "install")):
         if fixture in names:
             runs.append(run)
     if "run" in names and any("test_hardening_faults" in str(getattr(i, "path", "")) for i in items):
         runs += ["faults-cli", "faults-pytest"]
     # the longest first: the others fit beside it
-    order = ["random", "site", "install", "mutants", "faults-pytest", "faults-cli", "clean", "near-misses", "xdist"]
+    order = ["random", "site", "install", "mutants", "faults-pytest", "faults-cli", "clean", "xdist"]
     return sorted(dict.fromkeys(runs), key=order.index)

@@ -33,8 +33,7 @@ def planted(pytester, monkeypatch) -> Corpus:
 
 # Tests that read a background run go last, the site's last of all: the foreground does every
 # other test while those runs go on, instead of waiting for each in file order.
-READS_A_RUN = {"clean_records", "random_run", "xdist_run", "cli_run", "pytest_run", "mutant_report", "installed",
-               "near_misses"}
+READS_A_RUN = {"clean_records", "random_run", "xdist_run", "cli_run", "pytest_run", "mutant_report", "installed"}
 READS_THE_SITE = {"site", "page"}
 
 
@@ -113,11 +112,3 @@ def xdist_run(jobs):
 @pytest.fixture(scope="session")
 def mutant_report(jobs):
     return jobs.get("mutants").report
-
-
-@pytest.fixture(scope="session")
-def near_misses(jobs) -> dict:
-    """Case id -> what its near_miss did and whether its symptom accepted it (tests/near_miss_run.py)."""
-    import json
-
-    return json.loads(jobs.get("near-misses").output.read_text(encoding="utf-8"))
