@@ -7,7 +7,8 @@ commands (its ``cli`` module):
     pitfalls matrix [--reports DIR] [--json | --markdown | --check]             harness/matrix/cli.py
     pitfalls upgrade FROM TO [--json] [--fail-on KIND[,KIND]]
     pitfalls import-report FILE [--reports DIR] [--replace]
-    pitfalls lint PATH... [--format text|json|sarif] [--select ID] [--ignore ID] [--torch X.Y | --all-versions]
+    pitfalls lint PATH... [--format text|json|sarif] [--select ID] [--ignore ID]
+                 [--torch X.Y | --all-versions [--ignore-declared]] [--speed-in-tests]
                  [--fix | --diff] [--unsafe-fixes] | [--upgrade FROM TO]
     pitfalls lint-bench [--json] [--write PATH]                                   harness/lint/cli.py
     pitfalls watch [--format text|json|sarif] [--fail] [--pedantic] SCRIPT [ARGS...]  harness/watch/cli.py
