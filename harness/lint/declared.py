@@ -22,7 +22,10 @@ from __future__ import annotations
 
 import configparser
 import functools
-import tomllib
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python < 3.11: the same parser as a package (a dependency there)
+    import tomli as tomllib
 from dataclasses import dataclass
 from email.parser import HeaderParser
 from pathlib import Path
