@@ -6,35 +6,38 @@ import subprocess
 import sys
 import types
 
+import pytest
+
 from harness.run import state
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MODULE = "pitfalls_planted_module"
 
 
-def test_a_variable_a_module_sets_on_its_first_import_is_not_a_leak(monkeypatch):
-    monkeypatch.setitem(state.SET_ON_IMPORT, "PITFALLS_PLANTED_CACHE", "pitfalls_planted_module")
-    monkeypatch.delenv("PITFALLS_PLANTED_CACHE", raising=False)
-    before = state.snapshot()
-    monkeypatch.setitem(sys.modules, "pitfalls_planted_module", types.ModuleType("pitfalls_planted_module"))
+@pytest.fixture
+def before(monkeypatch):
+    """A snapshot taken where a planted module (not imported yet) sets PITFALLS_PLANTED_CACHE on import."""
+    monkeypatch.setitem(state.SET_ON_IMPORT, "PITFALLS_PLANTED_CACHE", MODULE)
+    for name in ("PITFALLS_PLANTED_CACHE", "PITFALLS_PLANTED_OTHER"):
+        monkeypatch.delenv(name, raising=False)
+    return state.snapshot()
+
+
+def test_a_variable_a_module_sets_on_its_first_import_is_not_a_leak(before, monkeypatch):
+    monkeypatch.setitem(sys.modules, MODULE, types.ModuleType(MODULE))
     monkeypatch.setenv("PITFALLS_PLANTED_CACHE", "/somewhere")
     assert state.leaks(before) == []
 
 
-def test_the_same_variable_set_without_that_import_is_a_leak_and_restored(monkeypatch):
-    monkeypatch.setitem(state.SET_ON_IMPORT, "PITFALLS_PLANTED_CACHE", "pitfalls_planted_module")
-    monkeypatch.delenv("PITFALLS_PLANTED_CACHE", raising=False)
-    before = state.snapshot()
+def test_the_same_variable_set_without_that_import_is_a_leak_and_restored(before, monkeypatch):
     monkeypatch.setenv("PITFALLS_PLANTED_CACHE", "/somewhere")
     assert state.leaks(before) == ["environment variables"]
     state.restore(before)
     assert "PITFALLS_PLANTED_CACHE" not in os.environ
 
 
-def test_another_variable_set_beside_that_import_is_a_leak(monkeypatch):
-    monkeypatch.setitem(state.SET_ON_IMPORT, "PITFALLS_PLANTED_CACHE", "pitfalls_planted_module")
-    monkeypatch.delenv("PITFALLS_PLANTED_OTHER", raising=False)
-    before = state.snapshot()
-    monkeypatch.setitem(sys.modules, "pitfalls_planted_module", types.ModuleType("pitfalls_planted_module"))
+def test_another_variable_set_beside_that_import_is_a_leak(before, monkeypatch):
+    monkeypatch.setitem(sys.modules, MODULE, types.ModuleType(MODULE))
     monkeypatch.setenv("PITFALLS_PLANTED_OTHER", "1")
     assert state.leaks(before) == ["environment variables"]
 
