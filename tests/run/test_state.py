@@ -15,28 +15,31 @@ MODULE = "pitfalls_planted_module"
 
 
 @pytest.fixture
-def before(monkeypatch):
-    """A snapshot taken where a planted module (not imported yet) sets PITFALLS_PLANTED_CACHE on import."""
+def planted(monkeypatch):
+    """A planted module (not imported yet) that sets PITFALLS_PLANTED_CACHE on its first import.
+    The snapshot is each test's own (pytest changes PYTEST_CURRENT_TEST between setup and call)."""
     monkeypatch.setitem(state.SET_ON_IMPORT, "PITFALLS_PLANTED_CACHE", MODULE)
     for name in ("PITFALLS_PLANTED_CACHE", "PITFALLS_PLANTED_OTHER"):
         monkeypatch.delenv(name, raising=False)
-    return state.snapshot()
 
 
-def test_a_variable_a_module_sets_on_its_first_import_is_not_a_leak(before, monkeypatch):
+def test_a_variable_a_module_sets_on_its_first_import_is_not_a_leak(planted, monkeypatch):
+    before = state.snapshot()
     monkeypatch.setitem(sys.modules, MODULE, types.ModuleType(MODULE))
     monkeypatch.setenv("PITFALLS_PLANTED_CACHE", "/somewhere")
     assert state.leaks(before) == []
 
 
-def test_the_same_variable_set_without_that_import_is_a_leak_and_restored(before, monkeypatch):
+def test_the_same_variable_set_without_that_import_is_a_leak_and_restored(planted, monkeypatch):
+    before = state.snapshot()
     monkeypatch.setenv("PITFALLS_PLANTED_CACHE", "/somewhere")
     assert state.leaks(before) == ["environment variables"]
     state.restore(before)
     assert "PITFALLS_PLANTED_CACHE" not in os.environ
 
 
-def test_another_variable_set_beside_that_import_is_a_leak(before, monkeypatch):
+def test_another_variable_set_beside_that_import_is_a_leak(planted, monkeypatch):
+    before = state.snapshot()
     monkeypatch.setitem(sys.modules, MODULE, types.ModuleType(MODULE))
     monkeypatch.setenv("PITFALLS_PLANTED_OTHER", "1")
     assert state.leaks(before) == ["environment variables"]
