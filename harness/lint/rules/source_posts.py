@@ -440,12 +440,26 @@ def _computed_sources(expr, ctx, line, depth=0, seen=None) -> set[str]:
             continue
         seen.add(n.id)
         value = ctx.value_of(n, line)
-        if value is None or (isinstance(value, ast.Call) and _leaf_factory(value, ctx)):
+        if value is None:
+            out |= _unpacked_call(n, ctx, line)
+            continue
+        if isinstance(value, ast.Call) and _leaf_factory(value, ctx):
             continue  # ones_like(out) is a new leaf: out's graph does not come with it
         if isinstance(value, (ast.BinOp, ast.UnaryOp)) or (isinstance(value, ast.Call) and not _leaf_factory(value, ctx)):
             out.add(n.id)
         out |= _computed_sources(value, ctx, line, depth + 1, seen)
     return out
+
+
+def _unpacked_call(name: ast.Name, ctx, line) -> set:
+    """``logits, feats = model(x)``: the names unpacked from one call share that call's graph; the
+    call itself (one node, the same for each of them) stands for it. A loader's batch (``x, y =
+    batch``) is not a call."""
+    binding, _ = ctx.bindings.lookup(name.id, ctx.chain(), line)
+    if binding is None or binding.how != "item" or not isinstance(binding.value, ast.Call) \
+            or _leaf_factory(binding.value, ctx):
+        return set()
+    return {binding.value}
 
 
 def _graph_names(expr, ctx):
@@ -1033,7 +1047,7 @@ def _dataparallel_attribute(node, ctx) -> bool:
     A value stored on the wrapper (``model.fc = ...``) is the wrapper's own, so only reads count."""
     if not (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load)) or node.attr in _MODULE_API:
         return False
-    if node.attr.startswith("__") or not _bound_name(node.value):
+    if node.attr.startswith("__") or not _bound_name(node.value) or _wrap_checked(node, ctx):
         return False
     if _wrapped_on_self(node.value, ctx):
         return True
@@ -1046,6 +1060,23 @@ def _dataparallel_attribute(node, ctx) -> bool:
 
 _DATA_PARALLEL = ("torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.DistributedDataParallel",
                   "torch.nn.parallel.data_parallel.DataParallel", "torch.nn.parallel.distributed.DistributedDataParallel")
+
+
+def _wrap_checked(node: ast.Attribute, ctx) -> bool:
+    """The read sits in a branch of a test that asks whether this very object is wrapped
+    (``m.module.fc if hasattr(m, "module") else m.fc``, ``if isinstance(m, (DataParallel, DDP))``):
+    the code reads ``.module`` where it is there and the model's own attribute where it is not."""
+    wrapper = ast.dump(node.value)
+    child, up = node, ctx.parent(node)
+    while up is not None and up is not ctx.function:
+        if isinstance(up, (ast.If, ast.IfExp, ast.While)) and child is not up.test and any(
+                isinstance(n, ast.Call) and getattr(n.func, "id", None) in ("hasattr", "isinstance") and n.args
+                and ast.dump(n.args[0]) == wrapper
+                and (n.func.id == "isinstance" or (len(n.args) > 1 and _const(n.args[1], "module")))
+                for n in ast.walk(up.test)):
+            return True
+        child, up = up, ctx.parent(up)
+    return False
 
 
 def _wrapped_on_self(attr, ctx) -> bool:

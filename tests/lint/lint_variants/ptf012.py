@@ -126,3 +126,53 @@ def compare(model_a, model_b, x):
 """
 SEEN["gan_loop_loss_reused"] = "https://github.com/facebookresearch/pytorch_GAN_zoo/issues/83 (a loss backwarded, then a second backward through the freed graph)"
 SEEN["two_models_one_target"] = "torchao/test/prototype/moe_training/test_mxfp8_linear.py (labels = torch.ones_like(out_ref) for two models, in build/realcode/untuned)"
+
+# round 5: two tensors unpacked from ONE call share that call's graph; backward on each frees it
+# (naver-ai/StyleMapGAN#16: ``adv_loss, w_rec_loss, stylecode = model(None, "G")``, then two backwards)
+PITFALL["unpacked_outputs_two_backwards"] = """
+def generator_step(gen, z, opt, lam):
+    opt.zero_grad()
+    adv, recon = gen(z)
+    adv.mean().backward()
+    (lam * recon.abs().mean()).backward()
+    opt.step()
+"""
+PITFALL["unpacked_in_method"] = """
+import torch.nn.functional as F
+class Learner:
+    def step(self, images, labels):
+        scores, embed = self.net(images)
+        loss = F.cross_entropy(scores, labels)
+        loss.backward()
+        penalty = embed.norm(dim=-1).mean()
+        penalty.backward()
+"""
+NEAR_MISS["unpacked_retained"] = """
+def generator_step(gen, z, lam):
+    adv, recon = gen(z)
+    adv.mean().backward(retain_graph=True)
+    (lam * recon.abs().mean()).backward()
+"""
+NEAR_MISS["unpacked_second_forward"] = """
+def generator_step(gen, z, lam):
+    adv, recon = gen(z)
+    adv.mean().backward()
+    adv, recon = gen(z)
+    (lam * recon.abs().mean()).backward()
+"""
+NEAR_MISS["unpacked_two_models"] = """
+def step(student, teacher, x):
+    s_out, s_feat = student(x)
+    t_out, t_feat = teacher(x)
+    s_out.sum().backward()
+    t_feat.pow(2).mean().backward()
+"""
+NEAR_MISS["unpacked_detached"] = """
+def step(net, x, y, crit):
+    scores, embed = net(x)
+    crit(scores, y).backward()
+    embed = embed.detach()
+    print(embed.norm())
+"""
+SEEN["unpacked_outputs_two_backwards"] = "https://github.com/naver-ai/StyleMapGAN/issues/16"
+SEEN["unpacked_retained"] = "https://github.com/davda54/sam/issues/10 (output, logit_map = model(image))"

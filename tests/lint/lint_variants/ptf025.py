@@ -176,3 +176,42 @@ class Trainer:
         model = self.model
         torch.save(model.backbone.state_dict(), path)
 """
+
+# round 5: a read in a branch of a test that asks whether this object is wrapped is written for both
+# cases (``if isinstance(model, DDP): getattr(model.module, a) else: getattr(model, a)``, the
+# get_model_attribute helper found with the search tool, corpus code)
+NEAR_MISS["hasattr_module_ifexp"] = """
+import torch.nn as nn
+class Net(nn.Module):
+    def embed(self, x):
+        return x
+def export(x):
+    net = nn.DataParallel(Net())
+    fn = net.module.embed if hasattr(net, "module") else net.embed
+    return fn(x)
+"""
+NEAR_MISS["isinstance_branch_on_self"] = """
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+class Net(nn.Module):
+    def classifier(self):
+        return None
+class Runner:
+    def __init__(self, rank):
+        self.net = DDP(Net(), device_ids=[rank])
+    def head(self):
+        if isinstance(self.net, (nn.DataParallel, DDP)):
+            return self.net.module.classifier()
+        else:
+            return self.net.classifier()
+"""
+PITFALL["other_object_tested"] = """
+import torch.nn as nn
+class Net(nn.Module):
+    def embed(self, x):
+        return x
+def export(x, other):
+    net = nn.DataParallel(Net())
+    fn = other.module.embed if hasattr(other, "module") else net.embed
+    return fn(x)
+"""
