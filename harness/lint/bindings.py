@@ -181,6 +181,7 @@ class Bindings:
         self._parents: dict[int, ast.AST] = {}
         self._parented: set[int] = set()
         self._held: dict[tuple, Held | None] = {}  # (node, scope, line) -> what it holds: rules ask often
+        self._calls: dict[str, list[tuple[ast.Call, tuple, ast.ClassDef | None]]] | None = None
 
     # --- scopes -------------------------------------------------------------------------
     def scope(self, node: ast.AST) -> _Scope:
@@ -282,7 +283,10 @@ class Bindings:
             binding, where = self.lookup(node.id, chain, line)
             if binding is None:
                 return None
-            return self._binding_held(binding, where, klass, d)
+            found = self._binding_held(binding, where, klass, d)
+            if found is None and binding.how == "param":
+                found = self._passed_held(where[0], node.id, d)
+            return found
         if isinstance(node, ast.Attribute):
             if klass is not None and isinstance(node.value, ast.Name) and node.value.id == "self":
                 attrs = self.self_attributes(klass).get(node.attr)
@@ -341,6 +345,76 @@ class Bindings:
             if q in LOADERS:
                 return Held(LOADER, q)
         return None
+
+    # --- parameters, from the module's own call sites ---------------------------------------------
+    def call_sites(self, name: str) -> list[tuple[ast.Call, tuple, ast.ClassDef | None]]:
+        """Every ``name(...)`` call in the module, with the scopes it is made in (innermost first) and
+        its class: built once per module, on the first question."""
+        if self._calls is None:
+            self._calls = {}
+            todo = [(self.tree, (self.tree,), None)]
+            while todo:
+                node, chain, klass = todo.pop()
+                for child in ast.iter_child_nodes(node):
+                    if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                        todo.append((child, (child, *chain), klass))
+                    elif isinstance(child, ast.ClassDef):
+                        todo.append((child, chain, child))
+                    else:
+                        if isinstance(child, ast.Call) and isinstance(child.func, ast.Name):
+                            self._calls.setdefault(child.func.id, []).append((child, chain, klass))
+                        todo.append((child, chain, klass))
+        return self._calls.get(name, [])
+
+    def passed(self, fn: ast.AST, param: str) -> list[tuple[ast.AST, tuple, int, ast.ClassDef | None]] | None:
+        """What the module's own calls of function ``fn`` pass for ``param`` (by position or keyword,
+        else its default): [(expression, caller's scopes, line, caller's class)], or None where that
+        cannot be told (a method, a function whose name is bound twice, a call with ``*args``/
+        ``**kw``, no call at all). A function used elsewhere too may get other values there: what
+        this module passes is what the module shows."""
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        holder = self.scope(self.tree).names.get(fn.name, [])
+        if len(holder) != 1 or holder[0].value is not fn:
+            return None  # not a module-level function (a method, a nested one), or redefined
+        a = fn.args
+        positional = [x.arg for x in (*a.posonlyargs, *a.args)]
+        defaults = dict(zip(positional[len(positional) - len(a.defaults):], a.defaults))
+        defaults.update({k.arg: v for k, v in zip(a.kwonlyargs, a.kw_defaults) if v is not None})
+        out = []
+        for call, chain, klass in self.call_sites(fn.name):
+            if any(isinstance(x, ast.Starred) for x in call.args) or any(k.arg is None for k in call.keywords):
+                return None
+            value = next((k.value for k in call.keywords if k.arg == param), None)
+            if value is None and param in positional and positional.index(param) < len(call.args) \
+                    and param not in [x.arg for x in a.posonlyargs[len(call.args):]]:
+                value = call.args[positional.index(param)]
+            if value is None:
+                if param not in defaults:
+                    return None
+                out.append((defaults[param], (self.tree,), fn.lineno, None))
+            else:
+                out.append((value, chain, call.lineno, klass))
+        return out or None
+
+    def passed_values(self, name: str, chain, line: int) -> list[ast.AST] | None:
+        """When ``name`` is a parameter here: what each call site passes for it, a name there taken one
+        step to what it was assigned (``lr_sched = StepLR(...)`` -> the ``StepLR(...)`` call); else None."""
+        binding, where = self.lookup(name, chain, line)
+        if binding is None or binding.how != "param":
+            return None
+        sites = self.passed(where[0], name)
+        if not sites:
+            return None
+        return [(self.value_of(v.id, c, at) or v) if isinstance(v, ast.Name) else v for v, c, at, _ in sites]
+
+    def _passed_held(self, fn, param, d) -> Held | None:
+        """A parameter holds what every call site in the module passes for it, when they agree."""
+        sites = self.passed(fn, param)
+        if not sites:
+            return None
+        helds = {self.held(value, chain, line, klass, d) for value, chain, line, klass in sites}
+        return helds.pop() if len(helds) == 1 else None
 
     def _element_held(self, iterable, where, line, klass, d) -> Held | None:
         """What iterating ``iterable`` yields: a DataLoader's batches are tensors (or tuples of them)."""

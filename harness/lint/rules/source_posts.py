@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import ast
 
-from harness.lint.bindings import NON_TENSOR_METHODS
+from harness.lint.bindings import LOADER_NAME, NON_TENSOR_METHODS
 from harness.lint.rules.base import (
     Rule, _kw, _has_kw, _is_call_to, _method, _const,
     _called_name, _in_function_calls, TORCH_INIT_OLD, LEGACY_TYPES, INTERP, DROPOUTS,
@@ -984,7 +984,10 @@ def _float_class_target(node, ctx) -> bool:
     if target is None:
         return False
     value = ctx.resolve(target, node.lineno)
-    if _float_cast(value) and (_has_ignore_index(node, ctx) or _loader_element(value.func.value, ctx, value.lineno)):
+    cast = value.func.value if _float_cast(value) else None
+    while _method(cast, "to", "cuda", "cpu", "contiguous"):  # labels.to(device).float(): still the labels
+        cast = cast.func.value
+    if cast is not None and (_has_ignore_index(node, ctx) or _loader_element(cast, ctx, value.lineno)):
         return True  # class indices (a loader's labels, or a loss told which index to ignore) cast to float
     while _method(value, "to", "cuda", "cpu") and not _method(value, "float", "double"):
         value = value.func.value
@@ -1025,7 +1028,8 @@ def _loader_element(name, ctx, line) -> bool:
     binding, _ = ctx.bindings.lookup(name.id, ctx.chain(), line)
     if binding is None or binding.how != "iter" or binding.value is None:
         return False
-    return ctx.kind(binding.value, binding.line) == "loader"
+    held = ctx.held(name, line)  # a batch: of a DataLoader, or of a parameter named as one (bindings.py)
+    return held is not None and held.what == "batch"
 
 
 # what nn.Module (and DataParallel itself) answers; anything else is the wrapped model's, under .module
@@ -1189,7 +1193,8 @@ def _over_batches(loop, ctx) -> bool:
     it = loop.iter
     if isinstance(it, ast.Call) and getattr(it.func, "id", None) in ("enumerate", "tqdm") and it.args:
         it = it.args[0]
-    return ctx.kind(it) == "loader"
+    kind = ctx.kind(it)  # a DataLoader, or an unbound name that says it is one (train_loader, as bindings.py reads it)
+    return kind == "loader" or (kind is None and bool(LOADER_NAME.search(getattr(it, "id", getattr(it, "attr", "")) or "")))
 
 
 def _epoch_scheduler_per_batch(node, ctx) -> bool:
@@ -1198,7 +1203,9 @@ def _epoch_scheduler_per_batch(node, ctx) -> bool:
     if not (_method(node, "step") and not node.args and isinstance(node.func.value, ast.Name)):
         return False
     ctor = ctx.value_of(node.func.value, node.lineno)
-    if not (isinstance(ctor, ast.Call) and _counts_epochs(ctor, ctx)):
+    # a parameter: the scheduler every call site in the module passes (all of them epoch schedules)
+    ctors = [ctor] if ctor is not None else ctx.bindings.passed_values(node.func.value.id, ctx.chain(), node.lineno) or []
+    if not ctors or not all(isinstance(c, ast.Call) and _counts_epochs(c, ctx) for c in ctors):
         return False
     loop = next(_enclosing_loops(node, ctx), None)
     return loop is not None and _over_batches(loop, ctx)

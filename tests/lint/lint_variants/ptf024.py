@@ -110,3 +110,60 @@ def train(model, loader):
 """
 SEEN["mask_float_with_ignore_index"] = "https://github.com/torchgeo/terratorch/pull/644 (ground-truth masks converted to float32 for the cross-entropy loss)"
 SEEN["loader_labels_cast_to_float"] = "https://github.com/torchgeo/terratorch/pull/644 (the classification ground truth should be int)"
+
+# round 5: the loss is a parameter; what it holds is what the module's own call sites pass for it
+# (bindings.py: a parameter holds what every call site passes, when they agree)
+PITFALL["loss_passed_by_keyword"] = """
+import torch
+from torch import nn
+from torch.utils.data import DataLoader
+def run_epoch(model, batches, optimizer, loss_fn=None):
+    for inputs, classes in batches:
+        classes = classes.cuda().float()
+        loss = loss_fn(model(inputs), classes)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+def main(model, dataset):
+    batches = DataLoader(dataset, batch_size=64)
+    optimizer = torch.optim.Adam(model.parameters())
+    run_epoch(model, batches, optimizer, loss_fn=nn.CrossEntropyLoss(label_smoothing=0.05))
+"""
+PITFALL["loss_passed_by_position"] = """
+import torch
+import torch.nn as nn
+def fit_one(model, dl, ce, opt):
+    for step, (x, labels) in enumerate(dl):
+        labels = labels.to("cuda", non_blocking=True).to(dtype=torch.float32)
+        ce(model(x), labels).backward()
+        opt.step()
+        opt.zero_grad()
+def main(model, dl, opt):
+    ce = nn.CrossEntropyLoss()
+    for epoch in range(10):
+        fit_one(model, dl, ce, opt)
+"""
+NEAR_MISS["bce_passed"] = """
+import torch.nn as nn
+def fit_one(model, dl, crit, opt):
+    for x, labels in dl:
+        labels = labels.to("cuda").float()
+        crit(model(x), labels).backward()
+        opt.step()
+        opt.zero_grad()
+def main(model, dl, opt):
+    fit_one(model, dl, nn.BCEWithLogitsLoss(), opt)
+"""
+NEAR_MISS["two_sites_two_losses"] = """
+import torch.nn as nn
+def fit_one(model, dl, crit, opt):
+    for x, labels in dl:
+        labels = labels.to("cuda").float()
+        crit(model(x), labels).backward()
+        opt.step()
+        opt.zero_grad()
+def main(model, dl, opt):
+    fit_one(model, dl, nn.MSELoss(), opt)
+    fit_one(model, dl, nn.CrossEntropyLoss(), opt)
+"""
+SEEN["loss_passed_by_position"] = "https://github.com/torchgeo/terratorch/pull/644 (integer ground truth cast to float before the cross-entropy loss)"

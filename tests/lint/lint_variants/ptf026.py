@@ -151,3 +151,50 @@ def train(model, ddp_model, loader, opt, sched, ddp_opt, ddp_sched, step_model):
         ddp_sched.step()
 """
 SEEN["two_models_two_schedulers"] = "accelerate/test_utils/scripts/test_sync.py (model and ddp_model, each with its optimizer and scheduler, in build/realcode/untuned)"
+
+# round 5: the scheduler is a parameter; every call site in the module passes an epoch schedule
+# (bindings.py: a parameter holds what every call site passes, when they agree)
+PITFALL["epoch_schedule_passed_in"] = """
+import torch
+from torch.optim.lr_scheduler import MultiStepLR
+def train_epoch(net, train_loader, optimizer, scheduler, crit):
+    for images, labels in train_loader:
+        optimizer.zero_grad()
+        crit(net(images), labels).backward()
+        optimizer.step()
+        scheduler.step()
+def main(net, train_loader, crit, epochs):
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+    scheduler = MultiStepLR(optimizer, milestones=[30, 60], gamma=0.1)
+    for _ in range(epochs):
+        train_epoch(net, train_loader, optimizer, scheduler=scheduler, crit=crit)
+"""
+NEAR_MISS["onecycle_passed_in"] = """
+import torch
+from torch.optim.lr_scheduler import OneCycleLR
+def train_epoch(net, train_loader, optimizer, scheduler, crit):
+    for images, labels in train_loader:
+        optimizer.zero_grad()
+        crit(net(images), labels).backward()
+        optimizer.step()
+        scheduler.step()
+def main(net, train_loader, crit, epochs):
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+    scheduler = OneCycleLR(optimizer, max_lr=0.1, total_steps=epochs * len(train_loader))
+    for _ in range(epochs):
+        train_epoch(net, train_loader, optimizer, scheduler, crit)
+"""
+NEAR_MISS["two_sites_disagree"] = """
+import torch
+from torch.optim.lr_scheduler import OneCycleLR, StepLR
+def train_epoch(net, train_loader, optimizer, scheduler, crit):
+    for images, labels in train_loader:
+        optimizer.zero_grad()
+        crit(net(images), labels).backward()
+        optimizer.step()
+        scheduler.step()
+def main(net, train_loader, crit, optimizer):
+    train_epoch(net, train_loader, optimizer, OneCycleLR(optimizer, max_lr=0.1, total_steps=1000), crit)
+    train_epoch(net, train_loader, optimizer, StepLR(optimizer, 30), crit)
+"""
+SEEN["epoch_schedule_passed_in"] = "https://github.com/pytorch/pytorch/issues/3814 (the scheduler stepped every iteration inside the training function)"
