@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import ast
 
-from harness.lint.bindings import LOADER_NAME, NON_TENSOR_METHODS
+from harness.lint.bindings import LOADER_NAME, NON_TENSOR_METHODS, TENSOR_FUNCTIONS
 from harness.lint.rules.base import (
     Rule, _kw, _has_kw, _is_call_to, _method, _const,
     _called_name, _in_function_calls, TORCH_INIT_OLD, LEGACY_TYPES, INTERP, DROPOUTS,
@@ -632,19 +632,30 @@ def _unregistered_tensor_attribute(node, ctx) -> bool:
     return target.attr not in registered
 
 
-def _made_by_factory(expr, ctx) -> bool:
+def _made_by_factory(expr, ctx, depth=0) -> bool:
     """A tensor made here by a torch factory: ``torch.ones(d)``, and what arithmetic or a tensor method
-    makes of one (``torch.ones(d) * d ** -0.5``, ``-torch.arange(n).float() / n``)."""
+    makes of one (``torch.ones(d) * d ** -0.5``, ``-torch.arange(n).float() / n``), directly or through
+    a local name bound to one (``freq = torch.as_tensor(counts)``; ``(freq.sum() / freq).clamp(...)``)."""
+    if depth > 8:
+        return False
+    if isinstance(expr, ast.Name):
+        value = ctx.value_of(expr, expr.lineno)
+        return value is not None and _made_by_factory(value, ctx, depth + 1)
     if isinstance(expr, ast.BinOp):
-        return _made_by_factory(expr.left, ctx) or _made_by_factory(expr.right, ctx)
+        return _made_by_factory(expr.left, ctx, depth + 1) or _made_by_factory(expr.right, ctx, depth + 1)
     if isinstance(expr, ast.UnaryOp):
-        return _made_by_factory(expr.operand, ctx)
+        return _made_by_factory(expr.operand, ctx, depth + 1)
     if not isinstance(expr, ast.Call):
         return False
     if isinstance(expr.func, ast.Attribute) and ctx.qualified(expr.func) is None:  # a method of what it is called on
-        return expr.func.attr not in NON_TENSOR_METHODS and _made_by_factory(expr.func.value, ctx)
+        return expr.func.attr not in NON_TENSOR_METHODS and _made_by_factory(expr.func.value, ctx, depth + 1)
     q = ctx.qualified(expr.func) or ""
-    return q.count(".") == 1 and q.startswith("torch.") and q.split(".")[1] in _FACTORIES
+    if not (q.count(".") == 1 and q.startswith("torch.")):
+        return False
+    if q.split(".")[1] in _FACTORIES:
+        return True
+    # torch.tril(t), torch.log(t): an op on a tensor made here is one too
+    return q.split(".")[1] in TENSOR_FUNCTIONS and bool(expr.args) and _made_by_factory(expr.args[0], ctx, depth + 1)
 
 
 _EVAL_NAME = ("valid", "evaluat")

@@ -125,3 +125,48 @@ class Head(nn.Module):
         self.size = len(range(dim)) * 2
 """
 SEEN["scaled_buffer"] = "https://github.com/mk-minchul/AdaFace/issues/15 (register_buffer('batch_mean', torch.ones(1)*(20)))"
+
+# round 5: the attribute is computed from a local name bound to a tensor (a factory, through
+# arithmetic and method chains): as unregistered as the factory's own result
+PITFALL["inverse_frequency_weights"] = """
+import numpy as np
+import torch
+import torch.nn as nn
+class WeightedHead(nn.Module):
+    def __init__(self, counts, dim):
+        super().__init__()
+        self.proj = nn.Linear(dim, len(counts))
+        n = torch.from_numpy(np.asarray(counts, dtype=np.float32))
+        self.loss_weight = (n.max() / n).sqrt()
+"""
+PITFALL["local_mask_then_bool"] = """
+import torch
+from torch import nn
+class CausalBlock(nn.Module):
+    def __init__(self, size):
+        super().__init__()
+        tri = torch.ones(size, size)
+        tri = torch.tril(tri)
+        self.mask = tri.bool()
+"""
+NEAR_MISS["local_tensor_registered"] = """
+import torch
+from torch import nn
+class WeightedHead(nn.Module):
+    def __init__(self, counts):
+        super().__init__()
+        n = torch.as_tensor(counts, dtype=torch.float32)
+        self.register_buffer("loss_weight", n.sum() / n)
+        self.num_classes = n.numel()
+"""
+NEAR_MISS["local_tensor_as_parameter"] = """
+import torch
+from torch import nn
+class Prior(nn.Module):
+    def __init__(self, counts):
+        super().__init__()
+        n = torch.tensor(counts, dtype=torch.float32)
+        self.logit_bias = nn.Parameter(torch.log(n / n.sum()))
+        self.total = int(n.sum())
+"""
+SEEN["inverse_frequency_weights"] = "https://github.com/mk-minchul/AdaFace/issues/15 (a tensor kept on the module without register_buffer)"
