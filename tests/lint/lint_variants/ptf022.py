@@ -89,3 +89,53 @@ def setup(net):
     head.bias = nn.Parameter(torch.zeros(head.out_features))
     return optimizer
 """
+
+# round 5: the part replaced is reached through a local alias of ``self.model`` (a conditional one
+# included), in a method of a class whose __init__ built the optimizer over that model
+PITFALL["alias_of_self_model_in_method"] = """
+import torch
+from torch import nn
+class Finetuner:
+    def __init__(self, net, lr):
+        net = net.cuda()
+        self.opt = torch.optim.SGD(net.parameters(), lr=lr, momentum=0.9)
+        self.net = nn.DataParallel(net)
+    def reset_last_layer(self, n_out):
+        last = self.net.module.classifier[-1] if isinstance(self.net, nn.DataParallel) else self.net.classifier[-1]
+        last.weight = nn.Parameter(torch.zeros(n_out, last.in_features))
+"""
+PITFALL["self_model_optimizer_direct"] = """
+import torch
+import torch.nn as nn
+class Agent:
+    def __init__(self, policy):
+        self.policy = policy
+        self.optim = torch.optim.Adam(self.policy.parameters(), lr=1e-3)
+    def widen(self, init):
+        layer = self.policy.out
+        layer.bias = nn.Parameter(init.clone())
+"""
+NEAR_MISS["optimizer_rebuilt_after_alias"] = """
+import torch
+from torch import nn
+class Finetuner:
+    def __init__(self, net):
+        self.net = net
+    def reset_last_layer(self, n_out):
+        last = self.net.classifier[-1]
+        last.weight = nn.Parameter(torch.zeros(n_out, last.in_features))
+        self.opt = torch.optim.SGD(self.net.parameters(), lr=0.01)
+"""
+NEAR_MISS["optimizer_over_other_model"] = """
+import torch
+from torch import nn
+class GanTrainer:
+    def __init__(self, gen, disc):
+        self.gen, self.disc = gen, disc
+        self.opt_d = torch.optim.Adam(disc.parameters())
+        self.head = nn.Linear(8, 1)
+    def reset_head(self):
+        h = self.head
+        h.bias = nn.Parameter(torch.zeros(1))
+"""
+SEEN["alias_of_self_model_in_method"] = "https://github.com/rdcolema/pytorch-image-classification/issues/2 (a DataParallel model's classifier replaced after the optimizer was built)"
