@@ -413,8 +413,18 @@ class Bindings:
         sites = self.passed(fn, param)
         if not sites:
             return None
-        helds = {self.held(value, chain, line, klass, d) for value, chain, line, klass in sites}
+        helds = {self._site_held(value, chain, line, klass, d) for value, chain, line, klass in sites}
         return helds.pop() if len(helds) == 1 else None
+
+    def _site_held(self, value, chain, line, klass, d) -> Held | None:
+        """What a call site passes. A parameter passed on is followed to its own call sites, not read
+        from its annotation: an annotation is carried no further than its own function (diffusers'
+        LTX pipeline annotates ``rope_interpolation_scale: torch.Tensor`` and passes a tuple)."""
+        if isinstance(value, ast.Name) and d < 12:
+            binding, where = self.lookup(value.id, chain, line)
+            if binding is not None and binding.how == "param":
+                return self._passed_held(where[0], value.id, d + 1)
+        return self.held(value, chain, line, klass, d)
 
     def _element_held(self, iterable, where, line, klass, d) -> Held | None:
         """What iterating ``iterable`` yields: a DataLoader's batches are tensors (or tuples of them)."""

@@ -457,9 +457,22 @@ def _unpacked_call(name: ast.Name, ctx, line) -> set:
     batch``) is not a call."""
     binding, _ = ctx.bindings.lookup(name.id, ctx.chain(), line)
     if binding is None or binding.how != "item" or not isinstance(binding.value, ast.Call) \
-            or _leaf_factory(binding.value, ctx):
+            or not binding.value.args or not _forward_call(binding.value, ctx, line):
         return set()
     return {binding.value}
+
+
+def _forward_call(call: ast.Call, ctx, line) -> bool:
+    """A model run on its input: a ``self.`` attribute (``self.model(x)``) or a callable the function was
+    handed or built (``net(x)``, ``gen(z)``); not a function of this module or a library's
+    (``x, y = get_batch(i)``, ``ref, fp8 = build_pair(k, n)``: data or models, not one graph)."""
+    func = call.func
+    if isinstance(func, ast.Attribute):
+        return getattr(func.value, "id", None) == "self" and ctx.kind(func, line) in (None, "module")
+    if not isinstance(func, ast.Name) or ctx.qualified(func) is not None:
+        return False
+    binding, _ = ctx.bindings.lookup(func.id, ctx.chain(), line)
+    return binding is not None and binding.how in ("param", "assign") and ctx.kind(func, line) in (None, "module")
 
 
 def _graph_names(expr, ctx):

@@ -176,3 +176,26 @@ def step(net, x, y, crit):
 """
 SEEN["unpacked_outputs_two_backwards"] = "https://github.com/naver-ai/StyleMapGAN/issues/16"
 SEEN["unpacked_retained"] = "https://github.com/davda54/sam/issues/10 (output, logit_map = model(image))"
+# names unpacked from a helper of the module are data or separate models, not one forward's graph
+# (torchao's tests: ``local_input, local_target = get_replicated_local_batch(...)``, ``ref, fp8 =
+# _build_linear_pair(...)``, in build/realcode/untuned; each loss then has its own graph)
+NEAR_MISS["pair_from_module_helper"] = """
+import torch
+import torch.nn.functional as F
+def make_pair(k, n):
+    return torch.nn.Linear(k, n), torch.nn.Linear(k, n)
+def check(k, n):
+    base, quant = make_pair(k, n)
+    x = torch.randn(4, k)
+    F.mse_loss(base(x), torch.zeros(4, n)).backward()
+    F.mse_loss(quant(x), torch.zeros(4, n)).backward()
+"""
+NEAR_MISS["batch_from_module_helper"] = """
+import torch.nn.functional as F
+def get_batch(i):
+    return None, None
+def step(model_a, model_b, i):
+    inputs, target = get_batch(i)
+    F.mse_loss(model_a(inputs), target).backward()
+    F.mse_loss(model_b(inputs), target).backward()
+"""

@@ -108,3 +108,14 @@ def unscale(latents, config):
     return latents * latents_std
 """
 SEEN["type_tested_first"] = "kornia/augmentation/_2d/intensity/normalize.py (if isinstance(mean, (tuple, list)): mean = torch.tensor(mean), in build/realcode/untuned)"
+
+# round 5: a parameter's kind comes from its call sites; a caller's annotation is not carried on
+# (diffusers' LTX long multi-prompt pipeline annotates ``rope_interpolation_scale: torch.Tensor`` and
+# passes a tuple, which the callee wraps in torch.tensor: right)
+NEAR_MISS["annotation_not_carried_to_callee"] = """
+import torch
+def coords(n, scale):
+    return torch.arange(n) * torch.tensor(scale)
+def window_coords(n, scale: torch.Tensor):
+    return coords(n, scale)
+"""
