@@ -182,6 +182,7 @@ class Bindings:
         self._parented: set[int] = set()
         self._held: dict[tuple, Held | None] = {}  # (node, scope, line) -> what it holds: rules ask often
         self._calls: dict[str, list[tuple[ast.Call, tuple, ast.ClassDef | None]]] | None = None
+        self._params: dict[tuple[int, str], Held | None] = {}  # (function, parameter) -> what call sites pass
 
     # --- scopes -------------------------------------------------------------------------
     def scope(self, node: ast.AST) -> _Scope:
@@ -409,12 +410,16 @@ class Bindings:
         return [(self.value_of(v.id, c, at) or v) if isinstance(v, ast.Name) else v for v, c, at, _ in sites]
 
     def _passed_held(self, fn, param, d) -> Held | None:
-        """A parameter holds what every call site in the module passes for it, when they agree."""
+        """A parameter holds what every call site in the module passes for it, when they agree. Once
+        per (function, parameter): a chain of functions passing it on is read once, not per path."""
+        key = (id(fn), param)
+        if key in self._params:
+            return self._params[key]
+        self._params[key] = None  # a function passing the parameter to itself tells nothing more
         sites = self.passed(fn, param)
-        if not sites:
-            return None
-        helds = {self._site_held(value, chain, line, klass, d) for value, chain, line, klass in sites}
-        return helds.pop() if len(helds) == 1 else None
+        helds = {self._site_held(value, chain, line, klass, d) for value, chain, line, klass in sites or ()}
+        found = self._params[key] = helds.pop() if len(helds) == 1 else None
+        return found
 
     def _site_held(self, value, chain, line, klass, d) -> Held | None:
         """What a call site passes. A parameter passed on is followed to its own call sites, not read
