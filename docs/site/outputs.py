@@ -25,7 +25,11 @@ from docs.site.text import ANSI
 ROOT = Path(__file__).resolve().parents[2]
 
 # Kineto's log lines around every profiled block (torch.profiler, harness.helpers.ops_called).
-PROFILER_NOISE = re.compile(r"^(?:USDT:|STAGE:|\[W\d+ [^\]]*(?:kineto|profiler)[^\]]*\]).*\n?", re.M | re.I)
+# Kineto writes to the file descriptor, not through Python's buffer: its timestamped line can land
+# in the middle of a line the program printed (after a value printed without its newline yet).
+PROFILER_NOISE = re.compile(r"^(?:USDT:|STAGE:|\[W\d+ [^\]]*(?:kineto|profiler)[^\]]*\]).*\n?"
+                            r"|(?:USDT|STAGE):\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \d+:\d+ \S+\.cpp:\d+\] [^\n]*\n?",
+                            re.M | re.I)
 
 
 def _machine_paths() -> list[tuple[str, str]]:
