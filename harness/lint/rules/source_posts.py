@@ -727,13 +727,41 @@ def _eval_forward(fn, ctx):
     chain = ctx.chain()
     # what the function puts in eval mode is a module, however it was bound (``self.model = model``)
     evaluated = {ast.dump(c.func.value) for c in calls if _method(c, "eval") and not c.args and not c.keywords}
+    def is_model(expr, line):
+        held = ctx.bindings.held(expr, chain, line, ctx.klass)
+        return (held is not None and held.kind == "module") or (held is None and (
+            _name_of_model(expr) or ast.dump(expr) in evaluated))
+
     for c in calls:
-        callee = c.func
-        held = ctx.bindings.held(callee, chain, c.lineno, ctx.klass)
-        if (held is not None and held.kind == "module") or (held is None and (
-                _name_of_model(callee) or ast.dump(callee) in evaluated)):
+        if is_model(c.func, c.lineno) or _helper_runs(c, lambda e: is_model(e, c.lineno), ctx):
             return None if _called_under_no_grad(fn, ctx) else c
     return None
+
+
+def _helper_runs(call, is_model, ctx, depth=0) -> bool:
+    """``compute_loss(model, batch)``: a function of this module handed the model calls it (directly, or
+    through another such function), with no no_grad()/inference_mode() of its own, on it or in it.
+    A helper that only reads ``model.training`` or its parameters does not run a forward."""
+    if not isinstance(call.func, ast.Name) or depth > 3:
+        return False
+    holder = ctx.bindings.scope(ctx.module).names.get(call.func.id, [])
+    helper = holder[0].value if len(holder) == 1 else None
+    if not isinstance(helper, (ast.FunctionDef, ast.AsyncFunctionDef)) or _no_grad_decorated(helper, ctx):
+        return False
+    a = helper.args
+    positional = [x.arg for x in (*a.posonlyargs, *a.args)]
+    handed = {positional[i] for i, arg in enumerate(call.args[:len(positional)])
+              if not isinstance(arg, ast.Starred) and is_model(arg)}
+    handed |= {k.arg for k in call.keywords if k.arg is not None and is_model(k.value)}
+    if not handed:
+        return False
+    inner = [n for n in ast.walk(helper) if isinstance(n, ast.Call)]
+    if any(ctx.qualified(c.func) in _NO_GRAD or _called_name(c) in ("no_grad", "inference_mode", "set_grad_enabled",
+                                                                     "enable_grad", "backward", "grad")
+           for c in inner):
+        return False
+    by_param = lambda e: isinstance(e, ast.Name) and e.id in handed  # noqa: E731
+    return any(by_param(c.func) or _helper_runs(c, by_param, ctx, depth + 1) for c in inner)
 
 
 def _name_of_model(callee) -> bool:

@@ -62,7 +62,12 @@ def _prefetch_without_workers(node, ctx) -> bool:
     workers = _kw(node, "num_workers")
     if workers is None:
         return True
-    return _const(ctx.resolve(workers, node.lineno), 0)
+    value = ctx.resolve(workers, node.lineno)
+    if isinstance(value, ast.Name) and ctx.function is not None:
+        # a parameter: 0 when every call site in the module passes 0 (or leaves its default of 0)
+        passed = ctx.bindings.passed_values(value.id, ctx.chain(), node.lineno)
+        return bool(passed) and all(_const(v, 0) for v in passed)
+    return _const(value, 0)
 
 
 def _super_init_with_data_source(node, ctx) -> bool:

@@ -153,3 +153,77 @@ NEAR_MISS["retrieval_is_not_eval"] = """
 def retrieval_scores(model, queries):
     return [model(q) for q in queries]
 """
+
+# round 6: the model handed to a module function that runs it (no no_grad on the way)
+PITFALL["forward_through_helper"] = """
+import torch.nn.functional as F
+
+def step_outputs(net, inputs, targets):
+    logits = net(inputs)
+    return F.cross_entropy(logits, targets), logits
+
+def validate_epoch(net, loader):
+    net.eval()
+    total = 0.0
+    for inputs, targets in loader:
+        loss, _ = step_outputs(net, inputs, targets)
+        total += loss.item()
+    return total / len(loader)
+"""
+PITFALL["forward_through_two_helpers"] = """
+def _logits(m, x):
+    return m(x)
+
+def _score(m, x, y):
+    return (_logits(m, x).argmax(-1) == y).float().mean()
+
+def evaluate_accuracy(classifier, batches):
+    classifier.eval()
+    return sum(_score(m=classifier, x=x, y=y).item() for x, y in batches) / len(batches)
+"""
+NEAR_MISS["helper_under_no_grad"] = """
+import torch
+
+def step_outputs(net, inputs):
+    with torch.inference_mode():
+        return net(inputs)
+
+def validate_epoch(net, loader):
+    net.eval()
+    return [step_outputs(net, x) for x, _ in loader]
+"""
+NEAR_MISS["helper_decorated"] = """
+import torch
+
+@torch.no_grad()
+def step_outputs(net, inputs):
+    return net(inputs)
+
+def validate_epoch(net, loader):
+    net.eval()
+    return [step_outputs(net, x) for x, _ in loader]
+"""
+NEAR_MISS["caller_decorated_helper_runs_it"] = """
+import torch
+
+def step_outputs(net, inputs):
+    return net(inputs)
+
+@torch.no_grad()
+def validate_epoch(net, loader):
+    net.eval()
+    return [step_outputs(net, x) for x, _ in loader]
+"""
+NEAR_MISS["helper_reads_training_flag"] = """
+def mode_name(net):
+    return "train" if net.training else "eval"
+
+def validate_epoch(net, loader, log):
+    net.eval()
+    log(mode_name(net))
+    return len(loader)
+"""
+SEEN["forward_through_helper"] = ("the evaluate(model, loader, criterion) + model.eval() shape of the code corpus "
+                                  "(e.g. github.com/dispink/xpt src/utils/eval.py, there under no_grad), its forward "
+                                  "and loss moved into a module function shared with the training loop")
+SEEN["forward_through_two_helpers"] = "the same, the helper passing the model on to a second one"

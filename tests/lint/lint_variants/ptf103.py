@@ -6,8 +6,13 @@ PITFALL = {
     "workers_variable_zero": "from torch.utils.data import DataLoader\n\ndef make(ds):\n    workers = 0\n    return DataLoader(ds, num_workers=workers, prefetch_factor=2, pin_memory=True)\n",
     "aliased_module": "import torch.utils.data as tud\n\nloader = tud.DataLoader(range(10), batch_size=2, prefetch_factor=2, persistent_workers=False)\n",
     "in_method": "from torch.utils.data import DataLoader\n\nclass DM:\n    def val_dataloader(self):\n        return DataLoader(self.val, batch_size=self.bs, num_workers=0, prefetch_factor=None if False else 2)\n",
+    "workers_parameter_default_zero": "from torch.utils.data import DataLoader\n\ndef loader_for(split, bs, n_proc=0):\n    return DataLoader(split, batch_size=bs, num_workers=n_proc, prefetch_factor=2)\n\ndef loaders(tr, va):\n    return loader_for(tr, 64), loader_for(va, 128)\n",
+    "workers_parameter_passed_zero": "import torch\n\ndef build(split, procs):\n    return torch.utils.data.DataLoader(split, num_workers=procs, prefetch_factor=8, drop_last=True)\n\ntrain_dl = build(range(100), procs=0)\n",
 }
 NEAR_MISS = {
+    "workers_parameter_passed_positive": "from torch.utils.data import DataLoader\n\ndef loader_for(split, bs, n_proc=0):\n    return DataLoader(split, batch_size=bs, num_workers=n_proc, prefetch_factor=2)\n\ndef loaders(tr, va):\n    return loader_for(tr, 64, 4), loader_for(va, 128, n_proc=4)\n",
+    "workers_parameter_sites_disagree": "import torch\n\ndef build(split, procs):\n    return torch.utils.data.DataLoader(split, num_workers=procs, prefetch_factor=8)\n\ntrain_dl = build(range(100), procs=8)\nval_dl = build(range(10), procs=0)\n",
+    "workers_parameter_no_caller": "from torch.utils.data import DataLoader\n\ndef loader_for(split, bs, n_proc=0):\n    return DataLoader(split, batch_size=bs, num_workers=n_proc, prefetch_factor=2)\n",
     "workers_positive": "from torch.utils.data import DataLoader\n\ndef make(ds):\n    return DataLoader(ds, batch_size=8, num_workers=4, prefetch_factor=2)\n",
     "workers_from_args": "from torch.utils.data import DataLoader\n\ndef make(ds, args):\n    return DataLoader(ds, num_workers=args.workers, prefetch_factor=2 if args.workers > 0 else None)\n",
     "no_prefetch": "from torch.utils.data import DataLoader\n\ndef make(ds):\n    return DataLoader(ds, batch_size=8, num_workers=0)\n",
@@ -19,4 +24,6 @@ SEEN = {
     "workers_variable_zero": "https://github.com/AnswerDotAI/ModernBERT/issues/38 (convert_dataset.py num_workers 0 on non-Linux)",
     "aliased_module": "https://github.com/FudanNLP/fastHan/issues/45 (TorchDataLoader passes prefetch_factor through)",
     "in_method": "https://github.com/Azure/azureml-assets/pull/13 (vision: prefetch_factor when num_workers = 0)",
+    "workers_parameter_default_zero": "github.com/Alibubere/Deepfake_detection src/data_prep/dataloader.py (get_dataloader(..., num_workers=..., prefetch_factor=...) passes both through); a build_loader(dataset, batch_size=2, num_workers: int = 0) with prefetch_factor=2 in the code corpus",
+    "workers_parameter_passed_zero": "same helper shape, its caller passing num_workers=0 (the ModernBERT issue 38 case above)",
 }
