@@ -18,3 +18,69 @@ SEEN = {
     "in_loop": "not found by search",
     "clip_grad_module": "code search rank 5/8: Trainer using 'from torch.nn.utils.clip_grad import clip_grad_norm_'",
 }
+
+# round 6: the generator kept on the object, spent by the optimizer in __init__, clipped in another method
+PITFALL["self_attribute_across_methods"] = """
+import torch
+from torch.nn.utils import clip_grad_norm_
+
+class Learner:
+    def __init__(self, net, lr):
+        self.net = net
+        self.trainable = self.net.parameters()
+        self.opt = torch.optim.SGD(self.trainable, lr=lr, momentum=0.9)
+
+    def update(self, loss):
+        self.opt.zero_grad()
+        loss.backward()
+        clip_grad_norm_(self.trainable, 1.0)
+        self.opt.step()
+"""
+PITFALL["self_attribute_clip_value"] = """
+import torch.nn as nn
+import torch.optim as optim
+
+class Agent(nn.Module):
+    def __init__(self, actor):
+        super().__init__()
+        self.actor = actor
+        self.weights = actor.parameters()
+        self.optim = optim.RMSprop(self.weights)
+
+    def learn(self, loss):
+        loss.backward()
+        nn.utils.clip_grad_value_(self.weights, 0.5)
+        self.optim.step()
+"""
+NEAR_MISS["self_attribute_listed"] = """
+import torch
+from torch.nn.utils import clip_grad_norm_
+
+class Learner:
+    def __init__(self, net, lr):
+        self.trainable = list(net.parameters())
+        self.opt = torch.optim.SGD(self.trainable, lr=lr)
+
+    def update(self, loss):
+        loss.backward()
+        clip_grad_norm_(self.trainable, 1.0)
+        self.opt.step()
+"""
+NEAR_MISS["self_attribute_read_once"] = """
+import torch
+from torch.nn.utils import clip_grad_norm_
+
+class Learner:
+    def __init__(self, net, lr):
+        self.net = net
+        self.trainable = net.parameters()
+        self.opt = torch.optim.SGD(net.parameters(), lr=lr)
+
+    def update(self, loss):
+        loss.backward()
+        clip_grad_norm_(self.trainable, 1.0)
+        self.opt.step()
+"""
+SEEN["self_attribute_across_methods"] = ("github.com/joelouismarino/sequential_flows util/optimizer.py (AdamOptimizer keeps "
+                                         "self.params, gives it to Adam, clips it in step())")
+SEEN["self_attribute_listed"] = "github.com/nlpAThits/figet figet/Optim.py (self.params = list(params) before Adam and clip)"
