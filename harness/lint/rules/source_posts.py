@@ -1472,7 +1472,45 @@ def _float64_weights(node, ctx) -> bool:
         if _method(value, "to") and any("float" in ast.unparse(a) or "half" in ast.unparse(a) for a in value.args):
             return False  # .to(torch.float32): converted
         value = value.func.value
-    return _is_call_to(value, ctx, "torch.from_numpy") and bool(value.args) and _float64_numpy(value.args[0], ctx)
+    return _is_call_to(value, ctx, "torch.from_numpy") and bool(value.args) and _float64_array(value.args[0], ctx, node.lineno)
+
+
+# NumPy functions whose result is float64 when an argument is (linear algebra keeps its input's dtype)
+_NUMPY_KEEPS_DTYPE = frozenset(f"numpy.{f}" for f in """matmul dot outer inner tensordot einsum kron
+linalg.svd linalg.qr linalg.eigh linalg.eig linalg.inv linalg.pinv linalg.solve linalg.cholesky linalg.lstsq
+linalg.matrix_power""".split())
+_FLOAT64_DTYPES = ("numpy.float64", "numpy.double", "numpy.float_", "float")
+_ARRAY_SAME_DTYPE_METHODS = ("copy", "reshape", "transpose", "squeeze", "ravel", "flatten", "clip", "round")
+
+
+def _float64_array(expr, ctx, line, depth=0) -> bool:
+    """A NumPy array that is float64, followed through the code that made it: a maker without a dtype,
+    ``.astype(np.float64)``, then slicing, arithmetic (float64 wins NumPy's promotion) and linear
+    algebra of such an array (``U, S, Vt = np.linalg.svd(w)``; ``(U[:, :r] * S[:r]) @ Vt[:r]``)."""
+    if depth > 8:
+        return False
+    if isinstance(expr, ast.Name):
+        if ctx.function is None:
+            return False
+        binding, _ = ctx.bindings.lookup(expr.id, ctx.chain(), line)
+        if binding is None or binding.how not in ("assign", "item") or binding.value is None:
+            return False
+        return _float64_array(binding.value, ctx, binding.line, depth + 1)
+    if isinstance(expr, ast.Subscript) or (isinstance(expr, ast.Attribute) and expr.attr == "T"):
+        return _float64_array(expr.value, ctx, line, depth + 1)
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.MatMult, ast.Pow)):
+        return _float64_array(expr.left, ctx, line, depth + 1) or _float64_array(expr.right, ctx, line, depth + 1)
+    if not isinstance(expr, ast.Call):
+        return False
+    if _method(expr, "astype"):
+        dtype = expr.args[0] if expr.args else _kw(expr, "dtype")
+        return dtype is not None and (ctx.qualified(dtype) in _FLOAT64_DTYPES or getattr(dtype, "id", None) == "float"
+                                      or (isinstance(dtype, ast.Constant) and dtype.value in ("float64", "double", "f8")))
+    if _method(expr, *_ARRAY_SAME_DTYPE_METHODS):
+        return _float64_array(expr.func.value, ctx, line, depth + 1)
+    if ctx.qualified(expr.func) in _NUMPY_KEEPS_DTYPE and _kw(expr, "dtype") is None:
+        return any(_float64_array(a, ctx, line, depth + 1) for a in expr.args)
+    return _float64_numpy(expr, ctx)
 
 
 SOURCE_POST_RULES: tuple[Rule, ...] = (
