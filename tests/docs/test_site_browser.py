@@ -221,6 +221,29 @@ def test_the_upgrade_picker_says_what_the_cli_says(page, matrix):
     assert "\x1b" not in text and '{"type"' not in text
 
 
+def test_a_late_answer_for_an_earlier_choice_is_not_shown(page):
+    """Answers can come back out of order: the page's first one (its default pair) is held back until
+    the reader's own choice is shown, then let through; the reader's choice stays on the page."""
+    held = []
+
+    def hold_the_first(route):
+        if not held:
+            held.append(route)
+        else:
+            route.fallback()  # to the local-only route
+
+    page.route("**/upgrades/**", hold_the_first)
+    page.goto(page.base + "upgrade.html")
+    page.select_option("#upgrade-from", "2.3.1")
+    page.select_option("#upgrade-to", "2.6.0")
+    page.wait_for_selector("#upgrade-result[data-shown='2.3.1_2.6.0']")
+    assert len(held) == 1 and "2.3.1_2.6.0" not in held[0].request.url
+    held[0].fallback()
+    page.wait_for_selector("#upgrade-result[data-answered='3']")  # the late answer came back too
+    assert page.get_attribute("#upgrade-result", "data-shown") == "2.3.1_2.6.0"
+    assert page.inner_text("#upgrade-result .upgrade-head").startswith("torch 2.3.1 → 2.6.0")
+
+
 def test_a_filter_address_restores_the_filter_and_a_choice_is_written_back(page):
     page.goto(page.base + "index.html?topic=autograd&kind=silent")
     rows = page.eval_on_selector_all("#cases-table tbody tr:not([hidden])", "rows => rows.map(r => r.dataset.id)")

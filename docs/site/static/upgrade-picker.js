@@ -59,26 +59,40 @@ document.addEventListener("DOMContentLoaded", () => {
     }
   };
 
+  // Each choice asks for its own answer; answers can come back out of order (a slow one for an
+  // earlier choice after the newest), so only the newest choice's answer is shown. data-answered
+  // counts the answers that came back, shown or not.
+  let asked = 0, answered = 0;
   const show = async () => {
+    const ticket = ++asked;
     const a = from.value, b = to.value;
-    const params = new URLSearchParams(window.location.search);
-    params.set("from", a);
-    params.set("to", b);
-    window.history.replaceState(null, "", `${window.location.pathname}?${params}${window.location.hash}`);
-    if (versions.indexOf(a) >= versions.indexOf(b)) {
-      result.textContent = "";
-      result.append(el("p", `Choose a FROM release older than the TO release (${a} is not older than ${b}).`));
-      return;
-    }
     try {
-      const answer = await fetch(`${root}upgrades/${device.value}/${a}_${b}.json`);
-      if (!answer.ok) throw new Error(`${answer.status} ${answer.statusText}`);
-      render(await answer.json());
-      result.dataset.shown = `${a}_${b}`;
-    } catch (err) {
-      result.textContent = "";
-      result.append(el("p", `The data for ${a} → ${b} could not be read (${err.message}). Served pages can read it; ` +
-        "a page opened from a file cannot. In a terminal: pitfalls upgrade " + `${a} ${b}`));
+      const params = new URLSearchParams(window.location.search);
+      params.set("from", a);
+      params.set("to", b);
+      window.history.replaceState(null, "", `${window.location.pathname}?${params}${window.location.hash}`);
+      if (versions.indexOf(a) >= versions.indexOf(b)) {
+        result.textContent = "";
+        result.append(el("p", `Choose a FROM release older than the TO release (${a} is not older than ${b}).`));
+        delete result.dataset.shown;
+        return;
+      }
+      try {
+        const answer = await fetch(`${root}upgrades/${device.value}/${a}_${b}.json`);
+        if (!answer.ok) throw new Error(`${answer.status} ${answer.statusText}`);
+        const data = await answer.json();
+        if (ticket !== asked) return;  // a newer choice was made meanwhile
+        render(data);
+        result.dataset.shown = `${a}_${b}`;
+      } catch (err) {
+        if (ticket !== asked) return;
+        result.textContent = "";
+        delete result.dataset.shown;
+        result.append(el("p", `The data for ${a} → ${b} could not be read (${err.message}). Served pages can read it; ` +
+          "a page opened from a file cannot. In a terminal: pitfalls upgrade " + `${a} ${b}`));
+      }
+    } finally {
+      result.dataset.answered = String(++answered);
     }
   };
 
