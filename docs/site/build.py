@@ -35,7 +35,7 @@ from docs.site.watching_page import load_detection, watching_page
 from docs.site.matrix_page import matrix_page
 from docs.site.topic_page import topic_page
 from docs.site.upgrade_page import upgrade_page
-from docs.site.sphinx_run import CONF_DIR, BuildError, run_sphinx_builder
+from docs.site.sphinx_run import BuildError, run_sphinx_builder
 from docs.site.zh_build import zh_build
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -97,6 +97,7 @@ def generate_sources(src: Path, extra: Path, root: Path = ROOT, cases_dir: Path 
     lint_bench = load_bench(reports_dir)
     detection = load_detection(reports_dir, lint_bench, cases_dir, matrix)  # the matrix read once
     pages = CasePages(src, extra, matrix, lint_bench, detection)
+    (src / "cases").mkdir(parents=True)
     try:  # shared with a forked copy of this process: each writes the pages of the cases it ran
         execute_each(cases, root, pages.write, processes=processes)
     except (CaseRunError, LessonError) as exc:
@@ -116,7 +117,6 @@ class CasePages:
     detection: object
 
     def write(self, ex: ExecutedCase) -> None:
-        (self.src / "cases").mkdir(parents=True, exist_ok=True)
         downloads = write_downloads(ex, self.extra / "downloads", self.matrix)
         notebook = page_notebook(ex, self.matrix, downloads, self.lint_bench, self.detection)
         nbformat.write(notebook, self.src / "cases" / f"{ex.loaded.id}.ipynb")

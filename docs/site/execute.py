@@ -66,9 +66,10 @@ class ExecutedCase:
 
 
 def execute_cases(cases: list[LoadedCase], root: Path, stamp: Stamp | None = None) -> list[ExecutedCase]:
-    stamp = stamp or Stamp.here()
-    with _crash_report():
-        return [execute_case(lc, root, stamp) for lc in cases]
+    """Every case executed here, in order."""
+    executed: list[ExecutedCase] = []
+    execute_each(cases, root, executed.append, stamp, processes=1)
+    return executed
 
 
 def execute_each(cases: list[LoadedCase], root: Path, then: Callable[[ExecutedCase], object],
