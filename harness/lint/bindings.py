@@ -168,6 +168,15 @@ class _Scope:
             self._target(target, line, "iter", iterable)
 
 
+def arguments(call: ast.Call, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.AST]:
+    """Parameter name -> what ``call`` passes for it, by position (in order, as the call lists its
+    arguments) or by keyword; ``**kw`` names nothing."""
+    a = fn.args
+    out = dict(zip([x.arg for x in (*a.posonlyargs, *a.args)], call.args))
+    out.update({k.arg: k.value for k in call.keywords if k.arg is not None})
+    return out
+
+
 class Bindings:
     """The module's scopes, built lazily, one function at a time, and the kinds of expressions."""
 
@@ -367,16 +376,19 @@ class Bindings:
                         todo.append((child, chain, klass))
         return self._calls.get(name, [])
 
+    def module_function(self, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The module-level function ``name`` is bound to, when it is bound once (not redefined)."""
+        holder = self.scope(self.tree).names.get(name, [])
+        fn = holder[0].value if len(holder) == 1 else None
+        return fn if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+
     def passed(self, fn: ast.AST, param: str) -> list[tuple[ast.AST, tuple, int, ast.ClassDef | None]] | None:
         """What the module's own calls of function ``fn`` pass for ``param`` (by position or keyword,
         else its default): [(expression, caller's scopes, line, caller's class)], or None where that
         cannot be told (a method, a function whose name is bound twice, a call with ``*args``/
         ``**kw``, no call at all). A function used elsewhere too may get other values there: what
         this module passes is what the module shows."""
-        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            return None
-        holder = self.scope(self.tree).names.get(fn.name, [])
-        if len(holder) != 1 or holder[0].value is not fn:
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or self.module_function(fn.name) is not fn:
             return None  # not a module-level function (a method, a nested one), or redefined
         a = fn.args
         positional = [x.arg for x in (*a.posonlyargs, *a.args)]
@@ -386,10 +398,7 @@ class Bindings:
         for call, chain, klass in self.call_sites(fn.name):
             if any(isinstance(x, ast.Starred) for x in call.args) or any(k.arg is None for k in call.keywords):
                 return None
-            value = next((k.value for k in call.keywords if k.arg == param), None)
-            if value is None and param in positional and positional.index(param) < len(call.args) \
-                    and param not in [x.arg for x in a.posonlyargs[len(call.args):]]:
-                value = call.args[positional.index(param)]
+            value = arguments(call, fn).get(param)
             if value is None:
                 if param not in defaults:
                     return None

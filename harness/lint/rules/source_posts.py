@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import ast
 
-from harness.lint.bindings import LOADER_NAME, NON_TENSOR_METHODS, TENSOR_FUNCTIONS
+from harness.lint.bindings import LOADER_NAME, NON_TENSOR_METHODS, TENSOR_FUNCTIONS, arguments
 from harness.lint.rules.base import (
     Rule, _kw, _has_kw, _is_call_to, _method, _const,
     _called_name, _in_function_calls, TORCH_INIT_OLD, LEGACY_TYPES, INTERP, DROPOUTS,
@@ -744,15 +744,11 @@ def _helper_runs(call, is_model, ctx, depth=0) -> bool:
     A helper that only reads ``model.training`` or its parameters does not run a forward."""
     if not isinstance(call.func, ast.Name) or depth > 3:
         return False
-    holder = ctx.bindings.scope(ctx.module).names.get(call.func.id, [])
-    helper = holder[0].value if len(holder) == 1 else None
-    if not isinstance(helper, (ast.FunctionDef, ast.AsyncFunctionDef)) or _no_grad_decorated(helper, ctx):
+    helper = ctx.bindings.module_function(call.func.id)
+    if helper is None or _no_grad_decorated(helper, ctx):
         return False
-    a = helper.args
-    positional = [x.arg for x in (*a.posonlyargs, *a.args)]
-    handed = {positional[i] for i, arg in enumerate(call.args[:len(positional)])
+    handed = {param for param, arg in arguments(call, helper).items()
               if not isinstance(arg, ast.Starred) and is_model(arg)}
-    handed |= {k.arg for k in call.keywords if k.arg is not None and is_model(k.value)}
     if not handed:
         return False
     inner = [n for n in ast.walk(helper) if isinstance(n, ast.Call)]
