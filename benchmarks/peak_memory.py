@@ -6,6 +6,8 @@ profiler records every allocation and free (``profile_memory=True``) and the pea
 their running sum, in time order. Both count tensor bytes only: memory outside torch's
 allocators (Python objects, autograd's graph nodes) is not in it.
 """
+import gc
+
 import torch
 from torch.autograd import DeviceType
 from torch.profiler import ProfilerActivity, profile
@@ -14,8 +16,14 @@ _CPU = (DeviceType.CPU, DeviceType.MKLDNN, DeviceType.IDEEP)  # as torch's profi
 
 
 def peak_bytes(fn, device: str) -> int:
-    """Run ``fn()`` once (its result dropped at once) and return its peak of new tensor bytes."""
+    """Run ``fn()`` (its result dropped at once) and return its peak of new tensor bytes.
+
+    On CUDA ``fn`` runs once unmeasured first: the first matrix product on a stream allocates
+    cuBLAS's workspace through the caching allocator and keeps it (32 MiB, seen on an H200 with
+    2.11.0+cu130), which would be counted against whichever benchmark ran one first."""
     if torch.device(device).type == "cuda":
+        fn()
+        gc.collect()
         torch.cuda.synchronize()
         start = torch.cuda.memory_allocated()
         torch.cuda.reset_peak_memory_stats()

@@ -16,6 +16,7 @@
 # has not. Only `torch.cuda.empty_cache()` hands the memory back to the driver.
 
 # %%
+import gc
 from typing import NamedTuple
 
 import torch
@@ -29,8 +30,8 @@ CASE = Case(
     title="After del, GPU memory stays reserved by PyTorch's caching allocator",
     kind="performance",
     # The CUDA caching allocator keeps freed blocks in every release; no release is known to
-    # have changed that, so the range is open at both ends. Seen here only as the CPU contrast
-    # (2.13.0): the CUDA side was not observed by this project's runs.
+    # have changed that, so the range is open at both ends. Observed on CUDA on 2.11.0+cu130 (an
+    # H200); other releases on CUDA were not observed. The CPU contrast was run on every release.
     affects="*",
     devices=("cuda",),
     sources=(S1.at("the closing list of tips: GPU memory not freed after Ctrl-C; clear it "
@@ -59,12 +60,15 @@ def held_after(fn, device):
     """Run `fn(device)` and return the bytes it left held on `device`.
 
     On CUDA the allocator's own counters say it, measured from an emptied cache so that only
-    `fn`'s block counts. On the CPU there is no caching allocator in torch and no such counter:
+    `fn`'s block counts. Garbage is collected first: a tensor that earlier code left in a
+    reference cycle would otherwise be freed in the middle, whenever the collector runs, and
+    count as `fn`'s (seen as `Held(allocated=-512, cached=512)` in a whole-corpus run). On the CPU there is no caching allocator in torch and no such counter:
     torch's default CPU allocator hands a freed buffer straight back to the C library (`free`).
     What a CPU tensor holds is seen instead by the profiler, which records every allocation and
     free (`profile_memory=True`); their net is what `fn` left allocated, and nothing is cached.
     """
     if torch.device(device).type == "cuda":
+        gc.collect()
         torch.cuda.empty_cache()
         allocated = torch.cuda.memory_allocated(device)
         reserved = torch.cuda.memory_reserved(device)
@@ -86,6 +90,7 @@ def allocate_and_delete(device):
 def allocate_delete_and_empty(device):
     allocate_and_delete(device)
     if torch.device(device).type == "cuda":
+        gc.collect()
         torch.cuda.empty_cache()  # hand the cached, unused blocks back to the driver
 
 
@@ -125,9 +130,9 @@ def near_miss(device):
 
 # %% [markdown]
 # On the CPU the profiler sees the 32 MiB allocated and freed again, with nothing held after
-# `del`, so the symptom does not show there. On a GPU the same call
-# reports `Held(allocated=0, cached=33554432)` (or more, rounded up to the allocator's block
-# size).
+# `del`, so the symptom does not show there. On a GPU the same call reported
+# `Held(allocated=0, cached=33554432)`: all 32 MiB still reserved (torch 2.11.0+cu130, NVIDIA
+# H200).
 
 # %%
 if __name__ == "__main__":
@@ -181,7 +186,8 @@ if __name__ == "__main__":
 # this does not increase the memory available to PyTorch. In `torch/cuda/memory.py`,
 # `memory_cached` is a deprecated alias that warns "torch.cuda.memory_cached has been renamed to
 # torch.cuda.memory_reserved". The caching itself predates the installable range, and no release
-# is known to have changed it, so `affects` is open. The CUDA side was not observed by this
-# project's runs: no GPU was available. The CPU contrast above is what was run, on 2.13.0. It
-# is no proxy: torch has no caching allocator on the CPU, so both variants leave nothing held
+# is known to have changed it, so `affects` is open. The CUDA side was observed on one GPU and
+# one release: torch 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`), where the broken code left
+# `Held(allocated=0, cached=33554432)` and the fix `Held(allocated=0, cached=0)`. The CPU
+# contrast above is no proxy: torch has no caching allocator on the CPU, so both variants leave nothing held
 # there, and the CPU cell is `unverified` (nothing there tells the fix from the broken code).

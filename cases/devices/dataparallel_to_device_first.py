@@ -32,6 +32,9 @@ CASE = Case(
     affects=(Affects(">=1.1", since="pytorch/pytorch#17363 (February 2019) added the check in "
                      "DataParallel.forward with this message; 1.1.0 is the first release after it"),),
     devices=("cuda",),
+    # DataParallel uses a visible GPU even for a batch on the CPU, so on a machine with one the
+    # CPU cell runs in a fresh interpreter that sees none: what a machine without CUDA does.
+    isolate=("cpu",) if torch.cuda.is_available() else (),
     sources=(S1.at("Troubleshooting: with several cards, the first of DataParallel's device_ids "
                    "should be the main card, the one the model is sent to with .to(device)"),),
     tags=("devices", "dataparallel", "cuda", "device_ids"),
@@ -167,6 +170,6 @@ if __name__ == "__main__":
 # rule ("The parallelized module must have its parameters and buffers on device_ids[0] before
 # running this DataParallel module"). Without CUDA the wrapper only calls the module
 # (pytorch/pytorch#3318), so the CPU cell of this case is `unverified`: broken and fixed compute
-# the same thing there. **The CUDA side was not observed by this project's runs** (no GPU was
-# available to them); the behaviour described for one and several GPUs is read from
-# `torch/nn/parallel/data_parallel.py` in 2.13.0.
+# the same thing there. On one GPU the error above was observed: torch 2.11.0+cu130 on an
+# NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`). The behaviour described for
+# several GPUs is read from `torch/nn/parallel/data_parallel.py` in 2.13.0, not observed.

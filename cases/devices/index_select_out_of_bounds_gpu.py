@@ -16,7 +16,7 @@
 # `torch.AcceleratorError` in recent releases), and the traceback points at that later line.
 # From then on every CUDA call in the process fails with the same error, until the process is
 # restarted. (The index must also be an integer tensor: a float one is refused at the call, on
-# every device.)
+# every device, though in other words on the GPU.)
 
 # %%
 import re
@@ -35,8 +35,8 @@ CASE = Case(
     # in today's alike, and reports span 2017 to 2024; no release is known to have moved the check
     # to the host, so the range is left open at both ends (see "Where it comes from"). The source
     # post's second rule, that the index must be an integer tensor, holds on every device: it is
-    # the form the CPU shows (reproduced on 2.13.0), where the bound is checked at the call.
-    # The CUDA form was not observed by this project's runs (no GPU so far).
+    # the form the CPU shows (reproduced on every release of the matrix), where the bound is
+    # checked at the call. The CUDA form was observed on 2.11.0+cu130 (an H200) only.
     affects=(
         Affects(device="cpu", form="integer-index rule",
                 reason="a float index is refused at the call; the CPU checks the bound there too"),
@@ -108,18 +108,23 @@ def broken(device):
 
 
 def symptom(run):
-    """Both forms start with the integer-index rule: the float index is refused at the call, by
-    a RuntimeError naming int32/int64. Then, on a GPU ("device-side assert"), the out-of-range
+    """Both forms start with the integer-index rule: the float index is refused at the call (on
+    the CPU by a RuntimeError naming int32/int64, on CUDA by a NotImplementedError for 'Float'
+    from the kernel's dispatch). Then, on a GPU ("device-side assert"), the out-of-range
     index_select returns and a CUDA device-side assert comes out of a later line (a RuntimeError;
     torch.AcceleratorError, its subclass, from 2.8). On the CPU ("integer-index rule") the
     out-of-range row is refused at the call itself, with an IndexError."""
     if run.error is not None or not isinstance(run.value, Selected):
         return False
     by_float, past_end = run.value
-    integer_rule = (
-        by_float.step == "index_select"
-        and isinstance(by_float.error, RuntimeError)
-        and re.search(r"int32 or int64|scalar type Long", str(by_float.error), re.IGNORECASE) is not None
+    integer_rule = by_float.step == "index_select" and (
+        # the CPU's check names the integer dtypes it takes
+        (isinstance(by_float.error, RuntimeError)
+         and re.search(r"int32 or int64|scalar type Long", str(by_float.error), re.IGNORECASE) is not None)
+        # CUDA's kernel dispatch has no version for a float index (NotImplementedError, a
+        # RuntimeError): '"index_select_out_cuda_impl" not implemented for 'Float''
+        or (isinstance(by_float.error, NotImplementedError)
+            and re.search(r"index_select\w*\"? not implemented for 'Float'", str(by_float.error)) is not None)
     )
     if not integer_rule:
         return False
@@ -189,9 +194,13 @@ if __name__ == "__main__":
 # before CUDA starts, e.g. on the command line). Every launch then waits for its kernel, and the
 # error comes out of `index_select` itself. This is for debugging only, because it removes all
 # CPU/GPU overlap. The error text also mentions `TORCH_USE_CUDA_DSA`, a build option that gives
-# richer device-side assertion reports. The CUDA side was not observed by this project's runs,
-# as no GPU was available. The CPU run shows the integer-index rule and, for the bound, the
-# contrast: there, the out-of-range row is refused at the call.
+# richer device-side assertion reports. On an NVIDIA H200 with torch 2.11.0+cu130 (`reports/torch-2.11.0-cuda-nvidia-h200.json`) the
+# broken code did exactly this: the float index was refused at the call, as
+# `NotImplementedError: "index_select_out_cuda_impl" not implemented for 'Float'` (the CUDA
+# kernel has no version for a float index), and the out-of-range row came out of the next line,
+# `rows * 2`, as `torch.AcceleratorError: CUDA error: device-side assert triggered`. Other
+# releases on CUDA were not observed. The CPU run shows the integer-index rule and, for the
+# bound, the contrast: there, the out-of-range row is refused at the call.
 #
 # ## The fix
 # Build the index as integers: convert whole-number positions once with `.long()` (round them

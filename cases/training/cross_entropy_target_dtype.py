@@ -11,8 +11,9 @@
 #
 # The labels are built the quick way, `target = torch.Tensor([1, 1])`, and the first call of
 # `nn.CrossEntropyLoss()(scores, target)` stops with a `RuntimeError` about the target's
-# dtype: it expected `Long` and got `Float`. `torch.Tensor(...)` always makes a float tensor,
-# whatever numbers it is given.
+# dtype: it expected `Long` and got `Float`. On a GPU the same call stops with a
+# `NotImplementedError` instead: the CUDA kernel has no version for a `Float` target.
+# `torch.Tensor(...)` always makes a float tensor, whatever numbers it is given.
 
 # %%
 import math
@@ -21,7 +22,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from harness import Case, observe
+from harness import Affects, Case, observe
 from harness.sources import S1
 
 CASE = Case(
@@ -31,7 +32,11 @@ CASE = Case(
     # Class indices have had to be an integer tensor in every release. The wording changed
     # between 2.11.0 ("expected scalar type Long but found Float") and 2.12.1 ("expected target
     # dtype to be Long or Byte, but got Float"), per the matrix reports; both name Long, then Float.
-    affects="*",
+    # On CUDA the kernel's dispatch refuses it first, naming Float (observed on 2.11.0+cu130 only).
+    affects=(
+        Affects(device="cpu", form="Long expected, Float found"),
+        Affects(device="cuda", form="no kernel for a Float target"),
+    ),
     devices=("cpu", "cuda"),
     sources=(S1.at("section 'Optimizer': the two arguments of the loss, 'may require a long tensor'"),),
     tags=("loss", "cross_entropy", "dtype", "target"),
@@ -59,9 +64,15 @@ def broken(device):
 
 
 def symptom(run):
-    """A RuntimeError that names Long as the dtype expected and Float as the one found, in
-    either release's wording ("... Long but found Float", "... Long or Byte, but got Float")."""
-    return run.raised(RuntimeError, r"\bLong\b.*\b(?:found|got)\s+Float\b")
+    """On the CPU, a RuntimeError that names Long as the dtype expected and Float as the one
+    found, in either release's wording ("... Long but found Float", "... Long or Byte, but got
+    Float"). On CUDA, the NotImplementedError of nll_loss's kernel dispatch, which has no Float
+    version ("nll_loss_forward_reduce_cuda_kernel_2d_index" not implemented for 'Float')."""
+    if run.raised(RuntimeError, r"\bLong\b.*\b(?:found|got)\s+Float\b"):
+        return "Long expected, Float found"
+    if run.raised(NotImplementedError, r"nll_loss\w*\"? not implemented for 'Float'"):
+        return "no kernel for a Float target"
+    return False
 
 
 # %% [markdown]
@@ -132,5 +143,7 @@ if __name__ == "__main__":
 # loss, so `affects` is left open at both ends. Its message is not: the version matrix's
 # reports show "expected scalar type Long but found Float" up to 2.11.0 and "expected target
 # dtype to be Long or Byte, but got Float" from 2.12.1, so the symptom matches the words both
-# share (Long expected, Float found) and not a sentence. The CUDA side was not observed by this
-# project's runs.
+# share (Long expected, Float found) and not a sentence. On CUDA the check is never reached: the
+# kernel is chosen by the target's dtype first, and there is none for `Float`. That form was
+# observed on torch 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`);
+# other releases on CUDA were not observed.

@@ -334,6 +334,10 @@ def _in_subprocess(lc: LoadedCase, device: str, step: str):
         # The worker's temp files (its scratch working directory too) go in here, and this
         # process removes them even when the worker crashes or is killed.
         env = dict(os.environ, PYTHONPATH=path, TMPDIR=tmp)
+        if device == "cpu":
+            # A CPU cell is what a machine without a GPU does. Some libraries use a GPU whenever
+            # one is visible, whatever device the data is on (DataParallel does): hide them.
+            env["CUDA_VISIBLE_DEVICES"] = ""
         out = Path(tmp) / "result.json"
         cmd = [sys.executable, "-m", "harness.run.worker", str(lc.path.resolve()), device, step, str(out)]
         try:

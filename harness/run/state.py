@@ -98,7 +98,12 @@ def _same_numpy_state(a, b) -> bool:
 
 def _cuda_rng_get():
     # Reading CUDA RNG state would initialise CUDA; only guard it once a case has done so.
-    return torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else None
+    if not torch.cuda.is_initialized():
+        return None
+    try:
+        return torch.cuda.get_rng_state_all()
+    except RuntimeError:  # a device-side assert left the context unusable (an isolated case's
+        return None       # symptom, seen on 2.11.0+cu130): nothing to read, nothing to restore
 
 
 def _cuda_rng_set(states) -> None:

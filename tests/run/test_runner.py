@@ -140,6 +140,16 @@ def test_an_isolated_case_reports_like_an_in_process_one(corpus):
     assert "nan" in record.broken
 
 
+def test_an_isolated_cpu_run_sees_no_gpu(corpus, monkeypatch):
+    # What a machine without a GPU does: DataParallel, say, uses any visible GPU whatever
+    # device the batch is on. The variant raises (its symptom) only if the GPUs are hidden.
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
+    hidden = "import os\nif os.environ.get('CUDA_VISIBLE_DEVICES') == '':\n    raise RuntimeError('no GPU')\nreturn 1"
+    symptom = "return run.raised(RuntimeError, 'no GPU')"
+    assert run(corpus, isolate=("cpu",), kind="error", broken=hidden, symptom=symptom).outcome == "reproduced"
+    assert run(corpus, "in-process", kind="error", broken=hidden, symptom=symptom).outcome == "mismatch"
+
+
 def test_a_missing_optional_module_is_unverified_with_the_reason(corpus):
     record = run(corpus, requires=("no_such_module_for_pitfalls",))
     assert record.outcome == "unverified" and "no_such_module_for_pitfalls" in record.detail
