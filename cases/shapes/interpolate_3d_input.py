@@ -129,8 +129,9 @@ if __name__ == "__main__":
 # raise `NotImplementedError` for 3-D input (after the `size` check, so a two-number `size` still
 # gets the `ValueError` first). The default `nearest`, and `linear`, `area` and
 # `nearest-exact`, accept 3-D input and produce the wrong shape. The dimension count and the
-# size check are plain Python that runs before any kernel, so nothing here depends on the
-# device. The CUDA side was not observed by this project's runs.
+# size check are plain Python that runs before any kernel, so nothing here depends on the device:
+# CUDA showed the same on torch 2.11.0+cu130 on an NVIDIA H200
+# (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
 #
 # ## The fix
 # Give the image the batch axis it lacks, resize, and take the axis off again:

@@ -145,5 +145,6 @@ if __name__ == "__main__":
 # warning, pytorch/pytorch#92143). If a future release turns it into an error, this case's
 # symptom (a `(3,)` result) disappears and the version matrix will flag it.
 #
-# `.T` is shape logic shared by every device, so CUDA is expected to behave the same; the CUDA
-# side was not observed by this project's runs (CPU only).
+# `.T` is shape logic shared by every device, and CUDA behaved the same, warning included, on torch
+# 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on
+# CUDA were not observed.
