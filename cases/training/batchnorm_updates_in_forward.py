@@ -156,4 +156,6 @@ if __name__ == "__main__":
 # the update rule and the momentum, and says the running estimates are kept during training
 # and used during evaluation; the layer's source (the 2018 `batchnorm.py` linked above)
 # registers `running_mean`, `running_var` and `num_batches_tracked` as buffers, not
-# parameters. No release changed this; the CUDA side was not observed by this project's runs.
+# parameters. No release changed this; on CUDA the same update was observed on one release, torch
+# 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on
+# CUDA were not observed.

@@ -156,5 +156,6 @@ if __name__ == "__main__":
 # pytorch/pytorch#10417 (August 2018) changed it to `training=True`, a reviewer arguing that
 # code relying on the old no-op default was already broken; from 1.0 on the pitfall is
 # the one shown here. pytorch/pytorch#26338 reports exactly this module, and a maintainer
-# answers that the functional form is expected to need `training=` passed explicitly. The
-# CUDA side was not observed by this project's runs.
+# answers that the functional form is expected to need `training=` passed explicitly. On CUDA it was
+# observed on one release, torch 2.11.0+cu130 on an NVIDIA H200
+# (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.

@@ -169,5 +169,6 @@ if __name__ == "__main__":
 # divides each loss by `iters_to_accumulate` before `backward()`; NVIDIA/apex#286 records a
 # maintainer saying that amp accumulates unscaled gradients and does not divide by the
 # number of steps for you, and pytorch/ignite#583 shows the same division in a library FAQ.
-# Observed by this project on torch 2.13.0 (CPU); the CUDA side was not observed by this
-# project's runs (the arithmetic is device-independent).
+# Observed by this project on torch 2.13.0 (CPU), and on CUDA on one release, torch 2.11.0+cu130 on
+# an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not
+# observed (the arithmetic is device-independent).

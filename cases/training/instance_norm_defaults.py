@@ -170,5 +170,7 @@ if __name__ == "__main__":
 # the 0.4.0 source drops them by default and tells users loading older checkpoints that
 # InstanceNorm "does not track running stats by default since 0.4.0". #58843 shows the other
 # side: with `track_running_stats=True`, `eval()` uses the running statistics, and
-# InstanceNorm behaves like BatchNorm. Observed by this project on torch 2.13.0 (CPU); the
-# CUDA side was not observed by this project's runs (the defaults are device-independent).
+# InstanceNorm behaves like BatchNorm. Observed by this project on torch 2.13.0 (CPU), and on CUDA
+# on one release, torch 2.11.0+cu130 on an NVIDIA H200
+# (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed (the
+# defaults are device-independent).

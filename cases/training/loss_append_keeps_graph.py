@@ -178,8 +178,9 @@ if __name__ == "__main__":
 # added `.item()`; the version matrix observes it from 1.13.1 on. This project observed
 # it on torch 2.13.0 (CPU), where a saved-tensor hook also showed the distinction above:
 # after `backward()` none of the activations the kept graphs saved were still alive, while
-# for losses kept without `backward()` all of them were. The CUDA side was not observed by
-# this project's runs.
+# for losses kept without `backward()` all of them were. On CUDA the kept graphs were observed on
+# one release, torch 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`);
+# other releases on CUDA were not observed.
 #
 # The symptom is the mechanism, not a time: the kept list still reaches STEPS graphs and,
 # through them, the model's parameters; the fix's check asks that no kept value reaches a

@@ -193,5 +193,6 @@ if __name__ == "__main__":
 # reach the check, derivatives existed for the rest, or autograd itself now says "the
 # derivative for 'target' is not implemented". The next release was 0.4.1 (July 2018). This
 # project did not run releases older than 1.13, so the `refused` form is cited, not observed.
-# The `target-trained` form is observed on 2.13.0. The CUDA side was not observed by this
-# project's runs.
+# The `target-trained` form is observed on 2.13.0. On CUDA the `target-trained` form was observed on
+# one release, torch 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`);
+# other releases on CUDA were not observed.

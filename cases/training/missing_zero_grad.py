@@ -138,5 +138,6 @@ if __name__ == "__main__":
 # gradient after repeated `backward()` calls, shows it growing until `opt.zero_grad()`, and
 # points out that the same accumulation is what makes large effective batches possible (see
 # `grad-accumulation-unscaled` for that use done wrong). The `Optimizer.zero_grad`
-# documentation describes the `set_to_none` behaviour. No release changed the accumulation;
-# the CUDA side was not observed by this project's runs.
+# documentation describes the `set_to_none` behaviour. No release changed the accumulation; on CUDA
+# it was observed on one release, torch 2.11.0+cu130 on an NVIDIA H200
+# (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.

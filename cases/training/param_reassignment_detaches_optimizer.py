@@ -177,5 +177,6 @@ if __name__ == "__main__":
 # Parameter objects, but that is not true of every conversion). Assigning a plain tensor to a
 # registered parameter name raises `TypeError: cannot assign 'torch.FloatTensor' as parameter
 # 'weight' (torch.nn.Parameter or None expected)` (#44022 shows it on 1.2; the same text on
-# 2.13.0). Observed by this project on torch 2.13.0 (CPU); the CUDA side was not observed
-# by this project's runs.
+# 2.13.0). Observed by this project on torch 2.13.0 (CPU), and on CUDA on one release, torch
+# 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on
+# CUDA were not observed.

@@ -180,5 +180,6 @@ if __name__ == "__main__":
 # per-call counting is older: the 0.4.0 `_LRScheduler` already primes itself
 # with `self.step(last_epoch + 1)` in its constructor, and the pre-1.1 `step()` (seen in a
 # mirror of the old source) moves `last_epoch` on by one whenever it is called without an
-# epoch. Observed by this project on torch 2.13.0 (CPU); the CUDA side was not observed by
-# this project's runs (the schedule is plain Python arithmetic).
+# epoch. Observed by this project on torch 2.13.0 (CPU), and on CUDA on one release, torch
+# 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on
+# CUDA were not observed (the schedule is plain Python arithmetic).
