@@ -128,6 +128,7 @@ if __name__ == "__main__":
 # is too late: the PR was merged in September 2019, before the 1.3.0 release, and the 1.3.1
 # release tracker (pytorch/pytorch#28919) was opened to fix correctness issues in "v1.3.0's
 # Type Promotion", so the lower bound here is 1.3 (read there, not observed: the version
-# matrix starts at 1.13.1). The matrix observes the error on the CPU from 1.13.1 on; the CUDA
-# side was not observed by this project's runs (the check happens before any kernel runs, on
-# every device).
+# matrix starts at 1.13.1). The matrix observes the error on the CPU from 1.13.1 on; on CUDA the
+# same error was observed on one release, torch 2.11.0+cu130 on an NVIDIA H200
+# (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed (the
+# check happens before any kernel runs, on every device).

@@ -144,7 +144,9 @@ if __name__ == "__main__":
 # every installable torch, so the symptom is never expected here. Today's legacy constructor
 # converts the mask correctly, so the fix's check accepts the broken result as well and the
 # case comes out `unverified` on every installable torch: nothing here can show the 0.3
-# garbage. The CUDA side was not observed by this project's runs.
+# garbage. On CUDA it was run on one release, torch 2.11.0+cu130 on an NVIDIA H200
+# (`reports/torch-2.11.0-cuda-nvidia-h200.json`), and came out `unverified` for the same reason;
+# other releases on CUDA were not observed.
 #
 # The uninitialised-memory cousin is live on every version; it is recorded above by shape
 # only, `(3,)` for `torch.FloatTensor(3)` where `torch.tensor([3.])` has shape `(1,)`.

@@ -137,4 +137,6 @@ if __name__ == "__main__":
 # "self and mat2 must have the same dtype" with no dtype named; from 2.1.2 it adds "but got
 # Float and Double". So the symptom matches the error type and key words ("same dtype", and
 # Double wherever the dtypes are named), never the sentence. Observed on the CPU on every release from 1.13.1 to 2.15.0
-# (`reports/torch-*-cpu.json`); the CUDA side was not observed by this project's runs.
+# (`reports/torch-*-cpu.json`); on CUDA it was observed on one release, torch 2.11.0+cu130 on an
+# NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`), with the CPU's message ("self and mat2
+# must have the same dtype, but got Float and Double"); other releases on CUDA were not observed.

@@ -112,5 +112,6 @@ if __name__ == "__main__":
 # tensor constructors detach their result from the source; the `torch.tensor` docs (1.10 page)
 # state that `torch.tensor(x)` is equivalent to `x.clone().detach()`, and today's message
 # recommends `detach().clone()`, which detaches first so the copy is never recorded by autograd. In #23495 a maintainer
-# answers "why warn?" with `torch.as_tensor` for the convert-if-needed use. Observed on torch
-# 2.13.0 (CPU); the CUDA side was not observed by this project's runs.
+# answers "why warn?" with `torch.as_tensor` for the convert-if-needed use. Observed on torch 2.13.0
+# (CPU), and on CUDA on one release, torch 2.11.0+cu130 on an NVIDIA H200
+# (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.

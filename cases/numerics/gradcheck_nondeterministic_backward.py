@@ -233,5 +233,6 @@ if __name__ == "__main__":
 # operations in the `torch.use_deterministic_algorithms` documentation and to `nondet_tol`.
 # Since pytorch/pytorch#55656 (2021) the failure is a `GradcheckError`, a `RuntimeError`
 # subclass. No release is known to have changed the behaviour, so the range is open at both
-# ends; the matrix shows it from 1.13.1 on. The CUDA side was not observed by this project's
-# runs (the case's generator and `randperm` run on CUDA as written).
+# ends; the matrix shows it from 1.13.1 on. On CUDA (the case's generator and `randperm` run there
+# as written) it was observed on one release, torch 2.11.0+cu130 on an NVIDIA H200
+# (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
