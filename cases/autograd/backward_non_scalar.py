@@ -127,5 +127,6 @@ if __name__ == "__main__":
 # and on 2.13.0 here). The `Tensor.backward` documentation states that a non-scalar tensor that
 # requires grad needs `gradient`; the forum answer cited above gives the two fixes used here.
 # User reports of this error after wrapping a model in `nn.DataParallel` come from its gathering
-# one loss per GPU into a vector: reduce it with `.mean()`. The CUDA side was not observed by
-# this project's runs.
+# one loss per GPU into a vector: reduce it with `.mean()`. On CUDA it was observed on one release,
+# torch 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other
+# releases on CUDA were not observed.

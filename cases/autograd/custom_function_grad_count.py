@@ -153,4 +153,5 @@ if __name__ == "__main__":
 # dropped, and any other count mismatch raises the error above. User reports quote the same
 # message on 0.2.0 (1zb/pytorch-image-comp-rnn#4, where the fix was `return grad_output, None`)
 # and later releases (huawei-noah/AdderNet#21, 2020); it is unchanged on 2.13.0, observed here.
-# The CUDA side was not observed by this project's runs.
+# On CUDA it was observed on one release, torch 2.11.0+cu130 on an NVIDIA H200
+# (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.

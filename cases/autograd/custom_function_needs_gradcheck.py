@@ -218,5 +218,6 @@ if __name__ == "__main__":
 # the comparison (analytical against finite differences, with `eps`, `atol`, `rtol`) and its
 # `raise_exception=False` form used above. This is how autograd treats a custom backward by
 # design, not a bug with a fix release: `affects` has no lower bound (no release is known to
-# have checked a custom backward), and its upper end is open. The CUDA side was not observed by
-# this project's runs.
+# have checked a custom backward), and its upper end is open. On CUDA it was observed on one
+# release, torch 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`);
+# other releases on CUDA were not observed.

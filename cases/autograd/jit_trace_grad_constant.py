@@ -180,5 +180,6 @@ if __name__ == "__main__":
 # a hard error, after which `torch.jit.trace` would fail before reaching this check — the
 # symptom above would then stop matching and the version matrix would flag it. Moving to
 # `torch.export` does not remove the need for the fix: on 2.13.0 it accepts the unregistered
-# tensor without a word and lifts it as a constant input of the exported program. The CUDA side
-# was not observed by this project's runs.
+# tensor without a word and lifts it as a constant input of the exported program. On CUDA it was
+# observed on one release, torch 2.11.0+cu130 on an NVIDIA H200
+# (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.

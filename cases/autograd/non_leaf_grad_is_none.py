@@ -141,4 +141,5 @@ if __name__ == "__main__":
 # warnings for t.grad when it won't be populated for known reasons") fixed both by warning only
 # for tensors that require grad, are not leaves and do not retain their gradient — so a frozen
 # model's tensors stay quiet. The warning's text still points to that pull request on 2.13.0,
-# observed here. The CUDA side was not observed by this project's runs.
+# observed here. On CUDA it was observed on one release, torch 2.11.0+cu130 on an NVIDIA H200
+# (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.

@@ -167,4 +167,6 @@ if __name__ == "__main__":
 # the bounds come from the issue and the release tracker. No installable release reproduces
 # the bug, so on current torch the broken and fixed variants compute the same thing, and the
 # outcome is `unverified` rather than `absent`: nothing here can tell the fix from the broken
-# code. The CUDA side was not observed by this project's runs.
+# code. On CUDA it was run on one release, torch 2.11.0+cu130 on an NVIDIA H200
+# (`reports/torch-2.11.0-cuda-nvidia-h200.json`), and came out `unverified` for the same reason;
+# other releases on CUDA were not observed.

@@ -174,4 +174,6 @@ if __name__ == "__main__":
 # The case is *historical*: `affects` is `<0.4`, below every installable torch. The broken code
 # now computes the same gradient as the fix, so nothing here can tell them apart and the case
 # runs as `unverified`; its symptom still guards today's behaviour (a Variable that is again a
-# class apart would show as a mismatch). The CUDA side was not observed by this project's runs.
+# class apart would show as a mismatch). On CUDA it was run on one release, torch 2.11.0+cu130 on an
+# NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`), and came out `unverified` for the same
+# reason; other releases on CUDA were not observed.
