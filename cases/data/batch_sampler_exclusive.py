@@ -122,4 +122,5 @@ if __name__ == "__main__":
 # pytorch/pytorch#6108 (2018) then made `loader.batch_size` and `loader.drop_last` read `None`
 # when a batch sampler is given. The error text is the same on every release the version
 # matrix runs (1.13.1 on), and libraries that rebuild loaders still trip on it (catalyst-team/catalyst#271).
-# The CUDA side was not observed by this project's runs.
+# On CUDA it was observed on one release, torch 2.11.0+cu130 on an NVIDIA H200
+# (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.

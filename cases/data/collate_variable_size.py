@@ -151,4 +151,5 @@ if __name__ == "__main__":
 # it runs (1.13.1 on). The behaviour is by design (a batch is one tensor), so no release is
 # known to have changed it, and `affects` has no lower bound: #1904 (2017) is only the oldest
 # report found, not a start.
-# The CUDA side was not observed by this project's runs.
+# On CUDA it was observed on one release, torch 2.11.0+cu130 on an NVIDIA H200
+# (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.

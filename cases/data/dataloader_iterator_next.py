@@ -142,5 +142,6 @@ if __name__ == "__main__":
 # on a 1.13 nightly), and in pytorch/pytorch#87955 a maintainer answers with `next(it)`.
 # Downstream fixes, such as pytorch/TensorRT#1159, cite #78594 and PEP 3114. The bound 1.13.0
 # is read from the PR and these reports, not observed: the version matrix starts at 1.13.1,
-# and it observes the AttributeError there and on every later release (CPU). The CUDA side
-# was not observed by this project's runs.
+# and it observes the AttributeError there and on every later release (CPU). On CUDA it was observed
+# on one release, torch 2.11.0+cu130 on an NVIDIA H200
+# (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.

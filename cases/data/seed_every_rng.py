@@ -163,5 +163,6 @@ if __name__ == "__main__":
 # `torch.manual_seed` page says it sets the seed "on all devices". For worker processes,
 # pytorch/pytorch#56488 (commit aec83ff, 2021) made each DataLoader worker seed
 # NumPy from its base seed; that concerns workers only, not the main process shown here.
-# The version matrix observes it from 1.13.1 on (CPU); the CUDA side was not observed by this
-# project's runs.
+# The version matrix observes it from 1.13.1 on (CPU); on CUDA it was observed on one release, torch
+# 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on
+# CUDA were not observed.

@@ -192,5 +192,7 @@ if __name__ == "__main__":
 # `SummaryWriter`, which wraps it and whose documentation describes `flush_secs`, `max_queue`,
 # `flush()` and `close()`. Observed with torch 2.13.0 (CPU) and tensorboard 2.21.0 without
 # TensorFlow: the unclosed run's event file holds the header and none of the three scalars, the
-# closed one holds all three. The TensorFlow-backed buffering was read, not run. The CUDA side
-# was not observed by this project's runs; nothing in the case touches the device.
+# closed one holds all three. The TensorFlow-backed buffering was read, not run. Nothing in the case
+# touches the device, and a run on CUDA showed the same on one release, torch 2.11.0+cu130 on an
+# NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not
+# observed.

@@ -160,4 +160,6 @@ if __name__ == "__main__":
 # the float64 tensor converts to the right `RGB` image, no error, so the outcome is
 # `unverified`: the fix's check accepts the broken result too. In this project's default
 # environment (torch 2.13.0, a CPU build) PyPI's torchvision cannot be imported, and the case is
-# `unverified` for that reason. The CUDA side was not observed by this project's runs.
+# `unverified` for that reason. On CUDA it was run on one release, torch 2.11.0+cu130 on an NVIDIA
+# H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`), and came out `unverified` because the symptom
+# is not expected there; other releases on CUDA were not observed.

@@ -185,4 +185,6 @@ if __name__ == "__main__":
 # default environment (torch 2.13.0, a CPU build) cannot import PyPI's torchvision, which is a
 # CUDA build ("operator torchvision::nms does not exist", pytorch/pytorch#122494), so there the
 # case is `unverified` (or an import error) until the version matrix, with each torch's
-# matching torchvision, runs it. The CUDA side was not observed by this project's runs.
+# matching torchvision, runs it. On CUDA it was observed on one release, torch 2.11.0+cu130 on an
+# NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not
+# observed.
