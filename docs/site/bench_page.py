@@ -1,8 +1,9 @@
 """The page "What the performance pitfalls cost": broken ÷ fixed ratios as a bar chart.
 
 The data is the ``pitfalls`` section of a pytest-benchmark JSON: ``build/bench.json`` (the last
-``make bench``) when it has one, else the newest committed ``reports/bench-*.json``. With
-neither, the page says no benchmark is recorded and the build goes on.
+``make bench``) when it has one, else the newest committed ``reports/bench-*.json`` of the CPU
+alone. A committed run of a device that one did not measure (a GPU's) follows in a section of its
+own. With none, the page says no benchmark is recorded and the build goes on.
 """
 from __future__ import annotations
 
@@ -35,10 +36,25 @@ def choose_bench(build_json: Path, reports_dir: Path) -> tuple[Path | None, dict
             notes.append(f"{code(path.name)} has no `pitfalls` section, so it is not shown.")
         else:
             committed.append((section["date"], path.name, path, section))
-    if committed:
-        _, _, path, section = max(committed, key=lambda t: (t[0], t[1]))
+    if committed:  # the newest run of the CPU lane; a GPU's run gets its own section (other_devices)
+        cpu_only = [c for c in committed if {r["device"] for r in c[3]["ratios"]} <= {"cpu"}]
+        _, _, path, section = max(cpu_only or committed, key=lambda t: (t[0], t[1]))
         return path, section, notes
     return None, None, notes
+
+
+def other_devices(chosen: Path | None, section: dict | None, reports_dir: Path) -> list[tuple[Path, dict]]:
+    """Committed benchmarks of a device the chosen one did not measure (a GPU's run beside the
+    CPU's): the newest for each such device kind, newest first."""
+    measured = {r["device"] for r in section["ratios"]} if section else set()
+    newest: dict[str, tuple[Path, dict]] = {}
+    for path in sorted(reports_dir.glob("bench-*.json")):
+        other = _pitfalls_section(path) if path != chosen else None
+        for kind in sorted({r["device"] for r in other["ratios"]} - measured) if other else ():
+            if kind not in newest or (other["date"], path.name) > (newest[kind][1]["date"], newest[kind][0].name):
+                newest[kind] = (path, other)
+    unique = {p: sec for p, sec in newest.values()}
+    return sorted(unique.items(), key=lambda item: (item[1]["date"], item[0].name), reverse=True)
 
 
 def _pitfalls_section(path: Path) -> dict | None:
@@ -95,8 +111,10 @@ def chart_svg(section: dict) -> bytes:
     return buf.getvalue()
 
 
-def performance_page(path: Path | None, section: dict | None, notes: list[str], case_ids: set[str]) -> tuple[str, bytes | None]:
-    """(the page's Markdown, the chart's SVG or None)."""
+def performance_page(path: Path | None, section: dict | None, notes: list[str], case_ids: set[str],
+                     others: list[tuple[Path, dict]] = ()) -> tuple[str, dict[str, bytes]]:
+    """(the page's Markdown, its charts' SVGs by file name). ``others``: benchmarks of devices the
+    chosen one did not measure (``other_devices``), each in a section of its own."""
     out = ["# What the performance pitfalls cost\n",
            "Each performance case is timed (or its peak memory measured) broken and fixed, by "
            "`make bench`; a bar is broken ÷ fixed, so 10× means the pitfall costs ten times the fix.\n"]
@@ -104,19 +122,30 @@ def performance_page(path: Path | None, section: dict | None, notes: list[str], 
     if section is None:
         out.append("No benchmark recorded: run `make bench` (writes `build/bench.json`), or commit "
                    "one as `reports/bench-<torch>-<device>.json`.\n")
-        return "\n".join(out), None
+        return "\n".join(out), {}
+    charts = {}
+    out.extend(_run_section(path, section, case_ids, "performance.svg", charts))
+    overhead = section.get("harness", {}).get("overhead_ratio") if isinstance(section.get("harness"), dict) else None
+    if section["ratios"] and isinstance(overhead, (int, float)):
+        out.append(f"\nThe harness's own cost in that run: {overhead:.3g}× a bare interpreter running the same variants.")
+    for i, (other_path, other) in enumerate(others, start=2):
+        kinds = ", ".join(sorted({r["device"] for r in other["ratios"]} - {"cpu"})) or "cpu"
+        out.append(f"\n## On {md(kinds)}\n")
+        out.extend(_run_section(other_path, other, case_ids, f"performance-{i}.svg", charts))
+    return "\n".join(out) + "\n", charts
+
+
+def _run_section(path: Path, section: dict, case_ids: set[str], svg_name: str, charts: dict) -> list[str]:
+    """Where one benchmark ran, its chart (added to ``charts``) and its table of ratios."""
     devices = ", ".join(f"{d}: {name}" for d, name in section["devices"].items())
-    out.append(f"From {code(path.name)}: torch {code(section['torch'])}, run on {md(devices)}, {md(section['date'])}.\n")
+    out = [f"From {code(path.name)}: torch {code(section['torch'])}, run on {md(devices)}, {md(section['date'])}.\n"]
     if not section["ratios"]:
-        out.append("The run recorded no ratio.\n")
-        return "\n".join(out), None
-    out.append("![Broken ÷ fixed per case, device and metric](performance.svg)\n")
+        return out + ["The run recorded no ratio.\n"]
+    charts[svg_name] = chart_svg(section)
+    out.append(f"![Broken ÷ fixed per case, device and metric]({svg_name})\n")
     out.append("| case | device | metric | broken | fixed | broken ÷ fixed |\n|---|---|---|---|---|---|")
     for r in section["ratios"]:
         name = f"{{doc}}`{r['case']} <cases/{r['case']}>`" if r["case"] in case_ids else md(r["case"])
         out.append(f"| {name} | {md(r['device'])} | {md(r['metric'])} | "
                    f"{r['broken']:.3g} {md(r['unit'])} | {r['fixed']:.3g} {md(r['unit'])} | {r['ratio']:.3g}× |")
-    overhead = section.get("harness", {}).get("overhead_ratio") if isinstance(section.get("harness"), dict) else None
-    if isinstance(overhead, (int, float)):
-        out.append(f"\nThe harness's own cost in that run: {overhead:.3g}× a bare interpreter running the same variants.")
-    return "\n".join(out) + "\n", chart_svg(section)
+    return out

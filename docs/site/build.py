@@ -22,7 +22,7 @@ from harness.loader import LoadError, load_cases
 from harness.matrix import Matrix, load_matrix
 from harness.run.report import ReportError
 
-from docs.site.bench_page import BenchError, choose_bench, performance_page
+from docs.site.bench_page import BenchError, choose_bench, other_devices, performance_page
 from docs.site.case_page import page_notebook, write_downloads
 from docs.site.execute import CaseRunError, ExecutedCase, execute_each
 from docs.site.lesson import LessonError
@@ -88,7 +88,8 @@ def generate_sources(src: Path, extra: Path, root: Path = ROOT, cases_dir: Path 
     try:
         cases = load_cases(cases_dir)
         matrix = load_matrix(reports_dir=reports_dir, cases_dir=cases_dir)
-        bench = choose_bench(bench_json, reports_dir)
+        path, section, notes = choose_bench(bench_json, reports_dir)
+        bench = (path, section, notes, other_devices(path, section, reports_dir))
         symptoms = symptoms_for(root, cases)
     except (LoadError, ReportError, BenchError, SymptomError) as exc:
         raise BuildError(str(exc)) from None
@@ -135,10 +136,11 @@ def write_sources(src: Path, extra: Path, cases: list, m: Matrix, bench, lint_be
     (src / "upgrade.md").write_text(upgrade_page(m), encoding="utf-8")
     (src / "linters.md").write_text(linters_page(lint_bench, cases_dir), encoding="utf-8")
     (src / "watching.md").write_text(watching_page(detection, [lc.id for lc in cases]), encoding="utf-8")
-    page, svg = performance_page(*bench, case_ids={lc.id for lc in cases})
+    path, section, notes, others = bench
+    page, charts = performance_page(path, section, notes, {lc.id for lc in cases}, others)
     (src / "performance.md").write_text(page, encoding="utf-8")
-    if svg is not None:
-        (src / "performance.svg").write_bytes(svg)
+    for name, svg in charts.items():
+        (src / name).write_bytes(svg)
     shutil.copyfile(GUIDE, src / "writing-a-case.md")
 
 

@@ -16,7 +16,7 @@ from planting import ROOT
 pytest.importorskip("sphinx", reason="the docs extra is not installed (pip install -e '.[test,docs]')")
 pytest.importorskip("myst_nb", reason="the docs extra is not installed (pip install -e '.[test,docs]')")
 
-from docs.site.bench_page import BenchError, choose_bench, performance_page  # noqa: E402
+from docs.site.bench_page import BenchError, choose_bench, other_devices, performance_page  # noqa: E402
 from docs.site.execute import CaseRunError, execute_cases  # noqa: E402
 from docs.site.stamp import Stamp  # noqa: E402
 from harness import observe  # noqa: E402
@@ -176,8 +176,8 @@ RATIO = {"case": "python-loop-vs-broadcast", "device": "cpu", "metric": "time", 
 
 def test_performance_page_without_a_benchmark_says_so(tmp_path):
     path, section, notes = choose_bench(tmp_path / "bench.json", tmp_path)
-    page, svg = performance_page(path, section, notes, set())
-    assert "No benchmark recorded" in page and svg is None
+    page, charts = performance_page(path, section, notes, set())
+    assert "No benchmark recorded" in page and charts == {}
 
 
 def test_performance_page_draws_the_newest_committed_benchmark(tmp_path):
@@ -185,11 +185,32 @@ def test_performance_page_draws_the_newest_committed_benchmark(tmp_path):
     (tmp_path / "bench-new.json").write_text(json.dumps(_bench([RATIO])))
     (tmp_path / "bench.json").write_text(json.dumps({"benchmarks": []}))  # an older `make bench`: no section
     path, section, notes = choose_bench(tmp_path / "bench.json", tmp_path)
-    page, svg = performance_page(path, section, notes, {"python-loop-vs-broadcast"})
+    page, charts = performance_page(path, section, notes, {"python-loop-vs-broadcast"})
     assert path.name == "bench-new.json"
     assert "12.1×" in page and "a test CPU" in page and "2026-11-23" in page and "1.25×" in page
     assert "`bench.json` has no `pitfalls` section" in page
-    assert svg.startswith(b"<?xml") and b"python-loop-vs-broadcast" in svg
+    svg = charts["performance.svg"]
+    assert list(charts) == ["performance.svg"] and svg.startswith(b"<?xml") and b"python-loop-vs-broadcast" in svg
+
+
+def test_a_gpu_run_gets_a_section_of_its_own_beside_the_cpu_lane(tmp_path):
+    (tmp_path / "bench-cpu.json").write_text(json.dumps(_bench([RATIO])))
+    (tmp_path / "bench-cpu-old.json").write_text(json.dumps(_bench([RATIO], "2026-01-01T00:00:00+00:00")))
+    assert other_devices(*choose_bench(tmp_path / "bench.json", tmp_path)[:2], tmp_path) == []  # an older CPU run adds nothing
+    cuda = {**RATIO, "device": "cuda", "ratio": 48.7}
+    gpu = _bench([cuda, {**RATIO, "ratio": 1.2}], "2026-11-26T04:06:00+00:00")  # newer, and measured the CPU too
+    gpu["pitfalls"]["devices"] = {"cpu": "a test CPU", "cuda": "a test GPU"}
+    (tmp_path / "bench-gpu.json").write_text(json.dumps(gpu))
+    (tmp_path / "bench-gpu-old.json").write_text(json.dumps(_bench([{**cuda, "ratio": 9.0}], "2026-01-01T00:00:00+00:00")))
+    path, section, notes = choose_bench(tmp_path / "bench.json", tmp_path)
+    others = other_devices(path, section, tmp_path)
+    assert path.name == "bench-cpu.json"  # the CPU lane leads, though the GPU's run is newer
+    assert [p.name for p, _ in others] == ["bench-gpu.json"]  # the newest run of the other device
+    page, charts = performance_page(path, section, notes, set(), others)
+    assert list(charts) == ["performance.svg", "performance-2.svg"] and b"cuda" in charts["performance-2.svg"]
+    head, gpu_part = page.split("## On cuda")
+    assert "12.1×" in head and "48.7×" not in head
+    assert "a test GPU" in gpu_part and "48.7×" in gpu_part and "9×" not in gpu_part
 
 
 def test_a_malformed_benchmark_names_the_file_and_field(tmp_path):
