@@ -158,5 +158,6 @@ if __name__ == "__main__":
 # element. The check is in `torch/csrc/utils/tensor_apply.cpp`: today `TORCH_CHECK_TYPE(...,
 # "apply_ is only implemented on CPU tensors")`, which surfaces in Python as `TypeError`. Older
 # versions of that file threw the same `TypeError` with the same text. Since no version is known
-# to have lifted the restriction, `affects` is open at both ends. The CUDA side was not observed
-# by this project's runs: no GPU was available, so the CPU contrast is the only part seen here.
+# to have lifted the restriction, `affects` is open at both ends. On CUDA the `TypeError` above was
+# observed on one release, torch 2.11.0+cu130 on an NVIDIA H200
+# (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.

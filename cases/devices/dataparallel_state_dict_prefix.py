@@ -31,7 +31,7 @@ CASE = Case(
     # without a GPU, DataParallel has been a pass-through wrapper since PR 3318 (0.4); before that
     # it could not be built there, and load_state_dict raised KeyError("unexpected key ...").
     # (PR 3318 was merged in late 2017; 0.4 is the first release certain to hold it.)
-    # Reproduced on 2.13.0 CPU; the CUDA side was not observed by this project's runs.
+    # Reproduced on 2.13.0 CPU, and on one GPU on 2.11.0+cu130 (an NVIDIA H200) only.
     affects=(Affects(">=0.4", since="PR 3318 (pytorch/pytorch#3301), in 0.4: DataParallel can be "
                                     "built on a machine without a GPU"),),
     devices=("cpu", "cuda"),
@@ -108,8 +108,9 @@ if __name__ == "__main__":
 # error. This happens without a GPU as well. When no CUDA device is available, `DataParallel`
 # sets `device_ids = []`, and its `forward` simply calls the wrapped module, so it parallelises
 # nothing. It still wraps the model, so its state dict carries the same prefix (observed on
-# 2.13.0, CPU). The CUDA side was not observed by this project's runs, but the key names come
-# from the module tree and do not depend on the device.
+# 2.13.0, CPU). The key names come from the module tree and do not depend on the device: on one GPU
+# the same prefix was observed on one release, torch 2.11.0+cu130 on an NVIDIA H200
+# (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
 #
 # ## The fix
 # Save the inner model: `torch.save(parallel.module.state_dict(), path)`. That checkpoint loads

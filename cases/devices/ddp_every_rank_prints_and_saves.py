@@ -331,4 +331,6 @@ if __name__ == "__main__":
 # starts the processes as `torchrun` does, with the gloo backend on the CPU, so that no GPU is
 # needed; each rank is a fresh interpreter, and a run takes a few seconds on an idle machine.
 # The behaviour is the programming model, not a release's quirk, so `affects` has no bounds.
-# The CUDA side (NCCL, one process per GPU) was not observed by this project's runs.
+# The CUDA cell of the run on torch 2.11.0+cu130 on an NVIDIA H200
+# (`reports/torch-2.11.0-cuda-nvidia-h200.json`) reproduced it too, but the case runs the same gloo
+# program on the CPU there: the CUDA side (NCCL, one process per GPU) was not observed.

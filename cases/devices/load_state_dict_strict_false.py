@@ -29,8 +29,8 @@ CASE = Case(
     title="load_state_dict(strict=False) can load nothing at all, silently",
     kind="silent",
     # `strict=False` exists since 0.3 (pytorch/pytorch#3159, Oct 2017) and has skipped every
-    # mismatched key since; observed on 2.13.0 (CPU). The range is open above. The CUDA side was
-    # not observed by this project's runs (no GPU so far).
+    # mismatched key since; observed on 2.13.0 (CPU). The range is open above. On CUDA it was
+    # observed on 2.11.0+cu130 (an NVIDIA H200) only.
     affects=(Affects(">=0.3", since="pytorch/pytorch#3159 (October 2017, torch 0.3) added strict=False"),),
     devices=("cpu", "cuda"),
     sources=(S1.at("section on nn.Module / state_dict: 'load_state_dict(strict=False) tolerates "
@@ -131,7 +131,8 @@ if __name__ == "__main__":
 # lists hold every key, and the model keeps the random weights it was built with. The lists are
 # still computed and returned, as a named tuple (`_IncompatibleKeys`). Ignoring that return
 # value is what turns a loud error into a silent one. The key matching does not depend on the
-# device, but the CUDA side has not been observed by this project's runs (no GPU so far).
+# device; on CUDA it was observed on one release, torch 2.11.0+cu130 on an NVIDIA H200
+# (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
 #
 # ## The fix
 # Keep `strict=False` only for the mismatch you mean to allow, and check what it returned. If

@@ -30,8 +30,8 @@ CASE = Case(
     title="t.to(...) does not change t",
     kind="silent",
     # Tensor.to arrived in 0.4 and has always returned its result, never changed `self`;
-    # reproduced here on 2.13.0 (CPU, through the dtype). The CUDA side (the device staying
-    # "cpu") was not observed by this project's runs. No release is known to change it.
+    # reproduced here on 2.13.0 (CPU, through the dtype). The CUDA side (the device staying "cpu")
+    # was observed on 2.11.0+cu130 (an NVIDIA H200) only. No release is known to change it.
     affects=(Affects(">=0.4", since="the 0.4.0 release notes, which introduced Tensor.to"),),
     devices=("cpu", "cuda"),
     sources=(S1.at("Troubleshooting: a tensor cannot be moved to the GPU in place; model.to(device) is enough, a tensor needs t = t.to(device)"),),
@@ -112,8 +112,9 @@ if __name__ == "__main__":
 # is a container, so `.to` converts each of its parameters and buffers and puts the result back
 # into the same module. Its docstring says "This method modifies the module in-place", and it
 # returns `self` only so that calls can be chained. The two calls look the same, but only the
-# module version changes the object you called it on. The CUDA side (a tensor left on the CPU next
-# to a model on the GPU) was not observed by this project's runs, which had no GPU.
+# module version changes the object you called it on. On CUDA the tensor was observed staying on the
+# CPU on one release, torch 2.11.0+cu130 on an NVIDIA H200
+# (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
 #
 # ## The fix
 # Assign the result: `ids = ids.to(device, torch.float32)`. For a module the bare call is enough.
