@@ -149,4 +149,6 @@ if __name__ == "__main__":
 # lucidrains/x-transformers#265 a user reported it and the maintainer asked how far back the
 # replacement works (to 1.10, for `torch.autocast`). Observed on the CPU with this case: quiet on 1.13.1, 2.0.1,
 # 2.1.2, 2.2.2 and 2.3.1; the `FutureWarning` on 2.4.1, 2.5.1, 2.6.0, 2.13.0 and 2.15.0 (the
-# range is open above). The CUDA side was not observed by this project's runs.
+# range is open above). On CUDA the `FutureWarning` was observed on one release, torch 2.11.0+cu130
+# on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`), with autocast active on the GPU
+# (the output was float16); other releases on CUDA were not observed.

@@ -179,4 +179,6 @@ if __name__ == "__main__":
 # the near miss is already refused); on 2.0.1, 2.13.0 and 2.15.0 the byte attention mask raises
 # the `AssertionError`, and the bool mask of the fix is quiet and correct on all four (the 2.0.1
 # source has the new `_canonical_mask`, 1.13.1's still the byte-mask warning). The other
-# releases are left to the version matrix. CUDA was not observed.
+# releases are left to the version matrix. On CUDA the `AssertionError` was observed on one release,
+# torch 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other
+# releases on CUDA were not observed.

@@ -153,5 +153,6 @@ if __name__ == "__main__":
 # warning in a user's log, and deepspeedai/DeepSpeed#5408 changed its engine's
 # `self.module.state_dict(destination, prefix, keep_vars)` to keywords to stop it. Observed on
 # the CPU with this case: a `UserWarning` on 1.13.1, 2.0.1, 2.1.2, 2.2.2 and 2.3.1, a
-# `FutureWarning` on 2.4.1, 2.5.1, 2.6.0, 2.13.0 and 2.15.0 (open above). The CUDA side was
-# not observed by this project's runs.
+# `FutureWarning` on 2.4.1, 2.5.1, 2.6.0, 2.13.0 and 2.15.0 (open above). On CUDA the
+# `FutureWarning` was observed on one release, torch 2.11.0+cu130 on an NVIDIA H200
+# (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.

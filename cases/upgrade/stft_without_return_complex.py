@@ -170,4 +170,5 @@ if __name__ == "__main__":
 # argument out. Observed with this project's venvs on CPU: on 1.13.1 the call returns the old
 # layout with the `UserWarning`; on 2.0.1, 2.13.0 and 2.15.0 it raises the `RuntimeError`, and
 # the fix is quiet and correct on all four. The other releases are left to the version matrix.
-# CUDA was not observed.
+# On CUDA the `RuntimeError` was observed on one release, torch 2.11.0+cu130 on an NVIDIA H200
+# (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.

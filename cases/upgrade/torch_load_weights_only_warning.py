@@ -155,4 +155,6 @@ if __name__ == "__main__":
 # because its suite turns `FutureWarning` into failures, and Linesight-RL/linesight#50 is a
 # user's log full of it. Observed on the CPU with this case: quiet on 1.13.1, 2.0.1, 2.1.2,
 # 2.2.2 and 2.3.1; the `FutureWarning` on 2.4.1 and 2.5.1; quiet again on 2.6.0, 2.13.0 and
-# 2.15.0. The CUDA side was not observed by this project's runs.
+# 2.15.0. On CUDA it was run on one release, torch 2.11.0+cu130 on an NVIDIA H200
+# (`reports/torch-2.11.0-cuda-nvidia-h200.json`): quiet, as on the CPU from 2.6.0 (`absent`: the
+# broken code was right there); other releases on CUDA were not observed.

@@ -214,4 +214,6 @@ if __name__ == "__main__":
 # on 2.6.0, 2.13.0 and 2.15.0 (on 2.13.0 it names `numpy._core.multiarray.scalar`: the matrix
 # pairs torch 2.3 and later with NumPy 2, and the releases before with NumPy 1.26, which pickles
 # `numpy.core.multiarray`). The fix takes the `safe_globals` branch from 2.5.1 on and the
-# `weights_only=False` branch before. The CUDA side was not observed by this project's runs.
+# `weights_only=False` branch before. On CUDA the `UnpicklingError` was observed on one release,
+# torch 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other
+# releases on CUDA were not observed.
