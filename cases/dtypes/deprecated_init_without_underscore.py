@@ -142,5 +142,7 @@ if __name__ == "__main__":
 # `affects` records both forms, split at 2.4. The version matrix
 # observed exactly that split on the CPU (`reports/torch-*-cpu.json`): a `UserWarning` from
 # 1.13.1 to 2.3.1 and a `FutureWarning` from 2.4.1 to 2.15.0, so `pitfalls matrix` derives
-# "form 'UserWarning' -> 'FutureWarning' in 2.4.1" from the records. The CUDA side was not
-# observed by this project's runs (the warning is raised in Python before any kernel runs).
+# "form 'UserWarning' -> 'FutureWarning' in 2.4.1" from the records. On CUDA the `FutureWarning` was
+# observed on one release, torch 2.11.0+cu130 on an NVIDIA H200
+# (`reports/torch-2.11.0-cuda-nvidia-h200.json`), as expected: the warning is raised in Python
+# before any kernel runs; other releases on CUDA were not observed.

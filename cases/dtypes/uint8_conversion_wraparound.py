@@ -118,5 +118,6 @@ if __name__ == "__main__":
 # wrapped value (#36807, on a 1.6 pre-release) was addressed by #36832 ("Makes CUDA
 # -float->uint8 cast consistent with CPU"), and today's `c10/util/TypeCast.h` routes float to
 # uint8 through int64 with a comment saying it is there for consistent results across CPU and
-# GPU compilers. Observed on torch 2.13.0 (CPU); the CUDA side was not
-# observed by this project's runs.
+# GPU compilers. Observed on torch 2.13.0 (CPU), and on CUDA on one release, torch 2.11.0+cu130 on
+# an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not
+# observed.

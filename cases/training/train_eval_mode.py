@@ -154,5 +154,6 @@ if __name__ == "__main__":
 # longer updated. The BatchNorm documentation states the same split (batch statistics in
 # training, running estimates in evaluation), and a forum answer linked above
 # explains that `eval()` recurses into every submodule, disabling Dropout and switching
-# BatchNorm to its running estimates. No release changed this; the CUDA side was not
-# observed by this project's runs.
+# BatchNorm to its running estimates. No release changed this; on CUDA it was observed on one
+# release, torch 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`);
+# other releases on CUDA were not observed.

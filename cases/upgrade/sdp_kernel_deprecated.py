@@ -162,5 +162,6 @@ if __name__ == "__main__":
 # `enable_mem_efficient`); quiet on 2.0.1, 2.1.2 and 2.2.2; the `FutureWarning` on 2.3.1, 2.4.1,
 # 2.5.1, 2.6.0, 2.13.0 and 2.15.0 (the range is open above: the context manager is still there
 # in 2.15.0). The wording differs between 2.3.1 ("Please see, torch.nn.attention...") and 2.13.0
-# (the names in backquotes); the category is `FutureWarning` throughout. The CUDA side was not
-# observed by this project's runs.
+# (the names in backquotes); the category is `FutureWarning` throughout. On CUDA the `FutureWarning`
+# was observed on one release, torch 2.11.0+cu130 on an NVIDIA H200
+# (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
