@@ -100,7 +100,7 @@ def lint_text(text: str, path: str, rules: list[Rule], report_parse_errors: bool
             findings.append(Finding(path, exc.lineno or 1, exc.offset or 1, PARSE_ERROR,
                                     f"the file does not parse ({exc.msg}); nothing else in it was checked", None))
         return [f for f in findings if not _silenced(lines[f.line - 1] if 0 < f.line <= len(lines) else "", f.rule)]
-    for hit in walk(tree, rules, releases):
+    for hit in walk(tree, rules, releases, path):
         rule = hit.rule
         findings.append(Finding(path, hit.line, hit.col, rule.id, rule.message, rule.case))
     unique = sorted(set(findings), key=lambda f: (f.line, f.col, f.rule))

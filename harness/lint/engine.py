@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import ast
 import io
+import os
 import tokenize
 from dataclasses import dataclass, field
+from pathlib import Path
 
+from harness.lint.applied import moved_by_package, moved_in_tree
 from harness.lint.bindings import Bindings, Held
 from harness.lint.guards import _caught, _handles_missing, _is_guard_test
 from harness.lint.names import import_map, module_aliases, qualified
@@ -28,8 +31,17 @@ class Context:
     caught: tuple[str, ...] = ()  # the exceptions the enclosing ``except`` handler catches
     scopes: list = field(default_factory=list)  # the enclosing functions, outermost first (the module first)
     releases: Releases = field(default_factory=Releases.every)  # the torch releases the code runs on (releases.py)
+    path: str | None = None  # the file linted (its package is read for what the package's code does elsewhere)
     _qualified: dict[int, str | None] = field(default_factory=dict)
     _bindings: Bindings | None = None
+    _moved: frozenset | None = None
+
+    def moved_by_package(self) -> frozenset:
+        """The tensor attributes an ``_apply`` override in this module or its package moves (applied.py)."""
+        if self._moved is None:
+            on_disk = self.path is not None and os.path.isfile(self.path)
+            self._moved = moved_in_tree(self.module) | (moved_by_package(Path(self.path)) if on_disk else frozenset())
+        return self._moved
 
     def qualified(self, node: ast.AST) -> str | None:
         key = id(node)  # the tree outlives the walk: a node's id is its own
@@ -105,11 +117,11 @@ class Walker(ast.NodeVisitor):
     """Each node is offered only to the rules that look at its type (a rule's ``nodes``): most
     rules look at calls, a few at names, attributes, imports, loops or classes."""
 
-    def __init__(self, rules, tree, releases: Releases | None = None):
+    def __init__(self, rules, tree, releases: Releases | None = None, path: str | None = None):
         self.rules = rules
         imports = import_map(ast.Module(body=_imports(tree), type_ignores=[]))
         self.ctx = Context(module_aliases(tree, imports), module=tree, function=tree, scopes=[tree],
-                           releases=releases or Releases.every())
+                           releases=releases or Releases.every(), path=path)
         self.hits: list[Hit] = []
         self._by_type: dict[type, list] = {}
         self._methods: dict[type, object] = {}
@@ -202,8 +214,8 @@ class Walker(ast.NodeVisitor):
         self.ctx.guarded = saved
 
 
-def walk(tree: ast.AST, rules, releases: Releases | None = None) -> list[Hit]:
-    walker = Walker(rules, tree, releases)
+def walk(tree: ast.AST, rules, releases: Releases | None = None, path: str | None = None) -> list[Hit]:
+    walker = Walker(rules, tree, releases, path)
     walker.visit(tree)
     return walker.hits
 

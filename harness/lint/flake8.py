@@ -15,11 +15,11 @@ class Plugin:
     version = __version__
     _rules = None
 
-    def __init__(self, tree: ast.AST):
-        self.tree = tree
+    def __init__(self, tree: ast.AST, filename: str = "stdin"):  # flake8 passes what a plugin's parameters name
+        self.tree, self.filename = tree, filename
 
     def run(self):
         if Plugin._rules is None:
             Plugin._rules = active_rules(installed_torch())
-        for hit in walk(self.tree, Plugin._rules):
+        for hit in walk(self.tree, Plugin._rules, path=self.filename):
             yield hit.line, hit.col - 1, f"{hit.rule.id} {hit.rule.message}", type(self)

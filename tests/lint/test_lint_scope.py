@@ -174,3 +174,49 @@ def test_a_test_folder_above_the_project_is_not_test_code(tmp_path, capsys):
     (proj / "m.py").write_text(CODE)
     assert ("PTF020", 14) in found(["--all-versions", str(proj)], capsys)[2]
 
+
+
+HEAD = textwrap.dedent('''\
+    import torch
+    from torch import nn
+
+    class Head(nn.Module):
+        def __init__(self, levels):
+            super().__init__()
+            self.stride = torch.zeros(levels)
+            self.grid = torch.zeros(levels, 2)
+''')
+MODEL = textwrap.dedent('''\
+    from torch import nn
+
+    class Model(nn.Module):
+        def _apply(self, fn):
+            super()._apply(fn)
+            head = self.layers[-1]
+            head.stride = fn(head.stride)
+            return self
+''')
+
+
+@pytest.mark.parametrize("layout", ["declared", "init_chain"])
+def test_ptf015_a_packages_own_apply_override_moves_its_attribute(tmp_path, capsys, layout):
+    """A model class's ``_apply`` in another file of the package moves the head's ``stride``
+    (applied.py): only the head file is linted; the package's files are read from disk. The same
+    override in another package beside it moves nothing here."""
+    if layout == "declared":
+        (tmp_path / "proj").mkdir()
+        (tmp_path / "proj" / "pyproject.toml").write_text('[project]\nname = "p"\ndependencies = ["torch>=2.0"]\n')
+        pkg, other = tmp_path / "proj" / "src" / "pkg", tmp_path / "proj" / "elsewhere"
+    else:
+        pkg, other = tmp_path / "pkg", tmp_path / "other"
+        for folder in (pkg, pkg / "nn", other):
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "__init__.py").write_text("")
+    (pkg / "nn").mkdir(parents=True, exist_ok=True)
+    (pkg / "nn" / "head.py").write_text(HEAD)
+    other.mkdir(parents=True, exist_ok=True)
+    (other / "head.py").write_text(HEAD)
+    (other / "model.py").write_text(MODEL.replace("head.stride = fn(head.stride)", "pass"))
+    (pkg / "model.py").write_text(MODEL)  # (read once per package and process: written before any lint)
+    assert found(["--select", "PTF015", str(pkg / "nn" / "head.py")], capsys)[2] == [("PTF015", 8)]
+    assert found(["--select", "PTF015", str(other / "head.py")], capsys)[2] == [("PTF015", 7), ("PTF015", 8)]

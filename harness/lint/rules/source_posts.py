@@ -642,7 +642,8 @@ def _unregistered_tensor_attribute(node, ctx) -> bool:
         return False
     registered = {c.args[0].value for c in ast.walk(ctx.klass) if _method(c, "register_buffer", "register_parameter")
                   and c.args and isinstance(c.args[0], ast.Constant)}
-    return target.attr not in registered
+    # an ``_apply`` override in the package reassigning it from ``fn(...)`` moves it with the model
+    return target.attr not in registered and target.attr not in ctx.moved_by_package()
 
 
 def _made_by_factory(expr, ctx, depth=0) -> bool:

@@ -170,3 +170,79 @@ class Prior(nn.Module):
         self.total = int(n.sum())
 """
 SEEN["inverse_frequency_weights"] = "https://github.com/mk-minchul/AdaFace/issues/15 (a tensor kept on the module without register_buffer)"
+
+# round 7: an ``_apply(self, fn)`` override (what .to()/.cuda()/.half() all call) that reassigns the
+# attribute from ``fn(...)`` moves it; a package's model class may do it for its head's attributes
+# (read from the package's files on disk: tests/lint/test_lint_scope.py has the two-file case)
+NEAR_MISS["own_apply_moves_it"] = """
+import torch
+from torch import nn
+class FilterBank(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.window = torch.hann_window(n)
+    def _apply(self, fn, recurse=True):
+        super()._apply(fn, recurse)
+        self.window = fn(self.window)
+        return self
+"""
+NEAR_MISS["parent_apply_moves_head_attribute"] = """
+import torch
+import torch.nn as nn
+class Head(nn.Module):
+    def __init__(self, levels):
+        super().__init__()
+        self.level_strides = torch.zeros(levels)
+class Detector(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Conv2d(3, 8, 3), Head(3)])
+    def _apply(self, func):
+        out = super()._apply(func)
+        last = self.layers[-1]
+        if isinstance(last, Head):
+            last.level_strides = func(last.level_strides)
+        return out
+"""
+NEAR_MISS["apply_setattr_over_names"] = """
+import torch
+from torch import nn
+class Standardize(nn.Module):
+    def __init__(self, mean, std):
+        super().__init__()
+        self.mean = torch.as_tensor(mean)
+        self.std = torch.as_tensor(std)
+    def _apply(self, fn):
+        super()._apply(fn)
+        for attr in ("mean", "std"):
+            setattr(self, attr, fn(getattr(self, attr)))
+        return self
+"""
+PITFALL["apply_moves_another_attribute"] = """
+import torch
+from torch import nn
+class Grid(nn.Module):
+    def __init__(self, h, w):
+        super().__init__()
+        self.anchor_points = torch.zeros(h * w, 2)
+        self.offsets = torch.ones(h * w)
+    def _apply(self, fn):
+        super()._apply(fn)
+        self.anchor_points = fn(self.anchor_points)
+        return self
+"""
+PITFALL["apply_override_that_only_logs"] = """
+import torch
+import torch.nn as nn
+class Tracker(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.history = torch.zeros(100)
+    def _apply(self, fn):
+        print("moving", type(self).__name__)
+        return super()._apply(fn)
+"""
+SEEN["own_apply_moves_it"] = ("https://github.com/gdalsanto/flamo/pull/30 (overrides _apply, the hook behind "
+                              ".to()/.cuda(), to apply fn to the plain-tensor attributes it keeps)")
+SEEN["parent_apply_moves_head_attribute"] = ("https://github.com/pytorch/pytorch/issues/2641 (a plain tensor "
+                                             "attribute is not moved by .cuda(): what the override answers)")
