@@ -264,6 +264,8 @@ def _partial_by_design(state, ctx, line) -> bool:
     if any(isinstance(n, ast.Name) and n.id in ("missing_keys", "unexpected_keys") and isinstance(n.ctx, ast.Store)
            for n in ast.walk(ctx.function)):
         return True  # the keys are compared by hand in this function
+    if isinstance(state, ast.Attribute) and _kept_snapshot(state.attr, ctx):
+        return True
     if not isinstance(state, ast.Name):
         return False
     for n in ast.walk(ctx.function):
@@ -272,6 +274,31 @@ def _partial_by_design(state, ctx, line) -> bool:
         if isinstance(n, ast.Delete) and any(getattr(getattr(t, "value", None), "id", None) == state.id for t in n.targets):
             return True
     return False
+
+
+def _kept_snapshot(attr: str, ctx) -> bool:
+    """``m.load_state_dict(m._saved, strict=False)``: a snapshot the code kept on an attribute, restored.
+    Every value this module stores in ``._saved`` (other than None) is taken from a live module's
+    ``state_dict()``, there or in the function of this module that computes it
+    (``m._saved = self._swap_in(m, new)``, which returns the layers it overwrote): its keys are the
+    module's own, so loading the subset it holds is partial by design. A checkpoint kept there
+    (``self._ckpt = torch.load(path)``) is not a snapshot."""
+    stored = [n.value for n in ast.walk(ctx.module) if isinstance(n, ast.Assign)
+              and any(isinstance(t, ast.Attribute) and t.attr == attr for t in n.targets)]
+    stored = [v for v in stored if not (isinstance(v, ast.Constant) and v.value is None)]
+    return bool(stored) and all(_reads_state_dict(v, ctx) for v in stored)
+
+
+def _reads_state_dict(expr, ctx) -> bool:
+    """``expr`` calls ``.state_dict()``, or calls a function of this module (``helper(...)``,
+    ``self.helper(...)``) that does."""
+    if any(_method(n, "state_dict") for n in ast.walk(expr)):
+        return True
+    called = {c.func.id if isinstance(c.func, ast.Name) else c.func.attr for c in ast.walk(expr)
+              if isinstance(c, ast.Call) and (isinstance(c.func, ast.Name) or (
+                  isinstance(c.func, ast.Attribute) and getattr(c.func.value, "id", None) in ("self", "cls")))}
+    return any(isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name in called
+               and any(_method(n, "state_dict") for n in ast.walk(f)) for f in ast.walk(ctx.module))
 
 
 def _retry_after_check(call, ctx) -> bool:

@@ -134,3 +134,57 @@ def set_head(model, w, b):
     model.load_state_dict({"head.weight": w, "head.bias": b}, strict=False)
 """
 SEEN["named_keys_literal"] = "peft/tuners/multitask_prompt_tuning/model.py:106 (build/realcode/untuned, ONLY_SOURCE_SHARED init)"
+# round 7: a snapshot the code kept on an attribute (taken from a live module's state_dict(), there or
+# in the helper of this module that computes it), restored later: its keys are the module's own
+NEAR_MISS["restore_kept_snapshot"] = """
+import copy
+class SwapAveraged:
+    def before_eval(self, model, averaged):
+        self._live = copy.deepcopy(model.state_dict())
+        model.load_state_dict(averaged)
+    def after_eval(self, model):
+        model.load_state_dict(self._live, strict=False)
+        self._live = None
+"""
+NEAR_MISS["restore_layers_a_helper_overwrote"] = """
+import torch
+class Patcher:
+    def patch(self, net, new_layers):
+        net._overwritten = self._swap_in(net, new_layers)
+    def _swap_in(self, net, new_layers):
+        current = net.state_dict()
+        saved = {}
+        for key in new_layers:
+            saved[key] = current[key].clone()
+        net.load_state_dict({**current, **new_layers})
+        return saved
+    def unpatch(self, net):
+        if net._overwritten:
+            net.load_state_dict(net._overwritten, strict=False)
+            net._overwritten = None
+"""
+PITFALL["checkpoint_kept_on_attribute"] = """
+import torch
+class Finetuner:
+    def __init__(self, model, path):
+        self.model = model
+        self.pretrained = torch.load(path, map_location="cpu", weights_only=True)
+    def reset(self):
+        self.model.load_state_dict(self.pretrained, strict=False)
+"""
+PITFALL["attribute_also_set_from_a_file"] = """
+import torch
+class Restorer:
+    def snapshot(self, model):
+        self.saved = model.state_dict()
+    def from_disk(self, path):
+        self.saved = torch.load(path, weights_only=True)
+    def restore(self, model):
+        model.load_state_dict(self.saved, strict=False)
+"""
+SEEN["restore_kept_snapshot"] = ("EMA callbacks keep the live weights on an attribute and restore them after "
+                                 "validation (self._original_state_dict = deepcopy(pl_module.state_dict()); "
+                                 "pl_module.load_state_dict(self._original_state_dict): public code found with the "
+                                 "code search)")
+SEEN["restore_layers_a_helper_overwrote"] = ("diffusers/loaders/lora_pipeline.py:1921 (build/realcode/untuned: the "
+                                             "norm layers a LoRA overwrote, kept on the transformer and restored on unfuse)")
