@@ -27,7 +27,7 @@ _MARK = "def _apply"
 def moved_in_tree(tree: ast.AST) -> frozenset[str]:
     """The attribute names an ``_apply(self, fn)`` override in this module assigns a result of ``fn``."""
     names = set()
-    for node in ast.walk(tree):
+    for node in _statements(tree):
         if not (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "_apply"
                 and len(node.args.args) >= 2):
             continue
@@ -48,6 +48,19 @@ def moved_in_tree(tree: ast.AST) -> frozenset[str]:
                 elif isinstance(name, ast.Name):
                     names.update(loops.get(name.id, ()))
     return frozenset(n for n in names if isinstance(n, str))
+
+
+def _statements(tree: ast.AST):
+    """Every statement, found through statement bodies alone (a method is never inside an expression):
+    much less than ``ast.walk`` over a whole module."""
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        yield node
+        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            children = getattr(node, name, None)
+            if isinstance(children, list):
+                todo.extend(c for c in children if isinstance(c, (ast.stmt, ast.excepthandler, ast.match_case)))
 
 
 def _calls(expr: ast.AST, fn: str) -> bool:
