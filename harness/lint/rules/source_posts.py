@@ -1448,14 +1448,49 @@ concatenate stack vstack hstack zeros_like ones_like empty_like full_like""".spl
 
 
 def _inplace_on_from_numpy(node, ctx) -> bool:
-    """An in-place write to a tensor made by torch.from_numpy: the NumPy array changes with it."""
+    """An in-place write to a tensor made by torch.from_numpy: the NumPy array changes with it. The
+    write may be in a function of this module the tensor is handed to (``normalize_(x, mean, std)``,
+    which does ``x.sub_(mean)``): reported at the call."""
     if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
         return _shares_numpy_memory(node.target, ctx, node.lineno)
     if isinstance(node, ast.Call) and _method(node, *_INPLACE_METHODS) and isinstance(node.func.value, ast.Name):
         return _shares_numpy_memory(node.func.value, ctx, node.lineno)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        helper = ctx.bindings.module_function(node.func.id)
+        return helper is not None and any(
+            isinstance(value, ast.Name) and _writes_in_place(helper, param) and _shares_numpy_memory(value, ctx, node.lineno)
+            for param, value in arguments(node, helper).items())
     if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Subscript) \
             and isinstance(node.targets[0].value, ast.Name):
         return _shares_numpy_memory(node.targets[0].value, ctx, node.lineno)
+    return False
+
+
+def _writes_in_place(fn, param: str) -> bool:
+    """``fn`` writes into the tensor its parameter ``param`` holds: an in-place method on it or on what
+    iterating it yields (its rows are views: ``for t, m in zip(x, mean): t.sub_(m)``), an item
+    assignment, an augmented assignment. A parameter the function rebinds first (``x = x.clone()``)
+    is not the caller's tensor any more: not counted."""
+    if any(isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == param for t in n.targets)
+           for n in ast.walk(fn)):
+        return False
+    views = {param}
+    for loop in ast.walk(fn):  # for t in x / for t, m, s in zip(x, mean, std)
+        if isinstance(loop, ast.For):
+            it, target = loop.iter, loop.target
+            if isinstance(it, ast.Name) and it.id == param and isinstance(target, ast.Name):
+                views.add(target.id)
+            elif isinstance(it, ast.Call) and getattr(it.func, "id", None) == "zip" and isinstance(target, ast.Tuple):
+                views.update(t.id for a, t in zip(it.args, target.elts)
+                             if isinstance(a, ast.Name) and a.id == param and isinstance(t, ast.Name))
+    for n in ast.walk(fn):
+        if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) and n.target.id == param:
+            return True
+        if isinstance(n, ast.Call) and _method(n, *_INPLACE_METHODS) and getattr(n.func.value, "id", None) in views:
+            return True
+        if isinstance(n, ast.Assign) and any(isinstance(t, ast.Subscript) and getattr(t.value, "id", None) == param
+                                             for t in n.targets):
+            return True
     return False
 
 

@@ -40,6 +40,40 @@ audio = np.zeros(16000, dtype=np.float32)
 signal = torch.from_numpy(audio)
 signal *= 0.95
 """,
+    "helper_normalises_in_place": """
+import numpy as np
+import torch
+def normalize(tensor, mean, std):
+    tensor.sub_(mean).div_(std)
+    return tensor
+class Clips(torch.utils.data.Dataset):
+    def __init__(self, arrays):
+        self.arrays = arrays
+    def __getitem__(self, i):
+        clip = torch.from_numpy(self.arrays[i])
+        return normalize(clip, 0.5, 0.25)
+""",
+    "helper_loops_over_channels": """
+import torch
+def denormalize(t, mean, std):
+    for channel, m, s in zip(t, mean, std):
+        channel.mul_(s).add_(m)
+    return t
+def show(batch_np, mean, std):
+    img = torch.from_numpy(batch_np[0])
+    return denormalize(img, mean, std)
+""",
+    "helper_assigns_channels": """
+import torch
+MEAN = (0.49, 0.48, 0.45)
+def standardize(t, mean=MEAN):
+    t[0] = t[0] - mean[0]
+    return t
+def prepare(frame):
+    x = torch.from_numpy(frame)
+    standardize(x)
+    return x
+""",
 }
 
 NEAR_MISS = {
@@ -64,6 +98,25 @@ def load(arr):
     x -= 1
     return x
 """,
+    "helper_clones_first": """
+import torch
+def normalize(tensor, mean, std):
+    tensor = tensor.clone()
+    tensor.sub_(mean).div_(std)
+    return tensor
+def load(arr):
+    x = torch.from_numpy(arr)
+    return normalize(x, 0.5, 0.25)
+""",
+    "helper_out_of_place_on_a_copy": """
+import torch
+def normalize(tensor, mean, std):
+    tensor.sub_(mean).div_(std)
+    return tensor
+def load(arr):
+    x = torch.from_numpy(arr.copy())
+    return normalize(x, 0.5, 0.25)
+""",
     "float_conversion_copies": """
 import numpy as np
 import torch
@@ -74,6 +127,10 @@ x /= 2
 }
 
 SEEN = {
+    # in-place normalize/denormalize helpers as they are written in public code
+    "helper_normalises_in_place": "https://github.com/MathGaron/pytorch_toolbox (transformations/normalize.py: t.sub_(m).div_(s))",
+    "helper_loops_over_channels": "https://github.com/MLPA-DKU/GazeEstimation (utils/transforms/functional.py: denormalize)",
+    "helper_assigns_channels": "https://github.com/peustr/A2SNN (utils.py: normalize_cifar10 writes t[:, c] = ...)",
     "in_place_method": "https://github.com/mrdbourke/pytorch-deep-learning/issues/83",
     "scale_augassign": "https://github.com/fgnt/padertorch/pull/16",
     "normalise_in_place": "https://github.com/mrdbourke/pytorch-deep-learning/issues/1279",
