@@ -27,6 +27,12 @@ except ImportError:  # numpy is optional for torch; then there is no numpy state
 # imports the harness almost a second.
 SET_ON_IMPORT = {"TORCHINDUCTOR_CACHE_DIR": "torch._dynamo"}
 
+# sys.path entries a torch module appends when it is first imported, by the module attribute that
+# holds the entry: torch.distributed.nn.jit.instantiator puts its folder of generated templates on
+# sys.path, and torch._dynamo's first import brings it in (the first zero_grad() on 2.2-2.9 does:
+# observed, a case run alone reported "leaked global state: sys.path" there).
+PATH_ON_IMPORT = {"torch.distributed.nn.jit.instantiator": "INSTANTIATED_TEMPLATE_DIR_PATH"}
+
 
 @dataclass(frozen=True)
 class Probe:
@@ -92,6 +98,21 @@ def _set_environ(saved) -> None:
     os.environ.update(saved[0])
 
 
+def _get_sys_path():
+    return list(sys.path), frozenset(sys.modules)
+
+
+def _same_sys_path(before, after) -> bool:
+    (old, old_modules), (new, new_modules) = before, after
+    imported = new_modules - old_modules
+    by_import = {getattr(sys.modules[m], attr, None) for m, attr in PATH_ON_IMPORT.items() if m in imported}
+    return [p for p in new if not (p in by_import and p not in old)] == old
+
+
+def _set_sys_path(saved) -> None:
+    sys.path[:] = saved[0]
+
+
 def _same_numpy_state(a, b) -> bool:
     return a[0] == b[0] and numpy.array_equal(a[1], b[1]) and a[2:] == b[2:]
 
@@ -142,7 +163,7 @@ PROBES: tuple[Probe, ...] = (
     Probe("warning filters", _get_warning_filters, _set_warning_filters, _same_warning_filters),
     Probe("environment variables", _get_environ, _set_environ, _same_environ),
     Probe("working directory", os.getcwd, os.chdir),
-    Probe("sys.path", lambda: list(sys.path), lambda v: sys.path.__setitem__(slice(None), v)),
+    Probe("sys.path", _get_sys_path, _set_sys_path, _same_sys_path),
 )
 if numpy is not None:
     PROBES += (Probe("NumPy random state", numpy.random.get_state, numpy.random.set_state, _same_numpy_state),)

@@ -45,6 +45,31 @@ def test_another_variable_set_beside_that_import_is_a_leak(planted, monkeypatch)
     assert state.leaks(before) == ["environment variables"]
 
 
+def test_a_path_a_module_appends_on_its_first_import_is_not_a_leak(monkeypatch):
+    # torch.distributed.nn.jit.instantiator appends its template folder to sys.path when torch._dynamo
+    # first imports it (the first zero_grad() on 2.2-2.9): an import side effect, not the variant's.
+    monkeypatch.setitem(state.PATH_ON_IMPORT, MODULE, "TEMPLATE_DIR")
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    before = state.snapshot()
+    planted = types.ModuleType(MODULE)
+    planted.TEMPLATE_DIR = "/tmp/pitfalls-planted-templates"
+    monkeypatch.setitem(sys.modules, MODULE, planted)
+    sys.path.append(planted.TEMPLATE_DIR)
+    assert state.leaks(before) == []
+    sys.path.append("/tmp/pitfalls-planted-other")  # beside it, a path the variant added: a leak
+    assert state.leaks(before) == ["sys.path"]
+    state.restore(before)
+    assert sys.path == before["sys.path"][0]
+
+
+def test_the_same_path_appended_without_that_import_is_a_leak(monkeypatch):
+    monkeypatch.setitem(state.PATH_ON_IMPORT, MODULE, "TEMPLATE_DIR")
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    before = state.snapshot()
+    sys.path.append("/tmp/pitfalls-planted-templates")
+    assert state.leaks(before) == ["sys.path"]
+
+
 PROGRAM = """
 import os, sys, torch
 from harness.run import state
