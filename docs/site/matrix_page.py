@@ -171,8 +171,8 @@ def legend() -> str:
 
 CONTRIBUTE = (
     "## Contribute a run\n\n"
-    "This project's machines have no GPU: a CUDA cell becomes an observation when someone runs the corpus on "
-    "one. Install the package beside your torch (`pip install` the wheel; it never installs torch), run "
+    "A CUDA cell becomes an observation when someone runs the corpus on a GPU; every GPU and release not "
+    "listed above is open. Install the package beside your torch (`pip install` the wheel; it never installs torch), run "
     "`pitfalls run --json my-report.json` (every case, on cpu and cuda), and send the report. "
     "`pitfalls import-report my-report.json` checks it (schema, known cases, a release of the matrix; records "
     "of another text of a case are kept and marked stale) and files it as "
