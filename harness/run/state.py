@@ -33,6 +33,12 @@ SET_ON_IMPORT = {"TORCHINDUCTOR_CACHE_DIR": "torch._dynamo"}
 # observed, a case run alone reported "leaked global state: sys.path" there).
 PATH_ON_IMPORT = {"torch.distributed.nn.jit.instantiator": "INSTANTIATED_TEMPLATE_DIR_PATH"}
 
+# Warning filters a torch module adds when it is first imported, whose category is a builtin one (a
+# filter for a library's own category is told by that category's module, below): torch._dynamo's
+# first import on 2.1-2.2 silences torch.distributed's UserWarnings (observed as "leaked global
+# state: warning filters" when the first zero_grad() of a process ran inside a variant).
+FILTERS_ON_IMPORT = {("ignore", "UserWarning", "torch.distributed"): "torch._dynamo"}
+
 
 @dataclass(frozen=True)
 class Probe:
@@ -73,8 +79,15 @@ def _same_warning_filters(before, after) -> bool:
     (sympy adds one for its own deprecation warning): those are import side effects, not leaks."""
     (old, old_modules), (new, new_modules) = before, after
     imported = new_modules - old_modules
-    added = [f for f in new if f not in old and getattr(f[2], "__module__", "") in imported]
+    added = [f for f in new if f not in old and (getattr(f[2], "__module__", "") in imported
+                                                 or FILTERS_ON_IMPORT.get(_filter_key(f)) in imported)]
     return [f for f in new if f not in added] == old
+
+
+def _filter_key(f) -> tuple:
+    """(action, category name, module pattern) of a warnings filter entry."""
+    action, _message, category, module, _line = f
+    return action, getattr(category, "__name__", None), getattr(module, "pattern", module)
 
 
 def _set_warning_filters(saved) -> None:

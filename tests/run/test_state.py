@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 import types
+import warnings
 
 import pytest
 
@@ -68,6 +69,19 @@ def test_the_same_path_appended_without_that_import_is_a_leak(monkeypatch):
     before = state.snapshot()
     sys.path.append("/tmp/pitfalls-planted-templates")
     assert state.leaks(before) == ["sys.path"]
+
+
+def test_a_builtin_category_filter_a_module_adds_on_its_first_import_is_not_a_leak(monkeypatch):
+    # torch._dynamo's first import on 2.1-2.2 adds ("ignore", UserWarning, module="torch.distributed")
+    monkeypatch.setitem(state.FILTERS_ON_IMPORT, ("ignore", "UserWarning", "pitfalls_planted"), MODULE)
+    with warnings.catch_warnings():
+        before = state.snapshot()
+        warnings.filterwarnings("ignore", category=UserWarning, module="pitfalls_planted")
+        assert state.leaks(before) == ["warning filters"]  # not imported during the variant: a leak
+        monkeypatch.setitem(sys.modules, MODULE, types.ModuleType(MODULE))
+        assert state.leaks(before) == []
+        warnings.filterwarnings("ignore", category=UserWarning, module="pitfalls_other")
+        assert state.leaks(before) == ["warning filters"]
 
 
 PROGRAM = """
