@@ -27,11 +27,14 @@ except ImportError:  # numpy is optional for torch; then there is no numpy state
 # imports the harness almost a second.
 SET_ON_IMPORT = {"TORCHINDUCTOR_CACHE_DIR": "torch._dynamo"}
 
-# sys.path entries a torch module appends when it is first imported, by the module attribute that
-# holds the entry: torch.distributed.nn.jit.instantiator puts its folder of generated templates on
-# sys.path, and torch._dynamo's first import brings it in (the first zero_grad() on 2.2-2.9 does:
-# observed, a case run alone reported "leaked global state: sys.path" there).
-PATH_ON_IMPORT = {"torch.distributed.nn.jit.instantiator": "INSTANTIATED_TEMPLATE_DIR_PATH"}
+# sys.path entries a module appends when it is first imported, each found from the module:
+# torch.distributed.nn.jit.instantiator puts its folder of generated templates there, and setuptools
+# (>= 70) its _vendor folder; torch._dynamo's first import can bring both in (the first zero_grad()
+# on 2.2-2.9 does: observed, a case run alone reported "leaked global state: sys.path" there).
+PATH_ON_IMPORT: dict[str, Callable[[Any], Any]] = {
+    "torch.distributed.nn.jit.instantiator": lambda m: getattr(m, "INSTANTIATED_TEMPLATE_DIR_PATH", None),
+    "setuptools": lambda m: os.path.join(os.path.dirname(m.__file__ or ""), "_vendor"),
+}
 
 # Warning filters a torch module adds when it is first imported, whose category is a builtin one (a
 # filter for a library's own category is told by that category's module, below): torch._dynamo's
@@ -118,7 +121,7 @@ def _get_sys_path():
 def _same_sys_path(before, after) -> bool:
     (old, old_modules), (new, new_modules) = before, after
     imported = new_modules - old_modules
-    by_import = {getattr(sys.modules[m], attr, None) for m, attr in PATH_ON_IMPORT.items() if m in imported}
+    by_import = {entry(sys.modules[m]) for m, entry in PATH_ON_IMPORT.items() if m in imported}
     return [p for p in new if not (p in by_import and p not in old)] == old
 
 

@@ -49,7 +49,7 @@ def test_another_variable_set_beside_that_import_is_a_leak(planted, monkeypatch)
 def test_a_path_a_module_appends_on_its_first_import_is_not_a_leak(monkeypatch):
     # torch.distributed.nn.jit.instantiator appends its template folder to sys.path when torch._dynamo
     # first imports it (the first zero_grad() on 2.2-2.9): an import side effect, not the variant's.
-    monkeypatch.setitem(state.PATH_ON_IMPORT, MODULE, "TEMPLATE_DIR")
+    monkeypatch.setitem(state.PATH_ON_IMPORT, MODULE, lambda m: m.TEMPLATE_DIR)
     monkeypatch.setattr(sys, "path", list(sys.path))
     before = state.snapshot()
     planted = types.ModuleType(MODULE)
@@ -63,8 +63,26 @@ def test_a_path_a_module_appends_on_its_first_import_is_not_a_leak(monkeypatch):
     assert sys.path == before["sys.path"][0]
 
 
+SETUPTOOLS = """
+import sys
+from harness.run import state
+assert "setuptools" not in sys.modules
+before = state.snapshot()
+import setuptools  # >= 70 appends its _vendor folder to sys.path
+print(state.leaks(before))
+"""
+
+
+def test_setuptools_first_import_in_a_variant_leaks_nothing():
+    pytest.importorskip("setuptools")
+    done = subprocess.run([sys.executable, "-c", SETUPTOOLS], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": ROOT}, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]", done.stdout
+
+
 def test_the_same_path_appended_without_that_import_is_a_leak(monkeypatch):
-    monkeypatch.setitem(state.PATH_ON_IMPORT, MODULE, "TEMPLATE_DIR")
+    monkeypatch.setitem(state.PATH_ON_IMPORT, MODULE, lambda m: m.TEMPLATE_DIR)
     monkeypatch.setattr(sys, "path", list(sys.path))
     before = state.snapshot()
     sys.path.append("/tmp/pitfalls-planted-templates")
