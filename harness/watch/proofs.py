@@ -50,7 +50,6 @@ def prove_all(cases_dir: Path | None = None, device: str = "cpu") -> dict:
     """Every detector proven on ``device``; a case that does not run there is left out (and named)."""
     import torch
 
-    from harness.run.devices import device_names
     from harness.watch.detectors import all_detectors
 
     cases = {lc.id: lc for lc in load_cases(Path(cases_dir or default_cases_dir()))}
@@ -59,7 +58,7 @@ def prove_all(cases_dir: Path | None = None, device: str = "cpu") -> dict:
     record = {"torch": torch.__version__, "python": sys.version.split()[0], "detectors": proofs,
               "proven": sum(p["proven"] for p in proofs), "total": len(proofs)}
     if device != "cpu":  # the CPU record's shape is the matrix's, kept as it was
-        record["device"] = {"kind": device, "name": device_names().get(device)}
+        record["device"] = {"kind": device, "name": torch.cuda.get_device_name(0)}
         record["not_on_device"] = sorted(d.case for d in detectors if device not in cases[d.case].case.devices)
     return record
 

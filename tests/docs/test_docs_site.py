@@ -98,7 +98,11 @@ def test_case_page_shows_its_row_of_the_version_matrix_its_evidence_and_folds_it
     shown = page.locator("table.case-row tbody tr").first.locator("td").all_inner_texts()
     assert [t.strip()[:1] for t in shown] == [MARKS[c.status].strip() or "·" for c in matrix.row("backward-twice", matrix.devices[0])]
     evidence = page.locator("section#what-the-claims-rest-on").inner_text()
-    assert "cpu: symptom observed on " in evidence and "cuda: the symptom is not observed" in evidence
+    for device in matrix.devices:  # each column of the matrix (cpu, a contributed cuda:<model>) says what it saw
+        seen = any(c.status == "reproduced" for c in matrix.row("backward-twice", device))
+        assert (f"{device}: symptom observed on " in evidence) == seen, (device, evidence)
+    if not any(d.split(":")[0] == "cuda" for d in matrix.devices):  # no GPU report at all: said as such
+        assert "cuda: the symptom is not observed" in evidence
     # the CASE = Case(...) cell is folded behind a toggle: not shown until opened
     assert not page.get_by_text("CASE = Case(", exact=False).first.is_visible()
 
