@@ -127,7 +127,10 @@ def matrix_page(m: Matrix, cases: list[LoadedCase]) -> str:
         changing = [lc for lc in cases if m.changes(lc.id, device)]
         steady = [lc for lc in cases if lc not in changing]
         head = "".join(f'<th title="{esc(v)}">{esc(l)}</th>' for v, l in zip(m.versions, labels))
-        out.append(f"## {device}: {len(changing)} of {len(cases)} cases changed between releases\n")
+        observed = sorted({v for v, d in m.reports if d == device}, key=Version)
+        one = len(observed) == 1  # a contributed run of one release: nothing to compare it with yet
+        out.append(f"## {device}: one release observed ({observed[0]})\n" if one else
+                   f"## {device}: {len(changing)} of {len(cases)} cases changed between releases\n")
         out.extend(_provenance(m, device))
         rows = []
         for lc in sorted(changing, key=lambda lc: (lc.topic, lc.id)):
@@ -148,7 +151,8 @@ def matrix_page(m: Matrix, cases: list[LoadedCase]) -> str:
                     out.append(f"  - {ch.since}, {ch.variant}, **{ch.kind.replace('-', ' ')}**: "
                                f"{code(before)} → {code(after)}")
             out.append("")
-        out.append(f"### Unchanged on every release ({len(steady)} cases, by topic)\n")
+        out.append(f"### Observed on {observed[0]} ({len(steady)} cases, by topic)\n" if one else
+                   f"### Unchanged on every release ({len(steady)} cases, by topic)\n")
         for topic in sorted({lc.topic for lc in steady}):
             mine = sorted((lc for lc in steady if lc.topic == topic), key=lambda lc: lc.id)
             parts = []

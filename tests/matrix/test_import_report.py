@@ -80,6 +80,9 @@ def test_the_site_shows_contributed_cells_with_their_provenance(project, tmp_pat
     m = load_matrix(project.reports, project.cases)
     page = matrix_page(m, load_cases(project.cases))
     assert "## cuda:nvidia-h100-80gb-hbm3" in page and "NVIDIA H100 80GB HBM3 (compute capability 9.0" in page
+    # one release of a device: said as such, not as "0 of N cases changed between releases"
+    assert "## cuda:nvidia-h100-80gb-hbm3: one release observed (2.11.0)" in page
+    assert "### Observed on 2.11.0 (" in page and "changed between releases" not in page.split("## cuda:")[1]
     assert "no cuda report is recorded" not in page  # a contributed run covers the kind
     section = case_matrix_section(m, "second-case")
     assert "<th>cuda:nvidia-h100-80gb-hbm3</th>" in section and "stale" in section.split("cuda:nvidia-h100")[1]
