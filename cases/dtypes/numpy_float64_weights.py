@@ -12,8 +12,8 @@
 # You initialise a layer by hand with NumPy, `layer.weight.data =
 # torch.from_numpy(np.random.normal(0, 0.5, size=shape))`, and the first forward pass fails
 # with `RuntimeError: self and mat2 must have the same dtype, but got Float and Double` (other
-# releases and devices word it `expected m1 and m2 to have the same dtype, but got: float !=
-# double` or `expected scalar type Float but found Double`). The input is an ordinary float32
+# releases word it `expected m1 and m2 to have the same dtype, but got: float != double` or
+# `expected scalar type Float but found Double`). The input is an ordinary float32
 # batch; the weight quietly became float64.
 
 # %%
@@ -56,10 +56,10 @@ def broken(device):
 
 def symptom(run):
     """The forward pass refuses to multiply the float32 input by the float64 weight."""
-    # The wording changed across releases and devices: "self and mat2 must have the same dtype"
-    # (CPU, 1.13.1 and 2.0.1), "..., but got Float and Double" (CPU from 2.1.2), "expected m1
-    # and m2 to have the same dtype, but got: float != double" (CUDA), "expected scalar type
-    # Float but found Double" (older). Key words: "same dtype" or "expected scalar type", and,
+    # The wording changed across releases: "self and mat2 must have the same dtype" (CPU, 1.13.1
+    # and 2.0.1), "..., but got Float and Double" (CPU from 2.1.2; CUDA on 2.11.0, the one CUDA
+    # release observed), "expected m1 and m2 to have the same dtype, but got: float != double"
+    # and "expected scalar type Float but found Double" (other releases; not observed here). Key words: "same dtype" or "expected scalar type", and,
     # wherever the message names the dtypes, Double among them.
     if not run.raised(RuntimeError, r"same dtype|expected scalar type"):
         return False
