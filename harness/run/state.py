@@ -73,15 +73,21 @@ def _set_deterministic(state: tuple[bool, bool]) -> None:
     torch.use_deterministic_algorithms(state[0], warn_only=state[1])
 
 
-def _get_warning_filters():
-    return list(warnings.filters), frozenset(sys.modules)
+def _with_modules(get):
+    """``get`` paired with the modules imported so far: what a module's first import during the
+    variant changed (an import side effect) is then told apart from what the variant did."""
+    return lambda: (get(), frozenset(sys.modules))
+
+
+def _imported(before, after) -> frozenset[str]:
+    """The modules first imported between two ``_with_modules`` snapshots."""
+    return after[1] - before[1]
 
 
 def _same_warning_filters(before, after) -> bool:
     """Equal, except for filters that a library installs when a variant first imports it
     (sympy adds one for its own deprecation warning): those are import side effects, not leaks."""
-    (old, old_modules), (new, new_modules) = before, after
-    imported = new_modules - old_modules
+    old, new, imported = before[0], after[0], _imported(before, after)
     added = [f for f in new if f not in old and (getattr(f[2], "__module__", "") in imported
                                                  or FILTERS_ON_IMPORT.get(_filter_key(f)) in imported)]
     return [f for f in new if f not in added] == old
@@ -98,13 +104,8 @@ def _set_warning_filters(saved) -> None:
     warnings._filters_mutated()
 
 
-def _get_environ():
-    return dict(os.environ), frozenset(sys.modules)
-
-
 def _same_environ(before, after) -> bool:
-    (old, old_modules), (new, new_modules) = before, after
-    imported = new_modules - old_modules
+    old, new, imported = before[0], after[0], _imported(before, after)
     by_import = {k for k, module in SET_ON_IMPORT.items() if k in new and k not in old and module in imported}
     return {k: v for k, v in new.items() if k not in by_import} == old
 
@@ -114,13 +115,8 @@ def _set_environ(saved) -> None:
     os.environ.update(saved[0])
 
 
-def _get_sys_path():
-    return list(sys.path), frozenset(sys.modules)
-
-
 def _same_sys_path(before, after) -> bool:
-    (old, old_modules), (new, new_modules) = before, after
-    imported = new_modules - old_modules
+    old, new, imported = before[0], after[0], _imported(before, after)
     by_import = {entry(sys.modules[m]) for m, entry in PATH_ON_IMPORT.items() if m in imported}
     return [p for p in new if not (p in by_import and p not in old)] == old
 
@@ -176,10 +172,10 @@ PROBES: tuple[Probe, ...] = (
         lambda v: setattr(torch.backends.cudnn, "deterministic", v),
     ),
     Probe("number of threads", torch.get_num_threads, torch.set_num_threads),
-    Probe("warning filters", _get_warning_filters, _set_warning_filters, _same_warning_filters),
-    Probe("environment variables", _get_environ, _set_environ, _same_environ),
+    Probe("warning filters", _with_modules(lambda: list(warnings.filters)), _set_warning_filters, _same_warning_filters),
+    Probe("environment variables", _with_modules(lambda: dict(os.environ)), _set_environ, _same_environ),
     Probe("working directory", os.getcwd, os.chdir),
-    Probe("sys.path", _get_sys_path, _set_sys_path, _same_sys_path),
+    Probe("sys.path", _with_modules(lambda: list(sys.path)), _set_sys_path, _same_sys_path),
 )
 if numpy is not None:
     PROBES += (Probe("NumPy random state", numpy.random.get_state, numpy.random.set_state, _same_numpy_state),)
