@@ -1458,7 +1458,7 @@ def _inplace_on_from_numpy(node, ctx) -> bool:
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
         helper = ctx.bindings.module_function(node.func.id)
         return helper is not None and any(
-            isinstance(value, ast.Name) and _writes_in_place(helper, param) and _shares_numpy_memory(value, ctx, node.lineno)
+            isinstance(value, ast.Name) and _shares_numpy_memory(value, ctx, node.lineno) and _writes_in_place(helper, param)
             for param, value in arguments(node, helper).items())
     if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Subscript) \
             and isinstance(node.targets[0].value, ast.Name):
