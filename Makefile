@@ -33,7 +33,7 @@ $(STAMP): pyproject.toml
 	touch $@
 
 run: venv
-	$(PY) -m harness run --json build/report.json
+	$(PY) -m torch_pitfalls run --json build/report.json
 
 test: venv
 	$(PY) -m pytest cases/ tests/
@@ -48,29 +48,29 @@ $(UV): $(STAMP)
 	$(PY) -m pip install --quiet "uv==$(UV_VERSION)"
 
 matrix: venv $(UV)
-	$(PY) -m harness.matrix.build --uv $(UV) --watch-proofs --fix-proofs $(if $(VERSIONS),--versions "$(VERSIONS)") \
+	$(PY) -m torch_pitfalls.matrix.build --uv $(UV) --watch-proofs --fix-proofs $(if $(VERSIONS),--versions "$(VERSIONS)") \
 		$(if $(filter stale,$(CASES)),--stale,$(if $(CASES),--cases "$(CASES)")) $(if $(TORCH_INDEX),--index $(TORCH_INDEX)) $(MATRIX_FLAGS)
-	$(PY) -m harness matrix
+	$(PY) -m torch_pitfalls matrix
 
 # What changed in torch's own files from release to release (the leads of cases/upgrade/): each
 # release of VERSIONS (default: the matrix's) is downloaded alone, without dependencies (about
 # 1 GB), scanned and deleted; scans stay in build/surface/ and their consecutive diffs are printed.
 upgrade-scan: venv $(UV)
-	$(PY) -m harness.surface fetch --uv $(UV) $(VERSIONS)
-	$(PY) -m harness.surface diff build/surface
+	$(PY) -m torch_pitfalls.surface fetch --uv $(UV) $(VERSIONS)
+	$(PY) -m torch_pitfalls.surface diff build/surface
 
 # Only the watcher's proofs, with every torch of the matrix (reports/watch-proofs.json); `make
 # matrix` runs them too, beside the cases.
 watch-versions: venv $(UV)
-	$(PY) -m harness.matrix.build --uv $(UV) --watch-proofs --skip-cases $(if $(VERSIONS),--versions "$(VERSIONS)") $(MATRIX_FLAGS)
+	$(PY) -m torch_pitfalls.matrix.build --uv $(UV) --watch-proofs --skip-cases $(if $(VERSIONS),--versions "$(VERSIONS)") $(MATRIX_FLAGS)
 
 # Only the linter's fix proofs, with every torch of the matrix (reports/lint-fix-proofs.json: a fix
 # proven on every release where its rule applies is applied by `pitfalls lint --fix`).
 fix-versions: venv $(UV)
-	$(PY) -m harness.matrix.build --uv $(UV) --fix-proofs --skip-cases $(if $(VERSIONS),--versions "$(VERSIONS)") $(MATRIX_FLAGS)
+	$(PY) -m torch_pitfalls.matrix.build --uv $(UV) --fix-proofs --skip-cases $(if $(VERSIONS),--versions "$(VERSIONS)") $(MATRIX_FLAGS)
 
 matrix-check: venv
-	$(PY) -m harness matrix --check
+	$(PY) -m torch_pitfalls matrix --check
 
 # The docs site, offline, into build/site/ (English) and build/site/zh/ (Chinese). Always rebuilt
 # from the case sources: every case's cells run once (one process), then Sphinx renders both

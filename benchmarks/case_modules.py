@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from harness.loader import load_cases
+from torch_pitfalls.loader import load_cases
 
 ROOT = Path(__file__).resolve().parent.parent
 _CASES = {lc.id: lc for lc in load_cases(ROOT / "cases")}

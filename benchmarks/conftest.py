@@ -5,7 +5,7 @@ import datetime as dt
 import pytest
 import torch
 
-from harness.run.devices import device_names
+from torch_pitfalls.run.devices import device_names
 from summary import pitfalls_record, summary_lines
 
 _RECORD = pytest.StashKey[dict]()

@@ -14,7 +14,7 @@ lightning, transformers, ...). The script reports
   ``setup.cfg``) that each tool gets as its one argument: `pitfalls lint` in process
   (``lint_text`` over every file with the rules and releases ``--all-versions`` gives it:
   harness/lint/scope.py, each package's declared torch; reading the files included), and as a
-  subprocess (``python -m harness lint --all-versions --format json DIR``), and TorchFix as a
+  subprocess (``python -m torch_pitfalls lint --all-versions --format json DIR``), and TorchFix as a
   subprocess (``python -m torchfix --select ALL -j 1 DIR``). The tools take turns (the order
   alternates from one repetition to the next); the median wall time of ``--reps`` repetitions
   counts, and the ratio is pitfalls-lint speed / TorchFix speed, subprocess to subprocess.
@@ -43,8 +43,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from harness.lint import lint_text, python_files  # noqa: E402
-from harness.lint.scope import FileRules  # noqa: E402
+from torch_pitfalls.lint import lint_text, python_files  # noqa: E402
+from torch_pitfalls.lint.scope import FileRules  # noqa: E402
 
 TORCHFIX_LINE = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<rule>TOR\d+)\b")
 
@@ -109,7 +109,7 @@ def run_subprocess(cmd: list[str]) -> tuple[float, subprocess.CompletedProcess]:
 
 
 def pitfalls_cmd(folder: Path) -> list[str]:
-    return [sys.executable, "-m", "harness", "lint", "--all-versions", "--format", "json", str(folder)]
+    return [sys.executable, "-m", "torch_pitfalls", "lint", "--all-versions", "--format", "json", str(folder)]
 
 
 def torchfix_cmd(folder: Path) -> list[str]:

@@ -18,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from harness.lint import RULES, active_rules, lint_text  # noqa: E402
+from torch_pitfalls.lint import RULES, active_rules, lint_text  # noqa: E402
 
 
 def _variants():

@@ -2,7 +2,7 @@
 benchmark JSON (``summary.py`` prints it).
 
 One training step (forward, cross-entropy loss, backward, ``Adam.step()``) of three models, timed
-three ways in the same process: unwatched, inside ``harness.watch.watch()``, and inside
+three ways in the same process: unwatched, inside ``torch_pitfalls.watch.watch()``, and inside
 ``torch.autograd.detect_anomaly()`` instead (the tool users reach for when they look for trouble
 at run time, and what the watcher's cost should be read against):
 
@@ -39,7 +39,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from harness.watch import watch
+from torch_pitfalls.watch import watch
 from summary import WATCH_GOAL
 
 SIDES = ("off", "on", "anomaly")

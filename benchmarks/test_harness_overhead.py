@@ -32,7 +32,7 @@ from typing import NamedTuple
 import pytest
 
 from case_modules import ROOT, _CASES
-from harness.run.runner import not_run_reason
+from torch_pitfalls.run.runner import not_run_reason
 from summary import RSS_BUDGET_BYTES
 
 CORPUS = list(_CASES.values())  # in the harness's own order
@@ -42,7 +42,7 @@ ROUNDS = 2
 
 def harness_cmd(cases):
     ids = [] if cases is CORPUS else [lc.id for lc in cases]  # the whole corpus: as `make run` does
-    return [sys.executable, "-m", "harness", "run", *ids, "--device", "cpu", "-q"]
+    return [sys.executable, "-m", "torch_pitfalls", "run", *ids, "--device", "cpu", "-q"]
 
 
 def floor_cmd(cases):

@@ -99,7 +99,7 @@ def run_one(program: Path, out: Path, watched: bool) -> None:
     os.chdir(program.parent)
     watcher = None
     if watched:
-        from harness.watch.session import Watcher
+        from torch_pitfalls.watch.session import Watcher
 
         # Counts, per case, how often a detector looked at something (a watched torch call, a module
         # or optimizer hook): silence then means it looked and found nothing. Compiled under a

@@ -4,11 +4,11 @@ A case module needs only what is exported here. What needs torch is imported whe
 (PEP 562), so `pitfalls lint` starts without torch's import time and `pitfalls` says "torch is
 not installed" in one line where it is missing.
 """
-from harness.case import Affects, Case, Source
+from torch_pitfalls.case import Affects, Case, Source
 
-_LAZY = {"ops_called": "harness.helpers", "run_python": "harness.helpers", "run_pythons": "harness.helpers",
-         "saved_bytes": "harness.helpers", "seeded": "harness.helpers",
-         "Observation": "harness.observation", "observe": "harness.observation"}
+_LAZY = {"ops_called": "torch_pitfalls.helpers", "run_python": "torch_pitfalls.helpers", "run_pythons": "torch_pitfalls.helpers",
+         "saved_bytes": "torch_pitfalls.helpers", "seeded": "torch_pitfalls.helpers",
+         "Observation": "torch_pitfalls.observation", "observe": "torch_pitfalls.observation"}
 
 __all__ = ["Affects", "Case", "Observation", "Source", "observe", "ops_called", "run_python", "run_pythons", "saved_bytes", "seeded"]
 __version__ = "0.1.0"

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from packaging.version import Version
 
-from harness.versions import MATRIX_FIRST, parse_range, release_of
+from torch_pitfalls.versions import MATRIX_FIRST, parse_range, release_of
 
 KINDS = ("error", "silent", "warning", "performance", "historical")
 DEVICES = ("cpu", "cuda")

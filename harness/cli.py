@@ -23,11 +23,11 @@ import argparse
 import importlib.util
 import sys
 
-from harness.lint import cli as lint_cli
-from harness.loader import load_for_command, select_cases
-from harness.matrix import cli as matrix_cli
-from harness.run import cli as run_cli
-from harness.watch import cli as watch_cli
+from torch_pitfalls.lint import cli as lint_cli
+from torch_pitfalls.loader import load_for_command, select_cases
+from torch_pitfalls.matrix import cli as matrix_cli
+from torch_pitfalls.run import cli as run_cli
+from torch_pitfalls.watch import cli as watch_cli
 
 EXIT_FAILED, EXIT_USAGE = 1, 2
 
@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = _parser().parse_args(argv)
         if args.cases is None:
-            from harness.loader import default_cases_dir
+            from torch_pitfalls.loader import default_cases_dir
 
             args.cases = str(default_cases_dir())
         if getattr(args, "needs_torch", False) and importlib.util.find_spec("torch") is None:
@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def cmd_list(args, usage_error) -> int:
-    from harness.run.devices import torch_version
+    from torch_pitfalls.run.devices import torch_version
 
     version = torch_version()
     rows = [("id", "topic", "kind", "devices", "affects", f"expected on {version}")]
@@ -92,7 +92,7 @@ def cmd_list(args, usage_error) -> int:
 
 
 def cmd_show(args, usage_error) -> int:
-    from harness.story import render_story
+    from torch_pitfalls.story import render_story
 
     (lc,) = select_cases(load_for_command(args.cases, usage_error)[0], [args.id], usage_error)
     print(render_story(lc.path))
@@ -102,9 +102,9 @@ def cmd_show(args, usage_error) -> int:
 
 def claims_text(lc, args) -> str:
     """What the case's claims rest on, from the recorded matrix (``reports/`` beside ``--cases``)."""
-    from harness.matrix import default_reports_dir, load_matrix
-    from harness.matrix.claims import all_claims
-    from harness.run.report import ReportError
+    from torch_pitfalls.matrix import default_reports_dir, load_matrix
+    from torch_pitfalls.matrix.claims import all_claims
+    from torch_pitfalls.run.report import ReportError
 
     reports = default_reports_dir(args.cases)
     try:

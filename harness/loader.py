@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
-from harness.case import TOPICS, Case, CaseError
+from torch_pitfalls.case import TOPICS, Case, CaseError
 
 VARIANTS = ("broken", "symptom", "fixed", "check")
 
@@ -65,7 +65,7 @@ def default_cases_dir() -> Path:
         return here
     import importlib.util
 
-    spec = importlib.util.find_spec("harness.cases")
+    spec = importlib.util.find_spec("torch_pitfalls.cases")
     return Path(next(iter(spec.submodule_search_locations))) if spec and spec.submodule_search_locations else here
 
 

@@ -4,7 +4,7 @@ The five source posts (in Chinese) are ``S0``-``S4``; a case cites one with its 
 ``sources=(S2.at("section 'F.interpolate'"),)``. The upgrade cases cite torch's own release
 notes: ``release_notes("2.6.0").at("Backwards Incompatible Changes: torch.load")``.
 """
-from harness.case import Source
+from torch_pitfalls.case import Source
 
 S0 = Source(
     title="分享一下我最近所经历的踩坑经历吧 (sharing my recent pitfalls: a segmentation loss in torch 0.3, 2017)",

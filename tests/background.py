@@ -21,8 +21,8 @@ from pathlib import Path
 from planting import (ROOT, Corpus, case_source, copy_corpus, plant_rng_probes, subprocess_env)
 
 TIMEOUT_S = 1200
-PYTEST = [sys.executable, "-m", "pytest", "-p", "harness.run.plugin", "-p", "no:cacheprovider", "-p", "no:benchmark"]
-HARNESS = [sys.executable, "-m", "harness"]
+PYTEST = [sys.executable, "-m", "pytest", "-p", "torch_pitfalls.run.plugin", "-p", "no:cacheprovider", "-p", "no:benchmark"]
+HARNESS = [sys.executable, "-m", "torch_pitfalls"]
 MUTANT = "\n\ndef fixed(device):  # mutation: the fix is the broken code\n    return broken(device)\n"
 
 # The faults planted beside part of the real corpus (tests/run/test_hardening_faults.py reads them).
@@ -101,7 +101,7 @@ class Job:
             err = (self.logs / "stderr").read_text(errors="replace")
             done = subprocess.CompletedProcess(self.cmd, self.proc.returncode, out, err)
             assert self.report.exists(), f"{self.name}: no output (exit {done.returncode})\n{out[-3000:]}\n{err[-3000:]}"
-            from harness.run.report import load_report
+            from torch_pitfalls.run.report import load_report
 
             report = load_report(self.report) if self.report.suffix == ".json" else {}
             self.finished = Finished(done, report, self.cwd, self.report, self.tmpdir, self.corpus, self.extra)

@@ -87,7 +87,7 @@ def clean_records(request, jobs) -> dict:
     so that run is reused (the plugin keeps its records); run alone, ``tests/`` makes one."""
     from dataclasses import asdict
 
-    from harness.run.plugin import records_key
+    from torch_pitfalls.run.plugin import records_key
 
     real = real_case_ids()
     mine = {(r.case, r.device): asdict(r) for r in request.config.stash.get(records_key, []) if r.case in real}

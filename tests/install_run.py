@@ -6,7 +6,7 @@ written as JSON to argv[1] (tests/project/test_install.py reads it; tests/backgr
 2. make a fresh venv that sees this interpreter's packages (torch, NumPy, pytest, ipykernel: the
    user's own, never installed by us) and install the wheel into it without dependencies;
 3. from an empty directory: ``pitfalls run`` on a sample of cases, ``pytest --pyargs
-   harness.cases`` on the same sample, ``pitfalls matrix``/``upgrade``/``lint --upgrade``/``lint
+   torch_pitfalls.cases`` on the same sample, ``pitfalls matrix``/``upgrade``/``lint --upgrade``/``lint
    --diff`` on the recorded matrix the wheel ships, and the site's downloaded notebooks of that
    sample in a Jupyter kernel of the venv (nbclient), top to bottom.
 """
@@ -69,11 +69,14 @@ def main(out: Path) -> None:
         empty = work / "empty"
         empty.mkdir()
         py = venv / "bin" / "python"
-        step("where", [py, "-c", "import harness, harness.cases, pathlib; print(harness.__file__); "
-                                 "print(list(harness.cases.__path__)[0])"], empty)
+        step("where", [py, "-c", "import torch_pitfalls, torch_pitfalls.cases, pathlib; print(torch_pitfalls.__file__); "
+                                 "print(list(torch_pitfalls.cases.__path__)[0])"], empty)
+        # the wheel installs one top-level package, torch_pitfalls: no generic `harness` to collide with
+        step("no-harness", [py, "-c", "import importlib.util, sys; sys.exit(importlib.util.find_spec('harness') is not None)"],
+             empty)
         step("run", [venv / "bin" / "pitfalls", "run", *SAMPLE, "--device", "cpu", "--json", empty / "report.json"], empty)
         steps["run"]["report"] = json.loads((empty / "report.json").read_text()) if (empty / "report.json").exists() else None
-        step("pytest", [py, "-m", "pytest", "--pyargs", "harness.cases", "-p", "no:cacheprovider", "-p", "no:randomly",
+        step("pytest", [py, "-m", "pytest", "--pyargs", "torch_pitfalls.cases", "-p", "no:cacheprovider", "-p", "no:randomly",
                         "-k", " or ".join(SAMPLE), "-rA", "-q"], empty)
         # the recorded matrix shipped in the wheel, read from a folder that has none
         step("matrix", [venv / "bin" / "pitfalls", "matrix", "--check"], empty)
@@ -103,7 +106,7 @@ def notebooks(work: Path, py: Path, cwd: Path, env: dict) -> dict:
     from docs.site.execute import execute_case
     from docs.site.notebook import download_notebook
     from docs.site.stamp import Stamp
-    from harness.loader import load_case
+    from torch_pitfalls.loader import load_case
 
     bare = work / "bare-venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", bare], check=True, env=env)
@@ -111,7 +114,7 @@ def notebooks(work: Path, py: Path, cwd: Path, env: dict) -> dict:
     # the user's packages as a plain path entry: their .pth files (the checkout's editable install) are not read
     (site / "_users_own_packages.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     py = bare / "bin" / "python"
-    probe = subprocess.run([py, "-c", "import harness"], cwd=cwd, env=env, capture_output=True, text=True)
+    probe = subprocess.run([py, "-c", "import torch_pitfalls"], cwd=cwd, env=env, capture_output=True, text=True)
     harness = {"importable": probe.returncode == 0, "stderr": probe.stderr[-300:]}
     results = {}
     kernels = work / "jupyter" / "kernels" / "pitfalls-venv"

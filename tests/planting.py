@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 CASE_TEMPLATE = '''\
 import torch
-from harness import Affects, Case, Source
+from torch_pitfalls import Affects, Case, Source
 
 CASE = Case(
     id={id!r},
@@ -95,7 +95,7 @@ def copy_corpus(root: Path, topics: tuple[str, ...] | None = None) -> Corpus:
 
 
 def copied_case_ids(corpus: Corpus) -> set[str]:
-    from harness.loader import case_id_of, find_case_files
+    from torch_pitfalls.loader import case_id_of, find_case_files
 
     real = real_case_ids()
     return {case_id_of(p) for p in find_case_files(corpus.cases)} & real
@@ -117,7 +117,7 @@ def variant_run(lc, variant: str):
     """One run of a case's variant on the CPU as the runner makes it (``run_variant``: RNGs seeded,
     global state guarded), shared by every test that reads one: the predicates, the explainer's
     proofs and the watcher's comparison each used to run the same variant again."""
-    from harness.run.runner import run_variant
+    from torch_pitfalls.run.runner import run_variant
 
     key = (lc.id, variant)
     if key not in _VARIANT_RUNS:
@@ -126,7 +126,7 @@ def variant_run(lc, variant: str):
 
 
 def real_case_ids() -> set[str]:
-    from harness.loader import case_id_of, find_case_files
+    from torch_pitfalls.loader import case_id_of, find_case_files
 
     return {case_id_of(p) for p in find_case_files(ROOT / "cases")}
 
@@ -136,7 +136,7 @@ def run_corpus(pytester, *args, inprocess: bool = False):
     in a fresh interpreter, or (``inprocess``, where only collection and markers matter) in this
     one, which saves an interpreter and torch start per run."""
     run = pytester.runpytest_inprocess if inprocess else pytester.runpytest_subprocess
-    return run("-p", "harness.run.plugin", "-p", "no:cacheprovider", "-rs", "cases", *args)
+    return run("-p", "torch_pitfalls.run.plugin", "-p", "no:cacheprovider", "-rs", "cases", *args)
 
 
 def subprocess_env(**extra: str) -> dict:
@@ -149,7 +149,7 @@ def subprocess_env(**extra: str) -> dict:
 def run_pytest(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
     """A whole pytest session in a fresh interpreter (for a session-scoped fixture, where
     pytester cannot go), with the plugin loaded as the project's conftest loads it."""
-    cmd = [sys.executable, "-m", "pytest", "-p", "harness.run.plugin", "-p", "no:cacheprovider", "-p", "no:benchmark", *args]
+    cmd = [sys.executable, "-m", "pytest", "-p", "torch_pitfalls.run.plugin", "-p", "no:cacheprovider", "-p", "no:benchmark", *args]
     return subprocess.run(cmd, cwd=cwd, env=subprocess_env(**env), capture_output=True, text=True, timeout=1200)
 
 
@@ -198,8 +198,8 @@ def test_draws_from_every_global_generator():
 
 def reseeded_draw() -> int:
     """What RNG_DRAW gives right after the harness reseeds, drawn here without moving anything."""
-    from harness.helpers import reseed
-    from harness.run import state
+    from torch_pitfalls.helpers import reseed
+    from torch_pitfalls.run import state
 
     namespace: dict = {}
     exec("import torch\ndef draw():\n" + textwrap.indent(RNG_DRAW, "    "), namespace)
@@ -234,7 +234,7 @@ REPORT_ENV = {"torch_cuda": None, "torch_git": None, "python": "3.11.7", "platfo
 
 
 def case_sha(corpus: Corpus, case_id: str, topic: str = "autograd") -> str:
-    """The hash a record of a planted case carries (harness.loader.source_sha256 of its text)."""
+    """The hash a record of a planted case carries (torch_pitfalls.loader.source_sha256 of its text)."""
     import hashlib
 
     return hashlib.sha256((corpus.cases / topic / f"{case_id.replace('-', '_')}.py").read_bytes()).hexdigest()

@@ -19,8 +19,8 @@
 # %%
 import torch
 
-from harness import Case, observe, seeded
-from harness.sources import S1, S4
+from torch_pitfalls import Case, observe, seeded
+from torch_pitfalls.sources import S1, S4
 
 CASE = Case(
     id="custom-function-needs-gradcheck",

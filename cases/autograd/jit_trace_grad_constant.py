@@ -23,8 +23,8 @@ import warnings
 import torch
 from torch import nn
 
-from harness import Affects, Case, observe
-from harness.sources import S1
+from torch_pitfalls import Affects, Case, observe
+from torch_pitfalls.sources import S1
 
 CASE = Case(
     id="jit-trace-grad-constant",

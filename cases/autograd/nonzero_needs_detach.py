@@ -19,8 +19,8 @@
 # %%
 import torch
 
-from harness import Affects, Case, observe
-from harness.sources import S1
+from torch_pitfalls import Affects, Case, observe
+from torch_pitfalls.sources import S1
 
 CASE = Case(
     id="nonzero-needs-detach",

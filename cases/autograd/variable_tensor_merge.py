@@ -23,8 +23,8 @@
 import torch
 from torch.autograd import Variable
 
-from harness import Case, observe
-from harness.sources import S0, S1
+from torch_pitfalls import Case, observe
+from torch_pitfalls.sources import S0, S1
 
 CASE = Case(
     id="variable-tensor-merge",

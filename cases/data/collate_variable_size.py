@@ -20,8 +20,8 @@ import torch
 import torch.nn.functional as F
 from torch.utils.data import DataLoader, Dataset
 
-from harness import Case, observe, seeded
-from harness.sources import S1
+from torch_pitfalls import Case, observe, seeded
+from torch_pitfalls.sources import S1
 
 CASE = Case(
     id="collate-variable-size",

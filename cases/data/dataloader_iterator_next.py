@@ -18,8 +18,8 @@
 import torch
 from torch.utils.data import DataLoader
 
-from harness import Affects, Case, observe, seeded
-from harness.sources import S1
+from torch_pitfalls import Affects, Case, observe, seeded
+from torch_pitfalls.sources import S1
 
 CASE = Case(
     id="dataloader-iterator-next",

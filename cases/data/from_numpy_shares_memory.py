@@ -19,8 +19,8 @@
 import numpy as np
 import torch
 
-from harness import Case, observe
-from harness.sources import S1
+from torch_pitfalls import Case, observe
+from torch_pitfalls.sources import S1
 
 CASE = Case(
     id="from-numpy-shares-memory",

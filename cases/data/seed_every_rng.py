@@ -21,8 +21,8 @@ import random
 import numpy as np
 import torch
 
-from harness import Case, observe, run_pythons
-from harness.sources import S1
+from torch_pitfalls import Case, observe, run_pythons
+from torch_pitfalls.sources import S1
 
 CASE = Case(
     id="seed-every-rng",

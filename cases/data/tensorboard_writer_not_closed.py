@@ -19,8 +19,8 @@
 import tempfile
 from pathlib import Path
 
-from harness import Case, observe, run_python
-from harness.sources import S1
+from torch_pitfalls import Case, observe, run_python
+from torch_pitfalls.sources import S1
 
 CASE = Case(
     id="tensorboard-writer-not-closed",

@@ -20,8 +20,8 @@
 import numpy as np
 import torch
 
-from harness import Affects, Case, observe
-from harness.sources import S1
+from torch_pitfalls import Affects, Case, observe
+from torch_pitfalls.sources import S1
 
 CASE = Case(
     id="transforms-expect-pil",

@@ -22,8 +22,8 @@ from typing import NamedTuple
 import torch
 from torch.profiler import ProfilerActivity, profile
 
-from harness import Case, observe
-from harness.sources import S1
+from torch_pitfalls import Case, observe
+from torch_pitfalls.sources import S1
 
 CASE = Case(
     id="cuda-cache-not-released",

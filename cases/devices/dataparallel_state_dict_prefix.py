@@ -20,8 +20,8 @@ import torch
 from torch import nn
 from torch.nn.modules.utils import consume_prefix_in_state_dict_if_present
 
-from harness import Affects, Case, observe, seeded
-from harness.sources import S1
+from torch_pitfalls import Affects, Case, observe, seeded
+from torch_pitfalls.sources import S1
 
 CASE = Case(
     id="dataparallel-state-dict-prefix",

@@ -28,8 +28,8 @@ import time
 import torch
 from torch import nn
 
-from harness import Case, observe, seeded
-from harness.sources import S1
+from torch_pitfalls import Case, observe, seeded
+from torch_pitfalls.sources import S1
 
 CASE = Case(
     id="ddp-every-rank-prints-and-saves",

@@ -21,8 +21,8 @@ from typing import NamedTuple
 
 import torch
 
-from harness import Affects, Case, observe
-from harness.sources import S1
+from torch_pitfalls import Affects, Case, observe
+from torch_pitfalls.sources import S1
 
 CASE = Case(
     id="device-cuda-vs-cuda0",

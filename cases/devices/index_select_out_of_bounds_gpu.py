@@ -24,8 +24,8 @@ from typing import NamedTuple, Optional
 
 import torch
 
-from harness import Affects, Case, observe
-from harness.sources import S2
+from torch_pitfalls import Affects, Case, observe
+from torch_pitfalls.sources import S2
 
 CASE = Case(
     id="index-select-out-of-bounds-gpu",

@@ -17,8 +17,8 @@
 # %%
 import torch
 
-from harness import Affects, Case, observe
-from harness.sources import S0, S1
+from torch_pitfalls import Affects, Case, observe
+from torch_pitfalls.sources import S0, S1
 
 CASE = Case(
     id="inplace-op-cannot-promote",

@@ -20,8 +20,8 @@
 import numpy as np
 import torch
 
-from harness import Case, observe
-from harness.sources import S0, S1
+from torch_pitfalls import Case, observe
+from torch_pitfalls.sources import S0, S1
 
 CASE = Case(
     id="legacy-constructor-bool-ndarray",

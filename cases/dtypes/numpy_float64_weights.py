@@ -21,8 +21,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from harness import Case, observe, seeded
-from harness.sources import S1
+from torch_pitfalls import Case, observe, seeded
+from torch_pitfalls.sources import S1
 
 CASE = Case(
     id="numpy-float64-weights",

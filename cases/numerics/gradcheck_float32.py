@@ -20,8 +20,8 @@ import torch
 from torch import nn
 from torch.autograd import gradcheck
 
-from harness import Affects, Case, observe, seeded
-from harness.sources import S4
+from torch_pitfalls import Affects, Case, observe, seeded
+from torch_pitfalls.sources import S4
 
 try:
     from torch.autograd.gradcheck import GradcheckError

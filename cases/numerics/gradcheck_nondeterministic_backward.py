@@ -24,8 +24,8 @@ import math
 import torch
 from torch.autograd import gradcheck
 
-from harness import Case, observe
-from harness.sources import S4
+from torch_pitfalls import Case, observe
+from torch_pitfalls.sources import S4
 
 try:
     from torch.autograd.gradcheck import GradcheckError

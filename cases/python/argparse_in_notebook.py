@@ -17,8 +17,8 @@
 # %%
 import json
 
-from harness import Affects, Case, observe, run_python
-from harness.sources import S1
+from torch_pitfalls import Affects, Case, observe, run_python
+from torch_pitfalls.sources import S1
 
 CASE = Case(
     id="argparse-in-notebook",

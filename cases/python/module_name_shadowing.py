@@ -22,8 +22,8 @@ from pathlib import Path
 
 import torch
 
-from harness import Affects, Case, observe, run_python
-from harness.sources import S1
+from torch_pitfalls import Affects, Case, observe, run_python
+from torch_pitfalls.sources import S1
 
 CASE = Case(
     id="module-name-shadowing",

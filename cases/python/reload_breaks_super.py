@@ -20,8 +20,8 @@ import json
 import tempfile
 from pathlib import Path
 
-from harness import Affects, Case, observe, run_python
-from harness.sources import S1
+from torch_pitfalls import Affects, Case, observe, run_python
+from torch_pitfalls.sources import S1
 
 CASE = Case(
     id="reload-breaks-super",

@@ -21,8 +21,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from harness import Affects, Case, observe
-from harness.sources import S3
+from torch_pitfalls import Affects, Case, observe
+from torch_pitfalls.sources import S3
 
 CASE = Case(
     id="align-corners-mismatch",

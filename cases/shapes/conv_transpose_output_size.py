@@ -20,8 +20,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from harness import Case, observe, seeded
-from harness.sources import S3
+from torch_pitfalls import Case, observe, seeded
+from torch_pitfalls.sources import S3
 
 CASE = Case(
     id="conv-transpose-output-size",

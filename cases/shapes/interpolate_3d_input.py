@@ -23,8 +23,8 @@ import re
 import torch
 import torch.nn.functional as F
 
-from harness import Affects, Case, observe
-from harness.sources import S2
+from torch_pitfalls import Affects, Case, observe
+from torch_pitfalls.sources import S2
 
 CASE = Case(
     id="interpolate-3d-input",

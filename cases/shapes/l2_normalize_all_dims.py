@@ -19,8 +19,8 @@
 import torch
 import torch.nn.functional as F
 
-from harness import Case, observe
-from harness.sources import S3
+from torch_pitfalls import Case, observe
+from torch_pitfalls.sources import S3
 
 CASE = Case(
     id="l2-normalize-all-dims",

@@ -18,8 +18,8 @@
 import torch
 import torch.nn as nn
 
-from harness import Case, observe
-from harness.sources import S2
+from torch_pitfalls import Case, observe
+from torch_pitfalls.sources import S2
 
 CASE = Case(
     id="batchnorm-updates-in-forward",

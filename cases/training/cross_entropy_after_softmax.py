@@ -21,8 +21,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from harness import Case, observe
-from harness.sources import S2
+from torch_pitfalls import Case, observe
+from torch_pitfalls.sources import S2
 
 CASE = Case(
     id="cross-entropy-after-softmax",

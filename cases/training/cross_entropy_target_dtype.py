@@ -22,8 +22,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from harness import Affects, Case, observe
-from harness.sources import S1
+from torch_pitfalls import Affects, Case, observe
+from torch_pitfalls.sources import S1
 
 CASE = Case(
     id="cross-entropy-target-dtype",

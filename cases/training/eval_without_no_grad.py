@@ -18,8 +18,8 @@
 import torch
 import torch.nn as nn
 
-from harness import Case, observe, saved_bytes, seeded
-from harness.sources import S2
+from torch_pitfalls import Case, observe, saved_bytes, seeded
+from torch_pitfalls.sources import S2
 
 CASE = Case(
     id="eval-without-no-grad",

@@ -20,8 +20,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from harness import Affects, Case, observe, seeded
-from harness.sources import S2
+from torch_pitfalls import Affects, Case, observe, seeded
+from torch_pitfalls.sources import S2
 
 CASE = Case(
     id="functional-dropout-training-flag",

@@ -19,8 +19,8 @@ import torch
 import torch.nn as nn
 from torch.distributions import Categorical, kl_divergence
 
-from harness import Affects, Case, observe
-from harness.sources import S2
+from torch_pitfalls import Affects, Case, observe
+from torch_pitfalls.sources import S2
 
 CASE = Case(
     id="kldiv-expects-log-input",

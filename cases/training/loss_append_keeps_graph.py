@@ -21,8 +21,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from harness import Affects, Case, observe, seeded
-from harness.sources import S1
+from torch_pitfalls import Affects, Case, observe, seeded
+from torch_pitfalls.sources import S1
 
 CASE = Case(
     id="loss-append-keeps-graph",

@@ -21,8 +21,8 @@
 import torch
 from torch import nn
 
-from harness import Affects, Case, observe, seeded
-from harness.sources import S2
+from torch_pitfalls import Affects, Case, observe, seeded
+from torch_pitfalls.sources import S2
 
 CASE = Case(
     id="loss-target-requires-grad",

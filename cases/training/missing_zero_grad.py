@@ -17,8 +17,8 @@
 # %%
 import torch
 
-from harness import Case, observe
-from harness.sources import S1, S2
+from torch_pitfalls import Case, observe
+from torch_pitfalls.sources import S1, S2
 
 CASE = Case(
     id="missing-zero-grad",

@@ -21,8 +21,8 @@ import math
 import torch
 from torch import nn
 
-from harness import Case, observe
-from harness.sources import S1
+from torch_pitfalls import Case, observe
+from torch_pitfalls.sources import S1
 
 CASE = Case(
     id="param-reassignment-detaches-optimizer",

@@ -18,8 +18,8 @@
 # %%
 from torch import nn
 
-from harness import Case, Source, observe, seeded
-from harness.sources import S3
+from torch_pitfalls import Case, Source, observe, seeded
+from torch_pitfalls.sources import S3
 
 TF_VARIABLE_SCOPE = Source(
     title="TensorFlow API docs: tf.compat.v1.variable_scope (variable sharing with reuse=True)",

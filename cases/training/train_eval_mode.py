@@ -18,8 +18,8 @@
 import torch
 import torch.nn as nn
 
-from harness import Case, observe, seeded
-from harness.sources import S1, S2
+from torch_pitfalls import Case, observe, seeded
+from torch_pitfalls.sources import S1, S2
 
 CASE = Case(
     id="train-eval-mode",

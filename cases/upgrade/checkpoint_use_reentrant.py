@@ -24,8 +24,8 @@ import torch
 from packaging.version import Version
 from torch.utils.checkpoint import checkpoint
 
-from harness import Case, observe
-from harness.sources import release_notes
+from torch_pitfalls import Case, observe
+from torch_pitfalls.sources import release_notes
 
 CASE = Case(
     id="checkpoint-use-reentrant",

@@ -20,8 +20,8 @@
 import torch
 from torch import nn
 
-from harness import Affects, Case, observe, seeded
-from harness.sources import release_notes
+from torch_pitfalls import Affects, Case, observe, seeded
+from torch_pitfalls.sources import release_notes
 
 CASE = Case(
     id="clip-grad-norm-exhausted-generator",
@@ -130,7 +130,7 @@ if __name__ == "__main__":
 # pytorch/pytorch#148259 ("Raise a warning when `torch.nn.utils.clip_grad_norm_` receives an
 # exhausted generator", March 2025) described this silent no-op; pytorch/pytorch#151529 ("Add
 # hint message when parameters is empty in clip_grad_norm_") added the warning, first shipped
-# in 2.8.0, where `python -m harness.surface diff` lists it as new in `nn.utils.clip_grad`.
+# in 2.8.0, where `python -m torch_pitfalls.surface diff` lists it as new in `nn.utils.clip_grad`.
 # The same trap sat in torchtitan's own `clip_grad_norm_` helper, which silently left gradients
 # unchanged when given `model.parameters()` (pytorch/torchtitan#1258). Observed with this
 # project's venvs: no warning on 1.13.1 and 2.7.1 (and no clipping either), the `UserWarning`

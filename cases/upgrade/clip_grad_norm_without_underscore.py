@@ -23,8 +23,8 @@ import warnings
 import torch
 from torch import nn
 
-from harness import Case, observe, seeded
-from harness.sources import release_notes
+from torch_pitfalls import Case, observe, seeded
+from torch_pitfalls.sources import release_notes
 
 CASE = Case(
     id="clip-grad-norm-without-underscore",

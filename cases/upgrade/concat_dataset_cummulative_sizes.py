@@ -23,8 +23,8 @@ import warnings
 import torch
 from torch.utils.data import ConcatDataset, TensorDataset
 
-from harness import Case, observe
-from harness.sources import release_notes
+from torch_pitfalls import Case, observe
+from torch_pitfalls.sources import release_notes
 
 CASE = Case(
     id="concat-dataset-cummulative-sizes",

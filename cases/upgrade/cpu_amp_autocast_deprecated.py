@@ -20,8 +20,8 @@
 import torch
 import torch.nn.functional as F
 
-from harness import Affects, Case, observe
-from harness.sources import release_notes
+from torch_pitfalls import Affects, Case, observe
+from torch_pitfalls.sources import release_notes
 
 CASE = Case(
     id="cpu-amp-autocast-deprecated",

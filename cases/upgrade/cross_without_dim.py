@@ -19,8 +19,8 @@
 # %%
 import torch
 
-from harness import Case, observe
-from harness.sources import release_notes
+from torch_pitfalls import Case, observe
+from torch_pitfalls.sources import release_notes
 
 CASE = Case(
     id="cross-without-dim",

@@ -21,8 +21,8 @@
 import torch
 from torch.utils.data import DataLoader
 
-from harness import Affects, Case, observe, seeded
-from harness.sources import release_notes
+from torch_pitfalls import Affects, Case, observe, seeded
+from torch_pitfalls.sources import release_notes
 
 CASE = Case(
     id="dataloader-prefetch-factor-without-workers",

@@ -26,7 +26,7 @@ import subprocess
 import sys
 import tempfile
 
-from harness import Case, Source, observe
+from torch_pitfalls import Case, Source, observe
 
 CASE = Case(
     id="distributed-launch-local-rank",

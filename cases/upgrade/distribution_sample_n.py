@@ -20,8 +20,8 @@
 import torch
 from torch.distributions import Distribution, Normal
 
-from harness import Affects, Case, observe, seeded
-from harness.sources import release_notes
+from torch_pitfalls import Affects, Case, observe, seeded
+from torch_pitfalls.sources import release_notes
 
 CASE = Case(
     id="distribution-sample-n",

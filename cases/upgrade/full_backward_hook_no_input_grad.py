@@ -21,8 +21,8 @@
 import torch
 from torch import nn
 
-from harness import Affects, Case, observe, seeded
-from harness.sources import release_notes
+from torch_pitfalls import Affects, Case, observe, seeded
+from torch_pitfalls.sources import release_notes
 
 CASE = Case(
     id="full-backward-hook-no-input-grad",
@@ -142,7 +142,7 @@ if __name__ == "__main__":
 # ## Where it comes from
 # pytorch/pytorch#155339 ("Add warning for module full backward hook when no input requires
 # gradient", June 2025) added the warning to `torch.utils.hooks.BackwardHook`; 2.8.0 is the
-# first release with it (`python -m harness.surface diff` lists it as new in `utils.hooks`
+# first release with it (`python -m torch_pitfalls.surface diff` lists it as new in `utils.hooks`
 # between 2.7.1 and 2.8.0; this project did not locate its line in the 2.8.0 notes). Any hook
 # on a model's first layer meets it, since data batches do not require gradients: tinygrad's
 # torch backend replaced its full backward hook with parameter hooks because of it

@@ -20,8 +20,8 @@
 # %%
 import torch
 
-from harness import Affects, Case, observe
-from harness.sources import release_notes
+from torch_pitfalls import Affects, Case, observe
+from torch_pitfalls.sources import release_notes
 
 CASE = Case(
     id="masked-fill-uint8-mask",
@@ -121,7 +121,7 @@ if __name__ == "__main__":
 # non-bool masks in masked_fill", March 2023) turned the old warning into an error for 2.1, and
 # pytorch/pytorch#96112 did the same for `masked_select` (its description notes that byte support
 # had been deprecated long enough to remove it in 2.1). The 2.1.0 notes list it among the
-# backwards-incompatible changes; `python -m harness.surface diff` shows the native warning
+# backwards-incompatible changes; `python -m torch_pitfalls.surface diff` shows the native warning
 # gone between 2.0.1 and 2.1.2. Downstream, open_clip had to switch its tests to bool masks for
 # 2.1 (mlfoundations/open_clip#665); the warning it replaced had been reported for years, e.g. in
 # kimiyoung/transformer-xl#115. Observed with this project's venvs: 1.13.1 and 2.0.1 fill the

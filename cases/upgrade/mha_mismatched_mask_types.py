@@ -22,8 +22,8 @@ import math
 import torch
 from torch import nn
 
-from harness import Affects, Case, Source, observe, seeded
-from harness.sources import release_notes
+from torch_pitfalls import Affects, Case, Source, observe, seeded
+from torch_pitfalls.sources import release_notes
 
 CASE = Case(
     id="mha-mismatched-mask-types",

@@ -22,7 +22,7 @@ import math
 import torch
 from torch import nn
 
-from harness import Affects, Case, Source, observe, seeded
+from torch_pitfalls import Affects, Case, Source, observe, seeded
 
 CASE = Case(
     id="mha-uint8-attn-mask",

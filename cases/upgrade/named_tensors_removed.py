@@ -20,8 +20,8 @@
 # %%
 import torch
 
-from harness import Affects, Case, observe
-from harness.sources import release_notes
+from torch_pitfalls import Affects, Case, observe
+from torch_pitfalls.sources import release_notes
 
 CASE = Case(
     id="named-tensors-removed",
@@ -112,7 +112,7 @@ if __name__ == "__main__":
 
 # %% [markdown]
 # ## Where it comes from
-# pytorch/pytorch#173895 removed named tensors; `python -m harness.surface diff` shows
+# pytorch/pytorch#173895 removed named tensors; `python -m torch_pitfalls.surface diff` shows
 # `Tensor.rename`, `refine_names`, `align_to`, `has_names` and the `torch._namedtensor_internals`
 # helpers disappearing between 2.12.1 and 2.13.0. Downstream, heat's `broadcast_to` called the
 # API (helmholtz-analytics/heat#2403), `import thunder` failed on 2.13 because lightning-thunder

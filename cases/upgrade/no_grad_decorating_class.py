@@ -22,8 +22,8 @@ import inspect
 
 import torch
 
-from harness import Affects, Case, observe, seeded
-from harness.sources import release_notes
+from torch_pitfalls import Affects, Case, observe, seeded
+from torch_pitfalls.sources import release_notes
 
 CASE = Case(
     id="no-grad-decorating-class",
@@ -150,5 +150,5 @@ if __name__ == "__main__":
 # log in TMElyralab/MuseTalk#163 (a report about something else) shows the `UserWarning` from
 # `torch/utils/_contextlib.py` before the first line of the run. Observed with this project's
 # venvs: silent on 1.13.1, a `UserWarning` on 2.0.1, 2.1.2, 2.2.2 and 2.3.1, a `FutureWarning`
-# on 2.4.1, 2.6.0, 2.13.0 and 2.15.0 (`python -m harness.surface diff` shows the category change
+# on 2.4.1, 2.6.0, 2.13.0 and 2.15.0 (`python -m torch_pitfalls.surface diff` shows the category change
 # between 2.3.1 and 2.4.1).

@@ -20,8 +20,8 @@
 # %%
 import torch
 
-from harness import Affects, Case, observe
-from harness.sources import release_notes
+from torch_pitfalls import Affects, Case, observe
+from torch_pitfalls.sources import release_notes
 
 CASE = Case(
     id="non-tuple-sequence-indexing",
@@ -120,7 +120,7 @@ if __name__ == "__main__":
 # pytorch/pytorch#154806 ("fix numpy compatibility for 2d small list indices", June 2025) added
 # the C++ warning in `python_variable_indexing.cpp` and left the old reading in place because
 # torch's own test suite used the syntax widely; 2.8.0 is the first release that ships it
-# (`python -m harness.surface diff` shows the native message first in 2.8.0; this project did
+# (`python -m torch_pitfalls.surface diff` shows the native message first in 2.8.0; this project did
 # not locate its line in the 2.8.0 notes).
 # Downstream it surfaced across the ecosystem as soon as 2.8 was out: the Fourier layers of
 # neuraloperator (neuraloperator/neuraloperator#647), PyG's large-graph indexer

@@ -25,8 +25,8 @@ import contextlib
 import torch
 import torch.utils._pytree as _torch_pytree
 
-from harness import Affects, Case, observe
-from harness.sources import release_notes
+from torch_pitfalls import Affects, Case, observe
+from torch_pitfalls.sources import release_notes
 
 CASE = Case(
     id="pytree-register-private-deprecated",

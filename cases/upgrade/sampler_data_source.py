@@ -22,8 +22,8 @@
 import torch
 from torch.utils.data import Sampler
 
-from harness import Affects, Case, observe, seeded
-from harness.sources import release_notes
+from torch_pitfalls import Affects, Case, observe, seeded
+from torch_pitfalls.sources import release_notes
 
 CASE = Case(
     id="sampler-data-source",

@@ -19,8 +19,8 @@
 # %%
 import torch
 
-from harness import Affects, Case, observe
-from harness.sources import release_notes
+from torch_pitfalls import Affects, Case, observe
+from torch_pitfalls.sources import release_notes
 
 CASE = Case(
     id="scatter-reduce-argument",
@@ -111,7 +111,7 @@ if __name__ == "__main__":
 # pytorch/pytorch#94082 (February 2023) proposed deprecating the `reduce` flag of `scatter_`,
 # and pytorch/pytorch#94282 ("Add deprecation warning to reduce flag of scatter for Tensor src
 # and redirect to scatter_reduce") added the C++ warning in time for 2.0; `python -m
-# harness.surface diff` lists the new native message between 1.13.1 and 2.0.1. Downstream,
+# torch_pitfalls.surface diff` lists the new native message between 1.13.1 and 2.0.1. Downstream,
 # tinygrad's test suite printed it for its `scatter` tests (tinygrad/tinygrad#8947), and the Rust
 # bindings relay it too (LaurentMazare/tch-rs#846). Observed with this project's venvs: silent
 # on 1.13.1, a `UserWarning` on 2.0.1, 2.1.2, 2.2.2, 2.3.1, 2.4.1, 2.6.0, 2.13.0 and 2.15.0; the

@@ -19,8 +19,8 @@
 # %%
 import torch
 
-from harness import Affects, Case, observe
-from harness.sources import release_notes
+from torch_pitfalls import Affects, Case, observe
+from torch_pitfalls.sources import release_notes
 
 CASE = Case(
     id="set-default-tensor-type",
@@ -126,7 +126,7 @@ if __name__ == "__main__":
 # pytorch/pytorch#53124 (2021) laid out the plan to deprecate and remove
 # `torch.set_default_tensor_type`; in the review of pytorch/pytorch#99521 (April 2023) a
 # maintainer wrote that it should no longer be used and would be deprecated, and 2.1 shipped the
-# C++ warning (`python -m harness.surface diff` lists the new native message between 2.0.1 and
+# C++ warning (`python -m torch_pitfalls.surface diff` lists the new native message between 2.0.1 and
 # 2.1.2; the 2.1.0 notes list the deprecation). The docs only gained the note later
 # (pytorch/pytorch#115041). Downstream: DeepXDE's PyTorch backend switched to
 # `set_default_device` behind a version test (lululxvi/deepxde#1530), torch_xla replaced its

@@ -24,8 +24,8 @@ from collections import OrderedDict
 import torch
 from torch import nn
 
-from harness import Affects, Case, observe, seeded
-from harness.sources import release_notes
+from torch_pitfalls import Affects, Case, observe, seeded
+from torch_pitfalls.sources import release_notes
 
 CASE = Case(
     id="state-dict-positional-args",

@@ -20,8 +20,8 @@
 import torch
 from torch import nn
 
-from harness import Affects, Case, observe, seeded
-from harness.sources import release_notes
+from torch_pitfalls import Affects, Case, observe, seeded
+from torch_pitfalls.sources import release_notes
 
 CASE = Case(
     id="stateless-functional-call",
@@ -142,6 +142,6 @@ if __name__ == "__main__":
 # notes list it among the deprecations. Downstream, torchimize switched to `torch.func` and
 # kept a torch version check to stay compatible with older releases (hahnec/torchimize#7).
 # Observed with this project's venvs: silent on 1.13.1, a `UserWarning` on 2.0.1, 2.1.2, 2.2.2
-# and 2.3.1, a `FutureWarning` on 2.4.1, 2.6.0, 2.13.0 and 2.15.0 (`python -m harness.surface
+# and 2.3.1, a `FutureWarning` on 2.4.1, 2.6.0, 2.13.0 and 2.15.0 (`python -m torch_pitfalls.surface
 # diff` shows the new wording and category between 2.3.1 and 2.4.1). The API had not been
 # removed as of 2.15.0.

@@ -23,8 +23,8 @@ import warnings
 
 import torch
 
-from harness import Affects, Case, observe
-from harness.sources import release_notes
+from torch_pitfalls import Affects, Case, observe
+from torch_pitfalls.sources import release_notes
 
 CASE = Case(
     id="torch-load-pickle-args-ignored",
@@ -128,7 +128,7 @@ if __name__ == "__main__":
 
 # %% [markdown]
 # ## Where it comes from
-# `python -m harness.surface diff` lists the warning as new in `serialization:load` between
+# `python -m torch_pitfalls.surface diff` lists the warning as new in `serialization:load` between
 # 2.10.0 and 2.11.0. It comes from pytorch/pytorch#161033 ("Fix `pickle_load_args` in
 # `torch.load` when `weights_only=True`", opened in August 2025), which fixes
 # pytorch/pytorch#159555, the report that the weights-only unpickler accepts none of the pickle

@@ -21,8 +21,8 @@
 import torch
 from torch import nn
 
-from harness import Affects, Case, observe, seeded
-from harness.sources import release_notes
+from torch_pitfalls import Affects, Case, observe, seeded
+from torch_pitfalls.sources import release_notes
 
 CASE = Case(
     id="torchscript-deprecated",
@@ -125,7 +125,7 @@ if __name__ == "__main__":
 
 # %% [markdown]
 # ## Where it comes from
-# `python -m harness.surface diff` lists the new `DeprecationWarning`s in `jit._script`,
+# `python -m torch_pitfalls.surface diff` lists the new `DeprecationWarning`s in `jit._script`,
 # `jit._trace` and `jit._serialization` between 2.9.1 and 2.10.0, with a second message for
 # Python 3.14 ("not supported in Python 3.14+ and may break"); this project did not locate the
 # upstream PR that added them. pytorch/pytorch#189914 ("Keep TorchScript out of import paths

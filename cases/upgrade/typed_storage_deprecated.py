@@ -22,8 +22,8 @@ import contextlib
 
 import torch
 
-from harness import Affects, Case, observe
-from harness.sources import release_notes
+from torch_pitfalls import Affects, Case, observe
+from torch_pitfalls.sources import release_notes
 
 CASE = Case(
     id="typed-storage-deprecated",

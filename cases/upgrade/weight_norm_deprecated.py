@@ -20,8 +20,8 @@
 import torch
 from torch import nn
 
-from harness import Affects, Case, observe, seeded
-from harness.sources import release_notes
+from torch_pitfalls import Affects, Case, observe, seeded
+from torch_pitfalls.sources import release_notes
 
 CASE = Case(
     id="weight-norm-deprecated",
@@ -145,5 +145,5 @@ if __name__ == "__main__":
 # (EveryVoiceTTS/EveryVoice#313) met the `UserWarning`, SpeechBrain the later `FutureWarning`
 # (speechbrain/speechbrain#3074). Observed with this project's venvs: silent on 1.13.1 and 2.0.1,
 # a `UserWarning` on 2.1.2, 2.2.2 and 2.3.1, a `FutureWarning` on 2.4.1, 2.6.0, 2.13.0 and 2.15.0
-# (`python -m harness.surface diff` shows both changes). The old function had not been removed as
+# (`python -m torch_pitfalls.surface diff` shows both changes). The old function had not been removed as
 # of 2.15.0.

@@ -28,8 +28,8 @@ import tempfile
 import numpy as np
 import torch
 
-from harness import Affects, Case, observe
-from harness.sources import release_notes
+from torch_pitfalls import Affects, Case, observe
+from torch_pitfalls.sources import release_notes
 
 CASE = Case(
     id="weights-only-numpy-in-checkpoint",

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import nbformat
 
-from harness.loader import LoadError, load_cases
-from harness.matrix import Matrix, load_matrix
-from harness.run.report import ReportError
+from torch_pitfalls.loader import LoadError, load_cases
+from torch_pitfalls.matrix import Matrix, load_matrix
+from torch_pitfalls.run.report import ReportError
 
 from docs.site.bench_page import BenchError, choose_bench, other_devices, performance_page
 from docs.site.case_page import page_notebook, write_downloads

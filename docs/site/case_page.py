@@ -16,8 +16,8 @@ from pathlib import Path
 
 import nbformat
 
-from harness.matrix.claims import all_claims
-from harness.matrix import Matrix
+from torch_pitfalls.matrix.claims import all_claims
+from torch_pitfalls.matrix import Matrix
 
 from docs.site.case_links import case_links
 from docs.site.execute import ExecutedCase

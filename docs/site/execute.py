@@ -3,7 +3,7 @@
 jupytext reads each percent-format module; its code cells run in order in a fresh ``__main__``
 module per case (as ``python cases/x.py`` would run it), with the project root as working
 directory, every global RNG reseeded first and the process's global state restored after
-(``harness.run.state``). torch is imported once for the whole corpus. Each cell's stdout, stderr and
+(``torch_pitfalls.run.state``). torch is imported once for the whole corpus. Each cell's stdout, stderr and
 warnings are captured, and each cell with output gets a stamp: the torch version and the device
 it ran on. A cell tagged ``raises-exception`` shows its traceback and the case goes on; an
 exception in any other cell stops the build, naming the case, its file and the line.
@@ -27,11 +27,11 @@ import jupytext
 import nbformat
 import torch
 
-from harness.helpers import reseed
-from harness.loader import LoadedCase
-from harness.observation import CaseTimeout, Observation, first_line
-from harness.run import state
-from harness.run.runner import time_limit
+from torch_pitfalls.helpers import reseed
+from torch_pitfalls.loader import LoadedCase
+from torch_pitfalls.observation import CaseTimeout, Observation, first_line
+from torch_pitfalls.run import state
+from torch_pitfalls.run.runner import time_limit
 
 from docs.site.capture import Streams, captured, printed_into
 from docs.site.forked import ForkedFailure, for_each
@@ -174,7 +174,7 @@ def _observed_call(real, fn, device) -> Call:
 
 def _call_the_rest(lc: LoadedCase, namespace: dict, calls: dict) -> None:
     """``broken``/``fixed`` that no demo cell observed on cpu: called once here, from a reseeded state."""
-    from harness.observation import observe
+    from torch_pitfalls.observation import observe
 
     for name in LESSON_CALLS:
         fn = namespace.get(name)
@@ -257,7 +257,7 @@ def _recording_devices(seen: list[str]):
     writes to the list of whichever cell is running when it is called, not the one it was made in.
     """
     global _cell_devices
-    package, module = sys.modules["harness"], sys.modules["harness.observation"]
+    package, module = sys.modules["torch_pitfalls"], sys.modules["torch_pitfalls.observation"]
     real = module.observe
 
     @functools.wraps(real)

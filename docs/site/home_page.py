@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.loader import LoadedCase
-from harness.matrix import Matrix
-from harness.matrix.claims import reason_of
+from torch_pitfalls.loader import LoadedCase
+from torch_pitfalls.matrix import Matrix
+from torch_pitfalls.matrix.claims import reason_of
 
 from docs.site.matrix_page import newest_symptom
 from docs.site.symptom_page import CATEGORIES, Symptom

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from harness.loader import LoadedCase
-from harness.matrix import Matrix
+from torch_pitfalls.loader import LoadedCase
+from torch_pitfalls.matrix import Matrix
 
 from docs.site.home_page import about_page, topics_of
 from docs.site.site_extension import DESCRIPTIONS

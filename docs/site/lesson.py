@@ -29,18 +29,18 @@ from dataclasses import dataclass, field
 
 import nbformat
 
-from harness.matrix import Matrix
+from torch_pitfalls.matrix import Matrix
 
 from docs.site.execute import LESSON_CALLS, LESSON_DEVICE, ExecutedCase
 from docs.site.outputs import call_outputs, clean, recorded_outputs
 from docs.site.stamp import STAMP_KEY, Stamp
 
 HARNESS_DEFS = ("symptom", "check", "near_miss", "stable")  # what the harness calls, never the reader
-HARNESS_PACKAGE = "harness"
+HARNESS_PACKAGE = "torch_pitfalls"
 # Where each name a case imports from the harness lives, for inlining it.
-HELPER_MODULES = {"ops_called": "harness.helpers", "run_python": "harness.helpers", "run_pythons": "harness.helpers",
-                  "saved_bytes": "harness.helpers", "seeded": "harness.helpers", "reseed": "harness.helpers",
-                  "observe": "harness.observation", "Observation": "harness.observation"}
+HELPER_MODULES = {"ops_called": "torch_pitfalls.helpers", "run_python": "torch_pitfalls.helpers", "run_pythons": "torch_pitfalls.helpers",
+                  "saved_bytes": "torch_pitfalls.helpers", "seeded": "torch_pitfalls.helpers", "reseed": "torch_pitfalls.helpers",
+                  "observe": "torch_pitfalls.observation", "Observation": "torch_pitfalls.observation"}
 DIFF_MAX_CHANGED = 12  # broken and fixed differing by more lines than this get no diff view
 DIFF_MIN_SIMILARITY = 0.4
 

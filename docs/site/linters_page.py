@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from harness.lint import RULES, rule_ranges
+from torch_pitfalls.lint import RULES, rule_ranges
 
 from docs.site.text import code, esc
 

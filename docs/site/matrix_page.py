@@ -1,15 +1,15 @@
 """The version matrix on the site: the matrix page, a case's row, the newest observation.
 
-Everything comes from ``harness.matrix`` (the recorded reports); nothing here runs a case.
+Everything comes from ``torch_pitfalls.matrix`` (the recorded reports); nothing here runs a case.
 """
 from __future__ import annotations
 
 from packaging.version import Version
 
-from harness.case import DEVICES
-from harness.loader import LoadedCase
-from harness.matrix import NOT_OBSERVED, Matrix, device_kind
-from harness.matrix.cli import MARKS, column_labels, provenance_lines
+from torch_pitfalls.case import DEVICES
+from torch_pitfalls.loader import LoadedCase
+from torch_pitfalls.matrix import NOT_OBSERVED, Matrix, device_kind
+from torch_pitfalls.matrix.cli import MARKS, column_labels, provenance_lines
 
 from docs.site.outputs import clean
 

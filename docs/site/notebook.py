@@ -15,7 +15,7 @@ import sys
 
 import nbformat
 
-from harness.matrix import Matrix
+from torch_pitfalls.matrix import Matrix
 
 from docs.site.execute import ExecutedCase
 from docs.site.lesson import Lesson, split_lesson

@@ -18,13 +18,13 @@ from pathlib import Path
 
 import nbformat
 
-from harness.observation import Observation
+from torch_pitfalls.observation import Observation
 
 from docs.site.text import ANSI
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# Kineto's log lines around every profiled block (torch.profiler, harness.helpers.ops_called).
+# Kineto's log lines around every profiled block (torch.profiler, torch_pitfalls.helpers.ops_called).
 # Kineto writes to the file descriptor, not through Python's buffer: its timestamped line can land
 # in the middle of a line the program printed (after a value printed without its newline yet).
 PROFILER_NOISE = re.compile(r"^(?:USDT:|STAGE:|\[W\d+ [^\]]*(?:kineto|profiler)[^\]]*\]).*\n?"
@@ -119,7 +119,7 @@ def _distinct(caught: list) -> list:
 
 
 def recorded_outputs(text: str, execution_count: int) -> list:
-    """A record's ``returned …``/``raised …`` text (harness.observation's summary) as outputs."""
+    """A record's ``returned …``/``raised …`` text (torch_pitfalls.observation's summary) as outputs."""
     if text.startswith("raised "):
         return clean_outputs([nbformat.v4.new_output("stream", name="stdout", text=text[len("raised "):] + "\n")])
     value = text[len("returned "):] if text.startswith("returned ") else text

@@ -1,7 +1,7 @@
 """A recorded run's texts as a page shows them: a returned value as torch prints it (never the
 fingerprint's JSON), messages without colour codes or this machine's paths (``outputs.clean``).
 
-The reports keep a summary of each returned value (``harness.run.fingerprint.value_summary``): a
+The reports keep a summary of each returned value (``torch_pitfalls.run.fingerprint.value_summary``): a
 small tensor's values, a large one's dtype, shape and sum, a container's items. A small tensor is
 rebuilt and printed by torch itself; the rest is said in words.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from harness.matrix import Matrix
+from torch_pitfalls.matrix import Matrix
 
 from docs.site.outputs import clean
 
@@ -73,11 +73,11 @@ def shown(text: str) -> str:
 
 
 def seen_lines(m: Matrix, case_id: str, device: str, variant: str) -> list[tuple[str, str]]:
-    """``harness.matrix.claims.what_you_see``'s spans of releases, each with what the variant did
+    """``torch_pitfalls.matrix.claims.what_you_see``'s spans of releases, each with what the variant did
     there in a reader's words: its error, its warnings, its value printed (the harness's own
     words keep the summary's repr, cut short)."""
-    from harness.matrix.claims import what_you_see
-    from harness.run.fingerprint import remask
+    from torch_pitfalls.matrix.claims import what_you_see
+    from torch_pitfalls.run.fingerprint import remask
 
     out = []
     for span, words in what_you_see(m, case_id, device, variant):

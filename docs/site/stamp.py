@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import nbformat
 import torch
 
-from harness.run.devices import device_names
+from torch_pitfalls.run.devices import device_names
 
 STAMP_KEY = "torch_pitfalls"  # metadata key of the stamp, on stamp outputs and the notebook
 

@@ -1,7 +1,7 @@
 """The "Start here" page: what the site is, how to read a case page, and ten pitfalls to begin with."""
 from __future__ import annotations
 
-from harness.loader import LoadedCase
+from torch_pitfalls.loader import LoadedCase
 
 from docs.site.symptom_page import Symptom
 from docs.site.text import md

@@ -6,7 +6,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.loader import LoadedCase
+from torch_pitfalls.loader import LoadedCase
 
 from docs.site.text import md, raw_html
 

@@ -1,9 +1,9 @@
 """A topic's page: its cases in a table, and for the upgrade topic each case's observed boundary."""
 from __future__ import annotations
 
-from harness.loader import LoadedCase
-from harness.matrix import NOT_OBSERVED, Matrix
-from harness.matrix.claims import observed_bounds
+from torch_pitfalls.loader import LoadedCase
+from torch_pitfalls.matrix import NOT_OBSERVED, Matrix
+from torch_pitfalls.matrix.claims import observed_bounds
 
 from docs.site.matrix_page import newest_symptom
 from docs.site.text import code, esc, md

@@ -1,7 +1,7 @@
 """The page "Upgrading torch": a picker of two recorded releases that shows what ``pitfalls
 upgrade FROM TO`` says for them, and, below it, every pair of consecutive releases.
 
-The picker's data is the CLI's own answer (``harness.matrix.upgrade.upgrade``) for every pair of
+The picker's data is the CLI's own answer (``torch_pitfalls.matrix.upgrade.upgrade``) for every pair of
 recorded releases and every device, written by the build as one small JSON file per pair
 (``upgrades/<device>/<from>_<to>.json``) that static/upgrade-picker.js fetches: no server, and no
 second implementation of the comparison. Each change there also carries the texts a page shows
@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 import re
 
-from harness.matrix import Matrix
-from harness.matrix.upgrade import upgrade
+from torch_pitfalls.matrix import Matrix
+from torch_pitfalls.matrix.upgrade import upgrade
 
 from docs.site.record_text import change_texts
 from docs.site.text import code, esc, raw_html

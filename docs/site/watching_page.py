@@ -28,8 +28,8 @@ def _json(path: Path):
 
 def load_detection(reports_dir: Path, lint_bench: dict | None, cases_dir: Path | None = None,
                    matrix=None) -> Detection:
-    from harness.watch.detectors import all_detectors
-    from harness.watch.explain import Explainer
+    from torch_pitfalls.watch.detectors import all_detectors
+    from torch_pitfalls.watch.explain import Explainer
 
     lint = {row["case"]: row["pitfalls-lint"]["broken"] for row in (lint_bench or {}).get("table", [])
             if row["pitfalls-lint"]["broken"]}
@@ -89,7 +89,7 @@ def watching_page(det: Detection, case_ids: list[str]) -> str:
            "detectors below switched on, and reports at exit each pitfall it met, once per line of your code, "
            "with how often that line met it and the case that explains it. "
            "`--format json` or `sarif` for tools, `--fail` to exit 1 when something was found, `--pedantic` for "
-           "the heuristic detectors too. In Python, `with harness.watch.watch() as w: train()`; around your own "
+           "the heuristic detectors too. In Python, `with torch_pitfalls.watch.watch() as w: train()`; around your own "
            "test suite, `pytest --pitfalls-watch`.\n",
            "Each detector belongs to one case and is proven by it: run under the watcher, the case's broken code "
            "is reported with that case's id, its fixed code and its near miss are not. The watcher never changes "
@@ -99,7 +99,7 @@ def watching_page(det: Detection, case_ids: list[str]) -> str:
     for d in [*sound, *heuristic]:
         kind = "heuristic (`--pedantic`)" if d.pedantic else "sound"
         out.append(f"| {_case_link(d.case, built)} | {kind} | {esc(d.message)} | {_releases(det, d.case)} |")
-    out.append("\n*Proofs* are `python -m harness.watch.proofs` run with each torch of the version matrix "
+    out.append("\n*Proofs* are `python -m torch_pitfalls.watch.proofs` run with each torch of the version matrix "
                "(`make watch-versions`, recorded in `reports/watch-proofs.json`); a release with no record is "
                "not observed.\n")
     out.append("## The explainer\n")

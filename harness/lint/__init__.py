@@ -13,10 +13,10 @@ import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from harness.lint.engine import keyword_async_positions, walk
-from harness.lint.ranges import case_ranges
-from harness.lint.releases import Releases
-from harness.lint.rules import RULES, Rule
+from torch_pitfalls.lint.engine import keyword_async_positions, walk
+from torch_pitfalls.lint.ranges import case_ranges
+from torch_pitfalls.lint.releases import Releases
+from torch_pitfalls.lint.rules import RULES, Rule
 
 PARSE_ERROR = "PTF000"
 NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*))?", re.I)
@@ -41,7 +41,7 @@ class Finding:
 
 
 def cases_dir() -> Path:
-    from harness.loader import default_cases_dir
+    from torch_pitfalls.loader import default_cases_dir
 
     return default_cases_dir()
 

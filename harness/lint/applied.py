@@ -19,7 +19,7 @@ import functools
 import os
 from pathlib import Path
 
-from harness.lint.declared import DeclarationError, declared_for
+from torch_pitfalls.lint.declared import DeclarationError, declared_for
 
 _MARK = "def _apply"
 

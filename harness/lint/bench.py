@@ -18,9 +18,9 @@ import tempfile
 from importlib import metadata
 from pathlib import Path
 
-from harness.lint import active_rules, lint_text
-from harness.lint.views import VARIANTS, variant_programs
-from harness.loader import case_id_of, find_case_files
+from torch_pitfalls.lint import active_rules, lint_text
+from torch_pitfalls.lint.views import VARIANTS, variant_programs
+from torch_pitfalls.loader import case_id_of, find_case_files
 
 LINTERS = ("pitfalls-lint", "torchfix")
 TORCHFIX_LINE = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<rule>TOR\d+)\b")
@@ -148,7 +148,7 @@ def run_bench_command(args, usage_error) -> int:
         raise usage_error("torchfix is not installed (pip install torchfix==0.7.0, the test extra has it)") from None
     result = bench(Path(args.cases))
     if args.write:
-        from harness.run.report import write_report  # the same atomic write as reports
+        from torch_pitfalls.run.report import write_report  # the same atomic write as reports
 
         write_report(result, args.write)
     print(json.dumps(result, indent=1) if args.json else text_table(result))

@@ -24,11 +24,11 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-from harness.lint import PARSE_ERROR, RULES_BY_ID, Finding, active_rules, lint_text, python_files
-from harness.lint.declared import DeclarationError
-from harness.lint.releases import Releases
-from harness.lint.sarif import sarif
-from harness.lint.scope import FileRules
+from torch_pitfalls.lint import PARSE_ERROR, RULES_BY_ID, Finding, active_rules, lint_text, python_files
+from torch_pitfalls.lint.declared import DeclarationError
+from torch_pitfalls.lint.releases import Releases
+from torch_pitfalls.lint.sarif import sarif
+from torch_pitfalls.lint.scope import FileRules
 
 EXIT_FOUND = 1
 
@@ -52,7 +52,7 @@ def add_commands(sub) -> None:
 
 
 def _lint_bench(args, usage_error) -> int:
-    from harness.lint.bench import run_bench_command
+    from torch_pitfalls.lint.bench import run_bench_command
 
     return run_bench_command(args, usage_error)
 
@@ -101,7 +101,7 @@ def _codes(text: str, usage_error) -> tuple[str, ...]:
 
 
 def run_lint(args, usage_error) -> int:
-    from harness.versions import parse_version, release_of
+    from torch_pitfalls.versions import parse_version, release_of
 
     select, ignore = _codes(args.select, usage_error), _codes(args.ignore, usage_error)
     if args.unsafe_fixes and not (args.fix or args.diff):
@@ -110,7 +110,7 @@ def run_lint(args, usage_error) -> int:
         if args.torch or args.all_versions:
             raise usage_error("--upgrade FROM TO picks the releases itself: drop --torch/--all-versions")
         matrix = _matrix(args, usage_error)
-        from harness.lint.upgrade import check_span
+        from torch_pitfalls.lint.upgrade import check_span
 
         check_span(*args.upgrade, matrix.versions, usage_error)
         version, said = None, f"the upgrade {args.upgrade[0]} -> {args.upgrade[1]} (every rule)"
@@ -168,8 +168,8 @@ def _read(path: Path, findings: list) -> str | None:
 
 
 def _matrix(args, usage_error):
-    from harness.matrix import default_reports_dir, load_matrix
-    from harness.run.report import ReportError
+    from torch_pitfalls.matrix import default_reports_dir, load_matrix
+    from torch_pitfalls.run.report import ReportError
 
     try:
         return load_matrix(default_reports_dir(args.cases), args.cases)
@@ -187,9 +187,9 @@ class FixInfo:
 
     def unsafe_because(self, rule_id: str) -> str | None:
         if rule_id not in self._why:
-            from harness.lint import rule_ranges
-            from harness.lint.fixes import load_proofs, safety
-            from harness.matrix import DEFAULT_VERSIONS, default_reports_dir
+            from torch_pitfalls.lint import rule_ranges
+            from torch_pitfalls.lint.fixes import load_proofs, safety
+            from torch_pitfalls.matrix import DEFAULT_VERSIONS, default_reports_dir
 
             if self._proofs is None:
                 self._proofs = load_proofs(default_reports_dir(self.args.cases))
@@ -198,7 +198,7 @@ class FixInfo:
         return self._why[rule_id]
 
     def of(self, finding) -> dict | None:
-        from harness.lint.fixes import FIXES
+        from torch_pitfalls.lint.fixes import FIXES
 
         fix = FIXES.get(finding.rule)
         if fix is None:
@@ -255,7 +255,7 @@ def _report(args, findings, scope: FileRules, n_files, version, said, fixes: Fix
 def _fix_files(args, files, scope: FileRules, parse_errors, fixes: FixInfo, version, said) -> int:
     import difflib
 
-    from harness.lint.fixes import fix_file_text
+    from torch_pitfalls.lint.fixes import fix_file_text
 
     remaining: list[Finding] = []
     refused: dict[Finding, str] = {}
@@ -290,8 +290,8 @@ def _fix_files(args, files, scope: FileRules, parse_errors, fixes: FixInfo, vers
 
 
 def _upgrade_report(args, findings, matrix, n_files) -> int:
-    from harness.lint import upgrade as view
-    from harness.matrix.upgrade import upgrade
+    from torch_pitfalls.lint import upgrade as view
+    from torch_pitfalls.matrix.upgrade import upgrade
 
     start, end = args.upgrade
     found = view.upgrade_view(findings, RULES_BY_ID, upgrade(matrix, start, end, "cpu"))

@@ -34,7 +34,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
-from harness.lint.releases import Releases
+from torch_pitfalls.lint.releases import Releases
 
 
 class DeclarationError(ValueError):

@@ -14,11 +14,11 @@ import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.lint.applied import moved_by_package, moved_in_tree
-from harness.lint.bindings import Bindings, Held
-from harness.lint.guards import _caught, _handles_missing, _is_guard_test
-from harness.lint.names import import_map, module_aliases, qualified
-from harness.lint.releases import Releases
+from torch_pitfalls.lint.applied import moved_by_package, moved_in_tree
+from torch_pitfalls.lint.bindings import Bindings, Held
+from torch_pitfalls.lint.guards import _caught, _handles_missing, _is_guard_test
+from torch_pitfalls.lint.names import import_map, module_aliases, qualified
+from torch_pitfalls.lint.releases import Releases
 
 
 @dataclass

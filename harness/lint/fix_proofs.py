@@ -4,10 +4,10 @@ For every fix (harness/lint/fixes.py) and every case of its rule: the linter lin
 module's broken program (the ``broken`` function and the definitions it uses, and the program
 strings it compiles), applies the rule's fix there, and the modified module is loaded from a temp
 folder with ``broken`` standing in as the fix. It is then held to the standard of the case's own
-fix (harness.run.runner.fixed_step): it raises nothing and warns nothing, the case's ``symptom``
+fix (torch_pitfalls.run.runner.fixed_step): it raises nothing and warns nothing, the case's ``symptom``
 says no, and the case's ``check`` accepts its result. The rule must also no longer flag it.
 
-tests/lint/test_fix.py asserts it on the local torch; ``python -m harness.lint.fix_proofs --json
+tests/lint/test_fix.py asserts it on the local torch; ``python -m torch_pitfalls.lint.fix_proofs --json
 PATH`` records it for another release (the matrix build's ``--fix-proofs``, into
 ``reports/lint-fix-proofs.json``), which is what makes a fix safe (harness/lint/fixes.py).
 """
@@ -20,10 +20,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from harness.lint import RULES_BY_ID, lint_text
-from harness.lint.fixes import FIXES, fix_file_text, fixes_sha256
-from harness.lint.views import variant_nodes
-from harness.loader import case_id_of, default_cases_dir, find_case_files, load_case
+from torch_pitfalls.lint import RULES_BY_ID, lint_text
+from torch_pitfalls.lint.fixes import FIXES, fix_file_text, fixes_sha256
+from torch_pitfalls.lint.views import variant_nodes
+from torch_pitfalls.loader import case_id_of, default_cases_dir, find_case_files, load_case
 
 
 def _strings(tree: ast.Module, kept) -> dict[str, ast.Assign]:
@@ -41,7 +41,7 @@ def _broken_program(tree: ast.Module) -> tuple[list[ast.AST], dict[str, ast.Assi
 def fixed_broken_program(text: str, rule) -> tuple[str, int, list[str]]:
     """The case module's text with the rule's fix applied to its broken program: (text, how many
     findings were fixed, why others were not)."""
-    from harness.lint.fixes import Source
+    from torch_pitfalls.lint.fixes import Source
 
     tree = ast.parse(text)
     _, strings = _broken_program(tree)
@@ -67,7 +67,7 @@ def fixed_broken_program(text: str, rule) -> tuple[str, int, list[str]]:
 
 def prove(rule_id: str, case_path: Path) -> dict:
     """Whether the rule's fix, applied to the case's broken program, makes it a proven fix."""
-    from harness.run.runner import VariantFailure, fixed_step, missing_requirement
+    from torch_pitfalls.run.runner import VariantFailure, fixed_step, missing_requirement
 
     rule = RULES_BY_ID[rule_id]
     text, count, refused = fixed_broken_program(case_path.read_text(encoding="utf-8"), rule)
@@ -116,7 +116,7 @@ def _compiles(lc, text: str, rule_id: str, count: int) -> dict:
     is not observed here."""
     import torch
 
-    from harness.observation import observe
+    from torch_pitfalls.observation import observe
 
     run = observe(lc.module.broken, "cpu")
     if run.error is not None or lc.module.symptom(run):
@@ -161,7 +161,7 @@ def prove_all(cases_dir: Path | None = None, rules=None) -> dict:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m harness.lint.fix_proofs", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m torch_pitfalls.lint.fix_proofs", description=__doc__.split("\n")[0])
     p.add_argument("--json", metavar="PATH", help="also write the record here")
     p.add_argument("--cases", metavar="DIR", help="the cases folder (default: ./cases or the installed corpus)")
     args = p.parse_args(argv)

@@ -9,10 +9,10 @@ is refused with the reason, and a set of edits that would leave a file that does
 refused whole: nothing is written.
 
 Which fixes are *safe* (applied by ``--fix``; the others need ``--unsafe-fixes``) is observed, not
-assumed: ``python -m harness.lint.fix_proofs`` applies each fix to its cases' broken programs and
+assumed: ``python -m torch_pitfalls.lint.fix_proofs`` applies each fix to its cases' broken programs and
 runs them (harness/lint/fix_proofs.py), and the matrix build records that on every release in
 ``reports/lint-fix-proofs.json``. A fix is safe when that file shows it proven, for every case of
-its rule, on every release of the matrix (``harness.matrix.DEFAULT_VERSIONS``) where the rule
+its rule, on every release of the matrix (``torch_pitfalls.matrix.DEFAULT_VERSIONS``) where the rule
 applies (a release inside one of its cases' ``affects`` ranges), and the fix has no ``caution``
 (a fix that changes what the program means, such as ``weights_only=False``, is never safe). A
 release with no record, or with a record made from another text of this module (its hash is
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from harness.lint.names import dotted, import_map
+from torch_pitfalls.lint.names import dotted, import_map
 
 PROOFS_FILE = "lint-fix-proofs.json"  # beside the recorded reports
 
@@ -434,7 +434,7 @@ def load_proofs(reports_dir: str | Path) -> dict:
 
 def safety(rule, proofs: dict, releases, rule_ranges: tuple[str, ...]) -> str | None:
     """None when the rule's fix is safe (see the module's docstring), else why not."""
-    from harness.lint.ranges import affected
+    from torch_pitfalls.lint.ranges import affected
 
     fix = FIXES[rule.id]
     if fix.caution:

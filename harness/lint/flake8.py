@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import ast
 
-from harness import __version__
-from harness.lint import active_rules
-from harness.lint.cli import installed_torch
-from harness.lint.engine import walk
+from torch_pitfalls import __version__
+from torch_pitfalls.lint import active_rules
+from torch_pitfalls.lint.cli import installed_torch
+from torch_pitfalls.lint.engine import walk
 
 
 class Plugin:

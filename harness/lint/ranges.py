@@ -10,7 +10,7 @@ import ast
 import functools
 from pathlib import Path
 
-from harness.versions import parse_range
+from torch_pitfalls.versions import parse_range
 
 
 @functools.lru_cache(maxsize=None)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from harness.versions import parse_range, release_of
+from torch_pitfalls.versions import parse_range, release_of
 
 _GRID = tuple(Version(f"{major}.{minor}.{patch}") for major, minors in ((0, 5), (1, 14), (2, 41), (3, 10), (4, 10), (5, 1))
               for minor in range(minors) for patch in (0, 9)) + (Version("99.0"),)

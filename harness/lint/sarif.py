@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness import __version__
-from harness.lint import PARSE_ERROR
+from torch_pitfalls import __version__
+from torch_pitfalls.lint import PARSE_ERROR
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.lint import Rule, active_rules
-from harness.lint.declared import Declared, declared_for
-from harness.lint.releases import Releases
+from torch_pitfalls.lint import Rule, active_rules
+from torch_pitfalls.lint.declared import Declared, declared_for
+from torch_pitfalls.lint.releases import Releases
 
 TEST_FOLDERS = ("tests", "test", "testing", "test_utils")
 TEST_SUPPORT_MODULES = ("testing_utils.py", "test_utils.py", "testing.py")

@@ -26,7 +26,7 @@ def check_span(start: str, end: str, recorded: list[str], usage_error) -> None:
 
 
 def upgrade_view(findings, rules_by_id: dict, result: dict) -> dict:
-    """The findings of ``findings`` whose cases change in ``result`` (``harness.matrix.upgrade``),
+    """The findings of ``findings`` whose cases change in ``result`` (``torch_pitfalls.matrix.upgrade``),
     by release: ``{"from", "to", "releases": [{"release", "findings": [finding + changes]}]}``."""
     changes = {case["case"]: case["changes"] for case in result["cases"]}
     by_release: dict[str, list[dict]] = {}

@@ -14,10 +14,10 @@ from pathlib import Path
 
 from packaging.version import Version
 
-from harness.matrix.changes import Change, between
-from harness.loader import case_id_of, find_case_files, source_sha256
-from harness.run.report import FAILING, PASSING, Record, ReportError, load_report, records_of
-from harness.versions import release_of
+from torch_pitfalls.matrix.changes import Change, between
+from torch_pitfalls.loader import case_id_of, find_case_files, source_sha256
+from torch_pitfalls.run.report import FAILING, PASSING, Record, ReportError, load_report, records_of
+from torch_pitfalls.versions import release_of
 
 # The newest patch release of every minor from 1.13 to 2.15 (PyPI, checked 2026-11-23).
 DEFAULT_VERSIONS = ("1.13.1", "2.0.1", "2.1.2", "2.2.2", "2.3.1", "2.4.1", "2.5.1", "2.6.0", "2.7.1",
@@ -93,7 +93,7 @@ class Matrix:
 
     def changes(self, case: str, device: str = "cpu", start: str | None = None, end: str | None = None) -> list[Change]:
         """Every change a user would see, from one freshly observed release to the next
-        (``harness.matrix.changes``), optionally only those first seen in (start, end]."""
+        (``torch_pitfalls.matrix.changes``), optionally only those first seen in (start, end]."""
         found = self._history(case, device)
         if start is not None:
             found = [c for c in found if Version(c.since) > Version(start)]

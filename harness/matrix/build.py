@@ -1,6 +1,6 @@
 """Build the version matrix: one torch per venv, one report per version, one version at a time.
 
-    python -m harness.matrix.build [--versions "2.4.1 2.6.0"] [--cases "id ..."] [--keep]
+    python -m torch_pitfalls.matrix.build [--versions "2.4.1 2.6.0"] [--cases "id ..."] [--keep]
 
 For each version a venv is made with uv (shared cache), torch==VERSION installed with the
 project, ``pitfalls run --json`` run in it, the report written to
@@ -34,11 +34,11 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from harness.matrix import DEFAULT_VERSIONS, report_path
-from harness.run.numpy_rule import numpy_requirement
-from harness.run.report import build_report, load_report, records_of, write_report
-from harness.run.devices import torch_version
-from harness.versions import release_of
+from torch_pitfalls.matrix import DEFAULT_VERSIONS, report_path
+from torch_pitfalls.run.numpy_rule import numpy_requirement
+from torch_pitfalls.run.report import build_report, load_report, records_of, write_report
+from torch_pitfalls.run.devices import torch_version
+from torch_pitfalls.versions import release_of
 
 ROOT = Path(__file__).resolve().parents[2]
 # Optional dependencies of some cases (Case.requires), installed beside each torch. torchvision
@@ -129,7 +129,7 @@ def clean_cache(uv: Path, venv: Path, cache: Path) -> None:
 
 def run_cases(python: Path, device: str, cases: list[str], out: Path, cases_dir: Path) -> int:
     """`pitfalls run` in the version's interpreter; exit 0 or 1 both give a report."""
-    cmd = [python, "-m", "harness", "--cases", cases_dir, "run", "--device", device, "-q", "--json", out, *cases]
+    cmd = [python, "-m", "torch_pitfalls", "--cases", cases_dir, "run", "--device", device, "-q", "--json", out, *cases]
     return _run(cmd, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}).returncode
 
 
@@ -137,8 +137,8 @@ def run_cases(python: Path, device: str, cases: list[str], out: Path, cases_dir:
 # reports: (the module that proves, its record file, the record's schema). Which releases each
 # run-time detector works on (--watch-proofs) and each lint fix is proven on (--fix-proofs) is
 # observed, not assumed.
-WATCH_PROOFS = ("harness.watch.proofs", "watch-proofs.json", "torch-pitfalls/watch-proofs")
-FIX_PROOFS = ("harness.lint.fix_proofs", "lint-fix-proofs.json", "torch-pitfalls/lint-fix-proofs")
+WATCH_PROOFS = ("torch_pitfalls.watch.proofs", "watch-proofs.json", "torch-pitfalls/watch-proofs")
+FIX_PROOFS = ("torch_pitfalls.lint.fix_proofs", "lint-fix-proofs.json", "torch-pitfalls/lint-fix-proofs")
 
 
 def run_proofs(kind: tuple[str, str, str], python: Path, version: str, reports: Path, cases_dir: Path) -> dict:
@@ -177,7 +177,7 @@ def merge(old: dict, new: dict, cases: list[str]) -> dict:
 
 def outdated_cases(reports: Path, version: str, device: str, cases_dir: Path) -> list[str]:
     """The cases whose record in this version's report is stale or missing (``--stale``)."""
-    from harness.matrix import NOT_OBSERVED, STALE, load_matrix
+    from torch_pitfalls.matrix import NOT_OBSERVED, STALE, load_matrix
 
     matrix = load_matrix(reports, cases_dir)
     return [c.id for c in matrix.cases if matrix.cell(c.id, version, device).status in (STALE, NOT_OBSERVED)]
@@ -224,7 +224,7 @@ def build_version(version: str, args, main_torch: str, cases: list[str]) -> dict
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m harness.matrix.build", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m torch_pitfalls.matrix.build", description=__doc__.split("\n")[0])
     p.add_argument("--versions", default=" ".join(DEFAULT_VERSIONS), help="torch releases (default: %(default)s)")
     p.add_argument("--cases", default="", help="only these case ids, merged into the existing reports")
     p.add_argument("--stale", action="store_true",
@@ -251,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
     args.cases = args.cases.split()
     try:
         versions = parse_versions(args.versions)
-        from harness.loader import load_cases
+        from torch_pitfalls.loader import load_cases
 
         known = {lc.id for lc in load_cases(Path(args.cases_dir))}
         unknown = [c for c in args.cases if c not in known]

@@ -1,7 +1,7 @@
 """What changed for a user between two records of the same case on two torch releases.
 
 Derived only from what was recorded: whether the symptom was seen, and the fingerprints of the
-broken and fixed runs (``harness.run.fingerprint``). Each difference is one ``Change`` of a kind a
+broken and fixed runs (``torch_pitfalls.run.fingerprint``). Each difference is one ``Change`` of a kind a
 CI job can gate on (``pitfalls upgrade --fail-on``). Numbers are compared with a relative
 tolerance, so the last bits of a float sum (which differ with a release's kernels) are not a
 change; a value that moved by more is.
@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
-from harness.run.fingerprint import remask
+from torch_pitfalls.run.fingerprint import remask
 
 KINDS = (
     "symptom-appears",  # the broken code starts to show the pitfall

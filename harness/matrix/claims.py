@@ -1,18 +1,18 @@
 """What a case's claims rest on, in words: observed by the matrix, inferred from a source, or
 unverified — for ``pitfalls show``, each case page and the home page.
 
-Nothing here runs a case: it reads the recorded matrix (``harness.matrix``) and the case's
+Nothing here runs a case: it reads the recorded matrix (``torch_pitfalls.matrix``) and the case's
 ``Affects`` rules. A release range is written as the matrix's own releases ("1.13.1–2.15.0").
 """
 from __future__ import annotations
 
 import re
 
-from harness.case import DEVICES, Case
-from harness.matrix.changes import same_value
-from harness.run.fingerprint import mask, remask
-from harness.matrix import NOT_OBSERVED, STALE, Matrix, device_kind
-from harness.versions import parse_range, release_of
+from torch_pitfalls.case import DEVICES, Case
+from torch_pitfalls.matrix.changes import same_value
+from torch_pitfalls.run.fingerprint import mask, remask
+from torch_pitfalls.matrix import NOT_OBSERVED, STALE, Matrix, device_kind
+from torch_pitfalls.versions import parse_range, release_of
 
 
 def spans(chosen: list[str], releases: list[str]) -> str:

@@ -9,11 +9,11 @@ from pathlib import Path
 
 from packaging.version import Version
 
-from harness.matrix import NOT_OBSERVED, STALE, Matrix, default_reports_dir, device_kind, load_matrix
-from harness.matrix.changes import KINDS
-from harness.matrix.upgrade import text as upgrade_text
-from harness.matrix.upgrade import upgrade
-from harness.run.report import ReportError
+from torch_pitfalls.matrix import NOT_OBSERVED, STALE, Matrix, default_reports_dir, device_kind, load_matrix
+from torch_pitfalls.matrix.changes import KINDS
+from torch_pitfalls.matrix.upgrade import text as upgrade_text
+from torch_pitfalls.matrix.upgrade import upgrade
+from torch_pitfalls.run.report import ReportError
 
 EXIT_FAILED = 1
 # One character per cell keeps 17 releases on a terminal line.
@@ -51,7 +51,7 @@ def add_commands(sub) -> None:
 
 
 def _import_report(args, usage_error) -> int:
-    from harness.matrix.import_report import run_import
+    from torch_pitfalls.matrix.import_report import run_import
 
     return run_import(args)
 
@@ -101,7 +101,7 @@ def provenance_lines(matrix: Matrix, device: str) -> list[str]:
     ``cpu`` runs are described in their reports."""
     if ":" not in device:
         return []
-    from harness.run.provenance import describe
+    from torch_pitfalls.run.provenance import describe
 
     kind = device_kind(device)
     return [f"torch {v}: {describe(matrix.provenance.get((v, d)), kind)}"

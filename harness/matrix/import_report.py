@@ -21,10 +21,10 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from harness.matrix import DEFAULT_VERSIONS, case_sources, device_label, report_path
-from harness.run.provenance import describe
-from harness.run.report import FAILING, ReportError, load_report, write_report
-from harness.versions import release_of
+from torch_pitfalls.matrix import DEFAULT_VERSIONS, case_sources, device_label, report_path
+from torch_pitfalls.run.provenance import describe
+from torch_pitfalls.run.report import FAILING, ReportError, load_report, write_report
+from torch_pitfalls.versions import release_of
 
 
 class ImportRefused(Exception):

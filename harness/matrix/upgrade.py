@@ -14,8 +14,8 @@ from pathlib import Path
 
 from packaging.version import Version
 
-from harness.matrix.changes import KINDS
-from harness.matrix import NOT_OBSERVED, STALE, Matrix
+from torch_pitfalls.matrix.changes import KINDS
+from torch_pitfalls.matrix import NOT_OBSERVED, STALE, Matrix
 
 SCHEMA_FILE = Path(__file__).with_name("upgrade.schema.json")
 

@@ -8,8 +8,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from harness.case import DEVICES
-from harness.loader import load_for_command, select_cases
+from torch_pitfalls.case import DEVICES
+from torch_pitfalls.loader import load_for_command, select_cases
 
 EXIT_FAILED = 1
 
@@ -30,14 +30,14 @@ def cmd_run(args, usage_error) -> int:
             raise usage_error(f"unknown device {d!r} (known: {', '.join(DEVICES)})")
     if args.json is not None:
         _check_writable(args.json, usage_error)
-    from harness.run.environment import environment_error
+    from torch_pitfalls.run.environment import environment_error
 
     error = environment_error("nothing was run")
     if error:  # verdicts here would blame the cases for the environment: none are given
         raise usage_error(error)
-    from harness.run.report import build_report, summary_table, write_report
-    from harness.run.runner import load_error_record, run_case
-    from harness.run.devices import torch_version
+    from torch_pitfalls.run.report import build_report, summary_table, write_report
+    from torch_pitfalls.run.runner import load_error_record, run_case
+    from torch_pitfalls.run.devices import torch_version
 
     cases, errors = load_for_command(args.cases, usage_error)
     selected = select_cases(cases, args.ids, usage_error)

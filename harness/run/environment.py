@@ -31,8 +31,8 @@ def environment_faults() -> list[str]:
             raise RuntimeError(f"a round trip through torch gave {back.tolist()}")
     except Exception as exc:
         told = [str(w.message).split(" (Triggered")[0] for w in said if "numpy" in str(w.message).lower()]
-        from harness.run.numpy_rule import numpy_requirement
-        from harness.observation import first_line
+        from torch_pitfalls.run.numpy_rule import numpy_requirement
+        from torch_pitfalls.observation import first_line
 
         need = numpy_requirement(torch.__version__)
         fix = f"install {need!r} beside it" if need else "install a NumPy this torch was built for"

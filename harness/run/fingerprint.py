@@ -4,7 +4,7 @@ A fingerprint holds the exception (type and message), each warning (category and
 summary of the returned value (type, dtype, shape, and the values where they are deterministic).
 Volatile text is masked: memory addresses, temp and install paths, object ids, timings. Two
 records of the same case on two torch releases differ in fingerprint exactly when something a
-user could see (or match on) changed; ``harness.matrix.changes`` classifies the difference.
+user could see (or match on) changed; ``torch_pitfalls.matrix.changes`` classifies the difference.
 
 A case whose value is not stable by default (random numbers drawn without a seed, a count that
 depends on the machine) declares ``stable(value)``: a JSON-able summary of what is stable.
@@ -101,7 +101,7 @@ def _number(x: Any) -> Any:
 
 def fingerprint(run, stable=None) -> dict:
     """The fingerprint of an ``Observation``; ``stable`` replaces the default value summary."""
-    from harness.observation import first_line  # torch: only where a run is fingerprinted
+    from torch_pitfalls.observation import first_line  # torch: only where a run is fingerprinted
 
     error = None
     if run.error is not None:

@@ -1,7 +1,7 @@
 """The pytest plugin: every case module becomes one test item per device.
 
 Registered as a ``pytest11`` entry point (and by the checkout's conftest.py), so ``pytest cases/``
-and ``pytest --pyargs harness.cases`` need no flags. Items are named
+and ``pytest --pyargs torch_pitfalls.cases`` need no flags. Items are named
 ``<id>[<device>]``, marked with their kind, topic, device and tags (``-m silent``, ``-m cuda``),
 and pass when the observed symptom equals the expected one and the fix holds.
 
@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.case import DEVICES, KINDS, TOPICS
-from harness.loader import LoadError, duplicate_id, is_case_file, load_case
-from harness.run.report import Record, build_report, summary_table, write_report
+from torch_pitfalls.case import DEVICES, KINDS, TOPICS
+from torch_pitfalls.loader import LoadError, duplicate_id, is_case_file, load_case
+from torch_pitfalls.run.report import Record, build_report, summary_table, write_report
 
 records_key = pytest.StashKey[list]()
 ids_key = pytest.StashKey[dict]()
@@ -75,7 +75,7 @@ class RecordCollector:
         if report.failed and is_case_file(path):
             where = f"{self.config.rootpath / path}: "
             problem = report.longreprtext.strip().splitlines()[-1] if report.longreprtext.strip() else "not collected"
-            from harness.run.runner import load_error_record  # torch is imported only where a case runs
+            from torch_pitfalls.run.runner import load_error_record  # torch is imported only where a case runs
 
             self.add(load_error_record(LoadError(path, problem.removeprefix(where))))
 
@@ -85,7 +85,7 @@ def pytest_collection_finish(session):
     stop with the reason instead of failing every case that crosses it."""
     if not any(isinstance(item, CaseItem) for item in session.items):
         return
-    from harness.run.environment import environment_error
+    from torch_pitfalls.run.environment import environment_error
 
     error = environment_error("no case was run")
     if error:
@@ -97,7 +97,7 @@ def pytest_report_header(config):
         return "torch-pitfalls: torch is not installed here: install the torch to test, then run the cases"
     import torch
 
-    from harness.run.devices import device_unavailable_reason
+    from torch_pitfalls.run.devices import device_unavailable_reason
 
     cuda = device_unavailable_reason("cuda") or f"CUDA {torch.version.cuda}, {torch.cuda.get_device_name(0)}"
     return f"torch-pitfalls: torch {torch.__version__}; {cuda}"
@@ -139,7 +139,7 @@ class CaseItem(pytest.Item):
             self.add_marker(name)
 
     def runtest(self):
-        from harness.run.runner import run_case
+        from torch_pitfalls.run.runner import run_case
 
         record = run_case(self.lc, self.device)
         self.user_properties.append(("pitfalls_record", asdict(record)))

@@ -11,7 +11,7 @@ import os
 import platform
 from importlib import metadata
 
-from harness.run.devices import cpu_model
+from torch_pitfalls.run.devices import cpu_model
 
 
 def _dist_info(name: str) -> dict:

@@ -42,7 +42,7 @@ class Record:
     isolated: bool = False
     source_sha256: str = ""
     check: str = ""  # what the fix's check said of the broken result ("rejects …" proves the fix)
-    fingerprints: dict | None = None  # {"broken": fp, "fixed": fp}: harness.run.fingerprint
+    fingerprints: dict | None = None  # {"broken": fp, "fixed": fp}: torch_pitfalls.run.fingerprint
 
     @property
     def failed(self) -> bool:
@@ -54,8 +54,8 @@ def environment() -> dict:
     (harness/run/provenance.py) a reader of someone else's report needs to trust a cell."""
     import torch
 
-    from harness.run.provenance import provenance
-    from harness.run.devices import device_names
+    from torch_pitfalls.run.provenance import provenance
+    from torch_pitfalls.run.devices import device_names
 
     return {
         "torch": torch.__version__,

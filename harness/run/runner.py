@@ -6,7 +6,7 @@ the fixed run too and must say no, and the case's ``check`` (the fix's independe
 kept apart from its computation) must accept the fixed result and reject the broken one. Where
 nothing can tell the two apart here (the symptom needs another device, another torch, a module
 that is missing), the outcome is ``unverified`` with the reason, never a pass. Cases that may crash or poison the process on a device
-(``Case.isolate``) run each step in its own subprocess (``harness.run.worker``), so a crash, a
+(``Case.isolate``) run each step in its own subprocess (``torch_pitfalls.run.worker``), so a crash, a
 poisoned CUDA context or a hang is an ``error`` outcome and the run goes on.
 """
 from __future__ import annotations
@@ -27,13 +27,13 @@ from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from harness.helpers import reseed
-from harness.run import state
-from harness.run.fingerprint import fingerprint
-from harness.loader import LoadedCase, LoadError, case_id_of
-from harness.observation import CaseTimeout, first_line, observe_within
-from harness.run.report import Record
-from harness.run.devices import device_unavailable_reason, torch_version
+from torch_pitfalls.helpers import reseed
+from torch_pitfalls.run import state
+from torch_pitfalls.run.fingerprint import fingerprint
+from torch_pitfalls.loader import LoadedCase, LoadError, case_id_of
+from torch_pitfalls.observation import CaseTimeout, first_line, observe_within
+from torch_pitfalls.run.report import Record
+from torch_pitfalls.run.devices import device_unavailable_reason, torch_version
 
 # An in-process hang inside C code cannot be interrupted by SIGALRM; past this many extra
 # seconds faulthandler dumps every thread's stack and ends the process, so no run hangs forever.
@@ -327,7 +327,7 @@ def _in_process(lc: LoadedCase, device: str, step: str):
 
 
 def _in_subprocess(lc: LoadedCase, device: str, step: str):
-    """Run one step in a fresh interpreter (``harness.run.worker``) and read its result back."""
+    """Run one step in a fresh interpreter (``torch_pitfalls.run.worker``) and read its result back."""
     limit = lc.case.timeout + WORKER_STARTUP_S
     path = os.pathsep.join(filter(None, [str(PROJECT_ROOT), os.environ.get("PYTHONPATH")]))
     with tempfile.TemporaryDirectory(prefix="pitfalls-worker-") as tmp:
@@ -339,7 +339,7 @@ def _in_subprocess(lc: LoadedCase, device: str, step: str):
             # one is visible, whatever device the data is on (DataParallel does): hide them.
             env["CUDA_VISIBLE_DEVICES"] = ""
         out = Path(tmp) / "result.json"
-        cmd = [sys.executable, "-m", "harness.run.worker", str(lc.path.resolve()), device, step, str(out)]
+        cmd = [sys.executable, "-m", "torch_pitfalls.run.worker", str(lc.path.resolve()), device, step, str(out)]
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=limit, env=env, cwd=tmp)
         except subprocess.TimeoutExpired:

@@ -2,7 +2,7 @@
 
 The runner snapshots every probe before a variant and compares after it; a difference is a
 leak, reported by name, and the snapshot is restored so later cases are not poisoned.
-RNG states count too: a case seeds locally (``harness.seeded``) or uses its own generator.
+RNG states count too: a case seeds locally (``torch_pitfalls.seeded``) or uses its own generator.
 """
 from __future__ import annotations
 

@@ -1,14 +1,14 @@
 """Runs one step of an isolated case in a fresh interpreter and writes its result as JSON.
 
-usage: python -m harness.run.worker CASE_FILE DEVICE broken|fixed RESULT_JSON
+usage: python -m torch_pitfalls.run.worker CASE_FILE DEVICE broken|fixed RESULT_JSON
 """
 import json
 import os
 import sys
 from pathlib import Path
 
-from harness.loader import load_case
-from harness.run.runner import step_result_json
+from torch_pitfalls.loader import load_case
+from torch_pitfalls.run.runner import step_result_json
 
 
 def main(argv: list[str]) -> int:

@@ -1,8 +1,8 @@
 """What a torch release says to its users, read from its files, and what changed between two.
 
-    python -m harness.surface scan SITE_PACKAGES/torch --out build/surface/torch-2.6.0.json
-    python -m harness.surface fetch 2.5.1 2.6.0 --uv .venv/bin/uv      # download, scan, delete
-    python -m harness.surface diff build/surface [--from 2.5.1 --to 2.6.0] [--all] [--json]
+    python -m torch_pitfalls.surface scan SITE_PACKAGES/torch --out build/surface/torch-2.6.0.json
+    python -m torch_pitfalls.surface fetch 2.5.1 2.6.0 --uv .venv/bin/uv      # download, scan, delete
+    python -m torch_pitfalls.surface diff build/surface [--from 2.5.1 --to 2.6.0] [--all] [--json]
 
 The upgrade cases were found with it: every release's "surface" is
 

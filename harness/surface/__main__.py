@@ -1,5 +1,5 @@
 import sys
 
-from harness.surface.cli import main
+from torch_pitfalls.surface.cli import main
 
 sys.exit(main())

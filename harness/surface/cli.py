@@ -1,4 +1,4 @@
-"""``python -m harness.surface scan|fetch|diff``: the surface scan from a terminal (``make upgrade-scan``)."""
+"""``python -m torch_pitfalls.surface scan|fetch|diff``: the surface scan from a terminal (``make upgrade-scan``)."""
 from __future__ import annotations
 
 import argparse
@@ -9,14 +9,14 @@ from pathlib import Path
 
 from packaging.version import Version
 
-import harness.surface
-from harness.surface.diff import diff, print_diff
-from harness.surface.fetch import fetch
-from harness.surface.scan import scan_tree
+import torch_pitfalls.surface
+from torch_pitfalls.surface.diff import diff, print_diff
+from torch_pitfalls.surface.fetch import fetch
+from torch_pitfalls.surface.scan import scan_tree
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m harness.surface", description=harness.surface.__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m torch_pitfalls.surface", description=torch_pitfalls.surface.__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
     s = sub.add_parser("scan", help="scan an installed torch package directory")
     s.add_argument("torch_dir", type=Path)
@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
         args.out.write_text(json.dumps(scan_tree(args.torch_dir), indent=0, sort_keys=True))
         return 0
     if args.command == "fetch":
-        from harness.matrix import DEFAULT_VERSIONS  # the releases the matrix runs
+        from torch_pitfalls.matrix import DEFAULT_VERSIONS  # the releases the matrix runs
 
         fetch(args.versions or list(DEFAULT_VERSIONS), args.uv, args.out, args.force)
         return 0

@@ -8,7 +8,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from harness.surface.scan import scan_tree
+from torch_pitfalls.surface.scan import scan_tree
 
 
 def fetch(versions: list[str], uv: str, out: Path, force: bool = False) -> None:

@@ -8,14 +8,14 @@ run under the watcher, the case's broken code is reported and its fixed code and
 not (tests/watch). Detectors watch torch through a ``TorchFunctionMode`` and torch's own global
 module and optimizer hooks; none uses a ``TorchDispatchMode`` (it would switch torch.compile off).
 
-    from harness.watch import watch
+    from torch_pitfalls.watch import watch
     with watch() as w:
         train()
     print(w.text())
 """
 from __future__ import annotations
 
-from harness.watch.findings import Finding
-from harness.watch.session import Watcher, watch
+from torch_pitfalls.watch.findings import Finding
+from torch_pitfalls.watch.session import Watcher, watch
 
 __all__ = ["Finding", "Watcher", "watch"]

@@ -35,7 +35,7 @@ def add_commands(sub) -> None:
 
 
 def _select(text: str, usage_error) -> tuple[str, ...]:
-    from harness.watch.detectors import all_detectors
+    from torch_pitfalls.watch.detectors import all_detectors
 
     ids = tuple(s.strip() for s in text.split(",") if s.strip())
     known = {d.case for d in all_detectors()}
@@ -96,7 +96,7 @@ def run_program(script: str, args: list[str], as_module: bool) -> tuple[int, Bas
 
 
 def run_watch(args, usage_error) -> int:
-    from harness.watch.session import Watcher
+    from torch_pitfalls.watch.session import Watcher
 
     if not args.module and not Path(args.script).is_file():
         raise usage_error(f"{args.script}: no such file (a module name needs -m)")

@@ -2,7 +2,7 @@
 that records it, with that case's fix.
 
 What it knows comes only from the recorded matrix (``reports/torch-<release>-<device>.json``, read
-through ``harness.matrix``): a message counts for a case when the case's broken variant produced it
+through ``torch_pitfalls.matrix``): a message counts for a case when the case's broken variant produced it
 and its fixed variant did not, on the same release, where that record did not find the symptom
 absent. Two narrower rules keep it to the pitfall itself, read from the case's own file: a warning
 counts only when the case's symptom asks for it (a pattern of its ``run.warned`` calls finds it;
@@ -344,7 +344,7 @@ class Corpus:
 def symptom_messages(record) -> list[tuple[str, str, str]] | None:
     """(kind, category, message) of what a record's broken variant said and its fixed variant did
     not; None when the record cannot say (no fingerprint of one of the variants)."""
-    from harness.matrix.changes import remask  # today's masks, as the matrix compares records
+    from torch_pitfalls.matrix.changes import remask  # today's masks, as the matrix compares records
 
     fps = record.fingerprints or {}
     broken, fixed = remask(fps.get("broken")), remask(fps.get("fixed"))
@@ -363,8 +363,8 @@ def symptom_messages(record) -> list[tuple[str, str, str]] | None:
 
 def load_corpus(reports_dir: Path, cases_dir: Path, matrix=None) -> Corpus:
     """The recorded messages of the cases; ``matrix``: those dirs' matrix, where the caller has it."""
-    from harness.loader import find_case_files, case_id_of
-    from harness.matrix import NOT_OBSERVED, load_matrix
+    from torch_pitfalls.loader import find_case_files, case_id_of
+    from torch_pitfalls.matrix import NOT_OBSERVED, load_matrix
 
     matrix = matrix if matrix is not None else load_matrix(reports_dir, cases_dir)
     files = {case_id_of(p): p for p in find_case_files(Path(cases_dir))}
@@ -556,13 +556,13 @@ class Explainer:
         if cases is None:
             cases = corpus_dir()
         if reports is None:
-            from harness.matrix import default_reports_dir
+            from torch_pitfalls.matrix import default_reports_dir
 
             reports = default_reports_dir(cases)
         return Path(reports).resolve(), Path(cases).resolve()
 
     def _installed_release(self):
-        from harness.versions import release_of
+        from torch_pitfalls.versions import release_of
 
         if self.release is None:
             import torch
@@ -572,7 +572,7 @@ class Explainer:
 
     def _distance(self, version: str) -> tuple:
         """Nearest first: the same minor release, then by minors away, older before newer."""
-        from harness.versions import release_of
+        from torch_pitfalls.versions import release_of
 
         mine, v = self._installed_release(), release_of(version)
         minors = lambda x: x.major * 1000 + x.minor  # noqa: E731
@@ -630,7 +630,7 @@ def _text_of(obj) -> str | None:
 
 
 def _normalised(text: str, limit: int = 4000) -> str:
-    from harness.observation import first_line
+    from torch_pitfalls.observation import first_line
 
     line = " ".join(first_line(text, None).split())
     return line[:limit]
@@ -652,13 +652,13 @@ def _corpus(reports_dir: Path, cases_dir: Path, matrix=None) -> Corpus:
 
 
 def corpus_dir() -> Path:
-    """The corpus's cases folder: ``harness.loader.default_cases_dir()`` when it is the corpus (it
+    """The corpus's cases folder: ``torch_pitfalls.loader.default_cases_dir()`` when it is the corpus (it
     holds the catalogue), else the one beside the harness package (a checkout) or inside it (the
     wheel). A user's program may have a ``cases/`` folder of its own in its working directory."""
-    from harness.loader import CORPUS_MARKER, default_cases_dir
-    import harness
+    from torch_pitfalls.loader import CORPUS_MARKER, default_cases_dir
+    import torch_pitfalls
 
-    here = Path(harness.__file__).resolve().parent
+    here = Path(torch_pitfalls.__file__).resolve().parent
     for candidate in (default_cases_dir(), here.parent / "cases", here / "cases"):
         if (Path(candidate) / CORPUS_MARKER).is_file():
             return Path(candidate).resolve()

@@ -30,7 +30,7 @@ def pytest_configure(config):
 
 class WatchSession:
     def __init__(self, config):
-        from harness.watch.session import Watcher
+        from torch_pitfalls.watch.session import Watcher
 
         self.config = config
         self.watcher = Watcher(pedantic=config.getoption("pitfalls_watch_pedantic"))

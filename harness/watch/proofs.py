@@ -1,7 +1,7 @@
 """Each detector run on its case's variants in this interpreter, on this torch: the broken code
 must be reported with the case's id at a line of the case file, the fixed code and the near miss
 must not be, and the detector must not fail. tests/watch/test_proofs.py asserts it on the local
-torch; ``python -m harness.watch.proofs --json PATH`` records it for another release (the
+torch; ``python -m torch_pitfalls.watch.proofs --json PATH`` records it for another release (the
 matrix build's ``--watch-proofs``), so which releases each detector works on is observed.
 """
 from __future__ import annotations
@@ -12,8 +12,8 @@ import sys
 import warnings
 from pathlib import Path
 
-from harness.loader import default_cases_dir, load_cases
-from harness.watch.session import watch
+from torch_pitfalls.loader import default_cases_dir, load_cases
+from torch_pitfalls.watch.session import watch
 
 
 def watched(fn, device="cpu", **options):
@@ -50,7 +50,7 @@ def prove_all(cases_dir: Path | None = None, device: str = "cpu") -> dict:
     """Every detector proven on ``device``; a case that does not run there is left out (and named)."""
     import torch
 
-    from harness.watch.detectors import all_detectors
+    from torch_pitfalls.watch.detectors import all_detectors
 
     cases = {lc.id: lc for lc in load_cases(Path(cases_dir or default_cases_dir()))}
     detectors = all_detectors()
@@ -64,7 +64,7 @@ def prove_all(cases_dir: Path | None = None, device: str = "cpu") -> dict:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m harness.watch.proofs", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m torch_pitfalls.watch.proofs", description=__doc__.split("\n")[0])
     p.add_argument("--json", metavar="PATH", help="also write the record here")
     p.add_argument("--cases", metavar="DIR", help="the cases folder (default: ./cases or the installed corpus)")
     p.add_argument("--device", default="cpu", choices=("cpu", "cuda"),

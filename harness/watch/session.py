@@ -10,9 +10,9 @@ import contextlib
 import os
 import warnings
 
-from harness.watch.detectors.base import Detector
-from harness.watch.findings import Finding, json_report, sarif_report, text_report
-from harness.watch.sites import origin, shown_path, user_site, user_site_of
+from torch_pitfalls.watch.detectors.base import Detector
+from torch_pitfalls.watch.findings import Finding, json_report, sarif_report, text_report
+from torch_pitfalls.watch.sites import origin, shown_path, user_site, user_site_of
 
 
 class Watcher:
@@ -46,8 +46,8 @@ class Watcher:
     def start(self) -> None:
         from torch.optim import optimizer as optim
 
-        from harness.watch.detectors import detectors_for
-        from harness.watch.mode import FastPathsKept, WatchMode
+        from torch_pitfalls.watch.detectors import detectors_for
+        from torch_pitfalls.watch.mode import FastPathsKept, WatchMode
 
         self.detectors = detectors_for(self.pedantic, self.select)
         self._table = {}
@@ -133,7 +133,7 @@ class Watcher:
     # -- the explainer: errors and warnings torch raised, named by the case that records them
     def _explainer_or_none(self):
         if self._explainer is None:
-            from harness.watch.explain import Explainer
+            from torch_pitfalls.watch.explain import Explainer
 
             self._explainer = Explainer.for_installed_torch()
         return self._explainer
@@ -194,7 +194,7 @@ class Watcher:
         return json_report(self.findings, self.errors, _torch_version(), exit_status)
 
     def to_sarif(self) -> dict:
-        from harness import __version__
+        from torch_pitfalls import __version__
 
         return sarif_report(self.findings, __version__)
 

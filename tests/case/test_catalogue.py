@@ -2,7 +2,7 @@
 import csv
 from pathlib import Path
 
-from harness.loader import load_cases
+from torch_pitfalls.loader import load_cases
 
 ROOT = Path(__file__).resolve().parents[2]
 CATALOGUE = {row["id"]: row for row in csv.DictReader((ROOT / "cases" / "catalogue.csv").open())}

@@ -14,8 +14,8 @@ import warnings
 
 import pytest
 
-from harness.loader import load_corpus
-from harness.observation import Observation
+from torch_pitfalls.loader import load_corpus
+from torch_pitfalls.observation import Observation
 from planting import ROOT, variant_run
 
 CASES, _ = load_corpus(ROOT / "cases")

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from harness.cli import main
+from torch_pitfalls.cli import main
 from planting import ROOT
 
 
@@ -93,7 +93,7 @@ def test_a_missing_cases_folder_is_named(tmp_path, capsys):
 
 
 def test_python_dash_m_harness_is_the_same_cli(two_cases):
-    proc = subprocess.run([sys.executable, "-m", "harness", "--cases", str(two_cases.cases), "run", "nope"],
+    proc = subprocess.run([sys.executable, "-m", "torch_pitfalls", "--cases", str(two_cases.cases), "run", "nope"],
                           capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 2 and proc.stderr.strip() == "pitfalls: error: unknown case id 'nope' (see 'pitfalls list')"
 
@@ -123,7 +123,7 @@ def test_a_broken_numpy_bridge_is_one_environment_error_and_nothing_runs(two_cas
 
 
 def test_the_numpy_rule_is_one_for_make_and_the_matrix():
-    from harness.run.numpy_rule import numpy_requirement
+    from torch_pitfalls.run.numpy_rule import numpy_requirement
 
     assert [numpy_requirement(v) for v in ("1.13.1", "2.2.2", "2.3.1", "2.15.0")] == ["numpy<2", "numpy<2", None, None]
     assert "harness/run/numpy_rule.py $(TORCH)" in (ROOT / "Makefile").read_text()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import main
+from torch_pitfalls.cli import main
 from planting import ROOT, subprocess_env
 
 
@@ -71,12 +71,12 @@ def test_a_folder_that_takes_no_files_is_refused_before_running(two_cases, capsy
 
 
 def test_a_report_that_fails_to_write_is_one_line_and_exit_2(two_cases, out, capsys, monkeypatch):
-    import harness.run.report
+    import torch_pitfalls.run.report
 
     def disk_full(report, path):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(harness.run.report, "write_report", disk_full)
+    monkeypatch.setattr(torch_pitfalls.run.report, "write_report", disk_full)
     path = out / "report.json"
     assert cli(two_cases, "run", "-q", "--device", "cpu", "--json", str(path)) == 2
     captured = capsys.readouterr()
@@ -86,7 +86,7 @@ def test_a_report_that_fails_to_write_is_one_line_and_exit_2(two_cases, out, cap
 
 
 def test_python_dash_m_harness_refuses_a_report_below_a_file(two_cases, out):
-    cmd = [sys.executable, "-m", "harness", "--cases", str(two_cases.cases), "run", "--json", str(out / "a-file" / "r.json")]
+    cmd = [sys.executable, "-m", "torch_pitfalls", "--cases", str(two_cases.cases), "run", "--json", str(out / "a-file" / "r.json")]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=subprocess_env(), timeout=300)
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr == f"pitfalls: error: --json {out}/a-file/r.json: {out}/a-file is a file, not a folder\n"

@@ -19,8 +19,8 @@ pytest.importorskip("myst_nb", reason="the docs extra is not installed (pip inst
 from docs.site.bench_page import BenchError, choose_bench, other_devices, performance_page  # noqa: E402
 from docs.site.execute import CaseRunError, execute_cases  # noqa: E402
 from docs.site.stamp import Stamp  # noqa: E402
-from harness import observe  # noqa: E402
-from harness.loader import load_cases  # noqa: E402
+from torch_pitfalls import observe  # noqa: E402
+from torch_pitfalls.loader import load_cases  # noqa: E402
 
 # A case as an author writes one: prose cells, the code, demo cells printing what it produced.
 STORY = '''\
@@ -31,7 +31,7 @@ STORY = '''\
 
 # %%
 import torch
-from harness import Case, Source, observe
+from torch_pitfalls import Case, Source, observe
 
 CASE = Case(id="planted-story", title="A planted story", kind="error", affects="*",
             devices=("cpu",), sources=(Source("planted by the docs tests"),), timeout={timeout})

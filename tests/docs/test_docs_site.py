@@ -16,9 +16,9 @@ SCREENSHOTS = ROOT / "build" / "screenshots"
 pytest.importorskip("sphinx", reason="the docs extra is not installed (pip install -e '.[test,docs]')")
 pytest.importorskip("myst_nb", reason="the docs extra is not installed (pip install -e '.[test,docs]')")
 
-from harness import observe  # noqa: E402
-from harness.loader import load_cases  # noqa: E402
-from harness.matrix import load_matrix  # noqa: E402
+from torch_pitfalls import observe  # noqa: E402
+from torch_pitfalls.loader import load_cases  # noqa: E402
+from torch_pitfalls.matrix import load_matrix  # noqa: E402
 
 CASES = load_cases(ROOT / "cases")
 
@@ -91,7 +91,7 @@ def test_case_page_shows_the_broken_variants_real_output_and_the_torch_stamp(pag
 
 
 def test_case_page_shows_its_row_of_the_version_matrix_its_evidence_and_folds_its_metadata(page):
-    from harness.matrix.cli import MARKS
+    from torch_pitfalls.matrix.cli import MARKS
 
     matrix = load_matrix(ROOT / "reports", ROOT / "cases")
     page.goto(page.base + "cases/backward-twice.html")

@@ -25,7 +25,7 @@ pytest.importorskip("sphinx", reason="the docs extra is not installed (pip insta
 from docs.site.case_links import Repository, case_links  # noqa: E402
 from docs.site.start_page import TEN  # noqa: E402
 from docs.site.symptom_page import CATEGORIES, SymptomError, load_symptoms  # noqa: E402
-from harness.loader import load_cases  # noqa: E402
+from torch_pitfalls.loader import load_cases  # noqa: E402
 
 CASES = load_cases(ROOT / "cases")
 IDS = {lc.id for lc in CASES}
@@ -183,16 +183,16 @@ def test_matrix_details_open_on_a_tap(browser, base_url, wait_ms):
 
 @pytest.fixture(scope="module")
 def matrix():
-    from harness.matrix import load_matrix
+    from torch_pitfalls.matrix import load_matrix
 
     return load_matrix(ROOT / "reports", ROOT / "cases")
 
 
 def cli_upgrade(matrix, start: str, end: str) -> tuple[list[tuple], dict]:
-    """What `pitfalls upgrade START END` prints (its two functions, harness.matrix.upgrade's
+    """What `pitfalls upgrade START END` prints (its two functions, torch_pitfalls.matrix.upgrade's
     upgrade and text, on the matrix of the reports): (case, variant, since, kind) per change line,
     and each case's portable-fix word."""
-    from harness.matrix.upgrade import text, upgrade
+    from torch_pitfalls.matrix.upgrade import text, upgrade
 
     changes, fixes, kind = [], {}, None
     for line in text(upgrade(matrix, start, end, "cpu")).splitlines():
@@ -292,7 +292,7 @@ def test_every_page_has_a_description(site):
 
 
 def test_the_upgrade_data_is_the_clis_answer_for_every_pair(site, matrix):
-    from harness.matrix.upgrade import upgrade
+    from torch_pitfalls.matrix.upgrade import upgrade
 
     m = matrix
     files = sorted((site / "upgrades" / "cpu").glob("*.json"))

@@ -26,7 +26,7 @@ from babel.messages.pofile import read_po, write_po  # noqa: E402
 
 from docs.site import i18n  # noqa: E402
 from docs.site.zh_build import STATUS, ZhStatus, main as zh_main  # noqa: E402
-from harness.loader import load_cases  # noqa: E402
+from torch_pitfalls.loader import load_cases  # noqa: E402
 
 CASES = load_cases(ROOT / "cases")
 # More stale paragraphs than this on the real site fail the suite: an English change that outdates

@@ -1,5 +1,5 @@
 """`pitfalls lint --fix`: each fix proven by running it on its cases' broken programs on the local
-torch (one run of harness.lint.fix_proofs, shared), sabotaged fixes caught, and the command line:
+torch (one run of torch_pitfalls.lint.fix_proofs, shared), sabotaged fixes caught, and the command line:
 safe and unsafe fixes, --diff, --unsafe-fixes, files that do not parse, the record's verdicts."""
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ from dataclasses import replace
 
 import pytest
 
-from harness.cli import main
-from harness.lint import RULES_BY_ID
-from harness.lint.fix_proofs import prove, prove_all
-from harness.lint.fixes import FIXES, Edit, fixes_sha256, safety
-from harness.loader import case_id_of, find_case_files
-from harness.matrix import DEFAULT_VERSIONS
+from torch_pitfalls.cli import main
+from torch_pitfalls.lint import RULES_BY_ID
+from torch_pitfalls.lint.fix_proofs import prove, prove_all
+from torch_pitfalls.lint.fixes import FIXES, Edit, fixes_sha256, safety
+from torch_pitfalls.loader import case_id_of, find_case_files
+from torch_pitfalls.matrix import DEFAULT_VERSIONS
 from planting import ROOT
 
 CASE_FILES = {case_id_of(p): p for p in find_case_files(ROOT / "cases")}
@@ -72,7 +72,7 @@ def _record(proven: dict[str, bool], sha=None) -> dict:
 
 
 def test_safe_means_proven_on_every_release_where_the_rule_applies():
-    from harness.lint import rule_ranges
+    from torch_pitfalls.lint import rule_ranges
 
     rule = RULES_BY_ID["PTF117"]  # its case: FutureWarning from 2.4
     ranges = rule_ranges(rule)
@@ -199,8 +199,8 @@ HEADER = ("import argparse\nimport torch\nfrom torch import nn\nfrom torch.optim
 
 @pytest.mark.parametrize("before, after", PUBLIC, ids=[b.split("(")[0].split(".")[-1] for b, _ in PUBLIC])
 def test_fixes_of_spellings_from_public_code(before, after):
-    from harness.lint import active_rules, lint_text
-    from harness.lint.fixes import fix_file_text
+    from torch_pitfalls.lint import active_rules, lint_text
+    from torch_pitfalls.lint.fixes import fix_file_text
 
     rules = active_rules(None)
     text = HEADER + "    " + before + "\n"
@@ -209,8 +209,8 @@ def test_fixes_of_spellings_from_public_code(before, after):
 
 
 def test_the_local_rank_fix_run_takes_both_spellings_into_the_same_destination():
-    from harness.lint import RULES_BY_ID, lint_text
-    from harness.lint.fixes import fix_file_text
+    from torch_pitfalls.lint import RULES_BY_ID, lint_text
+    from torch_pitfalls.lint.fixes import fix_file_text
 
     text = "import argparse\nparser = argparse.ArgumentParser()\nparser.add_argument('--local_rank', type=int, default=-1)\n"
     fixed = fix_file_text(text, lambda now: lint_text(now, "launch.py", [RULES_BY_ID["PTF132"]])).text

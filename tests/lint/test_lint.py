@@ -12,10 +12,10 @@ import textwrap
 import pytest
 import yaml
 
-from harness.cli import main
-from harness.lint import RULES, active_rules, lint_text
-from harness.lint.views import variant_programs
-from harness.loader import case_id_of, find_case_files
+from torch_pitfalls.cli import main
+from torch_pitfalls.lint import RULES, active_rules, lint_text
+from torch_pitfalls.lint.views import variant_programs
+from torch_pitfalls.loader import case_id_of, find_case_files
 from planting import ROOT
 
 CASE_FILES = {case_id_of(p): p for p in find_case_files(ROOT / "cases")}
@@ -151,7 +151,7 @@ def test_the_pre_commit_hook(project):
     # what pre-commit runs: the entry, with the staged files appended
     entry = hook["entry"].split()
     assert entry[0] == "pitfalls"
-    done = subprocess.run([sys.executable, "-m", "harness", *entry[1:], *hook["args"], str(project / "bad.py")],
+    done = subprocess.run([sys.executable, "-m", "torch_pitfalls", *entry[1:], *hook["args"], str(project / "bad.py")],
                           capture_output=True, text=True, cwd=project)
     assert done.returncode == 1 and "PTF001" in done.stdout
     assert yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())[0]["id"] == "pitfalls-lint"

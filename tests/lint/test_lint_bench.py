@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import random
 
-from harness.lint import RULES
-from harness.lint.bench import stale_rows
+from torch_pitfalls.lint import RULES
+from torch_pitfalls.lint.bench import stale_rows
 from planting import ROOT
 
 RECORDED = json.loads((ROOT / "reports" / "lint-bench.json").read_text())

@@ -9,9 +9,9 @@ import json
 import pytest
 from packaging.version import Version
 
-from harness.cli import main
-from harness.lint import RULES_BY_ID
-from harness.matrix import load_matrix
+from torch_pitfalls.cli import main
+from torch_pitfalls.lint import RULES_BY_ID
+from torch_pitfalls.matrix import load_matrix
 from planting import ROOT
 
 CODE = """\
@@ -41,9 +41,9 @@ def matrix(tmp_path_factory):
 def loaded_once(matrix, monkeypatch):
     """The recorded matrix, loaded once for these tests (a second or two each time); loading it
     from an empty folder, in a subprocess, is the install check's (tests/install_run.py)."""
-    import harness.lint.cli
+    import torch_pitfalls.lint.cli
 
-    monkeypatch.setattr(harness.lint.cli, "_matrix", lambda args, usage_error: matrix)
+    monkeypatch.setattr(torch_pitfalls.lint.cli, "_matrix", lambda args, usage_error: matrix)
 
 
 @pytest.fixture
@@ -130,7 +130,7 @@ def test_pre_commit_with_no_python_file_staged_exits_0(tmp_path):
     import yaml
 
     hook = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())[0]
-    local = {**hook, "language": "system", "entry": f"{sys.executable} -m harness {hook['entry'].split(' ', 1)[1]}"}
+    local = {**hook, "language": "system", "entry": f"{sys.executable} -m torch_pitfalls {hook['entry'].split(' ', 1)[1]}"}
     (tmp_path / ".pre-commit-config.yaml").write_text(yaml.safe_dump({"repos": [{"repo": "local", "hooks": [local]}]}))
     (tmp_path / "notes.txt").write_text("no Python here\n")
     env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / ".pre-commit-home"), "PYTHONPATH": str(ROOT)}

@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from lint_variants import load  # noqa: E402
 
-from harness.lint import RULES, active_rules, lint_text  # noqa: E402
+from torch_pitfalls.lint import RULES, active_rules, lint_text  # noqa: E402
 
 MIN_RECALL = 0.8
 MIN_PITFALLS, MIN_NEAR_MISSES = 5, 3

@@ -9,10 +9,10 @@ import json
 
 import pytest
 
-from harness.cli import main
-from harness.loader import load_cases
-from harness.matrix import load_matrix
-from harness.run.report import Record, build_report, write_report
+from torch_pitfalls.cli import main
+from torch_pitfalls.loader import load_cases
+from torch_pitfalls.matrix import load_matrix
+from torch_pitfalls.run.report import Record, build_report, write_report
 from planting import REPORT_ENV, case_sha
 
 H100 = {"model": "NVIDIA H100 80GB HBM3", "count": 1, "capability": "9.0", "memory_gib": 79.1,

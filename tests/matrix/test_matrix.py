@@ -8,11 +8,11 @@ from dataclasses import replace
 
 import pytest
 
-from harness.cli import main
-from harness.case import Affects
-from harness.matrix import NOT_OBSERVED, STALE, load_matrix, report_path
-from harness.matrix.build import BuildError, merge, parse_versions
-from harness.run.report import Record, ReportError, build_report, load_report, write_report
+from torch_pitfalls.cli import main
+from torch_pitfalls.case import Affects
+from torch_pitfalls.matrix import NOT_OBSERVED, STALE, load_matrix, report_path
+from torch_pitfalls.matrix.build import BuildError, merge, parse_versions
+from torch_pitfalls.run.report import Record, ReportError, build_report, load_report, write_report
 from planting import REPORT_ENV as ENV, case_sha
 
 STARTED = dt.datetime(2026, 11, 23, tzinfo=dt.timezone.utc)
@@ -173,7 +173,7 @@ def test_build_refuses_a_version_that_names_no_release(text):
 
 
 def test_build_refuses_an_unknown_case_before_building_anything(tmp_path, capsys):
-    from harness.matrix.build import main as build
+    from torch_pitfalls.matrix.build import main as build
 
     rc = build(["--versions", "2.4.1", "--cases", "no-such-case", "--reports", str(tmp_path), "--uv", "/nonexistent/uv"])
     assert rc == 2 and "unknown case id 'no-such-case'" in capsys.readouterr().err
@@ -199,7 +199,7 @@ def test_build_reruns_only_stale_cases_and_merges_them(project, capsys):
     import torch
     from packaging.version import Version
 
-    from harness.matrix.build import main as build
+    from torch_pitfalls.matrix.build import main as build
 
     version = Version(torch.__version__).base_version
     args = ["--versions", version, "--cases-dir", str(project.cases), "--reports", str(project.reports)]
@@ -256,7 +256,7 @@ def test_changes_are_classified_from_fingerprints_and_noise_is_not_a_change(hist
 def test_upgrade_lists_every_change_in_the_span_and_validates(history, capsys):
     import jsonschema
 
-    from harness.matrix.upgrade import SCHEMA_FILE
+    from torch_pitfalls.matrix.upgrade import SCHEMA_FILE
 
     args = ["--cases", str(history.cases), "upgrade", "2.0.1", "2.4.1", "--reports", str(history.reports)]
     assert main(args) == 0
@@ -292,8 +292,8 @@ def test_upgrade_bad_input_is_one_line_and_exit_2(history, capsys, args, message
 
 
 def test_claims_say_what_was_observed_inferred_and_unverified(project):
-    from harness.matrix.claims import all_claims, spans, what_you_see
-    from harness.loader import load_case
+    from torch_pitfalls.matrix.claims import all_claims, spans, what_you_see
+    from torch_pitfalls.loader import load_case
 
     assert spans(["2.0.1", "2.1.2", "2.4.1"], ["1.13.1", "2.0.1", "2.1.2", "2.3.1", "2.4.1"]) == "2.0.1–2.1.2, 2.4.1"
     write(project, "2.0.1", [record(project, "first-case", True), record(project, "second-case", True)])
@@ -315,7 +315,7 @@ def test_claims_say_what_was_observed_inferred_and_unverified(project):
 
 
 def test_what_you_see_groups_releases_that_look_the_same(history):
-    from harness.matrix.claims import what_you_see
+    from torch_pitfalls.matrix.claims import what_you_see
 
     m = load_matrix(history.reports, history.cases)
     assert [span for span, _ in what_you_see(m, "first-case", "cpu")] == ["2.0.1", "2.1.2", "2.4.1"]
@@ -323,8 +323,8 @@ def test_what_you_see_groups_releases_that_look_the_same(history):
 
 
 def test_each_release_gets_the_torchvision_that_pins_it():
-    from harness.matrix import DEFAULT_VERSIONS
-    from harness.matrix.build import case_extras
+    from torch_pitfalls.matrix import DEFAULT_VERSIONS
+    from torch_pitfalls.matrix.build import case_extras
 
     assert case_extras("2.13.0") == ["tensorboard", "torchvision==0.28.0"]
     assert case_extras("2.0.1") == ["tensorboard", "torchvision==0.15.2"]
@@ -356,8 +356,8 @@ def test_a_release_where_nothing_ran_is_a_gap_not_a_change(project):
 
 
 def test_a_bound_inside_the_matrix_is_observed_only_when_passing_records_bracket_it(project):
-    from harness.matrix.claims import bound_claims
-    from harness.loader import load_case
+    from torch_pitfalls.matrix.claims import bound_claims
+    from torch_pitfalls.loader import load_case
 
     case = replace(load_case(project.cases / "autograd" / "first_case.py").case, affects=">=2.1")
     write(project, "2.1.2", [record(project, "first-case", True)])
@@ -370,8 +370,8 @@ def test_a_bound_inside_the_matrix_is_observed_only_when_passing_records_bracket
 
 @pytest.mark.parametrize("versions", ["*", "<0.4", "<=2.0", "!=2.1.0"])
 def test_a_range_without_a_lower_bound_says_so(project, versions):
-    from harness.matrix.claims import bound_claims
-    from harness.loader import load_case
+    from torch_pitfalls.matrix.claims import bound_claims
+    from torch_pitfalls.loader import load_case
 
     write(project, "2.1.2", [record(project, "first-case", True)])
     case = replace(load_case(project.cases / "autograd" / "first_case.py").case, affects=versions)

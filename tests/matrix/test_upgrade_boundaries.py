@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.matrix.claims import observed_bounds
-from harness.loader import load_cases
-from harness.matrix import DEFAULT_VERSIONS, NOT_OBSERVED, STALE, load_matrix
-from harness.run.report import PASSING
+from torch_pitfalls.matrix.claims import observed_bounds
+from torch_pitfalls.loader import load_cases
+from torch_pitfalls.matrix import DEFAULT_VERSIONS, NOT_OBSERVED, STALE, load_matrix
+from torch_pitfalls.run.report import PASSING
 
 ROOT = Path(__file__).resolve().parents[2]
 UPGRADE = sorted((lc for lc in load_cases(ROOT / "cases") if lc.topic == "upgrade"), key=lambda lc: lc.id)

@@ -1,5 +1,5 @@
 """The corpus as a user installs it: the wheel (checked), a fresh venv beside the user's own torch,
-and from an empty directory `pitfalls run`, `pytest --pyargs harness.cases` and the site's
+and from an empty directory `pitfalls run`, `pytest --pyargs torch_pitfalls.cases` and the site's
 downloaded notebooks in a kernel of that venv (one run, tests/install_run.py, in the background)."""
 from __future__ import annotations
 
@@ -29,8 +29,9 @@ def test_the_wheel_builds_and_passes_check_wheel_contents(installed):
 def test_the_installed_harness_and_cases_are_the_wheels(installed):
     """Not the checkout's: the venv sees no PYTHONPATH and runs from an empty directory."""
     harness_file, cases_dir = installed["where"]["stdout"].split()
-    assert "/venv/lib/" in harness_file and harness_file.endswith("site-packages/harness/__init__.py")
-    assert cases_dir.endswith("site-packages/harness/cases")
+    assert "/venv/lib/" in harness_file and harness_file.endswith("site-packages/torch_pitfalls/__init__.py")
+    assert cases_dir.endswith("site-packages/torch_pitfalls/cases")
+    assert installed["no-harness"]["rc"] == 0, "the wheel installed a top-level package named harness"
 
 
 def test_pitfalls_run_works_from_an_empty_directory(installed):
@@ -46,7 +47,7 @@ def test_pytest_pyargs_collects_the_installed_cases(installed):
     assert run["rc"] == 0, run["stdout"] + run["stderr"]
     for case, topic in SAMPLE.items():
         assert f"PASSED {topic}/{case.replace('-', '_')}.py::{case}[cpu]" in run["stdout"]
-    assert "site-packages/harness/cases" in run["stdout"]  # the wheel's files, not a checkout's
+    assert "site-packages/torch_pitfalls/cases" in run["stdout"]  # the wheel's files, not a checkout's
 
 
 def test_the_recorded_matrix_is_read_from_any_folder(installed):
@@ -85,7 +86,7 @@ def test_downloaded_notebooks_run_top_to_bottom_with_torch_alone(installed):
     for case, result in results.items():
         assert result["ok"], f"{case}: {result.get('error')}"
         sources = "\n".join(result["sources"])
-        assert not re.search(r"^\s*(?:from|import)\s+harness\b|pip install torch-pitfalls", sources, re.M), case
+        assert not re.search(r"^\s*(?:from|import)\s+(?:harness|torch_pitfalls)\b|pip install torch-pitfalls", sources, re.M), case
         here = {name: clean(text) for name, text in result["calls"]["here"].items()}  # torch colours some messages
         assert here == result["calls"]["recorded"], case
         assert set(result["calls"]["here"]) == {"broken", "fixed"} and result["outputs"] > 0

@@ -40,7 +40,7 @@ def imported(module: str) -> str | None:
     parts = module.split(".")
     if parts[:2] == ["docs", "site"]:
         return "site"
-    if parts[0] != "harness":
+    if parts[0] != "torch_pitfalls":
         return None
     if len(parts) == 1 or parts[1] not in {"run", "matrix", "surface", "lint", "watch"}:
         return "case"
@@ -53,7 +53,7 @@ def imports_of(path: Path, text: str) -> list[tuple[int, str]]:
         if isinstance(node, ast.Import):
             out += [(node.lineno, a.name) for a in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            # `from harness.run import state` imports the module harness.run.state
+            # `from torch_pitfalls.run import state` imports the module torch_pitfalls.run.state
             out += [(node.lineno, f"{node.module}.{a.name}") for a in node.names]
     return out
 
@@ -62,7 +62,7 @@ def allowed(part: str, module: str) -> bool:
     target = imported(module)
     if target is None or target == part:
         return True
-    return any(module == f"harness.{a}" or module.startswith(f"harness.{a}.") if "." in a else target == a
+    return any(module == f"torch_pitfalls.{a}" or module.startswith(f"torch_pitfalls.{a}.") if "." in a else target == a
                for a in ALLOWED[part])
 
 
@@ -83,9 +83,9 @@ def test_imports_run_only_downward():
 
 
 @pytest.mark.parametrize("where, line", [
-    ("harness/case.py", "from harness.matrix import load_matrix"),  # the case model reaching up
-    ("harness/run/report.py", "from harness.matrix.claims import all_claims"),  # run reading the matrix
-    ("harness/lint/engine.py", "    from harness.watch.session import watch"),  # lint reaching sideways, lazily
+    ("harness/case.py", "from torch_pitfalls.matrix import load_matrix"),  # the case model reaching up
+    ("harness/run/report.py", "from torch_pitfalls.matrix.claims import all_claims"),  # run reading the matrix
+    ("harness/lint/engine.py", "    from torch_pitfalls.watch.session import watch"),  # lint reaching sideways, lazily
     ("harness/loader.py", "import docs.site.build"),  # anything below reading the site
 ])
 def test_an_upward_import_is_named(where, line):
@@ -99,12 +99,12 @@ def test_an_upward_import_is_named(where, line):
 
 def test_every_package_of_the_harness_is_in_the_wheel():
     """A new subpackage missing from pyproject's list builds a wheel that fails on import (the rules
-    package once did): every folder of harness/ with an __init__.py is listed."""
+    package once did): every folder of harness/ with an __init__.py is listed, under the installed name."""
     import tomllib
 
     listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
-    found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "harness").rglob("__init__.py")
-             if "__pycache__" not in p.parts}
+    found = {".".join(("torch_pitfalls", *p.parent.relative_to(ROOT / "harness").parts))
+             for p in (ROOT / "harness").rglob("__init__.py") if "__pycache__" not in p.parts}
     assert found - listed == set(), f"pyproject.toml [tool.setuptools] packages lacks {sorted(found - listed)}"
 
 

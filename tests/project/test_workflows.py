@@ -7,7 +7,7 @@ import subprocess
 import pytest
 import yaml
 
-from harness.matrix import DEFAULT_VERSIONS
+from torch_pitfalls.matrix import DEFAULT_VERSIONS
 from planting import ROOT
 
 WORKFLOWS = ROOT / ".github" / "workflows"
@@ -55,7 +55,7 @@ def test_the_matrix_workflow_builds_the_default_versions_with_the_same_targets()
     for target in ("matrix", "matrix-check", "docs"):  # the targets exist and expand without running
         dry = subprocess.run(["make", "-n", target, "VERSIONS=2.4.1"], cwd=ROOT, capture_output=True, text=True)
         assert dry.returncode == 0, dry.stderr
-    assert "harness.matrix.build" in subprocess.run(["make", "-n", "matrix"], cwd=ROOT, capture_output=True, text=True).stdout
+    assert "torch_pitfalls.matrix.build" in subprocess.run(["make", "-n", "matrix"], cwd=ROOT, capture_output=True, text=True).stdout
 
 
 def test_the_docs_workflow_builds_with_make_docs_and_deploys_that_folder_to_pages():
@@ -73,5 +73,5 @@ def test_the_gpu_workflow_runs_the_cuda_lane_on_a_self_hosted_gpu_runner_by_hand
     assert set(workflow["on"]) == {"workflow_dispatch"}  # never a pull request's code
     (job,) = workflow["jobs"].values()
     assert job["runs-on"] == ["self-hosted", "linux", "gpu"]
-    assert "python3 -m harness run --json" in runs(job) and "-cuda.json" in runs(job)
+    assert "python3 -m torch_pitfalls run --json" in runs(job) and "-cuda.json" in runs(job)
     assert "pip install" not in runs(job)  # the runner's own torch, never replaced

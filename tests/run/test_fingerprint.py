@@ -6,8 +6,8 @@ import warnings
 import pytest
 import torch
 
-from harness.run.fingerprint import fingerprint, mask, value_summary
-from harness.observation import observe
+from torch_pitfalls.run.fingerprint import fingerprint, mask, value_summary
+from torch_pitfalls.observation import observe
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -53,7 +53,7 @@ def test_a_case_can_declare_what_is_stable_about_its_value():
 
 
 def test_old_records_compare_with_todays_masks():
-    from harness.run.fingerprint import remask
+    from torch_pitfalls.run.fingerprint import remask
 
     old = {"error": None, "value": None, "warnings": [
         {"category": "UserWarning", "message": "x (Triggered internally at ../aten/a.cpp:1.)"},

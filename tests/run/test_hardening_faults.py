@@ -1,6 +1,6 @@
 """Faults planted in a temp copy of part of the real corpus: each gets a named outcome, every other
 case still reports what it reports in the clean run, and the run ends with its summary and its
-report, through ``python -m harness run`` and through pytest alike.
+report, through ``python -m torch_pitfalls run`` and through pytest alike.
 
 The faults go into ``autograd/``, beside that topic's real cases (most of whose files sort after
 them) and the ``numerics`` ones: a fault that poisoned the process (a leaked global, a crash)
@@ -18,9 +18,9 @@ from dataclasses import asdict
 import pytest
 
 from background import FAULTS, NAN, WORKER_STARTUP_S
-from harness.case import DEVICES
-from harness.loader import load_case
-from harness.run.runner import run_case
+from torch_pitfalls.case import DEVICES
+from torch_pitfalls.loader import load_case
+from torch_pitfalls.run.runner import run_case
 from planting import copied_case_ids, differences, outcomes
 
 RECORD_MAX_CHARS = 4096  # a record in a report, as JSON: the largest real one is under 1,000

@@ -6,7 +6,7 @@ import json
 
 
 from planting import case_source, run_corpus
-from harness.run.report import OUTCOMES, SCHEMA, SCHEMA_VERSION
+from torch_pitfalls.run.report import OUTCOMES, SCHEMA, SCHEMA_VERSION
 
 
 def test_one_item_per_case_and_device_named_by_id(planted, pytester):

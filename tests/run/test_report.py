@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from harness.run.report import Record, build_report, summary_table, write_report
+from torch_pitfalls.run.report import Record, build_report, summary_table, write_report
 
 
 def rec(case, device, outcome):

@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from harness.loader import load_case
-from harness.run.runner import run_case
+from torch_pitfalls.loader import load_case
+from torch_pitfalls.run.runner import run_case
 
 NOW = torch.__version__
 
@@ -87,7 +87,7 @@ def test_a_leaked_global_fails_by_name_and_is_restored(corpus, body, leaked):
     import random
     import warnings
 
-    from harness.helpers import reseed
+    from torch_pitfalls.helpers import reseed
 
     reseed()  # the harness reseeds before each variant: "before" is that state, whatever ran first
     before = (torch.get_default_dtype(), torch.get_rng_state(), random.getstate(), list(warnings.filters))
@@ -101,12 +101,12 @@ def test_a_leaked_global_fails_by_name_and_is_restored(corpus, body, leaked):
 
 
 def test_drawing_inside_seeded_is_not_a_leak(corpus):
-    record = run(corpus, broken="from harness import seeded\nwith seeded(0):\n    x = torch.randn(3)\nreturn (x / 0 * 0).sum()")
+    record = run(corpus, broken="from torch_pitfalls import seeded\nwith seeded(0):\n    x = torch.randn(3)\nreturn (x / 0 * 0).sum()")
     assert record.outcome == "reproduced", record.detail
 
 
 def test_every_variant_starts_from_the_same_seed(corpus):
-    body = "from harness import seeded\nwith seeded(0):\n    pass\nreturn torch.get_rng_state().sum()"
+    body = "from torch_pitfalls import seeded\nwith seeded(0):\n    pass\nreturn torch.get_rng_state().sum()"
     first = run(corpus, "seed-one", broken=body, symptom="return False", affects="'<1.0'")
     second = run(corpus, "seed-two", broken=body, symptom="return False", affects="'<1.0'")
     assert first.broken == second.broken
@@ -124,9 +124,9 @@ def test_an_isolated_crash_is_an_error_with_its_signal(corpus):
 
 
 def test_an_isolated_hang_is_killed(corpus, monkeypatch):
-    import harness.run.runner
+    import torch_pitfalls.run.runner
 
-    monkeypatch.setattr(harness.run.runner, "WORKER_STARTUP_S", 3.0)
+    monkeypatch.setattr(torch_pitfalls.run.runner, "WORKER_STARTUP_S", 3.0)
     # Deaf to the worker's own time limit (its exception is swallowed whenever it comes, so no
     # race with a line that would block the alarm): only the parent's kill ends it.
     hang = "import time\nwhile True:\n    try:\n        time.sleep(0.05)\n    except BaseException:\n        pass"

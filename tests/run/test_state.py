@@ -1,4 +1,4 @@
-"""harness.run.state: what a variant changes is a leak; what a module's first import sets is not."""
+"""torch_pitfalls.run.state: what a variant changes is a leak; what a module's first import sets is not."""
 from __future__ import annotations
 
 import os
@@ -9,7 +9,7 @@ import warnings
 
 import pytest
 
-from harness.run import state
+from torch_pitfalls.run import state
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODULE = "pitfalls_planted_module"
@@ -65,7 +65,7 @@ def test_a_path_a_module_appends_on_its_first_import_is_not_a_leak(monkeypatch):
 
 SETUPTOOLS = """
 import sys
-from harness.run import state
+from torch_pitfalls.run import state
 assert "setuptools" not in sys.modules
 before = state.snapshot()
 import setuptools  # >= 70 appends its _vendor folder to sys.path
@@ -104,7 +104,7 @@ def test_a_builtin_category_filter_a_module_adds_on_its_first_import_is_not_a_le
 
 PROGRAM = """
 import os, sys, torch
-from harness.run import state
+from torch_pitfalls.run import state
 assert "torch._dynamo" not in sys.modules, "imported up front again"
 before = state.snapshot()
 opt = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)

@@ -1,4 +1,4 @@
-"""harness.surface: what a torch release says to its users, and what changed between two. Run on
+"""torch_pitfalls.surface: what a torch release says to its users, and what changed between two. Run on
 two small planted "torch" trees, so every kind of change is known in advance."""
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import textwrap
 
 import pytest
 
-from harness.surface.cli import main
-from harness.surface.diff import diff
-from harness.surface.scan import scan_tree
+from torch_pitfalls.surface.cli import main
+from torch_pitfalls.surface.diff import diff
+from torch_pitfalls.surface.scan import scan_tree
 
 OLD = '''
 import warnings

@@ -33,11 +33,11 @@ from torch import nn
 from torch.nn.modules import module as nn_module
 from torch.optim import optimizer as optim_module
 
-from harness.loader import load_cases
-from harness.run.runner import not_run_reason, run_variant
-from harness.watch import watch
-from harness.watch.detectors.graphs import NanGradThroughMask
-from harness.watch.detectors.softmax import SoftmaxSingletonAxis
+from torch_pitfalls.loader import load_cases
+from torch_pitfalls.run.runner import not_run_reason, run_variant
+from torch_pitfalls.watch import watch
+from torch_pitfalls.watch.detectors.graphs import NanGradThroughMask
+from torch_pitfalls.watch.detectors.softmax import SoftmaxSingletonAxis
 from planting import ROOT, runs_other_interpreters, variant_run
 
 CASES = load_cases(ROOT / "cases")
@@ -411,10 +411,10 @@ def test_the_watcher_restores_what_it_switched_on(ending):
 
 
 def test_the_watcher_restores_what_failed_detectors_switched_on(monkeypatch):
-    from harness.watch.detectors.eval_mode import EvalWithoutNoGrad
-    from harness.watch.detectors.modules import UnregisteredTensorAttribute
-    from harness.watch.detectors.numpy_memory import FromNumpySharesMemory
-    from harness.watch.detectors.optim import ParamReassignmentDetachesOptimizer
+    from torch_pitfalls.watch.detectors.eval_mode import EvalWithoutNoGrad
+    from torch_pitfalls.watch.detectors.modules import UnregisteredTensorAttribute
+    from torch_pitfalls.watch.detectors.numpy_memory import FromNumpySharesMemory
+    from torch_pitfalls.watch.detectors.optim import ParamReassignmentDetachesOptimizer
 
     def boom(self, *args):
         raise RuntimeError("boom")

@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from harness.loader import load_cases
-from harness.matrix import load_matrix
-from harness.matrix.changes import remask
+from torch_pitfalls.loader import load_cases
+from torch_pitfalls.matrix import load_matrix
+from torch_pitfalls.matrix.changes import remask
 
-from harness.watch import explain, watch
-from harness.watch.explain import Explainer, explained_cases, pattern_of
+from torch_pitfalls.watch import explain, watch
+from torch_pitfalls.watch.explain import Explainer, explained_cases, pattern_of
 from planting import ROOT, runs_other_interpreters, variant_run
 
 RELEASE = "2.13.0"  # the release this project's environment runs, and the matrix's reference
@@ -293,9 +293,9 @@ def _fp(error=None, warns=()):
 def test_what_counts_as_a_symptom_message(monkeypatch):
     """On planted records: a message the fixed run also gave, a record that found the symptom
     absent, and a record without the fixed run's fingerprint (then other releases speak) name nothing."""
-    import harness.matrix
-    from harness.matrix import CaseSource, Matrix
-    from harness.run.report import Record
+    import torch_pitfalls.matrix
+    from torch_pitfalls.matrix import CaseSource, Matrix
+    from torch_pitfalls.run.report import Record
 
     copy = ("UserWarning", "To copy construct from a tensor, it is recommended to use something else.")
     scalar = ("RuntimeError", "grad can be implicitly created only for scalar outputs")
@@ -314,7 +314,7 @@ def test_what_counts_as_a_symptom_message(monkeypatch):
                                      source_sha256=CASES[c].source_sha256, fingerprints={"broken": b, "fixed": f})
                for (c, v), (seen, b, f) in planted.items()}
     matrix = Matrix(sources, ["2.12.1", RELEASE], ["cpu"], {}, _records=records)
-    monkeypatch.setattr(harness.matrix, "load_matrix", lambda *a: matrix)
+    monkeypatch.setattr(torch_pitfalls.matrix, "load_matrix", lambda *a: matrix)
     monkeypatch.setattr(explain, "_CORPORA", {})
     e = Explainer.for_release(RELEASE, REPORTS, CASES_DIR)
     assert e.for_warning(UserWarning, copy[1]) == []  # the fixed run said it too

@@ -17,9 +17,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from harness.loader import load_case
-from harness.watch import watch
-from harness.watch.detectors import all_detectors
+from torch_pitfalls.loader import load_case
+from torch_pitfalls.watch import watch
+from torch_pitfalls.watch.detectors import all_detectors
 from planting import ROOT
 
 pytestmark = pytest.mark.filterwarnings("ignore:reduction. .mean. divides:UserWarning")  # the kl-div case warns itself

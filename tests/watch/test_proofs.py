@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness.loader import load_cases
-from harness.watch.proofs import prove, watched
-from harness.watch.detectors import all_detectors
+from torch_pitfalls.loader import load_cases
+from torch_pitfalls.watch.proofs import prove, watched
+from torch_pitfalls.watch.detectors import all_detectors
 from planting import ROOT, runs_other_interpreters
 
 CASES = {lc.id: lc for lc in load_cases(ROOT / "cases")}

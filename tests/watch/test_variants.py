@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.watch import watch
-from harness.watch.cli import run_program
-from harness.watch.detectors import all_detectors
+from torch_pitfalls.watch import watch
+from torch_pitfalls.watch.cli import run_program
+from torch_pitfalls.watch.detectors import all_detectors
 from variants import PRELUDE, PROGRAMS
 
 

@@ -29,7 +29,7 @@ CLEAN = "import torch\nprint(torch.ones(2).sum().item())\n"
 def watch(tmp_path, *args, program=PROGRAM):
     script = tmp_path / "train.py"
     script.write_text(program, encoding="utf-8")
-    cmd = [sys.executable, "-m", "harness", "watch", *args]
+    cmd = [sys.executable, "-m", "torch_pitfalls", "watch", *args]
     return subprocess.run([c.replace("SCRIPT", str(script)) for c in cmd], cwd=tmp_path, env=subprocess_env(),
                           capture_output=True, text=True, timeout=600)
 
@@ -52,7 +52,7 @@ def test_json_on_a_stdout_of_its_own_the_programs_exit_status_and_its_error_expl
 
 def test_the_programs_exit_status_is_kept(tmp_path, capsys):
     """In this process: sys.exit(3) is the command's status, with findings and without --fail."""
-    from harness.cli import main
+    from torch_pitfalls.cli import main
 
     script = tmp_path / "train.py"
     script.write_text(PROGRAM, encoding="utf-8")
@@ -62,7 +62,7 @@ def test_the_programs_exit_status_is_kept(tmp_path, capsys):
 
 def test_fail_turns_a_finding_into_exit_1_only_where_the_program_exited_0(tmp_path, capsys):
     """In this process (the text report goes to stderr; no file descriptor is moved)."""
-    from harness.cli import main
+    from torch_pitfalls.cli import main
 
     script = tmp_path / "train.py"
     for program, expected, said in ((CLEAN, 0, "pitfalls watch: nothing found"),
@@ -79,7 +79,7 @@ def test_fail_turns_a_finding_into_exit_1_only_where_the_program_exited_0(tmp_pa
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, args, message):
     """Refused before the program starts, so in this process: nothing of it runs."""
-    from harness.cli import main
+    from torch_pitfalls.cli import main
 
     script = tmp_path / "train.py"
     script.write_text("raise SystemExit('the program ran')\n", encoding="utf-8")
@@ -103,7 +103,7 @@ def test_pytest_option_watches_a_users_own_tests(pytester):
             assert torch.ones(2).sum() == 2
     """))
     out = pytester.path / "watch.json"
-    result = pytester.runpytest("-p", "harness.watch.plugin", "--pitfalls-watch-json", str(out),
+    result = pytester.runpytest("-p", "torch_pitfalls.watch.plugin", "--pitfalls-watch-json", str(out),
                                 "--pitfalls-watch-fail", "-p", "no:randomly")
     result.stdout.fnmatch_lines(["*pitfalls watch*", "*test_user.py:6: [[]softmax-singleton-axis[]]*"])
     assert result.ret == 1  # the tests passed; --pitfalls-watch-fail fails the session on a finding

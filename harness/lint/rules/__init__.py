@@ -7,9 +7,9 @@ its fixed code must not. A rule matches a node with its context (harness/lint/en
 The rules live in two modules: source_posts.py (PTF001-) and upgrades.py (PTF101-); base.py holds
 what they share.
 """
-from harness.lint.rules.base import Rule
-from harness.lint.rules.source_posts import SOURCE_POST_RULES
-from harness.lint.rules.upgrades import UPGRADE_RULES
+from torch_pitfalls.lint.rules.base import Rule
+from torch_pitfalls.lint.rules.source_posts import SOURCE_POST_RULES
+from torch_pitfalls.lint.rules.upgrades import UPGRADE_RULES
 
 RULES: tuple[Rule, ...] = SOURCE_POST_RULES + UPGRADE_RULES
 

@@ -7,7 +7,7 @@ import ast
 from dataclasses import dataclass
 from typing import Callable
 
-from harness.lint.engine import Context
+from torch_pitfalls.lint.engine import Context
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import ast
 
-from harness.lint.bindings import LOADER_NAME, NON_TENSOR_METHODS, TENSOR_FUNCTIONS, arguments
-from harness.lint.rules.base import (
+from torch_pitfalls.lint.bindings import LOADER_NAME, NON_TENSOR_METHODS, TENSOR_FUNCTIONS, arguments
+from torch_pitfalls.lint.rules.base import (
     Rule, _kw, _has_kw, _is_call_to, _method, _const,
     _called_name, _in_function_calls, TORCH_INIT_OLD, LEGACY_TYPES, INTERP, DROPOUTS,
     SOFTMAXES, CALL, LOOPS,

@@ -4,8 +4,8 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 
-from harness.lint.guards import deliberate
-from harness.lint.rules.base import (
+from torch_pitfalls.lint.guards import deliberate
+from torch_pitfalls.lint.rules.base import (
     Rule, _kw, _has_kw, _is_call_to, _method, _use_of,
     _const, SCHEDULERS, FUNCTORCH, AO_QUANTIZATION, CALL, IMPORTS,
     REFS,

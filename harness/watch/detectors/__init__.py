@@ -1,23 +1,23 @@
 """Every detector, each beside the case that proves it (tests/watch/test_proofs.py)."""
 from __future__ import annotations
 
-from harness.watch.detectors.base import Detector
+from torch_pitfalls.watch.detectors.base import Detector
 
 
 def all_detectors() -> list[type[Detector]]:
     # imported here: each module imports torch, and the watcher is switched on only when asked
-    from harness.watch.detectors.conversion import Uint8ConversionWraparound
-    from harness.watch.detectors.eval_mode import EvalWithoutNoGrad
-    from harness.watch.detectors.graphs import LossAppendKeepsGraph, NanGradThroughMask
-    from harness.watch.detectors.heuristic import (CrossEntropyAfterSoftmax, FunctionalDropoutTrainingFlag,
+    from torch_pitfalls.watch.detectors.conversion import Uint8ConversionWraparound
+    from torch_pitfalls.watch.detectors.eval_mode import EvalWithoutNoGrad
+    from torch_pitfalls.watch.detectors.graphs import LossAppendKeepsGraph, NanGradThroughMask
+    from torch_pitfalls.watch.detectors.heuristic import (CrossEntropyAfterSoftmax, FunctionalDropoutTrainingFlag,
                                                    Interpolate3dInput, KLDivExpectsLogInput, L2NormalizeAllDims,
                                                    MissingZeroGrad, SharedModuleReuse, TrainEvalMode,
                                                    ViewInsteadOfPermute)
-    from harness.watch.detectors.losses import LossTargetRequiresGrad, TargetShapeBroadcast
-    from harness.watch.detectors.modules import UnregisteredTensorAttribute
-    from harness.watch.detectors.numpy_memory import FromNumpySharesMemory
-    from harness.watch.detectors.optim import ParamReassignmentDetachesOptimizer
-    from harness.watch.detectors.softmax import SoftmaxSingletonAxis
+    from torch_pitfalls.watch.detectors.losses import LossTargetRequiresGrad, TargetShapeBroadcast
+    from torch_pitfalls.watch.detectors.modules import UnregisteredTensorAttribute
+    from torch_pitfalls.watch.detectors.numpy_memory import FromNumpySharesMemory
+    from torch_pitfalls.watch.detectors.optim import ParamReassignmentDetachesOptimizer
+    from torch_pitfalls.watch.detectors.softmax import SoftmaxSingletonAxis
 
     return [SoftmaxSingletonAxis, TargetShapeBroadcast, LossTargetRequiresGrad, NanGradThroughMask,
             LossAppendKeepsGraph, Uint8ConversionWraparound, UnregisteredTensorAttribute,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from harness.watch.detectors.base import Detector
+from torch_pitfalls.watch.detectors.base import Detector
 
 _UINT8_NAMES = ("torch.ByteTensor", "torch.cuda.ByteTensor")
 

@@ -7,8 +7,8 @@ import weakref
 import torch
 from torch.nn.modules import module as nn_module
 
-from harness.watch.detectors.base import Detector
-from harness.watch.sites import user_site
+from torch_pitfalls.watch.detectors.base import Detector
+from torch_pitfalls.watch.sites import user_site
 
 
 class _Graph:

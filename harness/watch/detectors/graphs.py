@@ -7,8 +7,8 @@ import weakref
 
 import torch
 
-from harness.watch.detectors.base import Detector, arg
-from harness.watch.sites import user_site
+from torch_pitfalls.watch.detectors.base import Detector, arg
+from torch_pitfalls.watch.sites import user_site
 
 
 def _roots(func, args, kwargs) -> list[torch.Tensor]:

@@ -23,9 +23,9 @@ from torch import nn
 from torch.nn.modules import module as nn_module
 from torch.optim import optimizer as optim
 
-from harness.watch.detectors.base import Detector, arg
-from harness.watch.detectors.graphs import BACKWARD
-from harness.watch.sites import origin, user_site
+from torch_pitfalls.watch.detectors.base import Detector, arg
+from torch_pitfalls.watch.detectors.graphs import BACKWARD
+from torch_pitfalls.watch.sites import origin, user_site
 
 # -- where a call came from ---------------------------------------------------------------
 def _called_from_torch() -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from harness.watch.detectors.base import Detector, arg
+from torch_pitfalls.watch.detectors.base import Detector, arg
 
 # Element-wise regression losses: they broadcast input against target, then reduce.
 BROADCASTING = ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "soft_margin_loss")

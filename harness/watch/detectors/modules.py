@@ -5,8 +5,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from harness.watch.detectors.base import Detector
-from harness.watch.sites import user_site
+from torch_pitfalls.watch.detectors.base import Detector
+from torch_pitfalls.watch.sites import user_site
 
 
 def plain_tensor_attributes(module: nn.Module):

@@ -6,7 +6,7 @@ import weakref
 
 import torch
 
-from harness.watch.detectors.base import Detector
+from torch_pitfalls.watch.detectors.base import Detector
 
 # Every public in-place Tensor method (add_, sub_, mul_, clamp_, copy_, ...): `x -= m` arrives as sub_.
 INPLACE = tuple(getattr(torch.Tensor, n) for n in dir(torch.Tensor)

@@ -8,8 +8,8 @@ import weakref
 from torch.nn.modules import module as nn_module
 from torch.optim import optimizer as optim
 
-from harness.watch.detectors.base import Detector
-from harness.watch.sites import user_site
+from torch_pitfalls.watch.detectors.base import Detector
+from torch_pitfalls.watch.sites import user_site
 
 
 class ParamReassignmentDetachesOptimizer(Detector):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from harness.watch.detectors.base import Detector, arg
+from torch_pitfalls.watch.detectors.base import Detector, arg
 
 
 def implicit_dim(ndim: int) -> int:
