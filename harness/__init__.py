@@ -5,12 +5,11 @@ A case module needs only what is exported here. What needs torch is imported whe
 not installed" in one line where it is missing.
 """
 from torch_pitfalls.case import Affects, Case, Source
+from torch_pitfalls.casefile import HELPER_MODULES
 
-_LAZY = {"ops_called": "torch_pitfalls.helpers", "run_python": "torch_pitfalls.helpers", "run_pythons": "torch_pitfalls.helpers",
-         "saved_bytes": "torch_pitfalls.helpers", "seeded": "torch_pitfalls.helpers",
-         "Observation": "torch_pitfalls.observation", "observe": "torch_pitfalls.observation"}
+_LAZY = HELPER_MODULES  # name -> the module that defines it, imported when first used
 
-__all__ = ["Affects", "Case", "Observation", "Source", "observe", "ops_called", "run_python", "run_pythons", "saved_bytes", "seeded"]
+__all__ = ["Affects", "Case", "communicate", "Observation", "Source", "observe", "ops_called", "run_python", "run_pythons", "saved_bytes", "seeded"]
 __version__ = "0.1.0"
 
 
@@ -21,4 +20,4 @@ def __getattr__(name: str):
         value = getattr(importlib.import_module(_LAZY[name]), name)
         globals()[name] = value
         return value
-    raise AttributeError(f"module 'harness' has no attribute {name!r}")
+    raise AttributeError(f"module 'torch_pitfalls' has no attribute {name!r}")

@@ -108,6 +108,9 @@ class Case:
     isolate: tuple[str, ...] = ()  # devices on which a run may crash or poison the process
     timeout: float = 60.0  # seconds per variant run; a hang becomes an `error`
     requires: tuple[str, ...] = ()  # optional importable modules; missing -> `skipped`
+    # The variants never use their device: one CPU run stands for every device, and no other
+    # device records it (a CUDA "reproduction" of such a case would be a CPU run counted twice).
+    device_independent: bool = False
     rules: tuple[Affects, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
@@ -139,6 +142,10 @@ class Case:
         for src in self.sources:
             if not isinstance(src, Source):
                 bad("sources", f"entries must be Source(...), got {type(src).__name__}")
+        if not isinstance(self.device_independent, bool):
+            bad("device_independent", f"must be True or False, got {self.device_independent!r}")
+        if self.device_independent and self.devices != ("cpu",):
+            bad("devices", f"a device-independent case runs once, on cpu: devices=(\"cpu\",), not {self.devices!r}")
         if not isinstance(self.timeout, (int, float)) or self.timeout <= 0:
             bad("timeout", f"must be a positive number of seconds, got {self.timeout!r}")
         object.__setattr__(self, "rules", self._rules())

@@ -5,6 +5,7 @@ import os
 import random
 import subprocess
 import sys
+import time
 from collections import Counter
 from contextlib import contextmanager
 
@@ -84,16 +85,68 @@ def run_python(code: str, cwd: str | os.PathLike | None = None, timeout: float =
     return done
 
 
+# -- waiting for a child process ----------------------------------------------------------------
+# A wall-clock limit only guards against a hang; it must never decide an outcome because the
+# machine was busy. A limit is a base (what the work needs on a quiet machine, with room) times how
+# crowded the machine is (the one-minute load average per core, at least 1), re-read while waiting.
+# One that still runs out raises subprocess.TimeoutExpired, which the runner reports as the
+# machine's timeout, never as a case's symptom.
+
+POLL_S = 1.0  # how often a wait re-reads the load
+
+
+def crowding() -> float:
+    """Runnable processes per core over the last minute, at least 1 (1: a quiet machine)."""
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # no load average on this platform: assume quiet
+        return 1.0
+    return max(1.0, load / (os.cpu_count() or 1))
+
+
+class Deadline:
+    """A base limit that stretches by the most crowding seen since it started."""
+
+    def __init__(self, base_s: float):
+        self.base_s, self.started, self.factor = base_s, time.monotonic(), crowding()
+
+    def remaining(self) -> float:
+        self.factor = max(self.factor, crowding())
+        return self.started + self.base_s * self.factor - time.monotonic()
+
+    def describe(self) -> str:
+        return (f"{time.monotonic() - self.started:.0f} s, past its {self.base_s:g} s limit stretched "
+                f"{self.factor:.1f}x for this machine's load")
+
+
+def communicate(proc: subprocess.Popen, base_s: float) -> tuple[str, str]:
+    """``proc.communicate()`` within a stretched limit; past it the process is killed and
+    ``subprocess.TimeoutExpired`` raised, its message naming the machine's load."""
+    deadline = Deadline(base_s)
+    while True:
+        left = deadline.remaining()
+        if left <= 0:
+            proc.kill()
+            proc.communicate()
+            raise subprocess.TimeoutExpired(proc.args, base_s, output=deadline.describe())
+        try:
+            return proc.communicate(timeout=min(left, POLL_S))
+        except subprocess.TimeoutExpired:
+            continue
+
+
 def run_pythons(codes: list[str], cwd: str | os.PathLike | None = None, timeout: float = 60.0) -> list[subprocess.CompletedProcess]:
     """``run_python`` for several snippets at once, each in its own fresh interpreter, started
-    together (a case that compares two fresh runs waits for one interpreter start, not two)."""
+    together (a case that compares two fresh runs waits for one interpreter start, not two).
+    ``timeout`` is what the snippets need on a quiet machine, with room; it stretches with the
+    machine's load (``communicate``), so a crowded machine gives a slow run, not a timeout."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
     procs = [subprocess.Popen([sys.executable, "-c", code], cwd=cwd, env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for code in codes]
     done = []
     try:
         for code, proc in zip(codes, procs):
-            out, err = proc.communicate(timeout=timeout)
+            out, err = communicate(proc, timeout)
             done.append(subprocess.CompletedProcess(proc.args, proc.returncode, out, err))
     finally:
         for proc in procs:  # a timeout or an interrupt leaves no interpreter behind

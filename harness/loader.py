@@ -75,8 +75,32 @@ def case_id_of(path: Path) -> str:
 
 
 def source_sha256(text: bytes) -> str:
-    """The hash of a case module's text that its records carry (a changed text makes them stale)."""
-    return hashlib.sha256(text).hexdigest()
+    """The hash a case's records carry: of its code, its prose cells left out, so a record goes
+    stale when what ran changes (a variant, a predicate, the metadata), not when the story is
+    reworded or translated."""
+    code, prose = [], False
+    for line in text.splitlines(keepends=True):
+        if line.startswith(b"# %%"):
+            prose = b"[markdown]" in line
+        if not prose:
+            code.append(line)
+    return hashlib.sha256(b"".join(code)).hexdigest()
+
+
+def _device_claim_problem(path: Path, case: Case) -> str | None:
+    """A case that declares a device its variants never use claims what no run there can show."""
+    from torch_pitfalls.casefile import read_case
+
+    text = read_case(path)
+    uses = [v for v in ("broken", "fixed") if text.uses_device(v)]
+    if case.device_independent and uses:
+        return (f"device_independent=True, but {' and '.join(uses)} use their device argument: "
+                "drop device_independent")
+    others = [d for d in case.devices if d != "cpu"]
+    if others and not uses:
+        return (f"devices: declares {', '.join(others)}, but neither broken nor fixed uses its device argument: "
+                'declare devices=("cpu",), device_independent=True')
+    return None
 
 
 def find_case_files(root: Path) -> list[Path]:
@@ -102,6 +126,9 @@ def load_case(path: Path) -> LoadedCase:
             raise LoadError(path, f"{name}: the module must define a function {name}()")
     if case.module_stem != path.stem:
         raise LoadError(path, f"id: {case.id!r} needs the file name {case.module_stem}.py")
+    problem = _device_claim_problem(path, case)
+    if problem:
+        raise LoadError(path, problem)
     return LoadedCase(case, module, path, topic, source_sha256(text))
 
 

@@ -7,6 +7,7 @@ runner uses the same function, so what a notebook shows is what the tests check.
 from __future__ import annotations
 
 import re
+import subprocess
 import warnings
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -84,8 +85,8 @@ def observe_within(context, fn, *args, **kwargs) -> Observation:
         try:
             with context:
                 obs.value = fn(*args, **kwargs)
-        except (KeyboardInterrupt, CaseTimeout):
-            raise
+        except (KeyboardInterrupt, CaseTimeout, subprocess.TimeoutExpired):
+            raise  # a subprocess the variant started outlived its stretched limit: the machine's timeout
         except BaseException as exc:  # SystemExit included: argparse exits, and that is a symptom
             obs.error = exc
         finally:

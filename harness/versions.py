@@ -77,3 +77,10 @@ def release_of(version: str | Version) -> Version:
     are 2.13.0 and 2.14.0 (see the module's docstring)."""
     v = version if isinstance(version, Version) else parse_version(version)
     return Version(v.base_version)
+
+
+def affected(ranges: tuple[str, ...], torch_version: str | None) -> bool:
+    """Whether any of a case's ranges admits the version (every one does when no version is given)."""
+    if torch_version is None:
+        return True
+    return any(r == "*" or parse_range(r).contains(torch_version) for r in ranges)

@@ -20,46 +20,7 @@
 import torch
 from torch import nn
 
-from torch_pitfalls import Affects, Case, observe, seeded
-from torch_pitfalls.sources import S1
-
-CASE = Case(
-    id="backward-hook-non-full",
-    title="A module backward hook that sees only the module's last op",
-    kind="silent",
-    # The catalogue row is "silent + warning": the wrong gradient and, since 1.8, a deprecation
-    # warning whose category changed in 2.4 (the version matrix: UserWarning up to 2.3.1,
-    # FutureWarning from 2.4.1). The old hook has reported the last autograd node's gradients
-    # since the first releases (pytorch/pytorch#598, January 2017); this symptom also asks for
-    # the warning, so its range starts where the warning does. Upper end open.
-    affects=(
-        Affects(
-            versions=">=2.4",
-            form="FutureWarning",
-            reason="the last op's grad_input, and the deprecation warned as a FutureWarning (observed from 2.4.1)",
-            issue="https://github.com/pytorch/pytorch/pull/126898",
-        ),
-        Affects(
-            versions=">=1.8,<2.4",
-            since="register_full_backward_hook and this warning came with 1.8.0; frgfm/torch-cam#48 quotes "
-                  "it as a UserWarning on 1.8.0",
-            form="UserWarning",
-            reason="the last op's grad_input, and the deprecation warned as a UserWarning (observed 1.13.1 to 2.3.1)",
-            issue="https://github.com/frgfm/torch-cam/issues/48",
-        ),
-    ),
-    devices=("cpu", "cuda"),
-    sources=(S1.at("section 'Hook': register_backward_hook on net.conv and net.fc1, printing grad shapes"),),
-    tags=("autograd", "hooks", "module_hooks"),
-    references=(
-        "https://github.com/pytorch/pytorch/issues/598",  # grad_input belongs to the last Function
-        "https://github.com/pytorch/pytorch/issues/7040",  # docs vs behaviour of grad_input
-        "https://github.com/pytorch/pytorch/issues/12331",  # feedback on register_backward_hook
-        "https://github.com/frgfm/torch-cam/issues/48",  # the warning, as a UserWarning, on 1.8.0
-        "https://github.com/pytorch/pytorch/pull/126898",  # deprecation warnings made FutureWarning (2.4)
-        "https://github.com/pytorch/pytorch/pull/127689",  # the same change resubmitted after #126898's revert
-    ),
-)
+from torch_pitfalls import observe, seeded
 
 # %% [markdown]
 # ## The broken code
@@ -89,37 +50,6 @@ def broken(device):
     block.register_backward_hook(lambda module, grad_in, grad_out: seen.update(grad_input=grad_in))
     block(x).sum().backward()
     return {"hook_grad_input": seen["grad_input"][0], "input_shape": tuple(x.shape)}
-
-
-_NON_FULL = r"non-full backward hook when the forward contains multiple autograd Nodes"
-
-
-def symptom(run):
-    """Both halves: the hook's grad_input does not even have the input's shape (it is the ReLU's,
-    not the block's), and torch warned about a non-full hook; the warning's category is the form."""
-    if run.error is not None or not isinstance(run.value, dict):
-        return False
-    if tuple(run.value["hook_grad_input"].shape) == run.value["input_shape"]:
-        return False
-    for category in (FutureWarning, UserWarning):
-        if run.warned(category, _NON_FULL):
-            return category.__name__
-    return False
-
-
-# %% [markdown]
-# A `FutureWarning` next to a hook gradient of the hidden shape is not always this pitfall. Here
-# the full hook is used, but it records `grad_output` by mistake (the gradient at the block's
-# output, also `[4, 2]`), and the warning is about the deprecated `weight_norm` in the block.
-
-# %%
-def near_miss(device):
-    block, x = _block_and_input(device)
-    nn.utils.weight_norm(block.fc)  # warns: deprecated in favour of parametrizations.weight_norm
-    seen = {}
-    block.register_full_backward_hook(lambda module, grad_in, grad_out: seen.update(grad_output=grad_out))
-    block(x).sum().backward()
-    return {"hook_grad_input": seen["grad_output"][0], "input_shape": tuple(x.shape)}  # taken for grad_input
 
 
 # %%
@@ -159,15 +89,6 @@ def fixed(device):
     return {"hook_grad_input": seen["grad_input"][0], "input_shape": tuple(x.shape)}
 
 
-def check(run, device):
-    """The hook's grad_input is d(sum(relu(x Wᵀ + b)))/dx = 1[x Wᵀ + b > 0] · W, the chain rule
-    written out from the block's weights (same seed), not taken from autograd."""
-    block, x = _block_and_input(device)
-    weight, bias = block.fc.weight.detach(), block.fc.bias.detach()
-    active = ((x.detach() @ weight.T + bias) > 0).to(x.dtype)
-    torch.testing.assert_close(run.value["hook_grad_input"], active @ weight)
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -188,3 +109,87 @@ if __name__ == "__main__":
 # versions" — it has not changed as of 2.13.0, so the range is open above. On CUDA it was observed
 # on one release, torch 2.11.0+cu130 on an NVIDIA H200
 # (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# A `FutureWarning` next to a hook gradient of the hidden shape is not always this pitfall. Here
+# the full hook is used, but it records `grad_output` by mistake (the gradient at the block's
+# output, also `[4, 2]`), and the warning is about the deprecated `weight_norm` in the block.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import S1
+
+
+_NON_FULL = r"non-full backward hook when the forward contains multiple autograd Nodes"
+
+
+def symptom(run):
+    """Both halves: the hook's grad_input does not even have the input's shape (it is the ReLU's,
+    not the block's), and torch warned about a non-full hook; the warning's category is the form."""
+    if run.error is not None or not isinstance(run.value, dict):
+        return False
+    if tuple(run.value["hook_grad_input"].shape) == run.value["input_shape"]:
+        return False
+    for category in (FutureWarning, UserWarning):
+        if run.warned(category, _NON_FULL):
+            return category.__name__
+    return False
+
+
+def near_miss(device):
+    block, x = _block_and_input(device)
+    nn.utils.weight_norm(block.fc)  # warns: deprecated in favour of parametrizations.weight_norm
+    seen = {}
+    block.register_full_backward_hook(lambda module, grad_in, grad_out: seen.update(grad_output=grad_out))
+    block(x).sum().backward()
+    return {"hook_grad_input": seen["grad_output"][0], "input_shape": tuple(x.shape)}  # taken for grad_input
+
+
+def check(run, device):
+    """The hook's grad_input is d(sum(relu(x Wᵀ + b)))/dx = 1[x Wᵀ + b > 0] · W, the chain rule
+    written out from the block's weights (same seed), not taken from autograd."""
+    block, x = _block_and_input(device)
+    weight, bias = block.fc.weight.detach(), block.fc.bias.detach()
+    active = ((x.detach() @ weight.T + bias) > 0).to(x.dtype)
+    torch.testing.assert_close(run.value["hook_grad_input"], active @ weight)
+
+
+CASE = Case(
+    id="backward-hook-non-full",
+    title="A module backward hook that sees only the module's last op",
+    kind="silent",
+    # The catalogue row is "silent + warning": the wrong gradient and, since 1.8, a deprecation
+    # warning whose category changed in 2.4 (the version matrix: UserWarning up to 2.3.1,
+    # FutureWarning from 2.4.1). The old hook has reported the last autograd node's gradients
+    # since the first releases (pytorch/pytorch#598, January 2017); this symptom also asks for
+    # the warning, so its range starts where the warning does. Upper end open.
+    affects=(
+        Affects(
+            versions=">=2.4",
+            form="FutureWarning",
+            reason="the last op's grad_input, and the deprecation warned as a FutureWarning (observed from 2.4.1)",
+            issue="https://github.com/pytorch/pytorch/pull/126898",
+        ),
+        Affects(
+            versions=">=1.8,<2.4",
+            since="register_full_backward_hook and this warning came with 1.8.0; frgfm/torch-cam#48 quotes "
+                  "it as a UserWarning on 1.8.0",
+            form="UserWarning",
+            reason="the last op's grad_input, and the deprecation warned as a UserWarning (observed 1.13.1 to 2.3.1)",
+            issue="https://github.com/frgfm/torch-cam/issues/48",
+        ),
+    ),
+    devices=("cpu", "cuda"),
+    sources=(S1.at("section 'Hook': register_backward_hook on net.conv and net.fc1, printing grad shapes"),),
+    tags=("autograd", "hooks", "module_hooks"),
+    references=(
+        "https://github.com/pytorch/pytorch/issues/598",  # grad_input belongs to the last Function
+        "https://github.com/pytorch/pytorch/issues/7040",  # docs vs behaviour of grad_input
+        "https://github.com/pytorch/pytorch/issues/12331",  # feedback on register_backward_hook
+        "https://github.com/frgfm/torch-cam/issues/48",  # the warning, as a UserWarning, on 1.8.0
+        "https://github.com/pytorch/pytorch/pull/126898",  # deprecation warnings made FutureWarning (2.4)
+        "https://github.com/pytorch/pytorch/pull/127689",  # the same change resubmitted after #126898's revert
+    ),
+)

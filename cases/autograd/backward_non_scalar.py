@@ -17,30 +17,7 @@
 # %%
 import torch
 
-from torch_pitfalls import Case, observe
-from torch_pitfalls.sources import S1
-
-CASE = Case(
-    id="backward-non-scalar",
-    title=".backward() on a tensor with more than one element",
-    kind="error",
-    # A RuntimeError from the first releases on, so no lower bound: 0.1.x's Variable.backward said
-    # "backward should be called only on a scalar (i.e. 1-element tensor) or with gradient w.r.t.
-    # the variable"; 0.3.x tracebacks (torch/autograd/variable.py) and 2.13.0 (observed here) say
-    # "grad can be implicitly created only for scalar outputs". Upper end open.
-    affects="*",
-    devices=("cpu", "cuda"),
-    sources=(S1.at("section 'Autograd': only a single-element result can be back-propagated"),),
-    tags=("autograd", "backward", "reduction"),
-    references=(
-        "https://docs.pytorch.org/docs/stable/generated/torch.Tensor.backward.html",  # gradient=
-        "https://pytorch.org/docs/0.4.0/autograd",  # torch.autograd.backward and grad_tensors
-        "https://discuss.pytorch.org/t/grad-can-be-implicitly-created-only-for-scalar-outputs/116234/2",
-        # a 0.3-era traceback (torch/autograd/variable.py -> _make_grads) with today's message
-        "https://github.com/dillondavis/RecurrentAttentionConvolutionalNeuralNetwork/issues/4",
-        "https://github.com/muzairkhattak/PromptSRC/issues/6",  # the error after going multi-GPU
-    ),
-)
+from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
@@ -51,25 +28,6 @@ def broken(device):
     x = torch.tensor([1.0, 2.0, 3.0], device=device, requires_grad=True)
     per_sample = x**2  # three losses, not one
     per_sample.backward()
-    return x.grad
-
-
-def symptom(run):
-    """backward() refused: RuntimeError saying an implicit gradient needs a scalar."""
-    return run.raised(RuntimeError, r"only (for|on a) scalar")
-
-
-# %% [markdown]
-# Not every `RuntimeError` from `backward()` on a loss is about its shape. A scalar loss computed
-# under `torch.no_grad()` (say, by validation code reused for training) has no graph at all, and
-# backward fails with another message; reducing it changes nothing there.
-
-# %%
-def near_miss(device):
-    x = torch.tensor([1.0, 2.0, 3.0], device=device, requires_grad=True)
-    with torch.no_grad():
-        loss = (x**2).mean()  # a scalar, but nothing was recorded
-    loss.backward()
     return x.grad
 
 
@@ -103,14 +61,6 @@ def fixed(device):
     return x.grad, x2.grad
 
 
-def check(run, device):
-    """The two gradients are 2x/3 (mean) and 2x (all-ones weights), written out by hand for
-    x = [1, 2, 3]."""
-    mean_grad, weighted_grad = run.value
-    torch.testing.assert_close(mean_grad, torch.tensor([2.0, 4.0, 6.0], device=device) / 3)
-    torch.testing.assert_close(weighted_grad, torch.tensor([2.0, 4.0, 6.0], device=device))
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -130,3 +80,58 @@ if __name__ == "__main__":
 # one loss per GPU into a vector: reduce it with `.mean()`. On CUDA it was observed on one release,
 # torch 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other
 # releases on CUDA were not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# Not every `RuntimeError` from `backward()` on a loss is about its shape. A scalar loss computed
+# under `torch.no_grad()` (say, by validation code reused for training) has no graph at all, and
+# backward fails with another message; reducing it changes nothing there.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Case
+from torch_pitfalls.sources import S1
+
+
+def symptom(run):
+    """backward() refused: RuntimeError saying an implicit gradient needs a scalar."""
+    return run.raised(RuntimeError, r"only (for|on a) scalar")
+
+
+def near_miss(device):
+    x = torch.tensor([1.0, 2.0, 3.0], device=device, requires_grad=True)
+    with torch.no_grad():
+        loss = (x**2).mean()  # a scalar, but nothing was recorded
+    loss.backward()
+    return x.grad
+
+
+def check(run, device):
+    """The two gradients are 2x/3 (mean) and 2x (all-ones weights), written out by hand for
+    x = [1, 2, 3]."""
+    mean_grad, weighted_grad = run.value
+    torch.testing.assert_close(mean_grad, torch.tensor([2.0, 4.0, 6.0], device=device) / 3)
+    torch.testing.assert_close(weighted_grad, torch.tensor([2.0, 4.0, 6.0], device=device))
+
+
+CASE = Case(
+    id="backward-non-scalar",
+    title=".backward() on a tensor with more than one element",
+    kind="error",
+    # A RuntimeError from the first releases on, so no lower bound: 0.1.x's Variable.backward said
+    # "backward should be called only on a scalar (i.e. 1-element tensor) or with gradient w.r.t.
+    # the variable"; 0.3.x tracebacks (torch/autograd/variable.py) and 2.13.0 (observed here) say
+    # "grad can be implicitly created only for scalar outputs". Upper end open.
+    affects="*",
+    devices=("cpu", "cuda"),
+    sources=(S1.at("section 'Autograd': only a single-element result can be back-propagated"),),
+    tags=("autograd", "backward", "reduction"),
+    references=(
+        "https://docs.pytorch.org/docs/stable/generated/torch.Tensor.backward.html",  # gradient=
+        "https://pytorch.org/docs/0.4.0/autograd",  # torch.autograd.backward and grad_tensors
+        "https://discuss.pytorch.org/t/grad-can-be-implicitly-created-only-for-scalar-outputs/116234/2",
+        # a 0.3-era traceback (torch/autograd/variable.py -> _make_grads) with today's message
+        "https://github.com/dillondavis/RecurrentAttentionConvolutionalNeuralNetwork/issues/4",
+        "https://github.com/muzairkhattak/PromptSRC/issues/6",  # the error after going multi-GPU
+    ),
+)

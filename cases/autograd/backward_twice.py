@@ -19,32 +19,7 @@
 # %%
 import torch
 
-from torch_pitfalls import Case, observe
-from torch_pitfalls.sources import S1, S2
-
-CASE = Case(
-    id="backward-twice",
-    title="Backward through a graph that was already freed",
-    kind="error",
-    # Autograd has freed saved tensors after backward since the first releases, so no lower
-    # bound: #1288 (April 2017) quotes the error as the usual answer to a second backward, then
-    # worded "through the graph second time ... retain_variables=True". Observed on 2.13.0 by
-    # this corpus (the wording changed, the key words did not). Upper end open.
-    affects="*",
-    devices=("cpu", "cuda"),
-    sources=(
-        S1.at("section 'Autograd': retain_graph=True is needed to call backward repeatedly"),
-        S2.at("section 'retain_graph': after backward from d, backward from e fails without it"),
-    ),
-    tags=("autograd", "retain_graph"),
-    references=(
-        "https://docs.pytorch.org/docs/stable/generated/torch.Tensor.backward.html",  # retain_graph
-        "https://pytorch.org/docs/1.9.0/generated/torch.Tensor.backward.html",  # "not needed" note
-        "https://github.com/pytorch/pytorch/issues/1288",  # the error as the usual answer, 2017
-        "https://github.com/pytorch/pytorch/pull/1648",  # check for released buffers on unpack
-        "https://github.com/pytorch/pytorch/pull/21533",  # saved-tensor lists; no saved tensors: callable
-    ),
-)
+from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
@@ -59,26 +34,6 @@ def broken(device):
     e = (3 * y).sum()
     d.backward()  # frees what y's node saved
     e.backward()  # walks through y's node again
-    return x.grad
-
-
-def symptom(run):
-    """The second backward raises RuntimeError saying it went through the graph a second time."""
-    return run.raised(RuntimeError, r"second time")
-
-
-# %% [markdown]
-# Another `RuntimeError` meets people in the same GAN loops and is often taken for this one: a
-# tensor that backward needs was changed in place after the forward (here `y.mul_(2)` on the
-# output of `sigmoid`, whose backward reads that output). The graph is intact; a saved value
-# was overwritten, and `retain_graph=True` does not help.
-
-# %%
-def near_miss(device):
-    x = torch.tensor([1.0, 2.0, 3.0], device=device, requires_grad=True)
-    y = torch.sigmoid(x)  # saves its output for backward
-    y.mul_(2)  # ... which is then modified in place
-    y.sum().backward()
     return x.grad
 
 
@@ -119,14 +74,6 @@ def fixed(device):
     return x.grad, x2.grad
 
 
-def check(run, device):
-    """Both ways give d(sum(x²) + sum(3x²))/dx = 2x + 6x = 8x, written out for x = [1, 2, 3]."""
-    by_hand = torch.tensor([8.0, 16.0, 24.0], device=device)
-    retained, summed = run.value
-    torch.testing.assert_close(retained, by_hand)
-    torch.testing.assert_close(summed, by_hand)
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -150,3 +97,61 @@ if __name__ == "__main__":
 # replaced by something more efficient — such as the single backward above. On CUDA it was observed
 # on one release, torch 2.11.0+cu130 on an NVIDIA H200
 # (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# Another `RuntimeError` meets people in the same GAN loops and is often taken for this one: a
+# tensor that backward needs was changed in place after the forward (here `y.mul_(2)` on the
+# output of `sigmoid`, whose backward reads that output). The graph is intact; a saved value
+# was overwritten, and `retain_graph=True` does not help.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Case
+from torch_pitfalls.sources import S1, S2
+
+
+def symptom(run):
+    """The second backward raises RuntimeError saying it went through the graph a second time."""
+    return run.raised(RuntimeError, r"second time")
+
+
+def near_miss(device):
+    x = torch.tensor([1.0, 2.0, 3.0], device=device, requires_grad=True)
+    y = torch.sigmoid(x)  # saves its output for backward
+    y.mul_(2)  # ... which is then modified in place
+    y.sum().backward()
+    return x.grad
+
+
+def check(run, device):
+    """Both ways give d(sum(x²) + sum(3x²))/dx = 2x + 6x = 8x, written out for x = [1, 2, 3]."""
+    by_hand = torch.tensor([8.0, 16.0, 24.0], device=device)
+    retained, summed = run.value
+    torch.testing.assert_close(retained, by_hand)
+    torch.testing.assert_close(summed, by_hand)
+
+
+CASE = Case(
+    id="backward-twice",
+    title="Backward through a graph that was already freed",
+    kind="error",
+    # Autograd has freed saved tensors after backward since the first releases, so no lower
+    # bound: #1288 (April 2017) quotes the error as the usual answer to a second backward, then
+    # worded "through the graph second time ... retain_variables=True". Observed on 2.13.0 by
+    # this corpus (the wording changed, the key words did not). Upper end open.
+    affects="*",
+    devices=("cpu", "cuda"),
+    sources=(
+        S1.at("section 'Autograd': retain_graph=True is needed to call backward repeatedly"),
+        S2.at("section 'retain_graph': after backward from d, backward from e fails without it"),
+    ),
+    tags=("autograd", "retain_graph"),
+    references=(
+        "https://docs.pytorch.org/docs/stable/generated/torch.Tensor.backward.html",  # retain_graph
+        "https://pytorch.org/docs/1.9.0/generated/torch.Tensor.backward.html",  # "not needed" note
+        "https://github.com/pytorch/pytorch/issues/1288",  # the error as the usual answer, 2017
+        "https://github.com/pytorch/pytorch/pull/1648",  # check for released buffers on unpack
+        "https://github.com/pytorch/pytorch/pull/21533",  # saved-tensor lists; no saved tensors: callable
+    ),
+)

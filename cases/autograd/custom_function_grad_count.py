@@ -18,27 +18,7 @@
 # %%
 import torch
 
-from torch_pitfalls import Affects, Case, observe
-from torch_pitfalls.sources import S1
-
-CASE = Case(
-    id="custom-function-grad-count",
-    title="A custom autograd.Function whose backward returns too few gradients",
-    kind="error",
-    # The same message is quoted from 0.2.0 (1zb/pytorch-image-comp-rnn#4, December 2017) and
-    # observed on 2.13.0 by this corpus; older releases were not looked at. Upper end open.
-    affects=(Affects(">=0.2", since="1zb/pytorch-image-comp-rnn#4 quotes the same error on 0.2.0 (December 2017)"),),
-    devices=("cpu", "cuda"),
-    sources=(
-        S1.at("section 'Layers': backward returns one value per forward input; MyBN_f gives None to flags"),
-    ),
-    tags=("autograd", "custom_function"),
-    references=(
-        "https://docs.pytorch.org/docs/stable/generated/torch.autograd.Function.backward.html",
-        "https://github.com/1zb/pytorch-image-comp-rnn/issues/4",  # 0.2.0: fixed by adding None
-        "https://github.com/huawei-noah/AdderNet/issues/21",  # the same error, 2020
-    ),
-)
+from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
@@ -62,31 +42,6 @@ def broken(device):
     x = torch.tensor([1.0, 2.0, 3.0], device=device, requires_grad=True)
     weight = torch.tensor(2.0, device=device, requires_grad=True)
     ScaleShift.apply(x, weight, 0.5).sum().backward()
-    return x.grad, weight.grad
-
-
-def symptom(run):
-    """backward() raised RuntimeError: the Function returned the wrong number of gradients."""
-    return run.raised(RuntimeError, r"incorrect number of gradients")
-
-
-# %% [markdown]
-# The engine has a second complaint about the same slots, and it is not this one: the count is
-# right, but the float's slot holds a tensor instead of `None` (a "gradient" for `shift`). The
-# fix for it is the opposite: not another value, but `None` in its place.
-
-# %%
-class ScaleShiftGradForFloat(ScaleShift):
-    @staticmethod
-    def backward(ctx, grad_out):
-        x, weight = ctx.saved_tensors
-        return grad_out * weight, (grad_out * x).sum(), grad_out.sum()  # a tensor for the float
-
-
-def near_miss(device):
-    x = torch.tensor([1.0, 2.0, 3.0], device=device, requires_grad=True)
-    weight = torch.tensor(2.0, device=device, requires_grad=True)
-    ScaleShiftGradForFloat.apply(x, weight, 0.5).sum().backward()
     return x.grad, weight.grad
 
 
@@ -127,13 +82,6 @@ def fixed(device):
     return x.grad, weight.grad
 
 
-def check(run, device):
-    """d(Σ x·w + shift)/dx = w = 2 for every element and d/dw = Σ x = 6, written out by hand."""
-    grad_x, grad_w = run.value
-    torch.testing.assert_close(grad_x, torch.tensor([2.0, 2.0, 2.0], device=device))
-    torch.testing.assert_close(grad_w, torch.tensor(6.0, device=device))
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -155,3 +103,60 @@ if __name__ == "__main__":
 # and later releases (huawei-noah/AdderNet#21, 2020); it is unchanged on 2.13.0, observed here.
 # On CUDA it was observed on one release, torch 2.11.0+cu130 on an NVIDIA H200
 # (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# The engine has a second complaint about the same slots, and it is not this one: the count is
+# right, but the float's slot holds a tensor instead of `None` (a "gradient" for `shift`). The
+# fix for it is the opposite: not another value, but `None` in its place.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import S1
+
+
+def symptom(run):
+    """backward() raised RuntimeError: the Function returned the wrong number of gradients."""
+    return run.raised(RuntimeError, r"incorrect number of gradients")
+
+
+class ScaleShiftGradForFloat(ScaleShift):
+    @staticmethod
+    def backward(ctx, grad_out):
+        x, weight = ctx.saved_tensors
+        return grad_out * weight, (grad_out * x).sum(), grad_out.sum()  # a tensor for the float
+
+
+def near_miss(device):
+    x = torch.tensor([1.0, 2.0, 3.0], device=device, requires_grad=True)
+    weight = torch.tensor(2.0, device=device, requires_grad=True)
+    ScaleShiftGradForFloat.apply(x, weight, 0.5).sum().backward()
+    return x.grad, weight.grad
+
+
+def check(run, device):
+    """d(Σ x·w + shift)/dx = w = 2 for every element and d/dw = Σ x = 6, written out by hand."""
+    grad_x, grad_w = run.value
+    torch.testing.assert_close(grad_x, torch.tensor([2.0, 2.0, 2.0], device=device))
+    torch.testing.assert_close(grad_w, torch.tensor(6.0, device=device))
+
+
+CASE = Case(
+    id="custom-function-grad-count",
+    title="A custom autograd.Function whose backward returns too few gradients",
+    kind="error",
+    # The same message is quoted from 0.2.0 (1zb/pytorch-image-comp-rnn#4, December 2017) and
+    # observed on 2.13.0 by this corpus; older releases were not looked at. Upper end open.
+    affects=(Affects(">=0.2", since="1zb/pytorch-image-comp-rnn#4 quotes the same error on 0.2.0 (December 2017)"),),
+    devices=("cpu", "cuda"),
+    sources=(
+        S1.at("section 'Layers': backward returns one value per forward input; MyBN_f gives None to flags"),
+    ),
+    tags=("autograd", "custom_function"),
+    references=(
+        "https://docs.pytorch.org/docs/stable/generated/torch.autograd.Function.backward.html",
+        "https://github.com/1zb/pytorch-image-comp-rnn/issues/4",  # 0.2.0: fixed by adding None
+        "https://github.com/huawei-noah/AdderNet/issues/21",  # the same error, 2020
+    ),
+)

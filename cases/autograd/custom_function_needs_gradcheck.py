@@ -19,28 +19,7 @@
 # %%
 import torch
 
-from torch_pitfalls import Case, observe, seeded
-from torch_pitfalls.sources import S1, S4
-
-CASE = Case(
-    id="custom-function-needs-gradcheck",
-    title="A hand-written backward that is wrong and never says so",
-    kind="silent",
-    # By design: autograd calls a Function's backward without comparing it to the forward.
-    # Observed on 2.13.0 by this corpus; no release is known to have done otherwise, so no
-    # lower bound, and none is known to change it (upper end open).
-    affects="*",
-    devices=("cpu", "cuda"),
-    sources=(
-        S1.at("section on custom modules: the author's own batch-norm autograd.Function (MyBN_f)"),
-        S4.at("gradcheck needs float64 inputs: float32 gives a Jacobian mismatch even when right"),
-    ),
-    tags=("autograd", "custom_function", "gradcheck", "batchnorm"),
-    references=(
-        "https://docs.pytorch.org/docs/stable/notes/extending.html#extending-torch-autograd",
-        "https://docs.pytorch.org/docs/stable/generated/torch.autograd.gradcheck.gradcheck.html",
-    ),
-)
+from torch_pitfalls import observe, seeded
 
 # %% [markdown]
 # ## The broken code
@@ -110,36 +89,6 @@ def broken(device):
     }
 
 
-def symptom(run):
-    """Backward ran and gave plausible gradients, yet they are not the derivative of the forward."""
-    if run.error is not None:
-        return False
-    return run.value["grads_finite_and_shaped"] and run.value["gradcheck_float64"] is False
-
-
-# %% [markdown]
-# A hand-made batch norm whose outputs differ from `nn.BatchNorm2d` is not always this pitfall.
-# This one divides by the *unbiased* variance (n - 1) where batch norm uses the biased one, and
-# has no hand-written backward: autograd differentiates it, so gradcheck passes. The forward is
-# wrong; its gradient is the true derivative of what it computes.
-
-# %%
-def _batch_norm_unbiased(x, weight, bias, eps=1e-5):
-    mean = x.mean(DIMS, keepdim=True)
-    std = (x.var(DIMS, unbiased=True, keepdim=True) + eps).sqrt()  # n - 1: not batch norm's
-    return (x - mean) / std * weight.view(1, -1, 1, 1) + bias.view(1, -1, 1, 1)
-
-
-def near_miss(device):
-    batch_norm = _batch_norm_unbiased
-    passes = torch.autograd.gradcheck(batch_norm, tuple(_inputs(device, torch.float64)), raise_exception=False)
-    return {
-        "grads_finite_and_shaped": _training_step_looks_fine(batch_norm, device),
-        "gradcheck_float64": passes,
-        "grads_float64": _grads_float64(batch_norm, device),
-    }
-
-
 # %%
 if __name__ == "__main__":
     print(observe(broken, "cpu"))
@@ -188,17 +137,6 @@ def fixed(device):
     }
 
 
-def check(run, device):
-    """gradcheck passed in float64, and the gradients equal those autograd itself derives for the
-    same forward written with F.batch_norm (no hand-written backward involved)."""
-    assert run.value["gradcheck_float64"] is True, "gradcheck in float64 rejects the backward"
-    reference = lambda x, weight, bias: torch.nn.functional.batch_norm(  # noqa: E731
-        x, None, None, weight, bias, training=True, eps=1e-5
-    )
-    for got, want in zip(run.value["grads_float64"], _grads_float64(reference, device)):
-        torch.testing.assert_close(got, want)
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -221,3 +159,70 @@ if __name__ == "__main__":
 # have checked a custom backward), and its upper end is open. On CUDA it was observed on one
 # release, torch 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`);
 # other releases on CUDA were not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# A hand-made batch norm whose outputs differ from `nn.BatchNorm2d` is not always this pitfall.
+# This one divides by the *unbiased* variance (n - 1) where batch norm uses the biased one, and
+# has no hand-written backward: autograd differentiates it, so gradcheck passes. The forward is
+# wrong; its gradient is the true derivative of what it computes.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Case
+from torch_pitfalls.sources import S1, S4
+
+
+def symptom(run):
+    """Backward ran and gave plausible gradients, yet they are not the derivative of the forward."""
+    if run.error is not None:
+        return False
+    return run.value["grads_finite_and_shaped"] and run.value["gradcheck_float64"] is False
+
+
+def _batch_norm_unbiased(x, weight, bias, eps=1e-5):
+    mean = x.mean(DIMS, keepdim=True)
+    std = (x.var(DIMS, unbiased=True, keepdim=True) + eps).sqrt()  # n - 1: not batch norm's
+    return (x - mean) / std * weight.view(1, -1, 1, 1) + bias.view(1, -1, 1, 1)
+
+
+def near_miss(device):
+    batch_norm = _batch_norm_unbiased
+    passes = torch.autograd.gradcheck(batch_norm, tuple(_inputs(device, torch.float64)), raise_exception=False)
+    return {
+        "grads_finite_and_shaped": _training_step_looks_fine(batch_norm, device),
+        "gradcheck_float64": passes,
+        "grads_float64": _grads_float64(batch_norm, device),
+    }
+
+
+def check(run, device):
+    """gradcheck passed in float64, and the gradients equal those autograd itself derives for the
+    same forward written with F.batch_norm (no hand-written backward involved)."""
+    assert run.value["gradcheck_float64"] is True, "gradcheck in float64 rejects the backward"
+    reference = lambda x, weight, bias: torch.nn.functional.batch_norm(  # noqa: E731
+        x, None, None, weight, bias, training=True, eps=1e-5
+    )
+    for got, want in zip(run.value["grads_float64"], _grads_float64(reference, device)):
+        torch.testing.assert_close(got, want)
+
+
+CASE = Case(
+    id="custom-function-needs-gradcheck",
+    title="A hand-written backward that is wrong and never says so",
+    kind="silent",
+    # By design: autograd calls a Function's backward without comparing it to the forward.
+    # Observed on 2.13.0 by this corpus; no release is known to have done otherwise, so no
+    # lower bound, and none is known to change it (upper end open).
+    affects="*",
+    devices=("cpu", "cuda"),
+    sources=(
+        S1.at("section on custom modules: the author's own batch-norm autograd.Function (MyBN_f)"),
+        S4.at("gradcheck needs float64 inputs: float32 gives a Jacobian mismatch even when right"),
+    ),
+    tags=("autograd", "custom_function", "gradcheck", "batchnorm"),
+    references=(
+        "https://docs.pytorch.org/docs/stable/notes/extending.html#extending-torch-autograd",
+        "https://docs.pytorch.org/docs/stable/generated/torch.autograd.gradcheck.gradcheck.html",
+    ),
+)

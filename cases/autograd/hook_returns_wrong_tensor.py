@@ -18,24 +18,7 @@
 import torch
 from torch import nn
 
-from torch_pitfalls import Case, observe, seeded
-from torch_pitfalls.sources import S1
-
-CASE = Case(
-    id="hook-returns-wrong-tensor",
-    title="A gradient hook that returns torch.zeros(grad.shape)",
-    kind="error",
-    # Autograd has checked a hook's result against the gradient it replaced (type, device, size)
-    # since before 1.0, so no lower bound is known; observed on 2.13.0 by this corpus. No release
-    # is known to relax it.
-    affects="*",
-    # The catalogue row is "CUDA (dtype on CPU)": on a GPU any dtype fails, on the CPU a
-    # non-default dtype does. This case uses float64 so that both devices show it.
-    devices=("cpu", "cuda"),
-    sources=(S1.at("section 'Hook': zeroing the fc biases' grads with lambda grad: torch.zeros(grad.shape)"),),
-    tags=("autograd", "hooks", "dtype", "device"),
-    references=("https://docs.pytorch.org/docs/stable/generated/torch.Tensor.register_hook.html",),
-)
+from torch_pitfalls import observe, seeded
 
 # %% [markdown]
 # ## The broken code
@@ -52,24 +35,6 @@ def _layer_and_input(device):
 def broken(device):
     layer, x = _layer_and_input(device)
     layer.bias.register_hook(lambda grad: torch.zeros(grad.shape))  # float32, on the CPU
-    layer(x).sum().backward()
-    return layer.bias.grad
-
-
-def symptom(run):
-    """backward() refuses the hook's result: its type (dtype, and on a GPU the device) is not the grad's."""
-    return run.raised(RuntimeError, r"hook .* has changed the type of value")
-
-
-# %% [markdown]
-# The same check also refuses a hook whose result has the right type but the wrong *size*: here
-# the hook keeps only the first element of the gradient (a slice meant for something else).
-# That is another bug, with another message; `zeros_like` has nothing to do with it.
-
-# %%
-def near_miss(device):
-    layer, x = _layer_and_input(device)
-    layer.bias.register_hook(lambda grad: grad[:1])  # float64, on the right device, size 1 not 2
     layer(x).sum().backward()
     return layer.bias.grad
 
@@ -106,15 +71,6 @@ def fixed(device):
     return layer.bias.grad, layer.weight.grad
 
 
-def check(run, device):
-    """The hook zeroed the bias gradient (float64 zeros); the weight's, d(sum(x Wᵀ + b))/dW, is
-    the batch sum of the same seeded x in every row, written out by hand."""
-    bias_grad, weight_grad = run.value
-    _, x = _layer_and_input(device)
-    torch.testing.assert_close(bias_grad, torch.zeros(2, device=device, dtype=torch.float64))
-    torch.testing.assert_close(weight_grad, x.sum(dim=0).expand(2, 3))
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -128,3 +84,52 @@ if __name__ == "__main__":
 # place of grad" — the check that the new gradient matches the old one's type and device is
 # in autograd's C++ (`check_variable_result`, present in pre-1.0 sources already), so the range
 # is left open below; nothing suggests it will be relaxed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# The same check also refuses a hook whose result has the right type but the wrong *size*: here
+# the hook keeps only the first element of the gradient (a slice meant for something else).
+# That is another bug, with another message; `zeros_like` has nothing to do with it.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Case
+from torch_pitfalls.sources import S1
+
+
+def symptom(run):
+    """backward() refuses the hook's result: its type (dtype, and on a GPU the device) is not the grad's."""
+    return run.raised(RuntimeError, r"hook .* has changed the type of value")
+
+
+def near_miss(device):
+    layer, x = _layer_and_input(device)
+    layer.bias.register_hook(lambda grad: grad[:1])  # float64, on the right device, size 1 not 2
+    layer(x).sum().backward()
+    return layer.bias.grad
+
+
+def check(run, device):
+    """The hook zeroed the bias gradient (float64 zeros); the weight's, d(sum(x Wᵀ + b))/dW, is
+    the batch sum of the same seeded x in every row, written out by hand."""
+    bias_grad, weight_grad = run.value
+    _, x = _layer_and_input(device)
+    torch.testing.assert_close(bias_grad, torch.zeros(2, device=device, dtype=torch.float64))
+    torch.testing.assert_close(weight_grad, x.sum(dim=0).expand(2, 3))
+
+
+CASE = Case(
+    id="hook-returns-wrong-tensor",
+    title="A gradient hook that returns torch.zeros(grad.shape)",
+    kind="error",
+    # Autograd has checked a hook's result against the gradient it replaced (type, device, size)
+    # since before 1.0, so no lower bound is known; observed on 2.13.0 by this corpus. No release
+    # is known to relax it.
+    affects="*",
+    # The catalogue row is "CUDA (dtype on CPU)": on a GPU any dtype fails, on the CPU a
+    # non-default dtype does. This case uses float64 so that both devices show it.
+    devices=("cpu", "cuda"),
+    sources=(S1.at("section 'Hook': zeroing the fc biases' grads with lambda grad: torch.zeros(grad.shape)"),),
+    tags=("autograd", "hooks", "dtype", "device"),
+    references=("https://docs.pytorch.org/docs/stable/generated/torch.Tensor.register_hook.html",),
+)

@@ -23,32 +23,7 @@ import warnings
 import torch
 from torch import nn
 
-from torch_pitfalls import Affects, Case, observe
-from torch_pitfalls.sources import S1
-
-CASE = Case(
-    id="jit-trace-grad-constant",
-    title="Tracing a module that keeps a trainable tensor as a plain attribute",
-    kind="error",
-    # The tracer raises since pytorch/pytorch#18298 (March 2019, so from 1.1); before it, such a
-    # tensor was silently baked in as a constant (#12946). Observed on 2.13.0 by this corpus.
-    affects=(
-        Affects(">=1.1", since="pytorch/pytorch#18298 added the error in March 2019; 1.1.0 (April 2019) "
-                "is the first release after it"),
-    ),
-    devices=("cpu", "cuda"),
-    sources=(S1.at("Troubleshooting: TensorBoard's graph fails with 'Cannot insert a Tensor that requires "
-                   "grad as a constant' (left unresolved)"),),
-    tags=("autograd", "jit", "trace", "tensorboard", "parameters"),
-    references=(
-        "https://github.com/pytorch/pytorch/issues/12946",  # traced as a constant, silently
-        "https://github.com/pytorch/pytorch/pull/18298",  # the error and its wording
-        "https://github.com/pytorch/pytorch/issues/55282",  # the same error on 1.8.1
-        "https://github.com/ultralytics/yolov3/issues/1795",  # met through tb_writer.add_graph
-        "https://github.com/trailofbits/fickling/pull/254",  # TorchScript DeprecationWarnings in 2.10
-        "https://github.com/pytorch/pytorch/pull/189705",  # proposal: TorchScript deprecation -> error
-    ),
-)
+from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
@@ -68,28 +43,6 @@ class LooseScale(nn.Module):
 def broken(device):
     x = torch.arange(6.0, device=device).reshape(2, 3)
     return torch.jit.trace(LooseScale(device), x)
-
-
-def symptom(run):
-    """The tracer refuses the requires-grad attribute. The deprecation warning that recent torch
-    emits for torch.jit.trace itself is not this symptom and is not checked here."""
-    return run.raised(RuntimeError, r"requires grad as a constant")
-
-
-# %% [markdown]
-# `torch.jit.trace` refuses other modules with a `RuntimeError` too, and not every refusal is
-# about an unregistered tensor. This one returns a Python number (`.item()`, a predicted class)
-# instead of a tensor: the tracer can only record tensor outputs.
-
-# %%
-class PredictsClass(nn.Module):
-    def forward(self, x):
-        return x.sum(dim=1).argmax().item()  # a Python int, not a tensor
-
-
-def near_miss(device):
-    x = torch.arange(6.0, device=device).reshape(2, 3)
-    return torch.jit.trace(PredictsClass(), x)
 
 
 # %%
@@ -149,15 +102,6 @@ def fixed(device):
     return out, module.scale.grad
 
 
-def check(run, device):
-    """By hand, for x = [[0, 1, 2], [3, 4, 5]]: every element doubled, and the gradient reaching
-    the parameter is d(sum(x * s))/ds = the column sums of x = [3, 5, 7]."""
-    out, scale_grad = run.value
-    x = torch.tensor([[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]], device=device)
-    torch.testing.assert_close(out, 2.0 * x)
-    torch.testing.assert_close(scale_grad, torch.tensor([3.0, 5.0, 7.0], device=device))
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -183,3 +127,64 @@ if __name__ == "__main__":
 # tensor without a word and lifts it as a constant input of the exported program. On CUDA it was
 # observed on one release, torch 2.11.0+cu130 on an NVIDIA H200
 # (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# `torch.jit.trace` refuses other modules with a `RuntimeError` too, and not every refusal is
+# about an unregistered tensor. This one returns a Python number (`.item()`, a predicted class)
+# instead of a tensor: the tracer can only record tensor outputs.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import S1
+
+
+def symptom(run):
+    """The tracer refuses the requires-grad attribute. The deprecation warning that recent torch
+    emits for torch.jit.trace itself is not this symptom and is not checked here."""
+    return run.raised(RuntimeError, r"requires grad as a constant")
+
+
+class PredictsClass(nn.Module):
+    def forward(self, x):
+        return x.sum(dim=1).argmax().item()  # a Python int, not a tensor
+
+
+def near_miss(device):
+    x = torch.arange(6.0, device=device).reshape(2, 3)
+    return torch.jit.trace(PredictsClass(), x)
+
+
+def check(run, device):
+    """By hand, for x = [[0, 1, 2], [3, 4, 5]]: every element doubled, and the gradient reaching
+    the parameter is d(sum(x * s))/ds = the column sums of x = [3, 5, 7]."""
+    out, scale_grad = run.value
+    x = torch.tensor([[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]], device=device)
+    torch.testing.assert_close(out, 2.0 * x)
+    torch.testing.assert_close(scale_grad, torch.tensor([3.0, 5.0, 7.0], device=device))
+
+
+CASE = Case(
+    id="jit-trace-grad-constant",
+    title="Tracing a module that keeps a trainable tensor as a plain attribute",
+    kind="error",
+    # The tracer raises since pytorch/pytorch#18298 (March 2019, so from 1.1); before it, such a
+    # tensor was silently baked in as a constant (#12946). Observed on 2.13.0 by this corpus.
+    affects=(
+        Affects(">=1.1", since="pytorch/pytorch#18298 added the error in March 2019; 1.1.0 (April 2019) "
+                "is the first release after it"),
+    ),
+    devices=("cpu", "cuda"),
+    sources=(S1.at("Troubleshooting: TensorBoard's graph fails with 'Cannot insert a Tensor that requires "
+                   "grad as a constant' (left unresolved)"),),
+    tags=("autograd", "jit", "trace", "tensorboard", "parameters"),
+    references=(
+        "https://github.com/pytorch/pytorch/issues/12946",  # traced as a constant, silently
+        "https://github.com/pytorch/pytorch/pull/18298",  # the error and its wording
+        "https://github.com/pytorch/pytorch/issues/55282",  # the same error on 1.8.1
+        "https://github.com/ultralytics/yolov3/issues/1795",  # met through tb_writer.add_graph
+        "https://github.com/trailofbits/fickling/pull/254",  # TorchScript DeprecationWarnings in 2.10
+        "https://github.com/pytorch/pytorch/pull/189705",  # proposal: TorchScript deprecation -> error
+    ),
+)

@@ -17,25 +17,7 @@
 # %%
 import torch
 
-from torch_pitfalls import Affects, Case, observe
-from torch_pitfalls.sources import S0
-
-CASE = Case(
-    id="nan-grad-through-mask",
-    title="NaN gradient through a mask",
-    kind="silent",
-    # From 1.13.1 on the matrix observes it; before that, the source post saw it on torch 0.3.
-    # The mechanism is IEEE arithmetic in the backward formula: no release is known to change it.
-    affects=(Affects(">=0.3", since="the source post observed it on torch 0.3 (December 2017)"),),
-    devices=("cpu", "cuda"),
-    sources=(S0.at("the closing bug report: x.grad is NaN after x/0 and a mask"),),
-    tags=("autograd", "nan", "mask", "where"),
-    references=(
-        "https://github.com/pytorch/pytorch/issues/4132",  # the source post's own report
-        "https://github.com/pytorch/pytorch/issues/10729",  # the same through torch.where
-        "https://docs.pytorch.org/tutorials/beginner/maskedtensor_distinguish_gradient.html",
-    ),
-)
+from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
@@ -48,26 +30,6 @@ def broken(device):
     y = x / den                      # [inf, 1.]
     loss = y[den != 0].sum()         # the inf is masked out: loss == 1.0, finite
     loss.backward()
-    return x.grad
-
-
-def symptom(run):
-    """The masked-out element's gradient (index 0) is NaN while the kept one is still the right
-    1/den = 1: the NaN comes from the mask, not from the data."""
-    if run.error is not None or not isinstance(run.value, torch.Tensor):
-        return False
-    return bool(torch.isnan(run.value[0])) and run.value[1].item() == 1.0
-
-
-# %% [markdown]
-# Not every NaN gradient is this pitfall. NaN already in the *input* also gives a NaN gradient
-# in that place, through any formula; that is bad data, not the mask, and the symptom must not
-# claim it (its kept gradient is 2, not 1/den).
-
-# %%
-def near_miss(device):
-    x = torch.tensor([float("nan"), 1.0], device=device, requires_grad=True)
-    (x * x).sum().backward()  # grad = 2x = [nan, 2]
     return x.grad
 
 
@@ -101,11 +63,6 @@ def fixed(device):
     return x.grad
 
 
-def check(run, device):
-    """d(loss)/dx_i is 1/den_i where kept and exactly 0 where masked: [0, 1], written by hand."""
-    torch.testing.assert_close(run.value, torch.tensor([0.0, 1.0], device=device))
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -118,3 +75,51 @@ if __name__ == "__main__":
 # mechanism above: the indexing backward sends 0, and `0 * inf` is `nan`. The same report
 # through `torch.where` is pytorch/pytorch#10729; the MaskedTensor tutorial ("Distinguishing
 # between 0 and NaN gradient") lists both as problems that a masked tensor works around.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# Not every NaN gradient is this pitfall. NaN already in the *input* also gives a NaN gradient
+# in that place, through any formula; that is bad data, not the mask, and the symptom must not
+# claim it (its kept gradient is 2, not 1/den).
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import S0
+
+
+def symptom(run):
+    """The masked-out element's gradient (index 0) is NaN while the kept one is still the right
+    1/den = 1: the NaN comes from the mask, not from the data."""
+    if run.error is not None or not isinstance(run.value, torch.Tensor):
+        return False
+    return bool(torch.isnan(run.value[0])) and run.value[1].item() == 1.0
+
+
+def near_miss(device):
+    x = torch.tensor([float("nan"), 1.0], device=device, requires_grad=True)
+    (x * x).sum().backward()  # grad = 2x = [nan, 2]
+    return x.grad
+
+
+def check(run, device):
+    """d(loss)/dx_i is 1/den_i where kept and exactly 0 where masked: [0, 1], written by hand."""
+    torch.testing.assert_close(run.value, torch.tensor([0.0, 1.0], device=device))
+
+
+CASE = Case(
+    id="nan-grad-through-mask",
+    title="NaN gradient through a mask",
+    kind="silent",
+    # From 1.13.1 on the matrix observes it; before that, the source post saw it on torch 0.3.
+    # The mechanism is IEEE arithmetic in the backward formula: no release is known to change it.
+    affects=(Affects(">=0.3", since="the source post observed it on torch 0.3 (December 2017)"),),
+    devices=("cpu", "cuda"),
+    sources=(S0.at("the closing bug report: x.grad is NaN after x/0 and a mask"),),
+    tags=("autograd", "nan", "mask", "where"),
+    references=(
+        "https://github.com/pytorch/pytorch/issues/4132",  # the source post's own report
+        "https://github.com/pytorch/pytorch/issues/10729",  # the same through torch.where
+        "https://docs.pytorch.org/tutorials/beginner/maskedtensor_distinguish_gradient.html",
+    ),
+)

@@ -18,32 +18,7 @@
 # %%
 import torch
 
-from torch_pitfalls import Affects, Case, observe
-from torch_pitfalls.sources import S1
-
-CASE = Case(
-    id="non-leaf-grad-is-none",
-    title=".grad of an intermediate tensor is None",
-    kind="warning",
-    # `.grad` of a non-leaf has been None by design since the first releases (#2677, 2017); the
-    # warning was added by #30531 (opened November 2019, reviewed December 2019). 1.5.0 (April
-    # 2020) is the first release certainly after it; whether 1.4.0 (January 2020) carries it was
-    # not checked. Observed on 2.13.0 by this corpus; upper end open.
-    affects=(
-        Affects(">=1.5", since="the warning was added by pytorch/pytorch#30531 (December 2019); 1.5.0 "
-                "(April 2020) is the first release certainly after it"),
-    ),
-    devices=("cpu", "cuda"),
-    sources=(S1.at("section 'Autograd': only leaf Variables keep .grad; retain_grad() before backward"),),
-    tags=("autograd", "retain_grad", "leaf"),
-    references=(
-        "https://github.com/pytorch/pytorch/pull/30531",  # adds the UserWarning
-        "https://github.com/pytorch/pytorch/issues/2362",  # asks for that warning (2017)
-        "https://github.com/pytorch/pytorch/issues/19778",  # grad is None after a view
-        "https://github.com/pytorch/pytorch/issues/2677",  # "intermediate gradients are not stored"
-        "https://docs.pytorch.org/docs/stable/generated/torch.Tensor.retain_grad.html",
-    ),
-)
+from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
@@ -57,26 +32,6 @@ def broken(device):
     loss = (hidden**2).sum()
     loss.backward()
     return hidden.grad  # None, and a UserWarning on access
-
-
-def symptom(run):
-    """The intermediate's .grad is None, and reading it raised a UserWarning naming the non-leaf."""
-    return run.error is None and run.value is None and run.warned(UserWarning, r"not a leaf")
-
-
-# %% [markdown]
-# A `None` gradient next to a `UserWarning` can be another bug. Here the intermediate was built
-# with `torch.tensor(2 * x)`, which copies the values out of the graph: `hidden` is a leaf that
-# does not require grad, so it gets no gradient, `retain_grad()` would refuse it, and the warning
-# is about that copy.
-
-# %%
-def near_miss(device):
-    x = torch.tensor([1.0, 2.0, 3.0], device=device, requires_grad=True)
-    hidden = torch.tensor(2 * x)  # warns: copy-constructing from a tensor; the copy has no history
-    loss = (hidden**2).sum() + x.sum()
-    loss.backward()
-    return hidden.grad  # None: nothing asked for it
 
 
 # %%
@@ -113,16 +68,6 @@ def fixed(device):
     return hidden.grad, seen[0]
 
 
-def check(run, device):
-    """Both the retained .grad and the hooked gradient are 2 * hidden = [4, 8, 12] for hidden =
-    [2, 4, 6], written out by hand (a None, as the broken code returns, fails)."""
-    assert run.value is not None, "hidden.grad is None"
-    retained, hooked = run.value
-    by_hand = torch.tensor([4.0, 8.0, 12.0], device=device)
-    torch.testing.assert_close(retained, by_hand)
-    torch.testing.assert_close(hooked, by_hand)
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -143,3 +88,63 @@ if __name__ == "__main__":
 # model's tensors stay quiet. The warning's text still points to that pull request on 2.13.0,
 # observed here. On CUDA it was observed on one release, torch 2.11.0+cu130 on an NVIDIA H200
 # (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# A `None` gradient next to a `UserWarning` can be another bug. Here the intermediate was built
+# with `torch.tensor(2 * x)`, which copies the values out of the graph: `hidden` is a leaf that
+# does not require grad, so it gets no gradient, `retain_grad()` would refuse it, and the warning
+# is about that copy.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import S1
+
+
+def symptom(run):
+    """The intermediate's .grad is None, and reading it raised a UserWarning naming the non-leaf."""
+    return run.error is None and run.value is None and run.warned(UserWarning, r"not a leaf")
+
+
+def near_miss(device):
+    x = torch.tensor([1.0, 2.0, 3.0], device=device, requires_grad=True)
+    hidden = torch.tensor(2 * x)  # warns: copy-constructing from a tensor; the copy has no history
+    loss = (hidden**2).sum() + x.sum()
+    loss.backward()
+    return hidden.grad  # None: nothing asked for it
+
+
+def check(run, device):
+    """Both the retained .grad and the hooked gradient are 2 * hidden = [4, 8, 12] for hidden =
+    [2, 4, 6], written out by hand (a None, as the broken code returns, fails)."""
+    assert run.value is not None, "hidden.grad is None"
+    retained, hooked = run.value
+    by_hand = torch.tensor([4.0, 8.0, 12.0], device=device)
+    torch.testing.assert_close(retained, by_hand)
+    torch.testing.assert_close(hooked, by_hand)
+
+
+CASE = Case(
+    id="non-leaf-grad-is-none",
+    title=".grad of an intermediate tensor is None",
+    kind="warning",
+    # `.grad` of a non-leaf has been None by design since the first releases (#2677, 2017); the
+    # warning was added by #30531 (opened November 2019, reviewed December 2019). 1.5.0 (April
+    # 2020) is the first release certainly after it; whether 1.4.0 (January 2020) carries it was
+    # not checked. Observed on 2.13.0 by this corpus; upper end open.
+    affects=(
+        Affects(">=1.5", since="the warning was added by pytorch/pytorch#30531 (December 2019); 1.5.0 "
+                "(April 2020) is the first release certainly after it"),
+    ),
+    devices=("cpu", "cuda"),
+    sources=(S1.at("section 'Autograd': only leaf Variables keep .grad; retain_grad() before backward"),),
+    tags=("autograd", "retain_grad", "leaf"),
+    references=(
+        "https://github.com/pytorch/pytorch/pull/30531",  # adds the UserWarning
+        "https://github.com/pytorch/pytorch/issues/2362",  # asks for that warning (2017)
+        "https://github.com/pytorch/pytorch/issues/19778",  # grad is None after a view
+        "https://github.com/pytorch/pytorch/issues/2677",  # "intermediate gradients are not stored"
+        "https://docs.pytorch.org/docs/stable/generated/torch.Tensor.retain_grad.html",
+    ),
+)

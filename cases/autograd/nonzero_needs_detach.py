@@ -19,35 +19,10 @@
 # %%
 import torch
 
-from torch_pitfalls import Affects, Case, observe
-from torch_pitfalls.sources import S1
-
-CASE = Case(
-    id="nonzero-needs-detach",
-    title="torch.nonzero results that had to be detached (torch 1.2)",
-    kind="historical",
-    # 1.2.0 only: pytorch/pytorch#26038 reports the code working on 1.1 and failing on 1.2;
-    # pytorch/pytorch#26980 ("Make nonzero non differentiable as it supposed to be") fixes it and
-    # was merged into the v1.3.0 release branch (release tracker #27011, commit 3c8ce2a57e).
-    # Neither release can be installed by the version matrix, which starts at 1.13.1.
-    affects=(Affects(">=1.2,<1.3", since="pytorch/pytorch#26038: the code works on 1.1 and fails on 1.2.0; "
-                     "the fix #26980 went into 1.3.0 (release tracker #27011)"),),
-    devices=("cpu", "cuda"),
-    sources=(S1.at("section on other tensor functions: torch.nonzero's autograd may misbehave; "
-                   "in some versions its result must be detached or backward fails"),),
-    tags=("autograd", "nonzero", "detach", "indexing"),
-    references=(
-        "https://github.com/pytorch/pytorch/issues/26038",  # the crash on 1.2, fine on 1.1
-        "https://github.com/pytorch/pytorch/pull/26980",    # nonzero made non-differentiable again
-        "https://github.com/pytorch/pytorch/issues/27011",  # v1.3.0 release tracker: #26980 merged
-        "https://discuss.pytorch.org/t/torch-nonzero-leads-to-crash-in-pytorch-1-2/55729",
-        "https://github.com/open-mmlab/OpenPCDet/issues/143",  # the same error met on 1.2 in 2020
-    ),
-)
+from torch_pitfalls import observe
 
 X = [1.0, 2.0, 3.0, 4.0]
 C = [1.0, 0.5, 3.0, 2.0]  # d = x - c is zero at index 0 and 2
-
 
 # %% [markdown]
 # ## The broken code
@@ -68,31 +43,6 @@ def broken(device):
         "index grad_fn": None if v.grad_fn is None else type(v.grad_fn).__name__,
         "grad": x.grad,
     }
-
-
-def symptom(run):
-    """The 1.2 behaviour: backward fails on the TensorList of indices, or the indices that
-    nonzero returns are part of the autograd graph."""
-    if run.raised(RuntimeError, r"inconsistent range for TensorList output"):
-        return True
-    if run.error is not None or not isinstance(run.value, dict):
-        return False
-    return run.value["index requires_grad"] or run.value["index grad_fn"] is not None
-
-
-# %% [markdown]
-# A look-alike: a `RuntimeError` from `backward()` in a loss built on `nonzero` that is about
-# something else. Here everything was computed under `torch.no_grad()`, so there is no graph at
-# all ("does not require grad"), which no `.detach()` cures.
-
-# %%
-def near_miss(device):
-    x = torch.tensor(X, device=device, requires_grad=True)
-    with torch.no_grad():
-        d = x - torch.tensor(C, device=device)
-        v = d.nonzero()
-        loss = (x[v] / d[v]).sum()
-    loss.backward()  # raises: element 0 of tensors does not require grad
 
 
 # %%
@@ -139,15 +89,6 @@ def fixed(device):
     }
 
 
-def check(run, device):
-    """Integer indices without history, and the gradient written out by hand: where
-    d = x - c != 0, d/dx (x / (x - c)) = -c / (x - c)**2; elsewhere 0."""
-    value = run.value
-    assert value["index dtype"] == torch.int64 and not value["index requires_grad"], value
-    expected = [(-c / (x - c) ** 2) if x != c else 0.0 for x, c in zip(X, C)]
-    torch.testing.assert_close(value["grad"], torch.tensor(expected, device=device))
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -170,3 +111,66 @@ if __name__ == "__main__":
 # code. On CUDA it was run on one release, torch 2.11.0+cu130 on an NVIDIA H200
 # (`reports/torch-2.11.0-cuda-nvidia-h200.json`), and came out `unverified` for the same reason;
 # other releases on CUDA were not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# A look-alike: a `RuntimeError` from `backward()` in a loss built on `nonzero` that is about
+# something else. Here everything was computed under `torch.no_grad()`, so there is no graph at
+# all ("does not require grad"), which no `.detach()` cures.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import S1
+
+
+def symptom(run):
+    """The 1.2 behaviour: backward fails on the TensorList of indices, or the indices that
+    nonzero returns are part of the autograd graph."""
+    if run.raised(RuntimeError, r"inconsistent range for TensorList output"):
+        return True
+    if run.error is not None or not isinstance(run.value, dict):
+        return False
+    return run.value["index requires_grad"] or run.value["index grad_fn"] is not None
+
+
+def near_miss(device):
+    x = torch.tensor(X, device=device, requires_grad=True)
+    with torch.no_grad():
+        d = x - torch.tensor(C, device=device)
+        v = d.nonzero()
+        loss = (x[v] / d[v]).sum()
+    loss.backward()  # raises: element 0 of tensors does not require grad
+
+
+def check(run, device):
+    """Integer indices without history, and the gradient written out by hand: where
+    d = x - c != 0, d/dx (x / (x - c)) = -c / (x - c)**2; elsewhere 0."""
+    value = run.value
+    assert value["index dtype"] == torch.int64 and not value["index requires_grad"], value
+    expected = [(-c / (x - c) ** 2) if x != c else 0.0 for x, c in zip(X, C)]
+    torch.testing.assert_close(value["grad"], torch.tensor(expected, device=device))
+
+
+CASE = Case(
+    id="nonzero-needs-detach",
+    title="torch.nonzero results that had to be detached (torch 1.2)",
+    kind="historical",
+    # 1.2.0 only: pytorch/pytorch#26038 reports the code working on 1.1 and failing on 1.2;
+    # pytorch/pytorch#26980 ("Make nonzero non differentiable as it supposed to be") fixes it and
+    # was merged into the v1.3.0 release branch (release tracker #27011, commit 3c8ce2a57e).
+    # Neither release can be installed by the version matrix, which starts at 1.13.1.
+    affects=(Affects(">=1.2,<1.3", since="pytorch/pytorch#26038: the code works on 1.1 and fails on 1.2.0; "
+                     "the fix #26980 went into 1.3.0 (release tracker #27011)"),),
+    devices=("cpu", "cuda"),
+    sources=(S1.at("section on other tensor functions: torch.nonzero's autograd may misbehave; "
+                   "in some versions its result must be detached or backward fails"),),
+    tags=("autograd", "nonzero", "detach", "indexing"),
+    references=(
+        "https://github.com/pytorch/pytorch/issues/26038",  # the crash on 1.2, fine on 1.1
+        "https://github.com/pytorch/pytorch/pull/26980",    # nonzero made non-differentiable again
+        "https://github.com/pytorch/pytorch/issues/27011",  # v1.3.0 release tracker: #26980 merged
+        "https://discuss.pytorch.org/t/torch-nonzero-leads-to-crash-in-pytorch-1-2/55729",
+        "https://github.com/open-mmlab/OpenPCDet/issues/143",  # the same error met on 1.2 in 2020
+    ),
+)

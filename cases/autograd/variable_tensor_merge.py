@@ -23,33 +23,7 @@
 import torch
 from torch.autograd import Variable
 
-from torch_pitfalls import Case, observe
-from torch_pitfalls.sources import S0, S1
-
-CASE = Case(
-    id="variable-tensor-merge",
-    title="Variable and Tensor were two classes that would not mix (torch ≤ 0.3)",
-    kind="historical",
-    # The split is shown on 0.3 by the source post (December 2017) and by upstream reports
-    # (#1252 in April 2017, #4828 in January 2018, #6646 comparing 0.3.1.post2 with a 0.4
-    # pre-release). Tensor and Variable were merged for 0.4.0 (release notes, migration guide).
-    affects="<0.4",
-    devices=("cpu", "cuda"),
-    sources=(
-        S0.at("the last step: Variable(prob) could not be combined with a Tensor, and '.type' differed"),
-        S1.at("section 'Autograd': since 0.4.0 a Tensor is a Variable; Variable(t) may even reset the grad"),
-    ),
-    tags=("autograd", "variable", "legacy_api"),
-    references=(
-        "https://github.com/pytorch/pytorch/releases/tag/v0.4.0",  # "Tensor / Variable merged"
-        "https://pytorch.org/blog/pytorch-0_4_0-migration-guide/",  # the same, with examples
-        "https://github.com/pytorch/pytorch/issues/1252",  # a function takes Tensors or Variables
-        "https://github.com/pytorch/pytorch/issues/4828",  # cat(Tensor, Variable): "won't fix", merge coming
-        "https://github.com/pytorch/pytorch/issues/6646",  # 0.4 pre-release: Variable(t) is a Tensor
-        "https://github.com/pytorch/pytorch/pull/5225",  # "Merge Variable and Tensor classes"
-        "https://github.com/keitakurita/Practical_NLP_in_PyTorch/issues/2",  # "must be Variable, not torch.FloatTensor"
-    ),
-)
+from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
@@ -74,39 +48,6 @@ def broken(device):
         "grad": prob_var.grad,
         "re-wrapped requires_grad": rewrapped.requires_grad,
     }
-
-
-def symptom(run):
-    """The ≤0.3 behaviour: mixing the two raised an argument error naming a Variable next to a
-    Tensor, or Variable(t) was a class apart from Tensor."""
-    if run.error is not None:
-        # The two forms the ≤0.3 argument parsers gave a Variable mixed with a Tensor (#1252 and
-        # the Practical_NLP report in the references); any other error is another bug.
-        return run.raised(TypeError, r"(?s)invalid combination of arguments.*\bVariable\b") or run.raised(
-            RuntimeError, r"must be Variable, not torch\.\w*Tensor"
-        )
-    value = run.value
-    if not isinstance(value, dict) or "class of Variable(t)" not in value:
-        return False  # code without Variable (the fix): nothing for a Tensor to be apart from
-    return (
-        value["class of Variable(t)"] is not torch.Tensor
-        or not value["tensor is a Variable"]
-        or not value["same .type()"]
-    )
-
-
-# %% [markdown]
-# Today's pair of array types that will not mix is a tensor and a NumPy array: `torch.mm` refuses
-# the array with a `TypeError` too. That is not the Variable/Tensor split, and no `Variable`
-# wrapping helps; `torch.from_numpy` does.
-
-# %%
-def near_miss(device):
-    import numpy as np
-
-    weight = torch.tensor([[1.0, 2.0], [3.0, 4.0]], device=device)
-    features = np.ones((2, 2), dtype=np.float32)  # straight from a data pipeline
-    return torch.mm(weight, features)
 
 
 # %%
@@ -145,12 +86,6 @@ def fixed(device):
     return {"grad": prob.grad}
 
 
-def check(run, device):
-    """The gradient of sum(p * w) with respect to p is w = [1, 2, 3], written out by hand.
-    Today the broken code gets it right too: only torch ≤ 0.3 could tell the two apart."""
-    torch.testing.assert_close(run.value["grad"], torch.tensor([1.0, 2.0, 3.0], device=device))
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -177,3 +112,73 @@ if __name__ == "__main__":
 # class apart would show as a mismatch). On CUDA it was run on one release, torch 2.11.0+cu130 on an
 # NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`), and came out `unverified` for the same
 # reason; other releases on CUDA were not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# Today's pair of array types that will not mix is a tensor and a NumPy array: `torch.mm` refuses
+# the array with a `TypeError` too. That is not the Variable/Tensor split, and no `Variable`
+# wrapping helps; `torch.from_numpy` does.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Case
+from torch_pitfalls.sources import S0, S1
+
+
+def symptom(run):
+    """The ≤0.3 behaviour: mixing the two raised an argument error naming a Variable next to a
+    Tensor, or Variable(t) was a class apart from Tensor."""
+    if run.error is not None:
+        # The two forms the ≤0.3 argument parsers gave a Variable mixed with a Tensor (#1252 and
+        # the Practical_NLP report in the references); any other error is another bug.
+        return run.raised(TypeError, r"(?s)invalid combination of arguments.*\bVariable\b") or run.raised(
+            RuntimeError, r"must be Variable, not torch\.\w*Tensor"
+        )
+    value = run.value
+    if not isinstance(value, dict) or "class of Variable(t)" not in value:
+        return False  # code without Variable (the fix): nothing for a Tensor to be apart from
+    return (
+        value["class of Variable(t)"] is not torch.Tensor
+        or not value["tensor is a Variable"]
+        or not value["same .type()"]
+    )
+
+
+def near_miss(device):
+    import numpy as np
+
+    weight = torch.tensor([[1.0, 2.0], [3.0, 4.0]], device=device)
+    features = np.ones((2, 2), dtype=np.float32)  # straight from a data pipeline
+    return torch.mm(weight, features)
+
+
+def check(run, device):
+    """The gradient of sum(p * w) with respect to p is w = [1, 2, 3], written out by hand.
+    Today the broken code gets it right too: only torch ≤ 0.3 could tell the two apart."""
+    torch.testing.assert_close(run.value["grad"], torch.tensor([1.0, 2.0, 3.0], device=device))
+
+
+CASE = Case(
+    id="variable-tensor-merge",
+    title="Variable and Tensor were two classes that would not mix (torch ≤ 0.3)",
+    kind="historical",
+    # The split is shown on 0.3 by the source post (December 2017) and by upstream reports
+    # (#1252 in April 2017, #4828 in January 2018, #6646 comparing 0.3.1.post2 with a 0.4
+    # pre-release). Tensor and Variable were merged for 0.4.0 (release notes, migration guide).
+    affects="<0.4",
+    devices=("cpu", "cuda"),
+    sources=(
+        S0.at("the last step: Variable(prob) could not be combined with a Tensor, and '.type' differed"),
+        S1.at("section 'Autograd': since 0.4.0 a Tensor is a Variable; Variable(t) may even reset the grad"),
+    ),
+    tags=("autograd", "variable", "legacy_api"),
+    references=(
+        "https://github.com/pytorch/pytorch/releases/tag/v0.4.0",  # "Tensor / Variable merged"
+        "https://pytorch.org/blog/pytorch-0_4_0-migration-guide/",  # the same, with examples
+        "https://github.com/pytorch/pytorch/issues/1252",  # a function takes Tensors or Variables
+        "https://github.com/pytorch/pytorch/issues/4828",  # cat(Tensor, Variable): "won't fix", merge coming
+        "https://github.com/pytorch/pytorch/issues/6646",  # 0.4 pre-release: Variable(t) is a Tensor
+        "https://github.com/pytorch/pytorch/pull/5225",  # "Merge Variable and Tensor classes"
+        "https://github.com/keitakurita/Practical_NLP_in_PyTorch/issues/2",  # "must be Variable, not torch.FloatTensor"
+    ),
+)

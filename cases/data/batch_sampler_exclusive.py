@@ -19,28 +19,7 @@
 import torch
 from torch.utils.data import BatchSampler, DataLoader, RandomSampler, SequentialSampler
 
-from torch_pitfalls import Affects, Case, observe, seeded
-from torch_pitfalls.sources import S1
-
-CASE = Case(
-    id="batch-sampler-exclusive",
-    title="batch_sampler and shuffle=True together",
-    kind="error",
-    # `batch_sampler` was added by #1867 (June 2017, released in 0.2), whose review asked for an
-    # error when one of the options it replaces is also given; the version matrix observes the
-    # check in DataLoader's constructor on every release it runs (1.13.1 on). Lower end from
-    # that PR, not observed by this project; upper end open.
-    affects=(Affects(">=0.2", since="PR #1867 added batch_sampler with this check (June 2017, "
-                     "released in 0.2.0)"),),
-    devices=("cpu", "cuda"),
-    sources=(S1.at("section 'Data': with a custom BatchSampler, shuffle must be set to False"),),
-    tags=("data", "dataloader", "sampler"),
-    references=(
-        "https://github.com/pytorch/pytorch/pull/1867",  # batch_sampler added, with the check
-        "https://github.com/pytorch/pytorch/pull/6108",  # batch_size/drop_last None with it
-        "https://github.com/catalyst-team/catalyst/pull/271",  # the error met downstream
-    ),
-)
+from torch_pitfalls import observe, seeded
 
 # %% [markdown]
 # ## The broken code
@@ -51,22 +30,6 @@ def broken(device):
     data = torch.arange(4.0, device=device)
     batches = BatchSampler(SequentialSampler(data), batch_size=2, drop_last=False)
     return DataLoader(data, batch_sampler=batches, shuffle=True)
-
-
-def symptom(run):
-    """Building the loader raises ValueError naming the mutually exclusive options."""
-    return run.raised(ValueError, r"batch_sampler.*mutually exclusive")
-
-
-# %% [markdown]
-# A plain `sampler` (not a batch sampler) with `shuffle=True` is refused by a message of the
-# same shape, "sampler option is mutually exclusive with shuffle". It is the sampler's own
-# rule: the batch size still applies there, and the symptom must tell the two apart.
-
-# %%
-def near_miss(device):
-    data = torch.arange(4.0, device=device)
-    return DataLoader(data, sampler=SequentialSampler(data), batch_size=2, shuffle=True)
 
 
 # %%
@@ -98,14 +61,6 @@ def fixed(device):
         return list(loader)
 
 
-def check(run, device):
-    """Two batches of two that together hold every sample exactly once: sorted, the samples
-    0, 1, 2, 3 written out by hand."""
-    assert [len(b) for b in run.value] == [2, 2]
-    torch.testing.assert_close(torch.cat(run.value).sort().values,
-                               torch.tensor([0.0, 1.0, 2.0, 3.0], device=device))
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -124,3 +79,53 @@ if __name__ == "__main__":
 # matrix runs (1.13.1 on), and libraries that rebuild loaders still trip on it (catalyst-team/catalyst#271).
 # On CUDA it was observed on one release, torch 2.11.0+cu130 on an NVIDIA H200
 # (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# A plain `sampler` (not a batch sampler) with `shuffle=True` is refused by a message of the
+# same shape, "sampler option is mutually exclusive with shuffle". It is the sampler's own
+# rule: the batch size still applies there, and the symptom must tell the two apart.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import S1
+
+
+def symptom(run):
+    """Building the loader raises ValueError naming the mutually exclusive options."""
+    return run.raised(ValueError, r"batch_sampler.*mutually exclusive")
+
+
+def near_miss(device):
+    data = torch.arange(4.0, device=device)
+    return DataLoader(data, sampler=SequentialSampler(data), batch_size=2, shuffle=True)
+
+
+def check(run, device):
+    """Two batches of two that together hold every sample exactly once: sorted, the samples
+    0, 1, 2, 3 written out by hand."""
+    assert [len(b) for b in run.value] == [2, 2]
+    torch.testing.assert_close(torch.cat(run.value).sort().values,
+                               torch.tensor([0.0, 1.0, 2.0, 3.0], device=device))
+
+
+CASE = Case(
+    id="batch-sampler-exclusive",
+    title="batch_sampler and shuffle=True together",
+    kind="error",
+    # `batch_sampler` was added by #1867 (June 2017, released in 0.2), whose review asked for an
+    # error when one of the options it replaces is also given; the version matrix observes the
+    # check in DataLoader's constructor on every release it runs (1.13.1 on). Lower end from
+    # that PR, not observed by this project; upper end open.
+    affects=(Affects(">=0.2", since="PR #1867 added batch_sampler with this check (June 2017, "
+                     "released in 0.2.0)"),),
+    devices=("cpu", "cuda"),
+    sources=(S1.at("section 'Data': with a custom BatchSampler, shuffle must be set to False"),),
+    tags=("data", "dataloader", "sampler"),
+    references=(
+        "https://github.com/pytorch/pytorch/pull/1867",  # batch_sampler added, with the check
+        "https://github.com/pytorch/pytorch/pull/6108",  # batch_size/drop_last None with it
+        "https://github.com/catalyst-team/catalyst/pull/271",  # the error met downstream
+    ),
+)

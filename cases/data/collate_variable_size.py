@@ -20,29 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch.utils.data import DataLoader, Dataset
 
-from torch_pitfalls import Case, observe, seeded
-from torch_pitfalls.sources import S1
-
-CASE = Case(
-    id="collate-variable-size",
-    title="The default collate cannot batch images of different sizes",
-    kind="error",
-    # default_collate has stacked same-typed tensors since the first DataLoader: #1904 (June
-    # 2017) hits it on that month's master ("inconsistent tensor sizes" from TH), S1 on torch 1.3
-    # ("Sizes of tensors must match except in dimension 0"), this corpus on 2.13.0 ("stack
-    # expects each tensor to be equal size"). The wording changed, the error did not. No
-    # release is known without it, so no lower bound; upper end open.
-    affects="*",
-    devices=("cpu", "cuda"),
-    sources=(S1.at("section 'Data': the loaded images must be cropped first, or the loader "
-                   "fails with 'Sizes of tensors must match except in dimension 0'"),),
-    tags=("data", "dataloader", "collate"),
-    references=(
-        "https://github.com/pytorch/pytorch/issues/1904",  # default_collate on mixed sizes, 2017
-        "https://github.com/marvis/pytorch-yolo2/issues/89",  # the thread S1 points to
-        "https://github.com/qubvel-org/segmentation_models.pytorch/issues/472",  # today's wording
-    ),
-)
+from torch_pitfalls import observe, seeded
 
 
 class VariableSizeImages(Dataset):
@@ -68,25 +46,6 @@ def broken(device):
     loader = DataLoader(VariableSizeImages(device), batch_size=2)
     with seeded(0):  # iter(loader) draws a base seed from torch's global RNG
         return next(iter(loader))
-
-
-def symptom(run):
-    """Collation raises RuntimeError: the samples cannot be stacked into one tensor."""
-    # The key words of three generations of the message: 2.x, torch 1.3 (S1), 2017 TH (#1904).
-    return run.raised(RuntimeError,
-                      r"equal size|sizes of tensors must match|inconsistent tensor sizes")
-
-
-# %% [markdown]
-# A size error *after* collation is another bug: the images were cropped to one size and the
-# batch stacks fine, but the mean image subtracted from it has another height, and
-# broadcasting fails with "the size of tensor a must match the size of tensor b".
-
-# %%
-def near_miss(device):
-    batch = torch.ones(2, 3, 4, 5, device=device)  # a well-formed batch of 4x5 images
-    mean_image = torch.full((3, 5, 5), 0.5, device=device)  # computed on 5x5 images
-    return batch - mean_image
 
 
 # %%
@@ -123,15 +82,6 @@ def fixed(device):
         return next(iter(loader))
 
 
-def check(run, device):
-    """One [2, 3, 5, 5] batch, written out by slice assignment instead of F.pad: image 0 is 4
-    rows of 1.0 then a row of zeros, image 1 is 5 rows of 2.0."""
-    expected = torch.zeros(2, 3, 5, 5, device=device)
-    expected[0, :, :4, :] = 1.0
-    expected[1] = 2.0
-    torch.testing.assert_close(run.value, expected)
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -153,3 +103,58 @@ if __name__ == "__main__":
 # report found, not a start.
 # On CUDA it was observed on one release, torch 2.11.0+cu130 on an NVIDIA H200
 # (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# A size error *after* collation is another bug: the images were cropped to one size and the
+# batch stacks fine, but the mean image subtracted from it has another height, and
+# broadcasting fails with "the size of tensor a must match the size of tensor b".
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Case
+from torch_pitfalls.sources import S1
+
+
+def symptom(run):
+    """Collation raises RuntimeError: the samples cannot be stacked into one tensor."""
+    # The key words of three generations of the message: 2.x, torch 1.3 (S1), 2017 TH (#1904).
+    return run.raised(RuntimeError,
+                      r"equal size|sizes of tensors must match|inconsistent tensor sizes")
+
+
+def near_miss(device):
+    batch = torch.ones(2, 3, 4, 5, device=device)  # a well-formed batch of 4x5 images
+    mean_image = torch.full((3, 5, 5), 0.5, device=device)  # computed on 5x5 images
+    return batch - mean_image
+
+
+def check(run, device):
+    """One [2, 3, 5, 5] batch, written out by slice assignment instead of F.pad: image 0 is 4
+    rows of 1.0 then a row of zeros, image 1 is 5 rows of 2.0."""
+    expected = torch.zeros(2, 3, 5, 5, device=device)
+    expected[0, :, :4, :] = 1.0
+    expected[1] = 2.0
+    torch.testing.assert_close(run.value, expected)
+
+
+CASE = Case(
+    id="collate-variable-size",
+    title="The default collate cannot batch images of different sizes",
+    kind="error",
+    # default_collate has stacked same-typed tensors since the first DataLoader: #1904 (June
+    # 2017) hits it on that month's master ("inconsistent tensor sizes" from TH), S1 on torch 1.3
+    # ("Sizes of tensors must match except in dimension 0"), this corpus on 2.13.0 ("stack
+    # expects each tensor to be equal size"). The wording changed, the error did not. No
+    # release is known without it, so no lower bound; upper end open.
+    affects="*",
+    devices=("cpu", "cuda"),
+    sources=(S1.at("section 'Data': the loaded images must be cropped first, or the loader "
+                   "fails with 'Sizes of tensors must match except in dimension 0'"),),
+    tags=("data", "dataloader", "collate"),
+    references=(
+        "https://github.com/pytorch/pytorch/issues/1904",  # default_collate on mixed sizes, 2017
+        "https://github.com/marvis/pytorch-yolo2/issues/89",  # the thread S1 points to
+        "https://github.com/qubvel-org/segmentation_models.pytorch/issues/472",  # today's wording
+    ),
+)

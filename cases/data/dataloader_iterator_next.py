@@ -18,34 +18,7 @@
 import torch
 from torch.utils.data import DataLoader
 
-from torch_pitfalls import Affects, Case, observe, seeded
-from torch_pitfalls.sources import S1
-
-CASE = Case(
-    id="dataloader-iterator-next",
-    title="it.next() on a DataLoader iterator",
-    kind="error",
-    # Up to 1.12 the DataLoader iterators kept `next = __next__  # Python 2 compatibility`;
-    # #78594 ("Remove Python 2-related code from dataloader", merged June 2022) deleted it, so
-    # 1.13 is the first release that raises (#80181: a 1.13 nightly; #87955: works on the
-    # older install, fails on 1.13). The version matrix starts at 1.13.1 and observes it on
-    # every release; 1.13.0 itself is read from the PR, not observed. Upper end open.
-    affects=(Affects(">=1.13", since="PR #78594 removed the alias in 1.13.0"),),
-    devices=("cpu", "cuda"),
-    sources=(
-        S1.at("section 'Data': one batch via it = iter(train_loader); it.next()"),
-        S1.at("section 'Troubleshooting': an endless loader that re-creates the iterator on "
-              "StopIteration"),
-    ),
-    tags=("data", "dataloader", "python2", "iterator"),
-    references=(
-        "https://github.com/pytorch/pytorch/pull/78594",  # the alias removed (1.13)
-        "https://github.com/pytorch/pytorch/issues/80181",  # first reports, on a 1.13 nightly
-        "https://github.com/pytorch/pytorch/issues/87955",  # maintainer: use next(it)
-        "https://github.com/pytorch/TensorRT/pull/1159",  # downstream fix citing #78594
-        "https://peps.python.org/pep-3114/",  # iterator.next() renamed __next__ in Python 3
-    ),
-)
+from torch_pitfalls import observe, seeded
 
 # %% [markdown]
 # ## The broken code
@@ -57,23 +30,6 @@ def broken(device):
     with seeded(0):  # iter(loader) draws a base seed from torch's global RNG
         it = iter(loader)
         return it.next()
-
-
-def symptom(run):
-    """The loader's *iterator* (`_SingleProcessDataLoaderIter`, `_MultiProcessingDataLoaderIter`)
-    has no `next` method: AttributeError naming the iterator class and 'next'."""
-    return run.raised(AttributeError, r"DataLoaderIter' object has no attribute 'next'")
-
-
-# %% [markdown]
-# Calling `.next()` on the `DataLoader` itself fails with the same words, but for another
-# reason: a loader is an iterable, not an iterator, and never had `next` in any release (it
-# needs `iter(loader)` first). The symptom names the iterator class, so it refuses this.
-
-# %%
-def near_miss(device):
-    loader = DataLoader(torch.arange(3, device=device), batch_size=2)
-    return loader.next()  # 'DataLoader' object has no attribute 'next'
 
 
 # %%
@@ -115,15 +71,6 @@ def fixed(device):
     return {"first": first, "endless": four}
 
 
-def check(run, device):
-    """Batches written out by hand: batches of two over [0, 1, 2] are [0, 1] then [2]; `next(it)`
-    gives the first, and the endless stream starts over after the second."""
-    torch.testing.assert_close(run.value["first"], torch.tensor([0, 1], device=device))
-    assert len(run.value["endless"]) == 4
-    for got, want in zip(run.value["endless"], ([0, 1], [2], [0, 1], [2])):
-        torch.testing.assert_close(got, torch.tensor(want, device=device))
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -145,3 +92,61 @@ if __name__ == "__main__":
 # and it observes the AttributeError there and on every later release (CPU). On CUDA it was observed
 # on one release, torch 2.11.0+cu130 on an NVIDIA H200
 # (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# Calling `.next()` on the `DataLoader` itself fails with the same words, but for another
+# reason: a loader is an iterable, not an iterator, and never had `next` in any release (it
+# needs `iter(loader)` first). The symptom names the iterator class, so it refuses this.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import S1
+
+
+def symptom(run):
+    """The loader's *iterator* (`_SingleProcessDataLoaderIter`, `_MultiProcessingDataLoaderIter`)
+    has no `next` method: AttributeError naming the iterator class and 'next'."""
+    return run.raised(AttributeError, r"DataLoaderIter' object has no attribute 'next'")
+
+
+def near_miss(device):
+    loader = DataLoader(torch.arange(3, device=device), batch_size=2)
+    return loader.next()  # 'DataLoader' object has no attribute 'next'
+
+
+def check(run, device):
+    """Batches written out by hand: batches of two over [0, 1, 2] are [0, 1] then [2]; `next(it)`
+    gives the first, and the endless stream starts over after the second."""
+    torch.testing.assert_close(run.value["first"], torch.tensor([0, 1], device=device))
+    assert len(run.value["endless"]) == 4
+    for got, want in zip(run.value["endless"], ([0, 1], [2], [0, 1], [2])):
+        torch.testing.assert_close(got, torch.tensor(want, device=device))
+
+
+CASE = Case(
+    id="dataloader-iterator-next",
+    title="it.next() on a DataLoader iterator",
+    kind="error",
+    # Up to 1.12 the DataLoader iterators kept `next = __next__  # Python 2 compatibility`;
+    # #78594 ("Remove Python 2-related code from dataloader", merged June 2022) deleted it, so
+    # 1.13 is the first release that raises (#80181: a 1.13 nightly; #87955: works on the
+    # older install, fails on 1.13). The version matrix starts at 1.13.1 and observes it on
+    # every release; 1.13.0 itself is read from the PR, not observed. Upper end open.
+    affects=(Affects(">=1.13", since="PR #78594 removed the alias in 1.13.0"),),
+    devices=("cpu", "cuda"),
+    sources=(
+        S1.at("section 'Data': one batch via it = iter(train_loader); it.next()"),
+        S1.at("section 'Troubleshooting': an endless loader that re-creates the iterator on "
+              "StopIteration"),
+    ),
+    tags=("data", "dataloader", "python2", "iterator"),
+    references=(
+        "https://github.com/pytorch/pytorch/pull/78594",  # the alias removed (1.13)
+        "https://github.com/pytorch/pytorch/issues/80181",  # first reports, on a 1.13 nightly
+        "https://github.com/pytorch/pytorch/issues/87955",  # maintainer: use next(it)
+        "https://github.com/pytorch/TensorRT/pull/1159",  # downstream fix citing #78594
+        "https://peps.python.org/pep-3114/",  # iterator.next() renamed __next__ in Python 3
+    ),
+)

@@ -19,28 +19,7 @@
 import numpy as np
 import torch
 
-from torch_pitfalls import Case, observe
-from torch_pitfalls.sources import S1
-
-CASE = Case(
-    id="from-numpy-shares-memory",
-    title="torch.from_numpy shares memory with the array",
-    kind="silent",
-    # Sharing is the documented contract of from_numpy and Tensor.numpy (docs of 1.8, 1.9, 1.10
-    # and stable say so); the version matrix observes it from 1.13.1 on. No release is known
-    # to have changed it, so no lower bound; upper end open.
-    affects="*",
-    devices=("cpu", "cuda"),
-    sources=(
-        S1.at("section 'Tensor': plain assignment passes a reference; clone() makes a copy"),
-        S1.at("the PIL-to-tensor recipe built on torch.from_numpy(np.asarray(image))"),
-    ),
-    tags=("data", "numpy", "aliasing", "inplace"),
-    references=(
-        "https://docs.pytorch.org/docs/stable/generated/torch.from_numpy.html",
-        "https://pytorch.org/docs/1.9.0/generated/torch.Tensor.numpy.html",
-    ),
-)
+from torch_pitfalls import observe
 
 MEAN, STD = 50.0, 50.0
 
@@ -61,27 +40,6 @@ def load(images, i, device):
 def broken(device):
     images = np.full((2, 3), 100.0, dtype=np.float32)
     epochs = [torch.stack([load(images, i, device) for i in range(2)]) for _ in range(2)]
-    return images, epochs
-
-
-def symptom(run):
-    """The dataset's array was changed by loading, so the two epochs saw different inputs."""
-    images, (first, second) = run.value
-    return bool((images != 100.0).any()) and not torch.equal(first, second)
-
-
-# %% [markdown]
-# Inputs normalized twice have another cause too: the dataset normalizes (out of place) and the
-# training loop normalizes the batch again. Every epoch then sees (1 − 50) / 50 = −0.98, wrong
-# but the same each time, and the dataset's array is untouched: no shared memory involved.
-
-# %%
-def near_miss(device):
-    images = np.full((2, 3), 100.0, dtype=np.float32)
-    epochs = []
-    for _ in range(2):
-        batch = (torch.from_numpy(images) - MEAN) / STD  # the dataset: out of place, a new tensor
-        epochs.append((batch.to(device) - MEAN) / STD)  # the training loop normalizes once more
     return images, epochs
 
 
@@ -121,16 +79,6 @@ def fixed(device):
     return images, epochs
 
 
-def check(run, device):
-    """By hand: the array still holds 100 everywhere (after both fixes worked on it), and every
-    epoch sees (100 - 50) / 50 = 1."""
-    images, epochs = run.value
-    np.testing.assert_array_equal(images, np.full((2, 3), 100.0, dtype=np.float32))
-    assert len(epochs) == 2
-    for batch in epochs:
-        torch.testing.assert_close(batch, torch.ones(2, 3, device=device))
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -149,3 +97,60 @@ if __name__ == "__main__":
 # and the version matrix observes it from 1.13.1 on. The CUDA side (the copy made by `.to(device)`
 # after the in-place write) was observed on one release, torch 2.11.0+cu130 on an NVIDIA H200
 # (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# Inputs normalized twice have another cause too: the dataset normalizes (out of place) and the
+# training loop normalizes the batch again. Every epoch then sees (1 − 50) / 50 = −0.98, wrong
+# but the same each time, and the dataset's array is untouched: no shared memory involved.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Case
+from torch_pitfalls.sources import S1
+
+
+def symptom(run):
+    """The dataset's array was changed by loading, so the two epochs saw different inputs."""
+    images, (first, second) = run.value
+    return bool((images != 100.0).any()) and not torch.equal(first, second)
+
+
+def near_miss(device):
+    images = np.full((2, 3), 100.0, dtype=np.float32)
+    epochs = []
+    for _ in range(2):
+        batch = (torch.from_numpy(images) - MEAN) / STD  # the dataset: out of place, a new tensor
+        epochs.append((batch.to(device) - MEAN) / STD)  # the training loop normalizes once more
+    return images, epochs
+
+
+def check(run, device):
+    """By hand: the array still holds 100 everywhere (after both fixes worked on it), and every
+    epoch sees (100 - 50) / 50 = 1."""
+    images, epochs = run.value
+    np.testing.assert_array_equal(images, np.full((2, 3), 100.0, dtype=np.float32))
+    assert len(epochs) == 2
+    for batch in epochs:
+        torch.testing.assert_close(batch, torch.ones(2, 3, device=device))
+
+
+CASE = Case(
+    id="from-numpy-shares-memory",
+    title="torch.from_numpy shares memory with the array",
+    kind="silent",
+    # Sharing is the documented contract of from_numpy and Tensor.numpy (docs of 1.8, 1.9, 1.10
+    # and stable say so); the version matrix observes it from 1.13.1 on. No release is known
+    # to have changed it, so no lower bound; upper end open.
+    affects="*",
+    devices=("cpu", "cuda"),
+    sources=(
+        S1.at("section 'Tensor': plain assignment passes a reference; clone() makes a copy"),
+        S1.at("the PIL-to-tensor recipe built on torch.from_numpy(np.asarray(image))"),
+    ),
+    tags=("data", "numpy", "aliasing", "inplace"),
+    references=(
+        "https://docs.pytorch.org/docs/stable/generated/torch.from_numpy.html",
+        "https://pytorch.org/docs/1.9.0/generated/torch.Tensor.numpy.html",
+    ),
+)

@@ -19,43 +19,7 @@
 # %%
 import torch
 
-from torch_pitfalls import Affects, Case, observe, seeded
-from torch_pitfalls.sources import S1
-
-CASE = Case(
-    id="random-crop-larger-than-image",
-    title="RandomCrop(224) on an image smaller than 224",
-    kind="error",
-    # The behaviour belongs to torchvision; each torch release has its own torchvision (the
-    # wheel pins torch exactly). RandomCrop has always refused a crop larger than its input,
-    # in two wordings.
-    affects=(
-        # Read from the wheels of torchvision 0.2.1 to 0.7.0 (0.7.0 requires torch==1.6.0):
-        # get_params draws the corner with random.randint(0, h - th), which raises on a negative
-        # span. No lower bound known: 0.2.1 already does it.
-        Affects("<1.7", form="randrange",
-                reason="random.randint(0, h - th) over an empty range of corners"),
-        # Observed on torchvision 0.29.1 (torch 2.14.1): an explicit size check. Upper end open.
-        Affects(">=1.7", form="size-check",
-                since="torchvision 0.8.0, whose wheel requires torch==1.7.0, checks the size first "
-                      "(pytorch/vision#2816: 'larger then input image size'); read from the 0.7.0 "
-                      "and 0.8.0 wheels' transforms.py, not run here",
-                reason="RandomCrop.get_params compares the crop with the image and raises"),
-    ),
-    devices=("cpu", "cuda"),
-    sources=(S1.at("section 'Troubleshooting', 2019-10-24: RandomSizeCrop(224) typed as "
-                   "RandomCrop(224) in ImageNet preprocessing; ValueError: empty range for "
-                   "randrange()"),),
-    tags=("data", "torchvision", "transforms", "augmentation"),
-    references=(
-        "https://github.com/pytorch/vision/issues/2809",  # ask for a clearer error
-        "https://github.com/pytorch/vision/pull/2816",  # the size check and ValueError
-        "https://github.com/pytorch/vision/pull/6193",  # antialias argument of RandomResizedCrop
-        "https://github.com/pytorch/tutorials/issues/411",  # 'not a bug': crop larger than image
-        "https://docs.pytorch.org/vision/stable/generated/torchvision.transforms.RandomResizedCrop.html",
-    ),
-    requires=("torchvision",),
-)
+from torch_pitfalls import observe, seeded
 
 RGB = (128, 64, 32)
 
@@ -79,30 +43,6 @@ def broken(device):
     crop = transforms.Compose([transforms.RandomCrop(224), transforms.ToTensor()])
     with seeded(0):
         return crop(small_image()).to(device)
-
-
-def symptom(run):
-    """RandomCrop refuses with a ValueError: today's size check, or, in old torchvision,
-    Python's `random.randint` over the empty range of corners."""
-    if run.raised(ValueError, r"crop size .* is larger th[ae]n input image size"):
-        return "size-check"
-    if run.raised(ValueError, r"empty range (for|in) randrange"):
-        return "randrange"
-    return False
-
-
-# %% [markdown]
-# A look-alike: `RandomCrop` raising a `ValueError` about the crop size for another reason, a
-# size given as `(224, 224, 3)` (channels included). The image is fine and the message is
-# about the argument, not about the image being too small.
-
-# %%
-def near_miss(device):
-    from torchvision import transforms
-
-    crop = transforms.RandomCrop((224, 224, 3))
-    with seeded(0):
-        return transforms.ToTensor()(crop(small_image())).to(device)
 
 
 # %%
@@ -138,14 +78,6 @@ def fixed(device):
         return crop(small_image()).to(device)
 
 
-def check(run, device):
-    """224x224, and every pixel the image's one colour: any region of a one-colour image,
-    resized, is that colour. By hand: value / 255 per channel, in RGB order."""
-    expected = torch.tensor([v / 255 for v in RGB], device=device).view(3, 1, 1).expand(3, 224, 224)
-    assert tuple(run.value.shape) == (3, 224, 224), tuple(run.value.shape)
-    torch.testing.assert_close(run.value, expected)
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -174,3 +106,76 @@ if __name__ == "__main__":
 # run; the version matrix runs it with each torch's own torchvision. On CUDA it was observed on one
 # release, torch 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`), in
 # the same `size-check` form; other releases on CUDA were not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# A look-alike: `RandomCrop` raising a `ValueError` about the crop size for another reason, a
+# size given as `(224, 224, 3)` (channels included). The image is fine and the message is
+# about the argument, not about the image being too small.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import S1
+
+
+def symptom(run):
+    """RandomCrop refuses with a ValueError: today's size check, or, in old torchvision,
+    Python's `random.randint` over the empty range of corners."""
+    if run.raised(ValueError, r"crop size .* is larger th[ae]n input image size"):
+        return "size-check"
+    if run.raised(ValueError, r"empty range (for|in) randrange"):
+        return "randrange"
+    return False
+
+
+def near_miss(device):
+    from torchvision import transforms
+
+    crop = transforms.RandomCrop((224, 224, 3))
+    with seeded(0):
+        return transforms.ToTensor()(crop(small_image())).to(device)
+
+
+def check(run, device):
+    """224x224, and every pixel the image's one colour: any region of a one-colour image,
+    resized, is that colour. By hand: value / 255 per channel, in RGB order."""
+    expected = torch.tensor([v / 255 for v in RGB], device=device).view(3, 1, 1).expand(3, 224, 224)
+    assert tuple(run.value.shape) == (3, 224, 224), tuple(run.value.shape)
+    torch.testing.assert_close(run.value, expected)
+
+
+CASE = Case(
+    id="random-crop-larger-than-image",
+    title="RandomCrop(224) on an image smaller than 224",
+    kind="error",
+    # The behaviour belongs to torchvision; each torch release has its own torchvision (the
+    # wheel pins torch exactly). RandomCrop has always refused a crop larger than its input,
+    # in two wordings.
+    affects=(
+        # Read from the wheels of torchvision 0.2.1 to 0.7.0 (0.7.0 requires torch==1.6.0):
+        # get_params draws the corner with random.randint(0, h - th), which raises on a negative
+        # span. No lower bound known: 0.2.1 already does it.
+        Affects("<1.7", form="randrange",
+                reason="random.randint(0, h - th) over an empty range of corners"),
+        # Observed on torchvision 0.29.1 (torch 2.14.1): an explicit size check. Upper end open.
+        Affects(">=1.7", form="size-check",
+                since="torchvision 0.8.0, whose wheel requires torch==1.7.0, checks the size first "
+                      "(pytorch/vision#2816: 'larger then input image size'); read from the 0.7.0 "
+                      "and 0.8.0 wheels' transforms.py, not run here",
+                reason="RandomCrop.get_params compares the crop with the image and raises"),
+    ),
+    devices=("cpu", "cuda"),
+    sources=(S1.at("section 'Troubleshooting', 2019-10-24: RandomSizeCrop(224) typed as "
+                   "RandomCrop(224) in ImageNet preprocessing; ValueError: empty range for "
+                   "randrange()"),),
+    tags=("data", "torchvision", "transforms", "augmentation"),
+    references=(
+        "https://github.com/pytorch/vision/issues/2809",  # ask for a clearer error
+        "https://github.com/pytorch/vision/pull/2816",  # the size check and ValueError
+        "https://github.com/pytorch/vision/pull/6193",  # antialias argument of RandomResizedCrop
+        "https://github.com/pytorch/tutorials/issues/411",  # 'not a bug': crop larger than image
+        "https://docs.pytorch.org/vision/stable/generated/torchvision.transforms.RandomResizedCrop.html",
+    ),
+    requires=("torchvision",),
+)

@@ -21,31 +21,7 @@ import random
 import numpy as np
 import torch
 
-from torch_pitfalls import Case, observe, run_pythons
-from torch_pitfalls.sources import S1
-
-CASE = Case(
-    id="seed-every-rng",
-    title="torch.manual_seed does not seed random or NumPy",
-    kind="silent",
-    # Three independent generators by design: torch's own, Python's `random` and NumPy's
-    # global one; the reproducibility notes of 1.3 and 1.9 already list seeding `random` and
-    # NumPy as separate steps. The version matrix observes it from 1.13.1 on. No release is
-    # known to have changed it, so no lower bound; upper end open.
-    affects="*",
-    devices=("cpu", "cuda"),
-    sources=(S1.at("section 'Troubleshooting', 'Random Seed': random.seed and "
-                   "torch.manual_seed (and cuda.manual_seed_all) set together"),),
-    tags=("data", "reproducibility", "seed", "random", "numpy"),
-    references=(
-        "https://pytorch.org/docs/stable/notes/randomness.html",
-        # the 1.9 notes: sections 'Python' and 'Random number generators in other libraries'
-        "https://pytorch.org/docs/1.9.1/_sources/notes/randomness.rst.txt",
-        "https://pytorch.org/docs/stable/generated/torch.manual_seed",  # "on all devices"
-        # #56488: DataLoader workers seed NumPy too
-        "https://github.com/pytorch/pytorch/commit/aec83ff45ebd2cb3d4890cc97bffb1f367386392",
-    ),
-)
+from torch_pitfalls import observe, run_pythons
 
 # One "training run": seed as the script does, then draw what initialization (torch) and
 # augmentation (random, NumPy) would draw. Each run is a fresh interpreter, as a re-run is.
@@ -68,15 +44,6 @@ def two_runs(seeding, device, script=RUN):
     return draws
 
 
-def stable(value):
-    """What is the same on every run of the case: for each generator, whether the script's two
-    runs drew the same number, and that number where they did (an unseeded draw is new each
-    time, so only the fact that it differed is kept)."""
-    first, second = value
-    return {name: (round(a, 6) if a == b else "differs")
-            for name, a, b in zip(("torch", "random", "numpy"), first, second)}
-
-
 # %% [markdown]
 # ## The broken code
 # Only torch is seeded. The script runs twice, each time in a new process.
@@ -84,23 +51,6 @@ def stable(value):
 # %%
 def broken(device):
     return two_runs("torch.manual_seed(0)", device)
-
-
-def symptom(run):
-    """torch's draw repeats across the two runs, but `random`'s and NumPy's do not."""
-    (t1, r1, n1), (t2, r2, n2) = run.value
-    return t1 == t2 and r1 != r2 and n1 != n2
-
-
-# %% [markdown]
-# Seeding all three and still seeing NumPy change is another pitfall: the augmentation draws
-# from a `np.random.default_rng()` made without a seed, a Generator of its own that
-# `np.random.seed` does not reach. `random` repeats here, so the symptom refuses it.
-
-# %%
-def near_miss(device):
-    script = RUN.replace("np.random.rand()", "np.random.default_rng().random()")
-    return two_runs("random.seed(0); np.random.seed(0); torch.manual_seed(0)", device, script)
 
 
 # %%
@@ -133,19 +83,6 @@ def fixed(device):
     return two_runs(seeding, device)
 
 
-def check(run, device):
-    """Both runs drew the same three numbers, and those are the values computed another way,
-    in this process, with private generators seeded 0 (no global state touched): what a run
-    must draw when all three global generators start from seed 0."""
-    first, second = run.value
-    expected = [
-        torch.rand(1, device=device, generator=torch.Generator(device).manual_seed(0)).item(),
-        random.Random(0).random(),
-        np.random.RandomState(0).rand(),
-    ]
-    assert first == second == expected, (first, second, expected)
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -166,3 +103,71 @@ if __name__ == "__main__":
 # The version matrix observes it from 1.13.1 on (CPU); on CUDA it was observed on one release, torch
 # 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on
 # CUDA were not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# Seeding all three and still seeing NumPy change is another pitfall: the augmentation draws
+# from a `np.random.default_rng()` made without a seed, a Generator of its own that
+# `np.random.seed` does not reach. `random` repeats here, so the symptom refuses it.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Case
+from torch_pitfalls.sources import S1
+
+
+def stable(value):
+    """What is the same on every run of the case: for each generator, whether the script's two
+    runs drew the same number, and that number where they did (an unseeded draw is new each
+    time, so only the fact that it differed is kept)."""
+    first, second = value
+    return {name: (round(a, 6) if a == b else "differs")
+            for name, a, b in zip(("torch", "random", "numpy"), first, second)}
+
+
+def symptom(run):
+    """torch's draw repeats across the two runs, but `random`'s and NumPy's do not."""
+    (t1, r1, n1), (t2, r2, n2) = run.value
+    return t1 == t2 and r1 != r2 and n1 != n2
+
+
+def near_miss(device):
+    script = RUN.replace("np.random.rand()", "np.random.default_rng().random()")
+    return two_runs("random.seed(0); np.random.seed(0); torch.manual_seed(0)", device, script)
+
+
+def check(run, device):
+    """Both runs drew the same three numbers, and those are the values computed another way,
+    in this process, with private generators seeded 0 (no global state touched): what a run
+    must draw when all three global generators start from seed 0."""
+    first, second = run.value
+    expected = [
+        torch.rand(1, device=device, generator=torch.Generator(device).manual_seed(0)).item(),
+        random.Random(0).random(),
+        np.random.RandomState(0).rand(),
+    ]
+    assert first == second == expected, (first, second, expected)
+
+
+CASE = Case(
+    id="seed-every-rng",
+    title="torch.manual_seed does not seed random or NumPy",
+    kind="silent",
+    # Three independent generators by design: torch's own, Python's `random` and NumPy's
+    # global one; the reproducibility notes of 1.3 and 1.9 already list seeding `random` and
+    # NumPy as separate steps. The version matrix observes it from 1.13.1 on. No release is
+    # known to have changed it, so no lower bound; upper end open.
+    affects="*",
+    devices=("cpu", "cuda"),
+    sources=(S1.at("section 'Troubleshooting', 'Random Seed': random.seed and "
+                   "torch.manual_seed (and cuda.manual_seed_all) set together"),),
+    tags=("data", "reproducibility", "seed", "random", "numpy"),
+    references=(
+        "https://pytorch.org/docs/stable/notes/randomness.html",
+        # the 1.9 notes: sections 'Python' and 'Random number generators in other libraries'
+        "https://pytorch.org/docs/1.9.1/_sources/notes/randomness.rst.txt",
+        "https://pytorch.org/docs/stable/generated/torch.manual_seed",  # "on all devices"
+        # #56488: DataLoader workers seed NumPy too
+        "https://github.com/pytorch/pytorch/commit/aec83ff45ebd2cb3d4890cc97bffb1f367386392",
+    ),
+)

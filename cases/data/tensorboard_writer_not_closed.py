@@ -19,32 +19,7 @@
 import tempfile
 from pathlib import Path
 
-from torch_pitfalls import Case, observe, run_python
-from torch_pitfalls.sources import S1
-
-CASE = Case(
-    id="tensorboard-writer-not-closed",
-    title="A SummaryWriter that was never closed",
-    kind="silent",
-    # Observed on torch 2.13.0 with tensorboard 2.21.0. The mechanism is tensorboard's writer
-    # (an in-memory queue drained by a background thread); no release of torch or tensorboard
-    # is known to change it, so no bound either way.
-    affects="*",
-    devices=("cpu", "cuda"),
-    sources=(S1.at("troubleshooting list: an add_scalar placed at the end of the code was never "
-                   "reached, the writer was not closed, and TensorBoard showed no data"),),
-    tags=("data", "tensorboard", "logging", "flush"),
-    references=(
-        "https://docs.pytorch.org/docs/stable/tensorboard.html",  # flush(), close(), flush_secs
-        "https://github.com/tensorflow/tensorboard/blob/master/tensorboard/summary/writer/event_file_writer.py",
-        "https://github.com/huggingface/transformers/issues/779",  # scalars missing: writer not closed
-    ),
-    # Each variant starts a fresh Python that imports torch and tensorboard: seconds, more on a
-    # loaded machine.
-    timeout=150.0,
-    # torch.utils.tensorboard too: it can fail to import where tensorboard imports (torch 1.13 needs six)
-    requires=("tensorboard", "torch.utils.tensorboard"),
-)
+from torch_pitfalls import observe, run_python
 
 LOGGED = [(0, 1.0), (1, 0.5), (2, 0.25)]  # (step, loss): exact in float32
 STOPPED = 100  # exit status base: 100 + the number of add_scalar calls that returned
@@ -66,10 +41,6 @@ writer = SummaryWriter({logdir!r})
 for step, loss in {logged!r}:
     writer.add_scalar("loss", loss, step)
     logged += 1
-"""
-
-STOPPED_BEFORE_LOGGING = """
-writer = SummaryWriter({logdir!r})
 """
 
 WITH_BLOCK = """
@@ -105,25 +76,6 @@ def run_and_read(body):
 def broken(device):
     # Nothing here touches the device: the logged values are Python floats.
     return run_and_read(WITHOUT_CLOSE)
-
-
-def symptom(run):
-    """The writer made its event file and the script logged scalars, yet the reader finds fewer
-    scalars in it than were logged."""
-    if run.error is not None or not isinstance(run.value, dict):
-        return False
-    value = run.value
-    return value["event files"] >= 1 and value["logged"] > 0 and len(value["scalars read"]) < value["logged"]
-
-
-# %% [markdown]
-# A look-alike: the run stopped *before* its first `add_scalar` (the other way to read the
-# source's note). The event file exists and TensorBoard shows nothing here too, but nothing
-# was lost: nothing was logged, and no `close()` would change that.
-
-# %%
-def near_miss(device):
-    return run_and_read(STOPPED_BEFORE_LOGGING)
 
 
 # %%
@@ -165,13 +117,6 @@ def fixed(device):
     return run_and_read(WITH_BLOCK)
 
 
-def check(run, device):
-    """Every scalar the script logged is in the file: the three (step, loss) pairs written in
-    the script, read back by TensorBoard's reader, in order."""
-    assert run.value["logged"] == len(LOGGED), run.value
-    assert run.value["scalars read"] == LOGGED, run.value["scalars read"]
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -196,3 +141,65 @@ if __name__ == "__main__":
 # touches the device, and a run on CUDA showed the same on one release, torch 2.11.0+cu130 on an
 # NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not
 # observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# A look-alike: the run stopped *before* its first `add_scalar` (the other way to read the
+# source's note). The event file exists and TensorBoard shows nothing here too, but nothing
+# was lost: nothing was logged, and no `close()` would change that.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Case
+from torch_pitfalls.sources import S1
+
+
+STOPPED_BEFORE_LOGGING = """
+writer = SummaryWriter({logdir!r})
+"""
+
+
+def symptom(run):
+    """The writer made its event file and the script logged scalars, yet the reader finds fewer
+    scalars in it than were logged."""
+    if run.error is not None or not isinstance(run.value, dict):
+        return False
+    value = run.value
+    return value["event files"] >= 1 and value["logged"] > 0 and len(value["scalars read"]) < value["logged"]
+
+
+def near_miss(device):
+    return run_and_read(STOPPED_BEFORE_LOGGING)
+
+
+def check(run, device):
+    """Every scalar the script logged is in the file: the three (step, loss) pairs written in
+    the script, read back by TensorBoard's reader, in order."""
+    assert run.value["logged"] == len(LOGGED), run.value
+    assert run.value["scalars read"] == LOGGED, run.value["scalars read"]
+
+
+CASE = Case(
+    id="tensorboard-writer-not-closed",
+    title="A SummaryWriter that was never closed",
+    kind="silent",
+    # Observed on torch 2.13.0 with tensorboard 2.21.0. The mechanism is tensorboard's writer
+    # (an in-memory queue drained by a background thread); no release of torch or tensorboard
+    # is known to change it, so no bound either way.
+    affects="*",
+    devices=("cpu",),
+    device_independent=True,  # the variants never use their device
+    sources=(S1.at("troubleshooting list: an add_scalar placed at the end of the code was never "
+                   "reached, the writer was not closed, and TensorBoard showed no data"),),
+    tags=("data", "tensorboard", "logging", "flush"),
+    references=(
+        "https://docs.pytorch.org/docs/stable/tensorboard.html",  # flush(), close(), flush_secs
+        "https://github.com/tensorflow/tensorboard/blob/master/tensorboard/summary/writer/event_file_writer.py",
+        "https://github.com/huggingface/transformers/issues/779",  # scalars missing: writer not closed
+    ),
+    # Each variant starts a fresh Python that imports torch and tensorboard: seconds, more on a
+    # loaded machine.
+    timeout=150.0,
+    # torch.utils.tensorboard too: it can fail to import where tensorboard imports (torch 1.13 needs six)
+    requires=("tensorboard", "torch.utils.tensorboard"),
+)

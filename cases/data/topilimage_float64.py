@@ -20,30 +20,7 @@
 import numpy as np
 import torch
 
-from torch_pitfalls import Case, observe
-from torch_pitfalls.sources import S1
-
-CASE = Case(
-    id="topilimage-float64",
-    title="ToPILImage on a float64 tensor (old torchvision)",
-    kind="historical",
-    # Read from torchvision's wheels, not run: up to 0.7.0 (which requires torch==1.6.0)
-    # to_pil_image scaled only `torch.FloatTensor` (float32) to bytes, so a float64 tensor
-    # reached the mode table as float64 and was refused. 0.8.0 (torch==1.7.0) tests
-    # `pic.is_floating_point()` instead. No lower bound known: 0.2.1 already refuses it.
-    affects="<1.7",
-    devices=("cpu", "cuda"),
-    sources=(S1.at("section on torchvision.transforms: ToTensor() of np.random.rand(100, 100, 3), "
-                   "then ToPILImage()(t_out.float()) with the cast marked as forced"),),
-    tags=("data", "torchvision", "transforms", "PIL", "float64"),
-    references=(
-        "https://docs.pytorch.org/vision/stable/generated/torchvision.transforms.ToPILImage.html",
-        "https://github.com/pytorch/vision/issues/8090",  # float ndarray vs float tensor in to_pil_image
-        "https://github.com/pytorch/vision/pull/8097",    # the ndarray path aligned (torchvision 0.17)
-        "https://github.com/pytorch/vision/issues/9043",  # int64/int32 input: still refused
-    ),
-    requires=("torchvision",),
-)
+from torch_pitfalls import observe
 
 # An RGB image's bytes, 4x4, every value a multiple of 5: the ground truth of the round trip.
 PIXELS = (np.arange(48, dtype=np.uint8) * 5).reshape(4, 4, 3)
@@ -73,25 +50,6 @@ def broken(device):
 
     image = float_image(device)
     assert image.dtype == torch.float64  # the case's premise: ToTensor kept NumPy's float64
-    return as_observed(transforms.ToPILImage()(image))
-
-
-def symptom(run):
-    """The old refusal: a TypeError saying the float64 input type is not supported."""
-    return run.raised(TypeError, r"input type float64 is not supported")
-
-
-# %% [markdown]
-# A look-alike that is not this pitfall: integer tensors are still refused, with the same
-# `TypeError` and the same words, naming `int64` (pytorch/vision#9043). Their values are not in
-# [0, 1], and casting to float would scale them by 255 wrongly; the symptom must not take them
-# for the float64 case.
-
-# %%
-def near_miss(device):
-    from torchvision import transforms
-
-    image = torch.from_numpy(PIXELS.astype(np.int64)).permute(2, 0, 1).to(device)
     return as_observed(transforms.ToPILImage()(image))
 
 
@@ -130,14 +88,6 @@ def fixed(device):
     return as_observed(transforms.ToPILImage()(float_image(device).float()))
 
 
-def check(run, device):
-    """A three-channel RGB image whose bytes are the original PIXELS: the round trip
-    bytes -> /255 -> PIL gives back exactly what went in. On today's torchvision the broken
-    call returns the same image, so this check cannot tell the two apart here."""
-    assert run.value["mode"] == "RGB", run.value["mode"]
-    torch.testing.assert_close(run.value["pixels"], torch.from_numpy(PIXELS))
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -163,3 +113,58 @@ if __name__ == "__main__":
 # `unverified` for that reason. On CUDA it was run on one release, torch 2.11.0+cu130 on an NVIDIA
 # H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`), and came out `unverified` because the symptom
 # is not expected there; other releases on CUDA were not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# A look-alike that is not this pitfall: integer tensors are still refused, with the same
+# `TypeError` and the same words, naming `int64` (pytorch/vision#9043). Their values are not in
+# [0, 1], and casting to float would scale them by 255 wrongly; the symptom must not take them
+# for the float64 case.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Case
+from torch_pitfalls.sources import S1
+
+
+def symptom(run):
+    """The old refusal: a TypeError saying the float64 input type is not supported."""
+    return run.raised(TypeError, r"input type float64 is not supported")
+
+
+def near_miss(device):
+    from torchvision import transforms
+
+    image = torch.from_numpy(PIXELS.astype(np.int64)).permute(2, 0, 1).to(device)
+    return as_observed(transforms.ToPILImage()(image))
+
+
+def check(run, device):
+    """A three-channel RGB image whose bytes are the original PIXELS: the round trip
+    bytes -> /255 -> PIL gives back exactly what went in. On today's torchvision the broken
+    call returns the same image, so this check cannot tell the two apart here."""
+    assert run.value["mode"] == "RGB", run.value["mode"]
+    torch.testing.assert_close(run.value["pixels"], torch.from_numpy(PIXELS))
+
+
+CASE = Case(
+    id="topilimage-float64",
+    title="ToPILImage on a float64 tensor (old torchvision)",
+    kind="historical",
+    # Read from torchvision's wheels, not run: up to 0.7.0 (which requires torch==1.6.0)
+    # to_pil_image scaled only `torch.FloatTensor` (float32) to bytes, so a float64 tensor
+    # reached the mode table as float64 and was refused. 0.8.0 (torch==1.7.0) tests
+    # `pic.is_floating_point()` instead. No lower bound known: 0.2.1 already refuses it.
+    affects="<1.7",
+    devices=("cpu", "cuda"),
+    sources=(S1.at("section on torchvision.transforms: ToTensor() of np.random.rand(100, 100, 3), "
+                   "then ToPILImage()(t_out.float()) with the cast marked as forced"),),
+    tags=("data", "torchvision", "transforms", "PIL", "float64"),
+    references=(
+        "https://docs.pytorch.org/vision/stable/generated/torchvision.transforms.ToPILImage.html",
+        "https://github.com/pytorch/vision/issues/8090",  # float ndarray vs float tensor in to_pil_image
+        "https://github.com/pytorch/vision/pull/8097",    # the ndarray path aligned (torchvision 0.17)
+        "https://github.com/pytorch/vision/issues/9043",  # int64/int32 input: still refused
+    ),
+    requires=("torchvision",),
+)

@@ -20,42 +20,7 @@
 import numpy as np
 import torch
 
-from torch_pitfalls import Affects, Case, observe
-from torch_pitfalls.sources import S1
-
-CASE = Case(
-    id="transforms-expect-pil",
-    title="A PIL-era transform pipeline given a tensor",
-    kind="error",
-    affects=(
-        # The old form, read from the wheels of torchvision 0.2.1 to 0.7.0 (0.7.0 requires
-        # torch==1.6.0): center_crop unpacks `img.size`, which is PIL's (width, height) tuple
-        # but a method on a tensor. No lower bound known: 0.2.1 already does it.
-        Affects("<1.7", form="unpack",
-                reason="CenterCrop reads img.size as PIL's (w, h); on a tensor .size is a method"),
-        # Today's form, observed on torchvision 0.29.1 (torch 2.14.1). Tensors pass the
-        # geometric transforms since torchvision 0.8.0, and ToTensor still takes only PIL
-        # images and arrays. Upper end open.
-        Affects(">=1.7", form="tensor-refused",
-                since="torchvision 0.8.0 (its wheel requires torch==1.7.0) made CenterCrop accept "
-                      "tensors (pytorch/vision#2292); read from the 0.7.0 and 0.8.0 wheels' "
-                      "transforms/functional.py, not run here",
-                reason="ToTensor converts a PIL image or an HWC ndarray, never a tensor"),
-    ),
-    devices=("cpu", "cuda"),
-    sources=(S1.at("section on torchvision.transforms: the built-in transforms target PIL images; "
-                   "a tensor input raises 'cannot unpack non-iterable builtin_function_or_method "
-                   "object'; PIL/imshow images are [32,32,3], tensors [3,32,32]"),),
-    tags=("data", "torchvision", "transforms", "PIL", "channel_order"),
-    references=(
-        "https://github.com/pytorch/vision/issues/1375",  # RFC: transforms on tensors
-        "https://github.com/pytorch/vision/issues/2292",  # unify tensor and PIL transforms
-        "https://github.com/pytorch/vision/releases/tag/v0.8.0",
-        "https://docs.pytorch.org/vision/stable/generated/torchvision.transforms.ToTensor.html",
-        "https://docs.pytorch.org/vision/stable/generated/torchvision.transforms.ToPILImage.html",
-    ),
-    requires=("torchvision",),
-)
+from torch_pitfalls import observe
 
 # CIFAR-10's per-channel statistics, as in the source's pipeline.
 MEAN, STD = (0.4914, 0.4822, 0.4465), (0.2023, 0.1994, 0.2010)
@@ -88,30 +53,6 @@ def pil_pipeline():
 # %%
 def broken(device):
     return pil_pipeline()(image_tensor(device))
-
-
-def symptom(run):
-    """Old torchvision: TypeError from unpacking a tensor's `.size` method. Today: ToTensor's
-    TypeError naming a *tensor* as the input it cannot take."""
-    if run.raised(TypeError, r"cannot unpack non-iterable builtin_function_or_method"
-                             r"|'builtin_function_or_method' object is not iterable"):
-        return "unpack"
-    if run.raised(TypeError, r"pic should be PIL Image or ndarray\. Got <class 'torch\.Tensor'>"):
-        return "tensor-refused"
-    return False
-
-
-# %% [markdown]
-# A look-alike: the same `TypeError` from `ToTensor` about another type, here pixels kept as
-# nested Python lists. That input is neither PIL nor tensor, and converting it at the tensor
-# boundary would not help; the symptom must not claim it.
-
-# %%
-def near_miss(device):
-    from torchvision import transforms
-
-    pixels = [[[200, 100, 50]] * 4] * 4  # 4x4 RGB as lists
-    return transforms.ToTensor()(pixels)
 
 
 # %%
@@ -153,14 +94,6 @@ def fixed(device):
     return pipeline(image_tensor(device)).to(device)
 
 
-def check(run, device):
-    """The centre 32x32 of the image is one colour, so the output is that colour in every
-    pixel, channel by channel in RGB order: (value / 255 - mean) / std, computed by hand."""
-    expected = torch.tensor([(v / 255 - m) / s for v, m, s in zip(RGB, MEAN, STD)], dtype=torch.float32)
-    assert tuple(run.value.shape) == (3, 32, 32), tuple(run.value.shape)
-    torch.testing.assert_close(run.value.cpu(), expected.view(3, 1, 1).expand(3, 32, 32))
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -188,3 +121,75 @@ if __name__ == "__main__":
 # matching torchvision, runs it. On CUDA it was observed on one release, torch 2.11.0+cu130 on an
 # NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not
 # observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# A look-alike: the same `TypeError` from `ToTensor` about another type, here pixels kept as
+# nested Python lists. That input is neither PIL nor tensor, and converting it at the tensor
+# boundary would not help; the symptom must not claim it.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import S1
+
+
+def symptom(run):
+    """Old torchvision: TypeError from unpacking a tensor's `.size` method. Today: ToTensor's
+    TypeError naming a *tensor* as the input it cannot take."""
+    if run.raised(TypeError, r"cannot unpack non-iterable builtin_function_or_method"
+                             r"|'builtin_function_or_method' object is not iterable"):
+        return "unpack"
+    if run.raised(TypeError, r"pic should be PIL Image or ndarray\. Got <class 'torch\.Tensor'>"):
+        return "tensor-refused"
+    return False
+
+
+def near_miss(device):
+    from torchvision import transforms
+
+    pixels = [[[200, 100, 50]] * 4] * 4  # 4x4 RGB as lists
+    return transforms.ToTensor()(pixels)
+
+
+def check(run, device):
+    """The centre 32x32 of the image is one colour, so the output is that colour in every
+    pixel, channel by channel in RGB order: (value / 255 - mean) / std, computed by hand."""
+    expected = torch.tensor([(v / 255 - m) / s for v, m, s in zip(RGB, MEAN, STD)], dtype=torch.float32)
+    assert tuple(run.value.shape) == (3, 32, 32), tuple(run.value.shape)
+    torch.testing.assert_close(run.value.cpu(), expected.view(3, 1, 1).expand(3, 32, 32))
+
+
+CASE = Case(
+    id="transforms-expect-pil",
+    title="A PIL-era transform pipeline given a tensor",
+    kind="error",
+    affects=(
+        # The old form, read from the wheels of torchvision 0.2.1 to 0.7.0 (0.7.0 requires
+        # torch==1.6.0): center_crop unpacks `img.size`, which is PIL's (width, height) tuple
+        # but a method on a tensor. No lower bound known: 0.2.1 already does it.
+        Affects("<1.7", form="unpack",
+                reason="CenterCrop reads img.size as PIL's (w, h); on a tensor .size is a method"),
+        # Today's form, observed on torchvision 0.29.1 (torch 2.14.1). Tensors pass the
+        # geometric transforms since torchvision 0.8.0, and ToTensor still takes only PIL
+        # images and arrays. Upper end open.
+        Affects(">=1.7", form="tensor-refused",
+                since="torchvision 0.8.0 (its wheel requires torch==1.7.0) made CenterCrop accept "
+                      "tensors (pytorch/vision#2292); read from the 0.7.0 and 0.8.0 wheels' "
+                      "transforms/functional.py, not run here",
+                reason="ToTensor converts a PIL image or an HWC ndarray, never a tensor"),
+    ),
+    devices=("cpu", "cuda"),
+    sources=(S1.at("section on torchvision.transforms: the built-in transforms target PIL images; "
+                   "a tensor input raises 'cannot unpack non-iterable builtin_function_or_method "
+                   "object'; PIL/imshow images are [32,32,3], tensors [3,32,32]"),),
+    tags=("data", "torchvision", "transforms", "PIL", "channel_order"),
+    references=(
+        "https://github.com/pytorch/vision/issues/1375",  # RFC: transforms on tensors
+        "https://github.com/pytorch/vision/issues/2292",  # unify tensor and PIL transforms
+        "https://github.com/pytorch/vision/releases/tag/v0.8.0",
+        "https://docs.pytorch.org/vision/stable/generated/torchvision.transforms.ToTensor.html",
+        "https://docs.pytorch.org/vision/stable/generated/torchvision.transforms.ToPILImage.html",
+    ),
+    requires=("torchvision",),
+)

@@ -19,27 +19,7 @@ from typing import NamedTuple
 
 import torch
 
-from torch_pitfalls import Case, observe
-from torch_pitfalls.sources import S1
-
-CASE = Case(
-    id="apply-cpu-only",
-    title="Tensor.apply_ works on CPU tensors only",
-    kind="error",
-    # Every version of the source seen raises TypeError for a non-CPU tensor (the older
-    # `throw TypeError(...)` and today's TORCH_CHECK_TYPE alike); seen here only as the CPU
-    # contrast, on 2.13.0. No change is known, so the range is open at both ends.
-    affects="*",
-    devices=("cuda",),
-    sources=(S1.at("section 'Autograd': torch.apply_(callable) runs the same operation on every "
-                   "element; CPU tensors only, and not for performance-critical code"),),
-    tags=("devices", "cuda", "apply_", "python_callback"),
-    references=(
-        "https://docs.pytorch.org/docs/stable/generated/torch.Tensor.apply_.html",
-        # apply_ and map_: the device check, in torch/csrc/utils/tensor_apply.cpp
-        "https://github.com/pytorch/pytorch/blob/main/torch/csrc/utils/tensor_apply.cpp",
-    ),
-)
+from torch_pitfalls import observe
 
 
 def square_plus_one(v):
@@ -48,7 +28,6 @@ def square_plus_one(v):
 
 
 VALUES = [1.0, 2.0, 3.0]
-EXPECTED = [2.0, 5.0, 10.0]  # 1*1+1, 2*2+1, 3*3+1, by hand
 
 
 class Applied(NamedTuple):
@@ -74,26 +53,6 @@ def broken(device):
     t = torch.tensor(VALUES, device=device)
     t.apply_(fn)  # on "cuda": TypeError, before fn is ever called
     return Applied(t, calls)
-
-
-def symptom(run):
-    """apply_ refused the device: a TypeError that names CPU tensors."""
-    return run.raised(TypeError, r"apply_ is only implemented on CPU tensors")
-
-
-# %% [markdown]
-# Not every `TypeError` out of `apply_` is about the device. A function that forgets its
-# `return` hands `None` back for each element, and `apply_` refuses that on the CPU too: a bug
-# in the callable, not the CPU-only restriction.
-
-# %%
-def near_miss(device):
-    def fn(v):
-        v * v + 1  # computed, but never returned
-
-    t = torch.tensor(VALUES, device="cpu")  # on the CPU, where apply_ is allowed
-    t.apply_(fn)  # TypeError: must be real number, not NoneType
-    return t
 
 
 # %% [markdown]
@@ -138,13 +97,6 @@ def fixed(device):
     return Applied(result, calls)
 
 
-def check(run, device):
-    """The values are 1*1+1, 2*2+1, 3*3+1 worked out by hand, and the Python function ran once
-    for the whole tensor, counted by the same wrapper as in the broken code (not once per element)."""
-    torch.testing.assert_close(run.value.result, torch.tensor(EXPECTED, device=device))
-    assert run.value.python_calls == 1, f"Python was called back {run.value.python_calls} times"
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -161,3 +113,58 @@ if __name__ == "__main__":
 # to have lifted the restriction, `affects` is open at both ends. On CUDA the `TypeError` above was
 # observed on one release, torch 2.11.0+cu130 on an NVIDIA H200
 # (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# Not every `TypeError` out of `apply_` is about the device. A function that forgets its
+# `return` hands `None` back for each element, and `apply_` refuses that on the CPU too: a bug
+# in the callable, not the CPU-only restriction.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Case
+from torch_pitfalls.sources import S1
+
+
+EXPECTED = [2.0, 5.0, 10.0]  # 1*1+1, 2*2+1, 3*3+1, by hand
+
+
+def symptom(run):
+    """apply_ refused the device: a TypeError that names CPU tensors."""
+    return run.raised(TypeError, r"apply_ is only implemented on CPU tensors")
+
+
+def near_miss(device):
+    def fn(v):
+        v * v + 1  # computed, but never returned
+
+    t = torch.tensor(VALUES, device="cpu")  # on the CPU, where apply_ is allowed
+    t.apply_(fn)  # TypeError: must be real number, not NoneType
+    return t
+
+
+def check(run, device):
+    """The values are 1*1+1, 2*2+1, 3*3+1 worked out by hand, and the Python function ran once
+    for the whole tensor, counted by the same wrapper as in the broken code (not once per element)."""
+    torch.testing.assert_close(run.value.result, torch.tensor(EXPECTED, device=device))
+    assert run.value.python_calls == 1, f"Python was called back {run.value.python_calls} times"
+
+
+CASE = Case(
+    id="apply-cpu-only",
+    title="Tensor.apply_ works on CPU tensors only",
+    kind="error",
+    # Every version of the source seen raises TypeError for a non-CPU tensor (the older
+    # `throw TypeError(...)` and today's TORCH_CHECK_TYPE alike); seen here only as the CPU
+    # contrast, on 2.13.0. No change is known, so the range is open at both ends.
+    affects="*",
+    devices=("cuda",),
+    sources=(S1.at("section 'Autograd': torch.apply_(callable) runs the same operation on every "
+                   "element; CPU tensors only, and not for performance-critical code"),),
+    tags=("devices", "cuda", "apply_", "python_callback"),
+    references=(
+        "https://docs.pytorch.org/docs/stable/generated/torch.Tensor.apply_.html",
+        # apply_ and map_: the device check, in torch/csrc/utils/tensor_apply.cpp
+        "https://github.com/pytorch/pytorch/blob/main/torch/csrc/utils/tensor_apply.cpp",
+    ),
+)

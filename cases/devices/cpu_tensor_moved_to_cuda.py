@@ -21,34 +21,7 @@ from typing import NamedTuple
 
 import torch
 
-from torch_pitfalls import Affects, Case, observe, ops_called
-from torch_pitfalls.sources import S1
-
-CASE = Case(
-    id="cpu-tensor-moved-to-cuda",
-    title="torch.zeros(3, 3).cuda() builds the tensor on the CPU, then copies it over",
-    kind="performance",
-    # `.to(device)` and the `device=` argument both arrived in 0.4; the copy is what `.to` and
-    # `.cuda()` are defined to do, and no release has changed it. On the CPU the case moves to
-    # the `meta` device instead, which takes the same `_to_copy` path: a proxy, not the GPU.
-    # On CUDA the move and the copy were observed on 2.11.0+cu130 (an NVIDIA H200) only.
-    affects=(
-        Affects(device="cpu", proxy="a move to the meta device stands for the move to CUDA: the "
-                                    "same aten::_to_copy and aten::copy_, without the GPU and its wait"),
-        Affects(">=0.4", since="the 0.4.0 release notes, which introduced Tensor.to and the "
-                               "device= argument of the factory functions", device="cuda"),
-    ),
-    devices=("cpu", "cuda"),
-    sources=(S1.at("section 'Tensor': Torch.zeros([3,3]).cuda() is slow, made on the CPU first"),),
-    tags=("devices", "cuda", "host_to_device", "factory_functions"),
-    references=(
-        # "Create tensors directly on the target device", and .cuda() among the syncs:
-        "https://docs.pytorch.org/tutorials/recipes/recipes/tuning_guide",
-        # copy_kernel_cuda: memcpy_and_sync when non_blocking is false
-        "https://github.com/pytorch/pytorch/blob/main/aten/src/ATen/native/cuda/Copy.cu",
-        "https://docs.pytorch.org/tutorials/recipes/recipes/changing_default_device.html",
-    ),
-)
+from torch_pitfalls import observe, ops_called
 
 
 def target(device):
@@ -91,25 +64,6 @@ def made_by(make, device):
 # %%
 def broken(device):
     return made_by(zeros_then_move, target(device))
-
-
-def symptom(run):
-    """The profiler saw a move (`_to_copy`) and its copy (`copy_`): the zeros were made in host
-    memory, then copied to the device."""
-    return run.error is None and run.value.moves > 0 and run.value.copies > 0
-
-
-# %% [markdown]
-# Not every `aten::copy_` in a profile is this pitfall. Cloning a tensor that already lives on
-# the device (say, to get a fresh copy of a constant each step) copies too, but on the device:
-# nothing was made in host memory and nothing changed device, so no `_to_copy` ran.
-
-# %%
-def near_miss(device):
-    def zeros_then_clone(where):
-        return torch.zeros(3, 3, device=where).clone()
-
-    return made_by(zeros_then_clone, target(device))
 
 
 # %% [markdown]
@@ -162,18 +116,6 @@ def fixed(device):
     return made_by(zeros_on_device, target(device))
 
 
-def check(run, device):
-    """The profiler counted no move and no copy, and the tensor is a 3x3 float32 on the target
-    device, with all-zero values written out by hand (a `meta` tensor has shape, no values)."""
-    made, where = run.value, torch.device(target(device))
-    assert made.moves == 0 and made.copies == 0, f"making the zeros on {where} copied: {made}"
-    assert made.tensor.device.type == where.type
-    assert made.tensor.shape == (3, 3) and made.tensor.dtype == torch.float32
-    if where.type != "meta":
-        expected = torch.tensor([[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]], device=where)
-        torch.testing.assert_close(made.tensor, expected, rtol=0, atol=0)
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -193,3 +135,66 @@ if __name__ == "__main__":
 # `Tensor.to` and the `device=` keyword of the factory functions both came with 0.4, the lower
 # end of `affects` on CUDA. No release has changed what `.cuda()` does, so the range is open
 # above. The CPU cell is the `meta` proxy, over every release the matrix runs (from 1.13.1).
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# Not every `aten::copy_` in a profile is this pitfall. Cloning a tensor that already lives on
+# the device (say, to get a fresh copy of a constant each step) copies too, but on the device:
+# nothing was made in host memory and nothing changed device, so no `_to_copy` ran.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import S1
+
+
+def symptom(run):
+    """The profiler saw a move (`_to_copy`) and its copy (`copy_`): the zeros were made in host
+    memory, then copied to the device."""
+    return run.error is None and run.value.moves > 0 and run.value.copies > 0
+
+
+def near_miss(device):
+    def zeros_then_clone(where):
+        return torch.zeros(3, 3, device=where).clone()
+
+    return made_by(zeros_then_clone, target(device))
+
+
+def check(run, device):
+    """The profiler counted no move and no copy, and the tensor is a 3x3 float32 on the target
+    device, with all-zero values written out by hand (a `meta` tensor has shape, no values)."""
+    made, where = run.value, torch.device(target(device))
+    assert made.moves == 0 and made.copies == 0, f"making the zeros on {where} copied: {made}"
+    assert made.tensor.device.type == where.type
+    assert made.tensor.shape == (3, 3) and made.tensor.dtype == torch.float32
+    if where.type != "meta":
+        expected = torch.tensor([[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]], device=where)
+        torch.testing.assert_close(made.tensor, expected, rtol=0, atol=0)
+
+
+CASE = Case(
+    id="cpu-tensor-moved-to-cuda",
+    title="torch.zeros(3, 3).cuda() builds the tensor on the CPU, then copies it over",
+    kind="performance",
+    # `.to(device)` and the `device=` argument both arrived in 0.4; the copy is what `.to` and
+    # `.cuda()` are defined to do, and no release has changed it. On the CPU the case moves to
+    # the `meta` device instead, which takes the same `_to_copy` path: a proxy, not the GPU.
+    # On CUDA the move and the copy were observed on 2.11.0+cu130 (an NVIDIA H200) only.
+    affects=(
+        Affects(device="cpu", proxy="a move to the meta device stands for the move to CUDA: the "
+                                    "same aten::_to_copy and aten::copy_, without the GPU and its wait"),
+        Affects(">=0.4", since="the 0.4.0 release notes, which introduced Tensor.to and the "
+                               "device= argument of the factory functions", device="cuda"),
+    ),
+    devices=("cpu", "cuda"),
+    sources=(S1.at("section 'Tensor': Torch.zeros([3,3]).cuda() is slow, made on the CPU first"),),
+    tags=("devices", "cuda", "host_to_device", "factory_functions"),
+    references=(
+        # "Create tensors directly on the target device", and .cuda() among the syncs:
+        "https://docs.pytorch.org/tutorials/recipes/recipes/tuning_guide",
+        # copy_kernel_cuda: memcpy_and_sync when non_blocking is false
+        "https://github.com/pytorch/pytorch/blob/main/aten/src/ATen/native/cuda/Copy.cu",
+        "https://docs.pytorch.org/tutorials/recipes/recipes/changing_default_device.html",
+    ),
+)

@@ -22,27 +22,7 @@ from typing import NamedTuple
 import torch
 from torch.profiler import ProfilerActivity, profile
 
-from torch_pitfalls import Case, observe
-from torch_pitfalls.sources import S1
-
-CASE = Case(
-    id="cuda-cache-not-released",
-    title="After del, GPU memory stays reserved by PyTorch's caching allocator",
-    kind="performance",
-    # The CUDA caching allocator keeps freed blocks in every release; no release is known to
-    # have changed that, so the range is open at both ends. Observed on CUDA on 2.11.0+cu130 (an
-    # H200); other releases on CUDA were not observed. The CPU contrast was run on every release.
-    affects="*",
-    devices=("cuda",),
-    sources=(S1.at("the closing list of tips: GPU memory not freed after Ctrl-C; clear it "
-                   "with torch.cuda.empty_cache()"),),
-    tags=("devices", "cuda", "memory", "caching_allocator", "empty_cache"),
-    references=(
-        "https://docs.pytorch.org/docs/stable/generated/torch.cuda.memory.empty_cache.html",
-        # memory_reserved (renamed from memory_cached, which now warns) and empty_cache
-        "https://docs.pytorch.org/docs/stable/_modules/torch/cuda/memory.html",
-    ),
-)
+from torch_pitfalls import observe
 
 BLOCK_ELEMENTS = 8 * 1024 * 1024  # float32: 32 MiB, far above the allocator's small-block pool
 BLOCK_BYTES = BLOCK_ELEMENTS * 4  # by hand: 4 bytes per float32
@@ -105,29 +85,6 @@ def broken(device):
     return held_after(allocate_and_delete, device)
 
 
-def symptom(run):
-    """No tensor holds the block any more, yet the allocator still keeps all of it cached."""
-    return (run.error is None and run.value.allocated == 0
-            and run.value.cached >= BLOCK_BYTES)
-
-
-# %% [markdown]
-# Memory that stays in use after `del` is not always the cache. If another reference to the
-# tensor survives (appended to a list for logging, say), the block is still *allocated*: a
-# live tensor holds it, and `empty_cache()` could not release it either.
-
-# %%
-def near_miss(device):
-    kept = []
-
-    def allocate_and_keep(device):
-        kept.append(torch.ones(BLOCK_ELEMENTS, device=device))  # a second reference survives
-
-    held = held_after(allocate_and_keep, device)  # Held(allocated=33554432, cached=0)
-    kept.clear()
-    return held
-
-
 # %% [markdown]
 # On the CPU the profiler sees the 32 MiB allocated and freed again, with nothing held after
 # `del`, so the symptom does not show there. On a GPU the same call reported
@@ -164,13 +121,6 @@ def fixed(device):
     return held_after(allocate_delete_and_empty, device)
 
 
-def check(run, device):
-    """Nothing is left allocated and nothing cached: on CUDA the allocator's own counters
-    (`memory_reserved()` back to where it was before the block), against 0 by hand. On the CPU
-    the broken code leaves nothing held either, so this cannot tell the two apart there."""
-    assert run.value == Held(allocated=0, cached=0), run.value
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -191,3 +141,58 @@ if __name__ == "__main__":
 # `Held(allocated=0, cached=33554432)` and the fix `Held(allocated=0, cached=0)`. The CPU
 # contrast above is no proxy: torch has no caching allocator on the CPU, so both variants leave nothing held
 # there, and the CPU cell is `unverified` (nothing there tells the fix from the broken code).
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# Memory that stays in use after `del` is not always the cache. If another reference to the
+# tensor survives (appended to a list for logging, say), the block is still *allocated*: a
+# live tensor holds it, and `empty_cache()` could not release it either.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Case
+from torch_pitfalls.sources import S1
+
+
+def symptom(run):
+    """No tensor holds the block any more, yet the allocator still keeps all of it cached."""
+    return (run.error is None and run.value.allocated == 0
+            and run.value.cached >= BLOCK_BYTES)
+
+
+def near_miss(device):
+    kept = []
+
+    def allocate_and_keep(device):
+        kept.append(torch.ones(BLOCK_ELEMENTS, device=device))  # a second reference survives
+
+    held = held_after(allocate_and_keep, device)  # Held(allocated=33554432, cached=0)
+    kept.clear()
+    return held
+
+
+def check(run, device):
+    """Nothing is left allocated and nothing cached: on CUDA the allocator's own counters
+    (`memory_reserved()` back to where it was before the block), against 0 by hand. On the CPU
+    the broken code leaves nothing held either, so this cannot tell the two apart there."""
+    assert run.value == Held(allocated=0, cached=0), run.value
+
+
+CASE = Case(
+    id="cuda-cache-not-released",
+    title="After del, GPU memory stays reserved by PyTorch's caching allocator",
+    kind="performance",
+    # The CUDA caching allocator keeps freed blocks in every release; no release is known to
+    # have changed that, so the range is open at both ends. Observed on CUDA on 2.11.0+cu130 (an
+    # H200); other releases on CUDA were not observed. The CPU contrast was run on every release.
+    affects="*",
+    devices=("cuda",),
+    sources=(S1.at("the closing list of tips: GPU memory not freed after Ctrl-C; clear it "
+                   "with torch.cuda.empty_cache()"),),
+    tags=("devices", "cuda", "memory", "caching_allocator", "empty_cache"),
+    references=(
+        "https://docs.pytorch.org/docs/stable/generated/torch.cuda.memory.empty_cache.html",
+        # memory_reserved (renamed from memory_cached, which now warns) and empty_cache
+        "https://docs.pytorch.org/docs/stable/_modules/torch/cuda/memory.html",
+    ),
+)

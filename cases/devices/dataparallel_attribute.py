@@ -19,29 +19,7 @@
 import torch
 from torch import nn
 
-from torch_pitfalls import Affects, Case, observe, seeded
-from torch_pitfalls.sources import S1
-
-CASE = Case(
-    id="dataparallel-attribute",
-    title="'DataParallel' object has no attribute ...",
-    kind="error",
-    # DataParallel has never forwarded attribute lookups to the wrapped model (PR 8071 declined,
-    # issue 16885 closed). It can be built on a CPU-only machine since PR 3318 (0.4 at the latest).
-    # Reproduced on 2.13.0 CPU, and on one GPU on 2.11.0+cu130 (an NVIDIA H200) only. In 1.6-1.7 the
-    # error was torch.nn.modules.module.ModuleAttributeError, a subclass of AttributeError.
-    affects=(Affects(">=0.4", since="PR 3318 (pytorch/pytorch#3301), in 0.4: DataParallel can be "
-                                    "built on a machine without a GPU"),),
-    devices=("cpu", "cuda"),
-    sources=(S1.at("Troubleshooting: AttributeError: 'DataParallel' object has no attribute 'xxxx'; call it as net.module.set_fix_method()"),),
-    tags=("devices", "dataparallel", "attribute_error"),
-    references=(
-        # declined: DataParallel's own members would silently shadow the wrapped module's
-        "https://github.com/pytorch/pytorch/pull/8071",
-        "https://github.com/pytorch/pytorch/issues/16885",
-        "https://github.com/pytorch/pytorch/issues/43329",  # the error with a custom method
-    ),
-)
+from torch_pitfalls import observe, seeded
 
 
 class Net(nn.Module):
@@ -69,24 +47,6 @@ def broken(device):
     with seeded(0):
         model = nn.DataParallel(Net().to(device))
     model.freeze_backbone()
-    return [p.requires_grad for p in model.parameters()]
-
-
-def symptom(run):
-    """AttributeError naming DataParallel and the missing method."""
-    return run.raised(AttributeError, r"'DataParallel' object has no attribute 'freeze_backbone'")
-
-
-# %% [markdown]
-# Not every `AttributeError` after wrapping is the wrapper's. Unwrapping correctly and then
-# misspelling the method fails with the same exception type, but it names the model's own class:
-# the method really is missing, and `.module` cannot help.
-
-# %%
-def near_miss(device):
-    with seeded(0):
-        model = nn.DataParallel(Net().to(device))
-    model.module.freeze_backbon()  # a typo: 'Net' object has no attribute 'freeze_backbon'
     return [p.requires_grad for p in model.parameters()]
 
 
@@ -124,15 +84,6 @@ def fixed(device):
     return flags, tuple(out.shape)
 
 
-def check(run, device):
-    """The flags, in `parameters()` order, are written out by hand from `Net`: backbone.weight and
-    backbone.bias frozen, head.weight and head.bias still trained; and the wrapped model still
-    maps a batch of 5 to 5 rows of 2 outputs."""
-    flags, out_shape = run.value
-    assert flags == [False, False, True, True], flags
-    assert out_shape == (5, 2), out_shape
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -149,3 +100,57 @@ if __name__ == "__main__":
 # as users met it in 2020, when it appeared as `ModuleAttributeError`, a subclass of `AttributeError`.
 # The lower end of `affects` is 0.4 because before PR #3318 the wrapper could not be built without
 # a GPU (pytorch/pytorch#3301). The upper end is open because no change is known.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# Not every `AttributeError` after wrapping is the wrapper's. Unwrapping correctly and then
+# misspelling the method fails with the same exception type, but it names the model's own class:
+# the method really is missing, and `.module` cannot help.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import S1
+
+
+def symptom(run):
+    """AttributeError naming DataParallel and the missing method."""
+    return run.raised(AttributeError, r"'DataParallel' object has no attribute 'freeze_backbone'")
+
+
+def near_miss(device):
+    with seeded(0):
+        model = nn.DataParallel(Net().to(device))
+    model.module.freeze_backbon()  # a typo: 'Net' object has no attribute 'freeze_backbon'
+    return [p.requires_grad for p in model.parameters()]
+
+
+def check(run, device):
+    """The flags, in `parameters()` order, are written out by hand from `Net`: backbone.weight and
+    backbone.bias frozen, head.weight and head.bias still trained; and the wrapped model still
+    maps a batch of 5 to 5 rows of 2 outputs."""
+    flags, out_shape = run.value
+    assert flags == [False, False, True, True], flags
+    assert out_shape == (5, 2), out_shape
+
+
+CASE = Case(
+    id="dataparallel-attribute",
+    title="'DataParallel' object has no attribute ...",
+    kind="error",
+    # DataParallel has never forwarded attribute lookups to the wrapped model (PR 8071 declined,
+    # issue 16885 closed). It can be built on a CPU-only machine since PR 3318 (0.4 at the latest).
+    # Reproduced on 2.13.0 CPU, and on one GPU on 2.11.0+cu130 (an NVIDIA H200) only. In 1.6-1.7 the
+    # error was torch.nn.modules.module.ModuleAttributeError, a subclass of AttributeError.
+    affects=(Affects(">=0.4", since="PR 3318 (pytorch/pytorch#3301), in 0.4: DataParallel can be "
+                                    "built on a machine without a GPU"),),
+    devices=("cpu", "cuda"),
+    sources=(S1.at("Troubleshooting: AttributeError: 'DataParallel' object has no attribute 'xxxx'; call it as net.module.set_fix_method()"),),
+    tags=("devices", "dataparallel", "attribute_error"),
+    references=(
+        # declined: DataParallel's own members would silently shadow the wrapped module's
+        "https://github.com/pytorch/pytorch/pull/8071",
+        "https://github.com/pytorch/pytorch/issues/16885",
+        "https://github.com/pytorch/pytorch/issues/43329",  # the error with a custom method
+    ),
+)

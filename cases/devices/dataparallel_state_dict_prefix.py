@@ -20,34 +20,7 @@ import torch
 from torch import nn
 from torch.nn.modules.utils import consume_prefix_in_state_dict_if_present
 
-from torch_pitfalls import Affects, Case, observe, seeded
-from torch_pitfalls.sources import S1
-
-CASE = Case(
-    id="dataparallel-state-dict-prefix",
-    title="A DataParallel checkpoint does not load into the plain model",
-    kind="error",
-    # The prefix is DataParallel's attribute name, kept by design (issue 3805, 2017). On a machine
-    # without a GPU, DataParallel has been a pass-through wrapper since PR 3318 (0.4); before that
-    # it could not be built there, and load_state_dict raised KeyError("unexpected key ...").
-    # (PR 3318 was merged in late 2017; 0.4 is the first release certain to hold it.)
-    # Reproduced on 2.13.0 CPU, and on one GPU on 2.11.0+cu130 (an NVIDIA H200) only.
-    affects=(Affects(">=0.4", since="PR 3318 (pytorch/pytorch#3301), in 0.4: DataParallel can be "
-                                    "built on a machine without a GPU"),),
-    devices=("cpu", "cuda"),
-    sources=(S1.at('Troubleshooting: Unexpected key(s) in state_dict: "module.conv1.weight", ... after training with DataParallel'),),
-    tags=("devices", "dataparallel", "state_dict", "checkpoint"),
-    references=(
-        # apaszke: the wrapper adds the `module.` prefix; hiding it was considered and rejected
-        "https://github.com/pytorch/pytorch/issues/3805",
-        # DataParallel on a CPU-only machine should be a no-op (fixed by PR 3318)
-        "https://github.com/pytorch/pytorch/issues/3301",
-        # request for a helper to strip the prefix, and the PR that added
-        # torch.nn.modules.utils.consume_prefix_in_state_dict_if_present
-        "https://github.com/pytorch/pytorch/issues/41048",
-        "https://github.com/pytorch/pytorch/pull/53224",
-    ),
-)
+from torch_pitfalls import observe, seeded
 
 
 def trained_weights(device):
@@ -71,27 +44,6 @@ def broken(device):
     with seeded(1):
         fresh = nn.Linear(3, 2).to(device)
     fresh.load_state_dict(checkpoint)
-    return fresh
-
-
-def symptom(run):
-    """load_state_dict raised, naming the plain keys missing and the prefixed ones unexpected."""
-    return run.raised(RuntimeError, r"Missing key\(s\) in state_dict") and run.raised(
-        RuntimeError, r'Unexpected key\(s\) in state_dict: "module\.weight"'
-    )
-
-
-# %% [markdown]
-# The same two lists also appear when the architecture itself changed, for instance a layer
-# that was moved into an `nn.Sequential` after the checkpoint was saved. The keys then differ by
-# `0.`, not by `module.`: no wrapper is involved, and stripping `module.` would not help.
-
-# %%
-def near_miss(device):
-    with seeded(0):
-        saved = nn.Sequential(nn.Linear(3, 2)).to(device)  # keys: "0.weight", "0.bias"
-        fresh = nn.Linear(3, 2).to(device)
-    fresh.load_state_dict(saved.state_dict())
     return fresh
 
 
@@ -132,17 +84,6 @@ def fixed(device):
     return loaded  # what each of the two fresh models holds after loading
 
 
-def check(run, device):
-    """Both fresh models hold exactly the trained weights, compared with a copy taken before
-    DataParallel ever saw the model (`trained_weights`, built again with the same seed)."""
-    _, expected = trained_weights(device)
-    assert len(run.value) == 2, run.value
-    for state in run.value:
-        assert sorted(state) == ["bias", "weight"], sorted(state)
-        torch.testing.assert_close(state["weight"], expected["weight"], rtol=0, atol=0)
-        torch.testing.assert_close(state["bias"], expected["bias"], rtol=0, atol=0)
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -161,3 +102,67 @@ if __name__ == "__main__":
 # as a `KeyError`. The helper that strips the prefix was requested in pytorch/pytorch#41048 and
 # added by pytorch/pytorch#53224. `DistributedDataParallel` stores the model as `module` too and
 # has the same prefix. The upper end of `affects` is open because no change is known.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# The same two lists also appear when the architecture itself changed, for instance a layer
+# that was moved into an `nn.Sequential` after the checkpoint was saved. The keys then differ by
+# `0.`, not by `module.`: no wrapper is involved, and stripping `module.` would not help.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import S1
+
+
+def symptom(run):
+    """load_state_dict raised, naming the plain keys missing and the prefixed ones unexpected."""
+    return run.raised(RuntimeError, r"Missing key\(s\) in state_dict") and run.raised(
+        RuntimeError, r'Unexpected key\(s\) in state_dict: "module\.weight"'
+    )
+
+
+def near_miss(device):
+    with seeded(0):
+        saved = nn.Sequential(nn.Linear(3, 2)).to(device)  # keys: "0.weight", "0.bias"
+        fresh = nn.Linear(3, 2).to(device)
+    fresh.load_state_dict(saved.state_dict())
+    return fresh
+
+
+def check(run, device):
+    """Both fresh models hold exactly the trained weights, compared with a copy taken before
+    DataParallel ever saw the model (`trained_weights`, built again with the same seed)."""
+    _, expected = trained_weights(device)
+    assert len(run.value) == 2, run.value
+    for state in run.value:
+        assert sorted(state) == ["bias", "weight"], sorted(state)
+        torch.testing.assert_close(state["weight"], expected["weight"], rtol=0, atol=0)
+        torch.testing.assert_close(state["bias"], expected["bias"], rtol=0, atol=0)
+
+
+CASE = Case(
+    id="dataparallel-state-dict-prefix",
+    title="A DataParallel checkpoint does not load into the plain model",
+    kind="error",
+    # The prefix is DataParallel's attribute name, kept by design (issue 3805, 2017). On a machine
+    # without a GPU, DataParallel has been a pass-through wrapper since PR 3318 (0.4); before that
+    # it could not be built there, and load_state_dict raised KeyError("unexpected key ...").
+    # (PR 3318 was merged in late 2017; 0.4 is the first release certain to hold it.)
+    # Reproduced on 2.13.0 CPU, and on one GPU on 2.11.0+cu130 (an NVIDIA H200) only.
+    affects=(Affects(">=0.4", since="PR 3318 (pytorch/pytorch#3301), in 0.4: DataParallel can be "
+                                    "built on a machine without a GPU"),),
+    devices=("cpu", "cuda"),
+    sources=(S1.at('Troubleshooting: Unexpected key(s) in state_dict: "module.conv1.weight", ... after training with DataParallel'),),
+    tags=("devices", "dataparallel", "state_dict", "checkpoint"),
+    references=(
+        # apaszke: the wrapper adds the `module.` prefix; hiding it was considered and rejected
+        "https://github.com/pytorch/pytorch/issues/3805",
+        # DataParallel on a CPU-only machine should be a no-op (fixed by PR 3318)
+        "https://github.com/pytorch/pytorch/issues/3301",
+        # request for a helper to strip the prefix, and the PR that added
+        # torch.nn.modules.utils.consume_prefix_in_state_dict_if_present
+        "https://github.com/pytorch/pytorch/issues/41048",
+        "https://github.com/pytorch/pytorch/pull/53224",
+    ),
+)

@@ -19,33 +19,7 @@
 import torch
 from torch import nn
 
-from torch_pitfalls import Affects, Case, observe, seeded
-from torch_pitfalls.sources import S1
-
-CASE = Case(
-    id="dataparallel-to-device-first",
-    title="DataParallel: the model must already be on device_ids[0]",
-    kind="error",
-    # The check at forward, with this message, came with pytorch/pytorch#17363 (February 2019);
-    # before it the same mistake failed inside the broadcast, with another message (#17065).
-    # Only CUDA shows it: without a GPU DataParallel calls the module directly (#3318).
-    affects=(Affects(">=1.1", since="pytorch/pytorch#17363 (February 2019) added the check in "
-                     "DataParallel.forward with this message; 1.1.0 is the first release after it"),),
-    devices=("cuda",),
-    # DataParallel uses a visible GPU even for a batch on the CPU, so on a machine with one the
-    # CPU cell runs in a fresh interpreter that sees none: what a machine without CUDA does.
-    isolate=("cpu",) if torch.cuda.is_available() else (),
-    sources=(S1.at("Troubleshooting: with several cards, the first of DataParallel's device_ids "
-                   "should be the main card, the one the model is sent to with .to(device)"),),
-    tags=("devices", "dataparallel", "cuda", "device_ids"),
-    references=(
-        "https://docs.pytorch.org/docs/stable/generated/torch.nn.DataParallel.html",
-        "https://github.com/pytorch/pytorch/pull/17363",   # the check at forward and its message
-        "https://github.com/pytorch/pytorch/issues/17362", # why it is checked at forward
-        "https://github.com/pytorch/pytorch/issues/17065", # before: "Broadcast function not implemented for CPU tensors"
-        "https://github.com/pytorch/pytorch/pull/3318",    # without CUDA, DataParallel just calls the module
-    ),
-)
+from torch_pitfalls import observe, seeded
 
 
 class Net(nn.Module):
@@ -86,22 +60,6 @@ def broken(device):
     return weights_and_output(model, out, x)
 
 
-def symptom(run):
-    """DataParallel's own check: a parameter or buffer not on device_ids[0]."""
-    return run.raised(RuntimeError, r"module must have its parameters and buffers on device .*device_ids\[0\]")
-
-
-# %% [markdown]
-# A look-alike: a `RuntimeError` from the same wrapped model that has nothing to do with where
-# the weights live: a batch with the wrong number of features (5 instead of 4).
-
-# %%
-def near_miss(device):
-    with seeded(0):
-        model = nn.DataParallel(Net().to(device))
-    return model(torch.ones(2, 5, device=device))  # raises: shapes cannot be multiplied
-
-
 # %%
 if __name__ == "__main__":
     print(observe(broken, "cpu"))  # no GPU: DataParallel only calls the module, nothing raises
@@ -139,16 +97,6 @@ def fixed(device):
     return weights_and_output(model, out, x)
 
 
-def check(run, device):
-    """The output is head(relu(backbone(x))), computed by hand on the CPU from the model's own
-    weights, for the 2-class head."""
-    v = run.value
-    hidden = torch.relu(v["x"] @ v["backbone.weight"].T + v["backbone.bias"])
-    expected = hidden @ v["head.weight"].T + v["head.bias"]
-    assert expected.shape == (4, 2)
-    torch.testing.assert_close(v["out"], expected)
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -173,3 +121,60 @@ if __name__ == "__main__":
 # the same thing there. On one GPU the error above was observed: torch 2.11.0+cu130 on an
 # NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`). The behaviour described for
 # several GPUs is read from `torch/nn/parallel/data_parallel.py` in 2.13.0, not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# A look-alike: a `RuntimeError` from the same wrapped model that has nothing to do with where
+# the weights live: a batch with the wrong number of features (5 instead of 4).
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import S1
+
+
+def symptom(run):
+    """DataParallel's own check: a parameter or buffer not on device_ids[0]."""
+    return run.raised(RuntimeError, r"module must have its parameters and buffers on device .*device_ids\[0\]")
+
+
+def near_miss(device):
+    with seeded(0):
+        model = nn.DataParallel(Net().to(device))
+    return model(torch.ones(2, 5, device=device))  # raises: shapes cannot be multiplied
+
+
+def check(run, device):
+    """The output is head(relu(backbone(x))), computed by hand on the CPU from the model's own
+    weights, for the 2-class head."""
+    v = run.value
+    hidden = torch.relu(v["x"] @ v["backbone.weight"].T + v["backbone.bias"])
+    expected = hidden @ v["head.weight"].T + v["head.bias"]
+    assert expected.shape == (4, 2)
+    torch.testing.assert_close(v["out"], expected)
+
+
+CASE = Case(
+    id="dataparallel-to-device-first",
+    title="DataParallel: the model must already be on device_ids[0]",
+    kind="error",
+    # The check at forward, with this message, came with pytorch/pytorch#17363 (February 2019);
+    # before it the same mistake failed inside the broadcast, with another message (#17065).
+    # Only CUDA shows it: without a GPU DataParallel calls the module directly (#3318).
+    affects=(Affects(">=1.1", since="pytorch/pytorch#17363 (February 2019) added the check in "
+                     "DataParallel.forward with this message; 1.1.0 is the first release after it"),),
+    devices=("cuda",),
+    # DataParallel uses a visible GPU even for a batch on the CPU, so on a machine with one the
+    # CPU cell runs in a fresh interpreter that sees none: what a machine without CUDA does.
+    isolate=("cpu",) if torch.cuda.is_available() else (),
+    sources=(S1.at("Troubleshooting: with several cards, the first of DataParallel's device_ids "
+                   "should be the main card, the one the model is sent to with .to(device)"),),
+    tags=("devices", "dataparallel", "cuda", "device_ids"),
+    references=(
+        "https://docs.pytorch.org/docs/stable/generated/torch.nn.DataParallel.html",
+        "https://github.com/pytorch/pytorch/pull/17363",   # the check at forward and its message
+        "https://github.com/pytorch/pytorch/issues/17362", # why it is checked at forward
+        "https://github.com/pytorch/pytorch/issues/17065", # before: "Broadcast function not implemented for CPU tensors"
+        "https://github.com/pytorch/pytorch/pull/3318",    # without CUDA, DataParallel just calls the module
+    ),
+)

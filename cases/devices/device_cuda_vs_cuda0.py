@@ -21,33 +21,7 @@ from typing import NamedTuple
 
 import torch
 
-from torch_pitfalls import Affects, Case, observe
-from torch_pitfalls.sources import S1
-
-CASE = Case(
-    id="device-cuda-vs-cuda0",
-    title='torch.device("cuda") is not equal to torch.device("cuda:0")',
-    kind="silent",
-    # torch.device arrived in 0.4 and its equality has compared (type, index) since then, an
-    # index of None included. The two names are plain values: comparing them needs no GPU, so a
-    # machine without one shows the comparison itself (reproduced on 2.13.0). The tensor half (a
-    # CUDA tensor reports "cuda:0") needs a GPU: observed on 2.11.0+cu130 (an NVIDIA H200) only.
-    # Upstream kept the behaviour (issue 115405, 2.0).
-    affects=(
-        Affects(">=0.4", since="the 0.4.0 release notes, which introduced torch.device",
-                device="cpu", form="names"),
-        Affects(">=0.4", since="the 0.4.0 release notes, which introduced torch.device",
-                device="cuda", form="names and tensor"),
-    ),
-    devices=("cpu", "cuda"),
-    sources=(S1.at("Troubleshooting: device='cuda' uses card 0 by default, as if it were cuda:0"),),
-    tags=("devices", "device", "equality"),
-    references=(
-        "https://github.com/pytorch/pytorch/issues/115405",  # "cuda" != "cuda:0", reported on 2.0
-        # export had to special-case the same mismatch: expected "cuda", given "cuda:0"
-        "https://github.com/pytorch/pytorch/pull/159665",
-    ),
-)
+from torch_pitfalls import observe
 
 CONFIGURED = "cuda"  # how the config names the GPU: by its type alone
 INDEXED = "cuda:0"  # how other code names the same GPU: by its index
@@ -74,41 +48,6 @@ class Compared(NamedTuple):
 def broken(device):
     configured, indexed = torch.device(CONFIGURED), torch.device(INDEXED)
     here = torch.device(torch.device(device).type)  # "cuda" or "cpu": no index
-    x = torch.zeros(2, device=here)
-    return Compared(configured, indexed, configured == indexed, x.device, x.device == here)
-
-
-def symptom(run):
-    """The bare name and the index-0 name of the same device type compare unequal ("names"); on
-    a GPU, a tensor made there also fails to match the bare name it was made with ("names and
-    tensor")."""
-    if run.error is not None:
-        return False
-    seen = run.value
-    two_names_of_one_gpu = (
-        isinstance(seen.configured, torch.device)
-        and isinstance(seen.indexed, torch.device)
-        and seen.configured.type == seen.indexed.type
-        and seen.configured.index is None
-        and seen.indexed.index == 0
-    )
-    if not two_names_of_one_gpu or seen.names_equal:
-        return False
-    if seen.tensor_device.index is not None and not seen.tensor_matches:
-        return "names and tensor"
-    return "names"
-
-
-# %% [markdown]
-# A device comparison that is `False` for another reason: comparing a `torch.device` with a
-# *string*. `torch.device("cuda:0") == "cuda:0"` is `False` although both spell the same index,
-# because a device object never equals a string. The fix there is `str(device)` or `.type`,
-# not an index.
-
-# %%
-def near_miss(device):
-    configured, indexed = torch.device(INDEXED), INDEXED  # an object and a string
-    here = torch.device(torch.device(device).type)
     x = torch.zeros(2, device=here)
     return Compared(configured, indexed, configured == indexed, x.device, x.device == here)
 
@@ -155,16 +94,6 @@ def fixed(device):
                     resolved(here) == x.device)
 
 
-def check(run, device):
-    """Both comparisons hold, and the tensor's device is the one written out by hand: a bare
-    "cpu" on the CPU, the current index on a GPU (from `torch.cuda.current_device()`)."""
-    seen = run.value
-    assert seen.names_equal and seen.tensor_matches, seen
-    kind = torch.device(device).type
-    by_hand = torch.device("cpu") if kind == "cpu" else torch.device(kind, torch.cuda.current_device())
-    assert seen.tensor_device == by_hand, (seen.tensor_device, by_hand)
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -181,3 +110,79 @@ if __name__ == "__main__":
 # pytorch/pytorch#159665 made `torch.export` accept an expected `cuda` against a given `cuda:0`.
 # `torch.device` came with 0.4; the upper end of `affects` is left open because no change is
 # known.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# A device comparison that is `False` for another reason: comparing a `torch.device` with a
+# *string*. `torch.device("cuda:0") == "cuda:0"` is `False` although both spell the same index,
+# because a device object never equals a string. The fix there is `str(device)` or `.type`,
+# not an index.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import S1
+
+
+def symptom(run):
+    """The bare name and the index-0 name of the same device type compare unequal ("names"); on
+    a GPU, a tensor made there also fails to match the bare name it was made with ("names and
+    tensor")."""
+    if run.error is not None:
+        return False
+    seen = run.value
+    two_names_of_one_gpu = (
+        isinstance(seen.configured, torch.device)
+        and isinstance(seen.indexed, torch.device)
+        and seen.configured.type == seen.indexed.type
+        and seen.configured.index is None
+        and seen.indexed.index == 0
+    )
+    if not two_names_of_one_gpu or seen.names_equal:
+        return False
+    if seen.tensor_device.index is not None and not seen.tensor_matches:
+        return "names and tensor"
+    return "names"
+
+
+def near_miss(device):
+    configured, indexed = torch.device(INDEXED), INDEXED  # an object and a string
+    here = torch.device(torch.device(device).type)
+    x = torch.zeros(2, device=here)
+    return Compared(configured, indexed, configured == indexed, x.device, x.device == here)
+
+
+def check(run, device):
+    """Both comparisons hold, and the tensor's device is the one written out by hand: a bare
+    "cpu" on the CPU, the current index on a GPU (from `torch.cuda.current_device()`)."""
+    seen = run.value
+    assert seen.names_equal and seen.tensor_matches, seen
+    kind = torch.device(device).type
+    by_hand = torch.device("cpu") if kind == "cpu" else torch.device(kind, torch.cuda.current_device())
+    assert seen.tensor_device == by_hand, (seen.tensor_device, by_hand)
+
+
+CASE = Case(
+    id="device-cuda-vs-cuda0",
+    title='torch.device("cuda") is not equal to torch.device("cuda:0")',
+    kind="silent",
+    # torch.device arrived in 0.4 and its equality has compared (type, index) since then, an
+    # index of None included. The two names are plain values: comparing them needs no GPU, so a
+    # machine without one shows the comparison itself (reproduced on 2.13.0). The tensor half (a
+    # CUDA tensor reports "cuda:0") needs a GPU: observed on 2.11.0+cu130 (an NVIDIA H200) only.
+    # Upstream kept the behaviour (issue 115405, 2.0).
+    affects=(
+        Affects(">=0.4", since="the 0.4.0 release notes, which introduced torch.device",
+                device="cpu", form="names"),
+        Affects(">=0.4", since="the 0.4.0 release notes, which introduced torch.device",
+                device="cuda", form="names and tensor"),
+    ),
+    devices=("cpu", "cuda"),
+    sources=(S1.at("Troubleshooting: device='cuda' uses card 0 by default, as if it were cuda:0"),),
+    tags=("devices", "device", "equality"),
+    references=(
+        "https://github.com/pytorch/pytorch/issues/115405",  # "cuda" != "cuda:0", reported on 2.0
+        # export had to special-case the same mismatch: expected "cuda", given "cuda:0"
+        "https://github.com/pytorch/pytorch/pull/159665",
+    ),
+)

@@ -24,36 +24,7 @@ from typing import NamedTuple, Optional
 
 import torch
 
-from torch_pitfalls import Affects, Case, observe
-from torch_pitfalls.sources import S2
-
-CASE = Case(
-    id="index-select-out-of-bounds-gpu",
-    title="An out-of-range index_select on the GPU fails later, somewhere else",
-    kind="error",
-    # The CUDA kernel checks the index only with a device-side assert, in the 2021 ATen source and
-    # in today's alike, and reports span 2017 to 2024; no release is known to have moved the check
-    # to the host, so the range is left open at both ends (see "Where it comes from"). The source
-    # post's second rule, that the index must be an integer tensor, holds on every device: it is
-    # the form the CPU shows (reproduced on every release of the matrix), where the bound is
-    # checked at the call. The CUDA form was observed on 2.11.0+cu130 (an H200) only.
-    affects=(
-        Affects(device="cpu", form="integer-index rule",
-                reason="a float index is refused at the call; the CPU checks the bound there too"),
-        Affects(device="cuda", form="device-side assert"),
-    ),
-    devices=("cpu", "cuda"),
-    sources=(S2.at("section 'index_select' (嘿,检查自己,说你呢, index_select)"),),
-    tags=("devices", "cuda", "index_select", "device_assert", "async_error"),
-    references=(
-        "https://github.com/pytorch/pytorch/issues/120901",  # CUDA assert; IndexError on CPU
-        "https://github.com/pytorch/pytorch/issues/2300",  # after the assert, nothing works
-        "https://github.com/pytorch/pytorch/issues/38944",  # an assert invalidates the CUDA context
-        "https://github.com/pytorch/pytorch/pull/152023",  # torch.AcceleratorError, a RuntimeError
-        "https://docs.pytorch.org/docs/stable/generated/torch.index_select.html",
-    ),
-    isolate=("cuda",),  # the device-side assert poisons the CUDA context: one process per variant
-)
+from torch_pitfalls import observe
 
 # The table every variant indexes: 4 rows, so the valid row numbers are 0, 1, 2 and 3.
 ROWS = [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0], [6.0, 7.0, 8.0], [9.0, 10.0, 11.0]]
@@ -104,61 +75,6 @@ def broken(device):
     return Selected(
         select_and_log(torch.index_select, table, positions),
         select_and_log(torch.index_select, table, past_the_end),
-    )
-
-
-def symptom(run):
-    """Both forms start with the integer-index rule: the float index is refused at the call (on
-    the CPU by a RuntimeError naming int32/int64, on CUDA by a NotImplementedError for 'Float'
-    from the kernel's dispatch). Then, on a GPU ("device-side assert"), the out-of-range
-    index_select returns and a CUDA device-side assert comes out of a later line (a RuntimeError;
-    torch.AcceleratorError, its subclass, from 2.8). On the CPU ("integer-index rule") the
-    out-of-range row is refused at the call itself, with an IndexError."""
-    if run.error is not None or not isinstance(run.value, Selected):
-        return False
-    by_float, past_end = run.value
-    integer_rule = by_float.step == "index_select" and (
-        # the CPU's check names the integer dtypes it takes
-        (isinstance(by_float.error, RuntimeError)
-         and re.search(r"int32 or int64|scalar type Long", str(by_float.error), re.IGNORECASE) is not None)
-        # CUDA's kernel dispatch has no version for a float index (NotImplementedError, a
-        # RuntimeError): '"index_select_out_cuda_impl" not implemented for 'Float''
-        or (isinstance(by_float.error, NotImplementedError)
-            and re.search(r"index_select\w*\"? not implemented for 'Float'", str(by_float.error)) is not None)
-    )
-    if not integer_rule:
-        return False
-    if (
-        past_end.step != "index_select"
-        and isinstance(past_end.error, RuntimeError)
-        and re.search(r"device-side assert", str(past_end.error), re.IGNORECASE) is not None
-    ):
-        return "device-side assert"
-    if (
-        past_end.step == "index_select"
-        and isinstance(past_end.error, IndexError)
-        and re.search(r"out of range", str(past_end.error), re.IGNORECASE) is not None
-    ):
-        return "integer-index rule"
-    return False
-
-
-# %% [markdown]
-# Not every `RuntimeError` that `index_select` raises at the call is about the index. Writing
-# the rows into a preallocated `float64` buffer with `out=` is refused as well, for the
-# *output's* dtype: the index was fine.
-
-# %%
-def near_miss(device):
-    table = torch.tensor(ROWS, device=device)
-    buffer = torch.empty(2, 3, dtype=torch.float64, device=device)  # reused from elsewhere
-
-    def into_buffer(table, dim, index):
-        return torch.index_select(table, dim, index, out=buffer)
-
-    return Selected(
-        select_and_log(into_buffer, table, torch.tensor([1, 3], device=device)),
-        select_and_log(torch.index_select, table, torch.tensor([1, 4], device=device)),
     )
 
 
@@ -235,15 +151,6 @@ def fixed(device):
     )
 
 
-def check(run, device):
-    """Rows 1 and 3, doubled and summed, log 2 * (3+4+5 + 9+10+11) = 84, worked out from ROWS by
-    hand; and row 4 was refused at the call by the host-side check (RowIndexError), not by torch's
-    own CPU check (a plain IndexError) nor by a later device-side assert."""
-    by_float, past_end = run.value
-    assert by_float.error is None and by_float.logged == 2 * (sum(ROWS[1]) + sum(ROWS[3])), by_float
-    assert past_end.step == "index_select" and isinstance(past_end.error, RowIndexError), past_end
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -267,3 +174,101 @@ if __name__ == "__main__":
 # #152023 (April 2025) introduced `torch.AcceleratorError`, a `RuntimeError` subclass carrying the
 # CUDA error code, and the 2.8.0 wheels have it (pytorch/pytorch#167309 quotes their
 # `torch/cuda/__init__.py`). It changed the exception class only, not where the error surfaces.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# Not every `RuntimeError` that `index_select` raises at the call is about the index. Writing
+# the rows into a preallocated `float64` buffer with `out=` is refused as well, for the
+# *output's* dtype: the index was fine.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import S2
+
+
+def symptom(run):
+    """Both forms start with the integer-index rule: the float index is refused at the call (on
+    the CPU by a RuntimeError naming int32/int64, on CUDA by a NotImplementedError for 'Float'
+    from the kernel's dispatch). Then, on a GPU ("device-side assert"), the out-of-range
+    index_select returns and a CUDA device-side assert comes out of a later line (a RuntimeError;
+    torch.AcceleratorError, its subclass, from 2.8). On the CPU ("integer-index rule") the
+    out-of-range row is refused at the call itself, with an IndexError."""
+    if run.error is not None or not isinstance(run.value, Selected):
+        return False
+    by_float, past_end = run.value
+    integer_rule = by_float.step == "index_select" and (
+        # the CPU's check names the integer dtypes it takes
+        (isinstance(by_float.error, RuntimeError)
+         and re.search(r"int32 or int64|scalar type Long", str(by_float.error), re.IGNORECASE) is not None)
+        # CUDA's kernel dispatch has no version for a float index (NotImplementedError, a
+        # RuntimeError): '"index_select_out_cuda_impl" not implemented for 'Float''
+        or (isinstance(by_float.error, NotImplementedError)
+            and re.search(r"index_select\w*\"? not implemented for 'Float'", str(by_float.error)) is not None)
+    )
+    if not integer_rule:
+        return False
+    if (
+        past_end.step != "index_select"
+        and isinstance(past_end.error, RuntimeError)
+        and re.search(r"device-side assert", str(past_end.error), re.IGNORECASE) is not None
+    ):
+        return "device-side assert"
+    if (
+        past_end.step == "index_select"
+        and isinstance(past_end.error, IndexError)
+        and re.search(r"out of range", str(past_end.error), re.IGNORECASE) is not None
+    ):
+        return "integer-index rule"
+    return False
+
+
+def near_miss(device):
+    table = torch.tensor(ROWS, device=device)
+    buffer = torch.empty(2, 3, dtype=torch.float64, device=device)  # reused from elsewhere
+
+    def into_buffer(table, dim, index):
+        return torch.index_select(table, dim, index, out=buffer)
+
+    return Selected(
+        select_and_log(into_buffer, table, torch.tensor([1, 3], device=device)),
+        select_and_log(torch.index_select, table, torch.tensor([1, 4], device=device)),
+    )
+
+
+def check(run, device):
+    """Rows 1 and 3, doubled and summed, log 2 * (3+4+5 + 9+10+11) = 84, worked out from ROWS by
+    hand; and row 4 was refused at the call by the host-side check (RowIndexError), not by torch's
+    own CPU check (a plain IndexError) nor by a later device-side assert."""
+    by_float, past_end = run.value
+    assert by_float.error is None and by_float.logged == 2 * (sum(ROWS[1]) + sum(ROWS[3])), by_float
+    assert past_end.step == "index_select" and isinstance(past_end.error, RowIndexError), past_end
+
+
+CASE = Case(
+    id="index-select-out-of-bounds-gpu",
+    title="An out-of-range index_select on the GPU fails later, somewhere else",
+    kind="error",
+    # The CUDA kernel checks the index only with a device-side assert, in the 2021 ATen source and
+    # in today's alike, and reports span 2017 to 2024; no release is known to have moved the check
+    # to the host, so the range is left open at both ends (see "Where it comes from"). The source
+    # post's second rule, that the index must be an integer tensor, holds on every device: it is
+    # the form the CPU shows (reproduced on every release of the matrix), where the bound is
+    # checked at the call. The CUDA form was observed on 2.11.0+cu130 (an H200) only.
+    affects=(
+        Affects(device="cpu", form="integer-index rule",
+                reason="a float index is refused at the call; the CPU checks the bound there too"),
+        Affects(device="cuda", form="device-side assert"),
+    ),
+    devices=("cpu", "cuda"),
+    sources=(S2.at("section 'index_select' (嘿,检查自己,说你呢, index_select)"),),
+    tags=("devices", "cuda", "index_select", "device_assert", "async_error"),
+    references=(
+        "https://github.com/pytorch/pytorch/issues/120901",  # CUDA assert; IndexError on CPU
+        "https://github.com/pytorch/pytorch/issues/2300",  # after the assert, nothing works
+        "https://github.com/pytorch/pytorch/issues/38944",  # an assert invalidates the CUDA context
+        "https://github.com/pytorch/pytorch/pull/152023",  # torch.AcceleratorError, a RuntimeError
+        "https://docs.pytorch.org/docs/stable/generated/torch.index_select.html",
+    ),
+    isolate=("cuda",),  # the device-side assert poisons the CUDA context: one process per variant
+)

@@ -21,29 +21,7 @@ from typing import NamedTuple
 import torch
 from torch import nn
 
-from torch_pitfalls import Affects, Case, observe, seeded
-from torch_pitfalls.sources import S1
-
-CASE = Case(
-    id="load-state-dict-strict-false",
-    title="load_state_dict(strict=False) can load nothing at all, silently",
-    kind="silent",
-    # `strict=False` exists since 0.3 (pytorch/pytorch#3159, Oct 2017) and has skipped every
-    # mismatched key since; observed on 2.13.0 (CPU). The range is open above. On CUDA it was
-    # observed on 2.11.0+cu130 (an NVIDIA H200) only.
-    affects=(Affects(">=0.3", since="pytorch/pytorch#3159 (October 2017, torch 0.3) added strict=False"),),
-    devices=("cpu", "cuda"),
-    sources=(S1.at("section on nn.Module / state_dict: 'load_state_dict(strict=False) tolerates "
-                   "missing keys'"),),
-    tags=("devices", "state_dict", "checkpoint", "strict"),
-    references=(
-        "https://github.com/pytorch/pytorch/pull/3159",  # adds strict=True/False
-        "https://github.com/pytorch/pytorch/issues/9530",  # an extra prefix can load nothing
-        "https://github.com/pytorch/pytorch/pull/451",  # why loading became strict in 2017
-        "https://github.com/pytorch/pytorch/pull/123637",  # what missing/unexpected keys mean
-        "https://discuss.pytorch.org/t/using-strict-false-for-fine-tuning/173787",
-    ),
-)
+from torch_pitfalls import observe, seeded
 
 
 class Wrapper(nn.Module):
@@ -91,31 +69,6 @@ def broken(device):
     return loaded(model, checkpoint, result, prefix="net.")
 
 
-def symptom(run):
-    """Nothing was loaded: load_state_dict reported the model's every key missing, and the
-    model still has its own random weight, not the checkpoint's."""
-    if run.error is not None:
-        return False
-    seen = run.value
-    return (sorted(seen.missing_keys) == ["bias", "weight"]
-            and not torch.equal(seen.weight, seen.saved_weight))
-
-
-# %% [markdown]
-# A model whose weights differ from the checkpoint's is not always a failed load. A common
-# ordering bug loads the checkpoint correctly and then runs the weight initialisation
-# afterwards, which overwrites it. Nothing is missing there: the load worked, and was undone.
-
-# %%
-def near_miss(device):
-    checkpoint, model = checkpoint_and_model(device)
-    checkpoint = {k.removeprefix("net."): v for k, v in checkpoint.items()}
-    result = model.load_state_dict(checkpoint, strict=False)  # every key matches
-    with seeded(1):
-        model.reset_parameters()  # "initialise the model" after loading it
-    return loaded(model, checkpoint, result)
-
-
 # %%
 if __name__ == "__main__":
     print(observe(broken, "cpu"))
@@ -150,15 +103,6 @@ def fixed(device):
     return loaded(model, checkpoint, result)
 
 
-def check(run, device):
-    """Nothing was reported missing or unexpected, and the model holds exactly the checkpoint's
-    weight and bias, read from the checkpoint itself, not through the load."""
-    seen = run.value
-    assert seen.missing_keys == [] and seen.unexpected_keys == [], seen
-    torch.testing.assert_close(seen.weight, seen.saved_weight, rtol=0, atol=0)
-    torch.testing.assert_close(seen.bias, seen.saved_bias, rtol=0, atol=0)
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -177,3 +121,64 @@ if __name__ == "__main__":
 # their meaning in the docs. The PyTorch forum thread above gives the same advice: after
 # `strict=False`, check the incompatible keys. No release has made `strict=False` warn, so the
 # range is open above.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# A model whose weights differ from the checkpoint's is not always a failed load. A common
+# ordering bug loads the checkpoint correctly and then runs the weight initialisation
+# afterwards, which overwrites it. Nothing is missing there: the load worked, and was undone.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import S1
+
+
+def symptom(run):
+    """Nothing was loaded: load_state_dict reported the model's every key missing, and the
+    model still has its own random weight, not the checkpoint's."""
+    if run.error is not None:
+        return False
+    seen = run.value
+    return (sorted(seen.missing_keys) == ["bias", "weight"]
+            and not torch.equal(seen.weight, seen.saved_weight))
+
+
+def near_miss(device):
+    checkpoint, model = checkpoint_and_model(device)
+    checkpoint = {k.removeprefix("net."): v for k, v in checkpoint.items()}
+    result = model.load_state_dict(checkpoint, strict=False)  # every key matches
+    with seeded(1):
+        model.reset_parameters()  # "initialise the model" after loading it
+    return loaded(model, checkpoint, result)
+
+
+def check(run, device):
+    """Nothing was reported missing or unexpected, and the model holds exactly the checkpoint's
+    weight and bias, read from the checkpoint itself, not through the load."""
+    seen = run.value
+    assert seen.missing_keys == [] and seen.unexpected_keys == [], seen
+    torch.testing.assert_close(seen.weight, seen.saved_weight, rtol=0, atol=0)
+    torch.testing.assert_close(seen.bias, seen.saved_bias, rtol=0, atol=0)
+
+
+CASE = Case(
+    id="load-state-dict-strict-false",
+    title="load_state_dict(strict=False) can load nothing at all, silently",
+    kind="silent",
+    # `strict=False` exists since 0.3 (pytorch/pytorch#3159, Oct 2017) and has skipped every
+    # mismatched key since; observed on 2.13.0 (CPU). The range is open above. On CUDA it was
+    # observed on 2.11.0+cu130 (an NVIDIA H200) only.
+    affects=(Affects(">=0.3", since="pytorch/pytorch#3159 (October 2017, torch 0.3) added strict=False"),),
+    devices=("cpu", "cuda"),
+    sources=(S1.at("section on nn.Module / state_dict: 'load_state_dict(strict=False) tolerates "
+                   "missing keys'"),),
+    tags=("devices", "state_dict", "checkpoint", "strict"),
+    references=(
+        "https://github.com/pytorch/pytorch/pull/3159",  # adds strict=True/False
+        "https://github.com/pytorch/pytorch/issues/9530",  # an extra prefix can load nothing
+        "https://github.com/pytorch/pytorch/pull/451",  # why loading became strict in 2017
+        "https://github.com/pytorch/pytorch/pull/123637",  # what missing/unexpected keys mean
+        "https://discuss.pytorch.org/t/using-strict-false-for-fine-tuning/173787",
+    ),
+)

@@ -21,28 +21,7 @@ from typing import NamedTuple
 
 import torch
 
-from torch_pitfalls import Affects, Case, observe, ops_called
-from torch_pitfalls.sources import S1
-
-CASE = Case(
-    id="python-loop-vs-broadcast",
-    title="A Python loop over slices instead of one broadcast op",
-    kind="performance",
-    # Broadcasting arrived in 0.2; the loop costs one dispatch per slice in every release since.
-    # Observed on 2.13.0 (CPU); the range is open above. On CUDA the same op counts were observed on
-    # 2.11.0+cu130 (an NVIDIA H200) only.
-    affects=(Affects(">=0.2", since="the 0.2.0 release notes, which introduced NumPy-style broadcasting"),),
-    devices=("cpu", "cuda"),
-    sources=(
-        S1.at("section 'Tensor': a for loop (or list comprehension) over groups is slow; use "
-              "broadcast, e.g. a BN mean reshaped to [1, C, 1, 1]"),
-    ),
-    tags=("devices", "broadcasting", "vectorization", "python_loop"),
-    references=(
-        "https://docs.pytorch.org/docs/stable/notes/broadcasting.html",
-        "https://docs.pytorch.org/docs/stable/generated/torch.broadcast_tensors.html",
-    ),
-)
+from torch_pitfalls import observe, ops_called
 
 # The sizes of the batch in the case: 6 channels, so the loop runs 6 times.
 N, C, H, W = 2, 6, 3, 3
@@ -90,25 +69,6 @@ def broken(device):
     return profiled(subtract_in_a_loop, device)
 
 
-def symptom(run):
-    """More than one subtraction was dispatched: one per channel instead of one in all."""
-    return run.error is None and run.value.subs > 1
-
-
-# %% [markdown]
-# Another slow way to line the shapes up is not a loop at all: `repeat` copies the mean out to
-# the full `[N, C, H, W]` before one subtraction. It costs memory and a copy, but the profiler
-# shows a single `aten::sub`: that is a different waste, not this one.
-
-# %%
-def near_miss(device):
-    def subtract_repeated(x, mean):
-        n, _, h, w = x.shape
-        return x - mean.reshape(1, -1, 1, 1).repeat(n, 1, h, w)  # materialised, then one sub
-
-    return profiled(subtract_repeated, device)
-
-
 # %%
 if __name__ == "__main__":
     print(observe(broken, "cpu"))  # subs=6, total_ops=33 on 2.13.0 (12 select, 12 as_strided…)
@@ -138,15 +98,6 @@ def fixed(device):
     return profiled(subtract_broadcast, device)
 
 
-def check(run, device):
-    """The profiler counted one `aten::sub` in all, and the result equals the same subtraction
-    done by NumPy's own broadcasting, on host copies of the inputs."""
-    assert run.value.subs == 1, f"dispatched {run.value.subs} subtractions, not one"
-    x, mean = make_inputs(device)
-    expected = x.cpu().numpy() - mean.cpu().numpy().reshape(1, C, 1, 1)
-    torch.testing.assert_close(run.value.result.cpu(), torch.from_numpy(expected))
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))  # subs=1, total_ops=3 (reshape, the view it makes, sub)
@@ -163,3 +114,57 @@ if __name__ == "__main__":
 # `affects`. Every release since dispatches the loop one op at a time in eager mode, so the
 # range is open above. (`torch.compile` can fuse such a loop, but that is not what eager code
 # gets.)
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# Another slow way to line the shapes up is not a loop at all: `repeat` copies the mean out to
+# the full `[N, C, H, W]` before one subtraction. It costs memory and a copy, but the profiler
+# shows a single `aten::sub`: that is a different waste, not this one.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import S1
+
+
+def symptom(run):
+    """More than one subtraction was dispatched: one per channel instead of one in all."""
+    return run.error is None and run.value.subs > 1
+
+
+def near_miss(device):
+    def subtract_repeated(x, mean):
+        n, _, h, w = x.shape
+        return x - mean.reshape(1, -1, 1, 1).repeat(n, 1, h, w)  # materialised, then one sub
+
+    return profiled(subtract_repeated, device)
+
+
+def check(run, device):
+    """The profiler counted one `aten::sub` in all, and the result equals the same subtraction
+    done by NumPy's own broadcasting, on host copies of the inputs."""
+    assert run.value.subs == 1, f"dispatched {run.value.subs} subtractions, not one"
+    x, mean = make_inputs(device)
+    expected = x.cpu().numpy() - mean.cpu().numpy().reshape(1, C, 1, 1)
+    torch.testing.assert_close(run.value.result.cpu(), torch.from_numpy(expected))
+
+
+CASE = Case(
+    id="python-loop-vs-broadcast",
+    title="A Python loop over slices instead of one broadcast op",
+    kind="performance",
+    # Broadcasting arrived in 0.2; the loop costs one dispatch per slice in every release since.
+    # Observed on 2.13.0 (CPU); the range is open above. On CUDA the same op counts were observed on
+    # 2.11.0+cu130 (an NVIDIA H200) only.
+    affects=(Affects(">=0.2", since="the 0.2.0 release notes, which introduced NumPy-style broadcasting"),),
+    devices=("cpu", "cuda"),
+    sources=(
+        S1.at("section 'Tensor': a for loop (or list comprehension) over groups is slow; use "
+              "broadcast, e.g. a BN mean reshaped to [1, C, 1, 1]"),
+    ),
+    tags=("devices", "broadcasting", "vectorization", "python_loop"),
+    references=(
+        "https://docs.pytorch.org/docs/stable/notes/broadcasting.html",
+        "https://docs.pytorch.org/docs/stable/generated/torch.broadcast_tensors.html",
+    ),
+)

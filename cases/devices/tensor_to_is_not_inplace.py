@@ -22,28 +22,7 @@ from typing import NamedTuple, Optional
 import torch
 from torch import nn
 
-from torch_pitfalls import Affects, Case, observe, seeded
-from torch_pitfalls.sources import S1
-
-CASE = Case(
-    id="tensor-to-is-not-inplace",
-    title="t.to(...) does not change t",
-    kind="silent",
-    # Tensor.to arrived in 0.4 and has always returned its result, never changed `self`;
-    # reproduced here on 2.13.0 (CPU, through the dtype). The CUDA side (the device staying "cpu")
-    # was observed on 2.11.0+cu130 (an NVIDIA H200) only. No release is known to change it.
-    affects=(Affects(">=0.4", since="the 0.4.0 release notes, which introduced Tensor.to"),),
-    devices=("cpu", "cuda"),
-    sources=(S1.at("Troubleshooting: a tensor cannot be moved to the GPU in place; model.to(device) is enough, a tensor needs t = t.to(device)"),),
-    tags=("devices", "to", "inplace", "dtype"),
-    references=(
-        # "If self already has the correct dtype and device, self is returned. Otherwise, the
-        # returned tensor is a copy of self":
-        "https://pytorch.org/docs/stable/generated/torch.Tensor.to.html",
-        # a maintainer: "you can never change device in-place"; .to gives a new tensor
-        "https://github.com/pytorch/pytorch/issues/14068",
-    ),
-)
+from torch_pitfalls import observe, seeded
 
 
 class Placed(NamedTuple):
@@ -67,29 +46,6 @@ def broken(device):
     ids.to(device)  # the moved copy is thrown away
     ids.to(torch.float32)  # so is the converted one
     return Placed(ids, torch.empty(0, device=device).device, torch.float32)
-
-
-def symptom(run):
-    """The tensor is still the int64 it arrived as (and, on a GPU, still on the CPU) after the
-    two `.to` calls: neither conversion reached it."""
-    if run.error is not None:
-        return False
-    seen = run.value
-    return seen.tensor.dtype == torch.int64 and (
-        seen.tensor.dtype != seen.wanted_dtype or seen.tensor.device != seen.wanted_device
-    )
-
-
-# %% [markdown]
-# The same `mat1 and mat2 must have the same dtype` error also comes from data that arrives as
-# `float64` (from NumPy) and is moved with its result kept, but never converted. The `.to` did
-# change the tensor here; the dtype was simply never asked for.
-
-# %%
-def near_miss(device):
-    values = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)  # NumPy's default float
-    values = values.to(device)  # assigned: moved, but still float64
-    return Placed(values, torch.empty(0, device=device).device, torch.float32)
 
 
 # %% [markdown]
@@ -132,19 +88,6 @@ def fixed(device):
     return Placed(ids, torch.empty(0, device=device).device, torch.float32, out.detach())
 
 
-def check(run, device):
-    """The ids are float32 [1., 2., 3.] on `device`, written by hand (`assert_close` compares
-    dtype and device too); and the output is the same affine map written out, w1*1 + w2*2 +
-    w3*3 + b, with the weights of the same seeded layer."""
-    seen = run.value
-    torch.testing.assert_close(seen.tensor, torch.tensor([1.0, 2.0, 3.0], device=device), rtol=0, atol=0)
-    assert seen.output is not None, "the model was never run on the ids"
-    with seeded(0):
-        layer = nn.Linear(3, 1)
-    w, b = layer.weight.detach()[0].to(device), layer.bias.detach().to(device)
-    torch.testing.assert_close(seen.output, w[0] * 1.0 + w[1] * 2.0 + w[2] * 3.0 + b)
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -159,3 +102,65 @@ if __name__ == "__main__":
 # the device of Tensor") drew the maintainers' answer that a device can never be changed in place.
 # `Tensor.to` came with 0.4, the lower end of `affects`. The upper end is left open because no
 # change is known.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# The same `mat1 and mat2 must have the same dtype` error also comes from data that arrives as
+# `float64` (from NumPy) and is moved with its result kept, but never converted. The `.to` did
+# change the tensor here; the dtype was simply never asked for.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import S1
+
+
+def symptom(run):
+    """The tensor is still the int64 it arrived as (and, on a GPU, still on the CPU) after the
+    two `.to` calls: neither conversion reached it."""
+    if run.error is not None:
+        return False
+    seen = run.value
+    return seen.tensor.dtype == torch.int64 and (
+        seen.tensor.dtype != seen.wanted_dtype or seen.tensor.device != seen.wanted_device
+    )
+
+
+def near_miss(device):
+    values = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)  # NumPy's default float
+    values = values.to(device)  # assigned: moved, but still float64
+    return Placed(values, torch.empty(0, device=device).device, torch.float32)
+
+
+def check(run, device):
+    """The ids are float32 [1., 2., 3.] on `device`, written by hand (`assert_close` compares
+    dtype and device too); and the output is the same affine map written out, w1*1 + w2*2 +
+    w3*3 + b, with the weights of the same seeded layer."""
+    seen = run.value
+    torch.testing.assert_close(seen.tensor, torch.tensor([1.0, 2.0, 3.0], device=device), rtol=0, atol=0)
+    assert seen.output is not None, "the model was never run on the ids"
+    with seeded(0):
+        layer = nn.Linear(3, 1)
+    w, b = layer.weight.detach()[0].to(device), layer.bias.detach().to(device)
+    torch.testing.assert_close(seen.output, w[0] * 1.0 + w[1] * 2.0 + w[2] * 3.0 + b)
+
+
+CASE = Case(
+    id="tensor-to-is-not-inplace",
+    title="t.to(...) does not change t",
+    kind="silent",
+    # Tensor.to arrived in 0.4 and has always returned its result, never changed `self`;
+    # reproduced here on 2.13.0 (CPU, through the dtype). The CUDA side (the device staying "cpu")
+    # was observed on 2.11.0+cu130 (an NVIDIA H200) only. No release is known to change it.
+    affects=(Affects(">=0.4", since="the 0.4.0 release notes, which introduced Tensor.to"),),
+    devices=("cpu", "cuda"),
+    sources=(S1.at("Troubleshooting: a tensor cannot be moved to the GPU in place; model.to(device) is enough, a tensor needs t = t.to(device)"),),
+    tags=("devices", "to", "inplace", "dtype"),
+    references=(
+        # "If self already has the correct dtype and device, self is returned. Otherwise, the
+        # returned tensor is a copy of self":
+        "https://pytorch.org/docs/stable/generated/torch.Tensor.to.html",
+        # a maintainer: "you can never change device in-place"; .to gives a new tensor
+        "https://github.com/pytorch/pytorch/issues/14068",
+    ),
+)

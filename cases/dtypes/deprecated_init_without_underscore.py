@@ -21,8 +21,105 @@ import math
 import torch
 from torch import nn
 
-from torch_pitfalls import Affects, Case, observe, seeded
+from torch_pitfalls import observe, seeded
+
+# %% [markdown]
+# ## The broken code
+
+# %%
+def broken(device):
+    w = torch.empty(3, 5, device=device)
+    with seeded(0):
+        nn.init.xavier_uniform(w)  # no trailing underscore
+    return w
+
+
+# %%
+if __name__ == "__main__":
+    print(observe(broken, "cpu"))
+
+# %% [markdown]
+# ## Why
+# Since 0.4 the initialisers of `torch.nn.init` are named with a trailing underscore, torch's
+# convention for functions that modify their argument in place (`xavier_uniform_`,
+# `kaiming_normal_`, `normal_`, ...). The old names were kept as thin wrappers that warn and
+# then call the new function, so the result is the same, only announced as deprecated. The
+# warning's category changed in 2.4: before, it was a plain `UserWarning`; since, it is a
+# `FutureWarning`, Python's category for deprecations aimed at end users. A filter written for
+# one (`warnings.filterwarnings("ignore", category=UserWarning)`) does not silence the other.
+#
+# ## The fix
+# Call the underscore name. It fills the tensor in place with U(-a, a), where
+# a = gain * sqrt(6 / (fan_in + fan_out)); the check below draws the same numbers with
+# `uniform_` and that bound computed by hand.
+
+# %%
+def fixed(device):
+    w = torch.empty(3, 5, device=device)
+    with seeded(0):
+        nn.init.xavier_uniform_(w)
+    return w
+
+
+# %%
+if __name__ == "__main__":
+    print(observe(fixed, "cpu"))
+
+# %% [markdown]
+# ## Where it comes from
+# The S1 notes initialise a network with `init.xavier_uniform(net1[0].weight)`, the name
+# without the underscore. pytorch/pytorch#6093 (March 2018, released in 0.4) added the
+# underscore names and turned the old ones into warning aliases; #17429 proposed deleting
+# them, and as of 2.13.0 they are still there. In the 2.3.1 wheel `torch/nn/init.py` warns with
+# no category (a `UserWarning`), in the 2.4.1 wheel with `FutureWarning`: the work of
+# pytorch/pytorch#126898, which added `category=FutureWarning` to the deprecation warnings raised
+# without one (merged in May 2024, reverted over an internal failure, resubmitted as #127689);
+# `affects` records both forms, split at 2.4. The version matrix
+# observed exactly that split on the CPU (`reports/torch-*-cpu.json`): a `UserWarning` from
+# 1.13.1 to 2.3.1 and a `FutureWarning` from 2.4.1 to 2.15.0, so `pitfalls matrix` derives
+# "form 'UserWarning' -> 'FutureWarning' in 2.4.1" from the records. On CUDA the `FutureWarning` was
+# observed on one release, torch 2.11.0+cu130 on an NVIDIA H200
+# (`reports/torch-2.11.0-cuda-nvidia-h200.json`), as expected: the warning is raised in Python
+# before any kernel runs; other releases on CUDA were not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# Not every warning from `nn.init` is this deprecation. Initialising a weight with a zero-sized
+# dimension (an input size that came out 0 from a config) warns too, with a `UserWarning` of
+# its own: the weight is empty, the name is fine.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
 from torch_pitfalls.sources import S1
+
+
+def symptom(run):
+    """The call warns that the name is deprecated; the category tells which release it is."""
+    pattern = r"nn\.init\.xavier_uniform`? is now deprecated"
+    return run.warned_as(pattern, FutureWarning, UserWarning)
+
+
+def near_miss(device):
+    w = torch.empty(3, 0, device=device)  # a layer with no inputs
+    with seeded(0):
+        nn.init.kaiming_uniform_(w)  # UserWarning: initializing zero-element tensors is a no-op
+    return w
+
+
+def check(run, device):
+    """The weight holds the U(-a, a) draws that `uniform_` makes from seed 0 with the bound a
+    worked out by hand, and the call emitted no warning (the broken alias fills the same
+    numbers, so the missing deprecation warning is what tells the fix apart)."""
+    # fan_in = 5 (columns), fan_out = 3 (rows), gain 1: a = sqrt(6 / 8).
+    bound = math.sqrt(6.0 / (5 + 3))
+    expected = torch.empty(3, 5, device=device)
+    with seeded(0):
+        expected.uniform_(-bound, bound)
+    torch.testing.assert_close(run.value, expected)
+    assert run.value.abs().max().item() <= bound
+    assert not run.warnings, f"the call warned: {run.warnings[0].message}"
+
 
 CASE = Case(
     id="deprecated-init-without-underscore",
@@ -54,95 +151,3 @@ CASE = Case(
         "https://github.com/pytorch/pytorch/pull/127689",  # the same change resubmitted after #126898's revert
     ),
 )
-
-# %% [markdown]
-# ## The broken code
-
-# %%
-def broken(device):
-    w = torch.empty(3, 5, device=device)
-    with seeded(0):
-        nn.init.xavier_uniform(w)  # no trailing underscore
-    return w
-
-
-def symptom(run):
-    """The call warns that the name is deprecated; the category tells which release it is."""
-    pattern = r"nn\.init\.xavier_uniform`? is now deprecated"
-    return run.warned_as(pattern, FutureWarning, UserWarning)
-
-
-# %% [markdown]
-# Not every warning from `nn.init` is this deprecation. Initialising a weight with a zero-sized
-# dimension (an input size that came out 0 from a config) warns too, with a `UserWarning` of
-# its own: the weight is empty, the name is fine.
-
-# %%
-def near_miss(device):
-    w = torch.empty(3, 0, device=device)  # a layer with no inputs
-    with seeded(0):
-        nn.init.kaiming_uniform_(w)  # UserWarning: initializing zero-element tensors is a no-op
-    return w
-
-
-# %%
-if __name__ == "__main__":
-    print(observe(broken, "cpu"))
-
-# %% [markdown]
-# ## Why
-# Since 0.4 the initialisers of `torch.nn.init` are named with a trailing underscore, torch's
-# convention for functions that modify their argument in place (`xavier_uniform_`,
-# `kaiming_normal_`, `normal_`, ...). The old names were kept as thin wrappers that warn and
-# then call the new function, so the result is the same, only announced as deprecated. The
-# warning's category changed in 2.4: before, it was a plain `UserWarning`; since, it is a
-# `FutureWarning`, Python's category for deprecations aimed at end users. A filter written for
-# one (`warnings.filterwarnings("ignore", category=UserWarning)`) does not silence the other.
-#
-# ## The fix
-# Call the underscore name. It fills the tensor in place with U(-a, a), where
-# a = gain * sqrt(6 / (fan_in + fan_out)); the check below draws the same numbers with
-# `uniform_` and that bound computed by hand.
-
-# %%
-def fixed(device):
-    w = torch.empty(3, 5, device=device)
-    with seeded(0):
-        nn.init.xavier_uniform_(w)
-    return w
-
-
-def check(run, device):
-    """The weight holds the U(-a, a) draws that `uniform_` makes from seed 0 with the bound a
-    worked out by hand, and the call emitted no warning (the broken alias fills the same
-    numbers, so the missing deprecation warning is what tells the fix apart)."""
-    # fan_in = 5 (columns), fan_out = 3 (rows), gain 1: a = sqrt(6 / 8).
-    bound = math.sqrt(6.0 / (5 + 3))
-    expected = torch.empty(3, 5, device=device)
-    with seeded(0):
-        expected.uniform_(-bound, bound)
-    torch.testing.assert_close(run.value, expected)
-    assert run.value.abs().max().item() <= bound
-    assert not run.warnings, f"the call warned: {run.warnings[0].message}"
-
-
-# %%
-if __name__ == "__main__":
-    print(observe(fixed, "cpu"))
-
-# %% [markdown]
-# ## Where it comes from
-# The S1 notes initialise a network with `init.xavier_uniform(net1[0].weight)`, the name
-# without the underscore. pytorch/pytorch#6093 (March 2018, released in 0.4) added the
-# underscore names and turned the old ones into warning aliases; #17429 proposed deleting
-# them, and as of 2.13.0 they are still there. In the 2.3.1 wheel `torch/nn/init.py` warns with
-# no category (a `UserWarning`), in the 2.4.1 wheel with `FutureWarning`: the work of
-# pytorch/pytorch#126898, which added `category=FutureWarning` to the deprecation warnings raised
-# without one (merged in May 2024, reverted over an internal failure, resubmitted as #127689);
-# `affects` records both forms, split at 2.4. The version matrix
-# observed exactly that split on the CPU (`reports/torch-*-cpu.json`): a `UserWarning` from
-# 1.13.1 to 2.3.1 and a `FutureWarning` from 2.4.1 to 2.15.0, so `pitfalls matrix` derives
-# "form 'UserWarning' -> 'FutureWarning' in 2.4.1" from the records. On CUDA the `FutureWarning` was
-# observed on one release, torch 2.11.0+cu130 on an NVIDIA H200
-# (`reports/torch-2.11.0-cuda-nvidia-h200.json`), as expected: the warning is raised in Python
-# before any kernel runs; other releases on CUDA were not observed.

@@ -17,31 +17,7 @@
 # %%
 import torch
 
-from torch_pitfalls import Affects, Case, observe
-from torch_pitfalls.sources import S0, S1
-
-CASE = Case(
-    id="inplace-op-cannot-promote",
-    title="An in-place op cannot change a tensor's dtype",
-    kind="error",
-    # Type promotion arrived in 1.3 (#22273), and with it the error for in-place ops whose
-    # promoted result type does not fit the tensor. The matrix observes it from 1.13.1 on; no
-    # later change known.
-    affects=(Affects(">=1.3", since="PR #22273 (merged September 2019), released in 1.3.0: its "
-                     "description says int_tensor *= float now raises; the v1.3.1 tracker #28919 "
-                     "names 1.3.0's type promotion"),),
-    devices=("cpu", "cuda"),
-    sources=(
-        S0.at("the complaint that the eight tensor types never convert automatically (torch 0.3)"),
-        S1.at("section 'Troubleshooting': result type Float can't be cast to the desired output type Long"),
-    ),
-    tags=("dtypes", "type_promotion", "inplace"),
-    references=(
-        "https://github.com/pytorch/pytorch/pull/22273",  # type promotion; int_tensor *= float errors
-        "https://github.com/pytorch/pytorch/issues/9515",  # the promotion rules it implements
-        "https://github.com/pytorch/pytorch/issues/28919",  # v1.3.1 tracker: fixes to 1.3.0's promotion
-    ),
-)
+from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
@@ -52,23 +28,6 @@ def broken(device):
     labels = torch.tensor([0, 1, 1], device=device)  # int64
     labels *= 0.9
     labels += 0.05
-    return labels
-
-
-def symptom(run):
-    """The in-place multiply refuses to store a float result in the int64 tensor."""
-    return run.raised(RuntimeError, r"can't be cast to the desired output type")
-
-
-# %% [markdown]
-# An in-place op cannot change a tensor's *shape* either, and that fails with a RuntimeError
-# too: adding a `[2, 3]` tensor into the `[3]` labels in place. It is a broadcasting bug, not
-# a dtype one, and the symptom must not claim it.
-
-# %%
-def near_miss(device):
-    labels = torch.tensor([0.0, 1.0, 1.0], device=device)  # already float: no dtype problem
-    labels += torch.full((2, 3), 0.05, device=device)  # output with shape [3] doesn't match [2, 3]
     return labels
 
 
@@ -104,14 +63,6 @@ def fixed(device):
     return smoothed
 
 
-def check(run, device):
-    """Smoothed float32 labels [0.05, 0.95, 0.95], worked out by hand (0 -> 0.05, 1 -> 0.95), and
-    the same as the out-of-place spelling, which promotes by itself."""
-    assert run.value.dtype == torch.float32
-    torch.testing.assert_close(run.value.cpu(), torch.tensor([0.05, 0.95, 0.95]))
-    torch.testing.assert_close(torch.tensor([0, 1, 1], device=device) * 0.9 + 0.05, run.value)
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -132,3 +83,57 @@ if __name__ == "__main__":
 # same error was observed on one release, torch 2.11.0+cu130 on an NVIDIA H200
 # (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed (the
 # check happens before any kernel runs, on every device).
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# An in-place op cannot change a tensor's *shape* either, and that fails with a RuntimeError
+# too: adding a `[2, 3]` tensor into the `[3]` labels in place. It is a broadcasting bug, not
+# a dtype one, and the symptom must not claim it.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import S0, S1
+
+
+def symptom(run):
+    """The in-place multiply refuses to store a float result in the int64 tensor."""
+    return run.raised(RuntimeError, r"can't be cast to the desired output type")
+
+
+def near_miss(device):
+    labels = torch.tensor([0.0, 1.0, 1.0], device=device)  # already float: no dtype problem
+    labels += torch.full((2, 3), 0.05, device=device)  # output with shape [3] doesn't match [2, 3]
+    return labels
+
+
+def check(run, device):
+    """Smoothed float32 labels [0.05, 0.95, 0.95], worked out by hand (0 -> 0.05, 1 -> 0.95), and
+    the same as the out-of-place spelling, which promotes by itself."""
+    assert run.value.dtype == torch.float32
+    torch.testing.assert_close(run.value.cpu(), torch.tensor([0.05, 0.95, 0.95]))
+    torch.testing.assert_close(torch.tensor([0, 1, 1], device=device) * 0.9 + 0.05, run.value)
+
+
+CASE = Case(
+    id="inplace-op-cannot-promote",
+    title="An in-place op cannot change a tensor's dtype",
+    kind="error",
+    # Type promotion arrived in 1.3 (#22273), and with it the error for in-place ops whose
+    # promoted result type does not fit the tensor. The matrix observes it from 1.13.1 on; no
+    # later change known.
+    affects=(Affects(">=1.3", since="PR #22273 (merged September 2019), released in 1.3.0: its "
+                     "description says int_tensor *= float now raises; the v1.3.1 tracker #28919 "
+                     "names 1.3.0's type promotion"),),
+    devices=("cpu", "cuda"),
+    sources=(
+        S0.at("the complaint that the eight tensor types never convert automatically (torch 0.3)"),
+        S1.at("section 'Troubleshooting': result type Float can't be cast to the desired output type Long"),
+    ),
+    tags=("dtypes", "type_promotion", "inplace"),
+    references=(
+        "https://github.com/pytorch/pytorch/pull/22273",  # type promotion; int_tensor *= float errors
+        "https://github.com/pytorch/pytorch/issues/9515",  # the promotion rules it implements
+        "https://github.com/pytorch/pytorch/issues/28919",  # v1.3.1 tracker: fixes to 1.3.0's promotion
+    ),
+)

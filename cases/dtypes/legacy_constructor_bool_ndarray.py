@@ -20,31 +20,7 @@
 import numpy as np
 import torch
 
-from torch_pitfalls import Case, observe
-from torch_pitfalls.sources import S0, S1
-
-CASE = Case(
-    id="legacy-constructor-bool-ndarray",
-    title="torch.FloatTensor(bool_array) gave garbage (torch 0.3)",
-    kind="historical",
-    # Reported on the 0.3.0.post4 pip wheels (#4288, #5177, #6839). From 0.4 the call raised
-    # TypeError ("can't convert np.ndarray of type numpy.bool_") instead; bool arrays are
-    # converted to 0/1 from about 1.2 on. 0.3.1 was not checked.
-    affects="<0.4",
-    devices=("cpu", "cuda"),
-    sources=(
-        S0.at("the ground truth turned to noise after torch.FloatTensor(Bool_Ndarray); fix np.float32(labels)"),
-        S1.at("section 'Layers': the custom BatchNorm allocates torch.Tensor(num_features) and fills it later"),
-    ),
-    tags=("dtypes", "legacy_constructor", "numpy", "bool", "uninitialized"),
-    references=(
-        "https://github.com/pytorch/pytorch/issues/4288",  # bool array read like a size, 0.3.0
-        "https://github.com/pytorch/pytorch/issues/5177",  # same; later answered with TypeError
-        "https://github.com/pytorch/pytorch/issues/6839",  # same report, 0.3.0.post4
-        "https://github.com/pytorch/pytorch/pull/18505",  # bool tensors <-> numpy conversion
-        "https://github.com/ranahanocka/MeshCNN/issues/33",  # TypeError on 1.0.1, fixed by 1.2
-    ),
-)
+from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
@@ -58,30 +34,6 @@ def broken(device):
     from_bool = torch.FloatTensor(mask).to(device)  # the legacy constructors are CPU types
     sized = torch.FloatTensor(3)  # an int is a size: 3 uninitialised floats, not [3.]
     return {"from_bool": from_bool, "FloatTensor(3).shape": tuple(sized.shape)}
-
-
-def symptom(run):
-    """The 0.3 behaviour: no error and the mask's shape, but its values ignore the data: memory
-    garbage (values other than 0 and 1), or all zeros where the memory happened to be fresh."""
-    if run.error is not None:
-        return False
-    got = run.value["from_bool"].cpu()
-    if got.shape != (2, 2):
-        return False
-    garbage = not bool(((got == 0) | (got == 1)).all())
-    return garbage or not bool(got.any())
-
-
-# %% [markdown]
-# A wrong mask that is *not* this pitfall: the conversion is right, but the mask was inverted
-# before it (`~mask`, or a `<` that should have been `>=`). The values are 0/1 floats, only
-# swapped, and the symptom must not take a logic bug for the 0.3 garbage.
-
-# %%
-def near_miss(device):
-    mask = np.array([[True, False], [False, True]])
-    from_bool = torch.tensor(~mask, dtype=torch.float32, device=device)  # [[0, 1], [1, 0]]
-    return {"from_bool": from_bool, "FloatTensor(3).shape": (3,)}
 
 
 # %%
@@ -118,16 +70,6 @@ def fixed(device):
     return {"from_bool": from_bool, "zeros(3).shape": tuple(three_zeros.shape)}
 
 
-def check(run, device):
-    """The mask as float32 0/1 values, written out by hand (True -> 1.0, False -> 0.0) and also
-    converted the other way, through `np.float32` first (the source post's own fix). On today's
-    torch the legacy constructor gives the same values, so this cannot tell the two apart here."""
-    by_hand = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
-    mask = np.array([[True, False], [False, True]])
-    torch.testing.assert_close(run.value["from_bool"].cpu(), by_hand)
-    torch.testing.assert_close(run.value["from_bool"].cpu(), torch.from_numpy(mask.astype(np.float32)))
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -150,3 +92,66 @@ if __name__ == "__main__":
 #
 # The uninitialised-memory cousin is live on every version; it is recorded above by shape
 # only, `(3,)` for `torch.FloatTensor(3)` where `torch.tensor([3.])` has shape `(1,)`.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# A wrong mask that is *not* this pitfall: the conversion is right, but the mask was inverted
+# before it (`~mask`, or a `<` that should have been `>=`). The values are 0/1 floats, only
+# swapped, and the symptom must not take a logic bug for the 0.3 garbage.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Case
+from torch_pitfalls.sources import S0, S1
+
+
+def symptom(run):
+    """The 0.3 behaviour: no error and the mask's shape, but its values ignore the data: memory
+    garbage (values other than 0 and 1), or all zeros where the memory happened to be fresh."""
+    if run.error is not None:
+        return False
+    got = run.value["from_bool"].cpu()
+    if got.shape != (2, 2):
+        return False
+    garbage = not bool(((got == 0) | (got == 1)).all())
+    return garbage or not bool(got.any())
+
+
+def near_miss(device):
+    mask = np.array([[True, False], [False, True]])
+    from_bool = torch.tensor(~mask, dtype=torch.float32, device=device)  # [[0, 1], [1, 0]]
+    return {"from_bool": from_bool, "FloatTensor(3).shape": (3,)}
+
+
+def check(run, device):
+    """The mask as float32 0/1 values, written out by hand (True -> 1.0, False -> 0.0) and also
+    converted the other way, through `np.float32` first (the source post's own fix). On today's
+    torch the legacy constructor gives the same values, so this cannot tell the two apart here."""
+    by_hand = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
+    mask = np.array([[True, False], [False, True]])
+    torch.testing.assert_close(run.value["from_bool"].cpu(), by_hand)
+    torch.testing.assert_close(run.value["from_bool"].cpu(), torch.from_numpy(mask.astype(np.float32)))
+
+
+CASE = Case(
+    id="legacy-constructor-bool-ndarray",
+    title="torch.FloatTensor(bool_array) gave garbage (torch 0.3)",
+    kind="historical",
+    # Reported on the 0.3.0.post4 pip wheels (#4288, #5177, #6839). From 0.4 the call raised
+    # TypeError ("can't convert np.ndarray of type numpy.bool_") instead; bool arrays are
+    # converted to 0/1 from about 1.2 on. 0.3.1 was not checked.
+    affects="<0.4",
+    devices=("cpu", "cuda"),
+    sources=(
+        S0.at("the ground truth turned to noise after torch.FloatTensor(Bool_Ndarray); fix np.float32(labels)"),
+        S1.at("section 'Layers': the custom BatchNorm allocates torch.Tensor(num_features) and fills it later"),
+    ),
+    tags=("dtypes", "legacy_constructor", "numpy", "bool", "uninitialized"),
+    references=(
+        "https://github.com/pytorch/pytorch/issues/4288",  # bool array read like a size, 0.3.0
+        "https://github.com/pytorch/pytorch/issues/5177",  # same; later answered with TypeError
+        "https://github.com/pytorch/pytorch/issues/6839",  # same report, 0.3.0.post4
+        "https://github.com/pytorch/pytorch/pull/18505",  # bool tensors <-> numpy conversion
+        "https://github.com/ranahanocka/MeshCNN/issues/33",  # TypeError on 1.0.1, fixed by 1.2
+    ),
+)

@@ -21,24 +21,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from torch_pitfalls import Case, observe, seeded
-from torch_pitfalls.sources import S1
-
-CASE = Case(
-    id="numpy-float64-weights",
-    title="Weights initialised from NumPy are float64",
-    kind="error",
-    # Observed on every release of the version matrix (1.13.1 to 2.15.0, reports/). Matrix
-    # products have never promoted mixed dtypes (type promotion, 1.3, covers elementwise ops),
-    # so no release is known without it: no lower bound.
-    affects="*",
-    devices=("cpu", "cuda"),
-    sources=(S1.at("the closing 'common operations': init by hand with torch.from_numpy(np.random.normal(...))"),),
-    tags=("dtypes", "numpy", "float64", "initialization"),
-    references=(
-        "https://github.com/pytorch/pytorch/pull/22273",  # promotion is for elementwise ops only
-    ),
-)
+from torch_pitfalls import observe, seeded
 
 # %% [markdown]
 # ## The broken code
@@ -52,31 +35,6 @@ def broken(device):
     layer.weight.data = torch.from_numpy(rng.normal(0, 0.5, size=(2, 3))).to(device)
     x = torch.tensor([[1.0, 2.0, 3.0]], device=device)  # float32, like every batch
     return layer(x)
-
-
-def symptom(run):
-    """The forward pass refuses to multiply the float32 input by the float64 weight."""
-    # The wording changed across releases: "self and mat2 must have the same dtype" (CPU, 1.13.1
-    # and 2.0.1), "..., but got Float and Double" (CPU from 2.1.2; CUDA on 2.11.0, the one CUDA
-    # release observed), "expected m1 and m2 to have the same dtype, but got: float != double"
-    # and "expected scalar type Float but found Double" (other releases; not observed here). Key words: "same dtype" or "expected scalar type", and,
-    # wherever the message names the dtypes, Double among them.
-    if not run.raised(RuntimeError, r"same dtype|expected scalar type"):
-        return False
-    names_dtypes = run.raised(RuntimeError, r"but (got|found)")
-    return not names_dtypes or run.raised(RuntimeError, r"double")
-
-
-# %% [markdown]
-# Another dtype error of the same type, and not this pitfall: looking rows up with an index
-# tensor that is float (class ids read from a float column) also raises a RuntimeError about a
-# dtype, from `index_select`. Nothing there is float64, and nothing came from NumPy.
-
-# %%
-def near_miss(device):
-    table = torch.eye(3, device=device)
-    ids = torch.tensor([0.0, 2.0], device=device)  # float ids: index_select wants int64
-    return table.index_select(0, ids)
 
 
 # %%
@@ -111,17 +69,6 @@ def fixed(device):
     return layer(x)
 
 
-def check(run, device):
-    """A float32 output equal to y = x W^T + b computed in NumPy (float64), with W drawn again
-    from the same NumPy generator and b from a layer built under the same seed."""
-    w = np.random.default_rng(0).normal(0, 0.5, size=(2, 3))
-    with seeded(0):
-        b = nn.Linear(3, 2).bias.detach().numpy().astype(np.float64)
-    expected = np.array([[1.0, 2.0, 3.0]]) @ w.T + b
-    assert run.value.dtype == torch.float32
-    torch.testing.assert_close(run.value.detach().cpu(), torch.from_numpy(expected).float())
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -140,3 +87,61 @@ if __name__ == "__main__":
 # (`reports/torch-*-cpu.json`); on CUDA it was observed on one release, torch 2.11.0+cu130 on an
 # NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`), with the CPU's message ("self and mat2
 # must have the same dtype, but got Float and Double"); other releases on CUDA were not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# Another dtype error of the same type, and not this pitfall: looking rows up with an index
+# tensor that is float (class ids read from a float column) also raises a RuntimeError about a
+# dtype, from `index_select`. Nothing there is float64, and nothing came from NumPy.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Case
+from torch_pitfalls.sources import S1
+
+
+def symptom(run):
+    """The forward pass refuses to multiply the float32 input by the float64 weight."""
+    # The wording changed across releases: "self and mat2 must have the same dtype" (CPU, 1.13.1
+    # and 2.0.1), "..., but got Float and Double" (CPU from 2.1.2; CUDA on 2.11.0, the one CUDA
+    # release observed), "expected m1 and m2 to have the same dtype, but got: float != double"
+    # and "expected scalar type Float but found Double" (other releases; not observed here). Key words: "same dtype" or "expected scalar type", and,
+    # wherever the message names the dtypes, Double among them.
+    if not run.raised(RuntimeError, r"same dtype|expected scalar type"):
+        return False
+    names_dtypes = run.raised(RuntimeError, r"but (got|found)")
+    return not names_dtypes or run.raised(RuntimeError, r"double")
+
+
+def near_miss(device):
+    table = torch.eye(3, device=device)
+    ids = torch.tensor([0.0, 2.0], device=device)  # float ids: index_select wants int64
+    return table.index_select(0, ids)
+
+
+def check(run, device):
+    """A float32 output equal to y = x W^T + b computed in NumPy (float64), with W drawn again
+    from the same NumPy generator and b from a layer built under the same seed."""
+    w = np.random.default_rng(0).normal(0, 0.5, size=(2, 3))
+    with seeded(0):
+        b = nn.Linear(3, 2).bias.detach().numpy().astype(np.float64)
+    expected = np.array([[1.0, 2.0, 3.0]]) @ w.T + b
+    assert run.value.dtype == torch.float32
+    torch.testing.assert_close(run.value.detach().cpu(), torch.from_numpy(expected).float())
+
+
+CASE = Case(
+    id="numpy-float64-weights",
+    title="Weights initialised from NumPy are float64",
+    kind="error",
+    # Observed on every release of the version matrix (1.13.1 to 2.15.0, reports/). Matrix
+    # products have never promoted mixed dtypes (type promotion, 1.3, covers elementwise ops),
+    # so no release is known without it: no lower bound.
+    affects="*",
+    devices=("cpu", "cuda"),
+    sources=(S1.at("the closing 'common operations': init by hand with torch.from_numpy(np.random.normal(...))"),),
+    tags=("dtypes", "numpy", "float64", "initialization"),
+    references=(
+        "https://github.com/pytorch/pytorch/pull/22273",  # promotion is for elementwise ops only
+    ),
+)

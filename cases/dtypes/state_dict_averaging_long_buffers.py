@@ -19,29 +19,7 @@
 import torch
 from torch import nn
 
-from torch_pitfalls import Affects, Case, observe, seeded
-from torch_pitfalls.sources import S1
-
-CASE = Case(
-    id="state-dict-averaging-long-buffers",
-    title="Averaging checkpoints in place trips on BatchNorm's integer counter",
-    kind="error",
-    # The error needs type promotion's in-place check (1.3, #22273); num_batches_tracked exists
-    # since 0.4.1. Before 1.3 the same loop silently truncated the counter instead. The matrix
-    # observes it from 1.13.1 on.
-    affects=(Affects(">=1.3", since="PR #22273 (merged September 2019), released in 1.3.0: its "
-                     "description says int_tensor *= float now raises; the v1.3.1 tracker #28919 "
-                     "names 1.3.0's type promotion"),),
-    devices=("cpu", "cuda"),
-    sources=(S1.at("section 'Troubleshooting': result type Float can't be cast to the desired output type Long, from num_batches_tracked"),),
-    tags=("dtypes", "state_dict", "batchnorm", "inplace", "checkpoint"),
-    references=(
-        "https://github.com/pytorch/pytorch/pull/22273",  # int_tensor *= float raises since 1.3
-        "https://github.com/pytorch/pytorch/pull/6445",  # adds the num_batches_tracked buffer
-        "https://github.com/pytorch/pytorch/issues/28919",  # v1.3.1 tracker: fixes to 1.3.0's promotion
-    ),
-)
-
+from torch_pitfalls import observe, seeded
 
 # %% [markdown]
 # ## The broken code
@@ -65,27 +43,6 @@ def broken(device):
     avg, other = a.state_dict(), b.state_dict()
     for key in avg:  # weight, bias, running_mean, running_var, num_batches_tracked
         avg[key] += other[key]
-        avg[key] *= 0.5
-    return avg
-
-
-def symptom(run):
-    """The in-place halving refuses to put a float result into the int64 counter."""
-    return run.raised(RuntimeError, r"can't be cast to the desired output type")
-
-
-# %% [markdown]
-# The same loop fails differently when the two checkpoints are not of the same model: a
-# BatchNorm over 2 features and one over 3 cannot be added, and in-place `+=` raises a
-# RuntimeError about sizes. That is a mismatched checkpoint, not the integer counter.
-
-# %%
-def near_miss(device):
-    with seeded(0):
-        a, b = nn.BatchNorm1d(2).to(device), nn.BatchNorm1d(3).to(device)
-    avg, other = a.state_dict(), b.state_dict()
-    for key in avg:
-        avg[key] += other[key]  # the size of tensor a (2) must match the size of tensor b (3)
         avg[key] *= 0.5
     return avg
 
@@ -125,20 +82,6 @@ def fixed(device):
     return {"merged": merged.state_dict(), "a.weight after": a.weight.detach()}
 
 
-def check(run, device):
-    """The merged model's entries, worked out by hand from the values set in two_checkpoints:
-    weight (1+3)/2, bias 0, running_mean (2+4)/2, running_var 1, the int64 counter taken from
-    `a` (10); and model `a`'s own weight still 1 (the source models were left untouched)."""
-    merged = {k: v.cpu() for k, v in run.value["merged"].items()}
-    torch.testing.assert_close(merged["weight"], torch.tensor([2.0, 2.0]))
-    torch.testing.assert_close(merged["bias"], torch.tensor([0.0, 0.0]))
-    torch.testing.assert_close(merged["running_mean"], torch.tensor([3.0, 3.0]))
-    torch.testing.assert_close(merged["running_var"], torch.tensor([1.0, 1.0]))
-    assert merged["num_batches_tracked"].dtype == torch.int64
-    assert merged["num_batches_tracked"].item() == 10
-    torch.testing.assert_close(run.value["a.weight after"].cpu(), torch.tensor([1.0, 1.0]))
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -159,3 +102,64 @@ if __name__ == "__main__":
 # from 1.13.1 on; on CUDA the same error was observed on one release, torch 2.11.0+cu130 on an
 # NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not
 # observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# The same loop fails differently when the two checkpoints are not of the same model: a
+# BatchNorm over 2 features and one over 3 cannot be added, and in-place `+=` raises a
+# RuntimeError about sizes. That is a mismatched checkpoint, not the integer counter.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import S1
+
+
+def symptom(run):
+    """The in-place halving refuses to put a float result into the int64 counter."""
+    return run.raised(RuntimeError, r"can't be cast to the desired output type")
+
+
+def near_miss(device):
+    with seeded(0):
+        a, b = nn.BatchNorm1d(2).to(device), nn.BatchNorm1d(3).to(device)
+    avg, other = a.state_dict(), b.state_dict()
+    for key in avg:
+        avg[key] += other[key]  # the size of tensor a (2) must match the size of tensor b (3)
+        avg[key] *= 0.5
+    return avg
+
+
+def check(run, device):
+    """The merged model's entries, worked out by hand from the values set in two_checkpoints:
+    weight (1+3)/2, bias 0, running_mean (2+4)/2, running_var 1, the int64 counter taken from
+    `a` (10); and model `a`'s own weight still 1 (the source models were left untouched)."""
+    merged = {k: v.cpu() for k, v in run.value["merged"].items()}
+    torch.testing.assert_close(merged["weight"], torch.tensor([2.0, 2.0]))
+    torch.testing.assert_close(merged["bias"], torch.tensor([0.0, 0.0]))
+    torch.testing.assert_close(merged["running_mean"], torch.tensor([3.0, 3.0]))
+    torch.testing.assert_close(merged["running_var"], torch.tensor([1.0, 1.0]))
+    assert merged["num_batches_tracked"].dtype == torch.int64
+    assert merged["num_batches_tracked"].item() == 10
+    torch.testing.assert_close(run.value["a.weight after"].cpu(), torch.tensor([1.0, 1.0]))
+
+
+CASE = Case(
+    id="state-dict-averaging-long-buffers",
+    title="Averaging checkpoints in place trips on BatchNorm's integer counter",
+    kind="error",
+    # The error needs type promotion's in-place check (1.3, #22273); num_batches_tracked exists
+    # since 0.4.1. Before 1.3 the same loop silently truncated the counter instead. The matrix
+    # observes it from 1.13.1 on.
+    affects=(Affects(">=1.3", since="PR #22273 (merged September 2019), released in 1.3.0: its "
+                     "description says int_tensor *= float now raises; the v1.3.1 tracker #28919 "
+                     "names 1.3.0's type promotion"),),
+    devices=("cpu", "cuda"),
+    sources=(S1.at("section 'Troubleshooting': result type Float can't be cast to the desired output type Long, from num_batches_tracked"),),
+    tags=("dtypes", "state_dict", "batchnorm", "inplace", "checkpoint"),
+    references=(
+        "https://github.com/pytorch/pytorch/pull/22273",  # int_tensor *= float raises since 1.3
+        "https://github.com/pytorch/pytorch/pull/6445",  # adds the num_batches_tracked buffer
+        "https://github.com/pytorch/pytorch/issues/28919",  # v1.3.1 tracker: fixes to 1.3.0's promotion
+    ),
+)

@@ -18,26 +18,7 @@
 import numpy as np
 import torch
 
-from torch_pitfalls import Affects, Case, observe
-from torch_pitfalls.sources import S1
-
-CASE = Case(
-    id="tensor-copy-construct",
-    title="torch.tensor(existing_tensor) warns",
-    kind="warning",
-    # The warning was added by #11815 (September 2018, first released in 1.0). Observed on
-    # 2.13.0; its advice changed from clone().detach() to detach().clone(), its category never.
-    affects=(Affects(">=1.0", since="PR #11815 added the warning (September 2018, first released "
-                     "in 1.0.0)"),),
-    devices=("cpu", "cuda"),
-    sources=(S1.at("section 'Troubleshooting': UserWarning: To copy construct from a tensor, ... (in save_for_backward code)"),),
-    tags=("dtypes", "tensor_constructor", "copy", "autograd"),
-    references=(
-        "https://github.com/pytorch/pytorch/pull/11815",  # detach in constructors, adds the warning
-        "https://github.com/pytorch/pytorch/issues/23495",  # "why warn?": use torch.as_tensor instead
-        "https://pytorch.org/docs/1.10/generated/torch.tensor.html",  # torch.tensor(x) == x.clone().detach()
-    ),
-)
+from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
@@ -48,22 +29,6 @@ def broken(device):
     weights = torch.tensor([1.0, 2.0, 3.0], device=device, requires_grad=True)
     scaled = weights * 2
     return torch.tensor(scaled)
-
-
-def symptom(run):
-    """torch.tensor warns that it is being used to copy a tensor."""
-    return run.warned(UserWarning, r"copy construct from a tensor")
-
-
-# %% [markdown]
-# `torch.tensor` has another `UserWarning` that is not this one: given a *list of NumPy
-# arrays* (one per sample, collected in a loop) it warns that the conversion is extremely
-# slow. Nothing is copied from a tensor there; stack the arrays with `np.stack` first.
-
-# %%
-def near_miss(device):
-    rows = [np.array([1.0, 2.0]), np.array([3.0, 4.0])]  # a list of ndarrays
-    return torch.tensor(rows, device=device)  # UserWarning: ... extremely slow
 
 
 # %%
@@ -91,14 +56,6 @@ def fixed(device):
     return scaled.detach().clone()
 
 
-def check(run, device):
-    """The values 2 * [1, 2, 3] worked out by hand, in a leaf outside the graph, and no warning:
-    `torch.tensor(scaled)` gives the same values, and only its warning tells it apart."""
-    torch.testing.assert_close(run.value.cpu(), torch.tensor([2.0, 4.0, 6.0]))
-    assert not run.value.requires_grad and run.value.grad_fn is None
-    assert not run.warnings, f"the copy warned: {run.warnings[0].message}"
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -115,3 +72,51 @@ if __name__ == "__main__":
 # answers "why warn?" with `torch.as_tensor` for the convert-if-needed use. Observed on torch 2.13.0
 # (CPU), and on CUDA on one release, torch 2.11.0+cu130 on an NVIDIA H200
 # (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# `torch.tensor` has another `UserWarning` that is not this one: given a *list of NumPy
+# arrays* (one per sample, collected in a loop) it warns that the conversion is extremely
+# slow. Nothing is copied from a tensor there; stack the arrays with `np.stack` first.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import S1
+
+
+def symptom(run):
+    """torch.tensor warns that it is being used to copy a tensor."""
+    return run.warned(UserWarning, r"copy construct from a tensor")
+
+
+def near_miss(device):
+    rows = [np.array([1.0, 2.0]), np.array([3.0, 4.0])]  # a list of ndarrays
+    return torch.tensor(rows, device=device)  # UserWarning: ... extremely slow
+
+
+def check(run, device):
+    """The values 2 * [1, 2, 3] worked out by hand, in a leaf outside the graph, and no warning:
+    `torch.tensor(scaled)` gives the same values, and only its warning tells it apart."""
+    torch.testing.assert_close(run.value.cpu(), torch.tensor([2.0, 4.0, 6.0]))
+    assert not run.value.requires_grad and run.value.grad_fn is None
+    assert not run.warnings, f"the copy warned: {run.warnings[0].message}"
+
+
+CASE = Case(
+    id="tensor-copy-construct",
+    title="torch.tensor(existing_tensor) warns",
+    kind="warning",
+    # The warning was added by #11815 (September 2018, first released in 1.0). Observed on
+    # 2.13.0; its advice changed from clone().detach() to detach().clone(), its category never.
+    affects=(Affects(">=1.0", since="PR #11815 added the warning (September 2018, first released "
+                     "in 1.0.0)"),),
+    devices=("cpu", "cuda"),
+    sources=(S1.at("section 'Troubleshooting': UserWarning: To copy construct from a tensor, ... (in save_for_backward code)"),),
+    tags=("dtypes", "tensor_constructor", "copy", "autograd"),
+    references=(
+        "https://github.com/pytorch/pytorch/pull/11815",  # detach in constructors, adds the warning
+        "https://github.com/pytorch/pytorch/issues/23495",  # "why warn?": use torch.as_tensor instead
+        "https://pytorch.org/docs/1.10/generated/torch.tensor.html",  # torch.tensor(x) == x.clone().detach()
+    ),
+)

@@ -18,27 +18,7 @@
 import numpy as np
 import torch
 
-from torch_pitfalls import Case, observe
-from torch_pitfalls.sources import S1
-
-CASE = Case(
-    id="uint8-conversion-wraparound",
-    title="(x * 255).byte() wraps around instead of saturating",
-    kind="silent",
-    # Observed on 2.13.0 (CPU). Out-of-range float -> uint8 goes through int64 and keeps the
-    # low 8 bits, meant to agree on both devices (c10/util/TypeCast.h; #7644, #36832). No
-    # release is known to saturate, so no bound is set.
-    affects="*",
-    devices=("cpu", "cuda"),
-    sources=(S1.at("section 'Troubleshooting', tensor to PIL.Image: torch.clamp(tensor * 255, min=0, max=255).byte()"),),
-    tags=("dtypes", "uint8", "image", "overflow", "clamp"),
-    references=(
-        "https://github.com/pytorch/pytorch/pull/7644",  # negative float -> uint8 made defined (via int)
-        "https://github.com/pytorch/pytorch/issues/36807",  # a CUDA regression that gave 0 instead
-        "https://github.com/pytorch/pytorch/pull/36832",  # made CUDA agree with CPU again
-        "https://github.com/pytorch/pytorch/issues/131910",  # torch.compile (CPU inductor) differs
-    ),
-)
+from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
@@ -48,25 +28,6 @@ CASE = Case(
 def broken(device):
     x = torch.tensor([0.0, 0.5, 1.004, -0.004], device=device)
     return (x * 255).byte()  # 0, 127.5, 256.02, -1.02 before the cast
-
-
-def symptom(run):
-    """The highlight became 0 (black) and the shadow 255 (white): the cast wrapped."""
-    if run.error is not None:
-        return False
-    pixels = run.value.cpu().tolist()
-    return pixels[2] == 0 and pixels[3] == 255
-
-
-# %% [markdown]
-# A nearly black image has another common cause: the `* 255` was forgotten, so `.byte()`
-# truncates values in [0, 1] to 0 (and 1.004 to 1). Those pixels are wrong, but nothing
-# wrapped around, and the symptom must not claim them.
-
-# %%
-def near_miss(device):
-    x = torch.tensor([0.0, 0.5, 1.004, -0.004], device=device)
-    return x.byte()  # [0, 0, 1, 0]: scaled by nothing
 
 
 # %%
@@ -96,13 +57,6 @@ def fixed(device):
     return torch.clamp(x * 255, min=0, max=255).byte()
 
 
-def check(run, device):
-    """The pixels [0, 127, 255, 0], from the same conversion done in NumPy with an explicit
-    clip to 0..255 before the cast."""
-    expected = np.clip(np.array([0.0, 0.5, 1.004, -0.004], dtype=np.float32) * 255, 0, 255)
-    torch.testing.assert_close(run.value.cpu(), torch.from_numpy(expected.astype(np.uint8)))
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -121,3 +75,54 @@ if __name__ == "__main__":
 # GPU compilers. Observed on torch 2.13.0 (CPU), and on CUDA on one release, torch 2.11.0+cu130 on
 # an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not
 # observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# A nearly black image has another common cause: the `* 255` was forgotten, so `.byte()`
+# truncates values in [0, 1] to 0 (and 1.004 to 1). Those pixels are wrong, but nothing
+# wrapped around, and the symptom must not claim them.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Case
+from torch_pitfalls.sources import S1
+
+
+def symptom(run):
+    """The highlight became 0 (black) and the shadow 255 (white): the cast wrapped."""
+    if run.error is not None:
+        return False
+    pixels = run.value.cpu().tolist()
+    return pixels[2] == 0 and pixels[3] == 255
+
+
+def near_miss(device):
+    x = torch.tensor([0.0, 0.5, 1.004, -0.004], device=device)
+    return x.byte()  # [0, 0, 1, 0]: scaled by nothing
+
+
+def check(run, device):
+    """The pixels [0, 127, 255, 0], from the same conversion done in NumPy with an explicit
+    clip to 0..255 before the cast."""
+    expected = np.clip(np.array([0.0, 0.5, 1.004, -0.004], dtype=np.float32) * 255, 0, 255)
+    torch.testing.assert_close(run.value.cpu(), torch.from_numpy(expected.astype(np.uint8)))
+
+
+CASE = Case(
+    id="uint8-conversion-wraparound",
+    title="(x * 255).byte() wraps around instead of saturating",
+    kind="silent",
+    # Observed on 2.13.0 (CPU). Out-of-range float -> uint8 goes through int64 and keeps the
+    # low 8 bits, meant to agree on both devices (c10/util/TypeCast.h; #7644, #36832). No
+    # release is known to saturate, so no bound is set.
+    affects="*",
+    devices=("cpu", "cuda"),
+    sources=(S1.at("section 'Troubleshooting', tensor to PIL.Image: torch.clamp(tensor * 255, min=0, max=255).byte()"),),
+    tags=("dtypes", "uint8", "image", "overflow", "clamp"),
+    references=(
+        "https://github.com/pytorch/pytorch/pull/7644",  # negative float -> uint8 made defined (via int)
+        "https://github.com/pytorch/pytorch/issues/36807",  # a CUDA regression that gave 0 instead
+        "https://github.com/pytorch/pytorch/pull/36832",  # made CUDA agree with CPU again
+        "https://github.com/pytorch/pytorch/issues/131910",  # torch.compile (CPU inductor) differs
+    ),
+)

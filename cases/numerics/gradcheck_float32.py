@@ -20,40 +20,12 @@ import torch
 from torch import nn
 from torch.autograd import gradcheck
 
-from torch_pitfalls import Affects, Case, observe, seeded
-from torch_pitfalls.sources import S4
+from torch_pitfalls import observe, seeded
 
 try:
     from torch.autograd.gradcheck import GradcheckError
 except ImportError:  # before the 2021 refactor (pytorch/pytorch#55656): a plain RuntimeError
     GradcheckError = RuntimeError
-
-CASE = Case(
-    id="gradcheck-float32",
-    title="gradcheck in float32: a Jacobian mismatch that is not a bug",
-    kind="error",
-    # The mismatch is float32 arithmetic against tolerances made for float64: it was reported on
-    # 0.3.1 (#5351) and shows on 2.13.0 here. The symptom also asks for the precision warning,
-    # which landed in June 2018 (#8663): 1.0 is the first release certainly after it (whether
-    # 0.4.1 carries it was not checked). Since #55656 (2021) the exception is GradcheckError, a
-    # RuntimeError subclass. No release is known to have changed the behaviour.
-    affects=(
-        Affects(">=1.0", since="the warning came with pytorch/pytorch#8663 (June 2018); 1.0.0 (December "
-                "2018) is the first release certainly after it; the mismatch itself is reported on 0.3.1 (#5351)"),
-    ),
-    devices=("cpu", "cuda"),
-    sources=(S4.at("the whole post: float32 inputs, eps/atol as a non-fix, the nn.Linear example, "
-                   "the sigmoid eps=1e-3 vs 1e-4 experiment"),),
-    tags=("numerics", "autograd", "gradcheck", "float32", "float64"),
-    references=(
-        "https://docs.pytorch.org/docs/stable/generated/torch.autograd.gradcheck.gradcheck.html",
-        "https://github.com/pytorch/pytorch/issues/5351",  # nn.Linear "fails" gradcheck in float32
-        "https://github.com/pytorch/pytorch/issues/8659",  # asks for a warning below float64
-        "https://github.com/pytorch/pytorch/pull/8663",  # adds that warning
-        "https://github.com/pytorch/pytorch/pull/55656",  # failures raise GradcheckError
-        "https://github.com/pytorch/pytorch/issues/2710",  # nondet_tol for "not reentrant" backward
-    ),
-)
 
 # %% [markdown]
 # ## The broken code
@@ -76,17 +48,6 @@ def broken(device):
     return gradcheck(layer, (x,))  # raises
 
 
-def symptom(run):
-    """A GradcheckError about the Jacobian, after a warning that the input is not float64.
-
-    The warning is what tells this apart from a real bug: a wrong backward checked in float64
-    raises the same GradcheckError with no warning, and this predicate is False for it.
-    """
-    return run.raised(GradcheckError, r"Jacobian mismatch") and run.warned(
-        UserWarning, r"not (of |a )?double precision"
-    )
-
-
 # %% [markdown]
 # The near miss is such a real bug: a sigmoid whose hand-written backward is 0.5% too large,
 # checked the right way, in float64. gradcheck raises the same `GradcheckError` about the
@@ -104,12 +65,6 @@ class SlightlyWrongSigmoid(torch.autograd.Function):
     def backward(ctx, grad):
         (y,) = ctx.saved_tensors
         return grad * y * (1 - y) * 1.005  # 0.5% too large
-
-
-def near_miss(device):
-    gen = torch.Generator(device=device).manual_seed(0)
-    x = torch.rand(4, 3, generator=gen, device=device, dtype=torch.float64, requires_grad=True)
-    return gradcheck(SlightlyWrongSigmoid.apply, (x,))  # raises, rightly
 
 
 # %%
@@ -165,16 +120,6 @@ def fixed(device):
     return {"gradcheck": passes, "grad": grad}
 
 
-def check(run, device):
-    """gradcheck passed, and autograd's gradient equals (s * (1 - s)) W for s = sigmoid(x Wᵀ + b),
-    the derivative written out by hand from the same seeded float64 layer and input."""
-    assert run.value["gradcheck"] is True, "gradcheck in float64 failed"
-    layer, x = layer_and_input(device, torch.float64)
-    weight, bias = layer[0].weight.detach(), layer[0].bias.detach()
-    s = 1 / (1 + torch.exp(-(x.detach() @ weight.T + bias)))
-    torch.testing.assert_close(run.value["grad"], (s * (1 - s)) @ weight)
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -198,3 +143,65 @@ if __name__ == "__main__":
 # On CUDA, where float32 has the same resolution, the same failure was observed on one release,
 # torch 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other
 # releases on CUDA were not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import S4
+
+
+def symptom(run):
+    """A GradcheckError about the Jacobian, after a warning that the input is not float64.
+
+    The warning is what tells this apart from a real bug: a wrong backward checked in float64
+    raises the same GradcheckError with no warning, and this predicate is False for it.
+    """
+    return run.raised(GradcheckError, r"Jacobian mismatch") and run.warned(
+        UserWarning, r"not (of |a )?double precision"
+    )
+
+
+def near_miss(device):
+    gen = torch.Generator(device=device).manual_seed(0)
+    x = torch.rand(4, 3, generator=gen, device=device, dtype=torch.float64, requires_grad=True)
+    return gradcheck(SlightlyWrongSigmoid.apply, (x,))  # raises, rightly
+
+
+def check(run, device):
+    """gradcheck passed, and autograd's gradient equals (s * (1 - s)) W for s = sigmoid(x Wᵀ + b),
+    the derivative written out by hand from the same seeded float64 layer and input."""
+    assert run.value["gradcheck"] is True, "gradcheck in float64 failed"
+    layer, x = layer_and_input(device, torch.float64)
+    weight, bias = layer[0].weight.detach(), layer[0].bias.detach()
+    s = 1 / (1 + torch.exp(-(x.detach() @ weight.T + bias)))
+    torch.testing.assert_close(run.value["grad"], (s * (1 - s)) @ weight)
+
+
+CASE = Case(
+    id="gradcheck-float32",
+    title="gradcheck in float32: a Jacobian mismatch that is not a bug",
+    kind="error",
+    # The mismatch is float32 arithmetic against tolerances made for float64: it was reported on
+    # 0.3.1 (#5351) and shows on 2.13.0 here. The symptom also asks for the precision warning,
+    # which landed in June 2018 (#8663): 1.0 is the first release certainly after it (whether
+    # 0.4.1 carries it was not checked). Since #55656 (2021) the exception is GradcheckError, a
+    # RuntimeError subclass. No release is known to have changed the behaviour.
+    affects=(
+        Affects(">=1.0", since="the warning came with pytorch/pytorch#8663 (June 2018); 1.0.0 (December "
+                "2018) is the first release certainly after it; the mismatch itself is reported on 0.3.1 (#5351)"),
+    ),
+    devices=("cpu", "cuda"),
+    sources=(S4.at("the whole post: float32 inputs, eps/atol as a non-fix, the nn.Linear example, "
+                   "the sigmoid eps=1e-3 vs 1e-4 experiment"),),
+    tags=("numerics", "autograd", "gradcheck", "float32", "float64"),
+    references=(
+        "https://docs.pytorch.org/docs/stable/generated/torch.autograd.gradcheck.gradcheck.html",
+        "https://github.com/pytorch/pytorch/issues/5351",  # nn.Linear "fails" gradcheck in float32
+        "https://github.com/pytorch/pytorch/issues/8659",  # asks for a warning below float64
+        "https://github.com/pytorch/pytorch/pull/8663",  # adds that warning
+        "https://github.com/pytorch/pytorch/pull/55656",  # failures raise GradcheckError
+        "https://github.com/pytorch/pytorch/issues/2710",  # nondet_tol for "not reentrant" backward
+    ),
+)

@@ -24,36 +24,12 @@ import math
 import torch
 from torch.autograd import gradcheck
 
-from torch_pitfalls import Case, observe
-from torch_pitfalls.sources import S4
+from torch_pitfalls import observe
 
 try:
     from torch.autograd.gradcheck import GradcheckError
 except ImportError:  # before pytorch/pytorch#55656 (2021): a plain RuntimeError
     GradcheckError = RuntimeError
-
-CASE = Case(
-    id="gradcheck-nondeterministic-backward",
-    title="gradcheck and a backward that is not bit-for-bit reproducible",
-    kind="error",
-    # gradcheck has compared two backward runs for exact equality at least since 2017
-    # (pytorch/pytorch#2710 quotes the check); no release is known without it, so no lower
-    # bound. Observed on 2.13.0, CPU. Since #55656 the exception is GradcheckError, a
-    # RuntimeError subclass (a RuntimeError before); the symptom matches that type and the key words.
-    affects="*",
-    devices=("cpu", "cuda"),
-    sources=(S4.at("the paragraph on raising atol: 'Backward is not reentrant' now and then; "
-                   "raise_exception=False offered to silence gradcheck"),),
-    tags=("numerics", "autograd", "gradcheck", "nondeterminism", "nondet_tol"),
-    references=(
-        "https://docs.pytorch.org/docs/stable/generated/torch.autograd.gradcheck.gradcheck.html",
-        "https://github.com/pytorch/pytorch/issues/2710",   # the exact-equality check, 2017
-        "https://github.com/pytorch/pytorch/pull/20980",    # nondet_tol: "by using atomicAdd mostly"
-        "https://github.com/CharlesShang/DCNv2/issues/8",   # the error from a CUDA op, loosened tolerances
-        "https://github.com/pytorch/pytorch/pull/55656",    # failures raise GradcheckError
-        "https://docs.pytorch.org/docs/stable/generated/torch.use_deterministic_algorithms.html",
-    ),
-)
 
 
 class ScaleBySum(torch.autograd.Function):
@@ -94,35 +70,6 @@ def layer_and_input(device):
 def broken(device):
     layer, x, _ = layer_and_input(device)
     return gradcheck(layer, (x,))  # raises
-
-
-def symptom(run):
-    """gradcheck gave up on reentrancy: the two backward runs differ. (A wrong gradient raises
-    the same exception type with "Jacobian mismatch"; that is another bug.)"""
-    return run.raised(GradcheckError, r"Backward is not reentrant")
-
-
-# %% [markdown]
-# A look-alike: the same exception from gradcheck, but because the backward is *wrong* (here
-# 0.1% too large, and deterministic). That is "Jacobian mismatch", a real bug, and the symptom
-# must not claim it.
-
-# %%
-class ScaleBySumWrong(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, w):
-        ctx.save_for_backward(w)
-        return x * w.sum()
-
-    @staticmethod
-    def backward(ctx, grad):
-        (w,) = ctx.saved_tensors
-        return grad * w.sum() * 1.001, None
-
-
-def near_miss(device):
-    _, x, w = layer_and_input(device)
-    return gradcheck(lambda inp: ScaleBySumWrong.apply(inp, w), (x,))  # raises: Jacobian mismatch
 
 
 # %%
@@ -182,19 +129,6 @@ def fixed(device):
     return {"gradcheck": ok, "nondet_tol": tol, "grad": grad.detach()}
 
 
-def check(run, device):
-    """gradcheck passed with a tolerance that is tiny next to the gradient (not a blanket
-    loosening), and the gradient is sum(w) for every element, with sum(w) computed exactly
-    rounded by math.fsum instead of by the layer."""
-    value = run.value
-    assert value["gradcheck"] is True, value["gradcheck"]
-    _, x, w = layer_and_input(device)
-    exact = math.fsum(w.cpu().tolist())
-    assert 0 < value["nondet_tol"] < 1e-12 * abs(exact), value["nondet_tol"]
-    expected = torch.full_like(x.detach(), exact)
-    torch.testing.assert_close(value["grad"], expected, rtol=1e-13, atol=0.0)
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -236,3 +170,74 @@ if __name__ == "__main__":
 # ends; the matrix shows it from 1.13.1 on. On CUDA (the case's generator and `randperm` run there
 # as written) it was observed on one release, torch 2.11.0+cu130 on an NVIDIA H200
 # (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# A look-alike: the same exception from gradcheck, but because the backward is *wrong* (here
+# 0.1% too large, and deterministic). That is "Jacobian mismatch", a real bug, and the symptom
+# must not claim it.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Case
+from torch_pitfalls.sources import S4
+
+
+def symptom(run):
+    """gradcheck gave up on reentrancy: the two backward runs differ. (A wrong gradient raises
+    the same exception type with "Jacobian mismatch"; that is another bug.)"""
+    return run.raised(GradcheckError, r"Backward is not reentrant")
+
+
+class ScaleBySumWrong(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, w):
+        ctx.save_for_backward(w)
+        return x * w.sum()
+
+    @staticmethod
+    def backward(ctx, grad):
+        (w,) = ctx.saved_tensors
+        return grad * w.sum() * 1.001, None
+
+
+def near_miss(device):
+    _, x, w = layer_and_input(device)
+    return gradcheck(lambda inp: ScaleBySumWrong.apply(inp, w), (x,))  # raises: Jacobian mismatch
+
+
+def check(run, device):
+    """gradcheck passed with a tolerance that is tiny next to the gradient (not a blanket
+    loosening), and the gradient is sum(w) for every element, with sum(w) computed exactly
+    rounded by math.fsum instead of by the layer."""
+    value = run.value
+    assert value["gradcheck"] is True, value["gradcheck"]
+    _, x, w = layer_and_input(device)
+    exact = math.fsum(w.cpu().tolist())
+    assert 0 < value["nondet_tol"] < 1e-12 * abs(exact), value["nondet_tol"]
+    expected = torch.full_like(x.detach(), exact)
+    torch.testing.assert_close(value["grad"], expected, rtol=1e-13, atol=0.0)
+
+
+CASE = Case(
+    id="gradcheck-nondeterministic-backward",
+    title="gradcheck and a backward that is not bit-for-bit reproducible",
+    kind="error",
+    # gradcheck has compared two backward runs for exact equality at least since 2017
+    # (pytorch/pytorch#2710 quotes the check); no release is known without it, so no lower
+    # bound. Observed on 2.13.0, CPU. Since #55656 the exception is GradcheckError, a
+    # RuntimeError subclass (a RuntimeError before); the symptom matches that type and the key words.
+    affects="*",
+    devices=("cpu", "cuda"),
+    sources=(S4.at("the paragraph on raising atol: 'Backward is not reentrant' now and then; "
+                   "raise_exception=False offered to silence gradcheck"),),
+    tags=("numerics", "autograd", "gradcheck", "nondeterminism", "nondet_tol"),
+    references=(
+        "https://docs.pytorch.org/docs/stable/generated/torch.autograd.gradcheck.gradcheck.html",
+        "https://github.com/pytorch/pytorch/issues/2710",   # the exact-equality check, 2017
+        "https://github.com/pytorch/pytorch/pull/20980",    # nondet_tol: "by using atomicAdd mostly"
+        "https://github.com/CharlesShang/DCNv2/issues/8",   # the error from a CUDA op, loosened tolerances
+        "https://github.com/pytorch/pytorch/pull/55656",    # failures raise GradcheckError
+        "https://docs.pytorch.org/docs/stable/generated/torch.use_deterministic_algorithms.html",
+    ),
+)

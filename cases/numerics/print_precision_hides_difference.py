@@ -18,24 +18,7 @@
 # %%
 import torch
 
-from torch_pitfalls import Case, observe
-from torch_pitfalls.sources import S1
-
-CASE = Case(
-    id="print-precision-hides-difference",
-    title="Printing hides a difference: four digits by default",
-    kind="silent",
-    # Observed on 2.13.0 by this corpus. The default precision of 4 is documented for the
-    # 1.10 docs and today's; no release is known to have changed it, so no bound is set.
-    affects="*",
-    devices=("cpu", "cuda"),
-    sources=(S1.at("section 'Troubleshooting': the default print precision is 4 digits, set_printoptions(precision=8)"),),
-    tags=("numerics", "printing", "set_printoptions", "comparison"),
-    references=(
-        "https://docs.pytorch.org/docs/stable/generated/torch.set_printoptions.html",
-        "https://pytorch.org/docs/1.10/generated/torch.set_printoptions.html",
-    ),
-)
+from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
@@ -51,32 +34,6 @@ def broken(device):
         "printed_new": str(new),
         "equal": torch.equal(old, new),  # what the values say
         "max_abs_diff": (new - old).abs().max().item(),
-    }
-
-
-def symptom(run):
-    """The two tensors print identically although their values differ by a real, finite amount
-    smaller than the last printed digit (1e-4 at four decimals)."""
-    if run.error is not None:
-        return False
-    v = run.value
-    return v["printed_old"] == v["printed_new"] and not v["equal"] and 0 < v["max_abs_diff"] < 1e-4
-
-
-# %% [markdown]
-# Equal printouts and `torch.equal(...) == False` also happen with nothing hidden by rounding:
-# a `nan` in both results. NaN is never equal to itself, so the two compare unequal however
-# many digits are printed; that is a NaN to chase (or `equal_nan=True`), not a precision to raise.
-
-# %%
-def near_miss(device):
-    old = torch.tensor([float("nan"), 0.5], device=device)
-    new = torch.tensor([float("nan"), 0.5], device=device)
-    return {
-        "printed_old": str(old),
-        "printed_new": str(new),
-        "equal": torch.equal(old, new),  # False: nan != nan
-        "max_abs_diff": (new - old).abs().max().item(),  # nan
     }
 
 
@@ -116,15 +73,6 @@ def fixed(device):
     return {"printed_old": printed_old, "printed_new": printed_new, "equal": equal, "max_abs_diff": max_abs_diff}
 
 
-def check(run, device):
-    """The printouts carry the digits written in the source, 0.12341 and 0.12344, and the values
-    differ by 0.12344 - 0.12341 = 3e-5, worked out by hand."""
-    v = run.value
-    assert "0.12341" in v["printed_old"] and "0.12344" in v["printed_new"], "the printout hides the digits"
-    assert not v["equal"]
-    assert abs(v["max_abs_diff"] - 3e-5) < 1e-7, v["max_abs_diff"]
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -139,3 +87,60 @@ if __name__ == "__main__":
 # (`reports/torch-2.11.0-cuda-nvidia-h200.json`), where printing first copies the values to the host
 # and formats them with the same code; other releases on CUDA were not observed. No release is known
 # to have changed the default, so `affects` has no bound; the version matrix checks it.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# Equal printouts and `torch.equal(...) == False` also happen with nothing hidden by rounding:
+# a `nan` in both results. NaN is never equal to itself, so the two compare unequal however
+# many digits are printed; that is a NaN to chase (or `equal_nan=True`), not a precision to raise.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Case
+from torch_pitfalls.sources import S1
+
+
+def symptom(run):
+    """The two tensors print identically although their values differ by a real, finite amount
+    smaller than the last printed digit (1e-4 at four decimals)."""
+    if run.error is not None:
+        return False
+    v = run.value
+    return v["printed_old"] == v["printed_new"] and not v["equal"] and 0 < v["max_abs_diff"] < 1e-4
+
+
+def near_miss(device):
+    old = torch.tensor([float("nan"), 0.5], device=device)
+    new = torch.tensor([float("nan"), 0.5], device=device)
+    return {
+        "printed_old": str(old),
+        "printed_new": str(new),
+        "equal": torch.equal(old, new),  # False: nan != nan
+        "max_abs_diff": (new - old).abs().max().item(),  # nan
+    }
+
+
+def check(run, device):
+    """The printouts carry the digits written in the source, 0.12341 and 0.12344, and the values
+    differ by 0.12344 - 0.12341 = 3e-5, worked out by hand."""
+    v = run.value
+    assert "0.12341" in v["printed_old"] and "0.12344" in v["printed_new"], "the printout hides the digits"
+    assert not v["equal"]
+    assert abs(v["max_abs_diff"] - 3e-5) < 1e-7, v["max_abs_diff"]
+
+
+CASE = Case(
+    id="print-precision-hides-difference",
+    title="Printing hides a difference: four digits by default",
+    kind="silent",
+    # Observed on 2.13.0 by this corpus. The default precision of 4 is documented for the
+    # 1.10 docs and today's; no release is known to have changed it, so no bound is set.
+    affects="*",
+    devices=("cpu", "cuda"),
+    sources=(S1.at("section 'Troubleshooting': the default print precision is 4 digits, set_printoptions(precision=8)"),),
+    tags=("numerics", "printing", "set_printoptions", "comparison"),
+    references=(
+        "https://docs.pytorch.org/docs/stable/generated/torch.set_printoptions.html",
+        "https://pytorch.org/docs/1.10/generated/torch.set_printoptions.html",
+    ),
+)

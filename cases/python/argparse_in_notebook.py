@@ -17,24 +17,7 @@
 # %%
 import json
 
-from torch_pitfalls import Affects, Case, observe, run_python
-from torch_pitfalls.sources import S1
-
-CASE = Case(
-    id="argparse-in-notebook",
-    title="`parse_args()` in a notebook reads the kernel's arguments",
-    kind="error",
-    # argparse and the Jupyter kernel's command line, not torch: the same with every torch.
-    affects=(Affects(reason="argparse reading the kernel's argv; the same with every torch"),),
-    devices=("cpu", "cuda"),
-    sources=(S1.at("troubleshooting list: Jupyter and argparse do not match; "
-                   "use parser.parse_args(args=[])"),),
-    tags=("python", "argparse", "notebook"),
-    references=(
-        "https://github.com/pytorch/examples/issues/369",  # the MNIST example in a notebook
-        "https://github.com/python/cpython/pull/125275",  # docs: message to stderr, exit status 2
-    ),
-)
+from torch_pitfalls import observe, run_python
 
 # %% [markdown]
 # ## The broken code
@@ -83,29 +66,6 @@ def broken(device):
     return _in_kernel("parse_args()")
 
 
-def symptom(run):
-    """SystemExit with code 2 that `except Exception` did not catch, after rejecting `-f`."""
-    if run.error is not None:
-        return False
-    seen = run.value
-    return (seen.get("error") == "SystemExit" and seen.get("code") == 2
-            and seen.get("is_exception") is False
-            and seen.get("caught_by_except_exception") is False
-            and "unrecognized arguments: -f" in seen.get("stderr", ""))
-
-
-# %% [markdown]
-# Not every `SystemExit: 2` from argparse is the kernel's argv. A script run from a terminal
-# without a required option (`python train.py`, `--data` forgotten) ends the same way, past
-# `except Exception`, but the complaint is about a missing argument of its own: a real usage
-# error, which `parse_args(args=[])` would not fix. The symptom must not claim it.
-
-# %%
-def near_miss(device):
-    return _in_kernel("parse_args()", argv=["train.py"],
-                      more_arguments='parser.add_argument("--data", required=True)')
-
-
 # %%
 if __name__ == "__main__":
     print(observe(broken, "cpu"))
@@ -130,13 +90,6 @@ def fixed(device):
     return {"error": seen["error"], "args": seen.get("args")}
 
 
-def check(run, device):
-    """The child parsed without exiting, and its arguments are the defaults declared in the
-    parser, written out by hand: nothing was taken from the kernel's argv."""
-    assert run.value["error"] is None, run.value
-    assert run.value["args"] == {"lr": 0.1, "epochs": 10}, run.value
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -152,3 +105,56 @@ if __name__ == "__main__":
 # the Python 3.11 used here, unrecognized arguments still end in `parser.error()` and exit. It is
 # argparse behaviour, shown with every torch, so `affects` has no version bound. Only the CPU
 # run was observed by this project; nothing here depends on the device.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# Not every `SystemExit: 2` from argparse is the kernel's argv. A script run from a terminal
+# without a required option (`python train.py`, `--data` forgotten) ends the same way, past
+# `except Exception`, but the complaint is about a missing argument of its own: a real usage
+# error, which `parse_args(args=[])` would not fix. The symptom must not claim it.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import S1
+
+
+def symptom(run):
+    """SystemExit with code 2 that `except Exception` did not catch, after rejecting `-f`."""
+    if run.error is not None:
+        return False
+    seen = run.value
+    return (seen.get("error") == "SystemExit" and seen.get("code") == 2
+            and seen.get("is_exception") is False
+            and seen.get("caught_by_except_exception") is False
+            and "unrecognized arguments: -f" in seen.get("stderr", ""))
+
+
+def near_miss(device):
+    return _in_kernel("parse_args()", argv=["train.py"],
+                      more_arguments='parser.add_argument("--data", required=True)')
+
+
+def check(run, device):
+    """The child parsed without exiting, and its arguments are the defaults declared in the
+    parser, written out by hand: nothing was taken from the kernel's argv."""
+    assert run.value["error"] is None, run.value
+    assert run.value["args"] == {"lr": 0.1, "epochs": 10}, run.value
+
+
+CASE = Case(
+    id="argparse-in-notebook",
+    title="`parse_args()` in a notebook reads the kernel's arguments",
+    kind="error",
+    # argparse and the Jupyter kernel's command line, not torch: the same with every torch.
+    affects=(Affects(reason="argparse reading the kernel's argv; the same with every torch"),),
+    devices=("cpu",),
+    device_independent=True,  # the variants never use their device
+    sources=(S1.at("troubleshooting list: Jupyter and argparse do not match; "
+                   "use parser.parse_args(args=[])"),),
+    tags=("python", "argparse", "notebook"),
+    references=(
+        "https://github.com/pytorch/examples/issues/369",  # the MNIST example in a notebook
+        "https://github.com/python/cpython/pull/125275",  # docs: message to stderr, exit status 2
+    ),
+)

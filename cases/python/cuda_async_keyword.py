@@ -17,26 +17,7 @@
 # %%
 import torch
 
-from torch_pitfalls import Affects, Case, observe
-from torch_pitfalls.sources import S1
-
-CASE = Case(
-    id="cuda-async-keyword",
-    title="`cuda(async=True)` is a syntax error",
-    kind="error",
-    # A Python rule, not a torch one: `async` is a reserved keyword from Python 3.7, so the
-    # source fails to compile with every torch (every torch in the matrix needs Python >= 3.7).
-    affects=(Affects(reason="Python >= 3.7 rejects the source whatever the torch version"),),
-    devices=("cpu", "cuda"),
-    sources=(S1.at("troubleshooting list: cuda(async=True) raises a syntax error; use non_blocking"),),
-    tags=("python", "syntax", "non_blocking"),
-    references=(
-        "https://github.com/pytorch/pytorch/issues/3431",  # rename .cuda(async=...) before 3.7
-        "https://github.com/pytorch/pytorch/pull/4999",  # async -> non_blocking, Feb 2018
-        "https://github.com/pytorch/pytorch/pull/12158",  # docs follow the rename
-        "https://www.python.org/pipermail/python-checkins/2017-October/152308.html",  # bpo-30406
-    ),
-)
+from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
@@ -50,24 +31,6 @@ BROKEN_SOURCE = "target = target.cuda(async=True)\n"
 def broken(device):
     # `device` plays no part: the text is rejected before anything runs, on every device.
     return compile(BROKEN_SOURCE, "train.py", "exec")
-
-
-def symptom(run):
-    """A SyntaxError whose reported column points at the `async` token."""
-    err = run.error
-    if not isinstance(err, SyntaxError) or err.text is None or err.offset is None:
-        return False
-    return err.text[err.offset - 1:].startswith("async")
-
-
-# %% [markdown]
-# Old scripts fail to parse for another reason too: a Python 2 `print` statement is also a
-# `SyntaxError` on Python 3, with its caret under `print`. That is not this pitfall, and the
-# symptom must not claim it.
-
-# %%
-def near_miss(device):
-    return compile('print "epoch", epoch\n', "train.py", "exec")
 
 
 # %%
@@ -101,13 +64,6 @@ def fixed(device):
     return namespace["target"]
 
 
-def check(run, device):
-    """The labels arrived on the requested device unchanged: the same three integers, written
-    out by hand."""
-    assert run.value.device.type == torch.device(device).type, run.value.device
-    torch.testing.assert_close(run.value.cpu(), torch.tensor([3, 1, 2]))
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -122,3 +78,52 @@ if __name__ == "__main__":
 # proper keywords"). The symptom depends on the Python version, not on torch: it shows with
 # every torch run on Python >= 3.7, so `affects` has no version bound. Only the CPU run was
 # observed by this project; on CUDA the text fails in the same parser before any device exists.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# Old scripts fail to parse for another reason too: a Python 2 `print` statement is also a
+# `SyntaxError` on Python 3, with its caret under `print`. That is not this pitfall, and the
+# symptom must not claim it.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import S1
+
+
+def symptom(run):
+    """A SyntaxError whose reported column points at the `async` token."""
+    err = run.error
+    if not isinstance(err, SyntaxError) or err.text is None or err.offset is None:
+        return False
+    return err.text[err.offset - 1:].startswith("async")
+
+
+def near_miss(device):
+    return compile('print "epoch", epoch\n', "train.py", "exec")
+
+
+def check(run, device):
+    """The labels arrived on the requested device unchanged: the same three integers, written
+    out by hand."""
+    assert run.value.device.type == torch.device(device).type, run.value.device
+    torch.testing.assert_close(run.value.cpu(), torch.tensor([3, 1, 2]))
+
+
+CASE = Case(
+    id="cuda-async-keyword",
+    title="`cuda(async=True)` is a syntax error",
+    kind="error",
+    # A Python rule, not a torch one: `async` is a reserved keyword from Python 3.7, so the
+    # source fails to compile with every torch (every torch in the matrix needs Python >= 3.7).
+    affects=(Affects(reason="Python >= 3.7 rejects the source whatever the torch version"),),
+    devices=("cpu", "cuda"),
+    sources=(S1.at("troubleshooting list: cuda(async=True) raises a syntax error; use non_blocking"),),
+    tags=("python", "syntax", "non_blocking"),
+    references=(
+        "https://github.com/pytorch/pytorch/issues/3431",  # rename .cuda(async=...) before 3.7
+        "https://github.com/pytorch/pytorch/pull/4999",  # async -> non_blocking, Feb 2018
+        "https://github.com/pytorch/pytorch/pull/12158",  # docs follow the rename
+        "https://www.python.org/pipermail/python-checkins/2017-October/152308.html",  # bpo-30406
+    ),
+)

@@ -22,24 +22,7 @@ from pathlib import Path
 
 import torch
 
-from torch_pitfalls import Affects, Case, observe, run_python
-from torch_pitfalls.sources import S1
-
-CASE = Case(
-    id="module-name-shadowing",
-    title="A local file named like a module shadows it",
-    kind="error",
-    # Python's import order, not torch's code: it shows with every torch version.
-    affects=(Affects(reason="Python's module search order; the same with every torch"),),
-    devices=("cpu", "cuda"),
-    sources=(S1.at("troubleshooting list: an unexplained 'No module named XXX' can be a file "
-                   "named like a library module, e.g. pdb.py"),),
-    tags=("python", "imports"),
-    references=(
-        "https://github.com/python/cpython/issues/67997",  # ask: warn when a module shadows stdlib
-        "https://docs.astral.sh/ruff/rules/stdlib-module-shadowing/",  # lint rule A005
-    ),
-)
+from torch_pitfalls import observe, run_python
 
 # %% [markdown]
 # ## The broken code
@@ -83,26 +66,6 @@ def broken(device):
     return _probe_in_folder_with("torch.py", device)
 
 
-def symptom(run):
-    """`import torch.nn` failed with ModuleNotFoundError because `torch` was the local file."""
-    if run.error is not None:
-        return False
-    seen = run.value
-    return (seen["error"] == "ModuleNotFoundError" and seen["missing"] == "torch.nn"
-            and seen["torch_file"] == "./torch.py")
-
-
-# %% [markdown]
-# Not every `ModuleNotFoundError` under `torch` is a shadowed torch. Mixing up the
-# `tensorboardX` package with `torch.utils.tensorboard` and writing
-# `import torch.utils.tensorboardX` fails the same way, with the real torch imported: a typo,
-# not this pitfall, and the symptom must not claim it.
-
-# %%
-def near_miss(device):
-    return _probe_in_folder_with("torch_playground.py", device, module="torch.utils.tensorboardX")
-
-
 # %%
 if __name__ == "__main__":
     print(observe(broken, "cpu"))
@@ -127,14 +90,6 @@ def fixed(device):
     return _probe_in_folder_with("torch_playground.py", device)
 
 
-def check(run, device):
-    """The import worked and found `nn.Linear`, and the child's `torch` is the file this process
-    imported itself (`torch.__file__`, found here, not by the child)."""
-    seen = run.value
-    assert seen["error"] is None and seen["has_nn_linear"], seen
-    assert Path(seen["torch_file"]).resolve() == Path(torch.__file__).resolve(), seen
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -150,3 +105,53 @@ if __name__ == "__main__":
 # rule A005, which flags first-party modules named like standard-library ones). On older
 # Pythons a linter or a unique file name is the guard. Only the CPU run was observed by this project; nothing here
 # depends on the device.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# Not every `ModuleNotFoundError` under `torch` is a shadowed torch. Mixing up the
+# `tensorboardX` package with `torch.utils.tensorboard` and writing
+# `import torch.utils.tensorboardX` fails the same way, with the real torch imported: a typo,
+# not this pitfall, and the symptom must not claim it.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import S1
+
+
+def symptom(run):
+    """`import torch.nn` failed with ModuleNotFoundError because `torch` was the local file."""
+    if run.error is not None:
+        return False
+    seen = run.value
+    return (seen["error"] == "ModuleNotFoundError" and seen["missing"] == "torch.nn"
+            and seen["torch_file"] == "./torch.py")
+
+
+def near_miss(device):
+    return _probe_in_folder_with("torch_playground.py", device, module="torch.utils.tensorboardX")
+
+
+def check(run, device):
+    """The import worked and found `nn.Linear`, and the child's `torch` is the file this process
+    imported itself (`torch.__file__`, found here, not by the child)."""
+    seen = run.value
+    assert seen["error"] is None and seen["has_nn_linear"], seen
+    assert Path(seen["torch_file"]).resolve() == Path(torch.__file__).resolve(), seen
+
+
+CASE = Case(
+    id="module-name-shadowing",
+    title="A local file named like a module shadows it",
+    kind="error",
+    # Python's import order, not torch's code: it shows with every torch version.
+    affects=(Affects(reason="Python's module search order; the same with every torch"),),
+    devices=("cpu", "cuda"),
+    sources=(S1.at("troubleshooting list: an unexplained 'No module named XXX' can be a file "
+                   "named like a library module, e.g. pdb.py"),),
+    tags=("python", "imports"),
+    references=(
+        "https://github.com/python/cpython/issues/67997",  # ask: warn when a module shadows stdlib
+        "https://docs.astral.sh/ruff/rules/stdlib-module-shadowing/",  # lint rule A005
+    ),
+)

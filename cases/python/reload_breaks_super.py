@@ -20,24 +20,7 @@ import json
 import tempfile
 from pathlib import Path
 
-from torch_pitfalls import Affects, Case, observe, run_python
-from torch_pitfalls.sources import S1
-
-CASE = Case(
-    id="reload-breaks-super",
-    title="`super(Cls, self)` fails after a module reload",
-    kind="error",
-    # How Python rebinds names on reload, not torch's code: the same with every torch version.
-    affects=(Affects(reason="Python's reload semantics; the same with every torch"),),
-    devices=("cpu", "cuda"),
-    sources=(S1.at("troubleshooting list: 'super(type, obj): obj must be an instance' can come "
-                   "from IPython reloading a module"),),
-    tags=("python", "reload", "notebook"),
-    references=(
-        "https://github.com/ipython/ipython/issues/8807",  # autoreload: the same TypeError
-        "https://github.com/holoviz/param/issues/288",  # autoreload; zero-argument super() cures it
-    ),
-)
+from torch_pitfalls import observe, run_python
 
 # %% [markdown]
 # ## The broken code
@@ -93,6 +76,56 @@ def broken(device):
     return _session(MODULE.format(how="Net, self"))
 
 
+# %%
+if __name__ == "__main__":
+    print(observe(broken, "cpu"))
+
+# %% [markdown]
+# ## Why
+# `reload` runs the module's code again in the same module object, so the name `mynet.Net` is
+# rebound to a brand-new class. The model built earlier still belongs to the old class, and its
+# methods are the old functions, but those functions look up the global name `Net` when they run,
+# and find the new class. `super(Net, self)` then asks for the parent of a class that `self` is
+# not an instance of, and Python refuses. `%autoreload` tries to patch old classes in place, but
+# IPython documents that reloading is not always reliable, and this error is what slips through
+# (ipython/ipython#8807).
+#
+# ## The fix
+# Use the zero-argument `super()`: it takes the class from the function's own definition (the
+# `__class__` cell), not from the global name, so the old model's methods keep working after a
+# reload. Re-creating the model after the reload works as well.
+
+# %%
+def fixed(device):
+    return _session(MODULE.format(how=""))
+
+
+# %%
+if __name__ == "__main__":
+    print(observe(fixed, "cpu"))
+
+# %% [markdown]
+# ## Where it comes from
+# S1's troubleshooting list says that `super(type, obj) obj must be an instance` may be caused by
+# IPython reloading a module, and that the code needs to be refreshed. The IPython side is
+# ipython/ipython#8807 (autoreload and this TypeError, answered as a limit of reloading), and
+# holoviz/param#288 found that switching `super(Cls, self)` to `super()` made it go away. It is
+# Python behaviour, shown with every torch, so `affects` has no version bound. Only the CPU run
+# was observed by this project; nothing here depends on the device.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# The same message without any reload is another bug. A `train()` copied from another class,
+# `Backbone`, still says `super(Backbone, self)` inside `Net`, which does not derive from
+# `Backbone`: the call fails with the very same `TypeError`, but `net` is still of class
+# `mynet.Net`. Reloading has nothing to do with it, and the symptom must not claim it.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import S1
+
+
 def symptom(run):
     """`net.train()` raised the super() TypeError, and `net` is no longer of class `mynet.Net`."""
     if run.error is not None:
@@ -102,13 +135,6 @@ def symptom(run):
             and seen.get("same_class") is False)
 
 
-# %% [markdown]
-# The same message without any reload is another bug. A `train()` copied from another class,
-# `Backbone`, still says `super(Backbone, self)` inside `Net`, which does not derive from
-# `Backbone`: the call fails with the very same `TypeError`, but `net` is still of class
-# `mynet.Net`. Reloading has nothing to do with it, and the symptom must not claim it.
-
-# %%
 COPY_PASTED = """
 import torch.nn as nn
 
@@ -135,30 +161,6 @@ def near_miss(device):
     return _session(COPY_PASTED, reload="")
 
 
-# %%
-if __name__ == "__main__":
-    print(observe(broken, "cpu"))
-
-# %% [markdown]
-# ## Why
-# `reload` runs the module's code again in the same module object, so the name `mynet.Net` is
-# rebound to a brand-new class. The model built earlier still belongs to the old class, and its
-# methods are the old functions, but those functions look up the global name `Net` when they run,
-# and find the new class. `super(Net, self)` then asks for the parent of a class that `self` is
-# not an instance of, and Python refuses. `%autoreload` tries to patch old classes in place, but
-# IPython documents that reloading is not always reliable, and this error is what slips through
-# (ipython/ipython#8807).
-#
-# ## The fix
-# Use the zero-argument `super()`: it takes the class from the function's own definition (the
-# `__class__` cell), not from the global name, so the old model's methods keep working after a
-# reload. Re-creating the model after the reload works as well.
-
-# %%
-def fixed(device):
-    return _session(MODULE.format(how=""))
-
-
 def check(run, device):
     """`net.train()` ran after the reload and did what the method says, written out by hand:
     the model in training mode, its BatchNorm kept frozen (eval)."""
@@ -167,15 +169,19 @@ def check(run, device):
     assert (seen["training"], seen["bn_training"]) == (True, False), seen
 
 
-# %%
-if __name__ == "__main__":
-    print(observe(fixed, "cpu"))
-
-# %% [markdown]
-# ## Where it comes from
-# S1's troubleshooting list says that `super(type, obj) obj must be an instance` may be caused by
-# IPython reloading a module, and that the code needs to be refreshed. The IPython side is
-# ipython/ipython#8807 (autoreload and this TypeError, answered as a limit of reloading), and
-# holoviz/param#288 found that switching `super(Cls, self)` to `super()` made it go away. It is
-# Python behaviour, shown with every torch, so `affects` has no version bound. Only the CPU run
-# was observed by this project; nothing here depends on the device.
+CASE = Case(
+    id="reload-breaks-super",
+    title="`super(Cls, self)` fails after a module reload",
+    kind="error",
+    # How Python rebinds names on reload, not torch's code: the same with every torch version.
+    affects=(Affects(reason="Python's reload semantics; the same with every torch"),),
+    devices=("cpu",),
+    device_independent=True,  # the variants never use their device
+    sources=(S1.at("troubleshooting list: 'super(type, obj): obj must be an instance' can come "
+                   "from IPython reloading a module"),),
+    tags=("python", "reload", "notebook"),
+    references=(
+        "https://github.com/ipython/ipython/issues/8807",  # autoreload: the same TypeError
+        "https://github.com/holoviz/param/issues/288",  # autoreload; zero-argument super() cures it
+    ),
+)

@@ -21,29 +21,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from torch_pitfalls import Affects, Case, observe
-from torch_pitfalls.sources import S3
-
-CASE = Case(
-    id="align-corners-mismatch",
-    title="Bilinear resizing with two different align_corners",
-    kind="silent",
-    # align_corners exists since 0.4.0 (which also changed the default from the old
-    # corner-aligned behaviour to False); F.interpolate, used here, since 0.4.1. From 1.13.1 on
-    # the matrix observes it (2.13.0 no longer warns when the option is left unset).
-    affects=(Affects(">=0.4.1", since="F.interpolate first shipped in 0.4.1 (0.4.0 had added align_corners "
-                     "to F.upsample and made False the default)"),),
-    devices=("cpu", "cuda"),
-    sources=(S3.at("section 2.1 (upsampling): tf.image.resize / resize_bilinear in the FPN"),),
-    tags=("shapes", "interpolate", "align_corners", "upsampling", "tensorflow"),
-    references=(
-        "https://pytorch.org/docs/1.10/generated/torch.nn.functional.interpolate.html",
-        "https://discuss.pytorch.org/t/what-we-should-use-align-corners-false/22663",
-        "https://github.com/pytorch/pytorch/issues/42729",  # the None default: 0.3.1 compatibility
-        "https://github.com/JiaRenChang/PSMNet/issues/61",  # the 0.4 default-change warning, in the wild
-        "https://tensorflow.org/versions/r1.15/api_docs/python/tf/image/resize_bilinear",
-    ),
-)
+from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
@@ -59,33 +37,6 @@ def broken(device):
     feat = _feature(device)
     train = F.interpolate(feat, size=(1, 4), mode="bilinear", align_corners=True)
     infer = F.interpolate(feat, size=(1, 4), mode="bilinear")    # default: align_corners=False
-    return train.flatten(), infer.flatten()
-
-
-# The two conventions, written out by hand from the formulas in "Why" below.
-CORNERS = [0.0, 1.0, 2.0, 3.0]         # align_corners=True: positions i·(in-1)/(out-1)
-HALF_PIXEL = [0.0, 0.75, 2.25, 3.0]    # align_corners=False: positions (i+0.5)·in/out - 0.5
-
-
-def symptom(run):
-    """Training saw the corner-aligned resize and deployment the half-pixel one: the same
-    feature, two different rows of pixels."""
-    if run.error is not None:
-        return False
-    train, infer = (v.cpu() for v in run.value)
-    return torch.allclose(train, torch.tensor(CORNERS)) and torch.allclose(infer, torch.tensor(HALF_PIXEL))
-
-
-# %% [markdown]
-# Not every pair of resizes that disagree is this pitfall. Leave out `mode=` as well and
-# `F.interpolate` falls back to its default `nearest`, which copies pixels (`[0, 0, 3, 3]`):
-# also a mismatch with training, but of the resizing method, not of the pixel convention.
-
-# %%
-def near_miss(device):
-    feat = _feature(device)
-    train = F.interpolate(feat, size=(1, 4), mode="bilinear", align_corners=True)
-    infer = F.interpolate(feat, size=(1, 4))                     # mode="nearest"
     return train.flatten(), infer.flatten()
 
 
@@ -129,17 +80,6 @@ def fixed(device):
     return train, infer
 
 
-def check(run, device):
-    """Both paths give NumPy's linear interpolation of [0, 3] at the half-pixel positions
-    (np.interp, not torch), and they agree exactly."""
-    train, infer = run.value
-    positions = (np.arange(4) + 0.5) * 2 / 4 - 0.5
-    reference = np.interp(positions, [0.0, 1.0], [0.0, 3.0])      # clamps outside [0, 1]
-    expected = torch.tensor(reference, dtype=torch.float32, device=device)
-    torch.testing.assert_close(train, expected)
-    torch.testing.assert_close(infer, train, rtol=0, atol=0)
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -162,3 +102,70 @@ if __name__ == "__main__":
 # The CUDA kernels implement the same two conventions, and the disagreement showed there too, with
 # the same values, on torch 2.11.0+cu130 on an NVIDIA H200
 # (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# Not every pair of resizes that disagree is this pitfall. Leave out `mode=` as well and
+# `F.interpolate` falls back to its default `nearest`, which copies pixels (`[0, 0, 3, 3]`):
+# also a mismatch with training, but of the resizing method, not of the pixel convention.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import S3
+
+
+# The two conventions, written out by hand from the formulas in "Why" below.
+CORNERS = [0.0, 1.0, 2.0, 3.0]         # align_corners=True: positions i·(in-1)/(out-1)
+
+
+HALF_PIXEL = [0.0, 0.75, 2.25, 3.0]    # align_corners=False: positions (i+0.5)·in/out - 0.5
+
+
+def symptom(run):
+    """Training saw the corner-aligned resize and deployment the half-pixel one: the same
+    feature, two different rows of pixels."""
+    if run.error is not None:
+        return False
+    train, infer = (v.cpu() for v in run.value)
+    return torch.allclose(train, torch.tensor(CORNERS)) and torch.allclose(infer, torch.tensor(HALF_PIXEL))
+
+
+def near_miss(device):
+    feat = _feature(device)
+    train = F.interpolate(feat, size=(1, 4), mode="bilinear", align_corners=True)
+    infer = F.interpolate(feat, size=(1, 4))                     # mode="nearest"
+    return train.flatten(), infer.flatten()
+
+
+def check(run, device):
+    """Both paths give NumPy's linear interpolation of [0, 3] at the half-pixel positions
+    (np.interp, not torch), and they agree exactly."""
+    train, infer = run.value
+    positions = (np.arange(4) + 0.5) * 2 / 4 - 0.5
+    reference = np.interp(positions, [0.0, 1.0], [0.0, 3.0])      # clamps outside [0, 1]
+    expected = torch.tensor(reference, dtype=torch.float32, device=device)
+    torch.testing.assert_close(train, expected)
+    torch.testing.assert_close(infer, train, rtol=0, atol=0)
+
+
+CASE = Case(
+    id="align-corners-mismatch",
+    title="Bilinear resizing with two different align_corners",
+    kind="silent",
+    # align_corners exists since 0.4.0 (which also changed the default from the old
+    # corner-aligned behaviour to False); F.interpolate, used here, since 0.4.1. From 1.13.1 on
+    # the matrix observes it (2.13.0 no longer warns when the option is left unset).
+    affects=(Affects(">=0.4.1", since="F.interpolate first shipped in 0.4.1 (0.4.0 had added align_corners "
+                     "to F.upsample and made False the default)"),),
+    devices=("cpu", "cuda"),
+    sources=(S3.at("section 2.1 (upsampling): tf.image.resize / resize_bilinear in the FPN"),),
+    tags=("shapes", "interpolate", "align_corners", "upsampling", "tensorflow"),
+    references=(
+        "https://pytorch.org/docs/1.10/generated/torch.nn.functional.interpolate.html",
+        "https://discuss.pytorch.org/t/what-we-should-use-align-corners-false/22663",
+        "https://github.com/pytorch/pytorch/issues/42729",  # the None default: 0.3.1 compatibility
+        "https://github.com/JiaRenChang/PSMNet/issues/61",  # the 0.4 default-change warning, in the wild
+        "https://tensorflow.org/versions/r1.15/api_docs/python/tf/image/resize_bilinear",
+    ),
+)

@@ -21,26 +21,7 @@ import re
 
 import torch
 
-from torch_pitfalls import Affects, Case, observe
-from torch_pitfalls.sources import S1
-
-CASE = Case(
-    id="broadcast-trailing-alignment",
-    title="A per-channel vector broadcast against the width",
-    kind="silent",
-    # Broadcasting arrived in 0.2.0 (its release notes warn it can cause silent bugs); the
-    # alignment from the trailing dimension is the documented rule and has not changed since.
-    # From 1.13.1 on the matrix observes it. Both forms show on every release and device, so one
-    # predicate checks both (Affects.form is for forms that differ between releases or devices).
-    affects=(Affects(">=0.2", since="the 0.2.0 release notes, which introduced NumPy-style broadcasting"),),
-    devices=("cpu", "cuda"),
-    sources=(S1.at("'尺度变化' (reshaping): broadcasting a BN mean of shape [c] onto [N,c,w,h]"),),
-    tags=("shapes", "broadcasting", "normalization"),
-    references=(
-        "https://docs.pytorch.org/docs/stable/notes/broadcasting.html",
-        "https://github.com/pytorch/pytorch/releases/tag/v0.2.0",  # broadcasting introduced
-    ),
-)
+from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
@@ -75,39 +56,6 @@ def broken(device):
     }
 
 
-def _aligned_with_width(value):
-    """Pixel (n, c, h, w) is means[c] - means[w], computed in Python: the vector ran along W."""
-    expected = [[MEANS[c] - MEANS[w] for w in range(3)] for c in range(3)]
-    return (isinstance(value, torch.Tensor) and tuple(value.shape) == (2, 3, 4, 3)
-            and torch.equal(value.cpu(), torch.tensor(expected)[None, :, None, :].expand(2, 3, 4, 3)))
-
-
-def symptom(run):
-    """Both forms: silently wrong numbers where C == W (each pixel offset by the mean of the
-    channel its column number names), and where C != W an error at dimension 3, the width."""
-    if run.error is not None or not isinstance(run.value, dict):
-        return False
-    clash = run.value.get("C != W")
-    return (_aligned_with_width(run.value.get("C == W"))
-            and isinstance(clash, RuntimeError)
-            and re.search(r"\(5\).*\(3\).*dimension 3", str(clash)) is not None)
-
-
-# %% [markdown]
-# Look-alikes that are not this pitfall: the means reshaped correctly but listed in the wrong
-# order (BGR statistics on an RGB batch) are wrong numbers too, and a mean with one entry too
-# many, reshaped correctly, raises the same size error, at dimension 1 (the channels).
-
-# %%
-def near_miss(device):
-    bgr = torch.tensor(MEANS[::-1], device=device)
-    extra = torch.tensor(MEANS + (1.0,), device=device)
-    return {
-        "C == W": _centre(_per_channel_constant_batch(device, w=3), bgr[:, None, None]),
-        "C != W": _centre(_per_channel_constant_batch(device, w=5), extra[:, None, None]),
-    }
-
-
 # %%
 if __name__ == "__main__":
     print(observe(broken, "cpu"))
@@ -136,15 +84,6 @@ def fixed(device):
     }
 
 
-def check(run, device):
-    """Both batches centre to exactly zero: every channel was filled with its own mean, so zero
-    is known by construction, not computed by torch."""
-    for key, width in (("C == W", 3), ("C != W", 5)):
-        value = run.value[key]
-        assert isinstance(value, torch.Tensor), f"{key}: {value!r}"
-        torch.testing.assert_close(value, torch.zeros(2, 3, 4, width, device=device), rtol=0, atol=0)
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -164,3 +103,69 @@ if __name__ == "__main__":
 # Broadcasting is resolved from the shapes alone, and CUDA tensors behaved the same on torch
 # 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on
 # CUDA were not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# Look-alikes that are not this pitfall: the means reshaped correctly but listed in the wrong
+# order (BGR statistics on an RGB batch) are wrong numbers too, and a mean with one entry too
+# many, reshaped correctly, raises the same size error, at dimension 1 (the channels).
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import S1
+
+
+def _aligned_with_width(value):
+    """Pixel (n, c, h, w) is means[c] - means[w], computed in Python: the vector ran along W."""
+    expected = [[MEANS[c] - MEANS[w] for w in range(3)] for c in range(3)]
+    return (isinstance(value, torch.Tensor) and tuple(value.shape) == (2, 3, 4, 3)
+            and torch.equal(value.cpu(), torch.tensor(expected)[None, :, None, :].expand(2, 3, 4, 3)))
+
+
+def symptom(run):
+    """Both forms: silently wrong numbers where C == W (each pixel offset by the mean of the
+    channel its column number names), and where C != W an error at dimension 3, the width."""
+    if run.error is not None or not isinstance(run.value, dict):
+        return False
+    clash = run.value.get("C != W")
+    return (_aligned_with_width(run.value.get("C == W"))
+            and isinstance(clash, RuntimeError)
+            and re.search(r"\(5\).*\(3\).*dimension 3", str(clash)) is not None)
+
+
+def near_miss(device):
+    bgr = torch.tensor(MEANS[::-1], device=device)
+    extra = torch.tensor(MEANS + (1.0,), device=device)
+    return {
+        "C == W": _centre(_per_channel_constant_batch(device, w=3), bgr[:, None, None]),
+        "C != W": _centre(_per_channel_constant_batch(device, w=5), extra[:, None, None]),
+    }
+
+
+def check(run, device):
+    """Both batches centre to exactly zero: every channel was filled with its own mean, so zero
+    is known by construction, not computed by torch."""
+    for key, width in (("C == W", 3), ("C != W", 5)):
+        value = run.value[key]
+        assert isinstance(value, torch.Tensor), f"{key}: {value!r}"
+        torch.testing.assert_close(value, torch.zeros(2, 3, 4, width, device=device), rtol=0, atol=0)
+
+
+CASE = Case(
+    id="broadcast-trailing-alignment",
+    title="A per-channel vector broadcast against the width",
+    kind="silent",
+    # Broadcasting arrived in 0.2.0 (its release notes warn it can cause silent bugs); the
+    # alignment from the trailing dimension is the documented rule and has not changed since.
+    # From 1.13.1 on the matrix observes it. Both forms show on every release and device, so one
+    # predicate checks both (Affects.form is for forms that differ between releases or devices).
+    affects=(Affects(">=0.2", since="the 0.2.0 release notes, which introduced NumPy-style broadcasting"),),
+    devices=("cpu", "cuda"),
+    sources=(S1.at("'尺度变化' (reshaping): broadcasting a BN mean of shape [c] onto [N,c,w,h]"),),
+    tags=("shapes", "broadcasting", "normalization"),
+    references=(
+        "https://docs.pytorch.org/docs/stable/notes/broadcasting.html",
+        "https://github.com/pytorch/pytorch/releases/tag/v0.2.0",  # broadcasting introduced
+    ),
+)

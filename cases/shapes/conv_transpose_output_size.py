@@ -20,23 +20,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from torch_pitfalls import Case, observe, seeded
-from torch_pitfalls.sources import S3
-
-CASE = Case(
-    id="conv-transpose-output-size",
-    title="A transposed convolution does not undo a strided one on odd sizes",
-    kind="silent",
-    # Shape arithmetic of the documented formula, unchanged as far as known: no known lower
-    # bound ("*"); the matrix observes it from 1.13.1 on.
-    affects="*",
-    devices=("cpu", "cuda"),
-    sources=(S3.at("section 2.1 (upsampling): feature maps of size 2, 3, 5, 10 and tf.nn.conv2d_transpose"),),
-    tags=("shapes", "conv_transpose", "upsampling", "tensorflow"),
-    references=(
-        "https://pytorch.org/docs/stable/generated/torch.nn.ConvTranspose2d.html",
-    ),
-)
+from torch_pitfalls import observe, seeded
 
 # %% [markdown]
 # ## The broken code
@@ -56,26 +40,6 @@ def broken(device):
     x = torch.ones(1, 1, 10, 10, device=device)
     with torch.no_grad():
         return up(down(x))                   # 10 -> 5 -> 9
-
-
-def symptom(run):
-    """The round trip came back 9x9, the smallest size the transposed layer's formula allows
-    for a 5x5 input: (5 - 1)·2 - 2·1 + 3 = 9, not the 10x10 that went in."""
-    return isinstance(run.value, torch.Tensor) and tuple(run.value.shape[-2:]) == (9, 9)
-
-
-# %% [markdown]
-# Not every wrong size after a transposed convolution is this pitfall. A "mirror" layer that
-# forgot the padding gives `(5 - 1)·2 + 3 = 11`: a mismatched layer, which `output_size` cannot
-# repair (it only chooses between the sizes the layer can reach, here 11 and 12).
-
-# %%
-def near_miss(device):
-    down, _ = _down_up(device)
-    with seeded(0):
-        up = nn.ConvTranspose2d(1, 1, kernel_size=3, stride=2, bias=False).to(device)  # padding 0
-    with torch.no_grad():
-        return up(down(torch.ones(1, 1, 10, 10, device=device)))
 
 
 # %%
@@ -110,19 +74,6 @@ def fixed(device):
         return up(down(x), output_size=x.shape[-2:])
 
 
-def check(run, device):
-    """The result is 10x10 and equals d/dx0 of <conv2d(x0, w), y> for a 10x10 x0 (autograd
-    through a plain convolution with the same weights, not the transposed layer)."""
-    down, up = _down_up(device)
-    with torch.no_grad():
-        y = down(torch.ones(1, 1, 10, 10, device=device))
-    x0 = torch.zeros(1, 1, 10, 10, device=device, requires_grad=True)
-    conv = F.conv2d(x0, up.weight.detach(), stride=2, padding=1)
-    (adjoint,) = torch.autograd.grad(conv, x0, grad_outputs=y)
-    assert tuple(run.value.shape[-2:]) == (10, 10), tuple(run.value.shape)
-    torch.testing.assert_close(run.value, adjoint)
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -143,3 +94,57 @@ if __name__ == "__main__":
 # The output size comes from the formula, not from the backend, and CUDA gave the same 9×9 on torch
 # 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on
 # CUDA were not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# Not every wrong size after a transposed convolution is this pitfall. A "mirror" layer that
+# forgot the padding gives `(5 - 1)·2 + 3 = 11`: a mismatched layer, which `output_size` cannot
+# repair (it only chooses between the sizes the layer can reach, here 11 and 12).
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Case
+from torch_pitfalls.sources import S3
+
+
+def symptom(run):
+    """The round trip came back 9x9, the smallest size the transposed layer's formula allows
+    for a 5x5 input: (5 - 1)·2 - 2·1 + 3 = 9, not the 10x10 that went in."""
+    return isinstance(run.value, torch.Tensor) and tuple(run.value.shape[-2:]) == (9, 9)
+
+
+def near_miss(device):
+    down, _ = _down_up(device)
+    with seeded(0):
+        up = nn.ConvTranspose2d(1, 1, kernel_size=3, stride=2, bias=False).to(device)  # padding 0
+    with torch.no_grad():
+        return up(down(torch.ones(1, 1, 10, 10, device=device)))
+
+
+def check(run, device):
+    """The result is 10x10 and equals d/dx0 of <conv2d(x0, w), y> for a 10x10 x0 (autograd
+    through a plain convolution with the same weights, not the transposed layer)."""
+    down, up = _down_up(device)
+    with torch.no_grad():
+        y = down(torch.ones(1, 1, 10, 10, device=device))
+    x0 = torch.zeros(1, 1, 10, 10, device=device, requires_grad=True)
+    conv = F.conv2d(x0, up.weight.detach(), stride=2, padding=1)
+    (adjoint,) = torch.autograd.grad(conv, x0, grad_outputs=y)
+    assert tuple(run.value.shape[-2:]) == (10, 10), tuple(run.value.shape)
+    torch.testing.assert_close(run.value, adjoint)
+
+
+CASE = Case(
+    id="conv-transpose-output-size",
+    title="A transposed convolution does not undo a strided one on odd sizes",
+    kind="silent",
+    # Shape arithmetic of the documented formula, unchanged as far as known: no known lower
+    # bound ("*"); the matrix observes it from 1.13.1 on.
+    affects="*",
+    devices=("cpu", "cuda"),
+    sources=(S3.at("section 2.1 (upsampling): feature maps of size 2, 3, 5, 10 and tf.nn.conv2d_transpose"),),
+    tags=("shapes", "conv_transpose", "upsampling", "tensorflow"),
+    references=(
+        "https://pytorch.org/docs/stable/generated/torch.nn.ConvTranspose2d.html",
+    ),
+)

@@ -23,30 +23,7 @@ import re
 import torch
 import torch.nn.functional as F
 
-from torch_pitfalls import Affects, Case, observe
-from torch_pitfalls.sources import S2
-
-CASE = Case(
-    id="interpolate-3d-input",
-    title="F.interpolate reads one C×H×W image as a batch of 1-D signals",
-    kind="error",
-    # From 1.13.1 on the matrix observes both forms. The length check on `size` that raises the
-    # ValueError is in the 1.6-era code of F.interpolate; in 1.4 it was missing (see "Where it
-    # comes from"). No release has changed the N×C×spatial reading of the input. Both forms show
-    # on every release and device in the range, so one predicate checks both (Affects.form is for
-    # forms that differ between releases or devices).
-    affects=(Affects(">=1.6", since="the tuple-size length check is in the 1.6-era F.interpolate code "
-                     "(it carries the 1.6.0 recompute_scale_factor warning); 1.4-era copies lack it"),),
-    devices=("cpu", "cuda"),
-    sources=(S2.at("section 'F.interpolate的问题' (the problem with F.interpolate)"),),
-    tags=("shapes", "interpolate", "batch_dim", "image"),
-    references=(
-        "https://github.com/pytorch/pytorch/issues/63845",  # a 3×244×395 image, the old message
-        "https://github.com/pytorch/pytorch/pull/66417",  # the message reworded for #63845
-        "https://github.com/pytorch/pytorch/pull/113459",  # clearer error: 3-D input, bilinear
-        "https://docs.pytorch.org/docs/stable/generated/torch.nn.functional.interpolate.html",
-    ),
-)
+from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
@@ -73,36 +50,6 @@ def broken(device):
     return {
         "size=12": _resize(image, size=12),              # meant: the image at 12×12
         "size=(8, 12)": _resize(image, size=(8, 12)),    # meant: H 4 -> 8 and W 6 -> 12
-    }
-
-
-def symptom(run):
-    """Both forms: one number for `size` stretches each row on its own (3×4×12, every column
-    repeated, written by hand with repeat_interleave), and two numbers raise a ValueError about
-    the number of spatial dimensions (the wording before late 2021 was 'size shape must match
-    input shape')."""
-    if run.error is not None or not isinstance(run.value, dict):
-        return False
-    wide, error = run.value.get("size=12"), run.value.get("size=(8, 12)")
-    width_only = (isinstance(wide, torch.Tensor) and tuple(wide.shape) == (3, 4, 12)
-                  and torch.equal(wide.cpu(), _image("cpu").repeat_interleave(2, dim=-1)))
-    refused = (isinstance(error, ValueError)
-               and re.search(r"spatial dimensions|size shape must match input shape", str(error), re.I) is not None)
-    return width_only and refused
-
-
-# %% [markdown]
-# Look-alikes that are not this pitfall: a channels-last `H×W×C` image (as PIL or OpenCV give
-# it) given its batch axis resizes its rows and columns as "H" and "W", the wrong shape for
-# another reason; and `size` passed together with `scale_factor` raises a ValueError about the
-# arguments, not the dimensions.
-
-# %%
-def near_miss(device):
-    hwc = _image(device).permute(1, 2, 0)                                      # 4×6×3
-    return {
-        "size=12": _resize(hwc.unsqueeze(0), size=12).squeeze(0),               # 4×12×12
-        "size=(8, 12)": _resize(_image(device).unsqueeze(0), size=(8, 12), scale_factor=2),
     }
 
 
@@ -150,18 +97,6 @@ def fixed(device):
     }
 
 
-def check(run, device):
-    """Nearest-neighbour with integer factors turns every pixel into a block: repeat each row,
-    then each column (×3 and ×2 for 12×12, ×2 and ×2 for 8×12), built with repeat_interleave."""
-    image = _image(device)
-    blocks = {"size=12": (3, 2), "size=(8, 12)": (2, 2)}
-    for key, (rows, cols) in blocks.items():
-        value = run.value[key]
-        assert isinstance(value, torch.Tensor), f"{key}: {value!r}"
-        expected = image.repeat_interleave(rows, dim=1).repeat_interleave(cols, dim=2)
-        torch.testing.assert_close(value, expected)
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -190,3 +125,73 @@ if __name__ == "__main__":
 # width only, follows from the `N×C×...` convention and has been there since `F.interpolate`
 # first appeared (0.4.1); the symptom asks for both forms, so the range is the one where both
 # show.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# Look-alikes that are not this pitfall: a channels-last `H×W×C` image (as PIL or OpenCV give
+# it) given its batch axis resizes its rows and columns as "H" and "W", the wrong shape for
+# another reason; and `size` passed together with `scale_factor` raises a ValueError about the
+# arguments, not the dimensions.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import S2
+
+
+def symptom(run):
+    """Both forms: one number for `size` stretches each row on its own (3×4×12, every column
+    repeated, written by hand with repeat_interleave), and two numbers raise a ValueError about
+    the number of spatial dimensions (the wording before late 2021 was 'size shape must match
+    input shape')."""
+    if run.error is not None or not isinstance(run.value, dict):
+        return False
+    wide, error = run.value.get("size=12"), run.value.get("size=(8, 12)")
+    width_only = (isinstance(wide, torch.Tensor) and tuple(wide.shape) == (3, 4, 12)
+                  and torch.equal(wide.cpu(), _image("cpu").repeat_interleave(2, dim=-1)))
+    refused = (isinstance(error, ValueError)
+               and re.search(r"spatial dimensions|size shape must match input shape", str(error), re.I) is not None)
+    return width_only and refused
+
+
+def near_miss(device):
+    hwc = _image(device).permute(1, 2, 0)                                      # 4×6×3
+    return {
+        "size=12": _resize(hwc.unsqueeze(0), size=12).squeeze(0),               # 4×12×12
+        "size=(8, 12)": _resize(_image(device).unsqueeze(0), size=(8, 12), scale_factor=2),
+    }
+
+
+def check(run, device):
+    """Nearest-neighbour with integer factors turns every pixel into a block: repeat each row,
+    then each column (×3 and ×2 for 12×12, ×2 and ×2 for 8×12), built with repeat_interleave."""
+    image = _image(device)
+    blocks = {"size=12": (3, 2), "size=(8, 12)": (2, 2)}
+    for key, (rows, cols) in blocks.items():
+        value = run.value[key]
+        assert isinstance(value, torch.Tensor), f"{key}: {value!r}"
+        expected = image.repeat_interleave(rows, dim=1).repeat_interleave(cols, dim=2)
+        torch.testing.assert_close(value, expected)
+
+
+CASE = Case(
+    id="interpolate-3d-input",
+    title="F.interpolate reads one C×H×W image as a batch of 1-D signals",
+    kind="error",
+    # From 1.13.1 on the matrix observes both forms. The length check on `size` that raises the
+    # ValueError is in the 1.6-era code of F.interpolate; in 1.4 it was missing (see "Where it
+    # comes from"). No release has changed the N×C×spatial reading of the input. Both forms show
+    # on every release and device in the range, so one predicate checks both (Affects.form is for
+    # forms that differ between releases or devices).
+    affects=(Affects(">=1.6", since="the tuple-size length check is in the 1.6-era F.interpolate code "
+                     "(it carries the 1.6.0 recompute_scale_factor warning); 1.4-era copies lack it"),),
+    devices=("cpu", "cuda"),
+    sources=(S2.at("section 'F.interpolate的问题' (the problem with F.interpolate)"),),
+    tags=("shapes", "interpolate", "batch_dim", "image"),
+    references=(
+        "https://github.com/pytorch/pytorch/issues/63845",  # a 3×244×395 image, the old message
+        "https://github.com/pytorch/pytorch/pull/66417",  # the message reworded for #63845
+        "https://github.com/pytorch/pytorch/pull/113459",  # clearer error: 3-D input, bilinear
+        "https://docs.pytorch.org/docs/stable/generated/torch.nn.functional.interpolate.html",
+    ),
+)

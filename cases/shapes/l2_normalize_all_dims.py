@@ -19,29 +19,7 @@
 import torch
 import torch.nn.functional as F
 
-from torch_pitfalls import Case, observe
-from torch_pitfalls.sources import S3
-
-CASE = Case(
-    id="l2-normalize-all-dims",
-    title="L2-normalising the whole tensor instead of each feature vector",
-    kind="silent",
-    # Arithmetic, not an API behaviour: `x / x.norm()` divides by one norm over every element in
-    # all releases. Shown on 2.13.0 here; no release is known to have changed it (F.normalize,
-    # the fix, dates from May 2017, pytorch/pytorch#1467). No known lower bound ("*"); the matrix
-    # observes it from 1.13.1 on.
-    affects="*",
-    devices=("cpu", "cuda"),
-    sources=(S3.at("section 2.3.2 'l2_normalize': tf.nn.l2_normalize(feature) "
-                   "with the default axis=None"),),
-    tags=("shapes", "normalize", "batch_dependence", "tensorflow_port"),
-    references=(
-        "https://docs.pytorch.org/docs/stable/generated/torch.nn.functional.normalize.html",
-        "https://tensorflow.org/versions/r2.4/api_docs/python/tf/math/l2_normalize",  # axis=None
-        "https://github.com/google-ai-edge/LiteRT/issues/9212",  # TF default: the whole tensor
-        "https://github.com/pytorch/pytorch/pull/1467",  # adds F.normalize(input, p, dim)
-    ),
-)
+from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
@@ -63,34 +41,6 @@ def l2_normalize_all(x):
 def broken(device):
     batch = feature_maps(device)
     return l2_normalize_all(batch)[:1], l2_normalize_all(batch[:1])  # in the batch, alone
-
-
-def symptom(run):
-    """The mark of one norm over the whole tensor: the sample normalised alone is a unit vector
-    as a whole, and inside the batch it is the same tensor scaled down by one common factor, so
-    its channel vectors are shorter than 1 and depend on the batch."""
-    if run.error is not None:
-        return False
-    in_batch, alone = run.value
-    scale = in_batch.norm()  # the common factor: ||sample|| / ||batch||
-    return (torch.allclose(alone.norm(), torch.tensor(1.0, device=alone.device))
-            and bool(scale < 0.99)
-            and torch.allclose(in_batch, alone * scale))
-
-
-# %% [markdown]
-# Batch-dependent features have other causes. A BatchNorm left in training mode at inference
-# normalises each channel with the statistics of the batch it is in: the sample changes with
-# its batch too, but not by one common factor, and the result is no unit vector.
-
-# %%
-def near_miss(device):
-    batch = feature_maps(device)
-
-    def bn(x):
-        return F.batch_norm(x, None, None, training=True)  # the statistics of this batch
-
-    return bn(batch)[:1], bn(batch[:1])
 
 
 # %%
@@ -127,17 +77,6 @@ def fixed(device):
     return F.normalize(batch, dim=1)[:1], F.normalize(batch[:1], dim=1)  # in the batch, alone
 
 
-def check(run, device):
-    """The sample equals x / sqrt(sum over C of x²) written by hand, its vectors have length 1,
-    and it is the same in its batch and alone."""
-    in_batch, alone = run.value
-    sample = feature_maps(device)[:1]
-    by_hand = sample / (sample * sample).sum(dim=1, keepdim=True).sqrt()
-    torch.testing.assert_close(in_batch, by_hand)
-    torch.testing.assert_close(in_batch.norm(dim=1), torch.ones(1, 2, 2, device=device))
-    torch.testing.assert_close(alone, in_batch)
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -159,3 +98,69 @@ if __name__ == "__main__":
 # pytorch/pytorch#1467 (May 2017) with an explicit `dim`, today defaulting to 1. On CUDA the
 # arithmetic is the same, and the same wrong norms were observed on torch 2.11.0+cu130 on an NVIDIA
 # H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# Batch-dependent features have other causes. A BatchNorm left in training mode at inference
+# normalises each channel with the statistics of the batch it is in: the sample changes with
+# its batch too, but not by one common factor, and the result is no unit vector.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Case
+from torch_pitfalls.sources import S3
+
+
+def symptom(run):
+    """The mark of one norm over the whole tensor: the sample normalised alone is a unit vector
+    as a whole, and inside the batch it is the same tensor scaled down by one common factor, so
+    its channel vectors are shorter than 1 and depend on the batch."""
+    if run.error is not None:
+        return False
+    in_batch, alone = run.value
+    scale = in_batch.norm()  # the common factor: ||sample|| / ||batch||
+    return (torch.allclose(alone.norm(), torch.tensor(1.0, device=alone.device))
+            and bool(scale < 0.99)
+            and torch.allclose(in_batch, alone * scale))
+
+
+def near_miss(device):
+    batch = feature_maps(device)
+
+    def bn(x):
+        return F.batch_norm(x, None, None, training=True)  # the statistics of this batch
+
+    return bn(batch)[:1], bn(batch[:1])
+
+
+def check(run, device):
+    """The sample equals x / sqrt(sum over C of x²) written by hand, its vectors have length 1,
+    and it is the same in its batch and alone."""
+    in_batch, alone = run.value
+    sample = feature_maps(device)[:1]
+    by_hand = sample / (sample * sample).sum(dim=1, keepdim=True).sqrt()
+    torch.testing.assert_close(in_batch, by_hand)
+    torch.testing.assert_close(in_batch.norm(dim=1), torch.ones(1, 2, 2, device=device))
+    torch.testing.assert_close(alone, in_batch)
+
+
+CASE = Case(
+    id="l2-normalize-all-dims",
+    title="L2-normalising the whole tensor instead of each feature vector",
+    kind="silent",
+    # Arithmetic, not an API behaviour: `x / x.norm()` divides by one norm over every element in
+    # all releases. Shown on 2.13.0 here; no release is known to have changed it (F.normalize,
+    # the fix, dates from May 2017, pytorch/pytorch#1467). No known lower bound ("*"); the matrix
+    # observes it from 1.13.1 on.
+    affects="*",
+    devices=("cpu", "cuda"),
+    sources=(S3.at("section 2.3.2 'l2_normalize': tf.nn.l2_normalize(feature) "
+                   "with the default axis=None"),),
+    tags=("shapes", "normalize", "batch_dependence", "tensorflow_port"),
+    references=(
+        "https://docs.pytorch.org/docs/stable/generated/torch.nn.functional.normalize.html",
+        "https://tensorflow.org/versions/r2.4/api_docs/python/tf/math/l2_normalize",  # axis=None
+        "https://github.com/google-ai-edge/LiteRT/issues/9212",  # TF default: the whole tensor
+        "https://github.com/pytorch/pytorch/pull/1467",  # adds F.normalize(input, p, dim)
+    ),
+)

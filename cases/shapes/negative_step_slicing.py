@@ -18,29 +18,7 @@
 import numpy as np
 import torch
 
-from torch_pitfalls import Affects, Case, observe
-from torch_pitfalls.sources import S0
-
-CASE = Case(
-    id="negative-step-slicing",
-    title="Reversing a tensor with x[::-1]",
-    kind="error",
-    # From 1.13.1 on the matrix observes it; before that, the source post saw it on torch 0.3.
-    # Tensors have never had negative strides, and the 2026 RFC (#175240) still describes the
-    # ValueError: no release is known to accept a negative step.
-    affects=(Affects(">=0.3", since="the source post observed it on torch 0.3 (December 2017)"),),
-    devices=("cpu", "cuda"),
-    sources=(S0.at("'torch does not support [::-1] and flip? then write a flip yourself'"),),
-    tags=("shapes", "indexing", "slicing", "flip", "numpy"),
-    references=(
-        "https://github.com/pytorch/pytorch/issues/604",  # the 2017 request; maintainers: not planned
-        "https://github.com/pytorch/pytorch/issues/59786",  # Array API asks for it again (2021), open
-        "https://github.com/pytorch/pytorch/issues/99297",  # 2023: "won't be added in the near future"
-        "https://github.com/pytorch/pytorch/issues/175240",  # 2026 RFC for syntactic sugar, open
-        "https://github.com/pytorch/pytorch/pull/7873",  # torch.flip, first released in 0.4.1
-        "https://docs.pytorch.org/docs/stable/generated/torch.flip.html",
-    ),
-)
+from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
@@ -50,21 +28,6 @@ CASE = Case(
 def broken(device):
     x = torch.arange(6.0, device=device)
     return x[::-1]
-
-
-def symptom(run):
-    """Indexing refused the negative step (a ValueError at the call, before any kernel runs)."""
-    return run.raised(ValueError, r"step must be greater than zero")
-
-
-# %% [markdown]
-# The same refusal has a cousin that is not this pitfall: reversing the NumPy array first and
-# converting it, `torch.from_numpy(a[::-1])`, raises a ValueError about the array's negative
-# strides, at the conversion, not at the indexing.
-
-# %%
-def near_miss(device):
-    return torch.from_numpy(np.arange(6.0)[::-1]).to(device)
 
 
 # %%
@@ -95,15 +58,6 @@ def fixed(device):
     return reversed_, every_other_from_end
 
 
-def check(run, device):
-    """Python's own slicing of the same numbers as a list is the reference: [5, 4, 3, 2, 1, 0]
-    and [5, 3, 1]."""
-    values = [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
-    reversed_, every_other_from_end = run.value
-    torch.testing.assert_close(reversed_, torch.tensor(values[::-1], device=device))
-    torch.testing.assert_close(every_other_from_end, torch.tensor(values[::-2], device=device))
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -128,3 +82,54 @@ if __name__ == "__main__":
 # The check happens in Python-level indexing before any kernel runs, and CUDA tensors raised the
 # same way on torch 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`);
 # other releases on CUDA were not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# The same refusal has a cousin that is not this pitfall: reversing the NumPy array first and
+# converting it, `torch.from_numpy(a[::-1])`, raises a ValueError about the array's negative
+# strides, at the conversion, not at the indexing.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import S0
+
+
+def symptom(run):
+    """Indexing refused the negative step (a ValueError at the call, before any kernel runs)."""
+    return run.raised(ValueError, r"step must be greater than zero")
+
+
+def near_miss(device):
+    return torch.from_numpy(np.arange(6.0)[::-1]).to(device)
+
+
+def check(run, device):
+    """Python's own slicing of the same numbers as a list is the reference: [5, 4, 3, 2, 1, 0]
+    and [5, 3, 1]."""
+    values = [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    reversed_, every_other_from_end = run.value
+    torch.testing.assert_close(reversed_, torch.tensor(values[::-1], device=device))
+    torch.testing.assert_close(every_other_from_end, torch.tensor(values[::-2], device=device))
+
+
+CASE = Case(
+    id="negative-step-slicing",
+    title="Reversing a tensor with x[::-1]",
+    kind="error",
+    # From 1.13.1 on the matrix observes it; before that, the source post saw it on torch 0.3.
+    # Tensors have never had negative strides, and the 2026 RFC (#175240) still describes the
+    # ValueError: no release is known to accept a negative step.
+    affects=(Affects(">=0.3", since="the source post observed it on torch 0.3 (December 2017)"),),
+    devices=("cpu", "cuda"),
+    sources=(S0.at("'torch does not support [::-1] and flip? then write a flip yourself'"),),
+    tags=("shapes", "indexing", "slicing", "flip", "numpy"),
+    references=(
+        "https://github.com/pytorch/pytorch/issues/604",  # the 2017 request; maintainers: not planned
+        "https://github.com/pytorch/pytorch/issues/59786",  # Array API asks for it again (2021), open
+        "https://github.com/pytorch/pytorch/issues/99297",  # 2023: "won't be added in the near future"
+        "https://github.com/pytorch/pytorch/issues/175240",  # 2026 RFC for syntactic sugar, open
+        "https://github.com/pytorch/pytorch/pull/7873",  # torch.flip, first released in 0.4.1
+        "https://docs.pytorch.org/docs/stable/generated/torch.flip.html",
+    ),
+)

@@ -18,31 +18,7 @@
 import torch
 import torch.nn.functional as F
 
-from torch_pitfalls import Affects, Case, observe
-from torch_pitfalls.sources import S3
-
-CASE = Case(
-    id="softmax-singleton-axis",
-    title="Softmax over an axis of size 1",
-    kind="silent",
-    # Arithmetic, not an API behaviour: a softmax over one element is exp(x)/exp(x) = 1 and its
-    # derivative is 0. From 1.13.1 on the matrix observes it; the broken code passes `dim`, which
-    # F.softmax takes (and warns without) since 0.3. No release is known to have changed either.
-    affects=(Affects(">=0.3", since="F.softmax takes dim from 0.3.0 on (downstream projects met its "
-                     "implicit-dim warning on 0.3.0, e.g. OpenNMT/OpenNMT-py#487)"),),
-    devices=("cpu", "cuda"),
-    sources=(S3.at("section 2.3.1 'softmax': spatial_attention applies tf.nn.softmax "
-                   "after reducing the channels to 1"),),
-    tags=("shapes", "softmax", "attention", "tensorflow_port"),
-    references=(
-        "https://docs.pytorch.org/docs/stable/generated/torch.nn.functional.softmax.html",
-        "https://tensorflow.org/versions/r2.4/api_docs/python/tf/nn/softmax",  # axis defaults to -1
-        "https://github.com/pytorch/pytorch/issues/1020",  # implicit dim: 0 for 1-D/3-D, else 1
-        "https://github.com/pytorch/pytorch/issues/1763",  # "F.softmax should take a dimension"
-        "https://github.com/pytorch/pytorch/issues/84524",  # nn.Softmax still accepts no dim (open)
-        "https://github.com/OpenNMT/OpenNMT-py/pull/487",  # the implicit-dim warning seen on 0.3.0
-    ),
-)
+from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
@@ -64,32 +40,6 @@ def attention_logits(device):
 def broken(device):
     features, weight, logits = attention_logits(device)
     attention = F.softmax(logits, dim=1)  # over the channel axis, which has size 1
-    (attention * features).sum().backward()
-    return logits.detach(), attention, weight.grad
-
-
-def symptom(run):
-    """The attention is exactly 1 everywhere, even where the logit is negative (no squashing
-    function gives 1 there), and the conv producing it gets an all-zero gradient."""
-    if run.error is not None:
-        return False
-    logits, attention, weight_grad = run.value
-    all_ones = torch.allclose(attention, torch.ones_like(attention))
-    ones_at_negative_logits = bool((logits < 0).any())
-    no_gradient = weight_grad is not None and torch.allclose(weight_grad, torch.zeros_like(weight_grad), atol=1e-7)
-    return all_ones and ones_at_negative_logits and no_gradient
-
-
-# %% [markdown]
-# A switched-off attention branch has another cause: a sigmoid gate whose logits have grown
-# large (a big bias, or weights that blew up) saturates at exactly 1.0 in float32 and passes no
-# gradient either. But that happens only where the logits are large and positive.
-
-# %%
-def near_miss(device):
-    features, weight, logits = attention_logits(device)
-    logits = logits + 50.0  # a saturating bias
-    attention = torch.sigmoid(logits)
     (attention * features).sum().backward()
     return logits.detach(), attention, weight.grad
 
@@ -139,16 +89,6 @@ def fixed(device):
     return logits.detach(), attention.detach(), weight.grad
 
 
-def check(run, device):
-    """The attention is exp(x) / sum exp(x) over H and W written out by hand, each map sums to 1,
-    and the convolution gets a gradient."""
-    logits, attention, weight_grad = run.value
-    by_hand = logits.exp() / logits.exp().sum(dim=(2, 3), keepdim=True)
-    torch.testing.assert_close(attention, by_hand)
-    torch.testing.assert_close(attention.sum(dim=(2, 3)), torch.ones(2, 1, device=device))
-    assert weight_grad.abs().sum() > 0
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -173,3 +113,68 @@ if __name__ == "__main__":
 # pytorch/pytorch#84524 (open) asks for `nn.Softmax()` without `dim` to be refused too. On CUDA the
 # arithmetic is the same, and so was the result on torch 2.11.0+cu130 on an NVIDIA H200
 # (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# A switched-off attention branch has another cause: a sigmoid gate whose logits have grown
+# large (a big bias, or weights that blew up) saturates at exactly 1.0 in float32 and passes no
+# gradient either. But that happens only where the logits are large and positive.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import S3
+
+
+def symptom(run):
+    """The attention is exactly 1 everywhere, even where the logit is negative (no squashing
+    function gives 1 there), and the conv producing it gets an all-zero gradient."""
+    if run.error is not None:
+        return False
+    logits, attention, weight_grad = run.value
+    all_ones = torch.allclose(attention, torch.ones_like(attention))
+    ones_at_negative_logits = bool((logits < 0).any())
+    no_gradient = weight_grad is not None and torch.allclose(weight_grad, torch.zeros_like(weight_grad), atol=1e-7)
+    return all_ones and ones_at_negative_logits and no_gradient
+
+
+def near_miss(device):
+    features, weight, logits = attention_logits(device)
+    logits = logits + 50.0  # a saturating bias
+    attention = torch.sigmoid(logits)
+    (attention * features).sum().backward()
+    return logits.detach(), attention, weight.grad
+
+
+def check(run, device):
+    """The attention is exp(x) / sum exp(x) over H and W written out by hand, each map sums to 1,
+    and the convolution gets a gradient."""
+    logits, attention, weight_grad = run.value
+    by_hand = logits.exp() / logits.exp().sum(dim=(2, 3), keepdim=True)
+    torch.testing.assert_close(attention, by_hand)
+    torch.testing.assert_close(attention.sum(dim=(2, 3)), torch.ones(2, 1, device=device))
+    assert weight_grad.abs().sum() > 0
+
+
+CASE = Case(
+    id="softmax-singleton-axis",
+    title="Softmax over an axis of size 1",
+    kind="silent",
+    # Arithmetic, not an API behaviour: a softmax over one element is exp(x)/exp(x) = 1 and its
+    # derivative is 0. From 1.13.1 on the matrix observes it; the broken code passes `dim`, which
+    # F.softmax takes (and warns without) since 0.3. No release is known to have changed either.
+    affects=(Affects(">=0.3", since="F.softmax takes dim from 0.3.0 on (downstream projects met its "
+                     "implicit-dim warning on 0.3.0, e.g. OpenNMT/OpenNMT-py#487)"),),
+    devices=("cpu", "cuda"),
+    sources=(S3.at("section 2.3.1 'softmax': spatial_attention applies tf.nn.softmax "
+                   "after reducing the channels to 1"),),
+    tags=("shapes", "softmax", "attention", "tensorflow_port"),
+    references=(
+        "https://docs.pytorch.org/docs/stable/generated/torch.nn.functional.softmax.html",
+        "https://tensorflow.org/versions/r2.4/api_docs/python/tf/nn/softmax",  # axis defaults to -1
+        "https://github.com/pytorch/pytorch/issues/1020",  # implicit dim: 0 for 1-D/3-D, else 1
+        "https://github.com/pytorch/pytorch/issues/1763",  # "F.softmax should take a dimension"
+        "https://github.com/pytorch/pytorch/issues/84524",  # nn.Softmax still accepts no dim (open)
+        "https://github.com/OpenNMT/OpenNMT-py/pull/487",  # the implicit-dim warning seen on 0.3.0
+    ),
+)

@@ -18,24 +18,7 @@
 # %%
 import torch
 
-from torch_pitfalls import Case, observe
-from torch_pitfalls.sources import S1
-
-CASE = Case(
-    id="stack-vs-cat",
-    title="torch.stack where torch.cat was meant",
-    kind="silent",
-    # The documented meaning of both functions; no release is known to have changed it.
-    # No known lower bound ("*"); the matrix observes it from 1.13.1 on.
-    affects="*",
-    devices=("cpu", "cuda"),
-    sources=(S1.at("'尺度变化' (reshaping): stack creates a new dimension, cat does not"),),
-    tags=("shapes", "stack", "cat"),
-    references=(
-        "https://docs.pytorch.org/docs/stable/generated/torch.stack.html",
-        "https://docs.pytorch.org/docs/stable/generated/torch.cat.html",
-    ),
-)
+from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
@@ -52,25 +35,6 @@ def broken(device):
     outs = _embedding_batches(device)          # three tensors of shape [2, 4]
     everything = torch.stack(outs)             # [3, 2, 4]: a new leading axis
     return everything.mean(dim=0)              # "per-feature mean over the dataset"
-
-
-def symptom(run):
-    """The "mean" is a [2, 4] table with one row per position in a batch: position 0 held
-    samples 0, 2, 4 (mean 2) and position 1 held 1, 3, 5 (mean 3), worked out by hand."""
-    if run.error is not None or not isinstance(run.value, torch.Tensor) or run.value.shape != (2, 4):
-        return False
-    per_position = torch.tensor([[2.0] * 4, [3.0] * 4])
-    return torch.allclose(run.value.cpu(), per_position)
-
-
-# %% [markdown]
-# A mean with a leftover axis is not always this pitfall: `mean(dim=0, keepdim=True)` on the
-# right `cat` keeps a `[1, 4]` row (a `keepdim` copied from a normalisation layer). Its values
-# are the right 2.5; only the extra axis of length 1 is wrong.
-
-# %%
-def near_miss(device):
-    return torch.cat(_embedding_batches(device), dim=0).mean(dim=0, keepdim=True)
 
 
 # %%
@@ -102,13 +66,6 @@ def fixed(device):
     return everything.mean(dim=0)              # [4]
 
 
-def check(run, device):
-    """By hand: samples 0..5, every feature equal to the sample index, so each of the 4 features
-    has mean (0+1+...+5)/6 = 2.5."""
-    expected = torch.full((4,), sum(range(6)) / 6, device=device)
-    torch.testing.assert_close(run.value, expected)
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -125,3 +82,51 @@ if __name__ == "__main__":
 # The shapes do not depend on the device, and CUDA behaved the same on torch 2.11.0+cu130 on an
 # NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not
 # observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# A mean with a leftover axis is not always this pitfall: `mean(dim=0, keepdim=True)` on the
+# right `cat` keeps a `[1, 4]` row (a `keepdim` copied from a normalisation layer). Its values
+# are the right 2.5; only the extra axis of length 1 is wrong.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Case
+from torch_pitfalls.sources import S1
+
+
+def symptom(run):
+    """The "mean" is a [2, 4] table with one row per position in a batch: position 0 held
+    samples 0, 2, 4 (mean 2) and position 1 held 1, 3, 5 (mean 3), worked out by hand."""
+    if run.error is not None or not isinstance(run.value, torch.Tensor) or run.value.shape != (2, 4):
+        return False
+    per_position = torch.tensor([[2.0] * 4, [3.0] * 4])
+    return torch.allclose(run.value.cpu(), per_position)
+
+
+def near_miss(device):
+    return torch.cat(_embedding_batches(device), dim=0).mean(dim=0, keepdim=True)
+
+
+def check(run, device):
+    """By hand: samples 0..5, every feature equal to the sample index, so each of the 4 features
+    has mean (0+1+...+5)/6 = 2.5."""
+    expected = torch.full((4,), sum(range(6)) / 6, device=device)
+    torch.testing.assert_close(run.value, expected)
+
+
+CASE = Case(
+    id="stack-vs-cat",
+    title="torch.stack where torch.cat was meant",
+    kind="silent",
+    # The documented meaning of both functions; no release is known to have changed it.
+    # No known lower bound ("*"); the matrix observes it from 1.13.1 on.
+    affects="*",
+    devices=("cpu", "cuda"),
+    sources=(S1.at("'尺度变化' (reshaping): stack creates a new dimension, cat does not"),),
+    tags=("shapes", "stack", "cat"),
+    references=(
+        "https://docs.pytorch.org/docs/stable/generated/torch.stack.html",
+        "https://docs.pytorch.org/docs/stable/generated/torch.cat.html",
+    ),
+)

@@ -19,8 +19,102 @@
 # %%
 import torch
 
-from torch_pitfalls import Affects, Case, observe
+from torch_pitfalls import observe
+
+# %% [markdown]
+# ## The broken code
+
+# %%
+def broken(device):
+    w = torch.tensor([1.0, 2.0, 3.0], device=device)
+    return w.T * w        # meant: column times row, a 3x3 outer product
+
+
+# %%
+if __name__ == "__main__":
+    print(observe(broken, "cpu"))
+
+# %% [markdown]
+# ## Why
+# `x.T` is NumPy's `.T`: it reverses the order of *all* dimensions. A 1-D tensor has one
+# dimension, and reversing a list of one changes nothing, so `w.T` is `w` and `w.T * w` is the
+# element-wise product `[1, 4, 9]`. PyTorch, like NumPy, has no separate notion of a row or a
+# column vector: a column is a 2-D tensor of shape `(3, 1)`, and you have to create that
+# dimension yourself. Since the deprecation, torch warns when `.T` is used on a tensor that is
+# not 2-D and says it will become an error in a future release; the warning is a
+# `TORCH_WARN_ONCE`, so a process shows it one time only, even under
+# `warnings.simplefilter("always")` (checked on 2.13.0: three uses, one warning; this project's
+# harness turns torch's warn-always mode on so that every run sees it). `w.t()` stays silent: its
+# documentation returns 0-D and 1-D tensors as they are. `w.mT` refuses 1-D input with a
+# RuntimeError.
+#
+# ## The fix
+# Add the dimension explicitly: `w[:, None]` (or `w.unsqueeze(1)`) is the `(3, 1)` column, and
+# broadcasting it against the `(3,)` row gives the outer product. `torch.outer(w, w)` says the
+# same thing in one call.
+
+# %%
+def fixed(device):
+    w = torch.tensor([1.0, 2.0, 3.0], device=device)
+    return w[:, None] * w
+
+
+# %%
+if __name__ == "__main__":
+    print(observe(fixed, "cpu"))
+    w = torch.tensor([1.0, 2.0, 3.0])
+    print(torch.equal(w.unsqueeze(1) * w, torch.outer(w, w)))  # the same table, two more ways
+
+# %% [markdown]
+# ## Where it comes from
+# The debugging notes (S1, section on reshaping) point out that `.T` on a tensor with a single
+# dimension, such as `torch.tensor([1., 2., 3.])`, returns the same shape, and suggest
+# `x[:, None]` instead. `Tensor.T` was proposed for NumPy compatibility in May 2019
+# (pytorch/pytorch#20598), reversing every dimension, which makes it a no-op on 1-D tensors.
+# pytorch/pytorch#64180 deprecated it for tensors that are not matrices; the review there
+# notes that on 1-D input it "does what it does now (a no-op)", and the warning promises an
+# error in a future release. On torch 2.13.0 `w.T` on a 1-D tensor still returns the tensor
+# unchanged and emits the `UserWarning` shown above (and 0-D tensors get their own deprecation
+# warning, pytorch/pytorch#92143). If a future release turns it into an error, this case's
+# symptom (a `(3,)` result) disappears and the version matrix will flag it.
+#
+# `.T` is shape logic shared by every device, and CUDA behaved the same, warning included, on torch
+# 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on
+# CUDA were not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# A sibling deprecation is not this pitfall: generic code that applies `.T` to whatever comes
+# in, here a 0-D scale factor, gets "Tensor.T is deprecated on 0-D tensors" (another warning,
+# pytorch/pytorch#92143) and a scaled vector, `[2, 4, 6]`, which is what `s * w` means anyway.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
 from torch_pitfalls.sources import S1
+
+
+def symptom(run):
+    """The 'outer product' came back as the three squares [1, 4, 9] (w times itself, element by
+    element); name the form by whether torch warned about x.T."""
+    if run.error is not None or not isinstance(run.value, torch.Tensor) or tuple(run.value.shape) != (3,):
+        return False
+    if not torch.equal(run.value.cpu(), torch.tensor([1.0, 4.0, 9.0])):
+        return False
+    return "warning" if run.warned(UserWarning, r"x\.T.*deprecated") else "silent"
+
+
+def near_miss(device):
+    s = torch.tensor(2.0, device=device)
+    w = torch.tensor([1.0, 2.0, 3.0], device=device)
+    return s.T * w
+
+
+def check(run, device):
+    """The 3×3 table of products w_i·w_j, written out by hand."""
+    by_hand = torch.tensor([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [3.0, 6.0, 9.0]], device=device)
+    torch.testing.assert_close(run.value, by_hand)
+
 
 CASE = Case(
     id="transpose-1d-noop",
@@ -59,92 +153,3 @@ CASE = Case(
         "https://github.com/pytorch/pytorch/pull/20598",  # Tensor.T added (NumPy compatibility)
     ),
 )
-
-# %% [markdown]
-# ## The broken code
-
-# %%
-def broken(device):
-    w = torch.tensor([1.0, 2.0, 3.0], device=device)
-    return w.T * w        # meant: column times row, a 3x3 outer product
-
-
-def symptom(run):
-    """The 'outer product' came back as the three squares [1, 4, 9] (w times itself, element by
-    element); name the form by whether torch warned about x.T."""
-    if run.error is not None or not isinstance(run.value, torch.Tensor) or tuple(run.value.shape) != (3,):
-        return False
-    if not torch.equal(run.value.cpu(), torch.tensor([1.0, 4.0, 9.0])):
-        return False
-    return "warning" if run.warned(UserWarning, r"x\.T.*deprecated") else "silent"
-
-
-# %% [markdown]
-# A sibling deprecation is not this pitfall: generic code that applies `.T` to whatever comes
-# in, here a 0-D scale factor, gets "Tensor.T is deprecated on 0-D tensors" (another warning,
-# pytorch/pytorch#92143) and a scaled vector, `[2, 4, 6]`, which is what `s * w` means anyway.
-
-# %%
-def near_miss(device):
-    s = torch.tensor(2.0, device=device)
-    w = torch.tensor([1.0, 2.0, 3.0], device=device)
-    return s.T * w
-
-
-# %%
-if __name__ == "__main__":
-    print(observe(broken, "cpu"))
-
-# %% [markdown]
-# ## Why
-# `x.T` is NumPy's `.T`: it reverses the order of *all* dimensions. A 1-D tensor has one
-# dimension, and reversing a list of one changes nothing, so `w.T` is `w` and `w.T * w` is the
-# element-wise product `[1, 4, 9]`. PyTorch, like NumPy, has no separate notion of a row or a
-# column vector: a column is a 2-D tensor of shape `(3, 1)`, and you have to create that
-# dimension yourself. Since the deprecation, torch warns when `.T` is used on a tensor that is
-# not 2-D and says it will become an error in a future release; the warning is a
-# `TORCH_WARN_ONCE`, so a process shows it one time only, even under
-# `warnings.simplefilter("always")` (checked on 2.13.0: three uses, one warning; this project's
-# harness turns torch's warn-always mode on so that every run sees it). `w.t()` stays silent: its
-# documentation returns 0-D and 1-D tensors as they are. `w.mT` refuses 1-D input with a
-# RuntimeError.
-#
-# ## The fix
-# Add the dimension explicitly: `w[:, None]` (or `w.unsqueeze(1)`) is the `(3, 1)` column, and
-# broadcasting it against the `(3,)` row gives the outer product. `torch.outer(w, w)` says the
-# same thing in one call.
-
-# %%
-def fixed(device):
-    w = torch.tensor([1.0, 2.0, 3.0], device=device)
-    return w[:, None] * w
-
-
-def check(run, device):
-    """The 3×3 table of products w_i·w_j, written out by hand."""
-    by_hand = torch.tensor([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [3.0, 6.0, 9.0]], device=device)
-    torch.testing.assert_close(run.value, by_hand)
-
-
-# %%
-if __name__ == "__main__":
-    print(observe(fixed, "cpu"))
-    w = torch.tensor([1.0, 2.0, 3.0])
-    print(torch.equal(w.unsqueeze(1) * w, torch.outer(w, w)))  # the same table, two more ways
-
-# %% [markdown]
-# ## Where it comes from
-# The debugging notes (S1, section on reshaping) point out that `.T` on a tensor with a single
-# dimension, such as `torch.tensor([1., 2., 3.])`, returns the same shape, and suggest
-# `x[:, None]` instead. `Tensor.T` was proposed for NumPy compatibility in May 2019
-# (pytorch/pytorch#20598), reversing every dimension, which makes it a no-op on 1-D tensors.
-# pytorch/pytorch#64180 deprecated it for tensors that are not matrices; the review there
-# notes that on 1-D input it "does what it does now (a no-op)", and the warning promises an
-# error in a future release. On torch 2.13.0 `w.T` on a 1-D tensor still returns the tensor
-# unchanged and emits the `UserWarning` shown above (and 0-D tensors get their own deprecation
-# warning, pytorch/pytorch#92143). If a future release turns it into an error, this case's
-# symptom (a `(3,)` result) disappears and the version matrix will flag it.
-#
-# `.T` is shape logic shared by every device, and CUDA behaved the same, warning included, on torch
-# 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on
-# CUDA were not observed.

@@ -17,29 +17,7 @@
 # %%
 import torch
 
-from torch_pitfalls import Case, observe
-from torch_pitfalls.sources import S1
-
-CASE = Case(
-    id="view-instead-of-permute",
-    title="HWC to CHW with view instead of permute",
-    kind="silent",
-    # view/reshape keep the element order by definition (like NumPy's reshape); no release is
-    # known to have changed that. No known lower bound ("*"); the matrix observes it from 1.13.1 on.
-    affects="*",
-    devices=("cpu", "cuda"),
-    sources=(
-        S1.at("data loading: PIL images are [32, 32, 3], tensors [3, 32, 32], so ToTensor permutes"),
-        S1.at("PIL conversion snippets: .permute(1, 2, 0) and .permute(2, 0, 1)"),
-    ),
-    tags=("shapes", "view", "reshape", "permute", "image"),
-    references=(
-        "https://github.com/pytorch/pytorch/issues/16560",  # view() confused with transposition
-        "https://github.com/pytorch/pytorch/issues/2013",  # how view() orders elements
-        "https://github.com/pytorch/vision/issues/676",  # why to_tensor cannot use a single view
-        "https://docs.pytorch.org/docs/stable/generated/torch.permute.html",
-    ),
-)
+from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
@@ -57,25 +35,6 @@ def _hwc_image(device):
 
 def broken(device):
     return _hwc_image(device).view(C, H, W)               # right shape, wrong pixels
-
-
-def symptom(run):
-    """The C×H×W result holds the pixels in their HWC memory order (R G B R G B …, written out
-    in Python), cut into planes: colour plane c does not come from channel c."""
-    if run.error is not None or not isinstance(run.value, torch.Tensor) or tuple(run.value.shape) != (C, H, W):
-        return False
-    memory_order = [100.0 * c + 10 * h + w for h in range(H) for w in range(W) for c in range(C)]
-    return torch.equal(run.value.cpu().flatten(), torch.tensor(memory_order))
-
-
-# %% [markdown]
-# Mixed-up colour planes have another classic cause: OpenCV loads images as BGR, and a correct
-# `permute` then puts blue in plane 0. Every plane is one whole channel, in the wrong order:
-# a bug of its own, not this pitfall.
-
-# %%
-def near_miss(device):
-    return _hwc_image(device).permute(2, 0, 1).flip(0)    # BGR planes: blue first
 
 
 # %%
@@ -100,14 +59,6 @@ def fixed(device):
     return _hwc_image(device).permute(2, 0, 1)            # [C, H, W], axes moved
 
 
-def check(run, device):
-    """The same pixel formula, written directly in CHW order."""
-    expected = torch.tensor(
-        [[[100.0 * c + 10 * h + w for w in range(W)] for h in range(H)] for c in range(C)], device=device
-    )
-    torch.testing.assert_close(run.value, expected)
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -126,3 +77,57 @@ if __name__ == "__main__":
 # `view` and `permute` only rewrite sizes and strides, the same on every device, and CUDA behaved
 # the same on torch 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`);
 # other releases on CUDA were not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# Mixed-up colour planes have another classic cause: OpenCV loads images as BGR, and a correct
+# `permute` then puts blue in plane 0. Every plane is one whole channel, in the wrong order:
+# a bug of its own, not this pitfall.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Case
+from torch_pitfalls.sources import S1
+
+
+def symptom(run):
+    """The C×H×W result holds the pixels in their HWC memory order (R G B R G B …, written out
+    in Python), cut into planes: colour plane c does not come from channel c."""
+    if run.error is not None or not isinstance(run.value, torch.Tensor) or tuple(run.value.shape) != (C, H, W):
+        return False
+    memory_order = [100.0 * c + 10 * h + w for h in range(H) for w in range(W) for c in range(C)]
+    return torch.equal(run.value.cpu().flatten(), torch.tensor(memory_order))
+
+
+def near_miss(device):
+    return _hwc_image(device).permute(2, 0, 1).flip(0)    # BGR planes: blue first
+
+
+def check(run, device):
+    """The same pixel formula, written directly in CHW order."""
+    expected = torch.tensor(
+        [[[100.0 * c + 10 * h + w for w in range(W)] for h in range(H)] for c in range(C)], device=device
+    )
+    torch.testing.assert_close(run.value, expected)
+
+
+CASE = Case(
+    id="view-instead-of-permute",
+    title="HWC to CHW with view instead of permute",
+    kind="silent",
+    # view/reshape keep the element order by definition (like NumPy's reshape); no release is
+    # known to have changed that. No known lower bound ("*"); the matrix observes it from 1.13.1 on.
+    affects="*",
+    devices=("cpu", "cuda"),
+    sources=(
+        S1.at("data loading: PIL images are [32, 32, 3], tensors [3, 32, 32], so ToTensor permutes"),
+        S1.at("PIL conversion snippets: .permute(1, 2, 0) and .permute(2, 0, 1)"),
+    ),
+    tags=("shapes", "view", "reshape", "permute", "image"),
+    references=(
+        "https://github.com/pytorch/pytorch/issues/16560",  # view() confused with transposition
+        "https://github.com/pytorch/pytorch/issues/2013",  # how view() orders elements
+        "https://github.com/pytorch/vision/issues/676",  # why to_tensor cannot use a single view
+        "https://docs.pytorch.org/docs/stable/generated/torch.permute.html",
+    ),
+)

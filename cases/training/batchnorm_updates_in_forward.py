@@ -18,24 +18,7 @@
 import torch
 import torch.nn as nn
 
-from torch_pitfalls import Case, observe
-from torch_pitfalls.sources import S2
-
-CASE = Case(
-    id="batchnorm-updates-in-forward",
-    title="BatchNorm learns during a \"harmless\" forward",
-    kind="silent",
-    # Running statistics have been updated inside BatchNorm's training-mode forward since the
-    # layer was written; observed on 2.13.0. No release changed it.
-    affects="*",
-    devices=("cpu", "cuda"),
-    sources=(S2.at("section '悄悄地更新,BN层就是个小可爱' (BN quietly updates itself)"),),
-    tags=("nn_module", "batchnorm", "running_stats", "eval", "no_grad"),
-    references=(
-        "https://pytorch.org/docs/stable/generated/torch.nn.BatchNorm2d.html",
-        "https://android.googlesource.com/platform/external/pytorch/+/d6bfc53b9e/torch/nn/modules/batchnorm.py",
-    ),
-)
+from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
@@ -66,36 +49,6 @@ def state_after(bn, out):
 def broken(device):
     bn = trained_bn(device)                 # still in training mode, as modules start
     with torch.no_grad():                   # "nothing can change"
-        out = bn(torch.tensor(CHECK_BATCH, device=device))
-    return state_after(bn, out)
-
-
-def symptom(run):
-    """One batch was counted and the running mean took one momentum step (0.1) from the trained
-    mean towards the check batch's mean: [1, 2] became [1.2, 2.4]."""
-    if run.error is not None:
-        return False
-    batch_mean = [sum(col) / len(col) for col in zip(*CHECK_BATCH)]
-    stepped = torch.tensor([0.9 * t + 0.1 * b for t, b in zip(TRAINED_MEAN, batch_mean)])
-    return (
-        run.value["num_batches_tracked"] == 1
-        and torch.allclose(run.value["running_mean"].cpu(), stepped)
-    )
-
-
-# %% [markdown]
-# Statistics that differ from the trained ones are not always this pitfall. A checkpoint saved
-# from a `DataParallel` model has every key prefixed with `module.`; loaded with `strict=False`
-# into the bare model, nothing matches, nothing is loaded, and the layer keeps a fresh layer's
-# `[0, 0]` and `[1, 1]`, though no forward ever ran in training mode.
-
-# %%
-def near_miss(device):
-    saved = {"module." + k: v for k, v in trained_bn(device).state_dict().items()}
-    bn = nn.BatchNorm1d(2).to(device)
-    bn.load_state_dict(saved, strict=False)  # no key matches, and strict=False says nothing
-    bn.eval()
-    with torch.no_grad():
         out = bn(torch.tensor(CHECK_BATCH, device=device))
     return state_after(bn, out)
 
@@ -132,18 +85,6 @@ def fixed(device):
     return state_after(bn, out)
 
 
-def check(run, device):
-    """The statistics are still the trained constants, no batch was counted, and the output is
-    (x - mean) / sqrt(var + 1e-5) (the documented default eps), written out from the constants."""
-    mean = torch.tensor(TRAINED_MEAN, device=device)
-    var = torch.tensor(TRAINED_VAR, device=device)
-    torch.testing.assert_close(run.value["running_mean"], mean, rtol=0, atol=0)
-    torch.testing.assert_close(run.value["running_var"], var, rtol=0, atol=0)
-    assert run.value["num_batches_tracked"] == 0, run.value["num_batches_tracked"]
-    x = torch.tensor(CHECK_BATCH, device=device)
-    torch.testing.assert_close(run.value["out"], (x - mean) / (var + 1e-5).sqrt())
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -159,3 +100,67 @@ if __name__ == "__main__":
 # parameters. No release changed this; on CUDA the same update was observed on one release, torch
 # 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on
 # CUDA were not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# Statistics that differ from the trained ones are not always this pitfall. A checkpoint saved
+# from a `DataParallel` model has every key prefixed with `module.`; loaded with `strict=False`
+# into the bare model, nothing matches, nothing is loaded, and the layer keeps a fresh layer's
+# `[0, 0]` and `[1, 1]`, though no forward ever ran in training mode.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Case
+from torch_pitfalls.sources import S2
+
+
+def symptom(run):
+    """One batch was counted and the running mean took one momentum step (0.1) from the trained
+    mean towards the check batch's mean: [1, 2] became [1.2, 2.4]."""
+    if run.error is not None:
+        return False
+    batch_mean = [sum(col) / len(col) for col in zip(*CHECK_BATCH)]
+    stepped = torch.tensor([0.9 * t + 0.1 * b for t, b in zip(TRAINED_MEAN, batch_mean)])
+    return (
+        run.value["num_batches_tracked"] == 1
+        and torch.allclose(run.value["running_mean"].cpu(), stepped)
+    )
+
+
+def near_miss(device):
+    saved = {"module." + k: v for k, v in trained_bn(device).state_dict().items()}
+    bn = nn.BatchNorm1d(2).to(device)
+    bn.load_state_dict(saved, strict=False)  # no key matches, and strict=False says nothing
+    bn.eval()
+    with torch.no_grad():
+        out = bn(torch.tensor(CHECK_BATCH, device=device))
+    return state_after(bn, out)
+
+
+def check(run, device):
+    """The statistics are still the trained constants, no batch was counted, and the output is
+    (x - mean) / sqrt(var + 1e-5) (the documented default eps), written out from the constants."""
+    mean = torch.tensor(TRAINED_MEAN, device=device)
+    var = torch.tensor(TRAINED_VAR, device=device)
+    torch.testing.assert_close(run.value["running_mean"], mean, rtol=0, atol=0)
+    torch.testing.assert_close(run.value["running_var"], var, rtol=0, atol=0)
+    assert run.value["num_batches_tracked"] == 0, run.value["num_batches_tracked"]
+    x = torch.tensor(CHECK_BATCH, device=device)
+    torch.testing.assert_close(run.value["out"], (x - mean) / (var + 1e-5).sqrt())
+
+
+CASE = Case(
+    id="batchnorm-updates-in-forward",
+    title="BatchNorm learns during a \"harmless\" forward",
+    kind="silent",
+    # Running statistics have been updated inside BatchNorm's training-mode forward since the
+    # layer was written; observed on 2.13.0. No release changed it.
+    affects="*",
+    devices=("cpu", "cuda"),
+    sources=(S2.at("section '悄悄地更新,BN层就是个小可爱' (BN quietly updates itself)"),),
+    tags=("nn_module", "batchnorm", "running_stats", "eval", "no_grad"),
+    references=(
+        "https://pytorch.org/docs/stable/generated/torch.nn.BatchNorm2d.html",
+        "https://android.googlesource.com/platform/external/pytorch/+/d6bfc53b9e/torch/nn/modules/batchnorm.py",
+    ),
+)

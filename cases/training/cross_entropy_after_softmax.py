@@ -21,24 +21,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from torch_pitfalls import Case, observe
-from torch_pitfalls.sources import S2
-
-CASE = Case(
-    id="cross-entropy-after-softmax",
-    title="Softmax before CrossEntropyLoss",
-    kind="silent",
-    # The loss has taken raw scores (logits) and applied log-softmax itself in every release;
-    # this corpus observed the symptom on 2.13.0. No release changed it.
-    affects="*",
-    devices=("cpu", "cuda"),
-    sources=(S2.at("section 'pytorch中的交叉熵' (cross entropy in PyTorch)"),),
-    tags=("loss", "cross_entropy", "softmax", "logits"),
-    references=(
-        "https://docs.pytorch.org/docs/stable/generated/torch.nn.modules.loss.CrossEntropyLoss.html",
-        "https://discuss.pytorch.org/t/do-i-need-to-use-softmax-before-nn-crossentropyloss/16739/2",
-    ),
-)
+from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
@@ -59,31 +42,6 @@ def broken(device):
     target = torch.tensor(LABELS, device=device)
     probs = nn.Softmax(dim=1)(logits)             # the model's "output layer"
     loss = nn.CrossEntropyLoss()(probs, target)   # applies log-softmax a second time
-    loss.backward()
-    return {"loss": loss.detach(), "grad": logits.grad}
-
-
-def symptom(run):
-    """The confidently wrong sample gets a gradient near 0 (the true one is about 0.5), and the
-    loss sits in the band a second softmax squeezes it into: between log(1 + 2/e) and
-    log(2 + e) for three classes, however wrong the model is (here 1.05, not 4.0)."""
-    if run.error is not None:
-        return False
-    low, high = math.log(1 + 2 / math.e), math.log(2 + math.e)
-    return bool(run.value["grad"][0].abs().max() < 1e-2) and low <= run.value["loss"].item() <= high
-
-
-# %% [markdown]
-# A tiny gradient alone is not this pitfall: a sample the model already gets right sends back
-# almost nothing too. Here the labels are read off by one, the first sample is labelled 0,
-# the class it scores highest, and raw logits go in correctly: its gradient is just as small,
-# but the loss is near 0, not stuck near 1.
-
-# %%
-def near_miss(device):
-    logits = scores(device)
-    target = torch.tensor([0, 1], device=device)   # labels shifted: the first sample is now right
-    loss = nn.CrossEntropyLoss()(logits, target)
     loss.backward()
     return {"loss": loss.detach(), "grad": logits.grad}
 
@@ -117,18 +75,6 @@ def fixed(device):
     return {"loss": loss.detach(), "grad": logits.grad}
 
 
-def check(run, device):
-    """The gradient is (softmax(x) - one_hot(y)) / N, the closed form, and the loss is
-    log(sum(exp(row))) - row[label] averaged, in plain Python from the scores."""
-    logits = scores(device).detach()
-    target = torch.tensor(LABELS, device=device)
-    expected_grad = (torch.softmax(logits, dim=1) - F.one_hot(target, 3)) / len(LABELS)
-    # Each row's exponentials sum to e^8 + 2, and the label's score is 0 then 8.
-    expected_loss = ((math.log(math.exp(8) + 2) - 0.0) + (math.log(math.exp(8) + 2) - 8.0)) / 2
-    torch.testing.assert_close(run.value["grad"], expected_grad)
-    torch.testing.assert_close(run.value["loss"], torch.tensor(expected_loss, device=device))
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -143,3 +89,62 @@ if __name__ == "__main__":
 # model must end in a normalisation, end it in `nn.LogSoftmax` and use `nn.NLLLoss`. No release
 # changed this behaviour; on CUDA it was observed on one release, torch 2.11.0+cu130 on an NVIDIA
 # H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# A tiny gradient alone is not this pitfall: a sample the model already gets right sends back
+# almost nothing too. Here the labels are read off by one, the first sample is labelled 0,
+# the class it scores highest, and raw logits go in correctly: its gradient is just as small,
+# but the loss is near 0, not stuck near 1.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Case
+from torch_pitfalls.sources import S2
+
+
+def symptom(run):
+    """The confidently wrong sample gets a gradient near 0 (the true one is about 0.5), and the
+    loss sits in the band a second softmax squeezes it into: between log(1 + 2/e) and
+    log(2 + e) for three classes, however wrong the model is (here 1.05, not 4.0)."""
+    if run.error is not None:
+        return False
+    low, high = math.log(1 + 2 / math.e), math.log(2 + math.e)
+    return bool(run.value["grad"][0].abs().max() < 1e-2) and low <= run.value["loss"].item() <= high
+
+
+def near_miss(device):
+    logits = scores(device)
+    target = torch.tensor([0, 1], device=device)   # labels shifted: the first sample is now right
+    loss = nn.CrossEntropyLoss()(logits, target)
+    loss.backward()
+    return {"loss": loss.detach(), "grad": logits.grad}
+
+
+def check(run, device):
+    """The gradient is (softmax(x) - one_hot(y)) / N, the closed form, and the loss is
+    log(sum(exp(row))) - row[label] averaged, in plain Python from the scores."""
+    logits = scores(device).detach()
+    target = torch.tensor(LABELS, device=device)
+    expected_grad = (torch.softmax(logits, dim=1) - F.one_hot(target, 3)) / len(LABELS)
+    # Each row's exponentials sum to e^8 + 2, and the label's score is 0 then 8.
+    expected_loss = ((math.log(math.exp(8) + 2) - 0.0) + (math.log(math.exp(8) + 2) - 8.0)) / 2
+    torch.testing.assert_close(run.value["grad"], expected_grad)
+    torch.testing.assert_close(run.value["loss"], torch.tensor(expected_loss, device=device))
+
+
+CASE = Case(
+    id="cross-entropy-after-softmax",
+    title="Softmax before CrossEntropyLoss",
+    kind="silent",
+    # The loss has taken raw scores (logits) and applied log-softmax itself in every release;
+    # this corpus observed the symptom on 2.13.0. No release changed it.
+    affects="*",
+    devices=("cpu", "cuda"),
+    sources=(S2.at("section 'pytorch中的交叉熵' (cross entropy in PyTorch)"),),
+    tags=("loss", "cross_entropy", "softmax", "logits"),
+    references=(
+        "https://docs.pytorch.org/docs/stable/generated/torch.nn.modules.loss.CrossEntropyLoss.html",
+        "https://discuss.pytorch.org/t/do-i-need-to-use-softmax-before-nn-crossentropyloss/16739/2",
+    ),
+)

@@ -22,31 +22,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from torch_pitfalls import Affects, Case, observe
-from torch_pitfalls.sources import S1
-
-CASE = Case(
-    id="cross-entropy-target-dtype",
-    title="A float class-index target for CrossEntropyLoss",
-    kind="error",
-    # Class indices have had to be an integer tensor in every release. The wording changed
-    # between 2.11.0 ("expected scalar type Long but found Float") and 2.12.1 ("expected target
-    # dtype to be Long or Byte, but got Float"), per the matrix reports; both name Long, then Float.
-    # On CUDA the kernel's dispatch refuses it first, naming Float (observed on 2.11.0+cu130 only).
-    affects=(
-        Affects(device="cpu", form="Long expected, Float found"),
-        Affects(device="cuda", form="no kernel for a Float target"),
-    ),
-    devices=("cpu", "cuda"),
-    sources=(S1.at("section 'Optimizer': the two arguments of the loss, 'may require a long tensor'"),),
-    tags=("loss", "cross_entropy", "dtype", "target"),
-    references=(
-        "https://github.com/pytorch/pytorch/pull/61044",  # 1.10: float targets of the input's shape = probabilities
-        "https://github.com/pytorch/pytorch/issues/11959",  # the feature request it closed
-        "https://pytorch.org/docs/1.10.0/generated/torch.nn.functional.cross_entropy.html",
-        "https://github.com/pytorch/pytorch/pull/145444",  # docs: indices are integers, probabilities floats
-    ),
-)
+from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
@@ -61,30 +37,6 @@ def broken(device):
     scores = torch.tensor(SCORES, device=device)
     target = torch.Tensor([1, 1]).to(device)   # float32, not int64
     return nn.CrossEntropyLoss()(scores, target)
-
-
-def symptom(run):
-    """On the CPU, a RuntimeError that names Long as the dtype expected and Float as the one
-    found, in either release's wording ("... Long but found Float", "... Long or Byte, but got
-    Float"). On CUDA, the NotImplementedError of nll_loss's kernel dispatch, which has no Float
-    version ("nll_loss_forward_reduce_cuda_kernel_2d_index" not implemented for 'Float')."""
-    if run.raised(RuntimeError, r"\bLong\b.*\b(?:found|got)\s+Float\b"):
-        return "Long expected, Float found"
-    if run.raised(NotImplementedError, r"nll_loss\w*\"? not implemented for 'Float'"):
-        return "no kernel for a Float target"
-    return False
-
-
-# %% [markdown]
-# The opposite mistake raises a `RuntimeError` that names `Long` too, and it is not this one:
-# a one-hot `int64` target of the scores' shape is read as class probabilities and refused for
-# not being floating point (Long found where Float was expected).
-
-# %%
-def near_miss(device):
-    scores = torch.tensor(SCORES, device=device)
-    one_hot = F.one_hot(torch.tensor([1, 1], device=device), 3)   # int64, shape (N, C)
-    return nn.CrossEntropyLoss()(scores, one_hot)
 
 
 # %%
@@ -118,15 +70,6 @@ def fixed(device):
     return {"indices": loss, "probabilities": as_probabilities}
 
 
-def check(run, device):
-    """Both target forms give -log softmax(scores)[n, 1] averaged over the batch, computed in
-    plain Python from the scores."""
-    by_hand = sum(math.log(sum(math.exp(s) for s in row)) - row[1] for row in SCORES) / len(SCORES)
-    expected = torch.tensor(by_hand, device=device)
-    torch.testing.assert_close(run.value["indices"], expected)
-    torch.testing.assert_close(run.value["probabilities"], expected)
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -147,3 +90,65 @@ if __name__ == "__main__":
 # kernel is chosen by the target's dtype first, and there is none for `Float`. That form was
 # observed on torch 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`);
 # other releases on CUDA were not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# The opposite mistake raises a `RuntimeError` that names `Long` too, and it is not this one:
+# a one-hot `int64` target of the scores' shape is read as class probabilities and refused for
+# not being floating point (Long found where Float was expected).
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import S1
+
+
+def symptom(run):
+    """On the CPU, a RuntimeError that names Long as the dtype expected and Float as the one
+    found, in either release's wording ("... Long but found Float", "... Long or Byte, but got
+    Float"). On CUDA, the NotImplementedError of nll_loss's kernel dispatch, which has no Float
+    version ("nll_loss_forward_reduce_cuda_kernel_2d_index" not implemented for 'Float')."""
+    if run.raised(RuntimeError, r"\bLong\b.*\b(?:found|got)\s+Float\b"):
+        return "Long expected, Float found"
+    if run.raised(NotImplementedError, r"nll_loss\w*\"? not implemented for 'Float'"):
+        return "no kernel for a Float target"
+    return False
+
+
+def near_miss(device):
+    scores = torch.tensor(SCORES, device=device)
+    one_hot = F.one_hot(torch.tensor([1, 1], device=device), 3)   # int64, shape (N, C)
+    return nn.CrossEntropyLoss()(scores, one_hot)
+
+
+def check(run, device):
+    """Both target forms give -log softmax(scores)[n, 1] averaged over the batch, computed in
+    plain Python from the scores."""
+    by_hand = sum(math.log(sum(math.exp(s) for s in row)) - row[1] for row in SCORES) / len(SCORES)
+    expected = torch.tensor(by_hand, device=device)
+    torch.testing.assert_close(run.value["indices"], expected)
+    torch.testing.assert_close(run.value["probabilities"], expected)
+
+
+CASE = Case(
+    id="cross-entropy-target-dtype",
+    title="A float class-index target for CrossEntropyLoss",
+    kind="error",
+    # Class indices have had to be an integer tensor in every release. The wording changed
+    # between 2.11.0 ("expected scalar type Long but found Float") and 2.12.1 ("expected target
+    # dtype to be Long or Byte, but got Float"), per the matrix reports; both name Long, then Float.
+    # On CUDA the kernel's dispatch refuses it first, naming Float (observed on 2.11.0+cu130 only).
+    affects=(
+        Affects(device="cpu", form="Long expected, Float found"),
+        Affects(device="cuda", form="no kernel for a Float target"),
+    ),
+    devices=("cpu", "cuda"),
+    sources=(S1.at("section 'Optimizer': the two arguments of the loss, 'may require a long tensor'"),),
+    tags=("loss", "cross_entropy", "dtype", "target"),
+    references=(
+        "https://github.com/pytorch/pytorch/pull/61044",  # 1.10: float targets of the input's shape = probabilities
+        "https://github.com/pytorch/pytorch/issues/11959",  # the feature request it closed
+        "https://pytorch.org/docs/1.10.0/generated/torch.nn.functional.cross_entropy.html",
+        "https://github.com/pytorch/pytorch/pull/145444",  # docs: indices are integers, probabilities floats
+    ),
+)

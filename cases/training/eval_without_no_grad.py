@@ -18,25 +18,7 @@
 import torch
 import torch.nn as nn
 
-from torch_pitfalls import Case, observe, saved_bytes, seeded
-from torch_pitfalls.sources import S2
-
-CASE = Case(
-    id="eval-without-no-grad",
-    title="Validation without torch.no_grad()",
-    kind="performance",
-    # Autograd records every op on tensors that require grad unless told not to; model.eval()
-    # never changed that. Observed on 2.13.0; no release changed it.
-    affects="*",
-    devices=("cpu", "cuda"),
-    sources=(S2.at("section '在验证和测试阶段取消掉梯度(no_grad)' (no_grad for validation and test)"),),
-    tags=("autograd", "no_grad", "inference_mode", "memory", "evaluation"),
-    references=(
-        "https://pytorch.org/docs/1.12/generated/torch.autograd.no_grad.html",
-        "https://pytorch.org/blog/pytorch-0_4_0-migration-guide/",  # volatile=True gives way to no_grad
-        "https://github.com/pytorch/pytorch/releases/tag/v0.4.0",
-    ),
-)
+from torch_pitfalls import observe, saved_bytes, seeded
 
 # %% [markdown]
 # ## The broken code
@@ -72,35 +54,6 @@ def broken(device):
     return {"saved_bytes": held, "has_grad_fn": out.grad_fn is not None, "out": out.detach()}
 
 
-def symptom(run):
-    """The forward kept at least the hidden activation (BATCH x HIDDEN float32) for backward."""
-    return (
-        run.error is None
-        and run.value["has_grad_fn"]
-        and run.value["saved_bytes"] >= BATCH * HIDDEN * 4
-    )
-
-
-# %% [markdown]
-# Memory that grows during validation, and a tensor in the loop with a `grad_fn`, can come from
-# elsewhere: here validation is done right, under `no_grad`, but the epoch's running loss was
-# summed from the *training* losses, graphs and all (the case `loss-append-keeps-graph`). The
-# validation forward saved nothing.
-
-# %%
-def near_miss(device):
-    model, x = make_model_and_batch(device)
-    model.train()
-    running_loss = 0.0
-    for _ in range(2):                            # the training steps before validation
-        loss = model(x).square().mean()
-        loss.backward()
-        running_loss = running_loss + loss        # should be loss.item()
-    model.eval()
-    out, held = saved_bytes(validate_no_grad, model, x)
-    return {"saved_bytes": held, "has_grad_fn": running_loss.grad_fn is not None, "out": out}
-
-
 # %%
 if __name__ == "__main__":
     print(observe(broken, "cpu"))
@@ -128,19 +81,6 @@ def fixed(device):
     return {"saved_bytes": held, "has_grad_fn": out.grad_fn is not None, "out": out}
 
 
-def check(run, device):
-    """Nothing was saved for backward, the output has no grad_fn, and its values are the
-    network written out by hand (two affine maps and a clamp) on the same seeded weights."""
-    assert run.value["saved_bytes"] == 0, run.value["saved_bytes"]
-    assert not run.value["has_grad_fn"]
-    model, x = make_model_and_batch(device)
-    first, second = model[0], model[2]
-    with torch.no_grad():
-        hidden = (x @ first.weight.T + first.bias).clamp_min(0)
-        expected = hidden @ second.weight.T + second.bias
-    torch.testing.assert_close(run.value["out"], expected)
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -156,3 +96,68 @@ if __name__ == "__main__":
 # larger model. On CUDA the same byte counts were observed on one release, torch 2.11.0+cu130 on an
 # NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not
 # observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# Memory that grows during validation, and a tensor in the loop with a `grad_fn`, can come from
+# elsewhere: here validation is done right, under `no_grad`, but the epoch's running loss was
+# summed from the *training* losses, graphs and all (the case `loss-append-keeps-graph`). The
+# validation forward saved nothing.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Case
+from torch_pitfalls.sources import S2
+
+
+def symptom(run):
+    """The forward kept at least the hidden activation (BATCH x HIDDEN float32) for backward."""
+    return (
+        run.error is None
+        and run.value["has_grad_fn"]
+        and run.value["saved_bytes"] >= BATCH * HIDDEN * 4
+    )
+
+
+def near_miss(device):
+    model, x = make_model_and_batch(device)
+    model.train()
+    running_loss = 0.0
+    for _ in range(2):                            # the training steps before validation
+        loss = model(x).square().mean()
+        loss.backward()
+        running_loss = running_loss + loss        # should be loss.item()
+    model.eval()
+    out, held = saved_bytes(validate_no_grad, model, x)
+    return {"saved_bytes": held, "has_grad_fn": running_loss.grad_fn is not None, "out": out}
+
+
+def check(run, device):
+    """Nothing was saved for backward, the output has no grad_fn, and its values are the
+    network written out by hand (two affine maps and a clamp) on the same seeded weights."""
+    assert run.value["saved_bytes"] == 0, run.value["saved_bytes"]
+    assert not run.value["has_grad_fn"]
+    model, x = make_model_and_batch(device)
+    first, second = model[0], model[2]
+    with torch.no_grad():
+        hidden = (x @ first.weight.T + first.bias).clamp_min(0)
+        expected = hidden @ second.weight.T + second.bias
+    torch.testing.assert_close(run.value["out"], expected)
+
+
+CASE = Case(
+    id="eval-without-no-grad",
+    title="Validation without torch.no_grad()",
+    kind="performance",
+    # Autograd records every op on tensors that require grad unless told not to; model.eval()
+    # never changed that. Observed on 2.13.0; no release changed it.
+    affects="*",
+    devices=("cpu", "cuda"),
+    sources=(S2.at("section '在验证和测试阶段取消掉梯度(no_grad)' (no_grad for validation and test)"),),
+    tags=("autograd", "no_grad", "inference_mode", "memory", "evaluation"),
+    references=(
+        "https://pytorch.org/docs/1.12/generated/torch.autograd.no_grad.html",
+        "https://pytorch.org/blog/pytorch-0_4_0-migration-guide/",  # volatile=True gives way to no_grad
+        "https://github.com/pytorch/pytorch/releases/tag/v0.4.0",
+    ),
+)

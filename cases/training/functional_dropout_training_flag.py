@@ -20,27 +20,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from torch_pitfalls import Affects, Case, observe, seeded
-from torch_pitfalls.sources import S2
-
-CASE = Case(
-    id="functional-dropout-training-flag",
-    title="F.dropout ignores model.eval()",
-    kind="silent",
-    # F.dropout's `training` defaults to True since pytorch/pytorch#10417 (August 2018, after
-    # 0.4.1): from 1.0 on it drops in eval mode unless told otherwise. Before, the default was
-    # False and the call did nothing unless told otherwise. Observed from 1.13.1 by the matrix.
-    affects=(Affects(">=1.0", since="pytorch/pytorch#10417 (August 2018) made training=True "
-                     "F.dropout's default; 1.0 is the first release with it"),),
-    devices=("cpu", "cuda"),
-    sources=(S2.at("section '调皮的dropout' (the naughty dropout)"),),
-    tags=("nn_module", "dropout", "functional", "eval"),
-    references=(
-        "https://docs.pytorch.org/docs/stable/generated/torch.nn.functional.dropout.html",
-        "https://github.com/pytorch/pytorch/pull/10417",   # the default becomes training=True
-        "https://github.com/pytorch/pytorch/issues/26338",  # "Behavior of F.dropout in eval mode"
-    ),
-)
+from torch_pitfalls import observe, seeded
 
 # %% [markdown]
 # ## The broken code
@@ -59,38 +39,6 @@ class FunctionalDropout(nn.Module):
 
 def broken(device):
     model = FunctionalDropout().eval()
-    x = torch.ones(16, device=device)
-    with seeded(0):
-        out = model(x)
-    return {"training": model.training, "out": out}
-
-
-def dropped(out, p=0.5):
-    """The output of dropout at rate p on ones: every entry 0 or 1/(1-p), and some of each."""
-    zero, kept = out == 0, out == 1 / (1 - p)
-    return bool((zero | kept).all() and zero.any() and kept.any())
-
-
-def symptom(run):
-    """The module is in eval mode, and its output on ones is still dropout's: entries 0 or 2."""
-    return run.error is None and run.value["training"] is False and dropped(run.value["out"])
-
-
-def stable(value):
-    """Which entries drop is random (seeded here, but the draw may differ between releases):
-    keep the mode and the set of values that came out, not their order."""
-    return {key: (sorted(set(v.tolist())) if isinstance(v, torch.Tensor) else v)
-            for key, v in value.items()}
-
-
-# %% [markdown]
-# Zeros and doubled entries in a model's output are just as much the sign of the case
-# `train-eval-mode`: an `nn.Dropout` layer, used correctly, in a model that nobody switched to
-# eval. That layer is still in training mode, and dropping is what it should do there.
-
-# %%
-def near_miss(device):
-    model = nn.Sequential(nn.Dropout(0.5))        # .eval() forgotten
     x = torch.ones(16, device=device)
     with seeded(0):
         out = model(x)
@@ -134,14 +82,6 @@ def fixed(device):
     return {"training": training, "out": out, "out_in_training": out_train}
 
 
-def check(run, device):
-    """In eval mode the output is the input, ones, exactly; in training mode it is dropout's
-    pattern (every entry 0 or 1/(1-p) = 2, some of each), properties read off the definition,
-    so no random draw needs repeating."""
-    torch.testing.assert_close(run.value["out"], torch.ones(16, device=device), rtol=0, atol=0)
-    assert dropped(run.value["out_in_training"]), run.value["out_in_training"]
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -159,3 +99,68 @@ if __name__ == "__main__":
 # answers that the functional form is expected to need `training=` passed explicitly. On CUDA it was
 # observed on one release, torch 2.11.0+cu130 on an NVIDIA H200
 # (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# Zeros and doubled entries in a model's output are just as much the sign of the case
+# `train-eval-mode`: an `nn.Dropout` layer, used correctly, in a model that nobody switched to
+# eval. That layer is still in training mode, and dropping is what it should do there.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import S2
+
+
+def dropped(out, p=0.5):
+    """The output of dropout at rate p on ones: every entry 0 or 1/(1-p), and some of each."""
+    zero, kept = out == 0, out == 1 / (1 - p)
+    return bool((zero | kept).all() and zero.any() and kept.any())
+
+
+def symptom(run):
+    """The module is in eval mode, and its output on ones is still dropout's: entries 0 or 2."""
+    return run.error is None and run.value["training"] is False and dropped(run.value["out"])
+
+
+def stable(value):
+    """Which entries drop is random (seeded here, but the draw may differ between releases):
+    keep the mode and the set of values that came out, not their order."""
+    return {key: (sorted(set(v.tolist())) if isinstance(v, torch.Tensor) else v)
+            for key, v in value.items()}
+
+
+def near_miss(device):
+    model = nn.Sequential(nn.Dropout(0.5))        # .eval() forgotten
+    x = torch.ones(16, device=device)
+    with seeded(0):
+        out = model(x)
+    return {"training": model.training, "out": out}
+
+
+def check(run, device):
+    """In eval mode the output is the input, ones, exactly; in training mode it is dropout's
+    pattern (every entry 0 or 1/(1-p) = 2, some of each), properties read off the definition,
+    so no random draw needs repeating."""
+    torch.testing.assert_close(run.value["out"], torch.ones(16, device=device), rtol=0, atol=0)
+    assert dropped(run.value["out_in_training"]), run.value["out_in_training"]
+
+
+CASE = Case(
+    id="functional-dropout-training-flag",
+    title="F.dropout ignores model.eval()",
+    kind="silent",
+    # F.dropout's `training` defaults to True since pytorch/pytorch#10417 (August 2018, after
+    # 0.4.1): from 1.0 on it drops in eval mode unless told otherwise. Before, the default was
+    # False and the call did nothing unless told otherwise. Observed from 1.13.1 by the matrix.
+    affects=(Affects(">=1.0", since="pytorch/pytorch#10417 (August 2018) made training=True "
+                     "F.dropout's default; 1.0 is the first release with it"),),
+    devices=("cpu", "cuda"),
+    sources=(S2.at("section '调皮的dropout' (the naughty dropout)"),),
+    tags=("nn_module", "dropout", "functional", "eval"),
+    references=(
+        "https://docs.pytorch.org/docs/stable/generated/torch.nn.functional.dropout.html",
+        "https://github.com/pytorch/pytorch/pull/10417",   # the default becomes training=True
+        "https://github.com/pytorch/pytorch/issues/26338",  # "Behavior of F.dropout in eval mode"
+    ),
+)

@@ -18,31 +18,7 @@
 # %%
 import torch
 
-from torch_pitfalls import Case, observe
-from torch_pitfalls.sources import S1, S2
-
-CASE = Case(
-    id="grad-accumulation-unscaled",
-    title="Gradient accumulation without dividing the loss",
-    kind="silent",
-    # `.grad` accumulates across backward() calls by design, as far back as autograd goes (the
-    # 0.4.0 autograd docs say so, the Variable-era docs too): no known lower bound. No release
-    # changed it; observed here on 2.13.0.
-    affects="*",
-    devices=("cpu", "cuda"),
-    sources=(
-        S1.at("'炼丹心得': the Accumulating Gradients snippet (16 backward calls, one step)"),
-        S2.at("section '进行梯度累积' (gradient accumulation for a large batch size)"),
-    ),
-    tags=("training", "optimizer", "grad_accumulation", "loss_scaling"),
-    references=(
-        # The AMP examples' gradient-accumulation recipe divides each loss by iters_to_accumulate.
-        "https://github.com/pytorch/pytorch/blob/0483d09a734aa95e616d3af90ea1973d4e4d4d2c/docs/source/notes/amp_examples.rst",
-        "https://pytorch.org/docs/0.4.0/autograd",  # "accumulates gradients in the leaves"
-        "https://github.com/NVIDIA/apex/issues/286",  # amp does not divide by the number of steps for you
-        "https://github.com/pytorch/ignite/issues/583",  # a library FAQ recipe with `loss / accumulation_steps`
-    ),
-)
+from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
@@ -77,32 +53,6 @@ def broken(device):
         loss = ((w * x - y) ** 2).mean()  # the mean over 2 samples, not over 8
         loss.backward()  # adds this micro-batch's gradient to w.grad
     opt.step()
-    return w.detach()
-
-
-def symptom(run):
-    """The step is K times the full-batch step (the sum of K mean-gradients, not their mean)."""
-    if run.error is not None:
-        return False
-    step = run.value.item()
-    return abs(step - K * full_batch_step()) < 1e-4 and abs(step - full_batch_step()) > 1e-2
-
-
-# %% [markdown]
-# Overshooting is not always this pitfall. Here each loss *is* divided by K, but `.grad` is
-# never cleared between optimizer steps (the case `missing-zero-grad`): the first step is
-# right (1.02), the second adds a fresh gradient to the stale one and lands at 2.54, past the
-# true slope 2. No step is K times the full-batch step.
-
-# %%
-def near_miss(device):
-    w = torch.zeros(1, device=device, requires_grad=True)
-    opt = torch.optim.SGD([w], lr=LR)
-    for _ in range(2):                         # two optimizer steps, no zero_grad() anywhere
-        for x, y in micro_batches(device):
-            loss = ((w * x - y) ** 2).mean() / K
-            loss.backward()
-        opt.step()
     return w.detach()
 
 
@@ -145,11 +95,6 @@ def fixed(device):
     return w.detach()
 
 
-def check(run, device):
-    """The weight moved by exactly one SGD step on the full batch, computed by hand (1.02)."""
-    torch.testing.assert_close(run.value, torch.tensor([full_batch_step()], device=device))
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -172,3 +117,63 @@ if __name__ == "__main__":
 # Observed by this project on torch 2.13.0 (CPU), and on CUDA on one release, torch 2.11.0+cu130 on
 # an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not
 # observed (the arithmetic is device-independent).
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# Overshooting is not always this pitfall. Here each loss *is* divided by K, but `.grad` is
+# never cleared between optimizer steps (the case `missing-zero-grad`): the first step is
+# right (1.02), the second adds a fresh gradient to the stale one and lands at 2.54, past the
+# true slope 2. No step is K times the full-batch step.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Case
+from torch_pitfalls.sources import S1, S2
+
+
+def symptom(run):
+    """The step is K times the full-batch step (the sum of K mean-gradients, not their mean)."""
+    if run.error is not None:
+        return False
+    step = run.value.item()
+    return abs(step - K * full_batch_step()) < 1e-4 and abs(step - full_batch_step()) > 1e-2
+
+
+def near_miss(device):
+    w = torch.zeros(1, device=device, requires_grad=True)
+    opt = torch.optim.SGD([w], lr=LR)
+    for _ in range(2):                         # two optimizer steps, no zero_grad() anywhere
+        for x, y in micro_batches(device):
+            loss = ((w * x - y) ** 2).mean() / K
+            loss.backward()
+        opt.step()
+    return w.detach()
+
+
+def check(run, device):
+    """The weight moved by exactly one SGD step on the full batch, computed by hand (1.02)."""
+    torch.testing.assert_close(run.value, torch.tensor([full_batch_step()], device=device))
+
+
+CASE = Case(
+    id="grad-accumulation-unscaled",
+    title="Gradient accumulation without dividing the loss",
+    kind="silent",
+    # `.grad` accumulates across backward() calls by design, as far back as autograd goes (the
+    # 0.4.0 autograd docs say so, the Variable-era docs too): no known lower bound. No release
+    # changed it; observed here on 2.13.0.
+    affects="*",
+    devices=("cpu", "cuda"),
+    sources=(
+        S1.at("'炼丹心得': the Accumulating Gradients snippet (16 backward calls, one step)"),
+        S2.at("section '进行梯度累积' (gradient accumulation for a large batch size)"),
+    ),
+    tags=("training", "optimizer", "grad_accumulation", "loss_scaling"),
+    references=(
+        # The AMP examples' gradient-accumulation recipe divides each loss by iters_to_accumulate.
+        "https://github.com/pytorch/pytorch/blob/0483d09a734aa95e616d3af90ea1973d4e4d4d2c/docs/source/notes/amp_examples.rst",
+        "https://pytorch.org/docs/0.4.0/autograd",  # "accumulates gradients in the leaves"
+        "https://github.com/NVIDIA/apex/issues/286",  # amp does not divide by the number of steps for you
+        "https://github.com/pytorch/ignite/issues/583",  # a library FAQ recipe with `loss / accumulation_steps`
+    ),
+)

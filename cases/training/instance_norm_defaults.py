@@ -19,28 +19,7 @@
 import torch
 from torch import nn
 
-from torch_pitfalls import Affects, Case, observe, seeded
-from torch_pitfalls.sources import S1
-
-CASE = Case(
-    id="instance-norm-defaults",
-    title="InstanceNorm's defaults are not BatchNorm's",
-    kind="silent",
-    # affine=False has been InstanceNorm's default since the module was added (pytorch#1283,
-    # confirmed in #1477); track_running_stats=False is the default since 0.4.0 (the 0.4.0
-    # source says so). Both hold on 2.13.0; no release has changed them since.
-    affects=(Affects(">=0.4", since="the 0.4.0 source: InstanceNorm 'does not track running stats "
-                     "by default since 0.4.0' (affine=False is older, pytorch#1283)"),),
-    devices=("cpu", "cuda"),
-    sources=(S1.at("notes on Instance Normalization: track_running_stats and affine default to False"),),
-    tags=("modules", "normalization", "instance_norm", "defaults"),
-    references=(
-        "https://github.com/pytorch/pytorch/pull/1283",  # InstanceNorm added, affine switched off by default
-        "https://github.com/pytorch/pytorch/pull/1477",  # "InstanceNorm's default affine should be false"
-        "https://pytorch.org/docs/0.4.0/_modules/torch/nn/modules/instancenorm.html",  # no running stats by default since 0.4.0
-        "https://github.com/pytorch/pytorch/issues/58843",  # with track_running_stats=True, eval() uses running stats
-    ),
-)
+from torch_pitfalls import observe, seeded
 
 # %% [markdown]
 # ## The broken code
@@ -64,40 +43,6 @@ def broken(device):
     with seeded(0):
         block = nn.Sequential(nn.Conv2d(3, C, 3), nn.InstanceNorm2d(C), nn.ReLU()).to(device)
     return norm_layer_report(block[1])
-
-
-def symptom(run):
-    """The norm layer has nothing to learn and nothing to save (BatchNorm2d(C) has 2·C and 5
-    entries), because both switches are off: affine and track_running_stats."""
-    if run.error is not None:
-        return False
-    return (
-        run.value["parameters"] == 0
-        and run.value["state_dict"] == []
-        and run.value["affine"] is False
-        and run.value["track_running_stats"] is False
-    )
-
-
-# %% [markdown]
-# A block whose norm layers have nothing to learn and nothing to save can also be a
-# registration bug: BatchNorm layers kept in a plain Python list are invisible to
-# `parameters()` and `state_dict()` (use `nn.ModuleList`). The layers themselves are fine.
-
-# %%
-class ListedNorms(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.norms = [nn.BatchNorm2d(C), nn.BatchNorm2d(C)]   # a list, not an nn.ModuleList
-
-    def forward(self, x):
-        for norm in self.norms:
-            x = norm(x)
-        return x
-
-
-def near_miss(device):
-    return norm_layer_report(ListedNorms().to(device))
 
 
 # %%
@@ -140,20 +85,6 @@ def fixed(device):
     return report
 
 
-def check(run, device):
-    """2·C parameters and exactly weight and bias saved; with γ = 2, β = 1 the output is
-    2·(x - mean)/sqrt(var + 1e-5) + 1 per sample and channel, statistics over H×W (biased
-    variance), written out here."""
-    report = {k: v for k, v in run.value.items() if k != "out"}
-    assert report == {"parameters": 2 * C, "state_dict": ["bias", "weight"], "affine": True,
-                      "track_running_stats": False}, report
-    x = sample_input(device)
-    mean = x.mean(dim=(2, 3), keepdim=True)
-    var = ((x - mean) ** 2).mean(dim=(2, 3), keepdim=True)
-    expected = 2.0 * (x - mean) / torch.sqrt(var + 1e-5) + 1.0
-    torch.testing.assert_close(run.value["out"], expected)
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -174,3 +105,77 @@ if __name__ == "__main__":
 # on one release, torch 2.11.0+cu130 on an NVIDIA H200
 # (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed (the
 # defaults are device-independent).
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# A block whose norm layers have nothing to learn and nothing to save can also be a
+# registration bug: BatchNorm layers kept in a plain Python list are invisible to
+# `parameters()` and `state_dict()` (use `nn.ModuleList`). The layers themselves are fine.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import S1
+
+
+def symptom(run):
+    """The norm layer has nothing to learn and nothing to save (BatchNorm2d(C) has 2·C and 5
+    entries), because both switches are off: affine and track_running_stats."""
+    if run.error is not None:
+        return False
+    return (
+        run.value["parameters"] == 0
+        and run.value["state_dict"] == []
+        and run.value["affine"] is False
+        and run.value["track_running_stats"] is False
+    )
+
+
+class ListedNorms(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norms = [nn.BatchNorm2d(C), nn.BatchNorm2d(C)]   # a list, not an nn.ModuleList
+
+    def forward(self, x):
+        for norm in self.norms:
+            x = norm(x)
+        return x
+
+
+def near_miss(device):
+    return norm_layer_report(ListedNorms().to(device))
+
+
+def check(run, device):
+    """2·C parameters and exactly weight and bias saved; with γ = 2, β = 1 the output is
+    2·(x - mean)/sqrt(var + 1e-5) + 1 per sample and channel, statistics over H×W (biased
+    variance), written out here."""
+    report = {k: v for k, v in run.value.items() if k != "out"}
+    assert report == {"parameters": 2 * C, "state_dict": ["bias", "weight"], "affine": True,
+                      "track_running_stats": False}, report
+    x = sample_input(device)
+    mean = x.mean(dim=(2, 3), keepdim=True)
+    var = ((x - mean) ** 2).mean(dim=(2, 3), keepdim=True)
+    expected = 2.0 * (x - mean) / torch.sqrt(var + 1e-5) + 1.0
+    torch.testing.assert_close(run.value["out"], expected)
+
+
+CASE = Case(
+    id="instance-norm-defaults",
+    title="InstanceNorm's defaults are not BatchNorm's",
+    kind="silent",
+    # affine=False has been InstanceNorm's default since the module was added (pytorch#1283,
+    # confirmed in #1477); track_running_stats=False is the default since 0.4.0 (the 0.4.0
+    # source says so). Both hold on 2.13.0; no release has changed them since.
+    affects=(Affects(">=0.4", since="the 0.4.0 source: InstanceNorm 'does not track running stats "
+                     "by default since 0.4.0' (affine=False is older, pytorch#1283)"),),
+    devices=("cpu", "cuda"),
+    sources=(S1.at("notes on Instance Normalization: track_running_stats and affine default to False"),),
+    tags=("modules", "normalization", "instance_norm", "defaults"),
+    references=(
+        "https://github.com/pytorch/pytorch/pull/1283",  # InstanceNorm added, affine switched off by default
+        "https://github.com/pytorch/pytorch/pull/1477",  # "InstanceNorm's default affine should be false"
+        "https://pytorch.org/docs/0.4.0/_modules/torch/nn/modules/instancenorm.html",  # no running stats by default since 0.4.0
+        "https://github.com/pytorch/pytorch/issues/58843",  # with track_running_stats=True, eval() uses running stats
+    ),
+)

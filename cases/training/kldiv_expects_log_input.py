@@ -19,30 +19,7 @@ import torch
 import torch.nn as nn
 from torch.distributions import Categorical, kl_divergence
 
-from torch_pitfalls import Affects, Case, observe
-from torch_pitfalls.sources import S2
-
-CASE = Case(
-    id="kldiv-expects-log-input",
-    title="KLDivLoss wants log-probabilities",
-    kind="silent",
-    # The wrong value (input read as log-probabilities) is as old as the loss. The warning on
-    # the default reduction='mean' came with pytorch/pytorch#14457 (labelled for 1.0, Nov
-    # 2018); the symptom checks both, so the range starts there. Observed from 1.13.1 by the
-    # matrix, still on 2.13.0.
-    affects=(Affects(">=1.0", since="pytorch/pytorch#14457 (November 2018, labelled for 1.0) "
-                     "added 'batchmean' and the warning on reduction='mean'"),),
-    devices=("cpu", "cuda"),
-    sources=(S2.at("section 'pytorch中的MSELoss和KLDivLoss' (MSELoss and KLDivLoss): it names "
-                   "the loss; its pitfall there is the case loss-target-requires-grad"),),
-    tags=("loss", "kl_div", "log_softmax", "reduction"),
-    references=(
-        "https://docs.pytorch.org/docs/stable/generated/torch.nn.KLDivLoss.html",
-        "https://github.com/pytorch/pytorch/pull/14457",   # adds 'batchmean' and the warning
-        "https://github.com/pytorch/pytorch/issues/2259",  # 'mean' is not the KL divergence
-        "https://github.com/pytorch/pytorch/issues/6622",  # fixed by #14457
-    ),
-)
+from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
@@ -59,29 +36,6 @@ def broken(device):
     p = torch.tensor(TEACHER, device=device)
     q = torch.tensor(STUDENT, device=device)
     return nn.KLDivLoss()(q, p)          # q given as probabilities, reduction='mean'
-
-
-def symptom(run):
-    """Both halves: a negative 'divergence' (the true KL(p||q) here is +0.26), and the warning
-    that reduction='mean' is not 'batchmean'."""
-    return (
-        run.error is None
-        and run.value.item() < 0
-        and run.warned(UserWarning, r"\bmean\b.*\bbatchmean\b")
-    )
-
-
-# %% [markdown]
-# A wrong distillation loss from `KLDivLoss` is not always this pitfall. Here log-probabilities
-# go in, with `'batchmean'`, but the roles are swapped: the teacher's log-probabilities sit in
-# the input slot and the student's probabilities in the target, so the loss is KL(q||p), 0.28,
-# instead of KL(p||q), 0.26. A positive divergence, of the wrong direction, and no warning.
-
-# %%
-def near_miss(device):
-    p = torch.tensor(TEACHER, device=device)
-    q = torch.tensor(STUDENT, device=device)
-    return nn.KLDivLoss(reduction="batchmean")(p.log(), q)
 
 
 # %%
@@ -114,15 +68,6 @@ def fixed(device):
     return nn.KLDivLoss(reduction="batchmean")(q.log(), p)
 
 
-def check(run, device):
-    """The loss is KL(p||q) averaged over the batch, as torch.distributions computes it for two
-    categorical distributions from the same probabilities."""
-    p = torch.tensor(TEACHER, device=device)
-    q = torch.tensor(STUDENT, device=device)
-    expected = kl_divergence(Categorical(probs=p), Categorical(probs=q)).mean()
-    torch.testing.assert_close(run.value, expected)
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -143,3 +88,63 @@ if __name__ == "__main__":
 # `'batchmean'` in a future major release, and on 2.13.0 it has not. On CUDA it was observed on one
 # release, torch 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`),
 # warning included; other releases on CUDA were not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# A wrong distillation loss from `KLDivLoss` is not always this pitfall. Here log-probabilities
+# go in, with `'batchmean'`, but the roles are swapped: the teacher's log-probabilities sit in
+# the input slot and the student's probabilities in the target, so the loss is KL(q||p), 0.28,
+# instead of KL(p||q), 0.26. A positive divergence, of the wrong direction, and no warning.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import S2
+
+
+def symptom(run):
+    """Both halves: a negative 'divergence' (the true KL(p||q) here is +0.26), and the warning
+    that reduction='mean' is not 'batchmean'."""
+    return (
+        run.error is None
+        and run.value.item() < 0
+        and run.warned(UserWarning, r"\bmean\b.*\bbatchmean\b")
+    )
+
+
+def near_miss(device):
+    p = torch.tensor(TEACHER, device=device)
+    q = torch.tensor(STUDENT, device=device)
+    return nn.KLDivLoss(reduction="batchmean")(p.log(), q)
+
+
+def check(run, device):
+    """The loss is KL(p||q) averaged over the batch, as torch.distributions computes it for two
+    categorical distributions from the same probabilities."""
+    p = torch.tensor(TEACHER, device=device)
+    q = torch.tensor(STUDENT, device=device)
+    expected = kl_divergence(Categorical(probs=p), Categorical(probs=q)).mean()
+    torch.testing.assert_close(run.value, expected)
+
+
+CASE = Case(
+    id="kldiv-expects-log-input",
+    title="KLDivLoss wants log-probabilities",
+    kind="silent",
+    # The wrong value (input read as log-probabilities) is as old as the loss. The warning on
+    # the default reduction='mean' came with pytorch/pytorch#14457 (labelled for 1.0, Nov
+    # 2018); the symptom checks both, so the range starts there. Observed from 1.13.1 by the
+    # matrix, still on 2.13.0.
+    affects=(Affects(">=1.0", since="pytorch/pytorch#14457 (November 2018, labelled for 1.0) "
+                     "added 'batchmean' and the warning on reduction='mean'"),),
+    devices=("cpu", "cuda"),
+    sources=(S2.at("section 'pytorch中的MSELoss和KLDivLoss' (MSELoss and KLDivLoss): it names "
+                   "the loss; its pitfall there is the case loss-target-requires-grad"),),
+    tags=("loss", "kl_div", "log_softmax", "reduction"),
+    references=(
+        "https://docs.pytorch.org/docs/stable/generated/torch.nn.KLDivLoss.html",
+        "https://github.com/pytorch/pytorch/pull/14457",   # adds 'batchmean' and the warning
+        "https://github.com/pytorch/pytorch/issues/2259",  # 'mean' is not the KL divergence
+        "https://github.com/pytorch/pytorch/issues/6622",  # fixed by #14457
+    ),
+)

@@ -21,26 +21,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from torch_pitfalls import Affects, Case, observe, seeded
-from torch_pitfalls.sources import S1
-
-CASE = Case(
-    id="loss-append-keeps-graph",
-    title="Keeping the loss tensor keeps its graph",
-    kind="performance",
-    # A tensor keeps its grad_fn, and the grad_fn its inputs' nodes, by design. From 1.13.1 on the
-    # matrix observes it; the code here needs 0.4, where Variable merged into Tensor and `.item()`
-    # (the fix) appeared. The FAQ shows the same problem with Variables before that.
-    affects=(Affects(">=0.4", since="the 0.4.0 release notes: Variable merged into Tensor (which this "
-                     "code needs) and .item() added; the 0.3-era FAQ shows the same with Variables"),),
-    devices=("cpu", "cuda"),
-    sources=(S1.at("'炼丹心得': record loss.item(), not the loss tensor"),),
-    tags=("training", "memory", "autograd_graph", "logging"),
-    references=(
-        "http://pytorch.org/docs/master/notes/faq.html",  # FAQ: don't accumulate history across your training loop
-        "https://raw.githubusercontent.com/pytorch/pytorch.github.io/d95d45ec86b49ad375185b021872caf001696929/docs/master/_sources/notes/faq.rst.txt",
-    ),
-)
+from torch_pitfalls import observe, seeded
 
 # %% [markdown]
 # ## The broken code
@@ -89,33 +70,6 @@ def graph_nodes(history):
     return roots, seen
 
 
-def symptom(run):
-    """All STEPS graphs are still alive, each reaching down to the model's weights."""
-    if run.error is not None:
-        return False
-    roots, nodes = graph_nodes(run.value)
-    reaches_weights = any(hasattr(node, "variable") for node in nodes)  # AccumulateGrad nodes
-    return len(roots) == STEPS and len(nodes) > STEPS and reaches_weights
-
-
-# %% [markdown]
-# Not every list that grows with the steps is this pitfall. Keeping each step's predictions
-# for a metric at the end of the epoch (`outputs.append(out.detach())`) also grows memory step
-# by step, but with data you asked for and no graph: the symptom must not claim it.
-
-# %%
-def near_miss(device):
-    model, opt, xs, ys = problem(device)
-    outputs = []
-    for x, y in zip(xs, ys):
-        opt.zero_grad()
-        out = model(x)
-        F.mse_loss(out, y).backward()
-        opt.step()
-        outputs.append(out.detach())  # kept on purpose, without history
-    return outputs
-
-
 # %%
 if __name__ == "__main__":
     losses = broken("cpu")
@@ -145,23 +99,6 @@ def fixed(device):
     return train(*problem(device), keep=lambda loss: loss.item())  # floats: no graph kept
 
 
-def check(run, device):
-    """No kept value reaches an autograd graph, and the values are the losses of the same SGD run
-    written out in NumPy (float64, MSE gradient by hand) from the same initial model and batches."""
-    roots, nodes = graph_nodes(run.value)
-    assert not roots and not nodes, f"the kept losses still hold {len(roots)} graphs"
-    model, _, xs, ys = problem(device)
-    w = model.weight.detach().cpu().double().numpy().T.copy()  # (FEATURES, 1), before training
-    b = model.bias.detach().cpu().double().numpy().copy()
-    expected = []
-    for x, y in zip(xs.cpu().double().numpy(), ys.cpu().double().numpy()):
-        err = x @ w + b - y
-        expected.append(float(np.mean(err**2)))
-        w, b = w - LR * 2 * x.T @ err / len(x), b - LR * 2 * err.mean(0)
-    kept = torch.tensor([float(v) for v in run.value], dtype=torch.float64)
-    torch.testing.assert_close(kept, torch.tensor(expected, dtype=torch.float64), rtol=1e-4, atol=1e-5)
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -186,3 +123,71 @@ if __name__ == "__main__":
 # through them, the model's parameters; the fix's check asks that no kept value reaches a
 # graph and that the numbers match the same run written out in NumPy. The speed of the two loops is compared in
 # `benchmarks/test_bench_loss_append_keeps_graph.py`.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# Not every list that grows with the steps is this pitfall. Keeping each step's predictions
+# for a metric at the end of the epoch (`outputs.append(out.detach())`) also grows memory step
+# by step, but with data you asked for and no graph: the symptom must not claim it.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import S1
+
+
+def symptom(run):
+    """All STEPS graphs are still alive, each reaching down to the model's weights."""
+    if run.error is not None:
+        return False
+    roots, nodes = graph_nodes(run.value)
+    reaches_weights = any(hasattr(node, "variable") for node in nodes)  # AccumulateGrad nodes
+    return len(roots) == STEPS and len(nodes) > STEPS and reaches_weights
+
+
+def near_miss(device):
+    model, opt, xs, ys = problem(device)
+    outputs = []
+    for x, y in zip(xs, ys):
+        opt.zero_grad()
+        out = model(x)
+        F.mse_loss(out, y).backward()
+        opt.step()
+        outputs.append(out.detach())  # kept on purpose, without history
+    return outputs
+
+
+def check(run, device):
+    """No kept value reaches an autograd graph, and the values are the losses of the same SGD run
+    written out in NumPy (float64, MSE gradient by hand) from the same initial model and batches."""
+    roots, nodes = graph_nodes(run.value)
+    assert not roots and not nodes, f"the kept losses still hold {len(roots)} graphs"
+    model, _, xs, ys = problem(device)
+    w = model.weight.detach().cpu().double().numpy().T.copy()  # (FEATURES, 1), before training
+    b = model.bias.detach().cpu().double().numpy().copy()
+    expected = []
+    for x, y in zip(xs.cpu().double().numpy(), ys.cpu().double().numpy()):
+        err = x @ w + b - y
+        expected.append(float(np.mean(err**2)))
+        w, b = w - LR * 2 * x.T @ err / len(x), b - LR * 2 * err.mean(0)
+    kept = torch.tensor([float(v) for v in run.value], dtype=torch.float64)
+    torch.testing.assert_close(kept, torch.tensor(expected, dtype=torch.float64), rtol=1e-4, atol=1e-5)
+
+
+CASE = Case(
+    id="loss-append-keeps-graph",
+    title="Keeping the loss tensor keeps its graph",
+    kind="performance",
+    # A tensor keeps its grad_fn, and the grad_fn its inputs' nodes, by design. From 1.13.1 on the
+    # matrix observes it; the code here needs 0.4, where Variable merged into Tensor and `.item()`
+    # (the fix) appeared. The FAQ shows the same problem with Variables before that.
+    affects=(Affects(">=0.4", since="the 0.4.0 release notes: Variable merged into Tensor (which this "
+                     "code needs) and .item() added; the 0.3-era FAQ shows the same with Variables"),),
+    devices=("cpu", "cuda"),
+    sources=(S1.at("'炼丹心得': record loss.item(), not the loss tensor"),),
+    tags=("training", "memory", "autograd_graph", "logging"),
+    references=(
+        "http://pytorch.org/docs/master/notes/faq.html",  # FAQ: don't accumulate history across your training loop
+        "https://raw.githubusercontent.com/pytorch/pytorch.github.io/d95d45ec86b49ad375185b021872caf001696929/docs/master/_sources/notes/faq.rst.txt",
+    ),
+)

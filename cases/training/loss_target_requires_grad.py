@@ -21,37 +21,7 @@
 import torch
 from torch import nn
 
-from torch_pitfalls import Affects, Case, observe, seeded
-from torch_pitfalls.sources import S2
-
-CASE = Case(
-    id="loss-target-requires-grad",
-    title="A loss target that requires grad: once refused, now silently trained",
-    kind="silent",
-    affects=(
-        # The old form: the nn loss modules asserted that the target did not require grad (the
-        # 0.3 docs' loss.py source; #7186 on 0.4). Not observable here: no lower bound known.
-        Affects("<0.4.1", form="refused",
-                reason="the loss modules asserted that the target does not require grad"),
-        # Today's form, observed on 2.13.0. PR #8460 (merged June 2018, after 0.4.0) removed the
-        # assertion; 0.4.1 was the next release; this project did not run it.
-        Affects(">=0.4.1", form="target-trained",
-                since="pytorch/pytorch#8460 (June 2018, after 0.4.0) removed _assert_no_grad from the "
-                      "loss modules; 0.4.1 (July 2018) is the first release after it, not run here",
-                reason="the loss differentiates its target, so an undetached target's producer is trained"),
-    ),
-    devices=("cpu", "cuda"),
-    sources=(S2.at("section 'pytorch中的MSELoss和KLDivLoss': the target must not require grad, "
-                   "for MSELoss, KL divergence, cross entropy, unlike TensorFlow"),),
-    tags=("training", "loss", "detach", "distillation", "requires_grad"),
-    references=(
-        "https://pytorch.org/docs/0.3.0/_modules/torch/nn/modules/loss.html",  # _assert_no_grad
-        "https://github.com/pytorch/pytorch/issues/7186",  # modules assert, functionals do not
-        "https://github.com/pytorch/pytorch/pull/8460",    # "remove _assert_no_grad from loss modules"
-        "https://github.com/pytorch/pytorch/issues/21014", # a user asking what replaced it (2019)
-        "https://docs.pytorch.org/docs/stable/generated/torch.Tensor.detach.html",
-    ),
-)
+from torch_pitfalls import observe, seeded
 
 LR = 0.1
 X = [[1.0, 2.0, -1.0], [0.5, -0.5, 2.0]]
@@ -103,32 +73,6 @@ def broken(device):
     return one_step(device, detach_target=False)
 
 
-def symptom(run):
-    """The old form: the loss refuses the target. Today's: the loss's gradient reached the
-    target (for MSE the target's gradient is exactly minus the prediction's) and the teacher's
-    weights moved."""
-    if run.raised(AssertionError, r"don't compute the gradient w\.r\.t\. targets"):
-        return "refused"
-    if run.error is not None or not isinstance(run.value, dict):
-        return False
-    target_grad, pred_grad = run.value["target grad"], run.value["pred grad"]
-    if target_grad is None or not bool(pred_grad.abs().sum() > 0):
-        return False
-    through_target = torch.allclose(target_grad, -pred_grad)
-    teacher_moved = bool(run.value["teacher moved"].abs().sum() > 0)
-    return "target-trained" if through_target and teacher_moved else False
-
-
-# %% [markdown]
-# A look-alike: the teacher's weights also move when it is trained on purpose, by a loss of its
-# own on true labels, while the student's target is detached. Nothing reaches the target, the
-# student's loss does not move the teacher, and that is co-training, not this pitfall.
-
-# %%
-def near_miss(device):
-    return one_step(device, detach_target=True, teacher_loss=True)
-
-
 # %%
 if __name__ == "__main__":
     print(observe(broken, "cpu"))
@@ -163,17 +107,6 @@ def fixed(device):
     return one_step(device, detach_target=True)
 
 
-def check(run, device):
-    """The teacher did not move at all, and the student moved by exactly -lr times the MSE
-    gradient written out by hand: dL/dW = (2 / numel) * (pred - target)^T x."""
-    value = run.value
-    assert torch.equal(value["teacher moved"], torch.zeros_like(value["teacher moved"])), value["teacher moved"]
-    x = torch.tensor(X, device=device)
-    diff = value["pred"] - value["target"]
-    grad_w = (2.0 / diff.numel()) * diff.T @ x
-    torch.testing.assert_close(value["student moved"], -LR * grad_w)
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -196,3 +129,75 @@ if __name__ == "__main__":
 # The `target-trained` form is observed on 2.13.0. On CUDA the `target-trained` form was observed on
 # one release, torch 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`);
 # other releases on CUDA were not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# A look-alike: the teacher's weights also move when it is trained on purpose, by a loss of its
+# own on true labels, while the student's target is detached. Nothing reaches the target, the
+# student's loss does not move the teacher, and that is co-training, not this pitfall.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import S2
+
+
+def symptom(run):
+    """The old form: the loss refuses the target. Today's: the loss's gradient reached the
+    target (for MSE the target's gradient is exactly minus the prediction's) and the teacher's
+    weights moved."""
+    if run.raised(AssertionError, r"don't compute the gradient w\.r\.t\. targets"):
+        return "refused"
+    if run.error is not None or not isinstance(run.value, dict):
+        return False
+    target_grad, pred_grad = run.value["target grad"], run.value["pred grad"]
+    if target_grad is None or not bool(pred_grad.abs().sum() > 0):
+        return False
+    through_target = torch.allclose(target_grad, -pred_grad)
+    teacher_moved = bool(run.value["teacher moved"].abs().sum() > 0)
+    return "target-trained" if through_target and teacher_moved else False
+
+
+def near_miss(device):
+    return one_step(device, detach_target=True, teacher_loss=True)
+
+
+def check(run, device):
+    """The teacher did not move at all, and the student moved by exactly -lr times the MSE
+    gradient written out by hand: dL/dW = (2 / numel) * (pred - target)^T x."""
+    value = run.value
+    assert torch.equal(value["teacher moved"], torch.zeros_like(value["teacher moved"])), value["teacher moved"]
+    x = torch.tensor(X, device=device)
+    diff = value["pred"] - value["target"]
+    grad_w = (2.0 / diff.numel()) * diff.T @ x
+    torch.testing.assert_close(value["student moved"], -LR * grad_w)
+
+
+CASE = Case(
+    id="loss-target-requires-grad",
+    title="A loss target that requires grad: once refused, now silently trained",
+    kind="silent",
+    affects=(
+        # The old form: the nn loss modules asserted that the target did not require grad (the
+        # 0.3 docs' loss.py source; #7186 on 0.4). Not observable here: no lower bound known.
+        Affects("<0.4.1", form="refused",
+                reason="the loss modules asserted that the target does not require grad"),
+        # Today's form, observed on 2.13.0. PR #8460 (merged June 2018, after 0.4.0) removed the
+        # assertion; 0.4.1 was the next release; this project did not run it.
+        Affects(">=0.4.1", form="target-trained",
+                since="pytorch/pytorch#8460 (June 2018, after 0.4.0) removed _assert_no_grad from the "
+                      "loss modules; 0.4.1 (July 2018) is the first release after it, not run here",
+                reason="the loss differentiates its target, so an undetached target's producer is trained"),
+    ),
+    devices=("cpu", "cuda"),
+    sources=(S2.at("section 'pytorch中的MSELoss和KLDivLoss': the target must not require grad, "
+                   "for MSELoss, KL divergence, cross entropy, unlike TensorFlow"),),
+    tags=("training", "loss", "detach", "distillation", "requires_grad"),
+    references=(
+        "https://pytorch.org/docs/0.3.0/_modules/torch/nn/modules/loss.html",  # _assert_no_grad
+        "https://github.com/pytorch/pytorch/issues/7186",  # modules assert, functionals do not
+        "https://github.com/pytorch/pytorch/pull/8460",    # "remove _assert_no_grad from loss modules"
+        "https://github.com/pytorch/pytorch/issues/21014", # a user asking what replaced it (2019)
+        "https://docs.pytorch.org/docs/stable/generated/torch.Tensor.detach.html",
+    ),
+)

@@ -17,27 +17,7 @@
 # %%
 import torch
 
-from torch_pitfalls import Case, observe
-from torch_pitfalls.sources import S1, S2
-
-CASE = Case(
-    id="missing-zero-grad",
-    title="The training loop without zero_grad()",
-    kind="silent",
-    # backward() has accumulated into .grad since the first releases, by design (it is what
-    # makes gradient accumulation possible). Observed on 2.13.0; no release changed it.
-    affects="*",
-    devices=("cpu", "cuda"),
-    sources=(
-        S1.at("troubleshooting list: the loss suddenly explodes; zero_grad, forward, backward, step"),
-        S2.at("section '进行梯度累积' (gradient accumulation): grads add up until opt.zero_grad()"),
-    ),
-    tags=("autograd", "optimizer", "zero_grad", "training_loop"),
-    references=(
-        "https://docs.pytorch.org/docs/stable/generated/torch.optim.Optimizer.zero_grad.html",
-        "https://github.com/pytorch/pytorch/pull/92731",  # 2.0: zero_grad sets grads to None by default
-    ),
-)
+from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
@@ -56,33 +36,6 @@ def broken(device):
         loss = (w * x).sum()
         loss.backward()                      # adds to w.grad
         opt.step()
-    return {"weight": w.detach().clone(), "last_grad": w.grad.clone()}
-
-
-def symptom(run):
-    """Every step used the running sum of the gradients so far (1, 3, 6): the last gradient is 6
-    and the weight took steps of 1 + 3 + 6 learning rates, ending at 1 - 10·LR = -0.25."""
-    if run.error is not None or run.value["last_grad"] is None:
-        return False
-    running = [sum(BATCHES[: k + 1]) for k in range(len(BATCHES))]  # 1, 3, 6
-    weight, last_grad = run.value["weight"].item(), run.value["last_grad"].item()
-    return last_grad == running[-1] and abs(weight - (1.0 - LR * sum(running))) < 1e-6
-
-
-# %% [markdown]
-# A gradient of 6 alone is not this pitfall. Accumulating the three batches on purpose (one
-# `zero_grad()`, three `backward()`, one `step()`) but forgetting to divide the loss by the
-# number of micro-batches also ends with a gradient of 6, after a single step (that is
-# `grad-accumulation-unscaled`): the symptom must not claim it.
-
-# %%
-def near_miss(device):
-    w = torch.tensor([1.0], device=device, requires_grad=True)
-    opt = torch.optim.SGD([w], lr=LR)
-    opt.zero_grad()
-    for x in BATCHES:
-        (w * x).sum().backward()             # meant as micro-batches of one step
-    opt.step()                               # one step with the sum 1 + 2 + 3 = 6
     return {"weight": w.detach().clone(), "last_grad": w.grad.clone()}
 
 
@@ -118,13 +71,6 @@ def fixed(device):
     return {"weight": w.detach().clone(), "last_grad": w.grad.clone()}
 
 
-def check(run, device):
-    """The weight is 1 - LR·(1 + 2 + 3) = 0.25 and the last gradient is the last batch's own 3,
-    both written out by hand from the loss w·x."""
-    torch.testing.assert_close(run.value["weight"], torch.tensor([1.0 - LR * sum(BATCHES)], device=device))
-    torch.testing.assert_close(run.value["last_grad"], torch.tensor([BATCHES[-1]], device=device))
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -141,3 +87,62 @@ if __name__ == "__main__":
 # documentation describes the `set_to_none` behaviour. No release changed the accumulation; on CUDA
 # it was observed on one release, torch 2.11.0+cu130 on an NVIDIA H200
 # (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# A gradient of 6 alone is not this pitfall. Accumulating the three batches on purpose (one
+# `zero_grad()`, three `backward()`, one `step()`) but forgetting to divide the loss by the
+# number of micro-batches also ends with a gradient of 6, after a single step (that is
+# `grad-accumulation-unscaled`): the symptom must not claim it.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Case
+from torch_pitfalls.sources import S1, S2
+
+
+def symptom(run):
+    """Every step used the running sum of the gradients so far (1, 3, 6): the last gradient is 6
+    and the weight took steps of 1 + 3 + 6 learning rates, ending at 1 - 10·LR = -0.25."""
+    if run.error is not None or run.value["last_grad"] is None:
+        return False
+    running = [sum(BATCHES[: k + 1]) for k in range(len(BATCHES))]  # 1, 3, 6
+    weight, last_grad = run.value["weight"].item(), run.value["last_grad"].item()
+    return last_grad == running[-1] and abs(weight - (1.0 - LR * sum(running))) < 1e-6
+
+
+def near_miss(device):
+    w = torch.tensor([1.0], device=device, requires_grad=True)
+    opt = torch.optim.SGD([w], lr=LR)
+    opt.zero_grad()
+    for x in BATCHES:
+        (w * x).sum().backward()             # meant as micro-batches of one step
+    opt.step()                               # one step with the sum 1 + 2 + 3 = 6
+    return {"weight": w.detach().clone(), "last_grad": w.grad.clone()}
+
+
+def check(run, device):
+    """The weight is 1 - LR·(1 + 2 + 3) = 0.25 and the last gradient is the last batch's own 3,
+    both written out by hand from the loss w·x."""
+    torch.testing.assert_close(run.value["weight"], torch.tensor([1.0 - LR * sum(BATCHES)], device=device))
+    torch.testing.assert_close(run.value["last_grad"], torch.tensor([BATCHES[-1]], device=device))
+
+
+CASE = Case(
+    id="missing-zero-grad",
+    title="The training loop without zero_grad()",
+    kind="silent",
+    # backward() has accumulated into .grad since the first releases, by design (it is what
+    # makes gradient accumulation possible). Observed on 2.13.0; no release changed it.
+    affects="*",
+    devices=("cpu", "cuda"),
+    sources=(
+        S1.at("troubleshooting list: the loss suddenly explodes; zero_grad, forward, backward, step"),
+        S2.at("section '进行梯度累积' (gradient accumulation): grads add up until opt.zero_grad()"),
+    ),
+    tags=("autograd", "optimizer", "zero_grad", "training_loop"),
+    references=(
+        "https://docs.pytorch.org/docs/stable/generated/torch.optim.Optimizer.zero_grad.html",
+        "https://github.com/pytorch/pytorch/pull/92731",  # 2.0: zero_grad sets grads to None by default
+    ),
+)

@@ -21,28 +21,7 @@ import math
 import torch
 from torch import nn
 
-from torch_pitfalls import Case, observe
-from torch_pitfalls.sources import S1
-
-CASE = Case(
-    id="param-reassignment-detaches-optimizer",
-    title="A parameter replaced after the optimizer was built",
-    kind="silent",
-    # An optimizer keeps references to the Parameter objects it was given, and assigning a new
-    # Parameter rebinds the module attribute: true of torch.optim from its start, so no known
-    # lower bound. The request for a warning (#14467, 2018) is still open. The matrix observes
-    # it from 1.13.1 on.
-    affects="*",
-    devices=("cpu", "cuda"),
-    sources=(S1.at("the troubleshooting list: in-place change vs assignment of bn.weight"),),
-    tags=("training", "optimizer", "parameters", "inplace"),
-    references=(
-        "https://github.com/pytorch/pytorch/issues/14467",  # feature request: warn when the params "change"
-        "https://github.com/pytorch/pytorch/issues/7844",  # .cuda() before the optimizer; why order matters
-        "https://github.com/pytorch/pytorch/issues/54765",  # a replaced network needs a new optimizer
-        "https://github.com/pytorch/pytorch/issues/44022",  # the TypeError for a plain tensor
-    ),
-)
+from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
@@ -84,35 +63,6 @@ def broken(device):
     return seen(bn, opt)
 
 
-def symptom(run):
-    """The weight got a gradient but kept the assigned value, and the optimizer holds a stale
-    Parameter in its place: the step went to the old object."""
-    if run.error is not None or run.value["grad"] is None:
-        return False
-    v = run.value
-    return bool((v["grad"] != 0).all() and (v["weight"] == 2.0).all()
-                and not v["optimizer_has_weight"] and v["stale_in_optimizer"] == 1)
-
-
-# %% [markdown]
-# A weight that has a gradient and did not move is not always this pitfall. Calling
-# `opt.step()` before `loss.backward()` (the step finds no gradient yet, the backward fills it
-# afterwards) leaves the same picture after one step, with the optimizer holding the right
-# object: the symptom must not claim it.
-
-# %%
-def near_miss(device):
-    bn = nn.BatchNorm1d(1).to(device)
-    opt = torch.optim.SGD(bn.parameters(), lr=LR)
-    with torch.no_grad():
-        bn.weight.copy_(torch.full((1,), 2.0, device=device))
-    opt.zero_grad()
-    loss = bn(batch(device))[1, 0]
-    opt.step()                 # too early: no gradient yet, so nothing moves
-    loss.backward()
-    return seen(bn, opt)
-
-
 # %%
 if __name__ == "__main__":
     print(observe(broken, "cpu"))
@@ -150,15 +100,6 @@ def fixed(device):
     return seen(bn, opt)
 
 
-def check(run, device):
-    """One SGD step from 2, by hand: the batch has mean 0 and biased variance 1, so
-    d(loss)/d(weight) = x̂₁ = 1/sqrt(1 + eps) and the weight is 2 - LR · x̂₁."""
-    x_hat = 1.0 / math.sqrt(1.0 + nn.BatchNorm1d(1).eps)
-    torch.testing.assert_close(run.value["weight"], torch.tensor([2.0 - LR * x_hat], device=device))
-    torch.testing.assert_close(run.value["grad"], torch.tensor([x_hat], device=device))
-    assert run.value["optimizer_has_weight"] and run.value["stale_in_optimizer"] == 0, run.value
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -180,3 +121,67 @@ if __name__ == "__main__":
 # 2.13.0). Observed by this project on torch 2.13.0 (CPU), and on CUDA on one release, torch
 # 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on
 # CUDA were not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# A weight that has a gradient and did not move is not always this pitfall. Calling
+# `opt.step()` before `loss.backward()` (the step finds no gradient yet, the backward fills it
+# afterwards) leaves the same picture after one step, with the optimizer holding the right
+# object: the symptom must not claim it.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Case
+from torch_pitfalls.sources import S1
+
+
+def symptom(run):
+    """The weight got a gradient but kept the assigned value, and the optimizer holds a stale
+    Parameter in its place: the step went to the old object."""
+    if run.error is not None or run.value["grad"] is None:
+        return False
+    v = run.value
+    return bool((v["grad"] != 0).all() and (v["weight"] == 2.0).all()
+                and not v["optimizer_has_weight"] and v["stale_in_optimizer"] == 1)
+
+
+def near_miss(device):
+    bn = nn.BatchNorm1d(1).to(device)
+    opt = torch.optim.SGD(bn.parameters(), lr=LR)
+    with torch.no_grad():
+        bn.weight.copy_(torch.full((1,), 2.0, device=device))
+    opt.zero_grad()
+    loss = bn(batch(device))[1, 0]
+    opt.step()                 # too early: no gradient yet, so nothing moves
+    loss.backward()
+    return seen(bn, opt)
+
+
+def check(run, device):
+    """One SGD step from 2, by hand: the batch has mean 0 and biased variance 1, so
+    d(loss)/d(weight) = x̂₁ = 1/sqrt(1 + eps) and the weight is 2 - LR · x̂₁."""
+    x_hat = 1.0 / math.sqrt(1.0 + nn.BatchNorm1d(1).eps)
+    torch.testing.assert_close(run.value["weight"], torch.tensor([2.0 - LR * x_hat], device=device))
+    torch.testing.assert_close(run.value["grad"], torch.tensor([x_hat], device=device))
+    assert run.value["optimizer_has_weight"] and run.value["stale_in_optimizer"] == 0, run.value
+
+
+CASE = Case(
+    id="param-reassignment-detaches-optimizer",
+    title="A parameter replaced after the optimizer was built",
+    kind="silent",
+    # An optimizer keeps references to the Parameter objects it was given, and assigning a new
+    # Parameter rebinds the module attribute: true of torch.optim from its start, so no known
+    # lower bound. The request for a warning (#14467, 2018) is still open. The matrix observes
+    # it from 1.13.1 on.
+    affects="*",
+    devices=("cpu", "cuda"),
+    sources=(S1.at("the troubleshooting list: in-place change vs assignment of bn.weight"),),
+    tags=("training", "optimizer", "parameters", "inplace"),
+    references=(
+        "https://github.com/pytorch/pytorch/issues/14467",  # feature request: warn when the params "change"
+        "https://github.com/pytorch/pytorch/issues/7844",  # .cuda() before the optimizer; why order matters
+        "https://github.com/pytorch/pytorch/issues/54765",  # a replaced network needs a new optimizer
+        "https://github.com/pytorch/pytorch/issues/44022",  # the TypeError for a plain tensor
+    ),
+)

@@ -21,34 +21,7 @@ import math
 
 import torch
 
-from torch_pitfalls import Affects, Case, observe
-from torch_pitfalls.sources import S1
-
-CASE = Case(
-    id="scheduler-step-placement",
-    title="scheduler.step() in the batch loop",
-    kind="silent",
-    # A scheduler counts its own step() calls; the pre-1.1 source already advanced last_epoch
-    # by one per call (0.4.0 is the oldest source this project read), and no release changed
-    # that. 1.1.0 changed the *order* of the two step() calls (a call before the optimizer's
-    # skips the first value), and the warning about that order came after 1.1.0: the symptom
-    # checked here (per-batch decay from the second value on, with the warning) starts there.
-    # Observed by the matrix from 1.13.1 on.
-    affects=(Affects(">=1.2", since="the order warning, asked for in pytorch/pytorch#20124 after 1.1.0 "
-                     "shipped and added in #20203/#21460 (May-June 2019), is reported on 1.2.0 in "
-                     "XPixelGroup/BasicSR#206"),),
-    devices=("cpu", "cuda"),
-    sources=(S1.at("Optimizer notes: MultiStepLR, scheduler.step() belongs in the epoch loop"),),
-    tags=("training", "optimizer", "lr_scheduler", "learning_rate"),
-    references=(
-        "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate",
-        "https://pytorch.org/docs/0.4.0/_modules/torch/optim/lr_scheduler.html",  # the 0.4.0 _LRScheduler
-        "https://android.googlesource.com/platform/external/pytorch/+/4cca286d9e/torch/optim/lr_scheduler.py",  # pre-1.1 step()
-        "https://github.com/pytorch/pytorch/issues/20124",  # 1.1's order change and the warning it led to
-        "https://github.com/pytorch/pytorch/pull/21460",  # the warning's final form (June 2019)
-        "https://github.com/XPixelGroup/BasicSR/issues/206",  # the warning seen on torch 1.2.0
-    ),
-)
+from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
@@ -80,36 +53,6 @@ def broken(device):
         for batch in range(BATCHES):
             scheduler.step()  # once per batch, and before the optimizer's step
             used.append(train_step(w, opt))
-    return used
-
-
-ORDER_WARNING = r"lr_scheduler\.step\(\)` before `optimizer\.step\(\)"
-
-
-def symptom(run):
-    """Both halves in one run: the k-th optimizer step used BASE_LR·GAMMA^(k+1) (decayed per
-    batch, the first value skipped), and torch warned that the scheduler stepped first."""
-    if run.error is not None or not isinstance(run.value, list) or len(run.value) != EPOCHS * BATCHES:
-        return False
-    per_batch_skipping_first = [BASE_LR * GAMMA ** (k + 1) for k in range(EPOCHS * BATCHES)]
-    values = all(math.isclose(lr, want, rel_tol=1e-9) for lr, want in zip(run.value, per_batch_skipping_first))
-    return values and run.warned(UserWarning, ORDER_WARNING)
-
-
-# %% [markdown]
-# Another scheduler mistake that also warns is not this one. Old code that passes the epoch,
-# `scheduler.step(epoch)` once per epoch with the 0-based index, gets a deprecation
-# `UserWarning` and a schedule one epoch late (the second epoch still runs at BASE_LR), but
-# no per-batch decay and no order warning: the symptom must not claim it.
-
-# %%
-def near_miss(device):
-    w, opt, scheduler = setup(device)
-    used = []
-    for epoch in range(EPOCHS):
-        for batch in range(BATCHES):
-            used.append(train_step(w, opt))
-        scheduler.step(epoch)  # deprecated argument, off by one
     return used
 
 
@@ -152,12 +95,6 @@ def fixed(device):
     return used
 
 
-def check(run, device):
-    """By hand: every batch of epoch e uses BASE_LR · GAMMA^e, the first epoch the base rate."""
-    expected = [BASE_LR * GAMMA**epoch for epoch in range(EPOCHS) for _ in range(BATCHES)]
-    torch.testing.assert_close(torch.tensor(run.value, dtype=torch.float64), torch.tensor(expected, dtype=torch.float64))
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -183,3 +120,71 @@ if __name__ == "__main__":
 # epoch. Observed by this project on torch 2.13.0 (CPU), and on CUDA on one release, torch
 # 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on
 # CUDA were not observed (the schedule is plain Python arithmetic).
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# Another scheduler mistake that also warns is not this one. Old code that passes the epoch,
+# `scheduler.step(epoch)` once per epoch with the 0-based index, gets a deprecation
+# `UserWarning` and a schedule one epoch late (the second epoch still runs at BASE_LR), but
+# no per-batch decay and no order warning: the symptom must not claim it.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import S1
+
+
+ORDER_WARNING = r"lr_scheduler\.step\(\)` before `optimizer\.step\(\)"
+
+
+def symptom(run):
+    """Both halves in one run: the k-th optimizer step used BASE_LR·GAMMA^(k+1) (decayed per
+    batch, the first value skipped), and torch warned that the scheduler stepped first."""
+    if run.error is not None or not isinstance(run.value, list) or len(run.value) != EPOCHS * BATCHES:
+        return False
+    per_batch_skipping_first = [BASE_LR * GAMMA ** (k + 1) for k in range(EPOCHS * BATCHES)]
+    values = all(math.isclose(lr, want, rel_tol=1e-9) for lr, want in zip(run.value, per_batch_skipping_first))
+    return values and run.warned(UserWarning, ORDER_WARNING)
+
+
+def near_miss(device):
+    w, opt, scheduler = setup(device)
+    used = []
+    for epoch in range(EPOCHS):
+        for batch in range(BATCHES):
+            used.append(train_step(w, opt))
+        scheduler.step(epoch)  # deprecated argument, off by one
+    return used
+
+
+def check(run, device):
+    """By hand: every batch of epoch e uses BASE_LR · GAMMA^e, the first epoch the base rate."""
+    expected = [BASE_LR * GAMMA**epoch for epoch in range(EPOCHS) for _ in range(BATCHES)]
+    torch.testing.assert_close(torch.tensor(run.value, dtype=torch.float64), torch.tensor(expected, dtype=torch.float64))
+
+
+CASE = Case(
+    id="scheduler-step-placement",
+    title="scheduler.step() in the batch loop",
+    kind="silent",
+    # A scheduler counts its own step() calls; the pre-1.1 source already advanced last_epoch
+    # by one per call (0.4.0 is the oldest source this project read), and no release changed
+    # that. 1.1.0 changed the *order* of the two step() calls (a call before the optimizer's
+    # skips the first value), and the warning about that order came after 1.1.0: the symptom
+    # checked here (per-batch decay from the second value on, with the warning) starts there.
+    # Observed by the matrix from 1.13.1 on.
+    affects=(Affects(">=1.2", since="the order warning, asked for in pytorch/pytorch#20124 after 1.1.0 "
+                     "shipped and added in #20203/#21460 (May-June 2019), is reported on 1.2.0 in "
+                     "XPixelGroup/BasicSR#206"),),
+    devices=("cpu", "cuda"),
+    sources=(S1.at("Optimizer notes: MultiStepLR, scheduler.step() belongs in the epoch loop"),),
+    tags=("training", "optimizer", "lr_scheduler", "learning_rate"),
+    references=(
+        "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate",
+        "https://pytorch.org/docs/0.4.0/_modules/torch/optim/lr_scheduler.html",  # the 0.4.0 _LRScheduler
+        "https://android.googlesource.com/platform/external/pytorch/+/4cca286d9e/torch/optim/lr_scheduler.py",  # pre-1.1 step()
+        "https://github.com/pytorch/pytorch/issues/20124",  # 1.1's order change and the warning it led to
+        "https://github.com/pytorch/pytorch/pull/21460",  # the warning's final form (June 2019)
+        "https://github.com/XPixelGroup/BasicSR/issues/206",  # the warning seen on torch 1.2.0
+    ),
+)

@@ -18,35 +18,7 @@
 # %%
 from torch import nn
 
-from torch_pitfalls import Case, Source, observe, seeded
-from torch_pitfalls.sources import S3
-
-TF_VARIABLE_SCOPE = Source(
-    title="TensorFlow API docs: tf.compat.v1.variable_scope (variable sharing with reuse=True)",
-    url="https://tensorflow.org/api_docs/python/tf/compat/v1/variable_scope",
-)
-
-CASE = Case(
-    id="shared-module-reuse",
-    title="One module instance used as two layers",
-    kind="silent",
-    # Parameters belong to module objects, and parameters() lists each object once; sharing by
-    # reuse of an instance is a documented feature, not a bug, so no release changes it and no
-    # lower bound is known. The matrix observes it from 1.13.1 on.
-    affects="*",
-    devices=("cpu", "cuda"),
-    sources=(
-        S3.at("section 2.2: swapping tf.layers.Conv2D for tf.keras.layers.Conv2D; AddN shape mismatch in the gradients"),
-        TF_VARIABLE_SCOPE,
-    ),
-    tags=("modules", "weight_sharing", "parameters", "tensorflow"),
-    references=(
-        "https://github.com/deep-learning-with-pytorch/dlwpt-code/issues/89",  # a book's `n_blocks * [ResBlock(...)]`
-        "https://github.com/zalandoresearch/pytorch-vq-vae/issues/2",  # the same in nn.ModuleList, fixed
-        "https://github.com/acids-ircam/ddsp_pytorch/issues/37",  # two MLPs sharing weights by list multiplication
-        "https://tensorflow.org/api_docs/python/tf/compat/v1/variable_scope",
-    ),
-)
+from torch_pitfalls import observe, seeded
 
 # %% [markdown]
 # ## The broken code
@@ -65,43 +37,6 @@ def broken(device):
     with seeded(0):
         model = nn.Sequential(*[nn.Linear(4, 4)] * 2).to(device)  # one Linear, listed twice
     return describe(model)
-
-
-def symptom(run):
-    """The 'two layers' hold one layer's parameters (20 of 40), though the state dict names both."""
-    if run.error is not None:
-        return False
-    seen = run.value
-    looks_like_two = seen["state_dict"] == ["0.bias", "0.weight", "1.bias", "1.weight"]
-    return looks_like_two and seen["parameters"] == 20 and seen["distinct_weights"] == 1
-
-
-# %% [markdown]
-# Too few parameters can have another cause. Two distinct layers kept in a plain Python list
-# (`self.layers = [nn.Linear(4, 4) for _ in range(2)]`) are not registered at all: the
-# optimizer and the state dict see none of their 40 parameters. That is another pitfall, and
-# the symptom must not claim it.
-
-# %%
-class UnregisteredLayers(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.layers = [nn.Linear(4, 4) for _ in range(2)]  # a list, not an nn.ModuleList
-
-    def forward(self, x):
-        for layer in self.layers:
-            x = layer(x)
-        return x
-
-
-def near_miss(device):
-    with seeded(0):
-        model = UnregisteredLayers().to(device)
-    return {
-        "parameters": sum(p.numel() for p in model.parameters()),
-        "state_dict": sorted(model.state_dict()),
-        "distinct_weights": len({id(layer.weight) for layer in model.layers}),
-    }
 
 
 # %%
@@ -136,15 +71,6 @@ def fixed(device):
     return describe(model)
 
 
-def check(run, device):
-    """Two layers' worth of parameters, counted by hand (2 × (4·4 weights + 4 biases) = 40), held
-    by two distinct weight objects, under the state-dict names of two layers."""
-    seen = run.value
-    assert seen["parameters"] == 2 * (4 * 4 + 4), seen
-    assert seen["distinct_weights"] == 2, seen
-    assert seen["state_dict"] == ["0.bias", "0.weight", "1.bias", "1.weight"], seen
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -174,3 +100,83 @@ if __name__ == "__main__":
 # the same list repetition. Observed by this project on torch 2.13.0 (CPU), and on CUDA on one
 # release, torch 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`);
 # other releases on CUDA were not observed (module structure is device-independent).
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# Too few parameters can have another cause. Two distinct layers kept in a plain Python list
+# (`self.layers = [nn.Linear(4, 4) for _ in range(2)]`) are not registered at all: the
+# optimizer and the state dict see none of their 40 parameters. That is another pitfall, and
+# the symptom must not claim it.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Case, Source
+from torch_pitfalls.sources import S3
+
+
+TF_VARIABLE_SCOPE = Source(
+    title="TensorFlow API docs: tf.compat.v1.variable_scope (variable sharing with reuse=True)",
+    url="https://tensorflow.org/api_docs/python/tf/compat/v1/variable_scope",
+)
+
+
+def symptom(run):
+    """The 'two layers' hold one layer's parameters (20 of 40), though the state dict names both."""
+    if run.error is not None:
+        return False
+    seen = run.value
+    looks_like_two = seen["state_dict"] == ["0.bias", "0.weight", "1.bias", "1.weight"]
+    return looks_like_two and seen["parameters"] == 20 and seen["distinct_weights"] == 1
+
+
+class UnregisteredLayers(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = [nn.Linear(4, 4) for _ in range(2)]  # a list, not an nn.ModuleList
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+def near_miss(device):
+    with seeded(0):
+        model = UnregisteredLayers().to(device)
+    return {
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "state_dict": sorted(model.state_dict()),
+        "distinct_weights": len({id(layer.weight) for layer in model.layers}),
+    }
+
+
+def check(run, device):
+    """Two layers' worth of parameters, counted by hand (2 × (4·4 weights + 4 biases) = 40), held
+    by two distinct weight objects, under the state-dict names of two layers."""
+    seen = run.value
+    assert seen["parameters"] == 2 * (4 * 4 + 4), seen
+    assert seen["distinct_weights"] == 2, seen
+    assert seen["state_dict"] == ["0.bias", "0.weight", "1.bias", "1.weight"], seen
+
+
+CASE = Case(
+    id="shared-module-reuse",
+    title="One module instance used as two layers",
+    kind="silent",
+    # Parameters belong to module objects, and parameters() lists each object once; sharing by
+    # reuse of an instance is a documented feature, not a bug, so no release changes it and no
+    # lower bound is known. The matrix observes it from 1.13.1 on.
+    affects="*",
+    devices=("cpu", "cuda"),
+    sources=(
+        S3.at("section 2.2: swapping tf.layers.Conv2D for tf.keras.layers.Conv2D; AddN shape mismatch in the gradients"),
+        TF_VARIABLE_SCOPE,
+    ),
+    tags=("modules", "weight_sharing", "parameters", "tensorflow"),
+    references=(
+        "https://github.com/deep-learning-with-pytorch/dlwpt-code/issues/89",  # a book's `n_blocks * [ResBlock(...)]`
+        "https://github.com/zalandoresearch/pytorch-vq-vae/issues/2",  # the same in nn.ModuleList, fixed
+        "https://github.com/acids-ircam/ddsp_pytorch/issues/37",  # two MLPs sharing weights by list multiplication
+        "https://tensorflow.org/api_docs/python/tf/compat/v1/variable_scope",
+    ),
+)

@@ -18,27 +18,7 @@
 import torch
 import torch.nn as nn
 
-from torch_pitfalls import Case, observe, seeded
-from torch_pitfalls.sources import S1, S2
-
-CASE = Case(
-    id="train-eval-mode",
-    title="Forgetting model.eval()",
-    kind="silent",
-    # A module starts in training mode and stays there until eval() is called; BatchNorm and
-    # Dropout have read that flag since the first releases. Observed on 2.13.0.
-    affects="*",
-    devices=("cpu", "cuda"),
-    sources=(
-        S2.at("section '显式指定model.train()和model.eval()' (set train() and eval() explicitly)"),
-        S1.at("section 'BatchNorm的正确用法' (using BatchNorm correctly): batch statistics in train(), running averages in eval()"),
-    ),
-    tags=("nn_module", "eval", "batchnorm", "dropout"),
-    references=(
-        "https://pytorch.org/docs/stable/generated/torch.nn.BatchNorm2d.html",
-        "https://discuss.pytorch.org/t/what-is-the-meaning-of-the-training-attribute-model-train-and-model-eval/40259/2",
-    ),
-)
+from torch_pitfalls import observe, seeded
 
 # %% [markdown]
 # ## The broken code
@@ -61,40 +41,6 @@ def broken(device):
     with torch.no_grad(), seeded(1):
         first = model(batch_a)[0]            # model.eval() was never called
         second = model(batch_b)[0]
-    return {"training": model.training, "predictions": torch.stack([first, second])}
-
-
-def symptom(run):
-    """The same sample gets two different predictions from a model still in training mode."""
-    if run.error is not None:
-        return False
-    first, second = run.value["predictions"]
-    return run.value["training"] and not torch.allclose(first, second)
-
-
-def stable(value):
-    """The dropout mask comes from a random stream that differs between torch releases and CPU
-    kernels, so the broken values are not kept: the mode, the shape and whether the two
-    predictions agree are."""
-    first, second = value["predictions"]
-    return {"training": value["training"], "shape": list(value["predictions"].shape),
-            "same_prediction": bool(torch.allclose(first, second))}
-
-
-# %% [markdown]
-# Two predictions for one sample can have another cause. A model correctly in eval mode, fed
-# by a data pipeline that normalises each *batch* with its own mean and standard deviation,
-# also answers differently for the same raw sample in two batches; the bug is in the
-# preprocessing, and the symptom must not claim it.
-
-# %%
-def near_miss(device):
-    model, batch_a, batch_b = model_and_batches(device)
-    model.eval()
-    per_batch = lambda b: (b - b.mean(0)) / b.std(0)  # noqa: E731 - the preprocessing bug
-    with torch.no_grad():
-        first = model(per_batch(batch_a))[0]
-        second = model(per_batch(batch_b))[0]
     return {"training": model.training, "predictions": torch.stack([first, second])}
 
 
@@ -129,17 +75,6 @@ def fixed(device):
     return {"training": model.training, "predictions": torch.stack([first, second])}
 
 
-def check(run, device):
-    """Both predictions equal the sample's eval-mode output written out by hand from the fresh
-    model's weights: (x·Wᵀ + b) / sqrt(1 + eps), Dropout the identity."""
-    model, batch_a, _ = model_and_batches(device)
-    linear, bn = model[0], model[1]
-    with torch.no_grad():
-        by_hand = (batch_a[0] @ linear.weight.T + linear.bias) / (1 + bn.eps) ** 0.5
-    assert run.value["training"] is False, "the model is still in training mode"
-    torch.testing.assert_close(run.value["predictions"], torch.stack([by_hand, by_hand]))
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -157,3 +92,73 @@ if __name__ == "__main__":
 # BatchNorm to its running estimates. No release changed this; on CUDA it was observed on one
 # release, torch 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`);
 # other releases on CUDA were not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# Two predictions for one sample can have another cause. A model correctly in eval mode, fed
+# by a data pipeline that normalises each *batch* with its own mean and standard deviation,
+# also answers differently for the same raw sample in two batches; the bug is in the
+# preprocessing, and the symptom must not claim it.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Case
+from torch_pitfalls.sources import S1, S2
+
+
+def symptom(run):
+    """The same sample gets two different predictions from a model still in training mode."""
+    if run.error is not None:
+        return False
+    first, second = run.value["predictions"]
+    return run.value["training"] and not torch.allclose(first, second)
+
+
+def stable(value):
+    """The dropout mask comes from a random stream that differs between torch releases and CPU
+    kernels, so the broken values are not kept: the mode, the shape and whether the two
+    predictions agree are."""
+    first, second = value["predictions"]
+    return {"training": value["training"], "shape": list(value["predictions"].shape),
+            "same_prediction": bool(torch.allclose(first, second))}
+
+
+def near_miss(device):
+    model, batch_a, batch_b = model_and_batches(device)
+    model.eval()
+    per_batch = lambda b: (b - b.mean(0)) / b.std(0)  # noqa: E731 - the preprocessing bug
+    with torch.no_grad():
+        first = model(per_batch(batch_a))[0]
+        second = model(per_batch(batch_b))[0]
+    return {"training": model.training, "predictions": torch.stack([first, second])}
+
+
+def check(run, device):
+    """Both predictions equal the sample's eval-mode output written out by hand from the fresh
+    model's weights: (x·Wᵀ + b) / sqrt(1 + eps), Dropout the identity."""
+    model, batch_a, _ = model_and_batches(device)
+    linear, bn = model[0], model[1]
+    with torch.no_grad():
+        by_hand = (batch_a[0] @ linear.weight.T + linear.bias) / (1 + bn.eps) ** 0.5
+    assert run.value["training"] is False, "the model is still in training mode"
+    torch.testing.assert_close(run.value["predictions"], torch.stack([by_hand, by_hand]))
+
+
+CASE = Case(
+    id="train-eval-mode",
+    title="Forgetting model.eval()",
+    kind="silent",
+    # A module starts in training mode and stays there until eval() is called; BatchNorm and
+    # Dropout have read that flag since the first releases. Observed on 2.13.0.
+    affects="*",
+    devices=("cpu", "cuda"),
+    sources=(
+        S2.at("section '显式指定model.train()和model.eval()' (set train() and eval() explicitly)"),
+        S1.at("section 'BatchNorm的正确用法' (using BatchNorm correctly): batch statistics in train(), running averages in eval()"),
+    ),
+    tags=("nn_module", "eval", "batchnorm", "dropout"),
+    references=(
+        "https://pytorch.org/docs/stable/generated/torch.nn.BatchNorm2d.html",
+        "https://discuss.pytorch.org/t/what-is-the-meaning-of-the-training-attribute-model-train-and-model-eval/40259/2",
+    ),
+)

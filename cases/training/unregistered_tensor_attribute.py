@@ -19,27 +19,7 @@
 import torch
 from torch import nn
 
-from torch_pitfalls import Affects, Case, observe
-from torch_pitfalls.sources import S1
-
-CASE = Case(
-    id="unregistered-tensor-attribute",
-    title="A tensor attribute the module does not know about",
-    kind="silent",
-    # Module conversion and state_dict have only ever visited registered parameters and buffers
-    # (pytorch/pytorch#2641, 2017). The range starts at 0.4, where `Module.to(device, dtype)`
-    # (used here) appeared; the matrix observes it from 1.13.1 on, and no release changed it.
-    affects=(Affects(">=0.4", since="the 0.4.0 release notes introduce Module.to(device, dtype), which this "
-                     "code uses; pytorch/pytorch#2641 (2017) shows the same with .cuda() before"),),
-    devices=("cpu", "cuda"),
-    sources=(S1.at("the hand-written BatchNorm: attributes must be registered as buffer or parameter"),),
-    tags=("modules", "buffers", "state_dict", "device", "dtype"),
-    references=(
-        "https://github.com/pytorch/pytorch/issues/2641",  # maintainers: .cuda() only visits Parameters/buffers
-        "https://github.com/pytorch/pytorch/issues/29807",  # a plain list of buffer references is not moved either
-        "https://github.com/pytorch/audio/pull/369",  # torchaudio's fix: register such tensors as buffers
-    ),
-)
+from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
@@ -68,35 +48,6 @@ def describe(model):
 def broken(device):
     model = Affine().to(device=device, dtype=torch.float64)
     return describe(model)
-
-
-def symptom(run):
-    """The parameter was converted, the attribute was not, and the checkpoint lacks it."""
-    if run.error is not None:
-        return False
-    seen = run.value
-    return seen["offset"] != seen["scale"] and "offset" not in seen["state_dict"]
-
-
-# %% [markdown]
-# A tensor that kept its dtype is not always an unregistered one. A registered *integer*
-# buffer (an index table) also stays `int64` after `.to(torch.float64)`, because `Module.to`
-# casts only floating-point tensors, by design; it is moved and saved like any buffer. The
-# symptom must not claim it.
-
-# %%
-class AffineWithIndex(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.scale = nn.Parameter(torch.ones(3))
-        self.register_buffer("offset", torch.tensor([1, 2, 3]))  # int64, registered
-
-    def forward(self, x):
-        return x * self.scale + self.offset
-
-
-def near_miss(device):
-    return describe(AffineWithIndex().to(device=device, dtype=torch.float64))
 
 
 # %%
@@ -137,15 +88,6 @@ def fixed(device):
     return {**describe(model), "output": out.detach()}
 
 
-def check(run, device):
-    """What the conversion asked for, written out: the offset is float64 on the device like the
-    scale, both are in the state dict, and x·1 + offset for x = [10, 20, 30] is [11, 22, 33]."""
-    seen = run.value
-    assert seen["offset"] == (torch.float64, torch.device(device).type), seen
-    assert seen["state_dict"] == ["offset", "scale"], seen
-    torch.testing.assert_close(seen["output"], torch.tensor([11.0, 22.0, 33.0], device=device, dtype=torch.float64))
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -168,3 +110,66 @@ if __name__ == "__main__":
 # 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`): after
 # `.to(device=device, dtype=torch.float64)` the unregistered `offset` stayed a float32 tensor on the
 # CPU. Other releases on CUDA were not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# A tensor that kept its dtype is not always an unregistered one. A registered *integer*
+# buffer (an index table) also stays `int64` after `.to(torch.float64)`, because `Module.to`
+# casts only floating-point tensors, by design; it is moved and saved like any buffer. The
+# symptom must not claim it.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import S1
+
+
+def symptom(run):
+    """The parameter was converted, the attribute was not, and the checkpoint lacks it."""
+    if run.error is not None:
+        return False
+    seen = run.value
+    return seen["offset"] != seen["scale"] and "offset" not in seen["state_dict"]
+
+
+class AffineWithIndex(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scale = nn.Parameter(torch.ones(3))
+        self.register_buffer("offset", torch.tensor([1, 2, 3]))  # int64, registered
+
+    def forward(self, x):
+        return x * self.scale + self.offset
+
+
+def near_miss(device):
+    return describe(AffineWithIndex().to(device=device, dtype=torch.float64))
+
+
+def check(run, device):
+    """What the conversion asked for, written out: the offset is float64 on the device like the
+    scale, both are in the state dict, and x·1 + offset for x = [10, 20, 30] is [11, 22, 33]."""
+    seen = run.value
+    assert seen["offset"] == (torch.float64, torch.device(device).type), seen
+    assert seen["state_dict"] == ["offset", "scale"], seen
+    torch.testing.assert_close(seen["output"], torch.tensor([11.0, 22.0, 33.0], device=device, dtype=torch.float64))
+
+
+CASE = Case(
+    id="unregistered-tensor-attribute",
+    title="A tensor attribute the module does not know about",
+    kind="silent",
+    # Module conversion and state_dict have only ever visited registered parameters and buffers
+    # (pytorch/pytorch#2641, 2017). The range starts at 0.4, where `Module.to(device, dtype)`
+    # (used here) appeared; the matrix observes it from 1.13.1 on, and no release changed it.
+    affects=(Affects(">=0.4", since="the 0.4.0 release notes introduce Module.to(device, dtype), which this "
+                     "code uses; pytorch/pytorch#2641 (2017) shows the same with .cuda() before"),),
+    devices=("cpu", "cuda"),
+    sources=(S1.at("the hand-written BatchNorm: attributes must be registered as buffer or parameter"),),
+    tags=("modules", "buffers", "state_dict", "device", "dtype"),
+    references=(
+        "https://github.com/pytorch/pytorch/issues/2641",  # maintainers: .cuda() only visits Parameters/buffers
+        "https://github.com/pytorch/pytorch/issues/29807",  # a plain list of buffer references is not moved either
+        "https://github.com/pytorch/audio/pull/369",  # torchaudio's fix: register such tensors as buffers
+    ),
+)

@@ -25,33 +25,7 @@
 import torch
 from torch import nn
 
-from torch_pitfalls import Affects, Case, observe, seeded
-from torch_pitfalls.sources import release_notes
-
-CASE = Case(
-    id="ao-quantization-deprecated",
-    title="torch.ao.quantization is deprecated: quantize_dynamic warns",
-    kind="warning",
-    affects=(
-        Affects(
-            versions=">=2.8",
-            reason="the eager and FX entry points of torch.ao.quantization warn with a DeprecationWarning "
-                   "(observed 2.8.0 to 2.15.0; quiet on 2.7.1)",
-            issue="https://github.com/pytorch/pytorch/pull/153892",
-        ),
-    ),
-    devices=("cpu", "cuda"),
-    sources=(release_notes("2.8.0").at(
-        "the first release whose torch.ao.quantization entry points warn that the module is deprecated "
-        "in favour of torchao"),),
-    tags=("upgrade", "quantization", "deprecation"),
-    references=(
-        "https://github.com/pytorch/pytorch/pull/153892",  # "Add deprecation warning for torch.ao.quantization"
-        "https://github.com/pytorch/ao/issues/2259",  # the deprecation tracker: delete in 2.9 / 2.10
-        "https://github.com/NixOS/nixpkgs/pull/551547",  # downstream: music-assistant's tests show it
-        "https://github.com/foundation-model-stack/fms-model-optimizer/issues/210",  # 2.13: quantized tensors warn too
-    ),
-)
+from torch_pitfalls import observe, seeded
 
 # %% [markdown]
 # ## The broken code
@@ -79,22 +53,6 @@ def broken(device):
     quantized = torch.ao.quantization.quantize_dynamic(_model(), {nn.Linear}, dtype=torch.qint8)
     with torch.no_grad():
         return quantized(torch.tensor(X)).to(device)  # dynamic quantized kernels are CPU-only
-
-
-def symptom(run):
-    """The module-wide deprecation of torch.ao.quantization (the migration list follows it)."""
-    return run.warned(DeprecationWarning, r"torch\.ao\.quantization is deprecated")
-
-
-# %% [markdown]
-# The same package deprecated single functions long before, with the same words:
-# `torch.ao.quantization.get_default_qconfig_dict()` warns (a `FutureWarning` on recent
-# releases) that it "is deprecated and will be removed in a future version" in favour of
-# `get_default_qconfig_mapping`. One old helper, not the package: the symptom must refuse it.
-
-# %%
-def near_miss(device):
-    return sorted(torch.ao.quantization.get_default_qconfig_dict())
 
 
 # %%
@@ -147,20 +105,6 @@ def fixed(device):
         return layer(torch.tensor(X, device=device))
 
 
-def check(run, device):
-    """Each output is the float model's within the int8 rounding bound: a weight moves by at
-    most half a step (max |row| / 127 / 2), so output i by at most that times sum |x|; and
-    nothing warned (quantize_dynamic's output is within the bound too, so the warning is what
-    tells it apart)."""
-    assert run.error is None, f"raised {run.error!r}"
-    w, b, x = torch.tensor(WEIGHT), torch.tensor(BIAS), torch.tensor(X)
-    exact = x @ w.T + b
-    bound = x.abs().sum(dim=1, keepdim=True) * (w.abs().amax(dim=1) / 127 / 2) + 1e-5
-    error = (run.value.detach().cpu().float() - exact).abs()
-    assert bool((error <= bound).all()), f"outside the int8 rounding bound: error {error}, bound {bound}"
-    assert not run.warnings, f"the quantization warned: {run.warnings[0].message}"
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -181,3 +125,64 @@ if __name__ == "__main__":
 # venvs: `absent` on 1.13.1, 2.1.2, 2.2.2, 2.3.1, 2.4.1 and 2.7.1, the `DeprecationWarning` on
 # 2.8.0, 2.9.1, 2.13.0, 2.14.1 and 2.15.0 (the extra `UserWarning` about quantized tensors on
 # 2.13.0, 2.14.1 and 2.15.0, not on 2.8.0).
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# The same package deprecated single functions long before, with the same words:
+# `torch.ao.quantization.get_default_qconfig_dict()` warns (a `FutureWarning` on recent
+# releases) that it "is deprecated and will be removed in a future version" in favour of
+# `get_default_qconfig_mapping`. One old helper, not the package: the symptom must refuse it.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import release_notes
+
+
+def symptom(run):
+    """The module-wide deprecation of torch.ao.quantization (the migration list follows it)."""
+    return run.warned(DeprecationWarning, r"torch\.ao\.quantization is deprecated")
+
+
+def near_miss(device):
+    return sorted(torch.ao.quantization.get_default_qconfig_dict())
+
+
+def check(run, device):
+    """Each output is the float model's within the int8 rounding bound: a weight moves by at
+    most half a step (max |row| / 127 / 2), so output i by at most that times sum |x|; and
+    nothing warned (quantize_dynamic's output is within the bound too, so the warning is what
+    tells it apart)."""
+    assert run.error is None, f"raised {run.error!r}"
+    w, b, x = torch.tensor(WEIGHT), torch.tensor(BIAS), torch.tensor(X)
+    exact = x @ w.T + b
+    bound = x.abs().sum(dim=1, keepdim=True) * (w.abs().amax(dim=1) / 127 / 2) + 1e-5
+    error = (run.value.detach().cpu().float() - exact).abs()
+    assert bool((error <= bound).all()), f"outside the int8 rounding bound: error {error}, bound {bound}"
+    assert not run.warnings, f"the quantization warned: {run.warnings[0].message}"
+
+
+CASE = Case(
+    id="ao-quantization-deprecated",
+    title="torch.ao.quantization is deprecated: quantize_dynamic warns",
+    kind="warning",
+    affects=(
+        Affects(
+            versions=">=2.8",
+            reason="the eager and FX entry points of torch.ao.quantization warn with a DeprecationWarning "
+                   "(observed 2.8.0 to 2.15.0; quiet on 2.7.1)",
+            issue="https://github.com/pytorch/pytorch/pull/153892",
+        ),
+    ),
+    devices=("cpu", "cuda"),
+    sources=(release_notes("2.8.0").at(
+        "the first release whose torch.ao.quantization entry points warn that the module is deprecated "
+        "in favour of torchao"),),
+    tags=("upgrade", "quantization", "deprecation"),
+    references=(
+        "https://github.com/pytorch/pytorch/pull/153892",  # "Add deprecation warning for torch.ao.quantization"
+        "https://github.com/pytorch/ao/issues/2259",  # the deprecation tracker: delete in 2.9 / 2.10
+        "https://github.com/NixOS/nixpkgs/pull/551547",  # downstream: music-assistant's tests show it
+        "https://github.com/foundation-model-stack/fms-model-optimizer/issues/210",  # 2.13: quantized tensors warn too
+    ),
+)

@@ -24,26 +24,7 @@ import torch
 from packaging.version import Version
 from torch.utils.checkpoint import checkpoint
 
-from torch_pitfalls import Case, observe
-from torch_pitfalls.sources import release_notes
-
-CASE = Case(
-    id="checkpoint-use-reentrant",
-    title="torch.utils.checkpoint without use_reentrant warns",
-    kind="warning",
-    affects=">=2.1",
-    devices=("cpu", "cuda"),
-    sources=(release_notes("2.1.0").at("Deprecations: not passing use_reentrant to torch.utils.checkpoint (#100551)"),),
-    tags=("upgrade", "checkpoint", "deprecation"),
-    references=(
-        "https://github.com/pytorch/pytorch/pull/100551",  # the warning (2.1)
-        "https://github.com/pytorch/pytorch/pull/116710",  # kept a warning rather than an error
-        "https://github.com/pytorch/pytorch/issues/160534",  # the promised exception has not come
-        "https://github.com/bmaltais/kohya_ss/issues/2481",  # downstream: the warning in a training GUI
-        "https://github.com/bytedance/Protenix/pull/108",  # downstream fix: pass use_reentrant=False
-        "https://github.com/meta-pytorch/torchtune/issues/1730",  # 2.4's own checkpoint warns (autocast)
-    ),
-)
+from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
@@ -58,22 +39,6 @@ def broken(device):
     y = checkpoint(torch.sin, x)  # no use_reentrant: the code as written before 2.1
     y.sum().backward()
     return x.grad
-
-
-def symptom(run):
-    """The call warns that use_reentrant should be passed explicitly (any wording)."""
-    return run.warned(UserWarning, r"use_reentrant")
-
-
-# %% [markdown]
-# Not every `UserWarning` from `checkpoint` is this one. Checkpointing a block whose inputs
-# need no gradient (a frozen embedding's output, say) warns on every release that the
-# gradients will be `None`: a real problem with the model, not with the call's spelling.
-
-# %%
-def near_miss(device):
-    x = torch.linspace(-1.0, 1.0, 5, device=device)  # requires_grad is False
-    return checkpoint(torch.sin, x, use_reentrant=True)  # UserWarning: None of the inputs have requires_grad=True
 
 
 # %%
@@ -109,14 +74,6 @@ def fixed(device):
     return x.grad
 
 
-def check(run, device):
-    """The gradient of sum(sin(x)) is cos(x), and the call emitted no warning (the broken call
-    computes the same gradient, so its warning is what tells it apart)."""
-    expected = torch.cos(torch.linspace(-1.0, 1.0, 5, device=device))
-    torch.testing.assert_close(run.value, expected)
-    assert not run.warnings, f"the call warned: {run.warnings[0].message}"
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -138,3 +95,51 @@ if __name__ == "__main__":
 # 2.13.0 and 2.15.0. On CUDA the warning was observed on one release, torch 2.11.0+cu130 on an
 # NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`), as expected: it is raised in Python
 # before any kernel runs; other releases on CUDA were not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# Not every `UserWarning` from `checkpoint` is this one. Checkpointing a block whose inputs
+# need no gradient (a frozen embedding's output, say) warns on every release that the
+# gradients will be `None`: a real problem with the model, not with the call's spelling.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Case
+from torch_pitfalls.sources import release_notes
+
+
+def symptom(run):
+    """The call warns that use_reentrant should be passed explicitly (any wording)."""
+    return run.warned(UserWarning, r"use_reentrant")
+
+
+def near_miss(device):
+    x = torch.linspace(-1.0, 1.0, 5, device=device)  # requires_grad is False
+    return checkpoint(torch.sin, x, use_reentrant=True)  # UserWarning: None of the inputs have requires_grad=True
+
+
+def check(run, device):
+    """The gradient of sum(sin(x)) is cos(x), and the call emitted no warning (the broken call
+    computes the same gradient, so its warning is what tells it apart)."""
+    expected = torch.cos(torch.linspace(-1.0, 1.0, 5, device=device))
+    torch.testing.assert_close(run.value, expected)
+    assert not run.warnings, f"the call warned: {run.warnings[0].message}"
+
+
+CASE = Case(
+    id="checkpoint-use-reentrant",
+    title="torch.utils.checkpoint without use_reentrant warns",
+    kind="warning",
+    affects=">=2.1",
+    devices=("cpu", "cuda"),
+    sources=(release_notes("2.1.0").at("Deprecations: not passing use_reentrant to torch.utils.checkpoint (#100551)"),),
+    tags=("upgrade", "checkpoint", "deprecation"),
+    references=(
+        "https://github.com/pytorch/pytorch/pull/100551",  # the warning (2.1)
+        "https://github.com/pytorch/pytorch/pull/116710",  # kept a warning rather than an error
+        "https://github.com/pytorch/pytorch/issues/160534",  # the promised exception has not come
+        "https://github.com/bmaltais/kohya_ss/issues/2481",  # downstream: the warning in a training GUI
+        "https://github.com/bytedance/Protenix/pull/108",  # downstream fix: pass use_reentrant=False
+        "https://github.com/meta-pytorch/torchtune/issues/1730",  # 2.4's own checkpoint warns (autocast)
+    ),
+)

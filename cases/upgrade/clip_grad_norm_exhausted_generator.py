@@ -20,30 +20,7 @@
 import torch
 from torch import nn
 
-from torch_pitfalls import Affects, Case, observe, seeded
-from torch_pitfalls.sources import release_notes
-
-CASE = Case(
-    id="clip-grad-norm-exhausted-generator",
-    title="clip_grad_norm_ on a used-up parameters() generator clips nothing",
-    kind="warning",
-    affects=(
-        Affects(
-            versions=">=2.8",
-            reason="clip_grad_norm_ warns when handed an empty generator (observed 2.8.0 to 2.15.0); "
-                   "before, it returned 0 and clipped nothing without a word (observed 1.13.1 to 2.7.1)",
-            issue="https://github.com/pytorch/pytorch/pull/151529",
-        ),
-    ),
-    devices=("cpu", "cuda"),
-    sources=(release_notes("2.8.0").at("the release that first ships pytorch/pytorch#151529, the empty-generator warning of clip_grad_norm_"),),
-    tags=("upgrade", "gradient_clipping", "generator"),
-    references=(
-        "https://github.com/pytorch/pytorch/issues/148259",  # request: warn on an exhausted generator
-        "https://github.com/pytorch/pytorch/pull/151529",  # the warning
-        "https://github.com/pytorch/torchtitan/pull/1258",  # downstream: torchtitan's clip helper, same silent no-op
-    ),
-)
+from torch_pitfalls import observe, seeded
 
 # %% [markdown]
 # ## The broken code
@@ -64,23 +41,6 @@ def broken(device):
     total = nn.utils.clip_grad_norm_(params, max_norm=1.0)  # sees nothing
     after = torch.cat([p.grad.flatten() for p in model.parameters()]).norm()
     return {"total_norm": float(total), "norm_after": float(after)}
-
-
-def symptom(run):
-    """The warning that the generator was empty."""
-    return run.warned(UserWarning, r"empty generator, no gradient clipping")
-
-
-# %% [markdown]
-# `clip_grad_norm_` has another `UserWarning` on a different path: the old name without the
-# underscore, `clip_grad_norm`, warns that it is deprecated (a `FutureWarning` from 2.4). Here
-# the parameters are a list with gradients; only the spelling is old.
-
-# %%
-def near_miss(device):
-    model, x = _model_with_grads(device)
-    model(x).sum().backward()
-    return float(nn.utils.clip_grad_norm(list(model.parameters()), max_norm=1.0))
 
 
 # %%
@@ -112,15 +72,6 @@ def fixed(device):
     return {"total_norm": float(total), "norm_after": float(after)}
 
 
-def check(run, device):
-    """The norm before clipping is sqrt(52) worked out by hand, and after clipping the
-    gradients have norm 1 (max_norm): the used-up generator reports 0 and leaves them at
-    sqrt(52)."""
-    expected_total = 52.0 ** 0.5
-    assert abs(run.value["total_norm"] - expected_total) < 1e-4, run.value
-    assert abs(run.value["norm_after"] - 1.0) < 1e-4, f"gradients not clipped: {run.value}"
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -136,3 +87,57 @@ if __name__ == "__main__":
 # project's venvs: no warning on 1.13.1 and 2.7.1 (and no clipping either), the `UserWarning`
 # on 2.8.0, 2.9.1, 2.10.0, 2.13.0, 2.14.1 and 2.15.0. The check rejects the broken result on every release, since
 # the gradients are never clipped; only from 2.8 does torch say so.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# `clip_grad_norm_` has another `UserWarning` on a different path: the old name without the
+# underscore, `clip_grad_norm`, warns that it is deprecated (a `FutureWarning` from 2.4). Here
+# the parameters are a list with gradients; only the spelling is old.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import release_notes
+
+
+def symptom(run):
+    """The warning that the generator was empty."""
+    return run.warned(UserWarning, r"empty generator, no gradient clipping")
+
+
+def near_miss(device):
+    model, x = _model_with_grads(device)
+    model(x).sum().backward()
+    return float(nn.utils.clip_grad_norm(list(model.parameters()), max_norm=1.0))
+
+
+def check(run, device):
+    """The norm before clipping is sqrt(52) worked out by hand, and after clipping the
+    gradients have norm 1 (max_norm): the used-up generator reports 0 and leaves them at
+    sqrt(52)."""
+    expected_total = 52.0 ** 0.5
+    assert abs(run.value["total_norm"] - expected_total) < 1e-4, run.value
+    assert abs(run.value["norm_after"] - 1.0) < 1e-4, f"gradients not clipped: {run.value}"
+
+
+CASE = Case(
+    id="clip-grad-norm-exhausted-generator",
+    title="clip_grad_norm_ on a used-up parameters() generator clips nothing",
+    kind="warning",
+    affects=(
+        Affects(
+            versions=">=2.8",
+            reason="clip_grad_norm_ warns when handed an empty generator (observed 2.8.0 to 2.15.0); "
+                   "before, it returned 0 and clipped nothing without a word (observed 1.13.1 to 2.7.1)",
+            issue="https://github.com/pytorch/pytorch/pull/151529",
+        ),
+    ),
+    devices=("cpu", "cuda"),
+    sources=(release_notes("2.8.0").at("the release that first ships pytorch/pytorch#151529, the empty-generator warning of clip_grad_norm_"),),
+    tags=("upgrade", "gradient_clipping", "generator"),
+    references=(
+        "https://github.com/pytorch/pytorch/issues/148259",  # request: warn on an exhausted generator
+        "https://github.com/pytorch/pytorch/pull/151529",  # the warning
+        "https://github.com/pytorch/torchtitan/pull/1258",  # downstream: torchtitan's clip helper, same silent no-op
+    ),
+)

@@ -23,24 +23,7 @@ import warnings
 import torch
 from torch import nn
 
-from torch_pitfalls import Case, observe, seeded
-from torch_pitfalls.sources import release_notes
-
-CASE = Case(
-    id="clip-grad-norm-without-underscore",
-    title="clip_grad_norm without the underscore gets past a UserWarning filter",
-    kind="warning",
-    affects=">=2.4",
-    devices=("cpu", "cuda"),
-    sources=(release_notes("2.4.0").at("deprecation warnings without a category become FutureWarning (#126898)"),),
-    tags=("upgrade", "clip_grad", "deprecation", "warning_filters"),
-    references=(
-        "https://github.com/pytorch/pytorch/pull/126898",  # category=FutureWarning for deprecations (2.4)
-        "https://github.com/pytorch/pytorch/issues/126888",  # the proposal behind it
-        "https://github.com/keon/seq2seq/pull/26",  # downstream fix: use clip_grad_norm_
-        "https://github.com/NVIDIA/tacotron2/pull/90",  # downstream fix: use clip_grad_norm_
-    ),
-)
+from torch_pitfalls import observe, seeded
 
 # %% [markdown]
 # ## The broken code
@@ -61,25 +44,6 @@ def broken(device):
         warnings.filterwarnings("ignore", category=UserWarning)  # how the script silenced the old warning
         total = nn.utils.clip_grad_norm(model.parameters(), max_norm=1.0)  # no trailing underscore
     return torch.cat([total.reshape(1)] + [p.grad.flatten() for p in model.parameters()])
-
-
-def symptom(run):
-    """The deprecation gets through the UserWarning filter as a FutureWarning."""
-    return run.warned(FutureWarning, r"clip_grad_norm`? is now deprecated")
-
-
-# %% [markdown]
-# The 2.4 change turned many deprecations into `FutureWarning`s with the same sentence. The
-# initialisers without an underscore (`nn.init.xavier_uniform`) now warn "`nn.init.xavier_uniform`
-# is now deprecated in favor of `nn.init.xavier_uniform_`": same category, same phrasing,
-# another function.
-
-# %%
-def near_miss(device):
-    w = torch.empty(3, 4, device=device)
-    with seeded(0):
-        nn.init.xavier_uniform(w)  # FutureWarning from 2.4 (a UserWarning before)
-    return w
 
 
 # %%
@@ -107,17 +71,6 @@ def fixed(device):
     return torch.cat([total.reshape(1)] + [p.grad.flatten() for p in model.parameters()])
 
 
-def check(run, device):
-    """The first entry is the 2-norm of the unclipped gradients; the rest are those gradients
-    scaled by max_norm / (norm + 1e-6); and nothing warned, filter or no filter."""
-    model = _model_with_grads(device)
-    grads = torch.cat([p.grad.flatten() for p in model.parameters()])
-    norm = grads.pow(2).sum().sqrt()
-    scale = torch.clamp(1.0 / (norm + 1e-6), max=1.0)
-    torch.testing.assert_close(run.value, torch.cat([norm.reshape(1), grads * scale]))
-    assert not run.warnings, f"the call warned: {run.warnings[0].message}"
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -136,3 +89,55 @@ if __name__ == "__main__":
 # `FutureWarning` on 2.4.1, 2.6.0, 2.13.0 and 2.15.0. On CUDA the `FutureWarning` was observed on
 # one release, torch 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`);
 # other releases on CUDA were not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# The 2.4 change turned many deprecations into `FutureWarning`s with the same sentence. The
+# initialisers without an underscore (`nn.init.xavier_uniform`) now warn "`nn.init.xavier_uniform`
+# is now deprecated in favor of `nn.init.xavier_uniform_`": same category, same phrasing,
+# another function.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Case
+from torch_pitfalls.sources import release_notes
+
+
+def symptom(run):
+    """The deprecation gets through the UserWarning filter as a FutureWarning."""
+    return run.warned(FutureWarning, r"clip_grad_norm`? is now deprecated")
+
+
+def near_miss(device):
+    w = torch.empty(3, 4, device=device)
+    with seeded(0):
+        nn.init.xavier_uniform(w)  # FutureWarning from 2.4 (a UserWarning before)
+    return w
+
+
+def check(run, device):
+    """The first entry is the 2-norm of the unclipped gradients; the rest are those gradients
+    scaled by max_norm / (norm + 1e-6); and nothing warned, filter or no filter."""
+    model = _model_with_grads(device)
+    grads = torch.cat([p.grad.flatten() for p in model.parameters()])
+    norm = grads.pow(2).sum().sqrt()
+    scale = torch.clamp(1.0 / (norm + 1e-6), max=1.0)
+    torch.testing.assert_close(run.value, torch.cat([norm.reshape(1), grads * scale]))
+    assert not run.warnings, f"the call warned: {run.warnings[0].message}"
+
+
+CASE = Case(
+    id="clip-grad-norm-without-underscore",
+    title="clip_grad_norm without the underscore gets past a UserWarning filter",
+    kind="warning",
+    affects=">=2.4",
+    devices=("cpu", "cuda"),
+    sources=(release_notes("2.4.0").at("deprecation warnings without a category become FutureWarning (#126898)"),),
+    tags=("upgrade", "clip_grad", "deprecation", "warning_filters"),
+    references=(
+        "https://github.com/pytorch/pytorch/pull/126898",  # category=FutureWarning for deprecations (2.4)
+        "https://github.com/pytorch/pytorch/issues/126888",  # the proposal behind it
+        "https://github.com/keon/seq2seq/pull/26",  # downstream fix: use clip_grad_norm_
+        "https://github.com/NVIDIA/tacotron2/pull/90",  # downstream fix: use clip_grad_norm_
+    ),
+)

@@ -23,22 +23,7 @@ import warnings
 import torch
 from torch.utils.data import ConcatDataset, TensorDataset
 
-from torch_pitfalls import Case, observe
-from torch_pitfalls.sources import release_notes
-
-CASE = Case(
-    id="concat-dataset-cummulative-sizes",
-    title="ConcatDataset.cummulative_sizes starts to warn in 2.4",
-    kind="warning",
-    affects=">=2.4",
-    devices=("cpu", "cuda"),
-    sources=(release_notes("2.4.0").at("deprecation warnings become FutureWarning (#126898)"),),
-    tags=("upgrade", "data", "deprecation", "warning_filters"),
-    references=(
-        "https://github.com/pytorch/pytorch/pull/3534",  # the rename, keeping the misspelt alias
-        "https://github.com/pytorch/pytorch/pull/126898",  # DeprecationWarning -> FutureWarning (2.4)
-    ),
-)
+from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
@@ -57,21 +42,6 @@ def broken(device):
         warnings.filterwarnings("ignore", category=DeprecationWarning)  # Python's default outside __main__
         bounds = data.cummulative_sizes  # the 2017 spelling
     return torch.tensor(bounds, device=device)
-
-
-def symptom(run):
-    """Reading the misspelt alias emits a FutureWarning, which default filters show."""
-    return run.warned(FutureWarning, r"cummulative_sizes")
-
-
-# %% [markdown]
-# Other renamed attributes warn with the same category and a similar sentence: calling
-# `torch.cuda.memory_cached()` says it "has been renamed to `torch.cuda.memory_reserved`"
-# (a `FutureWarning` on every release, even without a GPU). Not this rename.
-
-# %%
-def near_miss(device):
-    return torch.cuda.memory_cached()  # FutureWarning: ... has been renamed to torch.cuda.memory_reserved
 
 
 # %%
@@ -97,14 +67,6 @@ def fixed(device):
     return torch.tensor(data.cumulative_sizes, device=device)
 
 
-def check(run, device):
-    """The boundaries are the running sum of the parts' lengths, and nothing warned (the
-    alias returns the same list, so its warning is what tells it apart)."""
-    lengths = [len(d) for d in _datasets(device)]
-    torch.testing.assert_close(run.value, torch.tensor(list(itertools.accumulate(lengths)), device=device))
-    assert not run.warnings, f"the read warned: {run.warnings[0].message}"
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -124,3 +86,46 @@ if __name__ == "__main__":
 # 2.3.1; the `FutureWarning` on 2.4.1, 2.6.0, 2.13.0 and 2.15.0. On CUDA the `FutureWarning` was
 # observed on one release, torch 2.11.0+cu130 on an NVIDIA H200
 # (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# Other renamed attributes warn with the same category and a similar sentence: calling
+# `torch.cuda.memory_cached()` says it "has been renamed to `torch.cuda.memory_reserved`"
+# (a `FutureWarning` on every release, even without a GPU). Not this rename.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Case
+from torch_pitfalls.sources import release_notes
+
+
+def symptom(run):
+    """Reading the misspelt alias emits a FutureWarning, which default filters show."""
+    return run.warned(FutureWarning, r"cummulative_sizes")
+
+
+def near_miss(device):
+    return torch.cuda.memory_cached()  # FutureWarning: ... has been renamed to torch.cuda.memory_reserved
+
+
+def check(run, device):
+    """The boundaries are the running sum of the parts' lengths, and nothing warned (the
+    alias returns the same list, so its warning is what tells it apart)."""
+    lengths = [len(d) for d in _datasets(device)]
+    torch.testing.assert_close(run.value, torch.tensor(list(itertools.accumulate(lengths)), device=device))
+    assert not run.warnings, f"the read warned: {run.warnings[0].message}"
+
+
+CASE = Case(
+    id="concat-dataset-cummulative-sizes",
+    title="ConcatDataset.cummulative_sizes starts to warn in 2.4",
+    kind="warning",
+    affects=">=2.4",
+    devices=("cpu", "cuda"),
+    sources=(release_notes("2.4.0").at("deprecation warnings become FutureWarning (#126898)"),),
+    tags=("upgrade", "data", "deprecation", "warning_filters"),
+    references=(
+        "https://github.com/pytorch/pytorch/pull/3534",  # the rename, keeping the misspelt alias
+        "https://github.com/pytorch/pytorch/pull/126898",  # DeprecationWarning -> FutureWarning (2.4)
+    ),
+)

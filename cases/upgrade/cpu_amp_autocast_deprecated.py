@@ -20,31 +20,7 @@
 import torch
 import torch.nn.functional as F
 
-from torch_pitfalls import Affects, Case, observe
-from torch_pitfalls.sources import release_notes
-
-CASE = Case(
-    id="cpu-amp-autocast-deprecated",
-    title="torch.cpu.amp.autocast() is deprecated from 2.4",
-    kind="warning",
-    affects=(
-        Affects(
-            versions=">=2.4",
-            reason="entering torch.cpu.amp.autocast warns FutureWarning (observed from 2.4.1 on; quiet "
-                   "on 2.3.1)",
-            issue="https://github.com/pytorch/pytorch/pull/126062",
-        ),
-    ),
-    devices=("cpu", "cuda"),
-    sources=(release_notes("2.4.0").at("Deprecations: torch.cpu.amp.autocast / torch.cuda.amp.autocast"),),
-    tags=("upgrade", "amp", "autocast", "deprecation"),
-    references=(
-        "https://github.com/pytorch/pytorch/pull/125103",  # device-agnostic torch.amp.autocast
-        "https://github.com/pytorch/pytorch/pull/126062",  # deprecates torch.cpu/cuda.amp.autocast
-        "https://github.com/foundation-model-stack/fms-acceleration/issues/107",  # the warning downstream
-        "https://github.com/kohya-ss/sd-scripts/issues/1649",  # torch's own checkpoint.py emitted it
-    ),
-)
+from torch_pitfalls import observe
 
 
 def _inputs(device):
@@ -62,24 +38,6 @@ def _inputs(device):
 def broken(device):
     x, w, b = _inputs(device)
     with torch.cpu.amp.autocast():  # the CPU spelling from 1.10
-        return F.linear(x, w, b)
-
-
-def symptom(run):
-    """Entering the block warns that `torch.cpu.amp.autocast` is deprecated."""
-    return run.warned(FutureWarning, r"torch\.cpu\.amp\.autocast.*deprecated")
-
-
-# %% [markdown]
-# Its CUDA twin warns the same way with the same category, and a script that mixes both sees
-# two deprecations that look alike. `torch.cuda.amp.autocast(enabled=False)` (a common way to
-# switch mixed precision off) is the CUDA one: another API, another fix
-# (`torch.amp.autocast('cuda', ...)`), not this case's.
-
-# %%
-def near_miss(device):
-    x, w, b = _inputs(device)
-    with torch.cuda.amp.autocast(enabled=False):
         return F.linear(x, w, b)
 
 
@@ -109,18 +67,6 @@ def fixed(device):
         return F.linear(x, w, b)
 
 
-def check(run, device):
-    """On the CPU the result equals the linear layer computed by hand in bfloat16 (on another
-    device, CPU autocast leaves float32 alone), and entering the block emitted no warning."""
-    x, w, b = _inputs(device)
-    if torch.device(device).type == "cpu":
-        expected = F.linear(x.bfloat16(), w.bfloat16(), b.bfloat16())
-    else:
-        expected = F.linear(x, w, b)
-    torch.testing.assert_close(run.value, expected)
-    assert not run.warnings, f"autocast warned: {run.warnings[0].message}"
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -138,3 +84,62 @@ if __name__ == "__main__":
 # 2.5.1, 2.6.0, 2.13.0 and 2.15.0 (the range is open above). On CUDA the `FutureWarning` was
 # observed on one release, torch 2.11.0+cu130 on an NVIDIA H200
 # (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# Its CUDA twin warns the same way with the same category, and a script that mixes both sees
+# two deprecations that look alike. `torch.cuda.amp.autocast(enabled=False)` (a common way to
+# switch mixed precision off) is the CUDA one: another API, another fix
+# (`torch.amp.autocast('cuda', ...)`), not this case's.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import release_notes
+
+
+def symptom(run):
+    """Entering the block warns that `torch.cpu.amp.autocast` is deprecated."""
+    return run.warned(FutureWarning, r"torch\.cpu\.amp\.autocast.*deprecated")
+
+
+def near_miss(device):
+    x, w, b = _inputs(device)
+    with torch.cuda.amp.autocast(enabled=False):
+        return F.linear(x, w, b)
+
+
+def check(run, device):
+    """On the CPU the result equals the linear layer computed by hand in bfloat16 (on another
+    device, CPU autocast leaves float32 alone), and entering the block emitted no warning."""
+    x, w, b = _inputs(device)
+    if torch.device(device).type == "cpu":
+        expected = F.linear(x.bfloat16(), w.bfloat16(), b.bfloat16())
+    else:
+        expected = F.linear(x, w, b)
+    torch.testing.assert_close(run.value, expected)
+    assert not run.warnings, f"autocast warned: {run.warnings[0].message}"
+
+
+CASE = Case(
+    id="cpu-amp-autocast-deprecated",
+    title="torch.cpu.amp.autocast() is deprecated from 2.4",
+    kind="warning",
+    affects=(
+        Affects(
+            versions=">=2.4",
+            reason="entering torch.cpu.amp.autocast warns FutureWarning (observed from 2.4.1 on; quiet "
+                   "on 2.3.1)",
+            issue="https://github.com/pytorch/pytorch/pull/126062",
+        ),
+    ),
+    devices=("cpu", "cuda"),
+    sources=(release_notes("2.4.0").at("Deprecations: torch.cpu.amp.autocast / torch.cuda.amp.autocast"),),
+    tags=("upgrade", "amp", "autocast", "deprecation"),
+    references=(
+        "https://github.com/pytorch/pytorch/pull/125103",  # device-agnostic torch.amp.autocast
+        "https://github.com/pytorch/pytorch/pull/126062",  # deprecates torch.cpu/cuda.amp.autocast
+        "https://github.com/foundation-model-stack/fms-acceleration/issues/107",  # the warning downstream
+        "https://github.com/kohya-ss/sd-scripts/issues/1649",  # torch's own checkpoint.py emitted it
+    ),
+)

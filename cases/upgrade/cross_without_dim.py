@@ -19,24 +19,7 @@
 # %%
 import torch
 
-from torch_pitfalls import Case, observe
-from torch_pitfalls.sources import release_notes
-
-CASE = Case(
-    id="cross-without-dim",
-    title="torch.cross without dim is deprecated",
-    kind="warning",
-    affects=">=2.2",
-    devices=("cpu", "cuda"),
-    sources=(release_notes("2.2.0").at("Deprecations: torch.cross's default dim, in favour of torch.linalg.cross (#108760)"),),
-    tags=("upgrade", "cross", "deprecation"),
-    references=(
-        "https://github.com/pytorch/pytorch/pull/108760",  # the deprecation (2.2)
-        "https://github.com/pytorch/pytorch/issues/65752",  # why: the default dim is surprising
-        "https://github.com/pyg-team/pytorch_geometric/pull/8918",  # downstream fix: pass dim
-        "https://github.com/uw-ipd/RoseTTAFold2NA/issues/113",  # downstream report
-    ),
-)
+from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
@@ -59,22 +42,6 @@ def broken(device):
         return torch.cross(a, b)  # no dim
     finally:
         torch.set_warn_always(before)
-
-
-def symptom(run):
-    """torch.cross warns that calling it without dim is deprecated."""
-    return run.warned(UserWarning, r"torch\.cross without specifying the dim")
-
-
-# %% [markdown]
-# Other C++ warnings reach Python as the same `UserWarning`. Building a tensor from a tensor
-# with `torch.tensor(t)` warns, on every release, that `clone().detach()` is the recommended
-# spelling: a look-alike that is not about `cross`.
-
-# %%
-def near_miss(device):
-    a, _ = _vectors(device)
-    return torch.tensor(a)  # UserWarning: To copy construct from a tensor, it is recommended ...
 
 
 # %%
@@ -105,17 +72,6 @@ def fixed(device):
         torch.set_warn_always(before)
 
 
-def check(run, device):
-    """Each row is a x b worked out by components, and the call emitted no warning (the
-    broken call returns the same rows, so its warning is what tells it apart)."""
-    a, b = _vectors(device)
-    ax, ay, az = a.unbind(-1)
-    bx, by, bz = b.unbind(-1)
-    expected = torch.stack((ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx), dim=-1)
-    torch.testing.assert_close(run.value, expected)
-    assert not run.warnings, f"the call warned: {run.warnings[0].message}"
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -137,3 +93,52 @@ if __name__ == "__main__":
 # 2.13.0 and 2.15.0; the default has not changed as of 2.15.0. On CUDA the warning was observed on
 # one release, torch 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`);
 # other releases on CUDA were not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# Other C++ warnings reach Python as the same `UserWarning`. Building a tensor from a tensor
+# with `torch.tensor(t)` warns, on every release, that `clone().detach()` is the recommended
+# spelling: a look-alike that is not about `cross`.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Case
+from torch_pitfalls.sources import release_notes
+
+
+def symptom(run):
+    """torch.cross warns that calling it without dim is deprecated."""
+    return run.warned(UserWarning, r"torch\.cross without specifying the dim")
+
+
+def near_miss(device):
+    a, _ = _vectors(device)
+    return torch.tensor(a)  # UserWarning: To copy construct from a tensor, it is recommended ...
+
+
+def check(run, device):
+    """Each row is a x b worked out by components, and the call emitted no warning (the
+    broken call returns the same rows, so its warning is what tells it apart)."""
+    a, b = _vectors(device)
+    ax, ay, az = a.unbind(-1)
+    bx, by, bz = b.unbind(-1)
+    expected = torch.stack((ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx), dim=-1)
+    torch.testing.assert_close(run.value, expected)
+    assert not run.warnings, f"the call warned: {run.warnings[0].message}"
+
+
+CASE = Case(
+    id="cross-without-dim",
+    title="torch.cross without dim is deprecated",
+    kind="warning",
+    affects=">=2.2",
+    devices=("cpu", "cuda"),
+    sources=(release_notes("2.2.0").at("Deprecations: torch.cross's default dim, in favour of torch.linalg.cross (#108760)"),),
+    tags=("upgrade", "cross", "deprecation"),
+    references=(
+        "https://github.com/pytorch/pytorch/pull/108760",  # the deprecation (2.2)
+        "https://github.com/pytorch/pytorch/issues/65752",  # why: the default dim is surprising
+        "https://github.com/pyg-team/pytorch_geometric/pull/8918",  # downstream fix: pass dim
+        "https://github.com/uw-ipd/RoseTTAFold2NA/issues/113",  # downstream report
+    ),
+)

@@ -22,32 +22,7 @@
 import torch
 import torch.nn.functional as F
 
-from torch_pitfalls import Affects, Case, observe
-from torch_pitfalls.sources import release_notes
-
-CASE = Case(
-    id="cuda-amp-autocast-deprecated",
-    title="torch.cuda.amp.autocast(...) is deprecated from 2.4",
-    kind="warning",
-    affects=(
-        Affects(
-            versions=">=2.4",
-            reason="entering torch.cuda.amp.autocast warns FutureWarning, even disabled and without a GPU "
-                   "(observed from 2.4.1 on, on the CPU; quiet on 2.3.1)",
-            issue="https://github.com/pytorch/pytorch/pull/126062",
-        ),
-    ),
-    devices=("cpu", "cuda"),
-    sources=(release_notes("2.4.0").at("Deprecations: torch.cpu.amp.autocast / torch.cuda.amp.autocast"),),
-    tags=("upgrade", "amp", "autocast", "deprecation"),
-    references=(
-        "https://github.com/pytorch/pytorch/pull/126062",  # deprecates torch.cpu/cuda.amp.autocast
-        "https://github.com/pytorch/tutorials/issues/3331",  # the tutorials still used the old spelling
-        "https://github.com/huggingface/trl/pull/1921",  # the replacement in TRL
-        "https://github.com/WenjieDu/PyPOTS/issues/520",  # the warning from a library's attention module
-        "https://github.com/lucidrains/x-transformers/issues/265",  # "how far back does this work?"
-    ),
-)
+from torch_pitfalls import observe
 
 
 def _inputs(device):
@@ -67,26 +42,6 @@ def broken(device):
     use_amp = torch.device(device).type == "cuda"
     with torch.cuda.amp.autocast(enabled=use_amp):  # as in the AMP recipe
         return F.linear(x, w, b)
-
-
-def symptom(run):
-    """Entering the block warns that `torch.cuda.amp.autocast` is deprecated."""
-    return run.warned(FutureWarning, r"torch\.cuda\.amp\.autocast.*deprecated")
-
-
-# %% [markdown]
-# The same release deprecated the other device-specific AMP spellings, with the same category
-# and messages of the same shape: the CPU autocast (`torch.cpu.amp.autocast`, the case
-# cpu-amp-autocast-deprecated) and the scaler that usually sits two lines below
-# (`torch.cuda.amp.GradScaler`, cuda-amp-gradscaler-deprecated). A loop that uses both sees two
-# `FutureWarning`s that are not this one, each with its own fix.
-
-# %%
-def near_miss(device):
-    x, w, b = _inputs(device)
-    scaler = torch.cuda.amp.GradScaler(enabled=False)
-    with torch.cpu.amp.autocast(enabled=False):
-        return scaler.scale(F.linear(x, w, b))
 
 
 # %%
@@ -120,19 +75,6 @@ def fixed(device):
         return F.linear(x, w, b)
 
 
-def check(run, device):
-    """On CUDA the result equals the linear layer computed by hand in float16 (autocast's CUDA
-    dtype); on the CPU, where the block is disabled, it is the float32 layer; and entering the
-    block emitted no warning."""
-    x, w, b = _inputs(device)
-    if torch.device(device).type == "cuda":
-        expected = F.linear(x.half(), w.half(), b.half())
-    else:
-        expected = x @ w.T + b
-    torch.testing.assert_close(run.value, expected)
-    assert not run.warnings, f"autocast warned: {run.warnings[0].message}"
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -152,3 +94,66 @@ if __name__ == "__main__":
 # range is open above). On CUDA the `FutureWarning` was observed on one release, torch 2.11.0+cu130
 # on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`), with autocast active on the GPU
 # (the output was float16); other releases on CUDA were not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# The same release deprecated the other device-specific AMP spellings, with the same category
+# and messages of the same shape: the CPU autocast (`torch.cpu.amp.autocast`, the case
+# cpu-amp-autocast-deprecated) and the scaler that usually sits two lines below
+# (`torch.cuda.amp.GradScaler`, cuda-amp-gradscaler-deprecated). A loop that uses both sees two
+# `FutureWarning`s that are not this one, each with its own fix.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import release_notes
+
+
+def symptom(run):
+    """Entering the block warns that `torch.cuda.amp.autocast` is deprecated."""
+    return run.warned(FutureWarning, r"torch\.cuda\.amp\.autocast.*deprecated")
+
+
+def near_miss(device):
+    x, w, b = _inputs(device)
+    scaler = torch.cuda.amp.GradScaler(enabled=False)
+    with torch.cpu.amp.autocast(enabled=False):
+        return scaler.scale(F.linear(x, w, b))
+
+
+def check(run, device):
+    """On CUDA the result equals the linear layer computed by hand in float16 (autocast's CUDA
+    dtype); on the CPU, where the block is disabled, it is the float32 layer; and entering the
+    block emitted no warning."""
+    x, w, b = _inputs(device)
+    if torch.device(device).type == "cuda":
+        expected = F.linear(x.half(), w.half(), b.half())
+    else:
+        expected = x @ w.T + b
+    torch.testing.assert_close(run.value, expected)
+    assert not run.warnings, f"autocast warned: {run.warnings[0].message}"
+
+
+CASE = Case(
+    id="cuda-amp-autocast-deprecated",
+    title="torch.cuda.amp.autocast(...) is deprecated from 2.4",
+    kind="warning",
+    affects=(
+        Affects(
+            versions=">=2.4",
+            reason="entering torch.cuda.amp.autocast warns FutureWarning, even disabled and without a GPU "
+                   "(observed from 2.4.1 on, on the CPU; quiet on 2.3.1)",
+            issue="https://github.com/pytorch/pytorch/pull/126062",
+        ),
+    ),
+    devices=("cpu", "cuda"),
+    sources=(release_notes("2.4.0").at("Deprecations: torch.cpu.amp.autocast / torch.cuda.amp.autocast"),),
+    tags=("upgrade", "amp", "autocast", "deprecation"),
+    references=(
+        "https://github.com/pytorch/pytorch/pull/126062",  # deprecates torch.cpu/cuda.amp.autocast
+        "https://github.com/pytorch/tutorials/issues/3331",  # the tutorials still used the old spelling
+        "https://github.com/huggingface/trl/pull/1921",  # the replacement in TRL
+        "https://github.com/WenjieDu/PyPOTS/issues/520",  # the warning from a library's attention module
+        "https://github.com/lucidrains/x-transformers/issues/265",  # "how far back does this work?"
+    ),
+)

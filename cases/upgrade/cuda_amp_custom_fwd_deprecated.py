@@ -23,32 +23,7 @@ import functools
 
 import torch
 
-from torch_pitfalls import Affects, Case, observe
-from torch_pitfalls.sources import release_notes
-
-CASE = Case(
-    id="cuda-amp-custom-fwd-deprecated",
-    title="@torch.cuda.amp.custom_fwd is deprecated from 2.4",
-    kind="warning",
-    affects=(
-        Affects(
-            versions=">=2.4",
-            reason="decorating with torch.cuda.amp.custom_fwd/custom_bwd warns FutureWarning (observed "
-                   "from 2.4.1 on, on the CPU; quiet on 2.3.1)",
-            issue="https://github.com/pytorch/pytorch/pull/126531",
-        ),
-    ),
-    devices=("cpu", "cuda"),
-    sources=(release_notes("2.4.0").at("Deprecations: torch.cuda.amp.custom_fwd / custom_bwd"),),
-    tags=("upgrade", "amp", "autograd_function", "deprecation"),
-    references=(
-        "https://github.com/pytorch/pytorch/pull/126527",  # deprecates torch.cuda.amp.GradScaler/custom_fwd
-        "https://github.com/pytorch/pytorch/pull/126531",  # torch.amp.custom_fwd/custom_bwd, device-agnostic
-        "https://github.com/Dao-AILab/flash-attention/issues/1530",  # "lots of spam" from the decorators
-        "https://github.com/NVIDIA/Megatron-LM/pull/1222",  # the version-guarded fix
-        "https://github.com/fla-org/flash-linear-attention/pull/54",  # same guard in another library
-    ),
-)
+from torch_pitfalls import observe
 
 
 def _round_ste(custom_fwd, custom_bwd):
@@ -85,22 +60,6 @@ def broken(device):
     return _run(function, device)
 
 
-def symptom(run):
-    """Decorating warns that `torch.cuda.amp.custom_fwd` (or `custom_bwd`) is deprecated."""
-    return run.warned(FutureWarning, r"torch\.cuda\.amp\.custom_(fwd|bwd).*deprecated")
-
-
-# %% [markdown]
-# The same pull request deprecated the CUDA `GradScaler`, with a warning of the same category
-# and the same shape (`torch.cuda.amp.GradScaler(args...)` is deprecated). A training script
-# often has both; the scaler's warning is about another line and another fix
-# (`torch.amp.GradScaler("cuda", ...)`), not the decorators.
-
-# %%
-def near_miss(device):
-    return torch.cuda.amp.GradScaler(enabled=False).is_enabled()
-
-
 # %%
 if __name__ == "__main__":
     print(observe(broken, "cpu"))
@@ -131,15 +90,6 @@ def fixed(device):
     return _run(_round_ste(custom_fwd, custom_bwd), device)
 
 
-def check(run, device):
-    """Forward rounds (values written by hand), backward passes the upstream gradient straight
-    through, and defining the function emitted no warning."""
-    y, grad = run.value
-    torch.testing.assert_close(y, torch.tensor([0.0, 2.0, -3.0, 4.0], device=device))
-    torch.testing.assert_close(grad, torch.tensor([1.0, 2.0, 3.0, 4.0], device=device))
-    assert not run.warnings, f"defining the function warned: {run.warnings[0].message}"
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -158,3 +108,58 @@ if __name__ == "__main__":
 # and 2.15.0 (the range is open above). On CUDA the `FutureWarning` of both decorators was observed
 # on one release, torch 2.11.0+cu130 on an NVIDIA H200
 # (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# The same pull request deprecated the CUDA `GradScaler`, with a warning of the same category
+# and the same shape (`torch.cuda.amp.GradScaler(args...)` is deprecated). A training script
+# often has both; the scaler's warning is about another line and another fix
+# (`torch.amp.GradScaler("cuda", ...)`), not the decorators.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import release_notes
+
+
+def symptom(run):
+    """Decorating warns that `torch.cuda.amp.custom_fwd` (or `custom_bwd`) is deprecated."""
+    return run.warned(FutureWarning, r"torch\.cuda\.amp\.custom_(fwd|bwd).*deprecated")
+
+
+def near_miss(device):
+    return torch.cuda.amp.GradScaler(enabled=False).is_enabled()
+
+
+def check(run, device):
+    """Forward rounds (values written by hand), backward passes the upstream gradient straight
+    through, and defining the function emitted no warning."""
+    y, grad = run.value
+    torch.testing.assert_close(y, torch.tensor([0.0, 2.0, -3.0, 4.0], device=device))
+    torch.testing.assert_close(grad, torch.tensor([1.0, 2.0, 3.0, 4.0], device=device))
+    assert not run.warnings, f"defining the function warned: {run.warnings[0].message}"
+
+
+CASE = Case(
+    id="cuda-amp-custom-fwd-deprecated",
+    title="@torch.cuda.amp.custom_fwd is deprecated from 2.4",
+    kind="warning",
+    affects=(
+        Affects(
+            versions=">=2.4",
+            reason="decorating with torch.cuda.amp.custom_fwd/custom_bwd warns FutureWarning (observed "
+                   "from 2.4.1 on, on the CPU; quiet on 2.3.1)",
+            issue="https://github.com/pytorch/pytorch/pull/126531",
+        ),
+    ),
+    devices=("cpu", "cuda"),
+    sources=(release_notes("2.4.0").at("Deprecations: torch.cuda.amp.custom_fwd / custom_bwd"),),
+    tags=("upgrade", "amp", "autograd_function", "deprecation"),
+    references=(
+        "https://github.com/pytorch/pytorch/pull/126527",  # deprecates torch.cuda.amp.GradScaler/custom_fwd
+        "https://github.com/pytorch/pytorch/pull/126531",  # torch.amp.custom_fwd/custom_bwd, device-agnostic
+        "https://github.com/Dao-AILab/flash-attention/issues/1530",  # "lots of spam" from the decorators
+        "https://github.com/NVIDIA/Megatron-LM/pull/1222",  # the version-guarded fix
+        "https://github.com/fla-org/flash-linear-attention/pull/54",  # same guard in another library
+    ),
+)

@@ -22,31 +22,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from torch_pitfalls import Affects, Case, observe, seeded
-from torch_pitfalls.sources import release_notes
-
-CASE = Case(
-    id="cuda-amp-gradscaler-deprecated",
-    title="torch.cuda.amp.GradScaler(...) is deprecated from 2.4",
-    kind="warning",
-    affects=(
-        Affects(
-            versions=">=2.4",
-            reason="constructing torch.cuda.amp.GradScaler warns FutureWarning, even with enabled=False "
-                   "(observed from 2.4.1 on, on the CPU; quiet on 2.3.1)",
-            issue="https://github.com/pytorch/pytorch/pull/126527",
-        ),
-    ),
-    devices=("cpu", "cuda"),
-    sources=(release_notes("2.4.0").at("Deprecations: torch.cuda.amp.GradScaler / torch.cpu.amp.GradScaler"),),
-    tags=("upgrade", "amp", "grad_scaler", "deprecation"),
-    references=(
-        "https://github.com/pytorch/pytorch/pull/126527",  # deprecates the device-specific GradScaler
-        "https://github.com/karpathy/nanoGPT/issues/635",  # the warning from train.py's scaler line
-        "https://github.com/Linesight-RL/linesight/issues/51",  # replace the deprecated scaler
-        "https://github.com/MIC-DKFZ/nnUNet/pull/2684",  # the fix in nnU-Net
-    ),
-)
+from torch_pitfalls import observe, seeded
 
 
 def _data(device):
@@ -78,23 +54,6 @@ def broken(device):
     return _train_step(scaler, device)
 
 
-def symptom(run):
-    """Constructing the scaler warns that `torch.cuda.amp.GradScaler` is deprecated."""
-    return run.warned(FutureWarning, r"torch\.cuda\.amp\.GradScaler.*deprecated")
-
-
-# %% [markdown]
-# The line next to the scaler in the same loop, `with torch.cuda.amp.autocast(enabled=...)`,
-# was deprecated in the same release with the same category and a message of the same shape.
-# It is another API with its own fix (`torch.autocast("cuda", ...)`), not the scaler.
-
-# %%
-def near_miss(device):
-    x, _ = _data(device)
-    with torch.cuda.amp.autocast(enabled=False):
-        return x.sum()
-
-
 # %%
 if __name__ == "__main__":
     print(observe(broken, "cpu"))
@@ -123,23 +82,6 @@ def fixed(device):
     return _train_step(scaler, device)
 
 
-def check(run, device):
-    """The step equals plain SGD on the mean squared error, with the gradient worked out by hand
-    (2/N * X^T (Xw + b - y)); the scaler (a power of two when enabled) changes nothing, and its
-    construction emitted no warning."""
-    weight, bias = run.value
-    with seeded(0):
-        start = nn.Linear(3, 1).to(device)
-    w0, b0 = start.weight.detach(), start.bias.detach()
-    x, y = _data(device)
-    residual = x @ w0.T + b0 - y  # (4, 1)
-    grad_w = 2.0 / len(x) * (residual.T @ x)
-    grad_b = 2.0 / len(x) * residual.sum(0)
-    torch.testing.assert_close(weight, w0 - 0.1 * grad_w)
-    torch.testing.assert_close(bias, b0 - 0.1 * grad_b)
-    assert not run.warnings, f"the scaler warned: {run.warnings[0].message}"
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -157,3 +99,66 @@ if __name__ == "__main__":
 # (the range is open above). On CUDA the `FutureWarning` was observed on one release, torch
 # 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on
 # CUDA were not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# The line next to the scaler in the same loop, `with torch.cuda.amp.autocast(enabled=...)`,
+# was deprecated in the same release with the same category and a message of the same shape.
+# It is another API with its own fix (`torch.autocast("cuda", ...)`), not the scaler.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import release_notes
+
+
+def symptom(run):
+    """Constructing the scaler warns that `torch.cuda.amp.GradScaler` is deprecated."""
+    return run.warned(FutureWarning, r"torch\.cuda\.amp\.GradScaler.*deprecated")
+
+
+def near_miss(device):
+    x, _ = _data(device)
+    with torch.cuda.amp.autocast(enabled=False):
+        return x.sum()
+
+
+def check(run, device):
+    """The step equals plain SGD on the mean squared error, with the gradient worked out by hand
+    (2/N * X^T (Xw + b - y)); the scaler (a power of two when enabled) changes nothing, and its
+    construction emitted no warning."""
+    weight, bias = run.value
+    with seeded(0):
+        start = nn.Linear(3, 1).to(device)
+    w0, b0 = start.weight.detach(), start.bias.detach()
+    x, y = _data(device)
+    residual = x @ w0.T + b0 - y  # (4, 1)
+    grad_w = 2.0 / len(x) * (residual.T @ x)
+    grad_b = 2.0 / len(x) * residual.sum(0)
+    torch.testing.assert_close(weight, w0 - 0.1 * grad_w)
+    torch.testing.assert_close(bias, b0 - 0.1 * grad_b)
+    assert not run.warnings, f"the scaler warned: {run.warnings[0].message}"
+
+
+CASE = Case(
+    id="cuda-amp-gradscaler-deprecated",
+    title="torch.cuda.amp.GradScaler(...) is deprecated from 2.4",
+    kind="warning",
+    affects=(
+        Affects(
+            versions=">=2.4",
+            reason="constructing torch.cuda.amp.GradScaler warns FutureWarning, even with enabled=False "
+                   "(observed from 2.4.1 on, on the CPU; quiet on 2.3.1)",
+            issue="https://github.com/pytorch/pytorch/pull/126527",
+        ),
+    ),
+    devices=("cpu", "cuda"),
+    sources=(release_notes("2.4.0").at("Deprecations: torch.cuda.amp.GradScaler / torch.cpu.amp.GradScaler"),),
+    tags=("upgrade", "amp", "grad_scaler", "deprecation"),
+    references=(
+        "https://github.com/pytorch/pytorch/pull/126527",  # deprecates the device-specific GradScaler
+        "https://github.com/karpathy/nanoGPT/issues/635",  # the warning from train.py's scaler line
+        "https://github.com/Linesight-RL/linesight/issues/51",  # replace the deprecated scaler
+        "https://github.com/MIC-DKFZ/nnUNet/pull/2684",  # the fix in nnU-Net
+    ),
+)

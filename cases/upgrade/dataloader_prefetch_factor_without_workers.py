@@ -21,32 +21,7 @@
 import torch
 from torch.utils.data import DataLoader
 
-from torch_pitfalls import Affects, Case, observe, seeded
-from torch_pitfalls.sources import release_notes
-
-CASE = Case(
-    id="dataloader-prefetch-factor-without-workers",
-    title="DataLoader(prefetch_factor=2) with num_workers=0 raises",
-    kind="error",
-    affects=(
-        Affects(
-            versions=">=2.0",
-            reason="prefetch_factor defaults to None and any value without workers is refused "
-                   "(observed: accepted on 1.13.1, ValueError from 2.0.1 to 2.15.0)",
-            issue="https://github.com/pytorch/pytorch/pull/88972",
-        ),
-    ),
-    devices=("cpu", "cuda"),
-    sources=(release_notes("2.0.0").at("Improvements, Dataloader API: Allow prefetch factor to be optional (#88972)"),),
-    tags=("upgrade", "dataloader", "prefetch_factor", "default_change"),
-    references=(
-        "https://github.com/pytorch/pytorch/issues/68576",  # prefetch_factor and num_workers=0, undocumented
-        "https://github.com/pytorch/pytorch/pull/88972",  # prefetch_factor becomes Optional, default None
-        "https://github.com/meta-pytorch/data/pull/905",  # downstream: torchdata's tests and reading service
-        "https://github.com/AnswerDotAI/ModernBERT/issues/38",  # downstream: convert_dataset.py fails
-        "https://github.com/autonomousvision/projected-gan/issues/102",  # downstream: the error in Colab
-    ),
-)
+from torch_pitfalls import observe, seeded
 
 # %% [markdown]
 # ## The broken code
@@ -63,22 +38,6 @@ def _batches(loader, device):
 def broken(device):
     num_workers = 0  # from the config: no worker processes while debugging
     loader = DataLoader(DATA, batch_size=4, num_workers=num_workers, prefetch_factor=2)
-    return _batches(loader, device)
-
-
-def symptom(run):
-    """The constructor refuses prefetch_factor because there are no worker processes."""
-    return run.raised(ValueError, r"prefetch_factor option could only be specified in multiprocessing")
-
-
-# %% [markdown]
-# The other multiprocessing-only option fails the same way on every release, with its own
-# message: `persistent_workers=True` with `num_workers=0` raises `ValueError:
-# persistent_workers option needs num_workers > 0`. Same type, same constructor, older rule.
-
-# %%
-def near_miss(device):
-    loader = DataLoader(DATA, batch_size=4, num_workers=0, persistent_workers=True)
     return _batches(loader, device)
 
 
@@ -111,19 +70,6 @@ def fixed(device):
     return _batches(loader, device)
 
 
-def check(run, device):
-    """Two batches, in order, [0..3] and [4, 5], each row (i, i*i): the loader was built and
-    iterated, not refused."""
-    assert run.error is None, f"raised {run.error!r}"
-    expected = [
-        torch.tensor([[0.0, 0.0], [1.0, 1.0], [2.0, 4.0], [3.0, 9.0]], device=device),
-        torch.tensor([[4.0, 16.0], [5.0, 25.0]], device=device),
-    ]
-    assert len(run.value) == len(expected), f"{len(run.value)} batches"
-    for got, want in zip(run.value, expected):
-        torch.testing.assert_close(got, want)
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -140,3 +86,62 @@ if __name__ == "__main__":
 # on (releases run: 1.13.1, 2.0.1, 2.1.2, 2.2.2, 2.3.1, 2.4.1, 2.5.1, 2.6.0, 2.7.1, 2.8.0,
 # 2.9.1, 2.10.0, 2.13.0, 2.14.1 and 2.15.0; each showed `absent` on 1.13.1 and `reproduced`
 # from 2.0.1 on).
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# The other multiprocessing-only option fails the same way on every release, with its own
+# message: `persistent_workers=True` with `num_workers=0` raises `ValueError:
+# persistent_workers option needs num_workers > 0`. Same type, same constructor, older rule.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import release_notes
+
+
+def symptom(run):
+    """The constructor refuses prefetch_factor because there are no worker processes."""
+    return run.raised(ValueError, r"prefetch_factor option could only be specified in multiprocessing")
+
+
+def near_miss(device):
+    loader = DataLoader(DATA, batch_size=4, num_workers=0, persistent_workers=True)
+    return _batches(loader, device)
+
+
+def check(run, device):
+    """Two batches, in order, [0..3] and [4, 5], each row (i, i*i): the loader was built and
+    iterated, not refused."""
+    assert run.error is None, f"raised {run.error!r}"
+    expected = [
+        torch.tensor([[0.0, 0.0], [1.0, 1.0], [2.0, 4.0], [3.0, 9.0]], device=device),
+        torch.tensor([[4.0, 16.0], [5.0, 25.0]], device=device),
+    ]
+    assert len(run.value) == len(expected), f"{len(run.value)} batches"
+    for got, want in zip(run.value, expected):
+        torch.testing.assert_close(got, want)
+
+
+CASE = Case(
+    id="dataloader-prefetch-factor-without-workers",
+    title="DataLoader(prefetch_factor=2) with num_workers=0 raises",
+    kind="error",
+    affects=(
+        Affects(
+            versions=">=2.0",
+            reason="prefetch_factor defaults to None and any value without workers is refused "
+                   "(observed: accepted on 1.13.1, ValueError from 2.0.1 to 2.15.0)",
+            issue="https://github.com/pytorch/pytorch/pull/88972",
+        ),
+    ),
+    devices=("cpu", "cuda"),
+    sources=(release_notes("2.0.0").at("Improvements, Dataloader API: Allow prefetch factor to be optional (#88972)"),),
+    tags=("upgrade", "dataloader", "prefetch_factor", "default_change"),
+    references=(
+        "https://github.com/pytorch/pytorch/issues/68576",  # prefetch_factor and num_workers=0, undocumented
+        "https://github.com/pytorch/pytorch/pull/88972",  # prefetch_factor becomes Optional, default None
+        "https://github.com/meta-pytorch/data/pull/905",  # downstream: torchdata's tests and reading service
+        "https://github.com/AnswerDotAI/ModernBERT/issues/38",  # downstream: convert_dataset.py fails
+        "https://github.com/autonomousvision/projected-gan/issues/102",  # downstream: the error in Colab
+    ),
+)

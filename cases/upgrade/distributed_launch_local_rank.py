@@ -26,35 +26,9 @@ import subprocess
 import sys
 import tempfile
 
-from torch_pitfalls import Case, Source, observe
-
-CASE = Case(
-    id="distributed-launch-local-rank",
-    title="torch.distributed.launch passes --local-rank, and a script that only knows --local_rank dies",
-    kind="error",
-    affects=">=2.0",
-    devices=("cpu", "cuda"),
-    sources=(
-        Source(title="pytorch/pytorch#94505: [BE] Prefer dash over underscore in command-line options",
-               url="https://github.com/pytorch/pytorch/pull/94505"),
-        Source(title="torch.distributed.run's docstring: 'From PyTorch 2.0.0 onwards, the dashed --local-rank "
-                     "is preferred' and the advice to accept both spellings",
-               url="https://github.com/pytorch/pytorch/blob/main/torch/distributed/run.py"),
-    ),
-    tags=("upgrade", "distributed", "launch", "argparse"),
-    references=(
-        "https://github.com/pytorch/pytorch/pull/94505",  # 2.0: the launcher's options and --local-rank get dashes
-        "https://github.com/pytorch/pytorch/pull/109480",  # later: migration notes for the --local-rank change
-        "https://github.com/huggingface/pytorch-image-models/issues/1724",  # downstream: timm's train.py
-        "https://github.com/microsoft/LoRA/issues/79",  # downstream: unrecognized arguments: --local-rank
-        "https://github.com/XPixelGroup/BasicSR/issues/626",  # downstream: BasicSR's train.py
-        "https://github.com/open-mmlab/mmaction2/pull/1558",  # downstream fix, citing #94505
-    ),
-    timeout=120.0,
-)
+from torch_pitfalls import communicate, observe
 
 LAUNCH_TIMEOUT = 90.0  # seconds for the launcher and its one worker (mostly two imports of torch)
-
 
 # %% [markdown]
 # ## The broken code
@@ -94,8 +68,10 @@ def launch(script):
         cmd = [sys.executable, "-m", "torch.distributed.launch", "--nproc_per_node=1",
                "--master_addr=127.0.0.1", f"--master_port={free_port()}", "--redirects", "1", "--tee", "1",
                "--log_dir", os.path.join(tmp, "logs"), "train.py"]
-        done = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, timeout=LAUNCH_TIMEOUT,
-                              env=dict(os.environ, OMP_NUM_THREADS="1"))
+        proc = subprocess.Popen(cmd, cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=dict(os.environ, OMP_NUM_THREADS="1"))
+        out, err = communicate(proc, LAUNCH_TIMEOUT)  # stretched with the machine's load
+        done = subprocess.CompletedProcess(cmd, proc.returncode, out, err)
     if done.returncode != 0:
         errors = [line for line in done.stderr.splitlines() if re.search(r"\berror: ", line)]
         raise RuntimeError(f"the launch exited with status {done.returncode}: "
@@ -105,30 +81,6 @@ def launch(script):
 
 def broken(device):
     return launch(old_train_script)
-
-
-def symptom(run):
-    """The worker's argparse refused the dashed --local-rank the launcher passed."""
-    return run.raised(RuntimeError, r"unrecognized arguments: --local-rank=\d")
-
-
-# %% [markdown]
-# A launch also dies with an argparse error when the script is fine with `--local-rank` but
-# lacks something else it requires, here a `--data` path the command line did not give: the same
-# status, the same `error:` line from argparse, another argument.
-
-# %%
-def script_needing_data():
-    import argparse
-
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--local-rank", "--local_rank", type=int, default=0)
-    parser.add_argument("--data", required=True)
-    parser.parse_args()
-
-
-def near_miss(device):
-    return launch(script_needing_data)
 
 
 # %%
@@ -171,13 +123,6 @@ def fixed(device):
     return launch(new_train_script)
 
 
-def check(run, device):
-    """The one worker started, parsed the rank the launcher passed and printed it, and that rank
-    is the LOCAL_RANK the launcher set in its environment, 0."""
-    assert run.error is None, f"the launch failed: {run.error}"
-    assert run.value == ["local rank 0 of LOCAL_RANK 0"], run.value
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -200,3 +145,65 @@ if __name__ == "__main__":
 # and 2.15.0 the worker dies with the argparse error; the script that declares both spellings runs on all
 # four. Each run starts two interpreters and takes about five seconds. The other releases are
 # left to the version matrix. Multi-process and GPU launches were not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# A launch also dies with an argparse error when the script is fine with `--local-rank` but
+# lacks something else it requires, here a `--data` path the command line did not give: the same
+# status, the same `error:` line from argparse, another argument.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Case, Source
+
+
+def symptom(run):
+    """The worker's argparse refused the dashed --local-rank the launcher passed."""
+    return run.raised(RuntimeError, r"unrecognized arguments: --local-rank=\d")
+
+
+def script_needing_data():
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--local-rank", "--local_rank", type=int, default=0)
+    parser.add_argument("--data", required=True)
+    parser.parse_args()
+
+
+def near_miss(device):
+    return launch(script_needing_data)
+
+
+def check(run, device):
+    """The one worker started, parsed the rank the launcher passed and printed it, and that rank
+    is the LOCAL_RANK the launcher set in its environment, 0."""
+    assert run.error is None, f"the launch failed: {run.error}"
+    assert run.value == ["local rank 0 of LOCAL_RANK 0"], run.value
+
+
+CASE = Case(
+    id="distributed-launch-local-rank",
+    title="torch.distributed.launch passes --local-rank, and a script that only knows --local_rank dies",
+    kind="error",
+    affects=">=2.0",
+    devices=("cpu",),
+    device_independent=True,  # the variants never use their device
+    sources=(
+        Source(title="pytorch/pytorch#94505: [BE] Prefer dash over underscore in command-line options",
+               url="https://github.com/pytorch/pytorch/pull/94505"),
+        Source(title="torch.distributed.run's docstring: 'From PyTorch 2.0.0 onwards, the dashed --local-rank "
+                     "is preferred' and the advice to accept both spellings",
+               url="https://github.com/pytorch/pytorch/blob/main/torch/distributed/run.py"),
+    ),
+    tags=("upgrade", "distributed", "launch", "argparse"),
+    references=(
+        "https://github.com/pytorch/pytorch/pull/94505",  # 2.0: the launcher's options and --local-rank get dashes
+        "https://github.com/pytorch/pytorch/pull/109480",  # later: migration notes for the --local-rank change
+        "https://github.com/huggingface/pytorch-image-models/issues/1724",  # downstream: timm's train.py
+        "https://github.com/microsoft/LoRA/issues/79",  # downstream: unrecognized arguments: --local-rank
+        "https://github.com/XPixelGroup/BasicSR/issues/626",  # downstream: BasicSR's train.py
+        "https://github.com/open-mmlab/mmaction2/pull/1558",  # downstream fix, citing #94505
+    ),
+    timeout=120.0,
+)

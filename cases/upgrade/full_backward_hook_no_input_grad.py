@@ -21,31 +21,7 @@
 import torch
 from torch import nn
 
-from torch_pitfalls import Affects, Case, observe, seeded
-from torch_pitfalls.sources import release_notes
-
-CASE = Case(
-    id="full-backward-hook-no-input-grad",
-    title="A full backward hook on a layer whose input needs no gradient now warns",
-    kind="warning",
-    affects=(
-        Affects(
-            versions=">=2.8",
-            reason="BackwardHook warns when it has to fire from the output side (observed 2.8.0 to "
-                   "2.15.0; quiet on 1.13.1 and 2.7.1)",
-            issue="https://github.com/pytorch/pytorch/pull/155339",
-        ),
-    ),
-    devices=("cpu", "cuda"),
-    sources=(release_notes("2.8.0").at("the release that first ships pytorch/pytorch#155339, the warning of full backward hooks fired from the module outputs"),),
-    tags=("upgrade", "hooks", "autograd"),
-    references=(
-        "https://github.com/pytorch/pytorch/issues/100528",  # the output-side firing, reported as surprising
-        "https://github.com/pytorch/pytorch/pull/155339",  # the warning
-        "https://github.com/tinygrad/tinygrad/pull/12575",  # downstream: tinygrad's torch backend moved off the hook
-        "https://github.com/pytorch/pytorch/issues/189093",  # the same warning from a pre-hook
-    ),
-)
+from torch_pitfalls import observe, seeded
 
 # %% [markdown]
 # ## The broken code
@@ -68,27 +44,6 @@ def broken(device):
     (layer(batch) * weights).sum().backward()
     handle.remove()
     return seen[0]
-
-
-def symptom(run):
-    """The hook's warning that it fired from the outputs because no input needs a gradient."""
-    return run.warned(UserWarning, r"full backward hook is firing .*no inputs require grad")
-
-
-# %% [markdown]
-# The older `register_backward_hook` (without "full") warns too, on every release, when the
-# module's forward holds several autograd nodes: another hook warning, about the old API
-# missing part of `grad_input`, not about inputs that need no gradient.
-
-# %%
-def near_miss(device):
-    with seeded(0):
-        block = nn.Sequential(nn.Linear(3, 2), nn.ReLU()).to(device)
-    x = torch.ones(1, 3, device=device, requires_grad=True)
-    handle = block.register_backward_hook(lambda module, grad_input, grad_output: None)
-    block(x).sum().backward()
-    handle.remove()
-    return x.grad
 
 
 # %%
@@ -126,14 +81,6 @@ def fixed(device):
     return seen[0]
 
 
-def check(run, device):
-    """The gradient reaching the output is the weights [[2, -1]] of the loss, and nothing
-    warned: the full hook receives the same gradient, so the missing warning tells the fix
-    apart."""
-    torch.testing.assert_close(run.value, torch.tensor([[2.0, -1.0]], device=device))
-    assert not run.warnings, f"the hook warned: {run.warnings[0].message}"
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -149,3 +96,61 @@ if __name__ == "__main__":
 # (tinygrad/tinygrad#12575), and pytorch/pytorch#189093 reports it firing even for
 # `register_full_backward_pre_hook`. Observed with this project's venvs: quiet on 1.13.1 and
 # 2.7.1, a `UserWarning` on 2.8.0, 2.9.1, 2.10.0, 2.13.0, 2.14.1 and 2.15.0.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# The older `register_backward_hook` (without "full") warns too, on every release, when the
+# module's forward holds several autograd nodes: another hook warning, about the old API
+# missing part of `grad_input`, not about inputs that need no gradient.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import release_notes
+
+
+def symptom(run):
+    """The hook's warning that it fired from the outputs because no input needs a gradient."""
+    return run.warned(UserWarning, r"full backward hook is firing .*no inputs require grad")
+
+
+def near_miss(device):
+    with seeded(0):
+        block = nn.Sequential(nn.Linear(3, 2), nn.ReLU()).to(device)
+    x = torch.ones(1, 3, device=device, requires_grad=True)
+    handle = block.register_backward_hook(lambda module, grad_input, grad_output: None)
+    block(x).sum().backward()
+    handle.remove()
+    return x.grad
+
+
+def check(run, device):
+    """The gradient reaching the output is the weights [[2, -1]] of the loss, and nothing
+    warned: the full hook receives the same gradient, so the missing warning tells the fix
+    apart."""
+    torch.testing.assert_close(run.value, torch.tensor([[2.0, -1.0]], device=device))
+    assert not run.warnings, f"the hook warned: {run.warnings[0].message}"
+
+
+CASE = Case(
+    id="full-backward-hook-no-input-grad",
+    title="A full backward hook on a layer whose input needs no gradient now warns",
+    kind="warning",
+    affects=(
+        Affects(
+            versions=">=2.8",
+            reason="BackwardHook warns when it has to fire from the output side (observed 2.8.0 to "
+                   "2.15.0; quiet on 1.13.1 and 2.7.1)",
+            issue="https://github.com/pytorch/pytorch/pull/155339",
+        ),
+    ),
+    devices=("cpu", "cuda"),
+    sources=(release_notes("2.8.0").at("the release that first ships pytorch/pytorch#155339, the warning of full backward hooks fired from the module outputs"),),
+    tags=("upgrade", "hooks", "autograd"),
+    references=(
+        "https://github.com/pytorch/pytorch/issues/100528",  # the output-side firing, reported as surprising
+        "https://github.com/pytorch/pytorch/pull/155339",  # the warning
+        "https://github.com/tinygrad/tinygrad/pull/12575",  # downstream: tinygrad's torch backend moved off the hook
+        "https://github.com/pytorch/pytorch/issues/189093",  # the same warning from a pre-hook
+    ),
+)

@@ -21,41 +21,7 @@
 import functorch
 import torch
 
-from torch_pitfalls import Affects, Case, observe
-from torch_pitfalls.sources import release_notes
-
-CASE = Case(
-    id="functorch-deprecated",
-    title="functorch.vmap and functorch.grad are deprecated in favour of torch.func",
-    kind="warning",
-    affects=(
-        Affects(
-            versions=">=2.4",
-            form="FutureWarning",
-            reason="the functorch transforms warn with category=FutureWarning (observed 2.4.1 to 2.15.0)",
-            issue="https://github.com/pytorch/pytorch/pull/126898",
-        ),
-        Affects(
-            versions=">=2.0,<2.4",
-            form="UserWarning",
-            reason="the functorch transforms warn with no category, a UserWarning (observed 2.0.1 to 2.3.1; "
-                   "quiet on 1.13.1)",
-            issue="https://github.com/pytorch/pytorch/pull/92279",
-        ),
-    ),
-    devices=("cpu", "cuda"),
-    sources=(release_notes("2.0.0").at(
-        "Deprecations, torch.func aka functorch: We've deprecated the functorch module in favor of the new "
-        "torch.func module (#92279)"),),
-    tags=("upgrade", "functorch", "vmap", "deprecation"),
-    references=(
-        "https://github.com/pytorch/pytorch/pull/92279",  # deprecation messages on functorch.* transforms
-        "https://github.com/pytorch/pytorch/pull/126898",  # 2.4: category=FutureWarning on deprecation warnings
-        "https://github.com/pytorch/pytorch/pull/127689",  # the same change resubmitted after #126898's revert
-        "https://github.com/moskomule/hypergrad/issues/1",  # downstream: "functorch is deprecated" on 2.0
-        "https://github.com/unifyai/ivy/pull/27440",  # downstream: torch.vmap on 2.0+, functorch before
-    ),
-)
+from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
@@ -79,27 +45,6 @@ def _per_example_grads(vmap, grad, device):
 
 def broken(device):
     return _per_example_grads(functorch.vmap, functorch.grad, device)
-
-
-def symptom(run):
-    """The deprecation warning that points from functorch to torch.func; its category tells
-    which release it is."""
-    pattern = r"functorch\.(vmap|grad)`? is deprecated"
-    return run.warned_as(pattern, FutureWarning, UserWarning)
-
-
-# %% [markdown]
-# The other deprecated vmap is torch's own old prototype, `torch._vmap_internals.vmap`, which
-# still backs `torch.autograd.functional`. Called directly it warns too, with the same
-# category in each release ("Please use torch.vmap instead of torch._vmap_internals.vmap"; on
-# 1.13 "Please use functorch.vmap instead of torch.vmap"): another name, another deprecation.
-
-# %%
-def near_miss(device):
-    from torch._vmap_internals import vmap as prototype_vmap
-
-    xs = torch.tensor(XS, device=device)
-    return prototype_vmap(torch.sum)(xs)
 
 
 # %%
@@ -134,19 +79,6 @@ def fixed(device):
     return _per_example_grads(vmap, grad, device)
 
 
-def check(run, device):
-    """Row i is the gradient of (x_i . w - y_i)^2 with respect to w, 2 (x_i . w - y_i) x_i,
-    computed by hand; and the transforms did not warn (functorch gives the same numbers, so
-    the warning is what tells it apart)."""
-    assert run.error is None, f"raised {run.error!r}"
-    rows = []
-    for x, y in zip(XS, YS):
-        residual = sum(xi * wi for xi, wi in zip(x, W)) - y
-        rows.append([2.0 * residual * xi for xi in x])
-    torch.testing.assert_close(run.value, torch.tensor(rows, device=device))
-    assert not run.warnings, f"the transforms warned: {run.warnings[0].message}"
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -169,3 +101,76 @@ if __name__ == "__main__":
 # quiet on 1.13.1, a `UserWarning` on 2.0.1 to 2.3.1, a `FutureWarning` from 2.4.1 on (releases
 # run: 1.13.1, 2.0.1, 2.1.2, 2.2.2, 2.3.1, 2.4.1, 2.5.1, 2.6.0, 2.7.1, 2.8.0, 2.9.1, 2.10.0,
 # 2.13.0, 2.14.1 and 2.15.0; each showed the form its range declares, `absent` on 1.13.1).
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# The other deprecated vmap is torch's own old prototype, `torch._vmap_internals.vmap`, which
+# still backs `torch.autograd.functional`. Called directly it warns too, with the same
+# category in each release ("Please use torch.vmap instead of torch._vmap_internals.vmap"; on
+# 1.13 "Please use functorch.vmap instead of torch.vmap"): another name, another deprecation.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import release_notes
+
+
+def symptom(run):
+    """The deprecation warning that points from functorch to torch.func; its category tells
+    which release it is."""
+    pattern = r"functorch\.(vmap|grad)`? is deprecated"
+    return run.warned_as(pattern, FutureWarning, UserWarning)
+
+
+def near_miss(device):
+    from torch._vmap_internals import vmap as prototype_vmap
+
+    xs = torch.tensor(XS, device=device)
+    return prototype_vmap(torch.sum)(xs)
+
+
+def check(run, device):
+    """Row i is the gradient of (x_i . w - y_i)^2 with respect to w, 2 (x_i . w - y_i) x_i,
+    computed by hand; and the transforms did not warn (functorch gives the same numbers, so
+    the warning is what tells it apart)."""
+    assert run.error is None, f"raised {run.error!r}"
+    rows = []
+    for x, y in zip(XS, YS):
+        residual = sum(xi * wi for xi, wi in zip(x, W)) - y
+        rows.append([2.0 * residual * xi for xi in x])
+    torch.testing.assert_close(run.value, torch.tensor(rows, device=device))
+    assert not run.warnings, f"the transforms warned: {run.warnings[0].message}"
+
+
+CASE = Case(
+    id="functorch-deprecated",
+    title="functorch.vmap and functorch.grad are deprecated in favour of torch.func",
+    kind="warning",
+    affects=(
+        Affects(
+            versions=">=2.4",
+            form="FutureWarning",
+            reason="the functorch transforms warn with category=FutureWarning (observed 2.4.1 to 2.15.0)",
+            issue="https://github.com/pytorch/pytorch/pull/126898",
+        ),
+        Affects(
+            versions=">=2.0,<2.4",
+            form="UserWarning",
+            reason="the functorch transforms warn with no category, a UserWarning (observed 2.0.1 to 2.3.1; "
+                   "quiet on 1.13.1)",
+            issue="https://github.com/pytorch/pytorch/pull/92279",
+        ),
+    ),
+    devices=("cpu", "cuda"),
+    sources=(release_notes("2.0.0").at(
+        "Deprecations, torch.func aka functorch: We've deprecated the functorch module in favor of the new "
+        "torch.func module (#92279)"),),
+    tags=("upgrade", "functorch", "vmap", "deprecation"),
+    references=(
+        "https://github.com/pytorch/pytorch/pull/92279",  # deprecation messages on functorch.* transforms
+        "https://github.com/pytorch/pytorch/pull/126898",  # 2.4: category=FutureWarning on deprecation warnings
+        "https://github.com/pytorch/pytorch/pull/127689",  # the same change resubmitted after #126898's revert
+        "https://github.com/moskomule/hypergrad/issues/1",  # downstream: "functorch is deprecated" on 2.0
+        "https://github.com/unifyai/ivy/pull/27440",  # downstream: torch.vmap on 2.0+, functorch before
+    ),
+)

@@ -20,41 +20,7 @@
 import torch
 from torch import nn
 
-from torch_pitfalls import Affects, Case, observe, seeded
-from torch_pitfalls.sources import release_notes
-
-CASE = Case(
-    id="lr-scheduler-verbose",
-    title="verbose=True on a learning-rate scheduler",
-    kind="error",
-    affects=(
-        Affects(
-            versions=">=2.7",
-            form="TypeError",
-            reason="the verbose parameter is removed (observed 2.7.1 to 2.15.0)",
-            issue="https://github.com/pytorch/pytorch/pull/147301",
-        ),
-        Affects(
-            versions=">=2.2,<2.7",
-            form="UserWarning",
-            reason="verbose is deprecated: it warns and prints nothing (observed 2.2.2 to 2.6.0)",
-            issue="https://github.com/pytorch/pytorch/pull/111302",
-        ),
-    ),
-    devices=("cpu", "cuda"),
-    sources=(
-        release_notes("2.2.0").at("Backwards Incompatible Changes: the verbose parameter of LRScheduler is deprecated and no longer prints (#111302)"),
-        release_notes("2.7.0").at("Backwards Incompatible Changes: LRScheduler.print_lr and the verbose kwarg are removed (#147301)"),
-    ),
-    tags=("upgrade", "lr_scheduler", "optim", "deprecation"),
-    references=(
-        "https://github.com/pytorch/pytorch/pull/111302",  # deprecation, printing stops (2.2)
-        "https://github.com/pytorch/pytorch/pull/147301",  # removal (2.7)
-        "https://github.com/MannLabs/alphadia/issues/248",  # downstream: the warning in a pipeline's log
-        "https://github.com/lightly-ai/lightly/pull/1813",  # downstream fix: drop verbose
-        "https://github.com/atomistic-machine-learning/schnetpack/pull/710",  # downstream fix
-    ),
-)
+from torch_pitfalls import observe, seeded
 
 # %% [markdown]
 # ## The broken code
@@ -71,30 +37,6 @@ def broken(device):
         scheduler.step()  # 1.13-2.1 print "Adjusting learning rate of group 0 to ..."
         lrs.append(optimizer.param_groups[0]["lr"])
     return torch.tensor(lrs, dtype=torch.float64)
-
-
-def symptom(run):
-    """From 2.7 the constructor rejects verbose (TypeError); from 2.2 to 2.6 it warns that
-    verbose is deprecated."""
-    if run.raised(TypeError, r"unexpected keyword argument 'verbose'"):
-        return "TypeError"
-    if run.warned(UserWarning, r"verbose parameter is deprecated"):
-        return "UserWarning"
-    return False
-
-
-# %% [markdown]
-# The schedulers have another `UserWarning` that names `get_last_lr()`: calling
-# `scheduler.get_lr()` outside of `step()` warns, on every release, that the last learning
-# rate should be read with `get_last_lr()`. It is about reading the rate, not about `verbose`.
-
-# %%
-def near_miss(device):
-    with seeded(0):
-        model = nn.Linear(2, 2).to(device)
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-    scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.1)
-    return scheduler.get_lr()  # UserWarning: ... please use `get_last_lr()`
 
 
 # %%
@@ -129,14 +71,6 @@ def fixed(device):
     return torch.tensor(lrs, dtype=torch.float64)
 
 
-def check(run, device):
-    """The rates are 0.1 * 0.1**k for k = 1, 2, 3, and building the scheduler emitted no
-    warning."""
-    expected = torch.tensor([0.1 * 0.1 ** k for k in (1, 2, 3)], dtype=torch.float64)
-    torch.testing.assert_close(run.value, expected)
-    assert not run.warnings, f"the scheduler warned: {run.warnings[0].message}"
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -157,3 +91,74 @@ if __name__ == "__main__":
 # 2.13.0 and 2.15.0. On CUDA the `TypeError` was observed on one release, torch 2.11.0+cu130 on an
 # NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not
 # observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# The schedulers have another `UserWarning` that names `get_last_lr()`: calling
+# `scheduler.get_lr()` outside of `step()` warns, on every release, that the last learning
+# rate should be read with `get_last_lr()`. It is about reading the rate, not about `verbose`.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import release_notes
+
+
+def symptom(run):
+    """From 2.7 the constructor rejects verbose (TypeError); from 2.2 to 2.6 it warns that
+    verbose is deprecated."""
+    if run.raised(TypeError, r"unexpected keyword argument 'verbose'"):
+        return "TypeError"
+    if run.warned(UserWarning, r"verbose parameter is deprecated"):
+        return "UserWarning"
+    return False
+
+
+def near_miss(device):
+    with seeded(0):
+        model = nn.Linear(2, 2).to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.1)
+    return scheduler.get_lr()  # UserWarning: ... please use `get_last_lr()`
+
+
+def check(run, device):
+    """The rates are 0.1 * 0.1**k for k = 1, 2, 3, and building the scheduler emitted no
+    warning."""
+    expected = torch.tensor([0.1 * 0.1 ** k for k in (1, 2, 3)], dtype=torch.float64)
+    torch.testing.assert_close(run.value, expected)
+    assert not run.warnings, f"the scheduler warned: {run.warnings[0].message}"
+
+
+CASE = Case(
+    id="lr-scheduler-verbose",
+    title="verbose=True on a learning-rate scheduler",
+    kind="error",
+    affects=(
+        Affects(
+            versions=">=2.7",
+            form="TypeError",
+            reason="the verbose parameter is removed (observed 2.7.1 to 2.15.0)",
+            issue="https://github.com/pytorch/pytorch/pull/147301",
+        ),
+        Affects(
+            versions=">=2.2,<2.7",
+            form="UserWarning",
+            reason="verbose is deprecated: it warns and prints nothing (observed 2.2.2 to 2.6.0)",
+            issue="https://github.com/pytorch/pytorch/pull/111302",
+        ),
+    ),
+    devices=("cpu", "cuda"),
+    sources=(
+        release_notes("2.2.0").at("Backwards Incompatible Changes: the verbose parameter of LRScheduler is deprecated and no longer prints (#111302)"),
+        release_notes("2.7.0").at("Backwards Incompatible Changes: LRScheduler.print_lr and the verbose kwarg are removed (#147301)"),
+    ),
+    tags=("upgrade", "lr_scheduler", "optim", "deprecation"),
+    references=(
+        "https://github.com/pytorch/pytorch/pull/111302",  # deprecation, printing stops (2.2)
+        "https://github.com/pytorch/pytorch/pull/147301",  # removal (2.7)
+        "https://github.com/MannLabs/alphadia/issues/248",  # downstream: the warning in a pipeline's log
+        "https://github.com/lightly-ai/lightly/pull/1813",  # downstream fix: drop verbose
+        "https://github.com/atomistic-machine-learning/schnetpack/pull/710",  # downstream fix
+    ),
+)

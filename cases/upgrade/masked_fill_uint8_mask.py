@@ -20,32 +20,7 @@
 # %%
 import torch
 
-from torch_pitfalls import Affects, Case, observe
-from torch_pitfalls.sources import release_notes
-
-CASE = Case(
-    id="masked-fill-uint8-mask",
-    title="masked_fill with a uint8 mask raises from 2.1",
-    kind="error",
-    affects=(
-        Affects(
-            versions=">=2.1",
-            reason="masked_fill accepts only bool masks: a RuntimeError (observed 2.1.2 to 2.15.0; "
-                   "1.13.1 and 2.0.1 fill the right entries and print a deprecation UserWarning)",
-            issue="https://github.com/pytorch/pytorch/pull/96594",
-        ),
-    ),
-    devices=("cpu", "cuda"),
-    sources=(release_notes("2.1.0").at("Backwards Incompatible Changes: masked_fill (and masked_select, masked_scatter) accept only boolean masks"),),
-    tags=("upgrade", "masking", "dtype"),
-    references=(
-        "https://github.com/pytorch/pytorch/pull/96594",  # non-bool masks rejected in masked_fill
-        "https://github.com/pytorch/pytorch/issues/94634",  # disallow non-bool masks
-        "https://github.com/pytorch/pytorch/pull/96112",  # the same for masked_select
-        "https://github.com/mlfoundations/open_clip/pull/665",  # downstream: open_clip's tests on 2.1
-        "https://github.com/kimiyoung/transformer-xl/issues/115",  # downstream: the years of warnings
-    ),
-)
+from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
@@ -58,22 +33,6 @@ def broken(device):
     scores = torch.tensor(SCORES, device=device)
     future = torch.triu(torch.ones(3, 3, dtype=torch.uint8, device=device), diagonal=1)  # bytes
     return scores.masked_fill(future, float("-inf"))
-
-
-def symptom(run):
-    """masked_fill refused the byte mask."""
-    return run.raised(RuntimeError, r"masked_fill.*only supports boolean masks")
-
-
-# %% [markdown]
-# `masked_fill` raises `RuntimeError` for other misuses too: a fill value given as a tensor
-# with dimensions (a per-row value) is refused on every release, whatever the mask's dtype.
-
-# %%
-def near_miss(device):
-    scores = torch.tensor(SCORES, device=device)
-    future = torch.ones(3, 3, device=device).triu(diagonal=1).bool()
-    return scores.masked_fill(future, torch.full((3,), -1.0, device=device))  # value must be 0-dim
 
 
 # %%
@@ -100,17 +59,6 @@ def fixed(device):
     return scores.masked_fill(future, float("-inf"))
 
 
-def check(run, device):
-    """The entries above the diagonal are -inf and the rest are the scores, built by hand with
-    `torch.where` from the row and column indices; the broken call raises on 2.1 and later, so
-    it has no result to accept."""
-    scores = torch.tensor(SCORES, device=device)
-    rows = torch.arange(3, device=device).unsqueeze(1)
-    cols = torch.arange(3, device=device).unsqueeze(0)
-    expected = torch.where(cols > rows, torch.full_like(scores, float("-inf")), scores)
-    torch.testing.assert_close(run.value, expected)
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -128,3 +76,60 @@ if __name__ == "__main__":
 # mask and print the `UserWarning` (the runner calls them `absent`: the symptom is the error),
 # and 2.1.2, 2.2.2, 2.3.1, 2.4.1, 2.6.0, 2.13.0 and 2.15.0 raise the `RuntimeError`. Indexing
 # with a `uint8` tensor (`x[mask]`) still only warns as of 2.15.0.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# `masked_fill` raises `RuntimeError` for other misuses too: a fill value given as a tensor
+# with dimensions (a per-row value) is refused on every release, whatever the mask's dtype.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import release_notes
+
+
+def symptom(run):
+    """masked_fill refused the byte mask."""
+    return run.raised(RuntimeError, r"masked_fill.*only supports boolean masks")
+
+
+def near_miss(device):
+    scores = torch.tensor(SCORES, device=device)
+    future = torch.ones(3, 3, device=device).triu(diagonal=1).bool()
+    return scores.masked_fill(future, torch.full((3,), -1.0, device=device))  # value must be 0-dim
+
+
+def check(run, device):
+    """The entries above the diagonal are -inf and the rest are the scores, built by hand with
+    `torch.where` from the row and column indices; the broken call raises on 2.1 and later, so
+    it has no result to accept."""
+    scores = torch.tensor(SCORES, device=device)
+    rows = torch.arange(3, device=device).unsqueeze(1)
+    cols = torch.arange(3, device=device).unsqueeze(0)
+    expected = torch.where(cols > rows, torch.full_like(scores, float("-inf")), scores)
+    torch.testing.assert_close(run.value, expected)
+
+
+CASE = Case(
+    id="masked-fill-uint8-mask",
+    title="masked_fill with a uint8 mask raises from 2.1",
+    kind="error",
+    affects=(
+        Affects(
+            versions=">=2.1",
+            reason="masked_fill accepts only bool masks: a RuntimeError (observed 2.1.2 to 2.15.0; "
+                   "1.13.1 and 2.0.1 fill the right entries and print a deprecation UserWarning)",
+            issue="https://github.com/pytorch/pytorch/pull/96594",
+        ),
+    ),
+    devices=("cpu", "cuda"),
+    sources=(release_notes("2.1.0").at("Backwards Incompatible Changes: masked_fill (and masked_select, masked_scatter) accept only boolean masks"),),
+    tags=("upgrade", "masking", "dtype"),
+    references=(
+        "https://github.com/pytorch/pytorch/pull/96594",  # non-bool masks rejected in masked_fill
+        "https://github.com/pytorch/pytorch/issues/94634",  # disallow non-bool masks
+        "https://github.com/pytorch/pytorch/pull/96112",  # the same for masked_select
+        "https://github.com/mlfoundations/open_clip/pull/665",  # downstream: open_clip's tests on 2.1
+        "https://github.com/kimiyoung/transformer-xl/issues/115",  # downstream: the years of warnings
+    ),
+)

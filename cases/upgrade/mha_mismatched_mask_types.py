@@ -22,35 +22,7 @@ import math
 import torch
 from torch import nn
 
-from torch_pitfalls import Affects, Case, Source, observe, seeded
-from torch_pitfalls.sources import release_notes
-
-CASE = Case(
-    id="mha-mismatched-mask-types",
-    title="A float attn_mask with a bool key_padding_mask warns in nn.MultiheadAttention",
-    kind="warning",
-    affects=(
-        Affects(
-            versions=">=2.0",
-            reason="F.multi_head_attention_forward warns when the two masks differ in type "
-                   "(observed: quiet on 1.13.1, UserWarning from 2.0.1 to 2.15.0)",
-            issue="https://github.com/pytorch/pytorch/pull/92733",
-        ),
-    ),
-    devices=("cpu", "cuda"),
-    sources=(
-        Source(title="pytorch/pytorch#92733: Regularize mask handling for attn_mask and key_padding_mask",
-               url="https://github.com/pytorch/pytorch/pull/92733"),
-        release_notes("2.0.0").at("not listed among the Deprecations; the warning ships in 2.0 with #92733"),
-    ),
-    tags=("upgrade", "attention", "mask", "deprecation"),
-    references=(
-        "https://github.com/pytorch/pytorch/pull/92733",  # masks regularised, mismatch deprecated
-        "https://github.com/pytorch/pytorch/issues/96103",  # the warning from TransformerDecoder
-        "https://github.com/wfondrie/depthcharge/pull/30",  # downstream: target mask made bool
-        "https://github.com/baudm/parseq/issues/130",  # downstream: the warning in PARSeq training
-    ),
-)
+from torch_pitfalls import observe, seeded
 
 # %% [markdown]
 # ## The broken code
@@ -81,26 +53,6 @@ def broken(device):
     key_padding_mask = torch.tensor(PAD, device=device)  # bool
     out, weights = mha(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask)
     return out.detach(), weights.detach()
-
-
-def symptom(run):
-    """The deprecation warning about the two masks having different types."""
-    return run.warned(UserWarning, r"mismatched key_padding_mask and attn_mask is deprecated")
-
-
-# %% [markdown]
-# Attention complains about its masks for other reasons too: a byte (`uint8`) padding mask was
-# deprecated in favour of bool long before, and `nn.MultiheadAttention` has refused it with an
-# `AssertionError` since 1.13.0 (observed on 1.13.1, 2.0.1, 2.13.0 and 2.15.0): same module,
-# another complaint, and no warning at all. (A byte *attention* mask still warned on 1.13 and
-# is refused from 2.0: the `mha-uint8-attn-mask` case.)
-
-# %%
-def near_miss(device):
-    mha, x = _inputs(device)
-    key_padding_mask = torch.tensor(PAD, device=device).to(torch.uint8)
-    out, _ = mha(x, x, x, key_padding_mask=key_padding_mask)  # AssertionError from 1.13 on
-    return out.detach()
 
 
 # %%
@@ -136,6 +88,51 @@ def fixed(device):
     return out.detach(), weights.detach()
 
 
+# %%
+if __name__ == "__main__":
+    print(observe(fixed, "cpu"))
+
+# %% [markdown]
+# ## Where it comes from
+# pytorch/pytorch#92733 (January 2023, released in 2.0) added the mismatch check and its
+# warning in `torch.nn.functional`'s mask canonicalisation, together with the conversion of
+# both masks to float; the 2.0.0 release notes do not list it among the deprecations (it
+# appears in the version matrix's surface diff between 1.13.1 and 2.0.1 as a new `UserWarning`
+# in `nn.functional._canonical_mask`). pytorch/pytorch#96103 reported that
+# `nn.TransformerDecoder` triggered it internally. Downstream, the warning reached users of
+# wfondrie/depthcharge (Noble-Lab/casanovo#174; fixed in wfondrie/depthcharge#30 by building
+# the target mask as bool) and baudm/parseq#130 (PARSeq's permutation masks were float, its
+# padding mask bool). Observed here on CPU: quiet on 1.13.1, the warning from 2.0.1 on
+# (releases run: 1.13.1, 2.0.1, 2.1.2, 2.2.2, 2.3.1, 2.4.1, 2.5.1, 2.6.0, 2.7.1, 2.8.0, 2.9.1,
+# 2.10.0, 2.13.0, 2.14.1 and 2.15.0; each showed `absent` on 1.13.1 and `reproduced` from 2.0.1
+# on).
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# Attention complains about its masks for other reasons too: a byte (`uint8`) padding mask was
+# deprecated in favour of bool long before, and `nn.MultiheadAttention` has refused it with an
+# `AssertionError` since 1.13.0 (observed on 1.13.1, 2.0.1, 2.13.0 and 2.15.0): same module,
+# another complaint, and no warning at all. (A byte *attention* mask still warned on 1.13 and
+# is refused from 2.0: the `mha-uint8-attn-mask` case.)
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case, Source
+from torch_pitfalls.sources import release_notes
+
+
+def symptom(run):
+    """The deprecation warning about the two masks having different types."""
+    return run.warned(UserWarning, r"mismatched key_padding_mask and attn_mask is deprecated")
+
+
+def near_miss(device):
+    mha, x = _inputs(device)
+    key_padding_mask = torch.tensor(PAD, device=device).to(torch.uint8)
+    out, _ = mha(x, x, x, key_padding_mask=key_padding_mask)  # AssertionError from 1.13 on
+    return out.detach()
+
+
 def check(run, device):
     """The attention weights and output equal softmax(q k^T / sqrt(E) + causal + padding) v,
     projected by the module's own out_proj, computed by hand; and the call did not warn (the
@@ -157,21 +154,29 @@ def check(run, device):
     assert not run.warnings, f"the call warned: {run.warnings[0].message}"
 
 
-# %%
-if __name__ == "__main__":
-    print(observe(fixed, "cpu"))
-
-# %% [markdown]
-# ## Where it comes from
-# pytorch/pytorch#92733 (January 2023, released in 2.0) added the mismatch check and its
-# warning in `torch.nn.functional`'s mask canonicalisation, together with the conversion of
-# both masks to float; the 2.0.0 release notes do not list it among the deprecations (it
-# appears in the version matrix's surface diff between 1.13.1 and 2.0.1 as a new `UserWarning`
-# in `nn.functional._canonical_mask`). pytorch/pytorch#96103 reported that
-# `nn.TransformerDecoder` triggered it internally. Downstream, the warning reached users of
-# wfondrie/depthcharge (Noble-Lab/casanovo#174; fixed in wfondrie/depthcharge#30 by building
-# the target mask as bool) and baudm/parseq#130 (PARSeq's permutation masks were float, its
-# padding mask bool). Observed here on CPU: quiet on 1.13.1, the warning from 2.0.1 on
-# (releases run: 1.13.1, 2.0.1, 2.1.2, 2.2.2, 2.3.1, 2.4.1, 2.5.1, 2.6.0, 2.7.1, 2.8.0, 2.9.1,
-# 2.10.0, 2.13.0, 2.14.1 and 2.15.0; each showed `absent` on 1.13.1 and `reproduced` from 2.0.1
-# on).
+CASE = Case(
+    id="mha-mismatched-mask-types",
+    title="A float attn_mask with a bool key_padding_mask warns in nn.MultiheadAttention",
+    kind="warning",
+    affects=(
+        Affects(
+            versions=">=2.0",
+            reason="F.multi_head_attention_forward warns when the two masks differ in type "
+                   "(observed: quiet on 1.13.1, UserWarning from 2.0.1 to 2.15.0)",
+            issue="https://github.com/pytorch/pytorch/pull/92733",
+        ),
+    ),
+    devices=("cpu", "cuda"),
+    sources=(
+        Source(title="pytorch/pytorch#92733: Regularize mask handling for attn_mask and key_padding_mask",
+               url="https://github.com/pytorch/pytorch/pull/92733"),
+        release_notes("2.0.0").at("not listed among the Deprecations; the warning ships in 2.0 with #92733"),
+    ),
+    tags=("upgrade", "attention", "mask", "deprecation"),
+    references=(
+        "https://github.com/pytorch/pytorch/pull/92733",  # masks regularised, mismatch deprecated
+        "https://github.com/pytorch/pytorch/issues/96103",  # the warning from TransformerDecoder
+        "https://github.com/wfondrie/depthcharge/pull/30",  # downstream: target mask made bool
+        "https://github.com/baudm/parseq/issues/130",  # downstream: the warning in PARSeq training
+    ),
+)

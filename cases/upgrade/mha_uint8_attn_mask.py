@@ -22,7 +22,133 @@ import math
 import torch
 from torch import nn
 
-from torch_pitfalls import Affects, Case, Source, observe, seeded
+from torch_pitfalls import observe, seeded
+
+# %% [markdown]
+# ## The broken code
+# One head over three tokens with a causal mask of bytes.
+
+# %%
+E = 4  # embedding size, one head
+
+
+def _inputs(device):
+    with seeded(0):
+        mha = nn.MultiheadAttention(E, num_heads=1, batch_first=True).to(device)
+        x = torch.randn(1, 3, E, device=device)
+    return mha, x
+
+
+def broken(device):
+    mha, x = _inputs(device)
+    causal = torch.triu(torch.ones(3, 3, device=device), diagonal=1).byte()  # 1 = do not attend
+    out, weights = mha(x, x, x, attn_mask=causal)
+    return out.detach(), weights.detach()
+
+
+# %%
+if __name__ == "__main__":
+    print(observe(broken, "cpu"))
+
+# %% [markdown]
+# ## Why
+# Attention masks come in two kinds: boolean (True = do not attend) and additive (a float added
+# to the scores, `-inf` to block). Byte masks were the boolean kind from before torch had a bool
+# dtype; pytorch/pytorch#33763 (1.6) accepted them beside bool masks with a deprecation
+# warning. For 2.0, pytorch/pytorch#92733 rewrote the mask handling of
+# `F.multi_head_attention_forward`: both masks are converted to one additive float mask before
+# use, so that they can be handed to the fused attention kernels, and the conversion accepts
+# only bool and floating masks. The byte mask, deprecated for six releases, now fails the
+# check. The padding mask had lost its byte spelling one release earlier: in 1.13.0
+# `nn.MultiheadAttention.forward` started to refuse a byte `key_padding_mask` (#86353, after
+# #86120).
+#
+# ## The fix
+# Build the mask as bool: `torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)`, or
+# `.bool()` where a byte mask arrives from elsewhere. A bool mask means the same thing, works on
+# every release from 1.13.1 to 2.15.0, and warns on none. The check recomputes the attention by
+# hand from the module's own projection weights.
+
+# %%
+def fixed(device):
+    mha, x = _inputs(device)
+    causal = torch.triu(torch.ones(3, 3, dtype=torch.bool, device=device), diagonal=1)  # True = do not attend
+    out, weights = mha(x, x, x, attn_mask=causal)
+    return out.detach(), weights.detach()
+
+
+# %%
+if __name__ == "__main__":
+    print(observe(fixed, "cpu"))
+
+# %% [markdown]
+# ## Where it comes from
+# This case began as "a byte `key_padding_mask` raises where 1.13 warned". Run on the
+# releases, that is not what happens: 1.13.1 already refuses a byte padding mask (the check
+# came with pytorch/pytorch#86353, cherry-picked into 1.13 as #87106 after #86120), so nothing
+# changes for it inside the matrix; Green-Wood/BTTR#17 is a user meeting that refusal. The
+# byte *attention* mask is the one that changed at 2.0: pytorch/pytorch#33763 (1.6) accepted it
+# with a deprecation warning, and pytorch/pytorch#92733 ("Regularize mask handling for
+# attn_mask and key_padding_mask", January 2023, in 2.0) replaced the per-type code with a
+# canonicalisation that accepts only bool and floating masks. Downstream,
+# huggingface/transformers#21384 replaced its own uint8 masks with bool ones at the time; no
+# user report of this exact error was found. The `mha-mismatched-mask-types` case is the other
+# 2.0 change of the same PR: a float mask next to a bool one warns. Observed with this
+# project's venvs on CPU: on 1.13.1 the byte mask works and warns (and the byte padding mask of
+# the near miss is already refused); on 2.0.1, 2.13.0 and 2.15.0 the byte attention mask raises
+# the `AssertionError`, and the bool mask of the fix is quiet and correct on all four (the 2.0.1
+# source has the new `_canonical_mask`, 1.13.1's still the byte-mask warning). The other
+# releases are left to the version matrix. On CUDA the `AssertionError` was observed on one release,
+# torch 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other
+# releases on CUDA were not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# The same assertion guards the padding mask, and there it is older: a byte `key_padding_mask`
+# has been refused since 1.13.0 (pytorch/pytorch#86353), so it fails on every release of the
+# matrix, before and after this upgrade. The same module and exception, another mask, and no
+# change at 2.0.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case, Source
+
+
+def symptom(run):
+    """2.0 on: the byte attn_mask is refused; 1.13: it works and warns that it is deprecated."""
+    if run.raised(AssertionError, r"only bool and floating types of attn_mask"):
+        return "AssertionError"
+    if run.error is None and run.warned(UserWarning, r"Byte tensor for attn_mask in nn\.MultiheadAttention is deprecated"):
+        return "UserWarning"
+    return False
+
+
+def near_miss(device):
+    mha, x = _inputs(device)
+    padding = torch.tensor([[0, 0, 1]], dtype=torch.uint8, device=device)  # the third token is padding
+    out, _ = mha(x, x, x, key_padding_mask=padding)  # AssertionError on 1.13.1 as on 2.x
+    return out.detach()
+
+
+def check(run, device):
+    """The attention weights and output equal softmax(q k^T / sqrt(E) + causal) v, projected by
+    the module's out_proj, computed by hand; and nothing warned (on 1.13 the byte mask gives the
+    same numbers, so its warning is what tells it apart)."""
+    assert run.error is None, f"raised {run.error!r}"
+    out, weights = run.value
+    mha, x = _inputs(device)  # the same module and input, rebuilt from the same seed
+    with torch.no_grad():
+        wq, wk, wv = mha.in_proj_weight.chunk(3)
+        bq, bk, bv = mha.in_proj_bias.chunk(3)
+        q, k, v = x[0] @ wq.T + bq, x[0] @ wk.T + bk, x[0] @ wv.T + bv
+        scores = q @ k.T / math.sqrt(E)
+        ahead = torch.tensor([[False, True, True], [False, False, True], [False, False, False]], device=device)
+        expected_weights = scores.masked_fill(ahead, float("-inf")).softmax(dim=-1)
+        expected_out = expected_weights @ v @ mha.out_proj.weight.T + mha.out_proj.bias
+    torch.testing.assert_close(weights[0], expected_weights)
+    torch.testing.assert_close(out[0], expected_out)
+    assert not run.warnings, f"the call warned: {run.warnings[0].message}"
+
 
 CASE = Case(
     id="mha-uint8-attn-mask",
@@ -61,124 +187,3 @@ CASE = Case(
         "https://github.com/huggingface/transformers/pull/21384",  # downstream: uint8 masks replaced by bool
     ),
 )
-
-# %% [markdown]
-# ## The broken code
-# One head over three tokens with a causal mask of bytes.
-
-# %%
-E = 4  # embedding size, one head
-
-
-def _inputs(device):
-    with seeded(0):
-        mha = nn.MultiheadAttention(E, num_heads=1, batch_first=True).to(device)
-        x = torch.randn(1, 3, E, device=device)
-    return mha, x
-
-
-def broken(device):
-    mha, x = _inputs(device)
-    causal = torch.triu(torch.ones(3, 3, device=device), diagonal=1).byte()  # 1 = do not attend
-    out, weights = mha(x, x, x, attn_mask=causal)
-    return out.detach(), weights.detach()
-
-
-def symptom(run):
-    """2.0 on: the byte attn_mask is refused; 1.13: it works and warns that it is deprecated."""
-    if run.raised(AssertionError, r"only bool and floating types of attn_mask"):
-        return "AssertionError"
-    if run.error is None and run.warned(UserWarning, r"Byte tensor for attn_mask in nn\.MultiheadAttention is deprecated"):
-        return "UserWarning"
-    return False
-
-
-# %% [markdown]
-# The same assertion guards the padding mask, and there it is older: a byte `key_padding_mask`
-# has been refused since 1.13.0 (pytorch/pytorch#86353), so it fails on every release of the
-# matrix, before and after this upgrade. The same module and exception, another mask, and no
-# change at 2.0.
-
-# %%
-def near_miss(device):
-    mha, x = _inputs(device)
-    padding = torch.tensor([[0, 0, 1]], dtype=torch.uint8, device=device)  # the third token is padding
-    out, _ = mha(x, x, x, key_padding_mask=padding)  # AssertionError on 1.13.1 as on 2.x
-    return out.detach()
-
-
-# %%
-if __name__ == "__main__":
-    print(observe(broken, "cpu"))
-
-# %% [markdown]
-# ## Why
-# Attention masks come in two kinds: boolean (True = do not attend) and additive (a float added
-# to the scores, `-inf` to block). Byte masks were the boolean kind from before torch had a bool
-# dtype; pytorch/pytorch#33763 (1.6) accepted them beside bool masks with a deprecation
-# warning. For 2.0, pytorch/pytorch#92733 rewrote the mask handling of
-# `F.multi_head_attention_forward`: both masks are converted to one additive float mask before
-# use, so that they can be handed to the fused attention kernels, and the conversion accepts
-# only bool and floating masks. The byte mask, deprecated for six releases, now fails the
-# check. The padding mask had lost its byte spelling one release earlier: in 1.13.0
-# `nn.MultiheadAttention.forward` started to refuse a byte `key_padding_mask` (#86353, after
-# #86120).
-#
-# ## The fix
-# Build the mask as bool: `torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)`, or
-# `.bool()` where a byte mask arrives from elsewhere. A bool mask means the same thing, works on
-# every release from 1.13.1 to 2.15.0, and warns on none. The check recomputes the attention by
-# hand from the module's own projection weights.
-
-# %%
-def fixed(device):
-    mha, x = _inputs(device)
-    causal = torch.triu(torch.ones(3, 3, dtype=torch.bool, device=device), diagonal=1)  # True = do not attend
-    out, weights = mha(x, x, x, attn_mask=causal)
-    return out.detach(), weights.detach()
-
-
-def check(run, device):
-    """The attention weights and output equal softmax(q k^T / sqrt(E) + causal) v, projected by
-    the module's out_proj, computed by hand; and nothing warned (on 1.13 the byte mask gives the
-    same numbers, so its warning is what tells it apart)."""
-    assert run.error is None, f"raised {run.error!r}"
-    out, weights = run.value
-    mha, x = _inputs(device)  # the same module and input, rebuilt from the same seed
-    with torch.no_grad():
-        wq, wk, wv = mha.in_proj_weight.chunk(3)
-        bq, bk, bv = mha.in_proj_bias.chunk(3)
-        q, k, v = x[0] @ wq.T + bq, x[0] @ wk.T + bk, x[0] @ wv.T + bv
-        scores = q @ k.T / math.sqrt(E)
-        ahead = torch.tensor([[False, True, True], [False, False, True], [False, False, False]], device=device)
-        expected_weights = scores.masked_fill(ahead, float("-inf")).softmax(dim=-1)
-        expected_out = expected_weights @ v @ mha.out_proj.weight.T + mha.out_proj.bias
-    torch.testing.assert_close(weights[0], expected_weights)
-    torch.testing.assert_close(out[0], expected_out)
-    assert not run.warnings, f"the call warned: {run.warnings[0].message}"
-
-
-# %%
-if __name__ == "__main__":
-    print(observe(fixed, "cpu"))
-
-# %% [markdown]
-# ## Where it comes from
-# This case began as "a byte `key_padding_mask` raises where 1.13 warned". Run on the
-# releases, that is not what happens: 1.13.1 already refuses a byte padding mask (the check
-# came with pytorch/pytorch#86353, cherry-picked into 1.13 as #87106 after #86120), so nothing
-# changes for it inside the matrix; Green-Wood/BTTR#17 is a user meeting that refusal. The
-# byte *attention* mask is the one that changed at 2.0: pytorch/pytorch#33763 (1.6) accepted it
-# with a deprecation warning, and pytorch/pytorch#92733 ("Regularize mask handling for
-# attn_mask and key_padding_mask", January 2023, in 2.0) replaced the per-type code with a
-# canonicalisation that accepts only bool and floating masks. Downstream,
-# huggingface/transformers#21384 replaced its own uint8 masks with bool ones at the time; no
-# user report of this exact error was found. The `mha-mismatched-mask-types` case is the other
-# 2.0 change of the same PR: a float mask next to a bool one warns. Observed with this
-# project's venvs on CPU: on 1.13.1 the byte mask works and warns (and the byte padding mask of
-# the near miss is already refused); on 2.0.1, 2.13.0 and 2.15.0 the byte attention mask raises
-# the `AssertionError`, and the bool mask of the fix is quiet and correct on all four (the 2.0.1
-# source has the new `_canonical_mask`, 1.13.1's still the byte-mask warning). The other
-# releases are left to the version matrix. On CUDA the `AssertionError` was observed on one release,
-# torch 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other
-# releases on CUDA were not observed.

@@ -20,32 +20,7 @@
 # %%
 import torch
 
-from torch_pitfalls import Affects, Case, observe
-from torch_pitfalls.sources import release_notes
-
-CASE = Case(
-    id="named-tensors-removed",
-    title="Named tensors are gone: tensor.names raises AttributeError",
-    kind="error",
-    affects=(
-        Affects(
-            versions=">=2.13",
-            reason="Tensor.names and the other named-tensor APIs no longer exist (observed 2.13.0 to "
-                   "2.15.0; present on 2.12.1)",
-            issue="https://github.com/pytorch/pytorch/pull/173895",
-        ),
-    ),
-    devices=("cpu", "cuda"),
-    sources=(release_notes("2.13.0").at("Backwards Incompatible Changes: the removal of named tensors (pytorch/pytorch#173895)"),),
-    tags=("upgrade", "named_tensors", "removal"),
-    references=(
-        "https://github.com/pytorch/pytorch/pull/173895",  # named tensors removed
-        "https://github.com/helmholtz-analytics/heat/issues/2403",  # downstream: heat's broadcast_to
-        "https://github.com/Lightning-AI/lightning-thunder/pull/2829",  # downstream: `import thunder` failed
-        "https://github.com/google-deepmind/treescope/pull/72",  # downstream: treescope's tensor rendering
-        "https://github.com/sgl-project/sglang/pull/25911",  # downstream: sglang purged its uses ahead of it
-    ),
-)
+from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
@@ -59,21 +34,6 @@ def dim_labels(t):
 def broken(device):
     x = torch.zeros(2, 3, device=device)
     return dim_labels(x)
-
-
-def symptom(run):
-    """Reading `names` on a tensor fails: the attribute no longer exists."""
-    return run.raised(AttributeError, r"has no attribute 'names'")
-
-
-# %% [markdown]
-# An `AttributeError` from a tensor is not always this removal: NumPy users write `x.ndims`,
-# which torch never had (the attribute is `ndim`). Same exception, another attribute.
-
-# %%
-def near_miss(device):
-    x = torch.zeros(2, 3, device=device)
-    return x.ndims  # AttributeError: 'Tensor' object has no attribute 'ndims'
 
 
 # %%
@@ -101,11 +61,6 @@ def fixed(device):
     return [f"{name or f'dim{i}'}={size}" for i, (name, size) in enumerate(zip(names, x.shape))]
 
 
-def check(run, device):
-    """A 2 x 3 tensor with no names is labelled dim0=2, dim1=3."""
-    assert run.value == ["dim0=2", "dim1=3"], run.value
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -121,3 +76,53 @@ if __name__ == "__main__":
 # (google-deepmind/treescope#72), and sglang purged its uses ahead of the release
 # (sgl-project/sglang#25911). Observed with this project's venvs: the helper works on 1.13.1
 # and 2.12.1 and raises `AttributeError` on 2.13.0, 2.14.1 and 2.15.0.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# An `AttributeError` from a tensor is not always this removal: NumPy users write `x.ndims`,
+# which torch never had (the attribute is `ndim`). Same exception, another attribute.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import release_notes
+
+
+def symptom(run):
+    """Reading `names` on a tensor fails: the attribute no longer exists."""
+    return run.raised(AttributeError, r"has no attribute 'names'")
+
+
+def near_miss(device):
+    x = torch.zeros(2, 3, device=device)
+    return x.ndims  # AttributeError: 'Tensor' object has no attribute 'ndims'
+
+
+def check(run, device):
+    """A 2 x 3 tensor with no names is labelled dim0=2, dim1=3."""
+    assert run.value == ["dim0=2", "dim1=3"], run.value
+
+
+CASE = Case(
+    id="named-tensors-removed",
+    title="Named tensors are gone: tensor.names raises AttributeError",
+    kind="error",
+    affects=(
+        Affects(
+            versions=">=2.13",
+            reason="Tensor.names and the other named-tensor APIs no longer exist (observed 2.13.0 to "
+                   "2.15.0; present on 2.12.1)",
+            issue="https://github.com/pytorch/pytorch/pull/173895",
+        ),
+    ),
+    devices=("cpu", "cuda"),
+    sources=(release_notes("2.13.0").at("Backwards Incompatible Changes: the removal of named tensors (pytorch/pytorch#173895)"),),
+    tags=("upgrade", "named_tensors", "removal"),
+    references=(
+        "https://github.com/pytorch/pytorch/pull/173895",  # named tensors removed
+        "https://github.com/helmholtz-analytics/heat/issues/2403",  # downstream: heat's broadcast_to
+        "https://github.com/Lightning-AI/lightning-thunder/pull/2829",  # downstream: `import thunder` failed
+        "https://github.com/google-deepmind/treescope/pull/72",  # downstream: treescope's tensor rendering
+        "https://github.com/sgl-project/sglang/pull/25911",  # downstream: sglang purged its uses ahead of it
+    ),
+)

@@ -22,39 +22,7 @@ import inspect
 
 import torch
 
-from torch_pitfalls import Affects, Case, observe, seeded
-from torch_pitfalls.sources import release_notes
-
-CASE = Case(
-    id="no-grad-decorating-class",
-    title="@torch.no_grad() on a class is deprecated",
-    kind="warning",
-    affects=(
-        Affects(
-            versions=">=2.4",
-            form="FutureWarning",
-            reason="decorating a class warns with category=FutureWarning (observed from 2.4.1 to 2.15.0)",
-            issue="https://github.com/pytorch/pytorch/pull/126898",
-        ),
-        Affects(
-            versions=">=2.0,<2.4",
-            form="UserWarning",
-            reason="decorating a class warns with no category, a UserWarning (observed 2.0.1 to 2.3.1)",
-            issue="https://github.com/pytorch/pytorch/pull/89522",
-        ),
-    ),
-    devices=("cpu", "cuda"),
-    sources=(release_notes("2.0.0").at("Deprecations: decorating classes with torch.no_grad and the other grad-mode decorators"),),
-    tags=("upgrade", "autograd", "no_grad", "deprecation"),
-    references=(
-        "https://github.com/pytorch/pytorch/pull/89522",  # the deprecation (fixes #89450)
-        "https://github.com/pytorch/pytorch/issues/89450",
-        "https://github.com/pytorch/pytorch/issues/89574",  # plan: make it an error
-        "https://github.com/pytorch/pytorch/pull/126898",  # 2.4: category=FutureWarning on deprecation warnings
-        "https://github.com/TMElyralab/MuseTalk/issues/163",  # downstream: the warning in MuseTalk's startup log
-    ),
-)
-
+from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
@@ -70,25 +38,6 @@ def broken(device):
 
     s = Scorer(w)
     return s.score.requires_grad, inspect.isclass(Scorer)
-
-
-def symptom(run):
-    """Decorating the class warned; the category tells the release."""
-    pattern = r"Decorating classes is deprecated"
-    return run.warned_as(pattern, FutureWarning, UserWarning)
-
-
-# %% [markdown]
-# Other deprecations in the same category are not this one: `torch.nn.utils.clip_grad_norm`
-# (no trailing underscore) warns that it is deprecated, a `UserWarning` before 2.4 and a
-# `FutureWarning` since, exactly like the decorator's warning, about another function.
-
-# %%
-def near_miss(device):
-    with seeded(0):
-        layer = torch.nn.Linear(2, 1).to(device)
-    layer(torch.ones(1, 2, device=device)).sum().backward()
-    return torch.nn.utils.clip_grad_norm(layer.parameters(), 1.0)
 
 
 # %%
@@ -123,16 +72,6 @@ def fixed(device):
     return s.score.requires_grad, inspect.isclass(Scorer)
 
 
-def check(run, device):
-    """The constructor ran without grad (the score has no graph: it does not require grad
-    although the weight does) and `Scorer` is still a class; the broken decoration turns the
-    name into a function."""
-    requires_grad, is_class = run.value
-    assert requires_grad is False, "the score was built with grad enabled"
-    assert is_class is True, "the decorated name is no longer a class"
-    assert not run.warnings, f"the definition warned: {run.warnings[0].message}"
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -152,3 +91,68 @@ if __name__ == "__main__":
 # venvs: silent on 1.13.1, a `UserWarning` on 2.0.1, 2.1.2, 2.2.2 and 2.3.1, a `FutureWarning`
 # on 2.4.1, 2.6.0, 2.13.0 and 2.15.0 (`python -m torch_pitfalls.surface diff` shows the category change
 # between 2.3.1 and 2.4.1).
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# Other deprecations in the same category are not this one: `torch.nn.utils.clip_grad_norm`
+# (no trailing underscore) warns that it is deprecated, a `UserWarning` before 2.4 and a
+# `FutureWarning` since, exactly like the decorator's warning, about another function.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case, seeded
+from torch_pitfalls.sources import release_notes
+
+
+def symptom(run):
+    """Decorating the class warned; the category tells the release."""
+    pattern = r"Decorating classes is deprecated"
+    return run.warned_as(pattern, FutureWarning, UserWarning)
+
+
+def near_miss(device):
+    with seeded(0):
+        layer = torch.nn.Linear(2, 1).to(device)
+    layer(torch.ones(1, 2, device=device)).sum().backward()
+    return torch.nn.utils.clip_grad_norm(layer.parameters(), 1.0)
+
+
+def check(run, device):
+    """The constructor ran without grad (the score has no graph: it does not require grad
+    although the weight does) and `Scorer` is still a class; the broken decoration turns the
+    name into a function."""
+    requires_grad, is_class = run.value
+    assert requires_grad is False, "the score was built with grad enabled"
+    assert is_class is True, "the decorated name is no longer a class"
+    assert not run.warnings, f"the definition warned: {run.warnings[0].message}"
+
+
+CASE = Case(
+    id="no-grad-decorating-class",
+    title="@torch.no_grad() on a class is deprecated",
+    kind="warning",
+    affects=(
+        Affects(
+            versions=">=2.4",
+            form="FutureWarning",
+            reason="decorating a class warns with category=FutureWarning (observed from 2.4.1 to 2.15.0)",
+            issue="https://github.com/pytorch/pytorch/pull/126898",
+        ),
+        Affects(
+            versions=">=2.0,<2.4",
+            form="UserWarning",
+            reason="decorating a class warns with no category, a UserWarning (observed 2.0.1 to 2.3.1)",
+            issue="https://github.com/pytorch/pytorch/pull/89522",
+        ),
+    ),
+    devices=("cpu", "cuda"),
+    sources=(release_notes("2.0.0").at("Deprecations: decorating classes with torch.no_grad and the other grad-mode decorators"),),
+    tags=("upgrade", "autograd", "no_grad", "deprecation"),
+    references=(
+        "https://github.com/pytorch/pytorch/pull/89522",  # the deprecation (fixes #89450)
+        "https://github.com/pytorch/pytorch/issues/89450",
+        "https://github.com/pytorch/pytorch/issues/89574",  # plan: make it an error
+        "https://github.com/pytorch/pytorch/pull/126898",  # 2.4: category=FutureWarning on deprecation warnings
+        "https://github.com/TMElyralab/MuseTalk/issues/163",  # downstream: the warning in MuseTalk's startup log
+    ),
+)

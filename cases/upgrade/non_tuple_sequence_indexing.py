@@ -20,32 +20,7 @@
 # %%
 import torch
 
-from torch_pitfalls import Affects, Case, observe
-from torch_pitfalls.sources import release_notes
-
-CASE = Case(
-    id="non-tuple-sequence-indexing",
-    title="Indexing a tensor with a list of slices is deprecated",
-    kind="warning",
-    affects=(
-        Affects(
-            versions=">=2.8",
-            reason="a list holding slices used as an index warns from C++ (observed 2.8.0 to 2.15.0; "
-                   "silent on 2.7.1); the announced change of meaning had not happened by 2.15.0",
-            issue="https://github.com/pytorch/pytorch/pull/154806",
-        ),
-    ),
-    devices=("cpu", "cuda"),
-    sources=(release_notes("2.8.0").at("the release that first ships pytorch/pytorch#154806, the non-tuple indexing warning"),),
-    tags=("upgrade", "indexing", "deprecation"),
-    references=(
-        "https://github.com/pytorch/pytorch/issues/119548",  # numpy disagreement that motivated it
-        "https://github.com/pytorch/pytorch/pull/154806",  # the warning
-        "https://github.com/neuraloperator/neuraloperator/pull/647",  # downstream: FNO's spectral conv
-        "https://github.com/pyg-team/pytorch_geometric/pull/10389",  # downstream: PyG
-        "https://github.com/huggingface/transformers/pull/43167",  # downstream: transformers
-    ),
-)
+from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
@@ -56,22 +31,6 @@ def broken(device):
     idx = [slice(None)] * x.dim()  # one slice per dimension, kept in a list
     idx[2] = slice(0, 2)  # crop the last dimension to 2
     return x[idx]
-
-
-def symptom(run):
-    """The C++ deprecation warning about a non-tuple index."""
-    return run.warned(UserWarning, r"non-tuple sequence for multidimensional indexing")
-
-
-# %% [markdown]
-# Indexing with a `uint8` mask also warns from C++ with a `UserWarning` that something is
-# deprecated (use a `bool` mask), on every release: an indexing deprecation, not this one.
-
-# %%
-def near_miss(device):
-    x = torch.arange(6.0, device=device).reshape(2, 3)
-    mask = torch.tensor([1, 0], dtype=torch.uint8, device=device)
-    return x[mask]  # UserWarning: indexing with dtype torch.uint8 is now deprecated
 
 
 # %%
@@ -100,17 +59,6 @@ def fixed(device):
     return x[tuple(idx)]
 
 
-def check(run, device):
-    """The crop equals x[:, :, :2] written out by hand, and nothing warned: the list index
-    gives the same numbers today, so the missing warning is what tells the fix apart."""
-    expected = torch.tensor(
-        [[[0.0, 1.0], [4.0, 5.0], [8.0, 9.0]], [[12.0, 13.0], [16.0, 17.0], [20.0, 21.0]]],
-        device=device,
-    )
-    torch.testing.assert_close(run.value, expected)
-    assert not run.warnings, f"the index warned: {run.warnings[0].message}"
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -130,3 +78,60 @@ if __name__ == "__main__":
 # 2.15.0.
 # The warning still promises a change "in pytorch 2.9"; as of 2.15.0 the list is still read as
 # a tuple, so the case records a warning, not a changed value.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# Indexing with a `uint8` mask also warns from C++ with a `UserWarning` that something is
+# deprecated (use a `bool` mask), on every release: an indexing deprecation, not this one.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import release_notes
+
+
+def symptom(run):
+    """The C++ deprecation warning about a non-tuple index."""
+    return run.warned(UserWarning, r"non-tuple sequence for multidimensional indexing")
+
+
+def near_miss(device):
+    x = torch.arange(6.0, device=device).reshape(2, 3)
+    mask = torch.tensor([1, 0], dtype=torch.uint8, device=device)
+    return x[mask]  # UserWarning: indexing with dtype torch.uint8 is now deprecated
+
+
+def check(run, device):
+    """The crop equals x[:, :, :2] written out by hand, and nothing warned: the list index
+    gives the same numbers today, so the missing warning is what tells the fix apart."""
+    expected = torch.tensor(
+        [[[0.0, 1.0], [4.0, 5.0], [8.0, 9.0]], [[12.0, 13.0], [16.0, 17.0], [20.0, 21.0]]],
+        device=device,
+    )
+    torch.testing.assert_close(run.value, expected)
+    assert not run.warnings, f"the index warned: {run.warnings[0].message}"
+
+
+CASE = Case(
+    id="non-tuple-sequence-indexing",
+    title="Indexing a tensor with a list of slices is deprecated",
+    kind="warning",
+    affects=(
+        Affects(
+            versions=">=2.8",
+            reason="a list holding slices used as an index warns from C++ (observed 2.8.0 to 2.15.0; "
+                   "silent on 2.7.1); the announced change of meaning had not happened by 2.15.0",
+            issue="https://github.com/pytorch/pytorch/pull/154806",
+        ),
+    ),
+    devices=("cpu", "cuda"),
+    sources=(release_notes("2.8.0").at("the release that first ships pytorch/pytorch#154806, the non-tuple indexing warning"),),
+    tags=("upgrade", "indexing", "deprecation"),
+    references=(
+        "https://github.com/pytorch/pytorch/issues/119548",  # numpy disagreement that motivated it
+        "https://github.com/pytorch/pytorch/pull/154806",  # the warning
+        "https://github.com/neuraloperator/neuraloperator/pull/647",  # downstream: FNO's spectral conv
+        "https://github.com/pyg-team/pytorch_geometric/pull/10389",  # downstream: PyG
+        "https://github.com/huggingface/transformers/pull/43167",  # downstream: transformers
+    ),
+)

@@ -25,43 +25,7 @@ import contextlib
 import torch
 import torch.utils._pytree as _torch_pytree
 
-from torch_pitfalls import Affects, Case, observe
-from torch_pitfalls.sources import release_notes
-
-CASE = Case(
-    id="pytree-register-private-deprecated",
-    title="torch.utils._pytree._register_pytree_node is deprecated",
-    kind="warning",
-    affects=(
-        Affects(
-            versions=">=2.4",
-            form="FutureWarning",
-            reason="_register_pytree_node warns with category=FutureWarning (observed 2.4.1 to 2.15.0)",
-            issue="https://github.com/pytorch/pytorch/pull/126898",
-        ),
-        Affects(
-            versions=">=2.2,<2.4",
-            form="UserWarning",
-            reason="_register_pytree_node warns with no category, a UserWarning (observed 2.2.2 and 2.3.1; "
-                   "quiet on 1.13.1 to 2.1.2)",
-            issue="https://github.com/pytorch/pytorch/pull/112111",
-        ),
-    ),
-    devices=("cpu", "cuda"),
-    sources=(release_notes("2.2.0").at(
-        "the first release whose torch.utils._pytree._register_pytree_node warns and points to the new public "
-        "torch.utils._pytree.register_pytree_node"),),
-    tags=("upgrade", "pytree", "deprecation"),
-    references=(
-        "https://github.com/pytorch/pytorch/pull/112111",  # the public register_pytree_node and the warning
-        "https://github.com/pytorch/pytorch/pull/126898",  # 2.4: deprecations via typing_extensions.deprecated (likely source)
-        "https://github.com/huggingface/transformers/pull/27804",  # downstream: transformers' ModelOutput
-        "https://github.com/huggingface/transformers/issues/31903",  # downstream: still warning on 2.4
-        "https://github.com/huggingface/diffusers/issues/7000",  # downstream: diffusers' BaseOutput
-        "https://github.com/huggingface/diffusers/pull/7008",  # downstream fix: the version guard
-        "https://github.com/meta-pytorch/torchfix/issues/41",  # a TorchFix rule was asked for
-    ),
-)
+from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
@@ -117,23 +81,6 @@ def broken(device):
         return _doubled(device)
 
 
-def symptom(run):
-    """The deprecation of the private registration; the category tells which release it is."""
-    pattern = r"_pytree\._register_pytree_node`? is deprecated"
-    return run.warned_as(pattern, FutureWarning, UserWarning)
-
-
-# %% [markdown]
-# The same module deprecates something else with the same category on recent releases: making
-# a `LeafSpec` (the spec of a leaf, a class since before 1.13) warns with a `FutureWarning` on
-# 2.13 that `isinstance(treespec, LeafSpec)` is deprecated in favour of `TreeSpec.is_leaf()`.
-# Another name of `torch.utils._pytree`, another deprecation: the symptom must refuse it.
-
-# %%
-def near_miss(device):
-    return str(_torch_pytree.LeafSpec())
-
-
 # %%
 if __name__ == "__main__":
     print(observe(broken, "cpu"))
@@ -170,15 +117,6 @@ def fixed(device):
         return _doubled(device)
 
 
-def check(run, device):
-    """tree_map reached both tensors: [1, -2] and 0.5 doubled are [2, -4, 1]; and the
-    registration did not warn (the private function registers the same way, so the warning is
-    what tells it apart)."""
-    assert run.error is None, f"raised {run.error!r}"
-    torch.testing.assert_close(run.value, torch.tensor([2.0, -4.0, 1.0], device=device))
-    assert not run.warnings, f"the registration warned: {run.warnings[0].message}"
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -196,3 +134,70 @@ if __name__ == "__main__":
 # (meta-pytorch/torchfix#41). Observed here on CPU with this project's venvs: `absent` on
 # 1.13.1 and 2.1.2 (2.1.2 has no public `register_pytree_node` yet), a `UserWarning` on 2.2.2
 # and 2.3.1, a `FutureWarning` on 2.4.1, 2.7.1, 2.8.0, 2.9.1, 2.13.0, 2.14.1 and 2.15.0.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# The same module deprecates something else with the same category on recent releases: making
+# a `LeafSpec` (the spec of a leaf, a class since before 1.13) warns with a `FutureWarning` on
+# 2.13 that `isinstance(treespec, LeafSpec)` is deprecated in favour of `TreeSpec.is_leaf()`.
+# Another name of `torch.utils._pytree`, another deprecation: the symptom must refuse it.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import release_notes
+
+
+def symptom(run):
+    """The deprecation of the private registration; the category tells which release it is."""
+    pattern = r"_pytree\._register_pytree_node`? is deprecated"
+    return run.warned_as(pattern, FutureWarning, UserWarning)
+
+
+def near_miss(device):
+    return str(_torch_pytree.LeafSpec())
+
+
+def check(run, device):
+    """tree_map reached both tensors: [1, -2] and 0.5 doubled are [2, -4, 1]; and the
+    registration did not warn (the private function registers the same way, so the warning is
+    what tells it apart)."""
+    assert run.error is None, f"raised {run.error!r}"
+    torch.testing.assert_close(run.value, torch.tensor([2.0, -4.0, 1.0], device=device))
+    assert not run.warnings, f"the registration warned: {run.warnings[0].message}"
+
+
+CASE = Case(
+    id="pytree-register-private-deprecated",
+    title="torch.utils._pytree._register_pytree_node is deprecated",
+    kind="warning",
+    affects=(
+        Affects(
+            versions=">=2.4",
+            form="FutureWarning",
+            reason="_register_pytree_node warns with category=FutureWarning (observed 2.4.1 to 2.15.0)",
+            issue="https://github.com/pytorch/pytorch/pull/126898",
+        ),
+        Affects(
+            versions=">=2.2,<2.4",
+            form="UserWarning",
+            reason="_register_pytree_node warns with no category, a UserWarning (observed 2.2.2 and 2.3.1; "
+                   "quiet on 1.13.1 to 2.1.2)",
+            issue="https://github.com/pytorch/pytorch/pull/112111",
+        ),
+    ),
+    devices=("cpu", "cuda"),
+    sources=(release_notes("2.2.0").at(
+        "the first release whose torch.utils._pytree._register_pytree_node warns and points to the new public "
+        "torch.utils._pytree.register_pytree_node"),),
+    tags=("upgrade", "pytree", "deprecation"),
+    references=(
+        "https://github.com/pytorch/pytorch/pull/112111",  # the public register_pytree_node and the warning
+        "https://github.com/pytorch/pytorch/pull/126898",  # 2.4: deprecations via typing_extensions.deprecated (likely source)
+        "https://github.com/huggingface/transformers/pull/27804",  # downstream: transformers' ModelOutput
+        "https://github.com/huggingface/transformers/issues/31903",  # downstream: still warning on 2.4
+        "https://github.com/huggingface/diffusers/issues/7000",  # downstream: diffusers' BaseOutput
+        "https://github.com/huggingface/diffusers/pull/7008",  # downstream fix: the version guard
+        "https://github.com/meta-pytorch/torchfix/issues/41",  # a TorchFix rule was asked for
+    ),
+)

@@ -22,40 +22,7 @@
 import torch
 from torch.utils.data import Sampler
 
-from torch_pitfalls import Affects, Case, observe, seeded
-from torch_pitfalls.sources import release_notes
-
-CASE = Case(
-    id="sampler-data-source",
-    title="A custom Sampler that passes data_source to Sampler.__init__",
-    kind="error",
-    affects=(
-        Affects(
-            versions=">=2.10",
-            form="TypeError",
-            reason="Sampler.__init__ is gone; the argument reaches object.__init__ (observed 2.10.0 to 2.15.0)",
-            issue="https://github.com/pytorch/pytorch/pull/163134",
-        ),
-        Affects(
-            versions=">=2.1,<2.10",
-            form="UserWarning",
-            reason="Sampler.__init__ warns that data_source is unused (observed 2.1.2 to 2.9.1)",
-            issue="https://github.com/pytorch/pytorch/pull/97338",
-        ),
-    ),
-    devices=("cpu", "cuda"),
-    sources=(
-        release_notes("2.1.0").at("torch.utils.data: Sampler's data_source argument is unused and deprecated (#97338)"),
-        release_notes("2.10.0").at("Backwards Incompatible Changes: Sampler no longer accepts data_source (#163134)"),
-    ),
-    tags=("upgrade", "sampler", "data", "deprecation"),
-    references=(
-        "https://github.com/pytorch/pytorch/pull/97338",  # the warning (2.1)
-        "https://github.com/pytorch/pytorch/issues/123172",  # "will be removed in 2.2.0", but was not
-        "https://github.com/pytorch/pytorch/pull/163134",  # the removal
-        "https://github.com/NVIDIA/physicsnemo/pull/525",  # downstream fix: stop passing the dataset
-    ),
-)
+from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
@@ -81,29 +48,6 @@ _ITEMS = ["ccc", "a", "dddd", "bb"]
 def broken(device):
     sampler = LengthSortedSampler(_ITEMS)
     return torch.tensor(list(sampler), device=device)
-
-
-def symptom(run):
-    """From 2.10 the constructor call raises TypeError (the argument reaches object.__init__);
-    from 2.1 to 2.9 it warns that data_source is unused."""
-    if run.raised(TypeError, r"object\.__init__\(\) takes exactly one argument"):
-        return "TypeError"
-    if run.warned(UserWarning, r"data_source.{0,3} argument is not used"):
-        return "UserWarning"
-    return False
-
-
-# %% [markdown]
-# A `TypeError` from a sampler is not always this. Handing `DataLoader` a sampler *class*
-# instead of an instance (`sampler=LengthSortedSampler`) fails too, on every release, when the
-# loader tries to call `len()` or `iter()` on it: the same exception type about another
-# mistake.
-
-# %%
-def near_miss(device):
-    loader = torch.utils.data.DataLoader(_ITEMS, sampler=LengthSortedSampler)  # the class, not an instance
-    with seeded(0):  # iterating a DataLoader draws its base seed from the global RNG
-        return list(loader)
 
 
 # %%
@@ -143,13 +87,6 @@ def fixed(device):
     return torch.tensor(list(sampler), device=device)
 
 
-def check(run, device):
-    """The indices go from the shortest item ("a", index 1) to the longest ("dddd", index 2),
-    and constructing the sampler emitted no warning."""
-    torch.testing.assert_close(run.value, torch.tensor([1, 3, 0, 2], device=device))
-    assert not run.warnings, f"the sampler warned: {run.warnings[0].message}"
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -168,3 +105,71 @@ if __name__ == "__main__":
 # observed on one release, torch 2.11.0+cu130 on an NVIDIA H200
 # (`reports/torch-2.11.0-cuda-nvidia-h200.json`), as on the CPU (nothing here touches a kernel);
 # other releases on CUDA were not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# A `TypeError` from a sampler is not always this. Handing `DataLoader` a sampler *class*
+# instead of an instance (`sampler=LengthSortedSampler`) fails too, on every release, when the
+# loader tries to call `len()` or `iter()` on it: the same exception type about another
+# mistake.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case, seeded
+from torch_pitfalls.sources import release_notes
+
+
+def symptom(run):
+    """From 2.10 the constructor call raises TypeError (the argument reaches object.__init__);
+    from 2.1 to 2.9 it warns that data_source is unused."""
+    if run.raised(TypeError, r"object\.__init__\(\) takes exactly one argument"):
+        return "TypeError"
+    if run.warned(UserWarning, r"data_source.{0,3} argument is not used"):
+        return "UserWarning"
+    return False
+
+
+def near_miss(device):
+    loader = torch.utils.data.DataLoader(_ITEMS, sampler=LengthSortedSampler)  # the class, not an instance
+    with seeded(0):  # iterating a DataLoader draws its base seed from the global RNG
+        return list(loader)
+
+
+def check(run, device):
+    """The indices go from the shortest item ("a", index 1) to the longest ("dddd", index 2),
+    and constructing the sampler emitted no warning."""
+    torch.testing.assert_close(run.value, torch.tensor([1, 3, 0, 2], device=device))
+    assert not run.warnings, f"the sampler warned: {run.warnings[0].message}"
+
+
+CASE = Case(
+    id="sampler-data-source",
+    title="A custom Sampler that passes data_source to Sampler.__init__",
+    kind="error",
+    affects=(
+        Affects(
+            versions=">=2.10",
+            form="TypeError",
+            reason="Sampler.__init__ is gone; the argument reaches object.__init__ (observed 2.10.0 to 2.15.0)",
+            issue="https://github.com/pytorch/pytorch/pull/163134",
+        ),
+        Affects(
+            versions=">=2.1,<2.10",
+            form="UserWarning",
+            reason="Sampler.__init__ warns that data_source is unused (observed 2.1.2 to 2.9.1)",
+            issue="https://github.com/pytorch/pytorch/pull/97338",
+        ),
+    ),
+    devices=("cpu", "cuda"),
+    sources=(
+        release_notes("2.1.0").at("torch.utils.data: Sampler's data_source argument is unused and deprecated (#97338)"),
+        release_notes("2.10.0").at("Backwards Incompatible Changes: Sampler no longer accepts data_source (#163134)"),
+    ),
+    tags=("upgrade", "sampler", "data", "deprecation"),
+    references=(
+        "https://github.com/pytorch/pytorch/pull/97338",  # the warning (2.1)
+        "https://github.com/pytorch/pytorch/issues/123172",  # "will be removed in 2.2.0", but was not
+        "https://github.com/pytorch/pytorch/pull/163134",  # the removal
+        "https://github.com/NVIDIA/physicsnemo/pull/525",  # downstream fix: stop passing the dataset
+    ),
+)

@@ -19,30 +19,7 @@
 # %%
 import torch
 
-from torch_pitfalls import Affects, Case, observe
-from torch_pitfalls.sources import release_notes
-
-CASE = Case(
-    id="scatter-reduce-argument",
-    title="scatter_(..., reduce=) with a tensor source is deprecated",
-    kind="warning",
-    affects=(
-        Affects(
-            versions=">=2.0",
-            reason="scatter_ with a Tensor src and reduce= warns from C++ (observed 2.0.1 to 2.15.0)",
-            issue="https://github.com/pytorch/pytorch/pull/94282",
-        ),
-    ),
-    devices=("cpu", "cuda"),
-    sources=(release_notes("2.0.0").at("Deprecations: the reduce argument of Tensor.scatter_ with a Tensor src, in favour of scatter_reduce"),),
-    tags=("upgrade", "scatter", "deprecation"),
-    references=(
-        "https://github.com/pytorch/pytorch/issues/94082",  # proposal: deprecate reduce= of scatter_
-        "https://github.com/pytorch/pytorch/pull/94282",  # the warning
-        "https://github.com/tinygrad/tinygrad/pull/8947",  # downstream: tinygrad's tests hit it
-        "https://github.com/LaurentMazare/tch-rs/issues/846",  # downstream: the Rust bindings print it
-    ),
-)
+from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
@@ -53,20 +30,6 @@ def broken(device):
     index = torch.tensor([0, 0, 2, 1, 2], device=device)  # destination of each message
     messages = torch.tensor([1.0, 2.0, 3.0, 4.0, 5.0], device=device)
     return out.scatter_(0, index, messages, reduce="add")
-
-
-def symptom(run):
-    """The C++ deprecation warning about scatter's reduce argument."""
-    return run.warned(UserWarning, r"reduce argument of torch\.scatter with Tensor src is deprecated")
-
-
-# %% [markdown]
-# `torch.range` warns with a `UserWarning` that it is deprecated too, on every release: another
-# deprecated call in the same category, not this one.
-
-# %%
-def near_miss(device):
-    return torch.range(0, 4, device=device)  # UserWarning: torch.range is deprecated
 
 
 # %%
@@ -94,14 +57,6 @@ def fixed(device):
     return out.scatter_add_(0, index, messages)
 
 
-def check(run, device):
-    """Node 0 gets 1 + 2, node 1 gets 4, node 2 gets 3 + 5 (summed by hand), and nothing
-    warned: the deprecated call sums the same, so the missing warning tells the fix apart."""
-    expected = torch.tensor([3.0, 4.0, 8.0], device=device)
-    torch.testing.assert_close(run.value, expected)
-    assert not run.warnings, f"the call warned: {run.warnings[0].message}"
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -117,3 +72,53 @@ if __name__ == "__main__":
 # on 1.13.1, a `UserWarning` on 2.0.1, 2.1.2, 2.2.2, 2.3.1, 2.4.1, 2.6.0, 2.13.0 and 2.15.0; the
 # argument had not been removed as of 2.15.0. The case's runs see the warning every time because
 # the harness turns on `torch.set_warn_always(True)` while a variant runs; a script sees it once.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# `torch.range` warns with a `UserWarning` that it is deprecated too, on every release: another
+# deprecated call in the same category, not this one.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import release_notes
+
+
+def symptom(run):
+    """The C++ deprecation warning about scatter's reduce argument."""
+    return run.warned(UserWarning, r"reduce argument of torch\.scatter with Tensor src is deprecated")
+
+
+def near_miss(device):
+    return torch.range(0, 4, device=device)  # UserWarning: torch.range is deprecated
+
+
+def check(run, device):
+    """Node 0 gets 1 + 2, node 1 gets 4, node 2 gets 3 + 5 (summed by hand), and nothing
+    warned: the deprecated call sums the same, so the missing warning tells the fix apart."""
+    expected = torch.tensor([3.0, 4.0, 8.0], device=device)
+    torch.testing.assert_close(run.value, expected)
+    assert not run.warnings, f"the call warned: {run.warnings[0].message}"
+
+
+CASE = Case(
+    id="scatter-reduce-argument",
+    title="scatter_(..., reduce=) with a tensor source is deprecated",
+    kind="warning",
+    affects=(
+        Affects(
+            versions=">=2.0",
+            reason="scatter_ with a Tensor src and reduce= warns from C++ (observed 2.0.1 to 2.15.0)",
+            issue="https://github.com/pytorch/pytorch/pull/94282",
+        ),
+    ),
+    devices=("cpu", "cuda"),
+    sources=(release_notes("2.0.0").at("Deprecations: the reduce argument of Tensor.scatter_ with a Tensor src, in favour of scatter_reduce"),),
+    tags=("upgrade", "scatter", "deprecation"),
+    references=(
+        "https://github.com/pytorch/pytorch/issues/94082",  # proposal: deprecate reduce= of scatter_
+        "https://github.com/pytorch/pytorch/pull/94282",  # the warning
+        "https://github.com/tinygrad/tinygrad/pull/8947",  # downstream: tinygrad's tests hit it
+        "https://github.com/LaurentMazare/tch-rs/issues/846",  # downstream: the Rust bindings print it
+    ),
+)

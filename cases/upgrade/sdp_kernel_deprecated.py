@@ -25,32 +25,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from torch_pitfalls import Affects, Case, observe
-from torch_pitfalls.sources import release_notes
-
-CASE = Case(
-    id="sdp-kernel-deprecated",
-    title="torch.backends.cuda.sdp_kernel() is deprecated from 2.3",
-    kind="warning",
-    affects=(
-        Affects(
-            versions=">=2.3",
-            reason="entering torch.backends.cuda.sdp_kernel(...) warns FutureWarning (observed from 2.3.1 on, "
-                   "on the CPU; quiet on 2.2.2)",
-            issue="https://github.com/pytorch/pytorch/pull/114689",
-        ),
-    ),
-    devices=("cpu", "cuda"),
-    sources=(release_notes("2.3.0").at("Deprecations: torch.backends.cuda.sdp_kernel, use torch.nn.attention.sdpa_kernel"),),
-    tags=("upgrade", "attention", "sdpa", "deprecation"),
-    references=(
-        "https://github.com/pytorch/pytorch/pull/114689",  # sdpa_kernel, and the deprecation of sdp_kernel
-        "https://github.com/pytorch/torchchat/pull/270",  # torchchat drops the deprecated context manager
-        "https://github.com/lucidrains/x-transformers/pull/260",  # "will this break for some versions of pytorch 2.x?"
-        "https://github.com/meta-pytorch/torchfix/issues/42",  # a TorchFix rule asked for this warning
-        "https://github.com/meta-pytorch/gpt-fast/issues/237",  # how to migrate the math-only block
-    ),
-)
+from torch_pitfalls import observe
 
 
 def _qkv(device):
@@ -69,24 +44,6 @@ def broken(device):
     q, k, v = _qkv(device)
     # the math kernel only, in the 2.0-2.2 spelling
     with torch.backends.cuda.sdp_kernel(enable_flash=False, enable_math=True, enable_mem_efficient=False):
-        return F.scaled_dot_product_attention(q, k, v)
-
-
-def symptom(run):
-    """Entering the block warns that `torch.backends.cuda.sdp_kernel()` is deprecated."""
-    return run.warned(FutureWarning, r"sdp_kernel\(\).*deprecated")
-
-
-# %% [markdown]
-# Attention code of the same years often sits inside `torch.cuda.amp.autocast(enabled=...)`,
-# which from 2.4 warns with the same category that it is deprecated. It is another context
-# manager with its own replacement (`torch.autocast("cuda", ...)`); the backend selection is
-# not involved.
-
-# %%
-def near_miss(device):
-    q, k, v = _qkv(device)
-    with torch.cuda.amp.autocast(enabled=False):
         return F.scaled_dot_product_attention(q, k, v)
 
 
@@ -135,15 +92,6 @@ def fixed(device):
     return _attention_math_only(q, k, v)
 
 
-def check(run, device):
-    """The output equals softmax(QKᵀ/√d)·V worked out in float64, and nothing warned."""
-    q, k, v = (t.double() for t in _qkv(device))
-    weights = torch.exp(q @ k.transpose(-2, -1) / 2.0)  # √d = 2 for width 4
-    expected = (weights / weights.sum(-1, keepdim=True)) @ v
-    torch.testing.assert_close(run.value.double(), expected, rtol=1e-5, atol=1e-5)
-    assert not run.warnings, f"the attention warned: {run.warnings[0].message}"
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -165,3 +113,60 @@ if __name__ == "__main__":
 # (the names in backquotes); the category is `FutureWarning` throughout. On CUDA the `FutureWarning`
 # was observed on one release, torch 2.11.0+cu130 on an NVIDIA H200
 # (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# Attention code of the same years often sits inside `torch.cuda.amp.autocast(enabled=...)`,
+# which from 2.4 warns with the same category that it is deprecated. It is another context
+# manager with its own replacement (`torch.autocast("cuda", ...)`); the backend selection is
+# not involved.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import release_notes
+
+
+def symptom(run):
+    """Entering the block warns that `torch.backends.cuda.sdp_kernel()` is deprecated."""
+    return run.warned(FutureWarning, r"sdp_kernel\(\).*deprecated")
+
+
+def near_miss(device):
+    q, k, v = _qkv(device)
+    with torch.cuda.amp.autocast(enabled=False):
+        return F.scaled_dot_product_attention(q, k, v)
+
+
+def check(run, device):
+    """The output equals softmax(QKᵀ/√d)·V worked out in float64, and nothing warned."""
+    q, k, v = (t.double() for t in _qkv(device))
+    weights = torch.exp(q @ k.transpose(-2, -1) / 2.0)  # √d = 2 for width 4
+    expected = (weights / weights.sum(-1, keepdim=True)) @ v
+    torch.testing.assert_close(run.value.double(), expected, rtol=1e-5, atol=1e-5)
+    assert not run.warnings, f"the attention warned: {run.warnings[0].message}"
+
+
+CASE = Case(
+    id="sdp-kernel-deprecated",
+    title="torch.backends.cuda.sdp_kernel() is deprecated from 2.3",
+    kind="warning",
+    affects=(
+        Affects(
+            versions=">=2.3",
+            reason="entering torch.backends.cuda.sdp_kernel(...) warns FutureWarning (observed from 2.3.1 on, "
+                   "on the CPU; quiet on 2.2.2)",
+            issue="https://github.com/pytorch/pytorch/pull/114689",
+        ),
+    ),
+    devices=("cpu", "cuda"),
+    sources=(release_notes("2.3.0").at("Deprecations: torch.backends.cuda.sdp_kernel, use torch.nn.attention.sdpa_kernel"),),
+    tags=("upgrade", "attention", "sdpa", "deprecation"),
+    references=(
+        "https://github.com/pytorch/pytorch/pull/114689",  # sdpa_kernel, and the deprecation of sdp_kernel
+        "https://github.com/pytorch/torchchat/pull/270",  # torchchat drops the deprecated context manager
+        "https://github.com/lucidrains/x-transformers/pull/260",  # "will this break for some versions of pytorch 2.x?"
+        "https://github.com/meta-pytorch/torchfix/issues/42",  # a TorchFix rule asked for this warning
+        "https://github.com/meta-pytorch/gpt-fast/issues/237",  # how to migrate the math-only block
+    ),
+)

@@ -19,33 +19,7 @@
 # %%
 import torch
 
-from torch_pitfalls import Affects, Case, observe
-from torch_pitfalls.sources import release_notes
-
-CASE = Case(
-    id="set-default-tensor-type",
-    title="torch.set_default_tensor_type is deprecated",
-    kind="warning",
-    affects=(
-        Affects(
-            versions=">=2.1",
-            reason="set_default_tensor_type warns from C++ that it is deprecated as of 2.1 "
-                   "(observed 2.1.2 to 2.15.0; silent on 1.13.1 and 2.0.1)",
-            issue="https://github.com/pytorch/pytorch/issues/53124",
-        ),
-    ),
-    devices=("cpu", "cuda"),
-    sources=(release_notes("2.1.0").at("Deprecations: torch.set_default_tensor_type, in favour of set_default_dtype and set_default_device"),),
-    tags=("upgrade", "dtype", "deprecation"),
-    references=(
-        "https://github.com/pytorch/pytorch/issues/53124",  # plan: deprecate and remove it
-        "https://github.com/pytorch/pytorch/pull/99521",  # maintainers' decision to deprecate it (review comment)
-        "https://github.com/pytorch/pytorch/pull/115041",  # the docs gain the deprecation note
-        "https://github.com/lululxvi/deepxde/pull/1530",  # downstream: DeepXDE's backend
-        "https://github.com/pytorch/xla/pull/5211",  # downstream: torch_xla
-        "https://github.com/meta-llama/llama3/issues/83",  # downstream: Llama 3's example scripts
-    ),
-)
+from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
@@ -61,21 +35,6 @@ def broken(device):
         return x.dtype, torch.zeros(1, device=device).dtype
     finally:
         torch.set_default_dtype(before)
-
-
-def symptom(run):
-    """The C++ warning that set_default_tensor_type is deprecated."""
-    return run.warned(UserWarning, r"set_default_tensor_type\(\)? is deprecated")
-
-
-# %% [markdown]
-# Building a tensor from a tensor with `torch.tensor(t)` warns with a `UserWarning` too (copy it
-# with `clone().detach()`): a construction warning about something else.
-
-# %%
-def near_miss(device):
-    t = torch.ones(2, device=device)
-    return torch.tensor(t)  # UserWarning: to copy construct from a tensor ...
 
 
 # %%
@@ -109,14 +68,6 @@ def fixed(device):
         torch.set_default_dtype(before)
 
 
-def check(run, device):
-    """Both new tensors are float64, the dtype the script asked for (read from the tensors,
-    not from the setting), and nothing warned: the deprecated call sets the same default, so
-    the missing warning tells the fix apart."""
-    assert run.value == (torch.float64, torch.float64), f"new tensors are {run.value}"
-    assert not run.warnings, f"the call warned: {run.warnings[0].message}"
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -133,3 +84,57 @@ if __name__ == "__main__":
 # calls (pytorch/xla#5211), and Llama 3's example scripts print it (meta-llama/llama3#83).
 # Observed with this project's venvs: silent on 1.13.1 and 2.0.1, a `UserWarning` on 2.1.2,
 # 2.2.2, 2.3.1, 2.4.1, 2.6.0, 2.13.0 and 2.15.0. The function had not been removed as of 2.15.0.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# Building a tensor from a tensor with `torch.tensor(t)` warns with a `UserWarning` too (copy it
+# with `clone().detach()`): a construction warning about something else.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import release_notes
+
+
+def symptom(run):
+    """The C++ warning that set_default_tensor_type is deprecated."""
+    return run.warned(UserWarning, r"set_default_tensor_type\(\)? is deprecated")
+
+
+def near_miss(device):
+    t = torch.ones(2, device=device)
+    return torch.tensor(t)  # UserWarning: to copy construct from a tensor ...
+
+
+def check(run, device):
+    """Both new tensors are float64, the dtype the script asked for (read from the tensors,
+    not from the setting), and nothing warned: the deprecated call sets the same default, so
+    the missing warning tells the fix apart."""
+    assert run.value == (torch.float64, torch.float64), f"new tensors are {run.value}"
+    assert not run.warnings, f"the call warned: {run.warnings[0].message}"
+
+
+CASE = Case(
+    id="set-default-tensor-type",
+    title="torch.set_default_tensor_type is deprecated",
+    kind="warning",
+    affects=(
+        Affects(
+            versions=">=2.1",
+            reason="set_default_tensor_type warns from C++ that it is deprecated as of 2.1 "
+                   "(observed 2.1.2 to 2.15.0; silent on 1.13.1 and 2.0.1)",
+            issue="https://github.com/pytorch/pytorch/issues/53124",
+        ),
+    ),
+    devices=("cpu", "cuda"),
+    sources=(release_notes("2.1.0").at("Deprecations: torch.set_default_tensor_type, in favour of set_default_dtype and set_default_device"),),
+    tags=("upgrade", "dtype", "deprecation"),
+    references=(
+        "https://github.com/pytorch/pytorch/issues/53124",  # plan: deprecate and remove it
+        "https://github.com/pytorch/pytorch/pull/99521",  # maintainers' decision to deprecate it (review comment)
+        "https://github.com/pytorch/pytorch/pull/115041",  # the docs gain the deprecation note
+        "https://github.com/lululxvi/deepxde/pull/1530",  # downstream: DeepXDE's backend
+        "https://github.com/pytorch/xla/pull/5211",  # downstream: torch_xla
+        "https://github.com/meta-llama/llama3/issues/83",  # downstream: Llama 3's example scripts
+    ),
+)

@@ -20,35 +20,7 @@
 import torch
 from torch import nn
 
-from torch_pitfalls import Affects, Case, observe, seeded
-from torch_pitfalls.sources import release_notes
-
-CASE = Case(
-    id="stateless-functional-call",
-    title="torch.nn.utils.stateless.functional_call is deprecated",
-    kind="warning",
-    affects=(
-        Affects(
-            versions=">=2.4",
-            form="FutureWarning",
-            reason="stateless.functional_call warns with category=FutureWarning (observed 2.4.1 to 2.15.0)",
-            issue="https://github.com/pytorch/pytorch/pull/92280",
-        ),
-        Affects(
-            versions=">=2.0,<2.4",
-            form="UserWarning",
-            reason="stateless.functional_call warns with a UserWarning (observed 2.0.1 to 2.3.1)",
-            issue="https://github.com/pytorch/pytorch/pull/92280",
-        ),
-    ),
-    devices=("cpu", "cuda"),
-    sources=(release_notes("2.0.0").at("Deprecations: torch.nn.utils.stateless.functional_call in favour of torch.func.functional_call"),),
-    tags=("upgrade", "functional_call", "deprecation"),
-    references=(
-        "https://github.com/pytorch/pytorch/pull/92280",  # the deprecation
-        "https://github.com/hahnec/torchimize/pull/7",  # downstream: switched to torch.func with a version check
-    ),
-)
+from torch_pitfalls import observe, seeded
 
 # %% [markdown]
 # ## The broken code
@@ -71,26 +43,6 @@ def broken(device):
     model = _model(device)
     x = torch.tensor([[1.0, 2.0, 3.0]], device=device)
     return stateless.functional_call(model, _params(device), (x,))
-
-
-def symptom(run):
-    """The call warned that stateless.functional_call is deprecated; the category tells the
-    release. 2.0 to 2.3 word it 'This API is deprecated as of PyTorch 2.0', 2.4 on name it."""
-    pattern = r"stateless\.functional_call`? is deprecated|^This API is deprecated as of PyTorch 2\.0"
-    return run.warned_as(pattern, FutureWarning, UserWarning)
-
-
-# %% [markdown]
-# Its sibling from functorch, `functorch.make_functional`, is deprecated in the same release
-# with the same recommendation (`torch.func.functional_call`) and the same category change at
-# 2.4, but it is another API: the symptom names the stateless one.
-
-# %%
-def near_miss(device):
-    import functorch
-
-    model = _model(device)
-    return functorch.make_functional(model)  # deprecated too: "functorch.make_functional is deprecated"
 
 
 # %%
@@ -121,16 +73,6 @@ def fixed(device):
     return functional_call(model, _params(device), (x,))
 
 
-def check(run, device):
-    """The module ran with the supplied parameters: x @ W.T + b worked out by hand, not the
-    module's own random weights, and nothing warned (the broken call computes the same, so the
-    missing deprecation warning tells the fix apart)."""
-    # [1, 2, 3] . [1, 0, -1] + 0.25 = -1.75 ; [1, 2, 3] . [0.5, 2, 0] - 1 = 3.5
-    expected = torch.tensor([[-1.75, 3.5]], device=device)
-    torch.testing.assert_close(run.value, expected)
-    assert not run.warnings, f"the call warned: {run.warnings[0].message}"
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -145,3 +87,66 @@ if __name__ == "__main__":
 # and 2.3.1, a `FutureWarning` on 2.4.1, 2.6.0, 2.13.0 and 2.15.0 (`python -m torch_pitfalls.surface
 # diff` shows the new wording and category between 2.3.1 and 2.4.1). The API had not been
 # removed as of 2.15.0.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# Its sibling from functorch, `functorch.make_functional`, is deprecated in the same release
+# with the same recommendation (`torch.func.functional_call`) and the same category change at
+# 2.4, but it is another API: the symptom names the stateless one.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import release_notes
+
+
+def symptom(run):
+    """The call warned that stateless.functional_call is deprecated; the category tells the
+    release. 2.0 to 2.3 word it 'This API is deprecated as of PyTorch 2.0', 2.4 on name it."""
+    pattern = r"stateless\.functional_call`? is deprecated|^This API is deprecated as of PyTorch 2\.0"
+    return run.warned_as(pattern, FutureWarning, UserWarning)
+
+
+def near_miss(device):
+    import functorch
+
+    model = _model(device)
+    return functorch.make_functional(model)  # deprecated too: "functorch.make_functional is deprecated"
+
+
+def check(run, device):
+    """The module ran with the supplied parameters: x @ W.T + b worked out by hand, not the
+    module's own random weights, and nothing warned (the broken call computes the same, so the
+    missing deprecation warning tells the fix apart)."""
+    # [1, 2, 3] . [1, 0, -1] + 0.25 = -1.75 ; [1, 2, 3] . [0.5, 2, 0] - 1 = 3.5
+    expected = torch.tensor([[-1.75, 3.5]], device=device)
+    torch.testing.assert_close(run.value, expected)
+    assert not run.warnings, f"the call warned: {run.warnings[0].message}"
+
+
+CASE = Case(
+    id="stateless-functional-call",
+    title="torch.nn.utils.stateless.functional_call is deprecated",
+    kind="warning",
+    affects=(
+        Affects(
+            versions=">=2.4",
+            form="FutureWarning",
+            reason="stateless.functional_call warns with category=FutureWarning (observed 2.4.1 to 2.15.0)",
+            issue="https://github.com/pytorch/pytorch/pull/92280",
+        ),
+        Affects(
+            versions=">=2.0,<2.4",
+            form="UserWarning",
+            reason="stateless.functional_call warns with a UserWarning (observed 2.0.1 to 2.3.1)",
+            issue="https://github.com/pytorch/pytorch/pull/92280",
+        ),
+    ),
+    devices=("cpu", "cuda"),
+    sources=(release_notes("2.0.0").at("Deprecations: torch.nn.utils.stateless.functional_call in favour of torch.func.functional_call"),),
+    tags=("upgrade", "functional_call", "deprecation"),
+    references=(
+        "https://github.com/pytorch/pytorch/pull/92280",  # the deprecation
+        "https://github.com/hahnec/torchimize/pull/7",  # downstream: switched to torch.func with a version check
+    ),
+)

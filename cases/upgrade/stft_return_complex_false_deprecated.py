@@ -23,33 +23,7 @@
 # %%
 import torch
 
-from torch_pitfalls import Affects, Case, observe
-from torch_pitfalls.sources import release_notes
-
-CASE = Case(
-    id="stft-return-complex-false-deprecated",
-    title="torch.stft(..., return_complex=False) is deprecated",
-    kind="warning",
-    affects=(
-        Affects(
-            versions=">=2.0",
-            reason="stft warns from C++ when return_complex=False is passed "
-                   "(observed: quiet on 1.13.1, UserWarning from 2.0.1 to 2.15.0)",
-            issue="https://github.com/pytorch/pytorch/pull/86724",
-        ),
-    ),
-    devices=("cpu", "cuda"),
-    sources=(release_notes("2.0.0").at(
-        "Backwards Incompatible changes: Require return_complex to be passed explicitly to torch.stft for real input (#86724)"),),
-    tags=("upgrade", "stft", "complex", "deprecation"),
-    references=(
-        "https://github.com/pytorch/pytorch/pull/72882",  # plan: error on the default, warn on explicit False
-        "https://github.com/pytorch/pytorch/pull/86724",  # 2.0: return_complex required for real input
-        "https://github.com/speechbrain/speechbrain/pull/2045",  # downstream: fixes the 2.0 warning
-        "https://github.com/coqui-ai/TTS/issues/2639",  # downstream: the warning in every training run
-        "https://github.com/NVIDIA-NeMo/Speech/pull/5729",  # downstream: NeMo moves to view_as_real
-    ),
-)
+from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
@@ -76,22 +50,6 @@ def broken(device):
     window = torch.hann_window(N_FFT, device=device)
     return _warn_every_time(lambda: torch.stft(
         wave, N_FFT, hop_length=HOP, window=window, center=False, return_complex=False))
-
-
-def symptom(run):
-    """The C++ deprecation warning about return_complex=False."""
-    return run.warned(UserWarning, r"stft with return_complex=False is deprecated")
-
-
-# %% [markdown]
-# `torch.stft` has another `UserWarning` on recent releases, about a missing window: the
-# default rectangular window leaks spectrum. Same function, same category, another problem.
-
-# %%
-def near_miss(device):
-    wave = torch.tensor(WAVE, device=device)
-    return _warn_every_time(lambda: torch.stft(
-        wave, N_FFT, hop_length=HOP, center=False, return_complex=True))  # no window
 
 
 # %%
@@ -124,18 +82,6 @@ def fixed(device):
     return torch.view_as_real(spec)
 
 
-def check(run, device):
-    """Real and imaginary parts equal the rfft of each windowed frame (frequency x frame x 2),
-    and the call did not warn (the broken call returns the same numbers; the warning is what
-    tells it apart)."""
-    assert run.error is None, f"raised {run.error!r}"
-    wave = torch.tensor(WAVE, device=device)
-    frames = wave.unfold(0, N_FFT, HOP) * torch.hann_window(N_FFT, device=device)  # frame x time
-    expected = torch.view_as_real(torch.fft.rfft(frames, dim=-1)).transpose(0, 1)  # freq x frame x 2
-    torch.testing.assert_close(run.value, expected, atol=1e-5, rtol=1e-5)
-    assert not run.warnings, f"the call warned: {run.warnings[0].message}"
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -154,3 +100,62 @@ if __name__ == "__main__":
 # warning from 2.0.1 on (releases run: 1.13.1, 2.0.1, 2.1.2, 2.2.2, 2.3.1, 2.4.1, 2.5.1, 2.6.0,
 # 2.7.1, 2.8.0, 2.9.1, 2.10.0, 2.13.0, 2.14.1 and 2.15.0; each showed `absent` on 1.13.1 and
 # `reproduced` from 2.0.1 on).
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# `torch.stft` has another `UserWarning` on recent releases, about a missing window: the
+# default rectangular window leaks spectrum. Same function, same category, another problem.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import release_notes
+
+
+def symptom(run):
+    """The C++ deprecation warning about return_complex=False."""
+    return run.warned(UserWarning, r"stft with return_complex=False is deprecated")
+
+
+def near_miss(device):
+    wave = torch.tensor(WAVE, device=device)
+    return _warn_every_time(lambda: torch.stft(
+        wave, N_FFT, hop_length=HOP, center=False, return_complex=True))  # no window
+
+
+def check(run, device):
+    """Real and imaginary parts equal the rfft of each windowed frame (frequency x frame x 2),
+    and the call did not warn (the broken call returns the same numbers; the warning is what
+    tells it apart)."""
+    assert run.error is None, f"raised {run.error!r}"
+    wave = torch.tensor(WAVE, device=device)
+    frames = wave.unfold(0, N_FFT, HOP) * torch.hann_window(N_FFT, device=device)  # frame x time
+    expected = torch.view_as_real(torch.fft.rfft(frames, dim=-1)).transpose(0, 1)  # freq x frame x 2
+    torch.testing.assert_close(run.value, expected, atol=1e-5, rtol=1e-5)
+    assert not run.warnings, f"the call warned: {run.warnings[0].message}"
+
+
+CASE = Case(
+    id="stft-return-complex-false-deprecated",
+    title="torch.stft(..., return_complex=False) is deprecated",
+    kind="warning",
+    affects=(
+        Affects(
+            versions=">=2.0",
+            reason="stft warns from C++ when return_complex=False is passed "
+                   "(observed: quiet on 1.13.1, UserWarning from 2.0.1 to 2.15.0)",
+            issue="https://github.com/pytorch/pytorch/pull/86724",
+        ),
+    ),
+    devices=("cpu", "cuda"),
+    sources=(release_notes("2.0.0").at(
+        "Backwards Incompatible changes: Require return_complex to be passed explicitly to torch.stft for real input (#86724)"),),
+    tags=("upgrade", "stft", "complex", "deprecation"),
+    references=(
+        "https://github.com/pytorch/pytorch/pull/72882",  # plan: error on the default, warn on explicit False
+        "https://github.com/pytorch/pytorch/pull/86724",  # 2.0: return_complex required for real input
+        "https://github.com/speechbrain/speechbrain/pull/2045",  # downstream: fixes the 2.0 warning
+        "https://github.com/coqui-ai/TTS/issues/2639",  # downstream: the warning in every training run
+        "https://github.com/NVIDIA-NeMo/Speech/pull/5729",  # downstream: NeMo moves to view_as_real
+    ),
+)

@@ -20,32 +20,7 @@
 # %%
 import torch
 
-from torch_pitfalls import Affects, Case, observe
-from torch_pitfalls.sources import release_notes
-
-CASE = Case(
-    id="tensor-t-on-zero-dim",
-    title="x.T on a 0-d tensor is deprecated",
-    kind="warning",
-    affects=(
-        Affects(
-            versions=">=2.0",
-            reason="Tensor.T (and .mT, .H, .mH) on a 0-d tensor warns from C++ "
-                   "(observed: quiet on 1.13.1, UserWarning from 2.0.1 to 2.15.0)",
-            issue="https://github.com/pytorch/pytorch/pull/92143",
-        ),
-    ),
-    devices=("cpu", "cuda"),
-    sources=(release_notes("2.0.0").at(
-        "Deprecations, Python API: Deprecate tensor.mT, tensor.T, tensor.mH, tensor.H on 0D-tensors (#92143)"),),
-    tags=("upgrade", "transpose", "scalar", "deprecation"),
-    references=(
-        "https://github.com/pytorch/pytorch/pull/64180",  # 2021: .T deprecated on dims other than 0 and 2
-        "https://github.com/pytorch/pytorch/pull/92143",  # 2.0: .T/.mT/.H/.mH deprecated on 0-d too
-        "https://github.com/johnmarktaylor91/torchlens/issues/16",  # downstream: torchlens prints it
-        "https://github.com/pytorch/pytorch/issues/135693",  # even tab completion in the REPL triggers it
-    ),
-)
+from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
@@ -70,27 +45,6 @@ def broken(device):
     torch.set_warn_always(True)
     try:
         return {k: v.T for k, v in state.items()}  # .T on the 0-d logit_scale warns on 2.0
-    finally:
-        torch.set_warn_always(previous)
-
-
-def symptom(run):
-    """The C++ deprecation warning about .T on a 0-d tensor."""
-    return run.warned(UserWarning, r"Tensor\.T is deprecated on 0-D tensors")
-
-
-# %% [markdown]
-# `.T` has an older deprecation of the same category: on a tensor with more than 2 dimensions
-# (a batch of matrices), where `.T` reverses all the dimensions. Every release of the matrix
-# warns about that one; it is another misuse, not this change.
-
-# %%
-def near_miss(device):
-    batch = torch.zeros(5, 2, 3, device=device)
-    previous = torch.is_warn_always_enabled()
-    torch.set_warn_always(True)
-    try:
-        return batch.T.shape  # UserWarning: the use of `x.T` on tensors of dimension other than 2
     finally:
         torch.set_warn_always(previous)
 
@@ -120,18 +74,6 @@ def fixed(device):
     return {k: v.t() for k, v in state.items()}  # t(): 0-d and 1-d returned as they are
 
 
-def check(run, device):
-    """The matrix is transposed element by element and the scalar is unchanged; and the
-    conversion did not warn (.T gives the same values, so the warning is what tells it apart)."""
-    assert run.error is None, f"raised {run.error!r}"
-    rows = STATE["proj.weight"]
-    swapped = [[rows[i][j] for i in range(len(rows))] for j in range(len(rows[0]))]
-    torch.testing.assert_close(run.value["proj.weight"], torch.tensor(swapped, device=device))
-    torch.testing.assert_close(run.value["logit_scale"], torch.tensor(STATE["logit_scale"], device=device))
-    assert run.value["logit_scale"].dim() == 0
-    assert not run.warnings, f"the conversion warned: {run.warnings[0].message}"
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -147,3 +89,66 @@ if __name__ == "__main__":
 # (releases run: 1.13.1, 2.0.1, 2.1.2, 2.2.2, 2.3.1, 2.4.1, 2.5.1, 2.6.0, 2.7.1, 2.8.0, 2.9.1,
 # 2.10.0, 2.13.0, 2.14.1 and 2.15.0; each showed `absent` on 1.13.1 and `reproduced` from 2.0.1
 # on).
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# `.T` has an older deprecation of the same category: on a tensor with more than 2 dimensions
+# (a batch of matrices), where `.T` reverses all the dimensions. Every release of the matrix
+# warns about that one; it is another misuse, not this change.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import release_notes
+
+
+def symptom(run):
+    """The C++ deprecation warning about .T on a 0-d tensor."""
+    return run.warned(UserWarning, r"Tensor\.T is deprecated on 0-D tensors")
+
+
+def near_miss(device):
+    batch = torch.zeros(5, 2, 3, device=device)
+    previous = torch.is_warn_always_enabled()
+    torch.set_warn_always(True)
+    try:
+        return batch.T.shape  # UserWarning: the use of `x.T` on tensors of dimension other than 2
+    finally:
+        torch.set_warn_always(previous)
+
+
+def check(run, device):
+    """The matrix is transposed element by element and the scalar is unchanged; and the
+    conversion did not warn (.T gives the same values, so the warning is what tells it apart)."""
+    assert run.error is None, f"raised {run.error!r}"
+    rows = STATE["proj.weight"]
+    swapped = [[rows[i][j] for i in range(len(rows))] for j in range(len(rows[0]))]
+    torch.testing.assert_close(run.value["proj.weight"], torch.tensor(swapped, device=device))
+    torch.testing.assert_close(run.value["logit_scale"], torch.tensor(STATE["logit_scale"], device=device))
+    assert run.value["logit_scale"].dim() == 0
+    assert not run.warnings, f"the conversion warned: {run.warnings[0].message}"
+
+
+CASE = Case(
+    id="tensor-t-on-zero-dim",
+    title="x.T on a 0-d tensor is deprecated",
+    kind="warning",
+    affects=(
+        Affects(
+            versions=">=2.0",
+            reason="Tensor.T (and .mT, .H, .mH) on a 0-d tensor warns from C++ "
+                   "(observed: quiet on 1.13.1, UserWarning from 2.0.1 to 2.15.0)",
+            issue="https://github.com/pytorch/pytorch/pull/92143",
+        ),
+    ),
+    devices=("cpu", "cuda"),
+    sources=(release_notes("2.0.0").at(
+        "Deprecations, Python API: Deprecate tensor.mT, tensor.T, tensor.mH, tensor.H on 0D-tensors (#92143)"),),
+    tags=("upgrade", "transpose", "scalar", "deprecation"),
+    references=(
+        "https://github.com/pytorch/pytorch/pull/64180",  # 2021: .T deprecated on dims other than 0 and 2
+        "https://github.com/pytorch/pytorch/pull/92143",  # 2.0: .T/.mT/.H/.mH deprecated on 0-d too
+        "https://github.com/johnmarktaylor91/torchlens/issues/16",  # downstream: torchlens prints it
+        "https://github.com/pytorch/pytorch/issues/135693",  # even tab completion in the REPL triggers it
+    ),
+)

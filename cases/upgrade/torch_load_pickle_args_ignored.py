@@ -23,30 +23,7 @@ import warnings
 
 import torch
 
-from torch_pitfalls import Affects, Case, observe
-from torch_pitfalls.sources import release_notes
-
-CASE = Case(
-    id="torch-load-pickle-args-ignored",
-    title="torch.load(..., encoding=) warns that pickle arguments need weights_only=False",
-    kind="warning",
-    affects=(
-        Affects(
-            versions=">=2.11",
-            reason="torch.load warns when pickle_load_args meet weights_only=True (observed 2.11.0 to "
-                   "2.15.0; quiet on 1.13.1, 2.6.0 and 2.10.0)",
-            issue="https://github.com/pytorch/pytorch/pull/161033",
-        ),
-    ),
-    devices=("cpu", "cuda"),
-    sources=(release_notes("2.11.0").at("the release whose torch.load first warns about pickle_load_args under weights_only"),),
-    tags=("upgrade", "serialization", "torch_load"),
-    references=(
-        "https://github.com/pytorch/pytorch/issues/159555",  # pickle_load_args vs the weights-only unpickler
-        "https://github.com/pytorch/pytorch/pull/161033",  # the warning, fixing #159555 (first in 2.11)
-        "https://github.com/mikel-brostrom/boxmot/pull/2123",  # downstream: torch.load with encoding latin1 after 2.6
-    ),
-)
+from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
@@ -58,25 +35,6 @@ def broken(device):
         torch.save({"weight": torch.tensor([1.0, 2.0])}, path)
         state = torch.load(path, map_location=device, encoding="latin1")  # the Python 2 recipe
     return state["weight"]
-
-
-def symptom(run):
-    """torch.load's warning that extra pickle arguments need weights_only=False."""
-    return run.warned(UserWarning, r"pickle_load_args only works if")
-
-
-# %% [markdown]
-# `torch.save` has a `UserWarning` of its own on every release: saving a tensor that carries a
-# backward hook warns that the hook will not be serialized. A serialization warning, about
-# something else.
-
-# %%
-def near_miss(device):
-    w = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
-    w.register_hook(lambda grad: grad * 2)
-    with tempfile.TemporaryDirectory() as d:
-        torch.save(w, os.path.join(d, "w.pt"))  # UserWarning: backward hook ... not be serialized
-    return w.detach()
 
 
 # %%
@@ -115,13 +73,6 @@ def fixed(device):
     return state["weight"]
 
 
-def check(run, device):
-    """The weight saved as [1, 2] comes back as [1, 2], and nothing warned: the broken load
-    returns the same tensor, so the missing warning is what tells the fix apart."""
-    torch.testing.assert_close(run.value, torch.tensor([1.0, 2.0], device=device))
-    assert not run.warnings, f"the load warned: {run.warnings[0].message}"
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -142,3 +93,57 @@ if __name__ == "__main__":
 # about this warning itself was found. Observed with this project's venvs: quiet on 1.13.1,
 # 2.6.0 and 2.10.0 (2.5.1 prints only the other `FutureWarning`), a `UserWarning` on 2.11.0,
 # 2.12.1, 2.13.0, 2.14.1 and 2.15.0.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# `torch.save` has a `UserWarning` of its own on every release: saving a tensor that carries a
+# backward hook warns that the hook will not be serialized. A serialization warning, about
+# something else.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import release_notes
+
+
+def symptom(run):
+    """torch.load's warning that extra pickle arguments need weights_only=False."""
+    return run.warned(UserWarning, r"pickle_load_args only works if")
+
+
+def near_miss(device):
+    w = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
+    w.register_hook(lambda grad: grad * 2)
+    with tempfile.TemporaryDirectory() as d:
+        torch.save(w, os.path.join(d, "w.pt"))  # UserWarning: backward hook ... not be serialized
+    return w.detach()
+
+
+def check(run, device):
+    """The weight saved as [1, 2] comes back as [1, 2], and nothing warned: the broken load
+    returns the same tensor, so the missing warning is what tells the fix apart."""
+    torch.testing.assert_close(run.value, torch.tensor([1.0, 2.0], device=device))
+    assert not run.warnings, f"the load warned: {run.warnings[0].message}"
+
+
+CASE = Case(
+    id="torch-load-pickle-args-ignored",
+    title="torch.load(..., encoding=) warns that pickle arguments need weights_only=False",
+    kind="warning",
+    affects=(
+        Affects(
+            versions=">=2.11",
+            reason="torch.load warns when pickle_load_args meet weights_only=True (observed 2.11.0 to "
+                   "2.15.0; quiet on 1.13.1, 2.6.0 and 2.10.0)",
+            issue="https://github.com/pytorch/pytorch/pull/161033",
+        ),
+    ),
+    devices=("cpu", "cuda"),
+    sources=(release_notes("2.11.0").at("the release whose torch.load first warns about pickle_load_args under weights_only"),),
+    tags=("upgrade", "serialization", "torch_load"),
+    references=(
+        "https://github.com/pytorch/pytorch/issues/159555",  # pickle_load_args vs the weights-only unpickler
+        "https://github.com/pytorch/pytorch/pull/161033",  # the warning, fixing #159555 (first in 2.11)
+        "https://github.com/mikel-brostrom/boxmot/pull/2123",  # downstream: torch.load with encoding latin1 after 2.6
+    ),
+)

@@ -24,34 +24,7 @@ import warnings
 
 import torch
 
-from torch_pitfalls import Affects, Case, observe
-from torch_pitfalls.sources import release_notes
-
-CASE = Case(
-    id="torch-load-weights-only-warning",
-    title="torch.load without weights_only warns on 2.4 and 2.5",
-    kind="warning",
-    affects=(
-        Affects(
-            versions=">=2.4,<2.6",
-            reason="torch.load warns FutureWarning when weights_only is not passed (observed on 2.4.1 "
-                   "and 2.5.1; absent on 2.3.1 and on 2.6.0, where the default became True)",
-            issue="https://github.com/pytorch/pytorch/pull/129239",
-        ),
-    ),
-    devices=("cpu", "cuda"),
-    sources=(
-        release_notes("2.6.0").at("Backwards Incompatible Changes: torch.load defaults to weights_only=True"),
-    ),
-    tags=("upgrade", "serialization", "torch_load", "weights_only"),
-    references=(
-        "https://github.com/pytorch/pytorch/pull/129239",  # adds the FutureWarning (2.4)
-        "https://github.com/pytorch/pytorch/pull/137602",  # flips the default (2.6)
-        "https://github.com/pytorch/pytorch/issues/109108",  # weights_only=True warned TypedStorage on 2.0/2.1
-        "https://github.com/Lightning-AI/pytorch-lightning/pull/20057",  # sets weights_only for 2.4
-        "https://github.com/Linesight-RL/linesight/issues/50",  # the warning in a user's log
-    ),
-)
+from torch_pitfalls import observe
 
 
 def _save_checkpoint(folder, device):
@@ -74,25 +47,6 @@ def broken(device):
     with tempfile.TemporaryDirectory() as folder:
         path = _save_checkpoint(folder, device)
         return torch.load(path, map_location=device)  # weights_only left to its default
-
-
-def symptom(run):
-    """The load warns that weights_only was left at its (changing) default."""
-    return run.warned(FutureWarning, r"weights_only.*default")
-
-
-# %% [markdown]
-# Not every `torch.load` warning that names `weights_only` is this one. A checkpoint written
-# with a pickle protocol other than torch's default (2), loaded with `weights_only=True`, gets a
-# `UserWarning` from the weights-only unpickler (since 2.4) that the protocol might not be
-# supported. The argument is set; the warning is about the file's protocol.
-
-# %%
-def near_miss(device):
-    with tempfile.TemporaryDirectory() as folder:
-        path = os.path.join(folder, "checkpoint.pt")
-        torch.save({"weight": torch.ones(2, device=device)}, path, pickle_protocol=3)
-        return torch.load(path, map_location=device, weights_only=True)
 
 
 # %%
@@ -129,18 +83,6 @@ def fixed(device):
             return torch.load(path, map_location=device, weights_only=True)
 
 
-def check(run, device):
-    """The loaded tensors are the ones written by hand, on the requested device, and the load
-    emitted no warning (the broken call loads the same values, so the warning tells it apart)."""
-    value = run.value
-    assert isinstance(value, dict), f"expected the checkpoint dict, got {type(value).__name__}"
-    torch.testing.assert_close(value["weight"], torch.tensor([[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]], device=device))
-    torch.testing.assert_close(value["bias"], torch.tensor([0.5, -0.5], device=device))
-    assert int(value["step"]) == 7
-    assert value["weight"].device.type == torch.device(device).type
-    assert not run.warnings, f"the load warned: {run.warnings[0].message}"
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -158,3 +100,66 @@ if __name__ == "__main__":
 # 2.15.0. On CUDA it was run on one release, torch 2.11.0+cu130 on an NVIDIA H200
 # (`reports/torch-2.11.0-cuda-nvidia-h200.json`): quiet, as on the CPU from 2.6.0 (`absent`: the
 # broken code was right there); other releases on CUDA were not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# Not every `torch.load` warning that names `weights_only` is this one. A checkpoint written
+# with a pickle protocol other than torch's default (2), loaded with `weights_only=True`, gets a
+# `UserWarning` from the weights-only unpickler (since 2.4) that the protocol might not be
+# supported. The argument is set; the warning is about the file's protocol.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import release_notes
+
+
+def symptom(run):
+    """The load warns that weights_only was left at its (changing) default."""
+    return run.warned(FutureWarning, r"weights_only.*default")
+
+
+def near_miss(device):
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "checkpoint.pt")
+        torch.save({"weight": torch.ones(2, device=device)}, path, pickle_protocol=3)
+        return torch.load(path, map_location=device, weights_only=True)
+
+
+def check(run, device):
+    """The loaded tensors are the ones written by hand, on the requested device, and the load
+    emitted no warning (the broken call loads the same values, so the warning tells it apart)."""
+    value = run.value
+    assert isinstance(value, dict), f"expected the checkpoint dict, got {type(value).__name__}"
+    torch.testing.assert_close(value["weight"], torch.tensor([[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]], device=device))
+    torch.testing.assert_close(value["bias"], torch.tensor([0.5, -0.5], device=device))
+    assert int(value["step"]) == 7
+    assert value["weight"].device.type == torch.device(device).type
+    assert not run.warnings, f"the load warned: {run.warnings[0].message}"
+
+
+CASE = Case(
+    id="torch-load-weights-only-warning",
+    title="torch.load without weights_only warns on 2.4 and 2.5",
+    kind="warning",
+    affects=(
+        Affects(
+            versions=">=2.4,<2.6",
+            reason="torch.load warns FutureWarning when weights_only is not passed (observed on 2.4.1 "
+                   "and 2.5.1; absent on 2.3.1 and on 2.6.0, where the default became True)",
+            issue="https://github.com/pytorch/pytorch/pull/129239",
+        ),
+    ),
+    devices=("cpu", "cuda"),
+    sources=(
+        release_notes("2.6.0").at("Backwards Incompatible Changes: torch.load defaults to weights_only=True"),
+    ),
+    tags=("upgrade", "serialization", "torch_load", "weights_only"),
+    references=(
+        "https://github.com/pytorch/pytorch/pull/129239",  # adds the FutureWarning (2.4)
+        "https://github.com/pytorch/pytorch/pull/137602",  # flips the default (2.6)
+        "https://github.com/pytorch/pytorch/issues/109108",  # weights_only=True warned TypedStorage on 2.0/2.1
+        "https://github.com/Lightning-AI/pytorch-lightning/pull/20057",  # sets weights_only for 2.4
+        "https://github.com/Linesight-RL/linesight/issues/50",  # the warning in a user's log
+    ),
+)

@@ -22,30 +22,7 @@ import math
 
 import torch
 
-from torch_pitfalls import Affects, Case, observe
-from torch_pitfalls.sources import release_notes
-
-CASE = Case(
-    id="torch-six-removed",
-    title="from torch._six import ... fails: the module is gone",
-    kind="error",
-    affects=(
-        Affects(
-            versions=">=2.0",
-            reason="torch._six was deleted (observed: imports on 1.13.1, ModuleNotFoundError from 2.0.1 to 2.15.0)",
-            issue="https://github.com/pytorch/pytorch/pull/94709",
-        ),
-    ),
-    devices=("cpu", "cuda"),
-    sources=(release_notes("2.0.0").at("Deprecations, Releng: Deprecated private API torch._six (#94709)"),),
-    tags=("upgrade", "import", "removal", "private_api"),
-    references=(
-        "https://github.com/pytorch/pytorch/pull/94709",  # torch/_six.py deleted
-        "https://github.com/NVIDIA/apex/issues/1724",  # downstream: apex fails to import on 2.0.1
-        "https://github.com/facebookresearch/fairscale/pull/1106",  # downstream fix: use torch.inf
-        "https://github.com/facebookresearch/SlowFast/pull/649",  # downstream fix: int_classes
-    ),
-)
+from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
@@ -61,21 +38,6 @@ def broken(device):
 
     grads = torch.tensor([3.0, -4.0], device=device)
     return as_list("a.pt"), as_list(["a.pt", "b.pt"]), grads.norm(p=inf)
-
-
-def symptom(run):
-    """The import of torch._six itself fails (the module name, quoted, as Python reports it)."""
-    return run.raised(ModuleNotFoundError, r"No module named 'torch\._six'")
-
-
-# %% [markdown]
-# Another private torch module a user guesses at fails with the same exception type: someone
-# who read that `_six` was made public and tries `torch.six` gets a `ModuleNotFoundError`
-# about that name, which never existed on any release.
-
-# %%
-def near_miss(device):
-    return importlib.import_module("torch.six")  # ModuleNotFoundError: No module named 'torch.six'
 
 
 # %%
@@ -108,15 +70,6 @@ def fixed(device):
     return as_list("a.pt"), as_list(["a.pt", "b.pt"]), grads.norm(p=inf)
 
 
-def check(run, device):
-    """A single path becomes a one-element list, a list stays a list, and the infinity norm is
-    the largest absolute value, max(|3|, |-4|) = 4."""
-    assert run.error is None, f"raised {run.error!r}"
-    single, several, norm = run.value
-    assert single == ["a.pt"] and several == ["a.pt", "b.pt"], (single, several)
-    torch.testing.assert_close(norm.cpu(), torch.tensor(max(abs(3.0), abs(-4.0))))
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -133,3 +86,55 @@ if __name__ == "__main__":
 # sampler). Observed here on CPU: the import succeeds on 1.13.1 and fails from 2.0.1 on (releases run:
 # 1.13.1, 2.0.1, 2.1.2, 2.2.2, 2.3.1, 2.4.1, 2.5.1, 2.6.0, 2.7.1, 2.8.0, 2.9.1, 2.10.0, 2.13.0,
 # 2.14.1 and 2.15.0; each showed `absent` on 1.13.1 and `reproduced` from 2.0.1 on).
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# Another private torch module a user guesses at fails with the same exception type: someone
+# who read that `_six` was made public and tries `torch.six` gets a `ModuleNotFoundError`
+# about that name, which never existed on any release.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import release_notes
+
+
+def symptom(run):
+    """The import of torch._six itself fails (the module name, quoted, as Python reports it)."""
+    return run.raised(ModuleNotFoundError, r"No module named 'torch\._six'")
+
+
+def near_miss(device):
+    return importlib.import_module("torch.six")  # ModuleNotFoundError: No module named 'torch.six'
+
+
+def check(run, device):
+    """A single path becomes a one-element list, a list stays a list, and the infinity norm is
+    the largest absolute value, max(|3|, |-4|) = 4."""
+    assert run.error is None, f"raised {run.error!r}"
+    single, several, norm = run.value
+    assert single == ["a.pt"] and several == ["a.pt", "b.pt"], (single, several)
+    torch.testing.assert_close(norm.cpu(), torch.tensor(max(abs(3.0), abs(-4.0))))
+
+
+CASE = Case(
+    id="torch-six-removed",
+    title="from torch._six import ... fails: the module is gone",
+    kind="error",
+    affects=(
+        Affects(
+            versions=">=2.0",
+            reason="torch._six was deleted (observed: imports on 1.13.1, ModuleNotFoundError from 2.0.1 to 2.15.0)",
+            issue="https://github.com/pytorch/pytorch/pull/94709",
+        ),
+    ),
+    devices=("cpu", "cuda"),
+    sources=(release_notes("2.0.0").at("Deprecations, Releng: Deprecated private API torch._six (#94709)"),),
+    tags=("upgrade", "import", "removal", "private_api"),
+    references=(
+        "https://github.com/pytorch/pytorch/pull/94709",  # torch/_six.py deleted
+        "https://github.com/NVIDIA/apex/issues/1724",  # downstream: apex fails to import on 2.0.1
+        "https://github.com/facebookresearch/fairscale/pull/1106",  # downstream fix: use torch.inf
+        "https://github.com/facebookresearch/SlowFast/pull/649",  # downstream fix: int_classes
+    ),
+)

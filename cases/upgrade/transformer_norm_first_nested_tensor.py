@@ -20,24 +20,7 @@
 import torch
 from torch import nn
 
-from torch_pitfalls import Case, observe, seeded
-from torch_pitfalls.sources import release_notes
-
-CASE = Case(
-    id="transformer-norm-first-nested-tensor",
-    title="A pre-norm nn.TransformerEncoder warns about nested tensors",
-    kind="warning",
-    affects=">=2.1",
-    devices=("cpu", "cuda"),
-    sources=(release_notes("2.1.0").at("torch.nn: TransformerEncoder checks its fast-path conditions at construction (#102045)"),),
-    tags=("upgrade", "transformer", "nested_tensor"),
-    references=(
-        "https://github.com/pytorch/pytorch/pull/102045",  # checks moved to construction time
-        "https://github.com/CUNY-CL/yoyodyne/issues/214",  # downstream: the warning on every model build
-        "https://github.com/jsboige/CoursIA/pull/15142",  # downstream fix: enable_nested_tensor=False
-        "https://github.com/pytorch/pytorch/issues/137173",  # the batch_first sibling of the warning
-    ),
-)
+from torch_pitfalls import observe, seeded
 
 D_MODEL, NHEAD, FF = 8, 2, 16
 
@@ -60,24 +43,6 @@ def broken(device):
     encoder.eval()
     with torch.no_grad():
         return encoder(_src(device))
-
-
-def symptom(run):
-    """The constructor warns that the nested-tensor path is off because of norm_first."""
-    return run.warned(UserWarning, r"enable_nested_tensor is True.*norm_first")
-
-
-# %% [markdown]
-# The same constructor warning has other reasons. A layer built with the default
-# `batch_first=False` (the `nn.Transformer()` default) makes it say "because
-# encoder_layer.self_attn.batch_first was not True": the same `UserWarning` from the same
-# line, about another setting.
-
-# %%
-def near_miss(device):
-    with seeded(0):
-        layer = nn.TransformerEncoderLayer(D_MODEL, NHEAD, FF, dropout=0.0, device=device)  # batch_first=False
-        return nn.TransformerEncoder(layer, num_layers=2)
 
 
 # %%
@@ -109,18 +74,6 @@ def fixed(device):
         return encoder(_src(device))
 
 
-def check(run, device):
-    """The output is the same layer applied twice to the input, and building the encoder
-    emitted no warning (the broken encoder computes the same values)."""
-    with seeded(0):
-        layer = _layer(device)
-    layer.eval()
-    with torch.no_grad():
-        expected = layer(layer(_src(device)))
-    torch.testing.assert_close(run.value, expected)
-    assert not run.warnings, f"building the encoder warned: {run.warnings[0].message}"
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -139,3 +92,55 @@ if __name__ == "__main__":
 # 2.13.0 and 2.15.0. On CUDA the warning was observed on one release, torch 2.11.0+cu130 on an
 # NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not
 # observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# The same constructor warning has other reasons. A layer built with the default
+# `batch_first=False` (the `nn.Transformer()` default) makes it say "because
+# encoder_layer.self_attn.batch_first was not True": the same `UserWarning` from the same
+# line, about another setting.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Case
+from torch_pitfalls.sources import release_notes
+
+
+def symptom(run):
+    """The constructor warns that the nested-tensor path is off because of norm_first."""
+    return run.warned(UserWarning, r"enable_nested_tensor is True.*norm_first")
+
+
+def near_miss(device):
+    with seeded(0):
+        layer = nn.TransformerEncoderLayer(D_MODEL, NHEAD, FF, dropout=0.0, device=device)  # batch_first=False
+        return nn.TransformerEncoder(layer, num_layers=2)
+
+
+def check(run, device):
+    """The output is the same layer applied twice to the input, and building the encoder
+    emitted no warning (the broken encoder computes the same values)."""
+    with seeded(0):
+        layer = _layer(device)
+    layer.eval()
+    with torch.no_grad():
+        expected = layer(layer(_src(device)))
+    torch.testing.assert_close(run.value, expected)
+    assert not run.warnings, f"building the encoder warned: {run.warnings[0].message}"
+
+
+CASE = Case(
+    id="transformer-norm-first-nested-tensor",
+    title="A pre-norm nn.TransformerEncoder warns about nested tensors",
+    kind="warning",
+    affects=">=2.1",
+    devices=("cpu", "cuda"),
+    sources=(release_notes("2.1.0").at("torch.nn: TransformerEncoder checks its fast-path conditions at construction (#102045)"),),
+    tags=("upgrade", "transformer", "nested_tensor"),
+    references=(
+        "https://github.com/pytorch/pytorch/pull/102045",  # checks moved to construction time
+        "https://github.com/CUNY-CL/yoyodyne/issues/214",  # downstream: the warning on every model build
+        "https://github.com/jsboige/CoursIA/pull/15142",  # downstream fix: enable_nested_tensor=False
+        "https://github.com/pytorch/pytorch/issues/137173",  # the batch_first sibling of the warning
+    ),
+)

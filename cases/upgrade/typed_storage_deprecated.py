@@ -22,36 +22,7 @@ import contextlib
 
 import torch
 
-from torch_pitfalls import Affects, Case, observe
-from torch_pitfalls.sources import release_notes
-
-CASE = Case(
-    id="typed-storage-deprecated",
-    title="Tensor.storage() warns that TypedStorage is deprecated",
-    kind="warning",
-    affects=(
-        Affects(
-            versions=">=2.0",
-            reason="Tensor.storage() returns a TypedStorage, deprecated in 2.0: a UserWarning "
-                   "(observed from 2.0.1 to 2.15.0; silent on 1.13.1)",
-            issue="https://github.com/pytorch/pytorch/issues/85302",
-        ),
-    ),
-    devices=("cpu", "cuda"),
-    sources=(release_notes("2.0.0").at("Deprecations: TypedStorage and its subclasses, Tensor.storage()"),),
-    tags=("upgrade", "storage", "deprecation"),
-    references=(
-        "https://github.com/pytorch/pytorch/issues/85302",  # plan: remove TypedStorage, warn first
-        "https://github.com/pytorch/pytorch/pull/38870",  # 2020: the C++ StorageImpl loses its dtype
-        "https://github.com/pytorch/pytorch/pull/62030",  # 1.11: Python typed storages wrap an untyped one
-        "https://github.com/pytorch/pytorch/issues/89224",  # the warning should name untyped_storage()
-        "https://github.com/pytorch/pytorch/pull/98777",  # 2.0.1: warn once per process
-        "https://github.com/dmlc/dgl/issues/5104",  # downstream: DGL's Tensor.storage() calls
-        "https://github.com/TylerYep/torchinfo/issues/238",  # downstream: torchinfo summary() warns
-        "https://github.com/learning-at-home/hivemind/issues/563",  # downstream: hivemind compression
-    ),
-)
-
+from torch_pitfalls import observe
 
 # %% [markdown]
 # Since 2.0.1 torch prints this warning only the first time in a process, so a test suite sees
@@ -85,25 +56,6 @@ def broken(device):
         shares = tail.storage().data_ptr() == x.storage().data_ptr()
         elements = tail.storage().size()  # a TypedStorage counts elements
     return shares, elements
-
-
-def symptom(run):
-    """`.storage()` warned that TypedStorage is deprecated."""
-    return run.warned(UserWarning, r"TypedStorage is deprecated")
-
-
-# %% [markdown]
-# Not every `UserWarning` about shared memory is this one. `torch.from_numpy` on a read-only
-# NumPy array warns too (the tensor shares the array's memory but torch cannot keep it
-# read-only): a real warning about storage, not about the deprecated class.
-
-# %%
-def near_miss(device):
-    import numpy as np
-
-    a = np.arange(6.0)
-    a.flags.writeable = False
-    return torch.from_numpy(a)  # UserWarning: the given NumPy array is not writable
 
 
 # %%
@@ -140,17 +92,6 @@ def fixed(device):
     return shares, elements
 
 
-def check(run, device):
-    """The view shares its base's memory and that memory holds the base's six elements (the
-    numbers the old helper computed, worked out from the base itself), and nothing warned: the
-    broken helper computes the same numbers, so the missing warning tells the fix apart."""
-    shares, elements = run.value
-    assert shares is True, "a view shares its base's storage"
-    x = torch.arange(6.0, device=device)
-    assert elements == x.numel(), f"{elements} elements, expected {x.numel()}"
-    assert not run.warnings, f"the call warned: {run.warnings[0].message}"
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -173,3 +114,66 @@ if __name__ == "__main__":
 # and hivemind's compression code did too (learning-at-home/hivemind#563). Observed with this
 # project's venvs: silent on 1.13.1, a `UserWarning` on 2.0.1, 2.1.2, 2.2.2, 2.3.1, 2.4.1,
 # 2.6.0, 2.13.0 and 2.15.0; the class has not been removed as of 2.15.0.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# Not every `UserWarning` about shared memory is this one. `torch.from_numpy` on a read-only
+# NumPy array warns too (the tensor shares the array's memory but torch cannot keep it
+# read-only): a real warning about storage, not about the deprecated class.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import release_notes
+
+
+def symptom(run):
+    """`.storage()` warned that TypedStorage is deprecated."""
+    return run.warned(UserWarning, r"TypedStorage is deprecated")
+
+
+def near_miss(device):
+    import numpy as np
+
+    a = np.arange(6.0)
+    a.flags.writeable = False
+    return torch.from_numpy(a)  # UserWarning: the given NumPy array is not writable
+
+
+def check(run, device):
+    """The view shares its base's memory and that memory holds the base's six elements (the
+    numbers the old helper computed, worked out from the base itself), and nothing warned: the
+    broken helper computes the same numbers, so the missing warning tells the fix apart."""
+    shares, elements = run.value
+    assert shares is True, "a view shares its base's storage"
+    x = torch.arange(6.0, device=device)
+    assert elements == x.numel(), f"{elements} elements, expected {x.numel()}"
+    assert not run.warnings, f"the call warned: {run.warnings[0].message}"
+
+
+CASE = Case(
+    id="typed-storage-deprecated",
+    title="Tensor.storage() warns that TypedStorage is deprecated",
+    kind="warning",
+    affects=(
+        Affects(
+            versions=">=2.0",
+            reason="Tensor.storage() returns a TypedStorage, deprecated in 2.0: a UserWarning "
+                   "(observed from 2.0.1 to 2.15.0; silent on 1.13.1)",
+            issue="https://github.com/pytorch/pytorch/issues/85302",
+        ),
+    ),
+    devices=("cpu", "cuda"),
+    sources=(release_notes("2.0.0").at("Deprecations: TypedStorage and its subclasses, Tensor.storage()"),),
+    tags=("upgrade", "storage", "deprecation"),
+    references=(
+        "https://github.com/pytorch/pytorch/issues/85302",  # plan: remove TypedStorage, warn first
+        "https://github.com/pytorch/pytorch/pull/38870",  # 2020: the C++ StorageImpl loses its dtype
+        "https://github.com/pytorch/pytorch/pull/62030",  # 1.11: Python typed storages wrap an untyped one
+        "https://github.com/pytorch/pytorch/issues/89224",  # the warning should name untyped_storage()
+        "https://github.com/pytorch/pytorch/pull/98777",  # 2.0.1: warn once per process
+        "https://github.com/dmlc/dgl/issues/5104",  # downstream: DGL's Tensor.storage() calls
+        "https://github.com/TylerYep/torchinfo/issues/238",  # downstream: torchinfo summary() warns
+        "https://github.com/learning-at-home/hivemind/issues/563",  # downstream: hivemind compression
+    ),
+)

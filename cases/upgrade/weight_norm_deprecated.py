@@ -20,38 +20,7 @@
 import torch
 from torch import nn
 
-from torch_pitfalls import Affects, Case, observe, seeded
-from torch_pitfalls.sources import release_notes
-
-CASE = Case(
-    id="weight-norm-deprecated",
-    title="torch.nn.utils.weight_norm is deprecated",
-    kind="warning",
-    affects=(
-        Affects(
-            versions=">=2.4",
-            form="FutureWarning",
-            reason="nn.utils.weight_norm warns with category=FutureWarning (observed 2.4.1 to 2.15.0)",
-            issue="https://github.com/pytorch/pytorch/pull/103001",
-        ),
-        Affects(
-            versions=">=2.1,<2.4",
-            form="UserWarning",
-            reason="nn.utils.weight_norm warns with no category, a UserWarning (observed 2.1.2 to 2.3.1)",
-            issue="https://github.com/pytorch/pytorch/pull/103001",
-        ),
-    ),
-    devices=("cpu", "cuda"),
-    sources=(release_notes("2.1.0").at("Deprecations: torch.nn.utils.weight_norm, in favour of torch.nn.utils.parametrizations.weight_norm"),),
-    tags=("upgrade", "weight_norm", "deprecation"),
-    references=(
-        "https://github.com/pytorch/pytorch/pull/103001",  # parametrization version + deprecation
-        "https://github.com/pytorch/pytorch/issues/102999",  # the renamed parameters
-        "https://github.com/paul-krug/pytorch-tcn/issues/1",  # downstream: pytorch-tcn
-        "https://github.com/EveryVoiceTTS/EveryVoice/issues/313",  # downstream: EveryVoice TTS
-        "https://github.com/speechbrain/speechbrain/issues/3074",  # downstream: the FutureWarning in SpeechBrain
-    ),
-)
+from torch_pitfalls import observe, seeded
 
 # %% [markdown]
 # ## The broken code
@@ -64,26 +33,6 @@ def broken(device):
     with seeded(0):
         layer = nn.utils.weight_norm(nn.Linear(4, 3)).to(device)
     return layer(torch.tensor(X, device=device)).detach()
-
-
-def symptom(run):
-    """Wrapping the layer warned that nn.utils.weight_norm is deprecated; the category tells
-    the release."""
-    pattern = r"nn\.utils\.weight_norm`? is deprecated"
-    return run.warned_as(pattern, FutureWarning, UserWarning)
-
-
-# %% [markdown]
-# `torch.nn.utils.clip_grad_norm` without the trailing underscore is deprecated in the same
-# module, with the same category on each release (`UserWarning`, then `FutureWarning` from
-# 2.4): a deprecation of another function, not this one.
-
-# %%
-def near_miss(device):
-    with seeded(0):
-        layer = nn.Linear(2, 1).to(device)
-    layer(torch.ones(1, 2, device=device)).sum().backward()
-    return nn.utils.clip_grad_norm(layer.parameters(), 1.0)
 
 
 # %%
@@ -119,19 +68,6 @@ def fixed(device):
     return layer(torch.tensor(X, device=device)).detach()
 
 
-def check(run, device):
-    """Weight normalisation starts from the layer's own weight (g = |w| per row, v = w), so the
-    wrapped layer computes x @ W.T + b with the W and b a plain `nn.Linear(4, 3)` draws from seed
-    0; the output is compared with that, worked out without any weight_norm, and nothing may
-    have warned (the deprecated wrapper computes the same, so the warning tells them apart)."""
-    with seeded(0):
-        plain = nn.Linear(4, 3).to(device)
-    x = torch.tensor(X, device=device)
-    expected = (x @ plain.weight.T + plain.bias).detach()
-    torch.testing.assert_close(run.value, expected)
-    assert not run.warnings, f"the call warned: {run.warnings[0].message}"
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -147,3 +83,72 @@ if __name__ == "__main__":
 # a `UserWarning` on 2.1.2, 2.2.2 and 2.3.1, a `FutureWarning` on 2.4.1, 2.6.0, 2.13.0 and 2.15.0
 # (`python -m torch_pitfalls.surface diff` shows both changes). The old function had not been removed as
 # of 2.15.0.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# `torch.nn.utils.clip_grad_norm` without the trailing underscore is deprecated in the same
+# module, with the same category on each release (`UserWarning`, then `FutureWarning` from
+# 2.4): a deprecation of another function, not this one.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import release_notes
+
+
+def symptom(run):
+    """Wrapping the layer warned that nn.utils.weight_norm is deprecated; the category tells
+    the release."""
+    pattern = r"nn\.utils\.weight_norm`? is deprecated"
+    return run.warned_as(pattern, FutureWarning, UserWarning)
+
+
+def near_miss(device):
+    with seeded(0):
+        layer = nn.Linear(2, 1).to(device)
+    layer(torch.ones(1, 2, device=device)).sum().backward()
+    return nn.utils.clip_grad_norm(layer.parameters(), 1.0)
+
+
+def check(run, device):
+    """Weight normalisation starts from the layer's own weight (g = |w| per row, v = w), so the
+    wrapped layer computes x @ W.T + b with the W and b a plain `nn.Linear(4, 3)` draws from seed
+    0; the output is compared with that, worked out without any weight_norm, and nothing may
+    have warned (the deprecated wrapper computes the same, so the warning tells them apart)."""
+    with seeded(0):
+        plain = nn.Linear(4, 3).to(device)
+    x = torch.tensor(X, device=device)
+    expected = (x @ plain.weight.T + plain.bias).detach()
+    torch.testing.assert_close(run.value, expected)
+    assert not run.warnings, f"the call warned: {run.warnings[0].message}"
+
+
+CASE = Case(
+    id="weight-norm-deprecated",
+    title="torch.nn.utils.weight_norm is deprecated",
+    kind="warning",
+    affects=(
+        Affects(
+            versions=">=2.4",
+            form="FutureWarning",
+            reason="nn.utils.weight_norm warns with category=FutureWarning (observed 2.4.1 to 2.15.0)",
+            issue="https://github.com/pytorch/pytorch/pull/103001",
+        ),
+        Affects(
+            versions=">=2.1,<2.4",
+            form="UserWarning",
+            reason="nn.utils.weight_norm warns with no category, a UserWarning (observed 2.1.2 to 2.3.1)",
+            issue="https://github.com/pytorch/pytorch/pull/103001",
+        ),
+    ),
+    devices=("cpu", "cuda"),
+    sources=(release_notes("2.1.0").at("Deprecations: torch.nn.utils.weight_norm, in favour of torch.nn.utils.parametrizations.weight_norm"),),
+    tags=("upgrade", "weight_norm", "deprecation"),
+    references=(
+        "https://github.com/pytorch/pytorch/pull/103001",  # parametrization version + deprecation
+        "https://github.com/pytorch/pytorch/issues/102999",  # the renamed parameters
+        "https://github.com/paul-krug/pytorch-tcn/issues/1",  # downstream: pytorch-tcn
+        "https://github.com/EveryVoiceTTS/EveryVoice/issues/313",  # downstream: EveryVoice TTS
+        "https://github.com/speechbrain/speechbrain/issues/3074",  # downstream: the FutureWarning in SpeechBrain
+    ),
+)

@@ -28,48 +28,7 @@ import tempfile
 import numpy as np
 import torch
 
-from torch_pitfalls import Affects, Case, observe
-from torch_pitfalls.sources import release_notes
-
-CASE = Case(
-    id="weights-only-numpy-in-checkpoint",
-    title="A checkpoint with NumPy values in it stops loading on 2.6",
-    kind="error",
-    affects=(
-        Affects(
-            versions=">=2.4,<2.6",
-            form="FutureWarning",
-            reason="weights_only left out: FutureWarning that the default will flip, and the NumPy values "
-                   "still load (observed on 2.4.1 and 2.5.1)",
-            issue="https://github.com/pytorch/pytorch/pull/129239",
-        ),
-        Affects(
-            versions=">=2.6",
-            form="UnpicklingError",
-            reason="weights_only defaults to True and the restricted unpickler refuses NumPy's scalar and "
-                   "array rebuild functions (observed from 2.6.0 on)",
-            issue="https://github.com/pytorch/pytorch/pull/137602",
-        ),
-    ),
-    devices=("cpu", "cuda"),
-    sources=(
-        release_notes("2.6.0").at("Backwards Incompatible Changes: torch.load defaults to weights_only=True"),
-    ),
-    tags=("upgrade", "serialization", "torch_load", "weights_only", "numpy"),
-    references=(
-        "https://github.com/pytorch/pytorch/pull/137602",  # the default flips to True (2.6)
-        "https://github.com/pytorch/pytorch/pull/129239",  # FutureWarning when weights_only is left out (2.4)
-        "https://github.com/pytorch/pytorch/pull/124331",  # add_safe_globals (2.4)
-        "https://github.com/pytorch/pytorch/pull/127939",  # the safe_globals context manager (2.5)
-        "https://github.com/pytorch/pytorch/pull/134346",  # dtype classes only show up at BUILD
-        "https://github.com/pytorch/xla/issues/7799",  # NumPy's globals deliberately left off the default list
-        "https://github.com/suno-ai/bark/issues/626",  # numpy.core.multiarray.scalar in bark's checkpoints
-        "https://github.com/suno-ai/bark/issues/656",  # allowlisting scalar alone "has no effect"
-        "https://github.com/MIC-DKFZ/nnUNet/issues/2681",  # nnU-Net v2 models stop loading on 2.6
-        "https://github.com/nerfstudio-project/nerfstudio/pull/3702",  # a bare NumPy scalar in the state
-        "https://github.com/HorizonRobotics/alf/pull/1754",  # global_step saved as NumPy: _reconstruct
-    ),
-)
+from torch_pitfalls import observe
 
 SCORES = [0.75, 0.8125, 0.875, 0.8125]  # validation scores of four epochs
 PIXEL_MEAN = [0.5, 0.25, 0.125]  # per-channel statistics of the training set
@@ -100,36 +59,6 @@ def broken(device):
         path = _save_checkpoint(folder, device)
         checkpoint = torch.load(path, map_location=device)  # weights_only left to its default
         return _resumed(checkpoint)
-
-
-def _holds_numpy(value) -> bool:
-    return isinstance(value, dict) and any(isinstance(v, (np.generic, np.ndarray)) for v in value.values())
-
-
-def symptom(run):
-    """2.6 on: the weights-only unpickler refuses NumPy's rebuild functions; 2.4-2.5: the warning
-    that it will, on a load that returned NumPy values."""
-    if run.raised(pickle.UnpicklingError, r"weights.only") and run.raised(
-        pickle.UnpicklingError, r"numpy\.(_core|core)\.multiarray\.(scalar|_reconstruct)"
-    ):
-        return "UnpicklingError"
-    if run.error is None and run.warned(FutureWarning, r"weights_only.*default") and _holds_numpy(run.value):
-        return "FutureWarning"
-    return False
-
-
-# %% [markdown]
-# The same error for another class is another pitfall with another fix. A checkpoint that
-# pickled the run's `argparse.Namespace` fails on 2.6 with the same `UnpicklingError` and the same
-# paragraph about the changed default, naming `argparse.Namespace` (the case
-# torch-load-weights-only-default); no NumPy allowlist loads it.
-
-# %%
-def near_miss(device):
-    with tempfile.TemporaryDirectory() as folder:
-        path = os.path.join(folder, "checkpoint.pt")
-        torch.save({"model": {"weight": torch.ones(2, device=device)}, "args": argparse.Namespace(lr=0.1)}, path)
-        return torch.load(path, map_location=device)
 
 
 # %%
@@ -182,17 +111,6 @@ def fixed(device):
         return _resumed(checkpoint)
 
 
-def check(run, device):
-    """The resumed weight, best score and statistics are the values written by hand, the NumPy
-    values came back as NumPy values, and the load neither raised nor warned."""
-    assert run.error is None and run.value is not None, "the checkpoint did not load"
-    torch.testing.assert_close(run.value["weight"], torch.tensor([[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]], device=device))
-    assert isinstance(run.value["best_score"], np.float64) and run.value["best_score"] == 0.8125
-    mean = run.value["pixel_mean"]
-    assert isinstance(mean, np.ndarray) and mean.dtype == np.float32 and mean.tolist() == PIXEL_MEAN
-    assert not run.warnings, f"the load warned: {run.warnings[0].message}"
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -217,3 +135,90 @@ if __name__ == "__main__":
 # `weights_only=False` branch before. On CUDA the `UnpicklingError` was observed on one release,
 # torch 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other
 # releases on CUDA were not observed.
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# The same error for another class is another pitfall with another fix. A checkpoint that
+# pickled the run's `argparse.Namespace` fails on 2.6 with the same `UnpicklingError` and the same
+# paragraph about the changed default, naming `argparse.Namespace` (the case
+# torch-load-weights-only-default); no NumPy allowlist loads it.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import release_notes
+
+
+def _holds_numpy(value) -> bool:
+    return isinstance(value, dict) and any(isinstance(v, (np.generic, np.ndarray)) for v in value.values())
+
+
+def symptom(run):
+    """2.6 on: the weights-only unpickler refuses NumPy's rebuild functions; 2.4-2.5: the warning
+    that it will, on a load that returned NumPy values."""
+    if run.raised(pickle.UnpicklingError, r"weights.only") and run.raised(
+        pickle.UnpicklingError, r"numpy\.(_core|core)\.multiarray\.(scalar|_reconstruct)"
+    ):
+        return "UnpicklingError"
+    if run.error is None and run.warned(FutureWarning, r"weights_only.*default") and _holds_numpy(run.value):
+        return "FutureWarning"
+    return False
+
+
+def near_miss(device):
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "checkpoint.pt")
+        torch.save({"model": {"weight": torch.ones(2, device=device)}, "args": argparse.Namespace(lr=0.1)}, path)
+        return torch.load(path, map_location=device)
+
+
+def check(run, device):
+    """The resumed weight, best score and statistics are the values written by hand, the NumPy
+    values came back as NumPy values, and the load neither raised nor warned."""
+    assert run.error is None and run.value is not None, "the checkpoint did not load"
+    torch.testing.assert_close(run.value["weight"], torch.tensor([[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]], device=device))
+    assert isinstance(run.value["best_score"], np.float64) and run.value["best_score"] == 0.8125
+    mean = run.value["pixel_mean"]
+    assert isinstance(mean, np.ndarray) and mean.dtype == np.float32 and mean.tolist() == PIXEL_MEAN
+    assert not run.warnings, f"the load warned: {run.warnings[0].message}"
+
+
+CASE = Case(
+    id="weights-only-numpy-in-checkpoint",
+    title="A checkpoint with NumPy values in it stops loading on 2.6",
+    kind="error",
+    affects=(
+        Affects(
+            versions=">=2.4,<2.6",
+            form="FutureWarning",
+            reason="weights_only left out: FutureWarning that the default will flip, and the NumPy values "
+                   "still load (observed on 2.4.1 and 2.5.1)",
+            issue="https://github.com/pytorch/pytorch/pull/129239",
+        ),
+        Affects(
+            versions=">=2.6",
+            form="UnpicklingError",
+            reason="weights_only defaults to True and the restricted unpickler refuses NumPy's scalar and "
+                   "array rebuild functions (observed from 2.6.0 on)",
+            issue="https://github.com/pytorch/pytorch/pull/137602",
+        ),
+    ),
+    devices=("cpu", "cuda"),
+    sources=(
+        release_notes("2.6.0").at("Backwards Incompatible Changes: torch.load defaults to weights_only=True"),
+    ),
+    tags=("upgrade", "serialization", "torch_load", "weights_only", "numpy"),
+    references=(
+        "https://github.com/pytorch/pytorch/pull/137602",  # the default flips to True (2.6)
+        "https://github.com/pytorch/pytorch/pull/129239",  # FutureWarning when weights_only is left out (2.4)
+        "https://github.com/pytorch/pytorch/pull/124331",  # add_safe_globals (2.4)
+        "https://github.com/pytorch/pytorch/pull/127939",  # the safe_globals context manager (2.5)
+        "https://github.com/pytorch/pytorch/pull/134346",  # dtype classes only show up at BUILD
+        "https://github.com/pytorch/xla/issues/7799",  # NumPy's globals deliberately left off the default list
+        "https://github.com/suno-ai/bark/issues/626",  # numpy.core.multiarray.scalar in bark's checkpoints
+        "https://github.com/suno-ai/bark/issues/656",  # allowlisting scalar alone "has no effect"
+        "https://github.com/MIC-DKFZ/nnUNet/issues/2681",  # nnU-Net v2 models stop loading on 2.6
+        "https://github.com/nerfstudio-project/nerfstudio/pull/3702",  # a bare NumPy scalar in the state
+        "https://github.com/HorizonRobotics/alf/pull/1754",  # global_step saved as NumPy: _reconstruct
+    ),
+)

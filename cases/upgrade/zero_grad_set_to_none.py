@@ -22,33 +22,7 @@
 import torch
 from torch import nn
 
-from torch_pitfalls import Affects, Case, observe, seeded
-from torch_pitfalls.sources import release_notes
-
-CASE = Case(
-    id="zero-grad-set-to-none",
-    title="optimizer.zero_grad() leaves .grad as None, not zeros",
-    kind="error",
-    affects=(
-        Affects(
-            versions=">=2.0",
-            reason="zero_grad() defaults to set_to_none=True (observed 2.0.1 to 2.15.0; zeros on 1.13.1)",
-            issue="https://github.com/pytorch/pytorch/pull/92731",
-        ),
-    ),
-    devices=("cpu", "cuda"),
-    sources=(release_notes("2.0.0").at(
-        "Backwards Incompatible changes: Gradients are now set to None instead of zeros by default in "
-        "torch.optim.*.zero_grad() and torch.nn.Module.zero_grad()"),),
-    tags=("upgrade", "optimizer", "zero_grad", "default_change"),
-    references=(
-        "https://github.com/pytorch/pytorch/issues/92656",  # proposal: set_to_none=True by default for 2.0
-        "https://github.com/pytorch/pytorch/pull/92731",  # the default flipped, in optim and nn
-        "https://github.com/pytorch/examples/pull/1172",  # downstream: TypeError accumulating grads
-        "https://github.com/limbo018/DREAMPlace/pull/112",  # downstream: logic branching on grad None
-        "https://github.com/Lightning-AI/pytorch-lightning/pull/16531",  # downstream: Lightning follows the flip
-    ),
-)
+from torch_pitfalls import observe, seeded
 
 # %% [markdown]
 # ## The broken code
@@ -76,24 +50,6 @@ def broken(device):
         p.grad += g.to(device)  # TypeError on 2.0: p.grad is None
     opt.step()
     return start, [p.detach().clone() for p in model.parameters()]
-
-
-def symptom(run):
-    """The in-place add into `.grad` fails because `.grad` is None after zero_grad()."""
-    return run.raised(TypeError, r"'NoneType' and 'Tensor'")
-
-
-# %% [markdown]
-# A `TypeError` from `+=` on a gradient is not always this change: adding something that is
-# not a tensor or a number (a gradient that came back as a string from a JSON message) fails
-# with a `TypeError` too, with the tensor on the left.
-
-# %%
-def near_miss(device):
-    model, opt = _model_and_optimizer(device)
-    opt.zero_grad(set_to_none=False)
-    model.weight.grad += "0.5"  # TypeError: unsupported operand type(s) for +=: 'Tensor' and 'str'
-    return model.weight.grad
 
 
 # %%
@@ -127,15 +83,6 @@ def fixed(device):
     return start, [p.detach().clone() for p in model.parameters()]
 
 
-def check(run, device):
-    """Each parameter moved by exactly -lr times the gradient that was added by hand: the
-    gradient left behind by the earlier backward was cleared, and the step happened."""
-    assert run.error is None, f"the step raised {run.error!r}"
-    start, after = run.value
-    for p0, p1, g in zip(start, after, RECEIVED):
-        torch.testing.assert_close(p1, p0 - LR * g.to(device))
-
-
 # %%
 if __name__ == "__main__":
     print(observe(fixed, "cpu"))
@@ -154,3 +101,61 @@ if __name__ == "__main__":
 # (releases run: 1.13.1, 2.0.1, 2.1.2, 2.2.2, 2.3.1, 2.4.1, 2.5.1, 2.6.0, 2.7.1, 2.8.0, 2.9.1,
 # 2.10.0, 2.13.0, 2.14.1 and 2.15.0; each showed `absent` on 1.13.1 and `reproduced` from 2.0.1
 # on).
+
+# %% [markdown]
+# ## How the harness checks it
+#
+# A `TypeError` from `+=` on a gradient is not always this change: adding something that is
+# not a tensor or a number (a gradient that came back as a string from a JSON message) fails
+# with a `TypeError` too, with the tensor on the left.
+
+# %% tags=["hide-cell"]
+from torch_pitfalls import Affects, Case
+from torch_pitfalls.sources import release_notes
+
+
+def symptom(run):
+    """The in-place add into `.grad` fails because `.grad` is None after zero_grad()."""
+    return run.raised(TypeError, r"'NoneType' and 'Tensor'")
+
+
+def near_miss(device):
+    model, opt = _model_and_optimizer(device)
+    opt.zero_grad(set_to_none=False)
+    model.weight.grad += "0.5"  # TypeError: unsupported operand type(s) for +=: 'Tensor' and 'str'
+    return model.weight.grad
+
+
+def check(run, device):
+    """Each parameter moved by exactly -lr times the gradient that was added by hand: the
+    gradient left behind by the earlier backward was cleared, and the step happened."""
+    assert run.error is None, f"the step raised {run.error!r}"
+    start, after = run.value
+    for p0, p1, g in zip(start, after, RECEIVED):
+        torch.testing.assert_close(p1, p0 - LR * g.to(device))
+
+
+CASE = Case(
+    id="zero-grad-set-to-none",
+    title="optimizer.zero_grad() leaves .grad as None, not zeros",
+    kind="error",
+    affects=(
+        Affects(
+            versions=">=2.0",
+            reason="zero_grad() defaults to set_to_none=True (observed 2.0.1 to 2.15.0; zeros on 1.13.1)",
+            issue="https://github.com/pytorch/pytorch/pull/92731",
+        ),
+    ),
+    devices=("cpu", "cuda"),
+    sources=(release_notes("2.0.0").at(
+        "Backwards Incompatible changes: Gradients are now set to None instead of zeros by default in "
+        "torch.optim.*.zero_grad() and torch.nn.Module.zero_grad()"),),
+    tags=("upgrade", "optimizer", "zero_grad", "default_change"),
+    references=(
+        "https://github.com/pytorch/pytorch/issues/92656",  # proposal: set_to_none=True by default for 2.0
+        "https://github.com/pytorch/pytorch/pull/92731",  # the default flipped, in optim and nn
+        "https://github.com/pytorch/examples/pull/1172",  # downstream: TypeError accumulating grads
+        "https://github.com/limbo018/DREAMPlace/pull/112",  # downstream: logic branching on grad None
+        "https://github.com/Lightning-AI/pytorch-lightning/pull/16531",  # downstream: Lightning follows the flip
+    ),
+)

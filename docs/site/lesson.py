@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 import nbformat
 
+from torch_pitfalls.casefile import HELPER_MODULES
 from torch_pitfalls.matrix import Matrix
 
 from docs.site.execute import LESSON_CALLS, LESSON_DEVICE, ExecutedCase
@@ -37,10 +38,6 @@ from docs.site.stamp import STAMP_KEY, Stamp
 
 HARNESS_DEFS = ("symptom", "check", "near_miss", "stable")  # what the harness calls, never the reader
 HARNESS_PACKAGE = "torch_pitfalls"
-# Where each name a case imports from the harness lives, for inlining it.
-HELPER_MODULES = {"ops_called": "torch_pitfalls.helpers", "run_python": "torch_pitfalls.helpers", "run_pythons": "torch_pitfalls.helpers",
-                  "saved_bytes": "torch_pitfalls.helpers", "seeded": "torch_pitfalls.helpers", "reseed": "torch_pitfalls.helpers",
-                  "observe": "torch_pitfalls.observation", "Observation": "torch_pitfalls.observation"}
 DIFF_MAX_CHANGED = 12  # broken and fixed differing by more lines than this get no diff view
 DIFF_MIN_SIMILARITY = 0.4
 

@@ -13,8 +13,8 @@ import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from torch_pitfalls.casefile import read_case
 from torch_pitfalls.lint.engine import keyword_async_positions, walk
-from torch_pitfalls.lint.ranges import case_ranges
 from torch_pitfalls.lint.releases import Releases
 from torch_pitfalls.lint.rules import RULES, Rule
 
@@ -54,7 +54,7 @@ def rule_ranges(rule: Rule, cases: Path | None = None) -> tuple[str, ...]:
         files = list(root.glob(f"*/{case_id.replace('-', '_')}.py"))
         if not files:
             raise LookupError(f"rule {rule.id}: no case {case_id!r} under {root}")
-        out.extend(case_ranges(files[0]))
+        out.extend(read_case(files[0]).affects_ranges)
     return tuple(out)
 
 

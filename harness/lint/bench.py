@@ -1,4 +1,4 @@
-"""The corpus as a bench for linters: each case's broken and fixed programs (harness/lint/views.py)
+"""The corpus as a bench for linters: each case's broken and fixed programs (harness/casefile.py)
 checked by `pitfalls lint` and by TorchFix, and which rule ids fire on which.
 
 A linter *catches* a case when it reports on the broken program a rule it does not report on the
@@ -19,7 +19,9 @@ from importlib import metadata
 from pathlib import Path
 
 from torch_pitfalls.lint import active_rules, lint_text
-from torch_pitfalls.lint.views import VARIANTS, variant_programs
+from torch_pitfalls.casefile import read_case
+
+VARIANTS = ("broken", "fixed")  # the two programs a linter is held to
 from torch_pitfalls.loader import case_id_of, find_case_files
 
 LINTERS = ("pitfalls-lint", "torchfix")
@@ -32,7 +34,7 @@ def write_programs(cases_dir: Path, out: Path) -> dict[str, tuple[str, str, str]
     for path in find_case_files(cases_dir):
         case = case_id_of(path)
         for variant in VARIANTS:
-            for label, text in variant_programs(path, variant):
+            for label, text in read_case(path).variant_programs(variant):
                 (out / label).write_text(text, encoding="utf-8")
                 owner[label] = (case, variant, hashlib.sha256(text.encode()).hexdigest())
     return owner

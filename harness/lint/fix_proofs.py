@@ -22,7 +22,7 @@ from pathlib import Path
 
 from torch_pitfalls.lint import RULES_BY_ID, lint_text
 from torch_pitfalls.lint.fixes import FIXES, fix_file_text, fixes_sha256
-from torch_pitfalls.lint.views import variant_nodes
+from torch_pitfalls.casefile import CaseFile
 from torch_pitfalls.loader import case_id_of, default_cases_dir, find_case_files, load_case
 
 
@@ -32,10 +32,11 @@ def _strings(tree: ast.Module, kept) -> dict[str, ast.Assign]:
             and isinstance(n.targets[0], ast.Name) and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)}
 
 
-def _broken_program(tree: ast.Module) -> tuple[list[ast.AST], dict[str, ast.Assign]]:
+def _broken_program(text: str) -> tuple[list[ast.AST], dict[str, ast.Assign]]:
     """The broken variant's definitions (imports aside), and among them its program strings."""
-    kept = [n for n in variant_nodes(tree, "broken") if not isinstance(n, (ast.Import, ast.ImportFrom))]
-    return kept, _strings(tree, kept)
+    case = CaseFile("case.py", text)
+    kept = [n for n in case.variant_nodes("broken") if not isinstance(n, (ast.Import, ast.ImportFrom))]
+    return kept, _strings(case.tree, kept)
 
 
 def fixed_broken_program(text: str, rule) -> tuple[str, int, list[str]]:
@@ -43,8 +44,7 @@ def fixed_broken_program(text: str, rule) -> tuple[str, int, list[str]]:
     findings were fixed, why others were not)."""
     from torch_pitfalls.lint.fixes import Source
 
-    tree = ast.parse(text)
-    _, strings = _broken_program(tree)
+    _, strings = _broken_program(text)
 
     def in_broken(now: str) -> list:
         spans = _spans(now)  # once per pass, not once per finding
@@ -122,8 +122,7 @@ def _compiles(lc, text: str, rule_id: str, count: int) -> dict:
     if run.error is not None or lc.module.symptom(run):
         return {"proven": False, "why": f"the linter-fixed program still fails to compile: {run.error!r}"[:300],
                 "fixed": count}
-    tree = ast.parse(text)
-    for name, node in _broken_program(tree)[1].items():
+    for name, node in _broken_program(text)[1].items():
         program = node.value.value
         free = {n.id for n in ast.walk(ast.parse(program)) if isinstance(n, ast.Name)}
         namespace = {n: torch.tensor([3, 1, 2]) for n in free}
@@ -142,7 +141,7 @@ def _compiles(lc, text: str, rule_id: str, count: int) -> dict:
 
 def _spans(text: str) -> list[tuple[int, int]]:
     """The lines of the broken program's definitions (not its program strings)."""
-    kept, strings = _broken_program(ast.parse(text))
+    kept, strings = _broken_program(text)
     programs = strings.values()
     return [(n.lineno, n.end_lineno) for n in kept if n not in programs]
 

@@ -434,7 +434,7 @@ def load_proofs(reports_dir: str | Path) -> dict:
 
 def safety(rule, proofs: dict, releases, rule_ranges: tuple[str, ...]) -> str | None:
     """None when the rule's fix is safe (see the module's docstring), else why not."""
-    from torch_pitfalls.lint.ranges import affected
+    from torch_pitfalls.versions import affected
 
     fix = FIXES[rule.id]
     if fix.caution:

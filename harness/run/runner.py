@@ -27,7 +27,7 @@ from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from torch_pitfalls.helpers import reseed
+from torch_pitfalls.helpers import Deadline, communicate, reseed
 from torch_pitfalls.run import state
 from torch_pitfalls.run.fingerprint import fingerprint
 from torch_pitfalls.loader import LoadedCase, LoadError, case_id_of
@@ -70,20 +70,29 @@ class FixedResult:
 
 @contextmanager
 def time_limit(seconds: float):
-    """Raise CaseTimeout into the code if it runs longer than ``seconds`` (main thread only)."""
+    """Raise CaseTimeout into the code if it runs past ``seconds`` stretched by the machine's load
+    (``helpers.Deadline``: re-read each time the alarm rings), main thread only."""
     if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
         yield
         return
+    deadline = Deadline(seconds)
+
+    def arm(left: float) -> None:
+        signal.setitimer(signal.ITIMER_REAL, left)
+        try:  # the real stderr: sys.stderr may be a capture without a file descriptor
+            faulthandler.dump_traceback_later(left + BACKSTOP_S, exit=True, file=sys.__stderr__)
+        except (AttributeError, ValueError, OSError):  # no usable stderr at all: SIGALRM alone
+            pass
 
     def on_alarm(signum, frame):
-        raise CaseTimeout(f"ran past its {seconds:g} s time limit")
+        left = deadline.remaining()
+        if left > 0:  # the machine got busier since: wait on
+            arm(left)
+            return
+        raise CaseTimeout(f"ran {deadline.describe()}")
 
     previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:  # the real stderr: sys.stderr may be a capture without a file descriptor
-        faulthandler.dump_traceback_later(seconds + BACKSTOP_S, exit=True, file=sys.__stderr__)
-    except (AttributeError, ValueError, OSError):  # no usable stderr at all: SIGALRM alone
-        pass
+    arm(deadline.remaining())
     try:
         yield
     finally:
@@ -162,6 +171,9 @@ def run_variant(fn, device: str, timeout: float, label: str):
             obs = observe_within(contained(leaked, printed), fn, device)
     except CaseTimeout as exc:
         raise VariantFailure(f"{label} variant {exc}") from None
+    except subprocess.TimeoutExpired as exc:
+        raise VariantFailure(f"{label} variant: the machine timed out, not the case: a process it started ran "
+                             f"{exc.output or f'past {exc.timeout:g} s'}") from None
     if leaked:
         raise VariantFailure(f"{label} variant leaked global state: {', '.join(leaked)}")
     obs.output, obs.output_chars = printed.getvalue(), printed.chars
@@ -291,6 +303,8 @@ def run_case(lc: LoadedCase, device: str, version: str | None = None) -> Record:
         isolated=device in case.isolate, source_sha256=lc.source_sha256,
     )
     reason = device_unavailable_reason(device)
+    if case.device_independent and device != "cpu":
+        reason = "device-independent: its variants never use the device; the cpu run stands for every device"
     if reason:
         record.outcome, record.detail = "skipped", reason
         return record
@@ -340,10 +354,12 @@ def _in_subprocess(lc: LoadedCase, device: str, step: str):
             env["CUDA_VISIBLE_DEVICES"] = ""
         out = Path(tmp) / "result.json"
         cmd = [sys.executable, "-m", "torch_pitfalls.run.worker", str(lc.path.resolve()), device, step, str(out)]
+        child = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp)
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=limit, env=env, cwd=tmp)
-        except subprocess.TimeoutExpired:
-            raise VariantFailure(f"{step} variant: isolated run killed after {limit:g} s (time limit)") from None
+            _, stderr = communicate(child, limit)
+        except subprocess.TimeoutExpired as exc:
+            raise VariantFailure(f"{step} variant: isolated run killed: the machine timed out after {exc.output}") from None
+        proc = subprocess.CompletedProcess(cmd, child.returncode, "", stderr)
         if proc.returncode < 0:
             name = signal.Signals(-proc.returncode).name
             raise VariantFailure(f"{step} variant: isolated run crashed ({name}){_tail(proc.stderr)}")

@@ -14,7 +14,7 @@ import yaml
 
 from torch_pitfalls.cli import main
 from torch_pitfalls.lint import RULES, active_rules, lint_text
-from torch_pitfalls.lint.views import variant_programs
+from torch_pitfalls.casefile import read_case
 from torch_pitfalls.loader import case_id_of, find_case_files
 from planting import ROOT
 
@@ -25,7 +25,7 @@ PROVEN = sorted({(case, r.id) for r in RULES for case in r.cases})
 
 @functools.lru_cache(maxsize=None)
 def programs(case_id, variant):
-    return tuple(variant_programs(CASE_FILES[case_id], variant))
+    return tuple(read_case(CASE_FILES[case_id]).variant_programs(variant))
 
 
 def findings(case_id, variant, rules=EVERY_RULE):

@@ -114,7 +114,27 @@ def test_every_variant_starts_from_the_same_seed(corpus):
 
 def test_an_in_process_hang_is_bounded(corpus):
     record = run(corpus, timeout=0.5, broken="while True:\n    pass")
-    assert record.outcome == "error" and "ran past its 0.5 s time limit" in record.detail
+    assert record.outcome == "error" and "past its 0.5 s limit stretched" in record.detail
+
+
+def test_a_crowded_machine_gives_a_slow_pass_not_a_timeout(corpus, monkeypatch):
+    """A limit stretches with the machine's load: a variant that needs 1.5 s under a 0.5 s limit
+    passes where the machine is four times crowded, and is stopped where it is quiet."""
+    import torch_pitfalls.helpers
+
+    slow = "import time\ntime.sleep(1.5)\nreturn torch.tensor(float('nan'), device=device)"
+    monkeypatch.setattr(torch_pitfalls.helpers, "crowding", lambda: 4.0)
+    assert run(corpus, timeout=0.5, broken=slow).outcome == "reproduced"
+    monkeypatch.setattr(torch_pitfalls.helpers, "crowding", lambda: 1.0)
+    assert run(corpus, timeout=0.5, broken=slow).outcome == "error"
+
+
+def test_a_subprocess_timeout_is_the_machines_not_the_symptom(corpus):
+    """A process a variant starts that outlives its limit is reported as the machine's timeout
+    (an error naming it), never handed to the symptom as what the broken code did."""
+    hang = "import subprocess, sys\nsubprocess.run([sys.executable, '-c', 'pass'], timeout=0.000001)"
+    record = run(corpus, broken=hang)
+    assert record.outcome == "error" and "the machine timed out, not the case" in record.detail
 
 
 def test_an_isolated_crash_is_an_error_with_its_signal(corpus):
@@ -131,7 +151,8 @@ def test_an_isolated_hang_is_killed(corpus, monkeypatch):
     # race with a line that would block the alarm): only the parent's kill ends it.
     hang = "import time\nwhile True:\n    try:\n        time.sleep(0.05)\n    except BaseException:\n        pass"
     record = run(corpus, isolate=("cpu",), timeout=0.5, broken=hang)
-    assert record.outcome == "error" and "killed after 3.5 s" in record.detail
+    assert record.outcome == "error" and "killed: the machine timed out after" in record.detail
+    assert "past its 3.5 s limit" in record.detail
 
 
 def test_an_isolated_case_reports_like_an_in_process_one(corpus):
