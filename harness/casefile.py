@@ -276,6 +276,19 @@ class CaseFile:
         return tuple(dict.fromkeys(names))
 
 
+def statements_of(source: str) -> list[tuple[ast.stmt, str, int]]:
+    """A code cell's top-level statements: (node, its text with the comments and blank lines
+    before it, its first line within the cell)."""
+    tree = ast.parse(source)
+    lines = source.splitlines(keepends=True)
+    out, start = [], 0
+    for n, node in enumerate(tree.body):
+        end = node.end_lineno if n < len(tree.body) - 1 else len(lines)
+        out.append((node, "".join(lines[start:end]), start + 1))
+        start = end
+    return out
+
+
 @functools.lru_cache(maxsize=512)
 def _read(path: Path, stamp: tuple[int, int]) -> CaseFile:
     return CaseFile(path)

@@ -1,20 +1,16 @@
-"""A case module read as a lesson: which of its code a learner needs, and which is the harness's.
+"""A case module read as a lesson: the story's code for a learner, the harness's part apart.
 
-A case file tells its story top to bottom, but its code cells mix two audiences: the code of the
-pitfall (``broken``, ``fixed`` and the helpers they call) and the harness's plumbing (the
-``CASE = Case(...)`` metadata, ``symptom``, ``near_miss``, ``check``, ``stable``, and the
-``print(observe(...))`` demo cells). ``split_lesson`` cuts every code cell into top-level
-statements with ``ast`` and sorts them by what they are and what uses them:
+A case file tells its story first and keeps what only the harness needs in one final section
+(``torch_pitfalls.casefile`` reads it and says which cells are which). ``split_lesson`` cuts the
+story's code cells into top-level statements (the reader's ``statements_of``) and sorts them:
 
-- *setup*: the imports (the harness's own excepted), folded on the page;
-- *lesson*: ``broken``, ``fixed``, every other demo and statement, and each definition they use,
-  directly or through another (a near-miss class a demo also uses stays in the lesson);
-- *harness*: the metadata, the predicates and checks, and what only they use; with the prose
-  cell that introduces a cell holding nothing else (the near miss's paragraph).
+- *setup*: the imports (the package's own excepted), folded on the page;
+- *lesson*: ``broken``, ``fixed``, every other demo and statement;
+- *harness*: the final section's code (the predicates, the check, the metadata) and its prose.
 
 Each ``print(observe(broken, "cpu"))`` demo becomes a call cell, ``broken("cpu")``, whose output
 is what that call did in the build (``docs.site.outputs``), so a learner reads the broken code,
-then what it does. The harness's names the lesson itself uses (``seeded``, ``ops_called``,
+then what it does. The package's names the lesson itself uses (``seeded``, ``ops_called``,
 ``observe``…) are inlined into the setup cell from their own modules (``inlined_helpers``).
 """
 from __future__ import annotations
@@ -29,14 +25,13 @@ from dataclasses import dataclass, field
 
 import nbformat
 
-from torch_pitfalls.casefile import HELPER_MODULES
+from torch_pitfalls.casefile import HELPER_MODULES, read_case, statements_of
 from torch_pitfalls.matrix import Matrix
 
 from docs.site.execute import LESSON_CALLS, LESSON_DEVICE, ExecutedCase
 from docs.site.outputs import call_outputs, clean, recorded_outputs
 from docs.site.stamp import STAMP_KEY, Stamp
 
-HARNESS_DEFS = ("symptom", "check", "near_miss", "stable")  # what the harness calls, never the reader
 HARNESS_PACKAGE = "torch_pitfalls"
 DIFF_MAX_CHANGED = 12  # broken and fixed differing by more lines than this get no diff view
 DIFF_MIN_SIMILARITY = 0.4
@@ -80,8 +75,12 @@ def split_lesson(ex: ExecutedCase, m: Matrix | None, stamp: Stamp | None = None)
 def _split_lesson(ex: ExecutedCase, m: Matrix | None, stamp: Stamp | None) -> Lesson:
     nb = ex.notebook
     stamp = stamp or Stamp(ex.torch, dict(nb.metadata.get(STAMP_KEY, {}).get("devices", {})))
+    case_cells = read_case(ex.loaded.path).cells  # the notebook's cells, one for one, as the reader split them
+    if len(case_cells) != len(nb.cells):
+        raise LessonError(f"case {ex.loaded.id}: the notebook has {len(nb.cells)} cells, its file {len(case_cells)}")
+    in_harness = {i for i, c in enumerate(case_cells) if c.harness}  # the file's final section
     statements = [s for i, cell in enumerate(nb.cells) if cell.cell_type == "code" for s in _statements(cell.source, i)]
-    lesson_names = _lesson_names(statements)
+    lesson_names = _lesson_names([s for s in statements if s.cell not in in_harness])
     if "CASE" in lesson_names:
         raise LessonError(f"case {ex.loaded.id}: its lesson code uses CASE, the harness's metadata")
     harness_names = set()
@@ -94,18 +93,14 @@ def _split_lesson(ex: ExecutedCase, m: Matrix | None, stamp: Stamp | None) -> Le
         raise LessonError(f"case {ex.loaded.id}: its lesson code uses {', '.join(unknown)} from the harness, "
                           "which the notebook cannot inline")
 
-    harness_used = set(HARNESS_DEFS) | _harness_closure(statements)
-
     def part(s: Statement) -> str:
         """setup (imports), lesson, harness, or call (a plain demo, replaced by a call cell)."""
+        if s.cell in in_harness or s.kind in ("harness-import", "case"):
+            return "harness"  # the story's import of observe/seeded: inlined into the setup instead
         if s.kind == "import":
             return "setup"
-        if s.kind in ("harness-import", "case"):
-            return "harness"
         if s.kind == "demo":
             return "call" if s.demo_of and not s.rest else "lesson"
-        if s.kind == "def" and not s.defines & lesson_names and s.defines & harness_used:
-            return "harness"
         return "lesson"
 
     setup = _strip("".join(s.source for s in statements if s.kind == "import"))
@@ -120,7 +115,7 @@ def _split_lesson(ex: ExecutedCase, m: Matrix | None, stamp: Stamp | None) -> Le
     for i, cell in enumerate(nb.cells):
         mine = [s for s in statements if s.cell == i]
         if cell.cell_type == "markdown":
-            if i > 0 and _introduces_harness_only(nb.cells, i, statements, part):
+            if i in in_harness:
                 prose.append(cell.source)
             else:
                 cells.append(cell)
@@ -163,15 +158,7 @@ def diff_cell(diff: str) -> nbformat.NotebookNode:
 # --- statements -------------------------------------------------------------------------------
 
 def _statements(source: str, cell: int) -> list[Statement]:
-    tree = ast.parse(source)
-    lines = source.splitlines(keepends=True)
-    out, start = [], 0
-    for n, node in enumerate(tree.body):
-        end = node.end_lineno if n < len(tree.body) - 1 else len(lines)
-        text = "".join(lines[start:end])
-        out.append(_classify(node, text, cell, start + 1))
-        start = end
-    return out
+    return [_classify(node, text, cell, first) for node, text, first in statements_of(source)]
 
 
 def _classify(node: ast.stmt, text: str, cell: int, first_line: int) -> Statement:
@@ -265,21 +252,6 @@ def _closure(statements: list[Statement], roots: set[str], start: list[Statement
 def _lesson_names(statements: list[Statement]) -> set[str]:
     roots = [s for s in statements if (s.kind == "demo" and (s.demo_of is None or s.rest)) or s.kind == "other"]
     return _closure(statements, set(LESSON_CALLS), roots)
-
-
-def _harness_closure(statements: list[Statement]) -> set[str]:
-    return _closure(statements, set(HARNESS_DEFS), [s for s in statements if s.kind == "case"])  # CASE's sources too
-
-
-def _introduces_harness_only(cells, i: int, statements: list[Statement], part) -> bool:
-    """A prose cell without a heading whose next code cell holds only the harness's code."""
-    if any(line.lstrip().startswith("#") for line in cells[i].source.splitlines()):
-        return False
-    nxt = next((j for j in range(i + 1, len(cells)) if cells[j].cell_type == "code"), None)
-    if nxt is None:
-        return False
-    mine = [s for s in statements if s.cell == nxt]
-    return bool(mine) and all(part(s) in ("harness", "setup") for s in mine)
 
 
 def _strip(text: str) -> str:

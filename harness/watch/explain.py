@@ -32,11 +32,12 @@ explains nothing and never raises into the user's program (``problem`` says why)
 """
 from __future__ import annotations
 
-import ast
 import re
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
+
+from torch_pitfalls.casefile import CaseFile, CaseFileError, read_case
 
 # -- what the watcher reports ----------------------------------------------------------------------
 
@@ -173,7 +174,6 @@ def _keep(text: str, parts: list[str], literal: list[str], kept_names: list[str]
 
 # -- what a case's file says of itself (read as text, never imported) -----------------------------
 
-_DEFINES = re.compile(r"^\s*(?:async\s+)?(def|class)\s+([A-Za-z]\w*)", re.M)
 # The harness's own variant names, and what torch's base classes define (forward, backward, ...).
 _HARNESS_NAMES = frozenset({"broken", "fixed", "symptom", "check", "near_miss", "stable"})
 
@@ -186,28 +186,18 @@ class CaseText:
     raised: tuple[str, ...] = ()  # the patterns of its run.raised calls: what its error must say in full
 
 
-def case_text(source: str) -> CaseText:
+def case_text(case: CaseFile) -> CaseText:
+    """What the explainer asks of a case's file (read by ``torch_pitfalls.casefile``)."""
     import torch
 
     bases = (torch.nn.Module, torch.autograd.Function, torch.utils.data.Dataset, torch.utils.data.Sampler,
              torch.optim.Optimizer)
-    names: dict[str, set[str]] = {"def": set(), "class": set()}
-    for what, name in _DEFINES.findall(source):
-        if len(name) > 2 and name not in _HARNESS_NAMES and not any(hasattr(b, name) for b in bases):
-            names[what].add(name)
-    return CaseText(frozenset(names["def"]), frozenset(names["class"]), _warned_patterns(source),
-                    _raised_patterns(source))
 
+    def own(names):
+        return frozenset(n for n in names if len(n) > 2 and n not in _HARNESS_NAMES and not any(hasattr(b, n) for b in bases))
 
-def _raised_patterns(source: str) -> tuple[str, ...]:
-    """The constant patterns of the case's ``run.raised(type, pattern)`` calls."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return ()
-    return tuple(node.args[1].value for node in ast.walk(tree)
-                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "raised"
-                 and len(node.args) > 1 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str))
+    functions, classes = case.defined_names()
+    return CaseText(own(functions), own(classes), case.warned_patterns, case.raised_patterns)
 
 
 def says_all_it_asks(text: CaseText, message: str) -> bool:
@@ -215,39 +205,6 @@ def says_all_it_asks(text: CaseText, message: str) -> bool:
     whose records keep the same first line (torch.load's weights-only refusal, for an
     argparse.Namespace or for NumPy values) are told apart by the lines after it."""
     return all(re.search(p, message, re.IGNORECASE) for p in text.raised)
-
-
-def _warned_patterns(source: str) -> tuple[str | None, ...]:
-    """The message patterns the case's symptom (or check) asks of warnings: the second argument of
-    ``run.warned(category, pattern)``, the first of ``run.warned_as(pattern, ...)``; a pattern held
-    in a variable is looked up among the file's string assignments to that name."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return (None,)
-    strings: dict[str, list[str]] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
-            for target in node.targets:
-                if isinstance(target, ast.Name):
-                    strings.setdefault(target.id, []).append(node.value.value)
-    found: list[str | None] = []
-    for node in ast.walk(tree):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and node.func.attr in ("warned", "warned_as")):
-            continue
-        index = 0 if node.func.attr == "warned_as" else 1
-        arg = node.args[index] if len(node.args) > index else next(
-            (k.value for k in node.keywords if k.arg == "pattern"), None)
-        if arg is None:
-            found.append(None)  # any message of the category
-        elif isinstance(arg, ast.Constant) and isinstance(arg.value, str):
-            found.append(arg.value)
-        elif isinstance(arg, ast.Name) and arg.id in strings:
-            found += strings[arg.id]
-        else:
-            found.append(None)  # a pattern built at run time: it could be any
-    return tuple(found)
 
 
 def names_the_warning(text: CaseText, message: str) -> bool:
@@ -265,25 +222,9 @@ def names_the_warning(text: CaseText, message: str) -> bool:
     return False
 
 
-def title_and_fix(source: str) -> tuple[str, str]:
+def title_and_fix(case: CaseFile) -> tuple[str, str]:
     """The case's ``title`` and the opening of its "## The fix" section (one or two sentences)."""
-    title = ""
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Case":
-            for kw in node.keywords:
-                if kw.arg == "title":
-                    title = ast.literal_eval(kw.value)
-            break
-    fix, inside = [], False
-    for line in source.splitlines():
-        if re.match(r"#\s*##\s*The fix\s*$", line):
-            inside = True
-            continue
-        if inside:
-            if not line.startswith("# ") or line.startswith(("# ##", "# %%")):
-                break
-            fix.append(line[2:].strip())
-    return str(title), _opening(" ".join(fix))
+    return case.title, _opening(case.fix_paragraph)
 
 
 def _opening(paragraph: str, enough: int = 80, limit: int = 320) -> str:
@@ -330,15 +271,13 @@ class Corpus:
     messages: list[Recorded]
     usable: dict[str, set[str]]  # case -> the releases with a usable record of it
     files: dict[str, Path]
-    _sources: dict[str, str] = field(default_factory=dict)
 
-    def source(self, case: str) -> str:
-        if case not in self._sources:
-            try:
-                self._sources[case] = self.files[case].read_text(encoding="utf-8")
-            except (OSError, KeyError, UnicodeDecodeError):
-                self._sources[case] = ""
-        return self._sources[case]
+    def case_file(self, case: str) -> CaseFile | None:
+        """The case's file, read once (``torch_pitfalls.casefile``); None where it cannot be read."""
+        try:
+            return read_case(self.files[case])
+        except (CaseFileError, KeyError, UnicodeDecodeError):
+            return None
 
 
 def symptom_messages(record) -> list[tuple[str, str, str]] | None:
@@ -526,7 +465,8 @@ class Explainer:
     def _story(self, case: str) -> tuple[str, str]:
         if case not in self._stories:
             try:
-                self._stories[case] = title_and_fix(_corpus(*self._resolved_dirs(), self._matrix).source(case))
+                found = _corpus(*self._resolved_dirs(), self._matrix).case_file(case)
+                self._stories[case] = title_and_fix(found) if found else ("", "")
             except Exception:  # noqa: BLE001 - a case file we cannot read: the id still names it
                 self._stories[case] = ("", "")
         return self._stories[case]
@@ -590,7 +530,8 @@ class Explainer:
             if recorded_here and mine in corpus.usable.get(r.case, ()) and r.release != mine:
                 continue
             if r.case not in texts:
-                texts[r.case] = case_text(corpus.source(r.case))
+                found = corpus.case_file(r.case)
+                texts[r.case] = case_text(found) if found else CaseText(frozenset(), frozenset(), (None,))
             if r.kind == "warning" and not names_the_warning(texts[r.case], r.message):
                 self._incidental.setdefault(r.case, set()).add(f"{r.category}: {r.message}")
                 continue  # its symptom does not ask for this warning
