@@ -13,6 +13,8 @@ from packaging.version import Version
 
 from torch_pitfalls.versions import MATRIX_FIRST, parse_range, release_of
 
+# The symptom index's headings, in the order a learner meets them (docs/site/symptom_page.py).
+SYMPTOM_CATEGORIES = ("nan-inf", "wrong-shape", "wrong-values", "slow-or-memory", "error", "warning")
 KINDS = ("error", "silent", "warning", "performance", "historical")
 DEVICES = ("cpu", "cuda")
 TOPICS = ("autograd", "numerics", "dtypes", "shapes", "training", "data", "devices", "python", "upgrade")
@@ -103,6 +105,11 @@ class Case:
     affects: str | tuple[Affects, ...]  # torch versions (and devices/forms) showing the symptom
     devices: tuple[str, ...]  # devices on which the symptom shows; the case runs on all of DEVICES
     sources: tuple[Source, ...]  # the documents it comes from
+    # What a learner sees first, in one plain line, and under which heading of the symptom index
+    # (SYMPTOM_CATEGORIES): the site's symptom page and the home table are built from these.
+    symptom_category: str = ""
+    symptom_line: str = ""
+    star: bool = False  # a pitfall the source posts single out (the catalogue's star)
     tags: tuple[str, ...] = ()
     references: tuple[str, ...] = ()  # upstream links: torch issues, PRs, docs, torchfix rules
     isolate: tuple[str, ...] = ()  # devices on which a run may crash or poison the process
@@ -142,6 +149,12 @@ class Case:
         for src in self.sources:
             if not isinstance(src, Source):
                 bad("sources", f"entries must be Source(...), got {type(src).__name__}")
+        if self.symptom_category and self.symptom_category not in SYMPTOM_CATEGORIES:
+            bad("symptom_category", f"unknown category {self.symptom_category!r} (known: {', '.join(SYMPTOM_CATEGORIES)})")
+        if bool(self.symptom_category) != bool(isinstance(self.symptom_line, str) and self.symptom_line.strip()):
+            bad("symptom_line", "a symptom line and its category come together: give both or neither")
+        if not isinstance(self.star, bool):
+            bad("star", f"must be True or False, got {self.star!r}")
         if not isinstance(self.device_independent, bool):
             bad("device_independent", f"must be True or False, got {self.device_independent!r}")
         if self.device_independent and self.devices != ("cpu",):

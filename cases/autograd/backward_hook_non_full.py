@@ -160,6 +160,8 @@ CASE = Case(
     id="backward-hook-non-full",
     title="A module backward hook that sees only the module's last op",
     kind="silent",
+    symptom_category="wrong-values",
+    symptom_line="A backward hook on a block reports the gradient of its last op only, with a hidden-layer shape.",
     # The catalogue row is "silent + warning": the wrong gradient and, since 1.8, a deprecation
     # warning whose category changed in 2.4 (the version matrix: UserWarning up to 2.3.1,
     # FutureWarning from 2.4.1). The old hook has reported the last autograd node's gradients

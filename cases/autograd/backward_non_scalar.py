@@ -118,6 +118,8 @@ CASE = Case(
     id="backward-non-scalar",
     title=".backward() on a tensor with more than one element",
     kind="error",
+    symptom_category="error",
+    symptom_line="loss.backward() raises: grad can be implicitly created only for scalar outputs.",
     # A RuntimeError from the first releases on, so no lower bound: 0.1.x's Variable.backward said
     # "backward should be called only on a scalar (i.e. 1-element tensor) or with gradient w.r.t.
     # the variable"; 0.3.x tracebacks (torch/autograd/variable.py) and 2.13.0 (observed here) say

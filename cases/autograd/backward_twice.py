@@ -136,6 +136,8 @@ CASE = Case(
     id="backward-twice",
     title="Backward through a graph that was already freed",
     kind="error",
+    symptom_category="error",
+    symptom_line="A second backward raises: Trying to backward through the graph a second time.",
     # Autograd has freed saved tensors after backward since the first releases, so no lower
     # bound: #1288 (April 2017) quotes the error as the usual answer to a second backward, then
     # worded "through the graph second time ... retain_variables=True". Observed on 2.13.0 by

@@ -146,6 +146,8 @@ CASE = Case(
     id="custom-function-grad-count",
     title="A custom autograd.Function whose backward returns too few gradients",
     kind="error",
+    symptom_category="error",
+    symptom_line="A custom autograd.Function raises that backward returned an incorrect number of gradients.",
     # The same message is quoted from 0.2.0 (1zb/pytorch-image-comp-rnn#4, December 2017) and
     # observed on 2.13.0 by this corpus; older releases were not looked at. Upper end open.
     affects=(Affects(">=0.2", since="1zb/pytorch-image-comp-rnn#4 quotes the same error on 0.2.0 (December 2017)"),),

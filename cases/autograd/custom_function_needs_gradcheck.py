@@ -211,6 +211,8 @@ CASE = Case(
     id="custom-function-needs-gradcheck",
     title="A hand-written backward that is wrong and never says so",
     kind="silent",
+    symptom_category="wrong-values",
+    symptom_line="A hand-written backward is wrong, the model still trains, and nothing says so.",
     # By design: autograd calls a Function's backward without comparing it to the forward.
     # Observed on 2.13.0 by this corpus; no release is known to have done otherwise, so no
     # lower bound, and none is known to change it (upper end open).

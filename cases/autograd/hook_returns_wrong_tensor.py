@@ -122,6 +122,8 @@ CASE = Case(
     id="hook-returns-wrong-tensor",
     title="A gradient hook that returns torch.zeros(grad.shape)",
     kind="error",
+    symptom_category="error",
+    symptom_line="A gradient hook raises that it has changed the type of value, on GPU or in float64.",
     # Autograd has checked a hook's result against the gradient it replaced (type, device, size)
     # since before 1.0, so no lower bound is known; observed on 2.13.0 by this corpus. No release
     # is known to relax it.

@@ -169,6 +169,8 @@ CASE = Case(
     id="jit-trace-grad-constant",
     title="Tracing a module that keeps a trainable tensor as a plain attribute",
     kind="error",
+    symptom_category="error",
+    symptom_line="torch.jit.trace raises: Cannot insert a Tensor that requires grad as a constant.",
     # The tracer raises since pytorch/pytorch#18298 (March 2019, so from 1.1); before it, such a
     # tensor was silently baked in as a constant (#12946). Observed on 2.13.0 by this corpus.
     affects=(

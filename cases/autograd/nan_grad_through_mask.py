@@ -111,6 +111,9 @@ CASE = Case(
     id="nan-grad-through-mask",
     title="NaN gradient through a mask",
     kind="silent",
+    symptom_category="nan-inf",
+    symptom_line="The loss is finite, but the gradient is NaN where a masked-out division by zero happened.",
+    star=True,  # a pitfall the source posts single out
     # From 1.13.1 on the matrix observes it; before that, the source post saw it on torch 0.3.
     # The mechanism is IEEE arithmetic in the backward formula: no release is known to change it.
     affects=(Affects(">=0.3", since="the source post observed it on torch 0.3 (December 2017)"),),

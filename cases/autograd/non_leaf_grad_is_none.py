@@ -129,6 +129,8 @@ CASE = Case(
     id="non-leaf-grad-is-none",
     title=".grad of an intermediate tensor is None",
     kind="warning",
+    symptom_category="warning",
+    symptom_line="hidden.grad is None after backward; recent torch warns about a non-leaf tensor.",
     # `.grad` of a non-leaf has been None by design since the first releases (#2677, 2017); the
     # warning was added by #30531 (opened November 2019, reviewed December 2019). 1.5.0 (April
     # 2020) is the first release certainly after it; whether 1.4.0 (January 2020) carries it was

@@ -156,6 +156,8 @@ CASE = Case(
     id="nonzero-needs-detach",
     title="torch.nonzero results that had to be detached (torch 1.2)",
     kind="historical",
+    symptom_category="error",
+    symptom_line="On torch 1.2 a loss indexed by nonzero() failed in backward with an internal assert.",
     # 1.2.0 only: pytorch/pytorch#26038 reports the code working on 1.1 and failing on 1.2;
     # pytorch/pytorch#26980 ("Make nonzero non differentiable as it supposed to be") fixes it and
     # was merged into the v1.3.0 release branch (release tracker #27011, commit 3c8ce2a57e).

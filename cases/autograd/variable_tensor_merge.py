@@ -162,6 +162,8 @@ CASE = Case(
     id="variable-tensor-merge",
     title="Variable and Tensor were two classes that would not mix (torch ≤ 0.3)",
     kind="historical",
+    symptom_category="error",
+    symptom_line="On torch 0.3 an operation refused to mix a Variable and a Tensor.",
     # The split is shown on 0.3 by the source post (December 2017) and by upstream reports
     # (#1252 in April 2017, #4828 in January 2018, #6646 comparing 0.3.1.post2 with a 0.4
     # pre-release). Tensor and Variable were merged for 0.4.0 (release notes, migration guide).

@@ -114,6 +114,8 @@ CASE = Case(
     id="batch-sampler-exclusive",
     title="batch_sampler and shuffle=True together",
     kind="error",
+    symptom_category="error",
+    symptom_line="The DataLoader refuses to build: batch_sampler is mutually exclusive with shuffle.",
     # `batch_sampler` was added by #1867 (June 2017, released in 0.2), whose review asked for an
     # error when one of the options it replaces is also given; the version matrix observes the
     # check in DataLoader's constructor on every release it runs (1.13.1 on). Lower end from

@@ -142,6 +142,8 @@ CASE = Case(
     id="collate-variable-size",
     title="The default collate cannot batch images of different sizes",
     kind="error",
+    symptom_category="wrong-shape",
+    symptom_line="The DataLoader stops at the first batch: stack expects each tensor to be equal size.",
     # default_collate has stacked same-typed tensors since the first DataLoader: #1904 (June
     # 2017) hits it on that month's master ("inconsistent tensor sizes" from TH), S1 on torch 1.3
     # ("Sizes of tensors must match except in dimension 0"), this corpus on 2.13.0 ("stack

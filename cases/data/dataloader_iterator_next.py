@@ -129,6 +129,8 @@ CASE = Case(
     id="dataloader-iterator-next",
     title="it.next() on a DataLoader iterator",
     kind="error",
+    symptom_category="error",
+    symptom_line="iter(loader).next() raises AttributeError: the iterator has no attribute next.",
     # Up to 1.12 the DataLoader iterators kept `next = __next__  # Python 2 compatibility`;
     # #78594 ("Remove Python 2-related code from dataloader", merged June 2022) deleted it, so
     # 1.13 is the first release that raises (#80181: a 1.13 nightly; #87955: works on the

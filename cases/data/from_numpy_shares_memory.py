@@ -139,6 +139,8 @@ CASE = Case(
     id="from-numpy-shares-memory",
     title="torch.from_numpy shares memory with the array",
     kind="silent",
+    symptom_category="wrong-values",
+    symptom_line="Data normalised in place gets normalised again every epoch: the array was shared.",
     # Sharing is the documented contract of from_numpy and Tensor.numpy (docs of 1.8, 1.9, 1.10
     # and stable say so); the version matrix observes it from 1.13.1 on. No release is known
     # to have changed it, so no lower bound; upper end open.

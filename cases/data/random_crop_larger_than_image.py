@@ -149,6 +149,8 @@ CASE = Case(
     id="random-crop-larger-than-image",
     title="RandomCrop(224) on an image smaller than 224",
     kind="error",
+    symptom_category="error",
+    symptom_line="RandomCrop(224) kills the loader at the first image smaller than 224.",
     # The behaviour belongs to torchvision; each torch release has its own torchvision (the
     # wheel pins torch exactly). RandomCrop has always refused a crop larger than its input,
     # in two wordings.

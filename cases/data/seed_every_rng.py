@@ -153,6 +153,8 @@ CASE = Case(
     id="seed-every-rng",
     title="torch.manual_seed does not seed random or NumPy",
     kind="silent",
+    symptom_category="wrong-values",
+    symptom_line="torch.manual_seed(0) is set, yet two runs give different losses from the first epoch.",
     # Three independent generators by design: torch's own, Python's `random` and NumPy's
     # global one; the reproducibility notes of 1.3 and 1.9 already list seeding `random` and
     # NumPy as separate steps. The version matrix observes it from 1.13.1 on. No release is

@@ -183,6 +183,8 @@ CASE = Case(
     id="tensorboard-writer-not-closed",
     title="A SummaryWriter that was never closed",
     kind="silent",
+    symptom_category="wrong-values",
+    symptom_line="A run that crashed leaves an empty TensorBoard event file: nothing was flushed.",
     # Observed on torch 2.13.0 with tensorboard 2.21.0. The mechanism is tensorboard's writer
     # (an in-memory queue drained by a background thread); no release of torch or tensorboard
     # is known to change it, so no bound either way.

@@ -151,6 +151,8 @@ CASE = Case(
     id="topilimage-float64",
     title="ToPILImage on a float64 tensor (old torchvision)",
     kind="historical",
+    symptom_category="error",
+    symptom_line="ToPILImage on a float64 tensor raised TypeError: Input type float64 is not supported.",
     # Read from torchvision's wheels, not run: up to 0.7.0 (which requires torch==1.6.0)
     # to_pil_image scaled only `torch.FloatTensor` (float32) to bytes, so a float64 tensor
     # reached the mode table as float64 and was refused. 0.8.0 (torch==1.7.0) tests

@@ -164,6 +164,8 @@ CASE = Case(
     id="transforms-expect-pil",
     title="A PIL-era transform pipeline given a tensor",
     kind="error",
+    symptom_category="error",
+    symptom_line="A transform pipeline given a tensor raises: pic should be PIL Image.",
     affects=(
         # The old form, read from the wheels of torchvision 0.2.1 to 0.7.0 (0.7.0 requires
         # torch==1.6.0): center_crop unpacks `img.size`, which is PIL's (width, height) tuple

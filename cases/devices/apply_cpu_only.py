@@ -154,6 +154,8 @@ CASE = Case(
     id="apply-cpu-only",
     title="Tensor.apply_ works on CPU tensors only",
     kind="error",
+    symptom_category="error",
+    symptom_line="t.apply_(fn) raises on the GPU: apply_ is only implemented on CPU tensors.",
     # Every version of the source seen raises TypeError for a non-CPU tensor (the older
     # `throw TypeError(...)` and today's TORCH_CHECK_TYPE alike); seen here only as the CPU
     # contrast, on 2.13.0. No change is known, so the range is open at both ends.

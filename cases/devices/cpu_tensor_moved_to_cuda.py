@@ -177,6 +177,9 @@ CASE = Case(
     id="cpu-tensor-moved-to-cuda",
     title="torch.zeros(3, 3).cuda() builds the tensor on the CPU, then copies it over",
     kind="performance",
+    symptom_category="slow-or-memory",
+    symptom_line="torch.zeros(3, 3).cuda() builds on the CPU and copies every step, stalling the GPU stream.",
+    star=True,  # a pitfall the source posts single out
     # `.to(device)` and the `device=` argument both arrived in 0.4; the copy is what `.to` and
     # `.cuda()` are defined to do, and no release has changed it. On the CPU the case moves to
     # the `meta` device instead, which takes the same `_to_copy` path: a proxy, not the GPU.

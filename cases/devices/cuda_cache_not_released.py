@@ -182,6 +182,8 @@ CASE = Case(
     id="cuda-cache-not-released",
     title="After del, GPU memory stays reserved by PyTorch's caching allocator",
     kind="performance",
+    symptom_category="slow-or-memory",
+    symptom_line="After del, nvidia-smi still shows the memory held: PyTorch's allocator keeps it.",
     # The CUDA caching allocator keeps freed blocks in every release; no release is known to
     # have changed that, so the range is open at both ends. Observed on CUDA on 2.11.0+cu130 (an
     # H200); other releases on CUDA were not observed. The CPU contrast was run on every release.

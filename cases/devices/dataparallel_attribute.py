@@ -138,6 +138,8 @@ CASE = Case(
     id="dataparallel-attribute",
     title="'DataParallel' object has no attribute ...",
     kind="error",
+    symptom_category="error",
+    symptom_line="After nn.DataParallel, model.my_method() raises: DataParallel object has no attribute.",
     # DataParallel has never forwarded attribute lookups to the wrapped model (PR 8071 declined,
     # issue 16885 closed). It can be built on a CPU-only machine since PR 3318 (0.4 at the latest).
     # Reproduced on 2.13.0 CPU, and on one GPU on 2.11.0+cu130 (an NVIDIA H200) only. In 1.6-1.7 the

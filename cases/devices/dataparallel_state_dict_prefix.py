@@ -145,6 +145,8 @@ CASE = Case(
     id="dataparallel-state-dict-prefix",
     title="A DataParallel checkpoint does not load into the plain model",
     kind="error",
+    symptom_category="error",
+    symptom_line="A DataParallel checkpoint will not load: unexpected keys starting with module.",
     # The prefix is DataParallel's attribute name, kept by design (issue 3805, 2017). On a machine
     # without a GPU, DataParallel has been a pass-through wrapper since PR 3318 (0.4); before that
     # it could not be built there, and load_state_dict raised KeyError("unexpected key ...").

@@ -158,6 +158,8 @@ CASE = Case(
     id="dataparallel-to-device-first",
     title="DataParallel: the model must already be on device_ids[0]",
     kind="error",
+    symptom_category="error",
+    symptom_line="DataParallel raises that the module must have its parameters on cuda:0.",
     # The check at forward, with this message, came with pytorch/pytorch#17363 (February 2019);
     # before it the same mistake failed inside the broadcast, with another message (#17065).
     # Only CUDA shows it: without a GPU DataParallel calls the module directly (#3318).

@@ -324,6 +324,8 @@ CASE = Case(
     id="ddp-every-rank-prints-and-saves",
     title="Under torch.distributed every process prints, saves and tests",
     kind="silent",
+    symptom_category="wrong-values",
+    symptom_line="Under DistributedDataParallel every log line comes twice and each rank tests half the data.",
     # SPMD execution is what torch.distributed is: each process runs the whole script. No
     # release is known to behave otherwise, so no bound. Observed on 2.13.0 with gloo on the CPU.
     affects="*",

@@ -166,6 +166,8 @@ CASE = Case(
     id="device-cuda-vs-cuda0",
     title='torch.device("cuda") is not equal to torch.device("cuda:0")',
     kind="silent",
+    symptom_category="wrong-values",
+    symptom_line="A device comparison is False for the same GPU: cuda is not equal to cuda:0.",
     # torch.device arrived in 0.4 and its equality has compared (type, index) since then, an
     # index of None included. The two names are plain values: comparing them needs no GPU, so a
     # machine without one shows the comparison itself (reproduced on 2.13.0). The tensor half (a

@@ -249,6 +249,9 @@ CASE = Case(
     id="index-select-out-of-bounds-gpu",
     title="An out-of-range index_select on the GPU fails later, somewhere else",
     kind="error",
+    symptom_category="error",
+    symptom_line="An out-of-range index on the GPU fails later, at an unrelated line, with a device-side assert.",
+    star=True,  # a pitfall the source posts single out
     # The CUDA kernel checks the index only with a device-side assert, in the 2021 ATen source and
     # in today's alike, and reports span 2017 to 2024; no release is known to have moved the check
     # to the host, so the range is left open at both ends (see "Where it comes from"). The source

@@ -166,6 +166,8 @@ CASE = Case(
     id="load-state-dict-strict-false",
     title="load_state_dict(strict=False) can load nothing at all, silently",
     kind="silent",
+    symptom_category="wrong-values",
+    symptom_line="After load_state_dict(strict=False) the model evaluates like an untrained one.",
     # `strict=False` exists since 0.3 (pytorch/pytorch#3159, Oct 2017) and has skipped every
     # mismatched key since; observed on 2.13.0 (CPU). The range is open above. On CUDA it was
     # observed on 2.11.0+cu130 (an NVIDIA H200) only.

@@ -153,6 +153,8 @@ CASE = Case(
     id="python-loop-vs-broadcast",
     title="A Python loop over slices instead of one broadcast op",
     kind="performance",
+    symptom_category="slow-or-memory",
+    symptom_line="A Python loop over channels gives the right answer, slowly, where one broadcast would do.",
     # Broadcasting arrived in 0.2; the loop costs one dispatch per slice in every release since.
     # Observed on 2.13.0 (CPU); the range is open above. On CUDA the same op counts were observed on
     # 2.11.0+cu130 (an NVIDIA H200) only.

@@ -149,6 +149,8 @@ CASE = Case(
     id="tensor-to-is-not-inplace",
     title="t.to(...) does not change t",
     kind="silent",
+    symptom_category="wrong-values",
+    symptom_line="x.to(device) leaves x where it was; a later line fails on mixed devices or dtypes.",
     # Tensor.to arrived in 0.4 and has always returned its result, never changed `self`;
     # reproduced here on 2.13.0 (CPU, through the dtype). The CUDA side (the device staying "cpu")
     # was observed on 2.11.0+cu130 (an NVIDIA H200) only. No release is known to change it.

@@ -125,6 +125,8 @@ CASE = Case(
     id="deprecated-init-without-underscore",
     title="nn.init.xavier_uniform without the underscore is deprecated",
     kind="warning",
+    symptom_category="warning",
+    symptom_line="nn.init.xavier_uniform warns on every call: the name without underscore is deprecated.",
     affects=(
         Affects(
             versions=">=2.4",

@@ -119,6 +119,8 @@ CASE = Case(
     id="inplace-op-cannot-promote",
     title="An in-place op cannot change a tensor's dtype",
     kind="error",
+    symptom_category="error",
+    symptom_line="labels *= 0.9 on an integer tensor raises: result type Float can't be cast to Long.",
     # Type promotion arrived in 1.3 (#22273), and with it the error for in-place ops whose
     # promoted result type does not fit the tensor. The matrix observes it from 1.13.1 on; no
     # later change known.

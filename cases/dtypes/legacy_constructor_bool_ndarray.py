@@ -137,6 +137,8 @@ CASE = Case(
     id="legacy-constructor-bool-ndarray",
     title="torch.FloatTensor(bool_array) gave garbage (torch 0.3)",
     kind="historical",
+    symptom_category="wrong-values",
+    symptom_line="torch.FloatTensor(bool_array) gave garbage values on torch 0.3 instead of zeros and ones.",
     # Reported on the 0.3.0.post4 pip wheels (#4288, #5177, #6839). From 0.4 the call raised
     # TypeError ("can't convert np.ndarray of type numpy.bool_") instead; bool arrays are
     # converted to 0/1 from about 1.2 on. 0.3.1 was not checked.

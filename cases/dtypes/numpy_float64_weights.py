@@ -134,6 +134,8 @@ CASE = Case(
     id="numpy-float64-weights",
     title="Weights initialised from NumPy are float64",
     kind="error",
+    symptom_category="error",
+    symptom_line="The first forward raises that Float and Double do not match: the weights came from NumPy.",
     # Observed on every release of the version matrix (1.13.1 to 2.15.0, reports/). Matrix
     # products have never promoted mixed dtypes (type promotion, 1.3, covers elementwise ops),
     # so no release is known without it: no lower bound.

@@ -148,6 +148,8 @@ CASE = Case(
     id="state-dict-averaging-long-buffers",
     title="Averaging checkpoints in place trips on BatchNorm's integer counter",
     kind="error",
+    symptom_category="error",
+    symptom_line="Averaging two checkpoints in place fails on BatchNorm's integer counter.",
     # The error needs type promotion's in-place check (1.3, #22273); num_batches_tracked exists
     # since 0.4.1. Before 1.3 the same loop silently truncated the counter instead. The matrix
     # observes it from 1.13.1 on.

@@ -107,6 +107,8 @@ CASE = Case(
     id="tensor-copy-construct",
     title="torch.tensor(existing_tensor) warns",
     kind="warning",
+    symptom_category="warning",
+    symptom_line="torch.tensor(existing_tensor) warns to use detach().clone() on every call.",
     # The warning was added by #11815 (September 2018, first released in 1.0). Observed on
     # 2.13.0; its advice changed from clone().detach() to detach().clone(), its category never.
     affects=(Affects(">=1.0", since="PR #11815 added the warning (September 2018, first released "

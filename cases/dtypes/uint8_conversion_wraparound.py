@@ -112,6 +112,8 @@ CASE = Case(
     id="uint8-conversion-wraparound",
     title="(x * 255).byte() wraps around instead of saturating",
     kind="silent",
+    symptom_category="wrong-values",
+    symptom_line="Bright pixels come out black and dark ones white after (x * 255).byte().",
     # Observed on 2.13.0 (CPU). Out-of-range float -> uint8 goes through int64 and keeps the
     # low 8 bits, meant to agree on both devices (c10/util/TypeCast.h; #7644, #36832). No
     # release is known to saturate, so no bound is set.

@@ -183,6 +183,9 @@ CASE = Case(
     id="gradcheck-float32",
     title="gradcheck in float32: a Jacobian mismatch that is not a bug",
     kind="error",
+    symptom_category="error",
+    symptom_line="gradcheck in float32 raises a Jacobian mismatch on a backward that is correct.",
+    star=True,  # a pitfall the source posts single out
     # The mismatch is float32 arithmetic against tolerances made for float64: it was reported on
     # 0.3.1 (#5351) and shows on 2.13.0 here. The symptom also asks for the precision warning,
     # which landed in June 2018 (#8663): 1.0 is the first release certainly after it (whether

@@ -223,6 +223,8 @@ CASE = Case(
     id="gradcheck-nondeterministic-backward",
     title="gradcheck and a backward that is not bit-for-bit reproducible",
     kind="error",
+    symptom_category="error",
+    symptom_line="gradcheck raises Backward is not reentrant on a backward that adds in any order.",
     # gradcheck has compared two backward runs for exact equality at least since 2017
     # (pytorch/pytorch#2710 quotes the check); no release is known without it, so no lower
     # bound. Observed on 2.13.0, CPU. Since #55656 the exception is GradcheckError, a

@@ -133,6 +133,8 @@ CASE = Case(
     id="print-precision-hides-difference",
     title="Printing hides a difference: four digits by default",
     kind="silent",
+    symptom_category="wrong-values",
+    symptom_line="Two printed tensors look identical, but their values differ past the fourth digit.",
     # Observed on 2.13.0 by this corpus. The default precision of 4 is documented for the
     # 1.10 docs and today's; no release is known to have changed it, so no bound is set.
     affects="*",

@@ -146,6 +146,8 @@ CASE = Case(
     id="argparse-in-notebook",
     title="`parse_args()` in a notebook reads the kernel's arguments",
     kind="error",
+    symptom_category="error",
+    symptom_line="parse_args() in a notebook cell exits with unrecognized arguments: -f …kernel.json.",
     # argparse and the Jupyter kernel's command line, not torch: the same with every torch.
     affects=(Affects(reason="argparse reading the kernel's argv; the same with every torch"),),
     devices=("cpu",),

@@ -114,6 +114,8 @@ CASE = Case(
     id="cuda-async-keyword",
     title="`cuda(async=True)` is a syntax error",
     kind="error",
+    symptom_category="error",
+    symptom_line="An old script stops at once with SyntaxError on cuda(async=True).",
     # A Python rule, not a torch one: `async` is a reserved keyword from Python 3.7, so the
     # source fails to compile with every torch (every torch in the matrix needs Python >= 3.7).
     affects=(Affects(reason="Python >= 3.7 rejects the source whatever the torch version"),),

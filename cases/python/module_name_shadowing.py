@@ -144,6 +144,8 @@ CASE = Case(
     id="module-name-shadowing",
     title="A local file named like a module shadows it",
     kind="error",
+    symptom_category="error",
+    symptom_line="Imports fail with No module named torch.nn; torch is not a package: a local torch.py.",
     # Python's import order, not torch's code: it shows with every torch version.
     affects=(Affects(reason="Python's module search order; the same with every torch"),),
     devices=("cpu", "cuda"),

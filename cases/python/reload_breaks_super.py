@@ -173,6 +173,8 @@ CASE = Case(
     id="reload-breaks-super",
     title="`super(Cls, self)` fails after a module reload",
     kind="error",
+    symptom_category="error",
+    symptom_line="After reloading a module, super(Cls, self) raises TypeError on an existing object.",
     # How Python rebinds names on reload, not torch's code: the same with every torch version.
     affects=(Affects(reason="Python's reload semantics; the same with every torch"),),
     devices=("cpu",),

@@ -153,6 +153,8 @@ CASE = Case(
     id="align-corners-mismatch",
     title="Bilinear resizing with two different align_corners",
     kind="silent",
+    symptom_category="wrong-values",
+    symptom_line="Upsampled features are shifted because training and deployment used different align_corners.",
     # align_corners exists since 0.4.0 (which also changed the default from the old
     # corner-aligned behaviour to False); F.interpolate, used here, since 0.4.1. From 1.13.1 on
     # the matrix observes it (2.13.0 no longer warns when the option is left unset).

@@ -156,6 +156,8 @@ CASE = Case(
     id="broadcast-trailing-alignment",
     title="A per-channel vector broadcast against the width",
     kind="silent",
+    symptom_category="wrong-shape",
+    symptom_line="Subtracting a per-channel mean raises a size mismatch, or silently subtracts along the width.",
     # Broadcasting arrived in 0.2.0 (its release notes warn it can cause silent bugs); the
     # alignment from the trailing dimension is the documented rule and has not changed since.
     # From 1.13.1 on the matrix observes it. Both forms show on every release and device, so one

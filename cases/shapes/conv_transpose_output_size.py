@@ -138,6 +138,8 @@ CASE = Case(
     id="conv-transpose-output-size",
     title="A transposed convolution does not undo a strided one on odd sizes",
     kind="silent",
+    symptom_category="wrong-shape",
+    symptom_line="A transposed convolution gives back 9×9 where you expected the original 10×10.",
     # Shape arithmetic of the documented formula, unchanged as far as known: no known lower
     # bound ("*"); the matrix observes it from 1.13.1 on.
     affects="*",

@@ -178,6 +178,9 @@ CASE = Case(
     id="interpolate-3d-input",
     title="F.interpolate reads one C×H×W image as a batch of 1-D signals",
     kind="error",
+    symptom_category="wrong-shape",
+    symptom_line="Resizing one C×H×W image raises that the input and output spatial dimensions differ.",
+    star=True,  # a pitfall the source posts single out
     # From 1.13.1 on the matrix observes both forms. The length check on `size` that raises the
     # ValueError is in the 1.6-era code of F.interpolate; in 1.4 it was missing (see "Where it
     # comes from"). No release has changed the N×C×spatial reading of the input. Both forms show

@@ -148,6 +148,9 @@ CASE = Case(
     id="l2-normalize-all-dims",
     title="L2-normalising the whole tensor instead of each feature vector",
     kind="silent",
+    symptom_category="wrong-values",
+    symptom_line="Normalised feature vectors are far shorter than 1, and shrink as the batch grows.",
+    star=True,  # a pitfall the source posts single out
     # Arithmetic, not an API behaviour: `x / x.norm()` divides by one norm over every element in
     # all releases. Shown on 2.13.0 here; no release is known to have changed it (F.normalize,
     # the fix, dates from May 2017, pytorch/pytorch#1467). No known lower bound ("*"); the matrix

@@ -117,6 +117,8 @@ CASE = Case(
     id="negative-step-slicing",
     title="Reversing a tensor with x[::-1]",
     kind="error",
+    symptom_category="error",
+    symptom_line="x[::-1] on a tensor raises ValueError: step must be greater than zero.",
     # From 1.13.1 on the matrix observes it; before that, the source post saw it on torch 0.3.
     # Tensors have never had negative strides, and the 2026 RFC (#175240) still describes the
     # ValueError: no release is known to accept a negative step.

@@ -160,6 +160,9 @@ CASE = Case(
     id="softmax-singleton-axis",
     title="Softmax over an axis of size 1",
     kind="silent",
+    symptom_category="wrong-values",
+    symptom_line="A spatial attention map is exactly 1.0 everywhere, whatever the input.",
+    star=True,  # a pitfall the source posts single out
     # Arithmetic, not an API behaviour: a softmax over one element is exp(x)/exp(x) = 1 and its
     # derivative is 0. From 1.13.1 on the matrix observes it; the broken code passes `dim`, which
     # F.softmax takes (and warns without) since 0.3. No release is known to have changed either.

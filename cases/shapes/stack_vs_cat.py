@@ -119,6 +119,8 @@ CASE = Case(
     id="stack-vs-cat",
     title="torch.stack where torch.cat was meant",
     kind="silent",
+    symptom_category="wrong-shape",
+    symptom_line="The mean over all batches comes back as a [B, D] table instead of a [D] vector.",
     # The documented meaning of both functions; no release is known to have changed it.
     # No known lower bound ("*"); the matrix observes it from 1.13.1 on.
     affects="*",

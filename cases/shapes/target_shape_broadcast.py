@@ -163,6 +163,8 @@ CASE = Case(
     id="target-shape-broadcast",
     title="A regression loss over (N, 1) predictions and (N,) targets",
     kind="silent",
+    symptom_category="wrong-shape",
+    symptom_line="A hand-written MSE over (N, 1) predictions and (N,) targets averages an N×N table.",
     # From 1.13.1 on the matrix observes the "warning" form. The hand-written loss never warns
     # (it broadcasts since 0.2.0); nn.MSELoss / F.mse_loss warn since pytorch/pytorch#18349 but
     # still return the same wrong number. Before that PR both losses were silent (the reports

@@ -120,6 +120,8 @@ CASE = Case(
     id="transpose-1d-noop",
     title="x.T on a 1-D tensor does not make a column",
     kind="warning",
+    symptom_category="wrong-shape",
+    symptom_line="w.T * w gives the element-wise squares, not an outer product: w.T of a vector is the vector.",
     affects=(
         # Observed on 2.13.0: same shape back, plus the deprecation warning. The warning comes
         # from pytorch/pytorch#64180, listed among the deprecations of the 1.11.0 release notes

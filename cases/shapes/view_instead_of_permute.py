@@ -115,6 +115,8 @@ CASE = Case(
     id="view-instead-of-permute",
     title="HWC to CHW with view instead of permute",
     kind="silent",
+    symptom_category="wrong-shape",
+    symptom_line="An image reshaped from HWC to CHW with view has scrambled channels and no error.",
     # view/reshape keep the element order by definition (like NumPy's reshape); no release is
     # known to have changed that. No known lower bound ("*"); the matrix observes it from 1.13.1 on.
     affects="*",

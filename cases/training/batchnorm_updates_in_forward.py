@@ -153,6 +153,8 @@ CASE = Case(
     id="batchnorm-updates-in-forward",
     title="BatchNorm learns during a \"harmless\" forward",
     kind="silent",
+    symptom_category="wrong-values",
+    symptom_line="The model evaluates worse after a forward pass under no_grad: BatchNorm's statistics moved.",
     # Running statistics have been updated inside BatchNorm's training-mode forward since the
     # layer was written; observed on 2.13.0. No release changed it.
     affects="*",

@@ -137,6 +137,8 @@ CASE = Case(
     id="cross-entropy-after-softmax",
     title="Softmax before CrossEntropyLoss",
     kind="silent",
+    symptom_category="wrong-values",
+    symptom_line="The classification loss starts low and hardly moves: the outputs went through softmax twice.",
     # The loss has taken raw scores (logits) and applied log-softmax itself in every release;
     # this corpus observed the symptom on 2.13.0. No release changed it.
     affects="*",

@@ -134,6 +134,8 @@ CASE = Case(
     id="cross-entropy-target-dtype",
     title="A float class-index target for CrossEntropyLoss",
     kind="error",
+    symptom_category="error",
+    symptom_line="CrossEntropyLoss raises about the target's dtype: expected Long, got Float.",
     # Class indices have had to be an integer tensor in every release. The wording changed
     # between 2.11.0 ("expected scalar type Long but found Float") and 2.12.1 ("expected target
     # dtype to be Long or Byte, but got Float"), per the matrix reports; both name Long, then Float.

@@ -149,6 +149,8 @@ CASE = Case(
     id="eval-without-no-grad",
     title="Validation without torch.no_grad()",
     kind="performance",
+    symptom_category="slow-or-memory",
+    symptom_line="Validation runs out of memory or is slow: every output still builds a graph.",
     # Autograd records every op on tensors that require grad unless told not to; model.eval()
     # never changed that. Observed on 2.13.0; no release changed it.
     affects="*",

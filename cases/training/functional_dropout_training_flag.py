@@ -150,6 +150,8 @@ CASE = Case(
     id="functional-dropout-training-flag",
     title="F.dropout ignores model.eval()",
     kind="silent",
+    symptom_category="wrong-values",
+    symptom_line="After model.eval() predictions still change from call to call: F.dropout stays on.",
     # F.dropout's `training` defaults to True since pytorch/pytorch#10417 (August 2018, after
     # 0.4.1): from 1.0 on it drops in eval mode unless told otherwise. Before, the default was
     # False and the call did nothing unless told otherwise. Observed from 1.13.1 by the matrix.

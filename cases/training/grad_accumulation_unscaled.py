@@ -159,6 +159,8 @@ CASE = Case(
     id="grad-accumulation-unscaled",
     title="Gradient accumulation without dividing the loss",
     kind="silent",
+    symptom_category="wrong-values",
+    symptom_line="Training with accumulated micro-batches is less stable: the gradient is K times too big.",
     # `.grad` accumulates across backward() calls by design, as far back as autograd goes (the
     # 0.4.0 autograd docs say so, the Variable-era docs too): no known lower bound. No release
     # changed it; observed here on 2.13.0.

@@ -164,6 +164,8 @@ CASE = Case(
     id="instance-norm-defaults",
     title="InstanceNorm's defaults are not BatchNorm's",
     kind="silent",
+    symptom_category="wrong-values",
+    symptom_line="InstanceNorm in place of BatchNorm silently drops the learnable scale and shift.",
     # affine=False has been InstanceNorm's default since the module was added (pytorch#1283,
     # confirmed in #1477); track_running_stats=False is the default since 0.4.0 (the 0.4.0
     # source says so). Both hold on 2.13.0; no release has changed them since.

@@ -131,6 +131,8 @@ CASE = Case(
     id="kldiv-expects-log-input",
     title="KLDivLoss wants log-probabilities",
     kind="silent",
+    symptom_category="nan-inf",
+    symptom_line="The KL-divergence loss comes out negative and keeps falling below zero.",
     # The wrong value (input read as log-probabilities) is as old as the loss. The warning on
     # the default reduction='mean' came with pytorch/pytorch#14457 (labelled for 1.0, Nov
     # 2018); the symptom checks both, so the range starts there. Observed from 1.13.1 by the

@@ -178,6 +178,8 @@ CASE = Case(
     id="loss-append-keeps-graph",
     title="Keeping the loss tensor keeps its graph",
     kind="performance",
+    symptom_category="slow-or-memory",
+    symptom_line="Memory grows every step because the kept loss values keep their graphs.",
     # A tensor keeps its grad_fn, and the grad_fn its inputs' nodes, by design. From 1.13.1 on the
     # matrix observes it; the code here needs 0.4, where Variable merged into Tensor and `.item()`
     # (the fix) appeared. The FAQ shows the same problem with Variables before that.

@@ -177,6 +177,8 @@ CASE = Case(
     id="loss-target-requires-grad",
     title="A loss target that requires grad: once refused, now silently trained",
     kind="silent",
+    symptom_category="wrong-values",
+    symptom_line="A loss whose target requires grad now trains the target network too, without a word.",
     affects=(
         # The old form: the nn loss modules asserted that the target did not require grad (the
         # 0.3 docs' loss.py source; #7186 on 0.4). Not observable here: no lower bound known.

@@ -132,6 +132,8 @@ CASE = Case(
     id="missing-zero-grad",
     title="The training loop without zero_grad()",
     kind="silent",
+    symptom_category="wrong-values",
+    symptom_line="The loss goes down for a few steps, then oscillates or explodes: gradients pile up.",
     # backward() has accumulated into .grad since the first releases, by design (it is what
     # makes gradient accumulation possible). Observed on 2.13.0; no release changed it.
     affects="*",

@@ -170,6 +170,8 @@ CASE = Case(
     id="param-reassignment-detaches-optimizer",
     title="A parameter replaced after the optimizer was built",
     kind="silent",
+    symptom_category="wrong-values",
+    symptom_line="A parameter replaced after the optimizer was built gets a gradient but never changes.",
     # An optimizer keeps references to the Parameter objects it was given, and assigning a new
     # Parameter rebinds the module attribute: true of torch.optim from its start, so no known
     # lower bound. The request for a warning (#14467, 2018) is still open. The matrix observes

@@ -167,6 +167,8 @@ CASE = Case(
     id="scheduler-step-placement",
     title="scheduler.step() in the batch loop",
     kind="silent",
+    symptom_category="wrong-values",
+    symptom_line="The learning rate drops ten times per batch instead of per epoch.",
     # A scheduler counts its own step() calls; the pre-1.1 source already advanced last_epoch
     # by one per call (0.4.0 is the oldest source this project read), and no release changed
     # that. 1.1.0 changed the *order* of the two step() calls (a call before the optimizer's

@@ -163,6 +163,8 @@ CASE = Case(
     id="shared-module-reuse",
     title="One module instance used as two layers",
     kind="silent",
+    symptom_category="wrong-values",
+    symptom_line="Two layers built from one module instance share their weights: half the capacity.",
     # Parameters belong to module objects, and parameters() lists each object once; sharing by
     # reuse of an instance is a documented feature, not a bug, so no release changes it and no
     # lower bound is known. The matrix observes it from 1.13.1 on.

@@ -148,6 +148,8 @@ CASE = Case(
     id="train-eval-mode",
     title="Forgetting model.eval()",
     kind="silent",
+    symptom_category="wrong-values",
+    symptom_line="The same image gets different predictions in different test batches: the model is in training mode.",
     # A module starts in training mode and stays there until eval() is called; BatchNorm and
     # Dropout have read that flag since the first releases. Observed on 2.13.0.
     affects="*",

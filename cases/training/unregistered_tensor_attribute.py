@@ -159,6 +159,8 @@ CASE = Case(
     id="unregistered-tensor-attribute",
     title="A tensor attribute the module does not know about",
     kind="silent",
+    symptom_category="wrong-values",
+    symptom_line="A tensor attribute does not follow model.to() or .double(): device errors or mixed dtypes.",
     # Module conversion and state_dict have only ever visited registered parameters and buffers
     # (pytorch/pytorch#2641, 2017). The range starts at 0.4, where `Module.to(device, dtype)`
     # (used here) appeared; the matrix observes it from 1.13.1 on, and no release changed it.

@@ -166,6 +166,8 @@ CASE = Case(
     id="ao-quantization-deprecated",
     title="torch.ao.quantization is deprecated: quantize_dynamic warns",
     kind="warning",
+    symptom_category="warning",
+    symptom_line="quantize_dynamic warns that torch.ao.quantization is deprecated, from torch 2.8.",
     affects=(
         Affects(
             versions=">=2.8",

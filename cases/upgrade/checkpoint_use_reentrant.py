@@ -130,6 +130,8 @@ CASE = Case(
     id="checkpoint-use-reentrant",
     title="torch.utils.checkpoint without use_reentrant warns",
     kind="warning",
+    symptom_category="warning",
+    symptom_line="torch.utils.checkpoint warns that use_reentrant should be passed, from torch 2.1.",
     affects=">=2.1",
     devices=("cpu", "cuda"),
     sources=(release_notes("2.1.0").at("Deprecations: not passing use_reentrant to torch.utils.checkpoint (#100551)"),),

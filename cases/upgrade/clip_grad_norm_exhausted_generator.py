@@ -124,6 +124,8 @@ CASE = Case(
     id="clip-grad-norm-exhausted-generator",
     title="clip_grad_norm_ on a used-up parameters() generator clips nothing",
     kind="warning",
+    symptom_category="wrong-values",
+    symptom_line="clip_grad_norm_ returns 0 and clips nothing: the parameters() generator was used up.",
     affects=(
         Affects(
             versions=">=2.8",

@@ -130,6 +130,8 @@ CASE = Case(
     id="clip-grad-norm-without-underscore",
     title="clip_grad_norm without the underscore gets past a UserWarning filter",
     kind="warning",
+    symptom_category="warning",
+    symptom_line="clip_grad_norm without the underscore gets past a UserWarning filter from torch 2.4.",
     affects=">=2.4",
     devices=("cpu", "cuda"),
     sources=(release_notes("2.4.0").at("deprecation warnings without a category become FutureWarning (#126898)"),),

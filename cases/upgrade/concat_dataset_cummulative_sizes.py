@@ -120,6 +120,8 @@ CASE = Case(
     id="concat-dataset-cummulative-sizes",
     title="ConcatDataset.cummulative_sizes starts to warn in 2.4",
     kind="warning",
+    symptom_category="warning",
+    symptom_line="ConcatDataset.cummulative_sizes starts to print a FutureWarning in torch 2.4.",
     affects=">=2.4",
     devices=("cpu", "cuda"),
     sources=(release_notes("2.4.0").at("deprecation warnings become FutureWarning (#126898)"),),

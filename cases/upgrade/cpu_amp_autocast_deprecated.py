@@ -125,6 +125,8 @@ CASE = Case(
     id="cpu-amp-autocast-deprecated",
     title="torch.cpu.amp.autocast() is deprecated from 2.4",
     kind="warning",
+    symptom_category="warning",
+    symptom_line="torch.cpu.amp.autocast() prints a FutureWarning every time the block is entered, from 2.4.",
     affects=(
         Affects(
             versions=">=2.4",

@@ -131,6 +131,8 @@ CASE = Case(
     id="cross-without-dim",
     title="torch.cross without dim is deprecated",
     kind="warning",
+    symptom_category="warning",
+    symptom_line="torch.cross(a, b) without dim warns that it is deprecated, from torch 2.2.",
     affects=">=2.2",
     devices=("cpu", "cuda"),
     sources=(release_notes("2.2.0").at("Deprecations: torch.cross's default dim, in favour of torch.linalg.cross (#108760)"),),

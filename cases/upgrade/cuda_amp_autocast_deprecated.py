@@ -138,6 +138,8 @@ CASE = Case(
     id="cuda-amp-autocast-deprecated",
     title="torch.cuda.amp.autocast(...) is deprecated from 2.4",
     kind="warning",
+    symptom_category="warning",
+    symptom_line="torch.cuda.amp.autocast(...) prints a FutureWarning from torch 2.4.",
     affects=(
         Affects(
             versions=">=2.4",

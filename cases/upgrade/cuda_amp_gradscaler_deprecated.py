@@ -144,6 +144,8 @@ CASE = Case(
     id="cuda-amp-gradscaler-deprecated",
     title="torch.cuda.amp.GradScaler(...) is deprecated from 2.4",
     kind="warning",
+    symptom_category="warning",
+    symptom_line="torch.cuda.amp.GradScaler(...) prints a FutureWarning from torch 2.4.",
     affects=(
         Affects(
             versions=">=2.4",

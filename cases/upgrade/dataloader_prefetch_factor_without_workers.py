@@ -126,6 +126,8 @@ CASE = Case(
     id="dataloader-prefetch-factor-without-workers",
     title="DataLoader(prefetch_factor=2) with num_workers=0 raises",
     kind="error",
+    symptom_category="error",
+    symptom_line="DataLoader(prefetch_factor=2) with num_workers=0 raises from torch 2.0.",
     affects=(
         Affects(
             versions=">=2.0",

@@ -186,6 +186,8 @@ CASE = Case(
     id="distributed-launch-local-rank",
     title="torch.distributed.launch passes --local-rank, and a script that only knows --local_rank dies",
     kind="error",
+    symptom_category="error",
+    symptom_line="A script started by torch.distributed.launch dies on --local-rank from torch 2.0.",
     affects=">=2.0",
     devices=("cpu",),
     device_independent=True,  # the variants never use their device

@@ -129,6 +129,8 @@ CASE = Case(
     id="distribution-sample-n",
     title="Distribution.sample_n(n) warns, as a FutureWarning from 2.4",
     kind="warning",
+    symptom_category="warning",
+    symptom_line="dist.sample_n(n) warns, and from torch 2.4 as a FutureWarning.",
     affects=(
         Affects(
             versions=">=2.4",

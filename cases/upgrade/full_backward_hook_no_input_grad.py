@@ -136,6 +136,8 @@ CASE = Case(
     id="full-backward-hook-no-input-grad",
     title="A full backward hook on a layer whose input needs no gradient now warns",
     kind="warning",
+    symptom_category="warning",
+    symptom_line="A full backward hook on the first layer starts to warn after an upgrade past 2.7.",
     affects=(
         Affects(
             versions=">=2.8",

@@ -146,6 +146,8 @@ CASE = Case(
     id="functorch-deprecated",
     title="functorch.vmap and functorch.grad are deprecated in favour of torch.func",
     kind="warning",
+    symptom_category="warning",
+    symptom_line="functorch.vmap and functorch.grad warn to use torch.func, from torch 2.0.",
     affects=(
         Affects(
             versions=">=2.4",

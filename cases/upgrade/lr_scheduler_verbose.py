@@ -134,6 +134,8 @@ CASE = Case(
     id="lr-scheduler-verbose",
     title="verbose=True on a learning-rate scheduler",
     kind="error",
+    symptom_category="error",
+    symptom_line="verbose=True on a learning-rate scheduler warns, then raises on a newer torch.",
     affects=(
         Affects(
             versions=">=2.7",

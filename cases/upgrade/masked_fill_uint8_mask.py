@@ -114,6 +114,8 @@ CASE = Case(
     id="masked-fill-uint8-mask",
     title="masked_fill with a uint8 mask raises from 2.1",
     kind="error",
+    symptom_category="error",
+    symptom_line="masked_fill with a uint8 mask raises from torch 2.1; it only warned before.",
     affects=(
         Affects(
             versions=">=2.1",

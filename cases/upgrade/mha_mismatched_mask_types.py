@@ -158,6 +158,8 @@ CASE = Case(
     id="mha-mismatched-mask-types",
     title="A float attn_mask with a bool key_padding_mask warns in nn.MultiheadAttention",
     kind="warning",
+    symptom_category="warning",
+    symptom_line="nn.MultiheadAttention warns about mismatched mask types, from torch 2.0.",
     affects=(
         Affects(
             versions=">=2.0",

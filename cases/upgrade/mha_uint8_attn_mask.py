@@ -154,6 +154,8 @@ CASE = Case(
     id="mha-uint8-attn-mask",
     title="A byte (uint8) attn_mask in nn.MultiheadAttention raises from 2.0",
     kind="error",
+    symptom_category="error",
+    symptom_line="A byte attn_mask in nn.MultiheadAttention raises from torch 2.0.",
     affects=(
         Affects(
             versions=">=2.0",

@@ -107,6 +107,8 @@ CASE = Case(
     id="named-tensors-removed",
     title="Named tensors are gone: tensor.names raises AttributeError",
     kind="error",
+    symptom_category="error",
+    symptom_line="tensor.names raises AttributeError on the newest torch: named tensors are gone.",
     affects=(
         Affects(
             versions=">=2.13",

@@ -131,6 +131,8 @@ CASE = Case(
     id="no-grad-decorating-class",
     title="@torch.no_grad() on a class is deprecated",
     kind="warning",
+    symptom_category="warning",
+    symptom_line="@torch.no_grad() on a class warns that decorating classes is deprecated.",
     affects=(
         Affects(
             versions=">=2.4",

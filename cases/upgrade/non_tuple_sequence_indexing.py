@@ -116,6 +116,8 @@ CASE = Case(
     id="non-tuple-sequence-indexing",
     title="Indexing a tensor with a list of slices is deprecated",
     kind="warning",
+    symptom_category="warning",
+    symptom_line="x[list_of_slices] warns about a non-tuple sequence index, from torch 2.8.",
     affects=(
         Affects(
             versions=">=2.8",

@@ -171,6 +171,8 @@ CASE = Case(
     id="pytree-register-private-deprecated",
     title="torch.utils._pytree._register_pytree_node is deprecated",
     kind="warning",
+    symptom_category="warning",
+    symptom_line="torch.utils._pytree._register_pytree_node warns that it is deprecated.",
     affects=(
         Affects(
             versions=">=2.4",

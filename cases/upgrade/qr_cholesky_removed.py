@@ -152,6 +152,8 @@ CASE = Case(
     id="qr-cholesky-removed",
     title="torch.qr and torch.cholesky are removed: a warning for years, then a RuntimeError",
     kind="error",
+    symptom_category="error",
+    symptom_line="torch.qr and torch.cholesky, deprecated for years, now raise.",
     affects=(
         Affects(
             versions=">=2.14",

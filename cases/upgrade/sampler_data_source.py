@@ -146,6 +146,8 @@ CASE = Case(
     id="sampler-data-source",
     title="A custom Sampler that passes data_source to Sampler.__init__",
     kind="error",
+    symptom_category="error",
+    symptom_line="super().__init__(data_source) in a custom Sampler warns, then raises on a newer torch.",
     affects=(
         Affects(
             versions=">=2.10",

@@ -105,6 +105,8 @@ CASE = Case(
     id="scatter-reduce-argument",
     title="scatter_(..., reduce=) with a tensor source is deprecated",
     kind="warning",
+    symptom_category="warning",
+    symptom_line="scatter_(..., reduce=) with a tensor source warns to use scatter_reduce, from 2.0.",
     affects=(
         Affects(
             versions=">=2.0",

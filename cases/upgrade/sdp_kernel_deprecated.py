@@ -151,6 +151,8 @@ CASE = Case(
     id="sdp-kernel-deprecated",
     title="torch.backends.cuda.sdp_kernel() is deprecated from 2.3",
     kind="warning",
+    symptom_category="warning",
+    symptom_line="torch.backends.cuda.sdp_kernel() warns that it is deprecated, from torch 2.3.",
     affects=(
         Affects(
             versions=">=2.3",

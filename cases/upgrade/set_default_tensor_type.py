@@ -118,6 +118,8 @@ CASE = Case(
     id="set-default-tensor-type",
     title="torch.set_default_tensor_type is deprecated",
     kind="warning",
+    symptom_category="warning",
+    symptom_line="torch.set_default_tensor_type warns that it is deprecated, from torch 2.1.",
     affects=(
         Affects(
             versions=">=2.1",

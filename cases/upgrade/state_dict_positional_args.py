@@ -132,6 +132,8 @@ CASE = Case(
     id="state-dict-positional-args",
     title="state_dict(destination, prefix) with positional arguments warns, as a FutureWarning from 2.4",
     kind="warning",
+    symptom_category="warning",
+    symptom_line="state_dict(destination, prefix) warns that positional args are deprecated.",
     affects=(
         Affects(
             versions=">=2.4",

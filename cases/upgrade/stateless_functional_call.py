@@ -128,6 +128,8 @@ CASE = Case(
     id="stateless-functional-call",
     title="torch.nn.utils.stateless.functional_call is deprecated",
     kind="warning",
+    symptom_category="warning",
+    symptom_line="torch.nn.utils.stateless.functional_call warns to use torch.func, from 2.0.",
     affects=(
         Affects(
             versions=">=2.4",

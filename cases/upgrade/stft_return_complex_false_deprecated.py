@@ -139,6 +139,8 @@ CASE = Case(
     id="stft-return-complex-false-deprecated",
     title="torch.stft(..., return_complex=False) is deprecated",
     kind="warning",
+    symptom_category="warning",
+    symptom_line="torch.stft(..., return_complex=False) warns that it is deprecated.",
     affects=(
         Affects(
             versions=">=2.0",

@@ -146,6 +146,8 @@ CASE = Case(
     id="stft-without-return-complex",
     title="torch.stft on a real signal without return_complex raises from 2.0",
     kind="error",
+    symptom_category="error",
+    symptom_line="torch.stft on a real signal without return_complex raises from torch 2.0.",
     affects=(
         Affects(
             versions=">=2.0",

@@ -133,6 +133,8 @@ CASE = Case(
     id="tensor-t-on-zero-dim",
     title="x.T on a 0-d tensor is deprecated",
     kind="warning",
+    symptom_category="warning",
+    symptom_line="x.T on a 0-d tensor warns that it is deprecated.",
     affects=(
         Affects(
             versions=">=2.0",

@@ -130,6 +130,8 @@ CASE = Case(
     id="torch-load-pickle-args-ignored",
     title="torch.load(..., encoding=) warns that pickle arguments need weights_only=False",
     kind="warning",
+    symptom_category="warning",
+    symptom_line="torch.load(..., encoding=) warns that pickle arguments need weights_only=False, from 2.11.",
     affects=(
         Affects(
             versions=">=2.11",

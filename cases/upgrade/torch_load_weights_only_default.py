@@ -145,6 +145,8 @@ CASE = Case(
     id="torch-load-weights-only-default",
     title="A checkpoint that stores argparse arguments stops loading on 2.6",
     kind="error",
+    symptom_category="error",
+    symptom_line="A checkpoint holding argparse arguments stops loading on torch 2.6: Weights only load failed.",
     affects=(
         Affects(
             versions=">=2.4,<2.6",

@@ -142,6 +142,8 @@ CASE = Case(
     id="torch-load-weights-only-warning",
     title="torch.load without weights_only warns on 2.4 and 2.5",
     kind="warning",
+    symptom_category="warning",
+    symptom_line="torch.load without weights_only prints a long FutureWarning on torch 2.4 and 2.5.",
     affects=(
         Affects(
             versions=">=2.4,<2.6",

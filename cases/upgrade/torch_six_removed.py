@@ -121,6 +121,8 @@ CASE = Case(
     id="torch-six-removed",
     title="from torch._six import ... fails: the module is gone",
     kind="error",
+    symptom_category="error",
+    symptom_line="from torch._six import ... fails from torch 2.0: the module is gone.",
     affects=(
         Affects(
             versions=">=2.0",

@@ -116,6 +116,8 @@ CASE = Case(
     id="torchscript-deprecated",
     title="torch.jit.script is deprecated: a DeprecationWarning, then a FutureWarning",
     kind="warning",
+    symptom_category="warning",
+    symptom_line="torch.jit.script warns that it is deprecated, from torch 2.10.",
     affects=(
         Affects(
             versions=">=2.14",

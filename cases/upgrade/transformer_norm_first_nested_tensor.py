@@ -133,6 +133,8 @@ CASE = Case(
     id="transformer-norm-first-nested-tensor",
     title="A pre-norm nn.TransformerEncoder warns about nested tensors",
     kind="warning",
+    symptom_category="warning",
+    symptom_line="A pre-norm nn.TransformerEncoder warns about nested tensors, from torch 2.1.",
     affects=">=2.1",
     devices=("cpu", "cuda"),
     sources=(release_notes("2.1.0").at("torch.nn: TransformerEncoder checks its fast-path conditions at construction (#102045)"),),

@@ -155,6 +155,8 @@ CASE = Case(
     id="typed-storage-deprecated",
     title="Tensor.storage() warns that TypedStorage is deprecated",
     kind="warning",
+    symptom_category="warning",
+    symptom_line="Tensor.storage() warns that TypedStorage is deprecated, from torch 2.0.",
     affects=(
         Affects(
             versions=">=2.0",

@@ -127,6 +127,8 @@ CASE = Case(
     id="weight-norm-deprecated",
     title="torch.nn.utils.weight_norm is deprecated",
     kind="warning",
+    symptom_category="warning",
+    symptom_line="torch.nn.utils.weight_norm warns that it is deprecated, from torch 2.1.",
     affects=(
         Affects(
             versions=">=2.4",

@@ -187,6 +187,8 @@ CASE = Case(
     id="weights-only-numpy-in-checkpoint",
     title="A checkpoint with NumPy values in it stops loading on 2.6",
     kind="error",
+    symptom_category="error",
+    symptom_line="A checkpoint holding NumPy values stops loading on torch 2.6: Weights only load failed.",
     affects=(
         Affects(
             versions=">=2.4,<2.6",

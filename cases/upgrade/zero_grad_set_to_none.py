@@ -139,6 +139,8 @@ CASE = Case(
     id="zero-grad-set-to-none",
     title="optimizer.zero_grad() leaves .grad as None, not zeros",
     kind="error",
+    symptom_category="wrong-values",
+    symptom_line="After zero_grad(), p.grad += g fails: .grad is None, not zeros, from torch 2.0.",
     affects=(
         Affects(
             versions=">=2.0",

@@ -11,7 +11,7 @@ from torch_pitfalls.matrix import Matrix
 from docs.site.home_page import about_page, topics_of
 from docs.site.site_extension import DESCRIPTIONS
 from docs.site.start_page import start_page
-from docs.site.symptom_page import SYMPTOMS_FILE, Symptom, SymptomError, load_symptoms, symptom_page
+from docs.site.symptom_page import Symptom, SymptomError, load_symptoms, symptom_page
 from docs.site.upgrade_page import upgrade_files
 
 PAGE_DESCRIPTIONS = {
@@ -29,10 +29,8 @@ PAGE_DESCRIPTIONS = {
 
 
 def symptoms_for(root: Path, cases: list[LoadedCase]) -> dict[str, Symptom]:
-    """The symptom lines of a project: its docs/site/symptoms.toml, checked against its cases.
-    A project without the file (a planted test corpus) has none; one with it must cover every case."""
-    path = Path(root) / SYMPTOMS_FILE.relative_to(SYMPTOMS_FILE.parents[2])
-    return load_symptoms({lc.id for lc in cases}, path) if path.is_file() else {}
+    """The symptom lines the cases declare (every case's, or none for a planted corpus)."""
+    return load_symptoms(cases)
 
 
 def write_learner_pages(src: Path, extra: Path, cases: list[LoadedCase], m: Matrix, symptoms: dict[str, Symptom]) -> None:

@@ -1,16 +1,14 @@
 """The symptom index: every case under what a learner sees first (NaN, a wrong shape, an error...),
-with one line in plain words per case, from docs/site/symptoms.toml."""
+with one line in plain words per case, from the case's own facts (``symptom_category`` and
+``symptom_line`` in its ``CASE``)."""
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
-from pathlib import Path
 
+from torch_pitfalls.case import SYMPTOM_CATEGORIES
 from torch_pitfalls.loader import LoadedCase
 
 from docs.site.text import md, raw_html
-
-SYMPTOMS_FILE = Path(__file__).with_name("symptoms.toml")
 
 # The categories in the order a learner meets them: key, heading, what it covers.
 CATEGORIES = {
@@ -23,6 +21,9 @@ CATEGORIES = {
 }
 
 
+assert tuple(CATEGORIES) == SYMPTOM_CATEGORIES, "the index's headings are the case model's categories"
+
+
 class SymptomError(ValueError):
     """The symptom file does not match the cases; the message names the file and the case."""
 
@@ -33,29 +34,14 @@ class Symptom:
     line: str
 
 
-def load_symptoms(case_ids: set[str], path: Path = SYMPTOMS_FILE) -> dict[str, Symptom]:
-    """case id -> its symptom; every case must have one, and no unknown case may be named."""
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise SymptomError(f"{path}: {exc}") from None
-    found: dict[str, Symptom] = {}
-    for category, lines in data.items():
-        if category not in CATEGORIES:
-            raise SymptomError(f"{path}: unknown category [{category}] (known: {', '.join(CATEGORIES)})")
-        for case_id, line in lines.items():
-            if case_id in found:
-                raise SymptomError(f"{path}: case {case_id!r} is in two categories, "
-                                   f"[{found[case_id].category}] and [{category}]")
-            if not isinstance(line, str) or not line.strip():
-                raise SymptomError(f"{path}: case {case_id!r} has no symptom line")
-            found[case_id] = Symptom(category, line.strip())
-    unknown = sorted(set(found) - case_ids)
-    if unknown:
-        raise SymptomError(f"{path}: names unknown case {', '.join(unknown)}")
-    missing = sorted(case_ids - set(found))
-    if missing:
-        raise SymptomError(f"{path}: no symptom line for case {', '.join(missing)}")
+def load_symptoms(cases: list[LoadedCase]) -> dict[str, Symptom]:
+    """case id -> its symptom. The index covers every case or none (a planted corpus declares
+    none): a corpus where some cases declare a line and others do not is refused, by name."""
+    found = {lc.id: Symptom(lc.case.symptom_category, lc.case.symptom_line.strip())
+             for lc in cases if lc.case.symptom_line}
+    missing = sorted(lc.id for lc in cases if lc.id not in found)
+    if found and missing:
+        raise SymptomError(f"no symptom line for case {', '.join(missing)} (symptom_category and symptom_line in its CASE)")
     return found
 
 

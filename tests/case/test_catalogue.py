@@ -1,25 +1,31 @@
-"""The corpus against its checklist, cases/catalogue.csv (the catalogue's ids, topics, sources)."""
-import csv
+"""cases/catalogue.csv is the cases' own facts, generated (python -m torch_pitfalls.catalogue --write)."""
 from pathlib import Path
 
+from torch_pitfalls.catalogue import catalogue_text
 from torch_pitfalls.loader import load_cases
 
 ROOT = Path(__file__).resolve().parents[2]
-CATALOGUE = {row["id"]: row for row in csv.DictReader((ROOT / "cases" / "catalogue.csv").open())}
 
 
-def test_every_case_is_a_catalogue_row_in_its_topic():
-    for lc in load_cases(ROOT / "cases"):
-        assert lc.id in CATALOGUE, f"{lc.path}: {lc.id!r} is not in cases/catalogue.csv"
-        assert lc.topic == CATALOGUE[lc.id]["topic"], f"{lc.path}: belongs in cases/{CATALOGUE[lc.id]['topic']}/"
+def test_the_catalogue_is_generated_from_the_cases():
+    committed = (ROOT / "cases" / "catalogue.csv").read_text(encoding="utf-8")
+    assert committed == catalogue_text(ROOT / "cases"), "run: python -m torch_pitfalls.catalogue --write"
 
 
-def test_every_starred_row_has_a_case():
-    have = {lc.id for lc in load_cases(ROOT / "cases")}
-    assert {i for i, row in CATALOGUE.items() if row["star"]} <= have
+def test_every_case_declares_its_symptom_line():
+    lacking = [lc.id for lc in load_cases(ROOT / "cases") if not lc.case.symptom_line]
+    assert lacking == []
 
 
-def test_cuda_only_rows_declare_cuda_only():
-    for lc in load_cases(ROOT / "cases"):
-        if CATALOGUE[lc.id]["devices"] == "CUDA":
-            assert lc.case.devices == ("cuda",), lc.id
+def test_every_case_tells_its_story_before_the_harness_section():
+    """The first code cell after the title is what the broken code needs; nothing of the harness
+    (CASE, symptom, check, near_miss) comes before the section 'How the harness checks it'."""
+    from torch_pitfalls.casefile import HARNESS_HEADING, read_case
+
+    for path in sorted((ROOT / "cases").glob("*/*.py")):
+        text = path.read_text(encoding="utf-8")
+        story, heading, _ = text.partition(f"# {HARNESS_HEADING}\n")
+        assert heading, f"{path}: no section '{HARNESS_HEADING}'"
+        for word in ("CASE = Case(", "def symptom(", "def check(", "def near_miss(", "import Affects", "Case,"):
+            assert word not in story, f"{path}: {word!r} comes before the harness's section"
+        assert read_case(path).story_cells[0].source.startswith("# "), f"{path}: the title comes first"

@@ -6,6 +6,7 @@ import torch
 
 from torch_pitfalls.loader import load_case
 from torch_pitfalls.run.runner import run_case
+from planting import case_source
 
 NOW = torch.__version__
 
@@ -247,3 +248,24 @@ def test_a_required_module_that_does_not_import_is_unverified_with_its_error(cor
     record = run(corpus, requires=("broken_extra_for_pitfalls",))
     assert record.outcome == "unverified"
     assert "does not import here (RuntimeError: operator torchvision::nms does not exist)" in record.detail
+
+
+def test_a_case_declaring_a_device_its_variants_never_use_is_refused(corpus):
+    """devices=("cpu", "cuda") where neither variant reads its device: a CUDA cell would be a CPU
+    run counted twice. The loader refuses it by name; declared device-independent, it loads and
+    its cuda cell is skipped with the reason (never a reproduction)."""
+    from torch_pitfalls.loader import LoadError
+
+    ignores = dict(broken="return torch.tensor(float('nan'))", fixed="return torch.tensor(1.0)",
+                   check="torch.testing.assert_close(run.value, torch.tensor(1.0))")
+    with pytest.raises(LoadError, match="declares cuda, but neither broken nor fixed uses its device argument"):
+        load_case(corpus.plant("device-blind", **ignores))
+    text = case_source("device-free", devices=("cpu",), **ignores).replace(
+        "    requires=", "    device_independent=True,\n    requires=")
+    lc = load_case(corpus.plant("device-free", text=text))
+    assert run_case(lc, "cpu").outcome == "reproduced"
+    cuda = run_case(lc, "cuda")
+    assert cuda.outcome == "skipped" and "device-independent" in cuda.detail
+    with pytest.raises(LoadError, match="device_independent=True, but broken and fixed use their device"):
+        load_case(corpus.plant("device-claimed", text=case_source("device-claimed", devices=("cpu",)).replace(
+            "    requires=", "    device_independent=True,\n    requires=")))
