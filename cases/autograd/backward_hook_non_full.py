@@ -102,13 +102,11 @@ if __name__ == "__main__":
 # gradients, as here.
 #
 # The behaviour was reported in January 2017 (pytorch/pytorch#598: a module adding three inputs
-# got a two-element `grad_input`, and the answer was that module hooks are registered on the
-# last function the module created); #7040 and #12331 asked again for the documented meaning.
-# PyTorch 1.8 added `register_full_backward_hook` and the warning above; the docs now call
+# got a two-element `grad_input`, and the answer was that module hooks are registered on the last
+# function the module created); #7040 and #12331 asked again for the documented meaning. PyTorch
+# 1.8 added `register_full_backward_hook` and the warning above; the docs now call
 # `register_backward_hook` deprecated "and the behavior of this function will change in future
-# versions" — it has not changed as of 2.13.0, so the range is open above. On CUDA it was observed
-# on one release, torch 2.11.0+cu130 on an NVIDIA H200
-# (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
+# versions" — it has not changed as of 2.13.0, so the range is open above.
 
 # %% [markdown]
 # ## How the harness checks it

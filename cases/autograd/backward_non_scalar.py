@@ -70,16 +70,14 @@ if __name__ == "__main__":
 # The S1 notes, in their autograd section, remark that backward only works from a result that
 # is a single number, and call that reasonable: a graph needs one end to start from.
 #
-# The check is old. In the 0.1 series `Variable.backward` raised "backward should be called
-# only on a scalar (i.e. 1-element tensor) or with gradient w.r.t. the variable"; by 0.3 the
-# check sat in `torch.autograd._make_grads` with today's message ("grad can be implicitly
-# created only for scalar outputs", seen in user tracebacks through `torch/autograd/variable.py`
-# and on 2.13.0 here). The `Tensor.backward` documentation states that a non-scalar tensor that
-# requires grad needs `gradient`; the forum answer cited above gives the two fixes used here.
-# User reports of this error after wrapping a model in `nn.DataParallel` come from its gathering
-# one loss per GPU into a vector: reduce it with `.mean()`. On CUDA it was observed on one release,
-# torch 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other
-# releases on CUDA were not observed.
+# The check is old. In the 0.1 series `Variable.backward` raised "backward should be called only
+# on a scalar (i.e. 1-element tensor) or with gradient w.r.t. the variable"; by 0.3 the check sat
+# in `torch.autograd._make_grads` with today's message ("grad can be implicitly created only for
+# scalar outputs", seen in user tracebacks through `torch/autograd/variable.py` and on 2.13.0
+# here). The `Tensor.backward` documentation states that a non-scalar tensor that requires grad
+# needs `gradient`; the forum answer cited above gives the two fixes used here. User reports of
+# this error after wrapping a model in `nn.DataParallel` come from its gathering one loss per GPU
+# into a vector: reduce it with `.mean()`.
 
 # %% [markdown]
 # ## How the harness checks it

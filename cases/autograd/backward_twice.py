@@ -94,9 +94,7 @@ if __name__ == "__main__":
 # #21533 (2019) extended the check to functions that save a list of tensors, and says that
 # functions saving none are left callable again on purpose. The `Tensor.backward` docs describe
 # `retain_graph`; the 1.9 page adds that setting it is needed in almost no case and can often be
-# replaced by something more efficient — such as the single backward above. On CUDA it was observed
-# on one release, torch 2.11.0+cu130 on an NVIDIA H200
-# (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
+# replaced by something more efficient — such as the single backward above.
 
 # %% [markdown]
 # ## How the harness checks it

@@ -97,12 +97,10 @@ if __name__ == "__main__":
 # The rule is in the documentation of `Function.backward`: return as many values as there were
 # inputs to `forward`, with `None` allowed for inputs that are not tensors or do not need a
 # gradient. The check lives in the engine's node for Python functions (`PyNode::apply` in
-# `torch/csrc/autograd/python_function.cpp` on current main): extra trailing `None`s are
-# dropped, and any other count mismatch raises the error above. User reports quote the same
-# message on 0.2.0 (1zb/pytorch-image-comp-rnn#4, where the fix was `return grad_output, None`)
-# and later releases (huawei-noah/AdderNet#21, 2020); it is unchanged on 2.13.0, observed here.
-# On CUDA it was observed on one release, torch 2.11.0+cu130 on an NVIDIA H200
-# (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
+# `torch/csrc/autograd/python_function.cpp` on current main): extra trailing `None`s are dropped,
+# and any other count mismatch raises the error above. User reports quote the same message on
+# 0.2.0 (1zb/pytorch-image-comp-rnn#4, where the fix was `return grad_output, None`) and later
+# releases (huawei-noah/AdderNet#21, 2020); it is unchanged on 2.13.0, observed here.
 
 # %% [markdown]
 # ## How the harness checks it

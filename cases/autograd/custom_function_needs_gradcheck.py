@@ -151,14 +151,12 @@ if __name__ == "__main__":
 # the other half: gradcheck is the tool, and it only means something on float64 inputs and a
 # float64 function (see the `gradcheck-float32` case).
 #
-# PyTorch's "Extending PyTorch" notes ask for exactly this: after writing a `Function`, check
-# its backward with `gradcheck` on double-precision inputs. The `gradcheck` reference documents
-# the comparison (analytical against finite differences, with `eps`, `atol`, `rtol`) and its
+# PyTorch's "Extending PyTorch" notes ask for exactly this: after writing a `Function`, check its
+# backward with `gradcheck` on double-precision inputs. The `gradcheck` reference documents the
+# comparison (analytical against finite differences, with `eps`, `atol`, `rtol`) and its
 # `raise_exception=False` form used above. This is how autograd treats a custom backward by
-# design, not a bug with a fix release: `affects` has no lower bound (no release is known to
-# have checked a custom backward), and its upper end is open. On CUDA it was observed on one
-# release, torch 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`);
-# other releases on CUDA were not observed.
+# design, not a bug with a fix release: `affects` has no lower bound (no release is known to have
+# checked a custom backward), and its upper end is open.
 
 # %% [markdown]
 # ## How the harness checks it

@@ -52,12 +52,9 @@ if __name__ == "__main__":
 # (`was torch.DoubleTensor got torch.FloatTensor` here). In a float32 CPU model the
 # zeros happen to match, which is why the hook looks correct until the model moves.
 #
-# On CUDA the mismatch is the device as well: the gradient is a CUDA tensor and the zeros are
-# not, so even a float32 model fails, with the CUDA type named in the message. With this case's
-# float64 layer the message named the CUDA type on one release, torch 2.11.0+cu130 on an NVIDIA H200
-# (`reports/torch-2.11.0-cuda-nvidia-h200.json`): `was torch.cuda.DoubleTensor got
-# torch.FloatTensor`; other releases on CUDA were not observed. A float32 model was not run on CUDA;
-# that it fails too follows from the same check.
+# On CUDA the mismatch is the device as well: the gradient is a CUDA tensor and the zeros are not,
+# so even a float32 model fails, with the CUDA type named in the message. A float32 model was not
+# run on CUDA; that it fails too follows from the same check.
 #
 # ## The fix
 # Build the replacement from the gradient itself: `torch.zeros_like(grad)` copies its dtype,

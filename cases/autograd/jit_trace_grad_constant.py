@@ -117,16 +117,14 @@ if __name__ == "__main__":
 # there, as in the YOLOv3 report above.
 #
 # Upstream: in 2018 such tensors were silently traced as constants and lost their gradient
-# (pytorch/pytorch#12946); PR #18298 (March 2019) turned that into this error, with the
-# suggestion to make the tensor a parameter or an input; #55282 shows the same message on
-# 1.8.1, and this corpus sees it on 2.13.0. The upper end is open, and may move: TorchScript is
-# deprecated, and PR #189705 (open when this case was written) proposes to make the deprecation
-# a hard error, after which `torch.jit.trace` would fail before reaching this check — the
-# symptom above would then stop matching and the version matrix would flag it. Moving to
-# `torch.export` does not remove the need for the fix: on 2.13.0 it accepts the unregistered
-# tensor without a word and lifts it as a constant input of the exported program. On CUDA it was
-# observed on one release, torch 2.11.0+cu130 on an NVIDIA H200
-# (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
+# (pytorch/pytorch#12946); PR #18298 (March 2019) turned that into this error, with the suggestion
+# to make the tensor a parameter or an input; #55282 shows the same message on 1.8.1, and this
+# corpus sees it on 2.13.0. The upper end is open, and may move: TorchScript is deprecated, and PR
+# #189705 (open when this case was written) proposes to make the deprecation a hard error, after
+# which `torch.jit.trace` would fail before reaching this check — the symptom above would then
+# stop matching and the version matrix would flag it. Moving to `torch.export` does not remove the
+# need for the fix: on 2.13.0 it accepts the unregistered tensor without a word and lifts it as a
+# constant input of the exported program.
 
 # %% [markdown]
 # ## How the harness checks it

@@ -80,14 +80,12 @@ if __name__ == "__main__":
 # Their hooks section adds that a tensor hook receives exactly this gradient, which is otherwise
 # freed.
 #
-# Upstream, the answer in #2677 (September 2017) is that intermediate gradients are not kept,
-# to save memory. #2362 (2017) asked for a warning when someone reads a `.grad` that will never
-# be computed, and #19778 (2019) was the same confusion after a `view`; #30531 ("Add useful
-# warnings for t.grad when it won't be populated for known reasons") fixed both by warning only
-# for tensors that require grad, are not leaves and do not retain their gradient — so a frozen
-# model's tensors stay quiet. The warning's text still points to that pull request on 2.13.0,
-# observed here. On CUDA it was observed on one release, torch 2.11.0+cu130 on an NVIDIA H200
-# (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
+# Upstream, the answer in #2677 (September 2017) is that intermediate gradients are not kept, to
+# save memory. #2362 (2017) asked for a warning when someone reads a `.grad` that will never be
+# computed, and #19778 (2019) was the same confusion after a `view`; #30531 ("Add useful warnings
+# for t.grad when it won't be populated for known reasons") fixed both by warning only for tensors
+# that require grad, are not leaves and do not retain their gradient — so a frozen model's tensors
+# stay quiet. The warning's text still points to that pull request on 2.13.0, observed here.
 
 # %% [markdown]
 # ## How the harness checks it

@@ -95,22 +95,19 @@ if __name__ == "__main__":
 
 # %% [markdown]
 # ## Where it comes from
-# The S1 notes list `torch.nonzero` among the tensor functions and warn that its autograd can
-# go wrong: in some versions the result had to be detached, or backward failed. They give no
-# version and no message. The upstream report that matches is pytorch/pytorch#26038 (September
-# 2019), "Torch.nonzero() leads to crash in PyTorch 1.2", also posted on the PyTorch forums. A
-# loss that indexed with `u.nonzero()` ran on 1.1 and failed on 1.2.0 with the internal assert
-# quoted at the top. pytorch/pytorch#26980 made `nonzero` non-differentiable again. It is
-# listed in the v1.3.0 release tracker (#27011) as merged into the release branch, so 1.3.0
-# (October 2019) no longer has the bug. The same error from 1.2 still reached users in 2020
-# (open-mmlab/OpenPCDet#143, fixed by going back to 1.1). This project could not search
-# PyTorch's git history with `git log -S` (the repository snapshot was too large to fetch);
-# the bounds come from the issue and the release tracker. No installable release reproduces
-# the bug, so on current torch the broken and fixed variants compute the same thing, and the
-# outcome is `unverified` rather than `absent`: nothing here can tell the fix from the broken
-# code. On CUDA it was run on one release, torch 2.11.0+cu130 on an NVIDIA H200
-# (`reports/torch-2.11.0-cuda-nvidia-h200.json`), and came out `unverified` for the same reason;
-# other releases on CUDA were not observed.
+# The S1 notes list `torch.nonzero` among the tensor functions and warn that its autograd can go
+# wrong: in some versions the result had to be detached, or backward failed. They give no version
+# and no message. The upstream report that matches is pytorch/pytorch#26038 (September 2019),
+# "Torch.nonzero() leads to crash in PyTorch 1.2", also posted on the PyTorch forums. A loss that
+# indexed with `u.nonzero()` ran on 1.1 and failed on 1.2.0 with the internal assert quoted at the
+# top. pytorch/pytorch#26980 made `nonzero` non-differentiable again. It is listed in the v1.3.0
+# release tracker (#27011) as merged into the release branch, so 1.3.0 (October 2019) no longer
+# has the bug. The same error from 1.2 still reached users in 2020 (open-mmlab/OpenPCDet#143,
+# fixed by going back to 1.1). This project could not search PyTorch's git history with `git log
+# -S` (the repository snapshot was too large to fetch); the bounds come from the issue and the
+# release tracker. No installable release reproduces the bug, so on current torch the broken and
+# fixed variants compute the same thing, and the outcome is `unverified` rather than `absent`:
+# nothing here can tell the fix from the broken code.
 
 # %% [markdown]
 # ## How the harness checks it

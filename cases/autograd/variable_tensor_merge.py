@@ -101,17 +101,15 @@ if __name__ == "__main__":
 # even reset a tensor's gradient.
 #
 # Upstream, #1252 (April 2017) and #4828 (January 2018) are the mixing errors; the answer to the
-# second was that Variables would soon be merged with tensors. The merge landed on master in
-# early 2018 (#5225, "Merge Variable and Tensor classes"); #6646 shows the difference between
-# 0.3.1.post2 and a 0.4.0 pre-release, where `Variable(t)` already printed as a plain tensor.
-# The v0.4.0 release notes list "Tensor / Variable merged" first among the breaking changes, and
-# the migration guide says that `Variable` wrapping still works but returns a `torch.Tensor`.
-# The case is *historical*: `affects` is `<0.4`, below every installable torch. The broken code
-# now computes the same gradient as the fix, so nothing here can tell them apart and the case
-# runs as `unverified`; its symptom still guards today's behaviour (a Variable that is again a
-# class apart would show as a mismatch). On CUDA it was run on one release, torch 2.11.0+cu130 on an
-# NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`), and came out `unverified` for the same
-# reason; other releases on CUDA were not observed.
+# second was that Variables would soon be merged with tensors. The merge landed on master in early
+# 2018 (#5225, "Merge Variable and Tensor classes"); #6646 shows the difference between
+# 0.3.1.post2 and a 0.4.0 pre-release, where `Variable(t)` already printed as a plain tensor. The
+# v0.4.0 release notes list "Tensor / Variable merged" first among the breaking changes, and the
+# migration guide says that `Variable` wrapping still works but returns a `torch.Tensor`. The case
+# is *historical*: `affects` is `<0.4`, below every installable torch. The broken code now
+# computes the same gradient as the fix, so nothing here can tell them apart and the case runs as
+# `unverified`; its symptom still guards today's behaviour (a Variable that is again a class apart
+# would show as a mismatch).
 
 # %% [markdown]
 # ## How the harness checks it

@@ -72,13 +72,12 @@ if __name__ == "__main__":
 # when you define your own `BatchSampler`, `shuffle` has to be left `False`.
 #
 # Upstream, `batch_sampler` was introduced by pytorch/pytorch#1867 (June 2017) for batches of
-# uneven size such as fairseq's; in its review the maintainers asked to raise an error when one
-# of the replaced options is also given, instead of ignoring it, which is the check met here.
+# uneven size such as fairseq's; in its review the maintainers asked to raise an error when one of
+# the replaced options is also given, instead of ignoring it, which is the check met here.
 # pytorch/pytorch#6108 (2018) then made `loader.batch_size` and `loader.drop_last` read `None`
-# when a batch sampler is given. The error text is the same on every release the version
-# matrix runs (1.13.1 on), and libraries that rebuild loaders still trip on it (catalyst-team/catalyst#271).
-# On CUDA it was observed on one release, torch 2.11.0+cu130 on an NVIDIA H200
-# (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
+# when a batch sampler is given. The error text is the same on every release the version matrix
+# runs (1.13.1 on), and libraries that rebuild loaders still trip on it
+# (catalyst-team/catalyst#271).
 
 # %% [markdown]
 # ## How the harness checks it

@@ -95,14 +95,12 @@ if __name__ == "__main__":
 #
 # Upstream, pytorch/pytorch#1904 (June 2017) reports `ImageFolder` + `DataLoader` failing with
 # "inconsistent tensor sizes" inside `default_collate`: the same stack of unequal samples, then
-# raised by the TH library. Today's message, "stack expects each tensor to be equal size, but
-# got … at entry 0 and … at entry 1", is the one in countless downstream reports, such as
-# qubvel-org/segmentation_models.pytorch#472; the version matrix observes it on every release
-# it runs (1.13.1 on). The behaviour is by design (a batch is one tensor), so no release is
-# known to have changed it, and `affects` has no lower bound: #1904 (2017) is only the oldest
-# report found, not a start.
-# On CUDA it was observed on one release, torch 2.11.0+cu130 on an NVIDIA H200
-# (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
+# raised by the TH library. Today's message, "stack expects each tensor to be equal size, but got
+# … at entry 0 and … at entry 1", is the one in countless downstream reports, such as
+# qubvel-org/segmentation_models.pytorch#472; the version matrix observes it on every release it
+# runs (1.13.1 on). The behaviour is by design (a batch is one tensor), so no release is known to
+# have changed it, and `affects` has no lower bound: #1904 (2017) is only the oldest report found,
+# not a start.
 
 # %% [markdown]
 # ## How the harness checks it

@@ -82,16 +82,14 @@ if __name__ == "__main__":
 # endless loader by catching `StopIteration` around `it.next()` and re-creating the iterator —
 # correct at the time (2020), broken today only by the `.next()` spelling.
 #
-# Upstream, pytorch/pytorch#78594 ("Remove Python 2-related code from dataloader", merged in
-# June 2022) removed the `next = __next__` alias from the DataLoader iterators, so 1.13 (October
-# 2022) is the first release where `it.next()` raises; 1.12 and earlier accepted it, so this
-# case's range starts at 1.13. pytorch/pytorch#80181 is the first report (the CIFAR-10 tutorial
-# on a 1.13 nightly), and in pytorch/pytorch#87955 a maintainer answers with `next(it)`.
-# Downstream fixes, such as pytorch/TensorRT#1159, cite #78594 and PEP 3114. The bound 1.13.0
-# is read from the PR and these reports, not observed: the version matrix starts at 1.13.1,
-# and it observes the AttributeError there and on every later release (CPU). On CUDA it was observed
-# on one release, torch 2.11.0+cu130 on an NVIDIA H200
-# (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
+# Upstream, pytorch/pytorch#78594 ("Remove Python 2-related code from dataloader", merged in June
+# 2022) removed the `next = __next__` alias from the DataLoader iterators, so 1.13 (October 2022)
+# is the first release where `it.next()` raises; 1.12 and earlier accepted it, so this case's
+# range starts at 1.13. pytorch/pytorch#80181 is the first report (the CIFAR-10 tutorial on a 1.13
+# nightly), and in pytorch/pytorch#87955 a maintainer answers with `next(it)`. Downstream fixes,
+# such as pytorch/TensorRT#1159, cite #78594 and PEP 3114. The bound 1.13.0 is read from the PR
+# and these reports, not observed: the version matrix starts at 1.13.1, and it observes the
+# AttributeError there and on every later release (CPU).
 
 # %% [markdown]
 # ## How the harness checks it

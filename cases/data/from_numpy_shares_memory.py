@@ -90,13 +90,11 @@ if __name__ == "__main__":
 # converting a PIL image to a tensor and for initializing weights from NumPy both go through
 # `torch.from_numpy`, which shares memory the same way.
 #
-# The `torch.from_numpy` documentation states the contract: the returned tensor and the
-# ndarray share the same memory, modifications to one are reflected in the other, and the
-# tensor cannot be resized; the `Tensor.numpy` page says the same for the opposite direction.
-# It is the same in every release this project knows of (so `affects` has no lower bound),
-# and the version matrix observes it from 1.13.1 on. The CUDA side (the copy made by `.to(device)`
-# after the in-place write) was observed on one release, torch 2.11.0+cu130 on an NVIDIA H200
-# (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
+# The `torch.from_numpy` documentation states the contract: the returned tensor and the ndarray
+# share the same memory, modifications to one are reflected in the other, and the tensor cannot be
+# resized; the `Tensor.numpy` page says the same for the opposite direction. It is the same in
+# every release this project knows of (so `affects` has no lower bound), and the version matrix
+# observes it from 1.13.1 on.
 
 # %% [markdown]
 # ## How the harness checks it

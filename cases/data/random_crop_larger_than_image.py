@@ -101,11 +101,9 @@ if __name__ == "__main__":
 # this project's version matrix starts).
 #
 # Run with torchvision 0.29.1 on torch 2.14.1 (CPU): `reproduced` in the `size-check` form. In
-# this project's default environment (torch 2.13.0, a CPU build) PyPI's torchvision, a CUDA
-# build, fails to import ("operator torchvision::nms does not exist"), so there the case cannot
-# run; the version matrix runs it with each torch's own torchvision. On CUDA it was observed on one
-# release, torch 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`), in
-# the same `size-check` form; other releases on CUDA were not observed.
+# this project's default environment (torch 2.13.0, a CPU build) PyPI's torchvision, a CUDA build,
+# fails to import ("operator torchvision::nms does not exist"), so there the case cannot run; the
+# version matrix runs it with each torch's own torchvision.
 
 # %% [markdown]
 # ## How the harness checks it

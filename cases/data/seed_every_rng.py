@@ -95,14 +95,11 @@ if __name__ == "__main__":
 # from NumPy needs `np.random.seed` as well, which is the point of this case.
 #
 # PyTorch's reproducibility notes ("Reproducibility", already in the 1.3 and 1.9 docs) say the
-# same: `torch.manual_seed` seeds the RNG for all devices, CPU and CUDA, and Python's `random`
-# and the random generators of other libraries such as NumPy must be seeded separately. The
+# same: `torch.manual_seed` seeds the RNG for all devices, CPU and CUDA, and Python's `random` and
+# the random generators of other libraries such as NumPy must be seeded separately. The
 # `torch.manual_seed` page says it sets the seed "on all devices". For worker processes,
-# pytorch/pytorch#56488 (commit aec83ff, 2021) made each DataLoader worker seed
-# NumPy from its base seed; that concerns workers only, not the main process shown here.
-# The version matrix observes it from 1.13.1 on (CPU); on CUDA it was observed on one release, torch
-# 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on
-# CUDA were not observed.
+# pytorch/pytorch#56488 (commit aec83ff, 2021) made each DataLoader worker seed NumPy from its
+# base seed; that concerns workers only, not the main process shown here.
 
 # %% [markdown]
 # ## How the harness checks it

@@ -132,15 +132,12 @@ if __name__ == "__main__":
 # unclosed, and the fix was to close it.
 #
 # The mechanism was read in tensorboard's writer (`event_file_writer.py`: `_AsyncWriter` puts
-# serialised events on a `queue.Queue`; a daemon `_AsyncWriterThread` writes them, flushing
-# every `flush_secs`; `flush()` joins the queue; `close()` stops the thread) and in torch's
+# serialised events on a `queue.Queue`; a daemon `_AsyncWriterThread` writes them, flushing every
+# `flush_secs`; `flush()` joins the queue; `close()` stops the thread) and in torch's
 # `SummaryWriter`, which wraps it and whose documentation describes `flush_secs`, `max_queue`,
 # `flush()` and `close()`. Observed with torch 2.13.0 (CPU) and tensorboard 2.21.0 without
 # TensorFlow: the unclosed run's event file holds the header and none of the three scalars, the
-# closed one holds all three. The TensorFlow-backed buffering was read, not run. Nothing in the case
-# touches the device, and a run on CUDA showed the same on one release, torch 2.11.0+cu130 on an
-# NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not
-# observed.
+# closed one holds all three. The TensorFlow-backed buffering was read, not run.
 
 # %% [markdown]
 # ## How the harness checks it

@@ -105,14 +105,12 @@ if __name__ == "__main__":
 # `is_floating_point()`. The float64 *array* path was read the same way: refused in 0.14.1 to
 # 0.16.2, converted from 0.17.2, matching pytorch/vision#8097 (November 2023).
 #
-# The case is *historical*: `affects` is `<1.7`, below every torch this project installs, so
-# the symptom is never expected here. With torchvision 0.29.1 on torch 2.14.1 (CPU) it was run:
-# the float64 tensor converts to the right `RGB` image, no error, so the outcome is
-# `unverified`: the fix's check accepts the broken result too. In this project's default
-# environment (torch 2.13.0, a CPU build) PyPI's torchvision cannot be imported, and the case is
-# `unverified` for that reason. On CUDA it was run on one release, torch 2.11.0+cu130 on an NVIDIA
-# H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`), and came out `unverified` because the symptom
-# is not expected there; other releases on CUDA were not observed.
+# The case is *historical*: `affects` is `<1.7`, below every torch this project installs, so the
+# symptom is never expected here. With torchvision 0.29.1 on torch 2.14.1 (CPU) it was run: the
+# float64 tensor converts to the right `RGB` image, no error, so the outcome is `unverified`: the
+# fix's check accepts the broken result too. In this project's default environment (torch 2.13.0,
+# a CPU build) PyPI's torchvision cannot be imported, and the case is `unverified` for that
+# reason.
 
 # %% [markdown]
 # ## How the harness checks it

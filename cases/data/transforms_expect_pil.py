@@ -114,13 +114,11 @@ if __name__ == "__main__":
 # pytorch/vision#2292, where `center_crop` is ticked. Python before 3.7 words the same failure
 # "'builtin_function_or_method' object is not iterable"; the symptom accepts both.
 #
-# Today's form was observed with torchvision 0.29.1 on torch 2.14.1 (CPU). This project's
-# default environment (torch 2.13.0, a CPU build) cannot import PyPI's torchvision, which is a
-# CUDA build ("operator torchvision::nms does not exist", pytorch/pytorch#122494), so there the
-# case is `unverified` (or an import error) until the version matrix, with each torch's
-# matching torchvision, runs it. On CUDA it was observed on one release, torch 2.11.0+cu130 on an
-# NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not
-# observed.
+# Today's form was observed with torchvision 0.29.1 on torch 2.14.1 (CPU). This project's default
+# environment (torch 2.13.0, a CPU build) cannot import PyPI's torchvision, which is a CUDA build
+# ("operator torchvision::nms does not exist", pytorch/pytorch#122494), so there the case is
+# `unverified` (or an import error) until the version matrix, with each torch's matching
+# torchvision, runs it.
 
 # %% [markdown]
 # ## How the harness checks it

@@ -104,15 +104,13 @@ if __name__ == "__main__":
 # %% [markdown]
 # ## Where it comes from
 # The source notes list `apply_(callable)` among the things a tensor can do. They add, in one
-# line, that it only works on CPU tensors and should not be used where speed matters. The
-# PyTorch documentation of `Tensor.apply_` says the same: it works only with CPU tensors, should
-# not be used in code sections that require high performance, and applies the callable to each
-# element. The check is in `torch/csrc/utils/tensor_apply.cpp`: today `TORCH_CHECK_TYPE(...,
-# "apply_ is only implemented on CPU tensors")`, which surfaces in Python as `TypeError`. Older
-# versions of that file threw the same `TypeError` with the same text. Since no version is known
-# to have lifted the restriction, `affects` is open at both ends. On CUDA the `TypeError` above was
-# observed on one release, torch 2.11.0+cu130 on an NVIDIA H200
-# (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
+# line, that it only works on CPU tensors and should not be used where speed matters. The PyTorch
+# documentation of `Tensor.apply_` says the same: it works only with CPU tensors, should not be
+# used in code sections that require high performance, and applies the callable to each element.
+# The check is in `torch/csrc/utils/tensor_apply.cpp`: today `TORCH_CHECK_TYPE(..., "apply_ is
+# only implemented on CPU tensors")`, which surfaces in Python as `TypeError`. Older versions of
+# that file threw the same `TypeError` with the same text. Since no version is known to have
+# lifted the restriction, `affects` is open at both ends.
 
 # %% [markdown]
 # ## How the harness checks it

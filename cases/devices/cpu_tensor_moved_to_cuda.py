@@ -90,20 +90,17 @@ if __name__ == "__main__" and not torch.cuda.is_available():
 
 # %% [markdown]
 # ## Why
-# `torch.zeros(3, 3)` has no device argument, so it uses the default device, the CPU. It
-# allocates host memory and fills it there. `.cuda()` (like `.to("cuda")`) then dispatches
-# `aten::_to_copy`: an empty tensor on the GPU and an `aten::copy_` into it. For a host-to-device
-# copy without `non_blocking=True`, the CUDA copy kernel calls `memcpy_and_sync`, meaning
-# `cudaMemcpyAsync` followed by `cudaStreamSynchronize`. The CPU therefore waits until the GPU
-# has drained everything queued before the copy. A tensor created with `device="cuda"` is
-# instead allocated by the GPU caching allocator and filled by a kernel launched on the stream,
-# with no host memory, no copy and no wait. With `device="cpu"` both spellings are the same work:
-# `.to` sees that the tensor is already where it should be and returns it unchanged. On CUDA the
-# profiler saw the move and the copy (`moves=1, copies=1`, and none for the fix) on one release,
-# torch 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other
-# releases on CUDA were not observed, and the wait itself was not measured by the case. The copy
-# path is shown on the CPU through the `meta` device (a proxy: no GPU wait is involved there), and
-# the benchmark measures the real cost wherever a GPU is present.
+# `torch.zeros(3, 3)` has no device argument, so it uses the default device, the CPU. It allocates
+# host memory and fills it there. `.cuda()` (like `.to("cuda")`) then dispatches `aten::_to_copy`:
+# an empty tensor on the GPU and an `aten::copy_` into it. For a host-to-device copy without
+# `non_blocking=True`, the CUDA copy kernel calls `memcpy_and_sync`, meaning `cudaMemcpyAsync`
+# followed by `cudaStreamSynchronize`. The CPU therefore waits until the GPU has drained
+# everything queued before the copy. A tensor created with `device="cuda"` is instead allocated by
+# the GPU caching allocator and filled by a kernel launched on the stream, with no host memory, no
+# copy and no wait. With `device="cpu"` both spellings are the same work: `.to` sees that the
+# tensor is already where it should be and returns it unchanged. The copy path is shown on the CPU
+# through the `meta` device (a proxy: no GPU wait is involved there), and the benchmark measures
+# the real cost wherever a GPU is present.
 #
 # ## The fix
 # Create the tensor where it will be used: `torch.zeros(3, 3, device=device)`. Inside a module
@@ -183,7 +180,6 @@ CASE = Case(
     # `.to(device)` and the `device=` argument both arrived in 0.4; the copy is what `.to` and
     # `.cuda()` are defined to do, and no release has changed it. On the CPU the case moves to
     # the `meta` device instead, which takes the same `_to_copy` path: a proxy, not the GPU.
-    # On CUDA the move and the copy were observed on 2.11.0+cu130 (an NVIDIA H200) only.
     affects=(
         Affects(device="cpu", proxy="a move to the meta device stands for the move to CUDA: the "
                                     "same aten::_to_copy and aten::copy_, without the GPU and its wait"),

@@ -87,9 +87,7 @@ def broken(device):
 
 # %% [markdown]
 # On the CPU the profiler sees the 32 MiB allocated and freed again, with nothing held after
-# `del`, so the symptom does not show there. On a GPU the same call reported
-# `Held(allocated=0, cached=33554432)`: all 32 MiB still reserved (torch 2.11.0+cu130, NVIDIA
-# H200).
+# `del`, so the symptom does not show there.
 
 # %%
 if __name__ == "__main__":
@@ -129,18 +127,16 @@ if __name__ == "__main__":
 # ## Where it comes from
 # The source notes, in their closing list of tips, say that GPU memory is sometimes not freed
 # after a run is stopped with Ctrl-C, and that it can be cleared by hand with
-# `torch.cuda.empty_cache()` (or, failing that, by killing the process or resetting the GPU).
-# The mechanism behind it is the one shown here. PyTorch's documentation of
-# `torch.cuda.empty_cache` says it releases the unoccupied memory cached by the caching
-# allocator, so that other GPU applications can use it and it shows in `nvidia-smi`. It adds that
-# this does not increase the memory available to PyTorch. In `torch/cuda/memory.py`,
-# `memory_cached` is a deprecated alias that warns "torch.cuda.memory_cached has been renamed to
-# torch.cuda.memory_reserved". The caching itself predates the installable range, and no release
-# is known to have changed it, so `affects` is open. The CUDA side was observed on one GPU and
-# one release: torch 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`), where the broken code left
-# `Held(allocated=0, cached=33554432)` and the fix `Held(allocated=0, cached=0)`. The CPU
-# contrast above is no proxy: torch has no caching allocator on the CPU, so both variants leave nothing held
-# there, and the CPU cell is `unverified` (nothing there tells the fix from the broken code).
+# `torch.cuda.empty_cache()` (or, failing that, by killing the process or resetting the GPU). The
+# mechanism behind it is the one shown here. PyTorch's documentation of `torch.cuda.empty_cache`
+# says it releases the unoccupied memory cached by the caching allocator, so that other GPU
+# applications can use it and it shows in `nvidia-smi`. It adds that this does not increase the
+# memory available to PyTorch. In `torch/cuda/memory.py`, `memory_cached` is a deprecated alias
+# that warns "torch.cuda.memory_cached has been renamed to torch.cuda.memory_reserved". The
+# caching itself predates the installable range, and no release is known to have changed it, so
+# `affects` is open. The CPU contrast above is no proxy: torch has no caching allocator on the
+# CPU, so both variants leave nothing held there, and the CPU cell is `unverified` (nothing there
+# tells the fix from the broken code).
 
 # %% [markdown]
 # ## How the harness checks it
@@ -185,8 +181,7 @@ CASE = Case(
     symptom_category="slow-or-memory",
     symptom_line="After del, nvidia-smi still shows the memory held: PyTorch's allocator keeps it.",
     # The CUDA caching allocator keeps freed blocks in every release; no release is known to
-    # have changed that, so the range is open at both ends. Observed on CUDA on 2.11.0+cu130 (an
-    # H200); other releases on CUDA were not observed. The CPU contrast was run on every release.
+    # have changed that, so the range is open at both ends. The CPU contrast runs on every release.
     affects="*",
     devices=("cuda",),
     sources=(S1.at("the closing list of tips: GPU memory not freed after Ctrl-C; clear it "

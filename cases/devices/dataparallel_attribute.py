@@ -56,18 +56,16 @@ if __name__ == "__main__":
 
 # %% [markdown]
 # ## Why
-# `nn.DataParallel(net)` returns a new module that holds `net` as its submodule `module`. Looking up
-# an attribute on it searches the wrapper's own class, its instance dictionary, and then
+# `nn.DataParallel(net)` returns a new module that holds `net` as its submodule `module`. Looking
+# up an attribute on it searches the wrapper's own class, its instance dictionary, and then
 # `nn.Module.__getattr__`. That last step checks only the wrapper's own parameters, buffers and
 # submodules, and the only submodule is `module`. Methods and attributes defined on `Net` (and
 # `Net`'s submodules such as `backbone`) are therefore out of reach, and `__getattr__` raises
 # `AttributeError` naming the wrapper's class. Anything `nn.Module` itself defines still works
 # through the wrapper (`parameters()`, `train()`, `to()`, calling it), so the error appears only
 # at the first model-specific name. The same happens without a GPU. When CUDA is not available,
-# `DataParallel` keeps `device_ids = []` and its `forward` calls the wrapped model directly, but it
-# still wraps it (observed on 2.13.0, CPU). On one GPU the same `AttributeError` was observed on one
-# release, torch 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`);
-# other releases on CUDA were not observed, and several GPUs were not observed.
+# `DataParallel` keeps `device_ids = []` and its `forward` calls the wrapped model directly, but
+# it still wraps it (observed on 2.13.0, CPU).
 #
 # ## The fix
 # Go through `.module`: `model.module.freeze_backbone()`. Code that has to work with and without
@@ -142,8 +140,8 @@ CASE = Case(
     symptom_line="After nn.DataParallel, model.my_method() raises: DataParallel object has no attribute.",
     # DataParallel has never forwarded attribute lookups to the wrapped model (PR 8071 declined,
     # issue 16885 closed). It can be built on a CPU-only machine since PR 3318 (0.4 at the latest).
-    # Reproduced on 2.13.0 CPU, and on one GPU on 2.11.0+cu130 (an NVIDIA H200) only. In 1.6-1.7 the
-    # error was torch.nn.modules.module.ModuleAttributeError, a subclass of AttributeError.
+    # In 1.6-1.7 the error was torch.nn.modules.module.ModuleAttributeError, a subclass of
+    # AttributeError.
     affects=(Affects(">=0.4", since="PR 3318 (pytorch/pytorch#3301), in 0.4: DataParallel can be "
                                     "built on a machine without a GPU"),),
     devices=("cpu", "cuda"),

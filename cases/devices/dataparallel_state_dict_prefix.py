@@ -54,15 +54,12 @@ if __name__ == "__main__":
 # %% [markdown]
 # ## Why
 # `DataParallel` is an ordinary `nn.Module` that stores the model you give it as its submodule
-# `self.module`. `state_dict()` names every tensor by its path from the module it is called on,
-# so the wrapper's weights become `module.weight` and `module.bias`. The plain model expects
-# `weight` and `bias`, and with `strict=True` (the default) any difference in key names is an
-# error. This happens without a GPU as well. When no CUDA device is available, `DataParallel`
-# sets `device_ids = []`, and its `forward` simply calls the wrapped module, so it parallelises
-# nothing. It still wraps the model, so its state dict carries the same prefix (observed on
-# 2.13.0, CPU). The key names come from the module tree and do not depend on the device: on one GPU
-# the same prefix was observed on one release, torch 2.11.0+cu130 on an NVIDIA H200
-# (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
+# `self.module`. `state_dict()` names every tensor by its path from the module it is called on, so
+# the wrapper's weights become `module.weight` and `module.bias`. The plain model expects `weight`
+# and `bias`, and with `strict=True` (the default) any difference in key names is an error. This
+# happens without a GPU as well. When no CUDA device is available, `DataParallel` sets `device_ids
+# = []`, and its `forward` simply calls the wrapped module, so it parallelises nothing. It still
+# wraps the model, so its state dict carries the same prefix (observed on 2.13.0, CPU).
 #
 # ## The fix
 # Save the inner model: `torch.save(parallel.module.state_dict(), path)`. That checkpoint loads
@@ -151,7 +148,6 @@ CASE = Case(
     # without a GPU, DataParallel has been a pass-through wrapper since PR 3318 (0.4); before that
     # it could not be built there, and load_state_dict raised KeyError("unexpected key ...").
     # (PR 3318 was merged in late 2017; 0.4 is the first release certain to hold it.)
-    # Reproduced on 2.13.0 CPU, and on one GPU on 2.11.0+cu130 (an NVIDIA H200) only.
     affects=(Affects(">=0.4", since="PR 3318 (pytorch/pytorch#3301), in 0.4: DataParallel can be "
                                     "built on a machine without a GPU"),),
     devices=("cpu", "cuda"),

@@ -109,18 +109,16 @@ if __name__ == "__main__":
 # `DataParallel`'s `device_ids` should be that main card. The multi-GPU section adds that
 # data goes to the first card and the batch is split across the cards.
 #
-# Upstream, pytorch/pytorch#17065 (February 2019) asked for `DataParallel` to accept a CPU
-# model; at the time it failed inside the broadcast with `Broadcast function not implemented for
-# CPU tensors`. The request was answered by keeping the rule and checking it: #17363 (fixing
-# the regression #17362, where a check at construction had broken
-# `DataParallel(cpu_model).cuda()` in the ImageNet example) checks the module's device at each
-# forward pass and raises the message above. The documentation of `DataParallel` states the
-# rule ("The parallelized module must have its parameters and buffers on device_ids[0] before
-# running this DataParallel module"). Without CUDA the wrapper only calls the module
-# (pytorch/pytorch#3318), so the CPU cell of this case is `unverified`: broken and fixed compute
-# the same thing there. On one GPU the error above was observed: torch 2.11.0+cu130 on an
-# NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`). The behaviour described for
-# several GPUs is read from `torch/nn/parallel/data_parallel.py` in 2.13.0, not observed.
+# Upstream, pytorch/pytorch#17065 (February 2019) asked for `DataParallel` to accept a CPU model;
+# at the time it failed inside the broadcast with `Broadcast function not implemented for CPU
+# tensors`. The request was answered by keeping the rule and checking it: #17363 (fixing the
+# regression #17362, where a check at construction had broken `DataParallel(cpu_model).cuda()` in
+# the ImageNet example) checks the module's device at each forward pass and raises the message
+# above. The documentation of `DataParallel` states the rule ("The parallelized module must have
+# its parameters and buffers on device_ids[0] before running this DataParallel module"). Without
+# CUDA the wrapper only calls the module (pytorch/pytorch#3318), so the CPU cell of this case is
+# `unverified`: broken and fixed compute the same thing there. The behaviour described for several
+# GPUs is read from `torch/nn/parallel/data_parallel.py` in 2.13.0, not observed.
 
 # %% [markdown]
 # ## How the harness checks it

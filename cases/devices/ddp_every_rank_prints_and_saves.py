@@ -232,18 +232,15 @@ if __name__ == "__main__":
 
 # %% [markdown]
 # ## Where it comes from
-# The S1 notes' section on distributed training launches with
-# `python -m torch.distributed.launch --nproc_per_node 8 main.py`, which passes each process its
-# `--local-rank`. Among the things to adapt, the notes list that the test loader should not be
-# distributed, or several test results come out, and that printing and saving should happen
-# on process 0 only, or the console gets several copies. The DDP tutorial's checkpoint section
-# saves on one process and makes the others wait with a barrier before they load. This case
-# starts the processes as `torchrun` does, with the gloo backend on the CPU, so that no GPU is
-# needed; each rank is a fresh interpreter, and a run takes a few seconds on an idle machine.
-# The behaviour is the programming model, not a release's quirk, so `affects` has no bounds.
-# The CUDA cell of the run on torch 2.11.0+cu130 on an NVIDIA H200
-# (`reports/torch-2.11.0-cuda-nvidia-h200.json`) reproduced it too, but the case runs the same gloo
-# program on the CPU there: the CUDA side (NCCL, one process per GPU) was not observed.
+# The S1 notes' section on distributed training launches with `python -m torch.distributed.launch
+# --nproc_per_node 8 main.py`, which passes each process its `--local-rank`. Among the things to
+# adapt, the notes list that the test loader should not be distributed, or several test results
+# come out, and that printing and saving should happen on process 0 only, or the console gets
+# several copies. The DDP tutorial's checkpoint section saves on one process and makes the others
+# wait with a barrier before they load. This case starts the processes as `torchrun` does, with
+# the gloo backend on the CPU, so that no GPU is needed; each rank is a fresh interpreter, and a
+# run takes a few seconds on an idle machine. The behaviour is the programming model, not a
+# release's quirk, so `affects` has no bounds.
 
 # %% [markdown]
 # ## How the harness checks it

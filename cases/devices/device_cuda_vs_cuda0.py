@@ -64,13 +64,10 @@ if __name__ == "__main__":
 # has index `None`, which means "whichever CUDA device is current when a tensor is made". It is a
 # rule for choosing a device, not a particular device, so PyTorch does not treat it as equal to
 # `cuda:0`, even when device 0 is the current one. Building and comparing the two objects touches
-# no GPU, which is why a machine without one shows the comparison exactly as a GPU machine does.
-# A CUDA tensor always knows its real device, so `x.device` reports `cuda:0` and never a bare
+# no GPU, which is why a machine without one shows the comparison exactly as a GPU machine does. A
+# CUDA tensor always knows its real device, so `x.device` reports `cuda:0` and never a bare
 # `cuda`. CPU tensors instead report a bare `cpu`. This is why `x.device == torch.device(kind)`
-# holds on the CPU and fails on a GPU. The CUDA side (the tensor half) was observed on one release,
-# torch 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`): the tensor
-# reported `cuda:0`, and the comparison with `torch.device("cuda")` was false; other releases on
-# CUDA were not observed.
+# holds on the CPU and fails on a GPU.
 #
 # ## The fix
 # Compare devices in the same form. Either compare only `.type` when the kind of device is what
@@ -170,8 +167,8 @@ CASE = Case(
     symptom_line="A device comparison is False for the same GPU: cuda is not equal to cuda:0.",
     # torch.device arrived in 0.4 and its equality has compared (type, index) since then, an
     # index of None included. The two names are plain values: comparing them needs no GPU, so a
-    # machine without one shows the comparison itself (reproduced on 2.13.0). The tensor half (a
-    # CUDA tensor reports "cuda:0") needs a GPU: observed on 2.11.0+cu130 (an NVIDIA H200) only.
+    # machine without one shows the comparison itself. The tensor half (a CUDA tensor reports
+    # "cuda:0") needs a GPU.
     # Upstream kept the behaviour (issue 115405, 2.0).
     affects=(
         Affects(">=0.4", since="the 0.4.0 release notes, which introduced torch.device",

@@ -110,12 +110,7 @@ if __name__ == "__main__":
 # before CUDA starts, e.g. on the command line). Every launch then waits for its kernel, and the
 # error comes out of `index_select` itself. This is for debugging only, because it removes all
 # CPU/GPU overlap. The error text also mentions `TORCH_USE_CUDA_DSA`, a build option that gives
-# richer device-side assertion reports. On an NVIDIA H200 with torch 2.11.0+cu130 (`reports/torch-2.11.0-cuda-nvidia-h200.json`) the
-# broken code did exactly this: the float index was refused at the call, as
-# `NotImplementedError: "index_select_out_cuda_impl" not implemented for 'Float'` (the CUDA
-# kernel has no version for a float index), and the out-of-range row came out of the next line,
-# `rows * 2`, as `torch.AcceleratorError: CUDA error: device-side assert triggered`. Other
-# releases on CUDA were not observed. The CPU run shows the integer-index rule and, for the
+# richer device-side assertion reports. The CPU run shows the integer-index rule and, for the
 # bound, the contrast: there, the out-of-range row is refused at the call.
 #
 # ## The fix
@@ -257,7 +252,7 @@ CASE = Case(
     # to the host, so the range is left open at both ends (see "Where it comes from"). The source
     # post's second rule, that the index must be an integer tensor, holds on every device: it is
     # the form the CPU shows (reproduced on every release of the matrix), where the bound is
-    # checked at the call. The CUDA form was observed on 2.11.0+cu130 (an H200) only.
+    # checked at the call.
     affects=(
         Affects(device="cpu", form="integer-index rule",
                 reason="a float index is refused at the call; the CPU checks the bound there too"),

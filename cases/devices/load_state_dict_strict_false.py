@@ -76,16 +76,14 @@ if __name__ == "__main__":
 
 # %% [markdown]
 # ## Why
-# `load_state_dict` walks the model's own parameter names (`weight`, `bias`) and looks each one
-# up in the checkpoint. A name that is absent goes to `missing_keys`. A checkpoint entry that
-# matches nothing goes to `unexpected_keys`. With `strict=True` (the default) either list
-# non-empty raises the `RuntimeError` that lists them. `strict=False` does not make the matching
-# smarter: it only skips the raise. Here the names differ by a prefix, so nothing matches, both
-# lists hold every key, and the model keeps the random weights it was built with. The lists are
-# still computed and returned, as a named tuple (`_IncompatibleKeys`). Ignoring that return
-# value is what turns a loud error into a silent one. The key matching does not depend on the
-# device; on CUDA it was observed on one release, torch 2.11.0+cu130 on an NVIDIA H200
-# (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
+# `load_state_dict` walks the model's own parameter names (`weight`, `bias`) and looks each one up
+# in the checkpoint. A name that is absent goes to `missing_keys`. A checkpoint entry that matches
+# nothing goes to `unexpected_keys`. With `strict=True` (the default) either list non-empty raises
+# the `RuntimeError` that lists them. `strict=False` does not make the matching smarter: it only
+# skips the raise. Here the names differ by a prefix, so nothing matches, both lists hold every
+# key, and the model keeps the random weights it was built with. The lists are still computed and
+# returned, as a named tuple (`_IncompatibleKeys`). Ignoring that return value is what turns a
+# loud error into a silent one.
 #
 # ## The fix
 # Keep `strict=False` only for the mismatch you mean to allow, and check what it returned. If
@@ -169,8 +167,7 @@ CASE = Case(
     symptom_category="wrong-values",
     symptom_line="After load_state_dict(strict=False) the model evaluates like an untrained one.",
     # `strict=False` exists since 0.3 (pytorch/pytorch#3159, Oct 2017) and has skipped every
-    # mismatched key since; observed on 2.13.0 (CPU). The range is open above. On CUDA it was
-    # observed on 2.11.0+cu130 (an NVIDIA H200) only.
+    # mismatched key since. The range is open above.
     affects=(Affects(">=0.3", since="pytorch/pytorch#3159 (October 2017, torch 0.3) added strict=False"),),
     devices=("cpu", "cuda"),
     sources=(S1.at("section on nn.Module / state_dict: 'load_state_dict(strict=False) tolerates "

@@ -80,13 +80,11 @@ if __name__ == "__main__":
 # cost is larger than the arithmetic. The loop pays it three times per channel: an index
 # (`aten::select`) into `x`, one into `mean`, and the `aten::sub`. Then `torch.stack` allocates
 # the result again and copies every slice into it. On a GPU each launch is tiny, so the device
-# sits idle between them while Python queues the next one. Broadcasting does the whole job in
-# one kernel. A tensor of shape `[1, C, 1, 1]` lines up with `[N, C, H, W]` from the trailing
-# dimension: where one side has size 1 it is repeated along that dimension (through a zero
-# stride, without a copy), so a single `aten::sub` sees the full batch. The case counts ops: on CUDA
-# it counted the same (6 subtractions, 33 ops, against 1 and 3) on one release, torch 2.11.0+cu130
-# on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not
-# observed. The launches and the idle GPU themselves are not measured by the case.
+# sits idle between them while Python queues the next one. Broadcasting does the whole job in one
+# kernel. A tensor of shape `[1, C, 1, 1]` lines up with `[N, C, H, W]` from the trailing
+# dimension: where one side has size 1 it is repeated along that dimension (through a zero stride,
+# without a copy), so a single `aten::sub` sees the full batch. The launches and the idle GPU
+# themselves are not measured by the case.
 #
 # ## The fix
 # Give the small tensor the right number of dimensions and let broadcasting expand it:
@@ -156,8 +154,7 @@ CASE = Case(
     symptom_category="slow-or-memory",
     symptom_line="A Python loop over channels gives the right answer, slowly, where one broadcast would do.",
     # Broadcasting arrived in 0.2; the loop costs one dispatch per slice in every release since.
-    # Observed on 2.13.0 (CPU); the range is open above. On CUDA the same op counts were observed on
-    # 2.11.0+cu130 (an NVIDIA H200) only.
+    # The range is open above.
     affects=(Affects(">=0.2", since="the 0.2.0 release notes, which introduced NumPy-style broadcasting"),),
     devices=("cpu", "cuda"),
     sources=(

@@ -61,16 +61,14 @@ if __name__ == "__main__":
 
 # %% [markdown]
 # ## Why
-# A tensor's device and dtype are fixed properties of its storage, so no method can change them
-# in place. `Tensor.to` builds a new tensor with the requested device and dtype and returns it;
-# when nothing needs to change, it returns `self`. Either way, the name `ids` still refers to the
+# A tensor's device and dtype are fixed properties of its storage, so no method can change them in
+# place. `Tensor.to` builds a new tensor with the requested device and dtype and returns it; when
+# nothing needs to change, it returns `self`. Either way, the name `ids` still refers to the
 # original tensor unless you assign the result to it. `nn.Module.to` behaves differently. A module
 # is a container, so `.to` converts each of its parameters and buffers and puts the result back
 # into the same module. Its docstring says "This method modifies the module in-place", and it
 # returns `self` only so that calls can be chained. The two calls look the same, but only the
-# module version changes the object you called it on. On CUDA the tensor was observed staying on the
-# CPU on one release, torch 2.11.0+cu130 on an NVIDIA H200
-# (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
+# module version changes the object you called it on.
 #
 # ## The fix
 # Assign the result: `ids = ids.to(device, torch.float32)`. For a module the bare call is enough.
@@ -152,8 +150,7 @@ CASE = Case(
     symptom_category="wrong-values",
     symptom_line="x.to(device) leaves x where it was; a later line fails on mixed devices or dtypes.",
     # Tensor.to arrived in 0.4 and has always returned its result, never changed `self`;
-    # reproduced here on 2.13.0 (CPU, through the dtype). The CUDA side (the device staying "cpu")
-    # was observed on 2.11.0+cu130 (an NVIDIA H200) only. No release is known to change it.
+    # on a CPU the case shows it through the dtype. No release is known to change it.
     affects=(Affects(">=0.4", since="the 0.4.0 release notes, which introduced Tensor.to"),),
     devices=("cpu", "cuda"),
     sources=(S1.at("Troubleshooting: a tensor cannot be moved to the GPU in place; model.to(device) is enough, a tensor needs t = t.to(device)"),),

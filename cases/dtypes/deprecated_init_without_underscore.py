@@ -67,20 +67,17 @@ if __name__ == "__main__":
 
 # %% [markdown]
 # ## Where it comes from
-# The S1 notes initialise a network with `init.xavier_uniform(net1[0].weight)`, the name
-# without the underscore. pytorch/pytorch#6093 (March 2018, released in 0.4) added the
-# underscore names and turned the old ones into warning aliases; #17429 proposed deleting
-# them, and as of 2.13.0 they are still there. In the 2.3.1 wheel `torch/nn/init.py` warns with
-# no category (a `UserWarning`), in the 2.4.1 wheel with `FutureWarning`: the work of
-# pytorch/pytorch#126898, which added `category=FutureWarning` to the deprecation warnings raised
-# without one (merged in May 2024, reverted over an internal failure, resubmitted as #127689);
-# `affects` records both forms, split at 2.4. The version matrix
-# observed exactly that split on the CPU (`reports/torch-*-cpu.json`): a `UserWarning` from
-# 1.13.1 to 2.3.1 and a `FutureWarning` from 2.4.1 to 2.15.0, so `pitfalls matrix` derives
-# "form 'UserWarning' -> 'FutureWarning' in 2.4.1" from the records. On CUDA the `FutureWarning` was
-# observed on one release, torch 2.11.0+cu130 on an NVIDIA H200
-# (`reports/torch-2.11.0-cuda-nvidia-h200.json`), as expected: the warning is raised in Python
-# before any kernel runs; other releases on CUDA were not observed.
+# The S1 notes initialise a network with `init.xavier_uniform(net1[0].weight)`, the name without
+# the underscore. pytorch/pytorch#6093 (March 2018, released in 0.4) added the underscore names
+# and turned the old ones into warning aliases; #17429 proposed deleting them, and as of 2.13.0
+# they are still there. In the 2.3.1 wheel `torch/nn/init.py` warns with no category (a
+# `UserWarning`), in the 2.4.1 wheel with `FutureWarning`: the work of pytorch/pytorch#126898,
+# which added `category=FutureWarning` to the deprecation warnings raised without one (merged in
+# May 2024, reverted over an internal failure, resubmitted as #127689); `affects` records both
+# forms, split at 2.4. The version matrix observed exactly that split on the CPU
+# (`reports/torch-*-cpu.json`): a `UserWarning` from 1.13.1 to 2.3.1 and a `FutureWarning` from
+# 2.4.1 to 2.15.0, so `pitfalls matrix` derives "form 'UserWarning' -> 'FutureWarning' in 2.4.1"
+# from the records.
 
 # %% [markdown]
 # ## How the harness checks it

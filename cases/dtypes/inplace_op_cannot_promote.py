@@ -74,15 +74,12 @@ if __name__ == "__main__":
 # torch 0.3, complains that the tensor types never convert into each other. Type promotion
 # landed in pytorch/pytorch#22273 (released in 1.3), implementing the rules discussed in
 # #9515; its description names both halves of this case: `int_tensor * float` now returns a
-# float tensor, and `int_tensor *= float` now raises because the float result cannot be cast
-# back into the integer tensor. The project's catalogue dates type promotion "since 1.5"; that
-# is too late: the PR was merged in September 2019, before the 1.3.0 release, and the 1.3.1
-# release tracker (pytorch/pytorch#28919) was opened to fix correctness issues in "v1.3.0's
-# Type Promotion", so the lower bound here is 1.3 (read there, not observed: the version
-# matrix starts at 1.13.1). The matrix observes the error on the CPU from 1.13.1 on; on CUDA the
-# same error was observed on one release, torch 2.11.0+cu130 on an NVIDIA H200
-# (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed (the
-# check happens before any kernel runs, on every device).
+# float tensor, and `int_tensor *= float` now raises because the float result cannot be cast back
+# into the integer tensor. The project's catalogue dates type promotion "since 1.5"; that is too
+# late: the PR was merged in September 2019, before the 1.3.0 release, and the 1.3.1 release
+# tracker (pytorch/pytorch#28919) was opened to fix correctness issues in "v1.3.0's Type
+# Promotion", so the lower bound here is 1.3 (read there, not observed: the version matrix starts
+# at 1.13.1).
 
 # %% [markdown]
 # ## How the harness checks it

@@ -77,18 +77,15 @@ if __name__ == "__main__":
 # %% [markdown]
 # ## Where it comes from
 # The source post (S0, torch 0.3, December 2017) converted a boolean ground-truth mask with
-# `torch.FloatTensor(Bool_Ndarray)`, saw noise, and fixed it with `np.float32(labels)` first.
-# The same report reached pytorch/pytorch three times on 0.3.0.post4: #4288 (a maintainer
-# found that only the pip wheels misbehaved; source builds raised `TypeError`), #5177 (closed
-# in July 2018 with the `TypeError` as the answer) and #6839. Bool arrays are converted to
-# 0/1 since bool tensor support reached the NumPy bridge (#18505, 2019; downstream projects
-# report 1.0.1 raising and 1.2 working). The case is *historical*: `affects` is `<0.4`, below
-# every installable torch, so the symptom is never expected here. Today's legacy constructor
-# converts the mask correctly, so the fix's check accepts the broken result as well and the
-# case comes out `unverified` on every installable torch: nothing here can show the 0.3
-# garbage. On CUDA it was run on one release, torch 2.11.0+cu130 on an NVIDIA H200
-# (`reports/torch-2.11.0-cuda-nvidia-h200.json`), and came out `unverified` for the same reason;
-# other releases on CUDA were not observed.
+# `torch.FloatTensor(Bool_Ndarray)`, saw noise, and fixed it with `np.float32(labels)` first. The
+# same report reached pytorch/pytorch three times on 0.3.0.post4: #4288 (a maintainer found that
+# only the pip wheels misbehaved; source builds raised `TypeError`), #5177 (closed in July 2018
+# with the `TypeError` as the answer) and #6839. Bool arrays are converted to 0/1 since bool
+# tensor support reached the NumPy bridge (#18505, 2019; downstream projects report 1.0.1 raising
+# and 1.2 working). The case is *historical*: `affects` is `<0.4`, below every installable torch,
+# so the symptom is never expected here. Today's legacy constructor converts the mask correctly,
+# so the fix's check accepts the broken result as well and the case comes out `unverified` on
+# every installable torch: nothing here can show the 0.3 garbage.
 #
 # The uninitialised-memory cousin is live on every version; it is recorded above by shape
 # only, `(3,)` for `torch.FloatTensor(3)` where `torch.tensor([3.])` has shape `(1,)`.

@@ -76,17 +76,14 @@ if __name__ == "__main__":
 # %% [markdown]
 # ## Where it comes from
 # The S1 notes close with an initialisation recipe that loops over the linear layers and sets
-# `layer.weight.data = torch.from_numpy(np.random.normal(0, 0.5, size=param_shape))`: exactly
-# the float64 weight above. Type promotion (pytorch/pytorch#22273, 1.3) made *elementwise*
-# ops accept mixed dtypes; matrix products still require one dtype. Only the wording of the
-# message has changed between releases and devices (the forms quoted at the top all turn up in
-# public bug reports). The version matrix saw it change: on 1.13.1 and 2.0.1 the CPU message is
-# "self and mat2 must have the same dtype" with no dtype named; from 2.1.2 it adds "but got
-# Float and Double". So the symptom matches the error type and key words ("same dtype", and
-# Double wherever the dtypes are named), never the sentence. Observed on the CPU on every release from 1.13.1 to 2.15.0
-# (`reports/torch-*-cpu.json`); on CUDA it was observed on one release, torch 2.11.0+cu130 on an
-# NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`), with the CPU's message ("self and mat2
-# must have the same dtype, but got Float and Double"); other releases on CUDA were not observed.
+# `layer.weight.data = torch.from_numpy(np.random.normal(0, 0.5, size=param_shape))`: exactly the
+# float64 weight above. Type promotion (pytorch/pytorch#22273, 1.3) made *elementwise* ops accept
+# mixed dtypes; matrix products still require one dtype. Only the wording of the message has
+# changed between releases and devices (the forms quoted at the top all turn up in public bug
+# reports). The version matrix saw it change: on 1.13.1 and 2.0.1 the CPU message is "self and
+# mat2 must have the same dtype" with no dtype named; from 2.1.2 it adds "but got Float and
+# Double". So the symptom matches the error type and key words ("same dtype", and Double wherever
+# the dtypes are named), never the sentence.
 
 # %% [markdown]
 # ## How the harness checks it

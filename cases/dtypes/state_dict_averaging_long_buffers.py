@@ -88,20 +88,16 @@ if __name__ == "__main__":
 
 # %% [markdown]
 # ## Where it comes from
-# The S1 notes list the message `result type Float can't be cast to the desired output type
-# Long` and name its cause: BatchNorm's `num_batches_tracked` in the state dict is an int64.
-# The buffer was added by pytorch/pytorch#6445 for the cumulative average (`momentum=None`);
-# the "missing key num_batches_tracked" reports of 2018 date it to 0.4.1.
-# The in-place refusal comes from type promotion, pytorch/pytorch#22273 (released in 1.3),
-# whose description says that `int_tensor *= float` now raises. The project's catalogue (its
-# entry for `inplace-op-cannot-promote`) dates type promotion "since 1.5"; that is too late:
-# the PR was merged in September 2019, before the 1.3.0 release, and the 1.3.1 release
-# tracker (pytorch/pytorch#28919) was opened to fix correctness issues in "v1.3.0's Type
-# Promotion", so the lower bound here is 1.3 (read there, not observed: the version matrix
-# starts at 1.13.1). The matrix observes the error on the CPU
-# from 1.13.1 on; on CUDA the same error was observed on one release, torch 2.11.0+cu130 on an
-# NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not
-# observed.
+# The S1 notes list the message `result type Float can't be cast to the desired output type Long`
+# and name its cause: BatchNorm's `num_batches_tracked` in the state dict is an int64. The buffer
+# was added by pytorch/pytorch#6445 for the cumulative average (`momentum=None`); the "missing key
+# num_batches_tracked" reports of 2018 date it to 0.4.1. The in-place refusal comes from type
+# promotion, pytorch/pytorch#22273 (released in 1.3), whose description says that `int_tensor *=
+# float` now raises. The project's catalogue (its entry for `inplace-op-cannot-promote`) dates
+# type promotion "since 1.5"; that is too late: the PR was merged in September 2019, before the
+# 1.3.0 release, and the 1.3.1 release tracker (pytorch/pytorch#28919) was opened to fix
+# correctness issues in "v1.3.0's Type Promotion", so the lower bound here is 1.3 (read there, not
+# observed: the version matrix starts at 1.13.1).
 
 # %% [markdown]
 # ## How the harness checks it

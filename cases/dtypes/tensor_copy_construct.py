@@ -63,15 +63,13 @@ if __name__ == "__main__":
 # %% [markdown]
 # ## Where it comes from
 # The S1 notes met this warning while wrapping values with `torch.tensor` in code around
-# `save_for_backward`; their remedy, replacing `torch.tensor` with `torch.is_tensor`, silences
-# it only by no longer building a tensor at all. The warning was added in
-# pytorch/pytorch#11815 (September 2018, first released in 1.0), the change that made the
-# tensor constructors detach their result from the source; the `torch.tensor` docs (1.10 page)
-# state that `torch.tensor(x)` is equivalent to `x.clone().detach()`, and today's message
-# recommends `detach().clone()`, which detaches first so the copy is never recorded by autograd. In #23495 a maintainer
-# answers "why warn?" with `torch.as_tensor` for the convert-if-needed use. Observed on torch 2.13.0
-# (CPU), and on CUDA on one release, torch 2.11.0+cu130 on an NVIDIA H200
-# (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
+# `save_for_backward`; their remedy, replacing `torch.tensor` with `torch.is_tensor`, silences it
+# only by no longer building a tensor at all. The warning was added in pytorch/pytorch#11815
+# (September 2018, first released in 1.0), the change that made the tensor constructors detach
+# their result from the source; the `torch.tensor` docs (1.10 page) state that `torch.tensor(x)`
+# is equivalent to `x.clone().detach()`, and today's message recommends `detach().clone()`, which
+# detaches first so the copy is never recorded by autograd. In #23495 a maintainer answers "why
+# warn?" with `torch.as_tensor` for the convert-if-needed use.
 
 # %% [markdown]
 # ## How the harness checks it

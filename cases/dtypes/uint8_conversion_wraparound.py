@@ -63,18 +63,15 @@ if __name__ == "__main__":
 
 # %% [markdown]
 # ## Where it comes from
-# The S1 notes convert a tensor to a `PIL.Image` with
-# `torch.clamp(tensor * 255, min=0, max=255).byte()`: the clamp is the fix, and dropping it,
-# as `(x * 255).byte()` does, is the pitfall (torchvision's `to_pil_image` also converts float
-# tensors with a bare `mul(255).byte()`, so it expects inputs already in [0, 1]). In torch,
-# pytorch/pytorch#7644 (2018, "Fix UB when converting negative floating values to uint8_t")
-# first dealt with the undefined cast; a later CUDA regression that produced 0 instead of the
-# wrapped value (#36807, on a 1.6 pre-release) was addressed by #36832 ("Makes CUDA
-# -float->uint8 cast consistent with CPU"), and today's `c10/util/TypeCast.h` routes float to
-# uint8 through int64 with a comment saying it is there for consistent results across CPU and
-# GPU compilers. Observed on torch 2.13.0 (CPU), and on CUDA on one release, torch 2.11.0+cu130 on
-# an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not
-# observed.
+# The S1 notes convert a tensor to a `PIL.Image` with `torch.clamp(tensor * 255, min=0,
+# max=255).byte()`: the clamp is the fix, and dropping it, as `(x * 255).byte()` does, is the
+# pitfall (torchvision's `to_pil_image` also converts float tensors with a bare `mul(255).byte()`,
+# so it expects inputs already in [0, 1]). In torch, pytorch/pytorch#7644 (2018, "Fix UB when
+# converting negative floating values to uint8_t") first dealt with the undefined cast; a later
+# CUDA regression that produced 0 instead of the wrapped value (#36807, on a 1.6 pre-release) was
+# addressed by #36832 ("Makes CUDA -float->uint8 cast consistent with CPU"), and today's
+# `c10/util/TypeCast.h` routes float to uint8 through int64 with a comment saying it is there for
+# consistent results across CPU and GPU compilers.
 
 # %% [markdown]
 # ## How the harness checks it

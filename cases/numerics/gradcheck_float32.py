@@ -136,13 +136,10 @@ if __name__ == "__main__":
 # Upstream, the same report with `nn.Linear` on torch 0.3.1 (pytorch/pytorch#5351) was answered
 # "add `.double()` calls". pytorch/pytorch#8659 asked gradcheck to warn below float64 and
 # pytorch/pytorch#8663 (June 2018) added the warning seen above; gradcheck's documentation says
-# its defaults are designed for double-precision input and "will likely fail" for less. The
-# 2021 refactor pytorch/pytorch#55656 made every gradcheck failure a `GradcheckError`, a
-# `RuntimeError` subclass (code catching `RuntimeError` still works). pytorch/pytorch#2710 is
-# where `nondet_tol` is offered for backward passes that are not bit-for-bit reproducible.
-# On CUDA, where float32 has the same resolution, the same failure was observed on one release,
-# torch 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other
-# releases on CUDA were not observed.
+# its defaults are designed for double-precision input and "will likely fail" for less. The 2021
+# refactor pytorch/pytorch#55656 made every gradcheck failure a `GradcheckError`, a `RuntimeError`
+# subclass (code catching `RuntimeError` still works). pytorch/pytorch#2710 is where `nondet_tol`
+# is offered for backward passes that are not bit-for-bit reproducible.
 
 # %% [markdown]
 # ## How the harness checks it

@@ -159,17 +159,15 @@ if __name__ == "__main__":
 # extension is the usual reason: CharlesShang/DCNv2#8 (2019) is the same error from a
 # deformable-convolution CUDA op checked with `eps=1e-3, atol=1e-4, rtol=1e-2`.
 #
-# Upstream, pytorch/pytorch#2710 (2017) already asked whether the exact-equality reentrancy
-# test was too strict for GPU nondeterminism; pytorch/pytorch#20980 (2019) proposed
-# `nondet_tol` for gradcheck and gradgradcheck, with atomic adds as the reason, and by 2020 the
-# maintainers' answer in #2710 was that the check is meant to be exact and `nondet_tol` is there
-# for the few ops that need it. The error text on 2.13 points to the list of nondeterministic
-# operations in the `torch.use_deterministic_algorithms` documentation and to `nondet_tol`.
-# Since pytorch/pytorch#55656 (2021) the failure is a `GradcheckError`, a `RuntimeError`
-# subclass. No release is known to have changed the behaviour, so the range is open at both
-# ends; the matrix shows it from 1.13.1 on. On CUDA (the case's generator and `randperm` run there
-# as written) it was observed on one release, torch 2.11.0+cu130 on an NVIDIA H200
-# (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
+# Upstream, pytorch/pytorch#2710 (2017) already asked whether the exact-equality reentrancy test
+# was too strict for GPU nondeterminism; pytorch/pytorch#20980 (2019) proposed `nondet_tol` for
+# gradcheck and gradgradcheck, with atomic adds as the reason, and by 2020 the maintainers' answer
+# in #2710 was that the check is meant to be exact and `nondet_tol` is there for the few ops that
+# need it. The error text on 2.13 points to the list of nondeterministic operations in the
+# `torch.use_deterministic_algorithms` documentation and to `nondet_tol`. Since
+# pytorch/pytorch#55656 (2021) the failure is a `GradcheckError`, a `RuntimeError` subclass. No
+# release is known to have changed the behaviour, so the range is open at both ends; the matrix
+# shows it from 1.13.1 on.
 
 # %% [markdown]
 # ## How the harness checks it

@@ -79,14 +79,11 @@ if __name__ == "__main__":
 
 # %% [markdown]
 # ## Where it comes from
-# The source notes (S1, in their troubleshooting list) record that torch prints floats with
-# four digits after the point and that `torch.set_printoptions(precision=8)` shows more. The
+# The source notes (S1, in their troubleshooting list) record that torch prints floats with four
+# digits after the point and that `torch.set_printoptions(precision=8)` shows more. The
 # `torch.set_printoptions` documentation gives `precision` a default of 4 (the 1.10 page and
-# today's page say the same). This corpus observed the identical printout on torch 2.13.0
-# (CPU) and on CUDA on one release, torch 2.11.0+cu130 on an NVIDIA H200
-# (`reports/torch-2.11.0-cuda-nvidia-h200.json`), where printing first copies the values to the host
-# and formats them with the same code; other releases on CUDA were not observed. No release is known
-# to have changed the default, so `affects` has no bound; the version matrix checks it.
+# today's page say the same). No release is known to have changed the default, so `affects` has no
+# bound; the version matrix checks it.
 
 # %% [markdown]
 # ## How the harness checks it

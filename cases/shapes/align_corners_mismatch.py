@@ -98,10 +98,6 @@ if __name__ == "__main__":
 # maintainers trace the `None` default to that 0.3.1 compatibility. Torch 2.13.0 no longer warns
 # (observed), so today nothing at all signals the mismatch; when the warning was removed was
 # not found.
-#
-# The CUDA kernels implement the same two conventions, and the disagreement showed there too, with
-# the same values, on torch 2.11.0+cu130 on an NVIDIA H200
-# (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
 
 # %% [markdown]
 # ## How the harness checks it

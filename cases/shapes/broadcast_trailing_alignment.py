@@ -99,10 +99,6 @@ if __name__ == "__main__":
 # when `W == C`. PyTorch gained NumPy-style broadcasting in 0.2.0, whose
 # release notes already warned that it could turn old code into silent bugs; the rule (compare
 # sizes starting from the trailing dimension) is the one in the broadcasting semantics notes.
-#
-# Broadcasting is resolved from the shapes alone, and CUDA tensors behaved the same on torch
-# 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on
-# CUDA were not observed.
 
 # %% [markdown]
 # ## How the harness checks it

@@ -90,10 +90,6 @@ if __name__ == "__main__":
 # describes the layer as the gradient of Conv2d with respect to its input and notes that a
 # strided Conv2d maps several input shapes to the same output shape, which is what
 # `output_padding` resolves.
-#
-# The output size comes from the formula, not from the backend, and CUDA gave the same 9×9 on torch
-# 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on
-# CUDA were not observed.
 
 # %% [markdown]
 # ## How the harness checks it

@@ -64,21 +64,18 @@ if __name__ == "__main__":
 
 # %% [markdown]
 # ## Why
-# `F.interpolate` takes a *batch*: `N×C×L` (1-D), `N×C×H×W` (2-D) or `N×C×D×H×W` (3-D). It
-# has no separate "one image" form. It counts the dimensions, takes the first two as batch and
-# channels, and calls everything after them spatial. A `C×H×W` image therefore reads as `N=C`
-# samples with `C=H` channels, each a 1-D signal of length `W`. There is one spatial axis, so a
-# two-number `size` fails the length check and raises the `ValueError`. A single number (or a
-# single scale factor) is expanded to one value per spatial axis, which here means the width
-# alone, and the 1-D nearest kernel runs with no complaint. The call cannot tell an unbatched
-# image from a real batch of 1-D signals, since both have three dimensions, so it has nothing to
-# warn about. The 2-D-only modes (`bilinear`, `bicubic`) do check that the input is 4-D and
-# raise `NotImplementedError` for 3-D input (after the `size` check, so a two-number `size` still
-# gets the `ValueError` first). The default `nearest`, and `linear`, `area` and
-# `nearest-exact`, accept 3-D input and produce the wrong shape. The dimension count and the
-# size check are plain Python that runs before any kernel, so nothing here depends on the device:
-# CUDA showed the same on torch 2.11.0+cu130 on an NVIDIA H200
-# (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
+# `F.interpolate` takes a *batch*: `N×C×L` (1-D), `N×C×H×W` (2-D) or `N×C×D×H×W` (3-D). It has no
+# separate "one image" form. It counts the dimensions, takes the first two as batch and channels,
+# and calls everything after them spatial. A `C×H×W` image therefore reads as `N=C` samples with
+# `C=H` channels, each a 1-D signal of length `W`. There is one spatial axis, so a two-number
+# `size` fails the length check and raises the `ValueError`. A single number (or a single scale
+# factor) is expanded to one value per spatial axis, which here means the width alone, and the 1-D
+# nearest kernel runs with no complaint. The call cannot tell an unbatched image from a real batch
+# of 1-D signals, since both have three dimensions, so it has nothing to warn about. The 2-D-only
+# modes (`bilinear`, `bicubic`) do check that the input is 4-D and raise `NotImplementedError` for
+# 3-D input (after the `size` check, so a two-number `size` still gets the `ValueError` first).
+# The default `nearest`, and `linear`, `area` and `nearest-exact`, accept 3-D input and produce
+# the wrong shape.
 #
 # ## The fix
 # Give the image the batch axis it lacks, resize, and take the axis off again:

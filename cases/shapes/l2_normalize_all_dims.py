@@ -95,9 +95,7 @@ if __name__ == "__main__":
 # TensorFlow documents `axis=None` as the default of `tf.math.l2_normalize`; its 1-D example
 # normalises the whole vector, and google-ai-edge/LiteRT#9212 confirms that eager TensorFlow
 # normalises the whole tensor when no axis is given. PyTorch's `F.normalize` arrived with
-# pytorch/pytorch#1467 (May 2017) with an explicit `dim`, today defaulting to 1. On CUDA the
-# arithmetic is the same, and the same wrong norms were observed on torch 2.11.0+cu130 on an NVIDIA
-# H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
+# pytorch/pytorch#1467 (May 2017) with an explicit `dim`, today defaulting to 1.
 
 # %% [markdown]
 # ## How the harness checks it

@@ -78,10 +78,6 @@ if __name__ == "__main__":
 # (pytorch/pytorch#59786, 2021), was declined again in 2023 (pytorch/pytorch#99297: it would
 # need negative strides throughout the internals), and a 2026 RFC (pytorch/pytorch#175240)
 # proposes translating `[::-k]` into flips; on torch 2.13.0 `x[::-1]` still raises.
-#
-# The check happens in Python-level indexing before any kernel runs, and CUDA tensors raised the
-# same way on torch 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`);
-# other releases on CUDA were not observed.
 
 # %% [markdown]
 # ## How the harness checks it

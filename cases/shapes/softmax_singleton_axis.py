@@ -110,9 +110,7 @@ if __name__ == "__main__":
 # pytorch/pytorch#1763 asked for an explicit `dim` "like TensorFlow"; `F.softmax` got `dim` and
 # the deprecation warning for omitting it in the 0.3 release (downstream projects fixed that
 # warning on 0.3.0, e.g. OpenNMT/OpenNMT-py#487), and it still warns on 2.13.0.
-# pytorch/pytorch#84524 (open) asks for `nn.Softmax()` without `dim` to be refused too. On CUDA the
-# arithmetic is the same, and so was the result on torch 2.11.0+cu130 on an NVIDIA H200
-# (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
+# pytorch/pytorch#84524 (open) asks for `nn.Softmax()` without `dim` to be refused too.
 
 # %% [markdown]
 # ## How the harness checks it

@@ -78,10 +78,6 @@ if __name__ == "__main__":
 # `torch.stack` ("along a new dimension") and `torch.cat` ("in the given dimension"); each
 # page points to the other. Nothing in torch can tell which one you meant, so the only
 # protection is checking the shape you expect after the join.
-#
-# The shapes do not depend on the device, and CUDA behaved the same on torch 2.11.0+cu130 on an
-# NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not
-# observed.
 
 # %% [markdown]
 # ## How the harness checks it

@@ -105,10 +105,6 @@ if __name__ == "__main__":
 # `[1, 2, 3]` against `[[1], [2], [3]]`, the mean over all 9 pairs) and #19699 (1.0.1) saw it
 # with no warning. So `affects` starts at 1.0, where both losses average all pairs, "silent"
 # until the warning arrived.
-#
-# The broadcast is decided from the shapes alone, and CUDA gave the same 2.5, with the same warning,
-# on torch 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other
-# releases on CUDA were not observed.
 
 # %% [markdown]
 # ## How the harness checks it

@@ -77,10 +77,6 @@ if __name__ == "__main__":
 # unchanged and emits the `UserWarning` shown above (and 0-D tensors get their own deprecation
 # warning, pytorch/pytorch#92143). If a future release turns it into an error, this case's
 # symptom (a `(3,)` result) disappears and the version matrix will flag it.
-#
-# `.T` is shape logic shared by every device, and CUDA behaved the same, warning included, on torch
-# 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on
-# CUDA were not observed.
 
 # %% [markdown]
 # ## How the harness checks it

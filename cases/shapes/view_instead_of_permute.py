@@ -73,10 +73,6 @@ if __name__ == "__main__":
 # (pytorch/pytorch#16560; the maintainers' answer: `view` behaves like NumPy's `reshape`), and
 # torchvision's maintainers showed with a small `arange` example why `to_tensor` cannot replace
 # its transposes by a single `view` (pytorch/vision#676).
-#
-# `view` and `permute` only rewrite sizes and strides, the same on every device, and CUDA behaved
-# the same on torch 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`);
-# other releases on CUDA were not observed.
 
 # %% [markdown]
 # ## How the harness checks it

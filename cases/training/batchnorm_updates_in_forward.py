@@ -91,15 +91,12 @@ if __name__ == "__main__":
 
 # %% [markdown]
 # ## Where it comes from
-# The source post warns that in training state BatchNorm's `running_mean` and `running_var`
-# are updated as soon as `forward()` is called, unlike ordinary parameters, and refers to a
-# longer CSDN article on BatchNorm misuse for the details. The BatchNorm documentation gives
-# the update rule and the momentum, and says the running estimates are kept during training
-# and used during evaluation; the layer's source (the 2018 `batchnorm.py` linked above)
-# registers `running_mean`, `running_var` and `num_batches_tracked` as buffers, not
-# parameters. No release changed this; on CUDA the same update was observed on one release, torch
-# 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on
-# CUDA were not observed.
+# The source post warns that in training state BatchNorm's `running_mean` and `running_var` are
+# updated as soon as `forward()` is called, unlike ordinary parameters, and refers to a longer
+# CSDN article on BatchNorm misuse for the details. The BatchNorm documentation gives the update
+# rule and the momentum, and says the running estimates are kept during training and used during
+# evaluation; the layer's source (the 2018 `batchnorm.py` linked above) registers `running_mean`,
+# `running_var` and `num_batches_tracked` as buffers, not parameters.
 
 # %% [markdown]
 # ## How the harness checks it

@@ -81,14 +81,12 @@ if __name__ == "__main__":
 
 # %% [markdown]
 # ## Where it comes from
-# The source post opens with this pitfall: PyTorch's cross entropy has the softmax built in,
-# so the network should hand it raw outputs, as TensorFlow's
-# `tf.nn.softmax_cross_entropy_with_logits` does; it points to two PyTorch forum threads, one
-# of them linked above. The loss's documentation says the input is expected to contain
-# unnormalised logits and that the loss equals `LogSoftmax` followed by `NLLLoss`; if the
-# model must end in a normalisation, end it in `nn.LogSoftmax` and use `nn.NLLLoss`. No release
-# changed this behaviour; on CUDA it was observed on one release, torch 2.11.0+cu130 on an NVIDIA
-# H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
+# The source post opens with this pitfall: PyTorch's cross entropy has the softmax built in, so
+# the network should hand it raw outputs, as TensorFlow's
+# `tf.nn.softmax_cross_entropy_with_logits` does; it points to two PyTorch forum threads, one of
+# them linked above. The loss's documentation says the input is expected to contain unnormalised
+# logits and that the loss equals `LogSoftmax` followed by `NLLLoss`; if the model must end in a
+# normalisation, end it in `nn.LogSoftmax` and use `nn.NLLLoss`.
 
 # %% [markdown]
 # ## How the harness checks it

@@ -76,20 +76,18 @@ if __name__ == "__main__":
 
 # %% [markdown]
 # ## Where it comes from
-# The source post's notes on the optimizer and loss write the loss's two arguments exactly
-# like the broken code, labels made with `torch.Tensor([1, 1])`, and add that the loss "may
-# require a long tensor". The probability reading of a same-shape float target arrived in
-# torch 1.10: pytorch/pytorch#61044, listed in the 1.10 release notes as "added support for
-# class probability targets", which closed the long-standing request #11959; the 1.10
-# documentation describes both target forms. pytorch/pytorch#145444 later spelled out in the
-# docs that indices are integers and probabilities floats. The error itself is as old as the
-# loss, so `affects` is left open at both ends. Its message is not: the version matrix's
-# reports show "expected scalar type Long but found Float" up to 2.11.0 and "expected target
-# dtype to be Long or Byte, but got Float" from 2.12.1, so the symptom matches the words both
-# share (Long expected, Float found) and not a sentence. On CUDA the check is never reached: the
-# kernel is chosen by the target's dtype first, and there is none for `Float`. That form was
-# observed on torch 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`);
-# other releases on CUDA were not observed.
+# The source post's notes on the optimizer and loss write the loss's two arguments exactly like
+# the broken code, labels made with `torch.Tensor([1, 1])`, and add that the loss "may require a
+# long tensor". The probability reading of a same-shape float target arrived in torch 1.10:
+# pytorch/pytorch#61044, listed in the 1.10 release notes as "added support for class probability
+# targets", which closed the long-standing request #11959; the 1.10 documentation describes both
+# target forms. pytorch/pytorch#145444 later spelled out in the docs that indices are integers and
+# probabilities floats. The error itself is as old as the loss, so `affects` is left open at both
+# ends. Its message is not: the version matrix's reports show "expected scalar type Long but found
+# Float" up to 2.11.0 and "expected target dtype to be Long or Byte, but got Float" from 2.12.1,
+# so the symptom matches the words both share (Long expected, Float found) and not a sentence. On
+# CUDA the check is never reached: the kernel is chosen by the target's dtype first, and there is
+# none for `Float`.
 
 # %% [markdown]
 # ## How the harness checks it
@@ -139,7 +137,7 @@ CASE = Case(
     # Class indices have had to be an integer tensor in every release. The wording changed
     # between 2.11.0 ("expected scalar type Long but found Float") and 2.12.1 ("expected target
     # dtype to be Long or Byte, but got Float"), per the matrix reports; both name Long, then Float.
-    # On CUDA the kernel's dispatch refuses it first, naming Float (observed on 2.11.0+cu130 only).
+    # On CUDA the kernel's dispatch refuses it first, naming Float.
     affects=(
         Affects(device="cpu", form="Long expected, Float found"),
         Affects(device="cuda", form="no kernel for a Float target"),

@@ -87,15 +87,13 @@ if __name__ == "__main__":
 
 # %% [markdown]
 # ## Where it comes from
-# The source post advises turning gradients off for validation and testing: only the forward
-# is needed, keeping what backward needs costs memory, and can end in an out-of-memory error
-# in the validation phase. It notes that `torch.no_grad()` is the way from 0.4 on, and that
-# older code used `volatile=True` on `Variable`s, which 0.4 deprecated (the 0.4.0 release
-# notes and migration guide). The mechanism is asserted here as a byte count, never a time;
-# `benchmarks/test_bench_eval_without_no_grad.py` times the two variants side by side on a
-# larger model. On CUDA the same byte counts were observed on one release, torch 2.11.0+cu130 on an
-# NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not
-# observed.
+# The source post advises turning gradients off for validation and testing: only the forward is
+# needed, keeping what backward needs costs memory, and can end in an out-of-memory error in the
+# validation phase. It notes that `torch.no_grad()` is the way from 0.4 on, and that older code
+# used `volatile=True` on `Variable`s, which 0.4 deprecated (the 0.4.0 release notes and migration
+# guide). The mechanism is asserted here as a byte count, never a time;
+# `benchmarks/test_bench_eval_without_no_grad.py` times the two variants side by side on a larger
+# model.
 
 # %% [markdown]
 # ## How the harness checks it

@@ -88,17 +88,15 @@ if __name__ == "__main__":
 
 # %% [markdown]
 # ## Where it comes from
-# The source post's "naughty dropout" section: `torch.nn.functional.dropout` takes a
-# `training` argument that decides whether elements are dropped, and it has to be set by hand
-# even when the model is switched with `train()`/`eval()`, because a function keeps no state,
-# unlike the `nn.Dropout` layer. The default itself has a history: until 0.4.1 it was
-# `training=False`, so a bare `F.dropout(x)` silently did nothing, in training too.
-# pytorch/pytorch#10417 (August 2018) changed it to `training=True`, a reviewer arguing that
-# code relying on the old no-op default was already broken; from 1.0 on the pitfall is
-# the one shown here. pytorch/pytorch#26338 reports exactly this module, and a maintainer
-# answers that the functional form is expected to need `training=` passed explicitly. On CUDA it was
-# observed on one release, torch 2.11.0+cu130 on an NVIDIA H200
-# (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
+# The source post's "naughty dropout" section: `torch.nn.functional.dropout` takes a `training`
+# argument that decides whether elements are dropped, and it has to be set by hand even when the
+# model is switched with `train()`/`eval()`, because a function keeps no state, unlike the
+# `nn.Dropout` layer. The default itself has a history: until 0.4.1 it was `training=False`, so a
+# bare `F.dropout(x)` silently did nothing, in training too. pytorch/pytorch#10417 (August 2018)
+# changed it to `training=True`, a reviewer arguing that code relying on the old no-op default was
+# already broken; from 1.0 on the pitfall is the one shown here. pytorch/pytorch#26338 reports
+# exactly this module, and a maintainer answers that the functional form is expected to need
+# `training=` passed explicitly.
 
 # %% [markdown]
 # ## How the harness checks it

@@ -109,14 +109,11 @@ if __name__ == "__main__":
 # true of the sum of the gradients, not of the mean that a larger batch would give.
 #
 # Accumulation itself is documented behaviour ("This function accumulates gradients in the
-# leaves", already in the 0.4.0 autograd docs) and no release changed it. PyTorch's own
-# recipe (the "Gradient accumulation" section of the Automatic Mixed Precision examples)
-# divides each loss by `iters_to_accumulate` before `backward()`; NVIDIA/apex#286 records a
-# maintainer saying that amp accumulates unscaled gradients and does not divide by the
-# number of steps for you, and pytorch/ignite#583 shows the same division in a library FAQ.
-# Observed by this project on torch 2.13.0 (CPU), and on CUDA on one release, torch 2.11.0+cu130 on
-# an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not
-# observed (the arithmetic is device-independent).
+# leaves", already in the 0.4.0 autograd docs) and no release changed it. PyTorch's own recipe
+# (the "Gradient accumulation" section of the Automatic Mixed Precision examples) divides each
+# loss by `iters_to_accumulate` before `backward()`; NVIDIA/apex#286 records a maintainer saying
+# that amp accumulates unscaled gradients and does not divide by the number of steps for you, and
+# pytorch/ignite#583 shows the same division in a library FAQ.
 
 # %% [markdown]
 # ## How the harness checks it

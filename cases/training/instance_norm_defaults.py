@@ -96,15 +96,12 @@ if __name__ == "__main__":
 # `w·x + b` is off too — where its BatchNorm notes list `affine` as on by default.
 #
 # Upstream, InstanceNorm arrived in pytorch/pytorch#1283 (2017) with the affine transform
-# available but switched off, and #1477 kept `affine=False` as the intended default and fixed
-# the docs instead. Before 0.4.0 InstanceNorm still carried running-mean/variance buffers;
-# the 0.4.0 source drops them by default and tells users loading older checkpoints that
-# InstanceNorm "does not track running stats by default since 0.4.0". #58843 shows the other
-# side: with `track_running_stats=True`, `eval()` uses the running statistics, and
-# InstanceNorm behaves like BatchNorm. Observed by this project on torch 2.13.0 (CPU), and on CUDA
-# on one release, torch 2.11.0+cu130 on an NVIDIA H200
-# (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed (the
-# defaults are device-independent).
+# available but switched off, and #1477 kept `affine=False` as the intended default and fixed the
+# docs instead. Before 0.4.0 InstanceNorm still carried running-mean/variance buffers; the 0.4.0
+# source drops them by default and tells users loading older checkpoints that InstanceNorm "does
+# not track running stats by default since 0.4.0". #58843 shows the other side: with
+# `track_running_stats=True`, `eval()` uses the running statistics, and InstanceNorm behaves like
+# BatchNorm.
 
 # %% [markdown]
 # ## How the harness checks it

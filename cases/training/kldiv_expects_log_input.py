@@ -81,13 +81,11 @@ if __name__ == "__main__":
 # does not discuss the input's log scale or the reduction: this case is the catalogue's row
 # for `KLDivLoss` itself, and what it says comes from the documentation and issues below.
 #
-# The log-input convention and the reduction are documented on the `KLDivLoss` page, whose
-# warning says `'mean'` does not return the true KL divergence. `'batchmean'` and the runtime
-# warning arrived with pytorch/pytorch#14457 (November 2018, labelled for 1.0; it fixes #6622,
-# and #2259 had asked the same in 2017); the warning still promises that `'mean'` will behave like
-# `'batchmean'` in a future major release, and on 2.13.0 it has not. On CUDA it was observed on one
-# release, torch 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`),
-# warning included; other releases on CUDA were not observed.
+# The log-input convention and the reduction are documented on the `KLDivLoss` page, whose warning
+# says `'mean'` does not return the true KL divergence. `'batchmean'` and the runtime warning
+# arrived with pytorch/pytorch#14457 (November 2018, labelled for 1.0; it fixes #6622, and #2259
+# had asked the same in 2017); the warning still promises that `'mean'` will behave like
+# `'batchmean'` in a future major release, and on 2.13.0 it has not.
 
 # %% [markdown]
 # ## How the harness checks it

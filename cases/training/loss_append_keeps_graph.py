@@ -105,19 +105,16 @@ if __name__ == "__main__":
 
 # %% [markdown]
 # ## Where it comes from
-# S1's training notes list it among their lessons: append `loss.item()`, not `loss`,
-# otherwise an extra copy is kept alive. The PyTorch FAQ ("My model reports 'cuda runtime
-# error(2): out of memory'") opens with the same advice, "Don't accumulate history across
-# your training loop": in the 0.3-era page the example adds `loss[0]` (still a Variable with
-# history) to a running total; the later page uses `total_loss += loss` after `backward()`
-# and fixes it with `float(loss)`. No release changed the mechanism. The declared range
-# starts at 0.4.0, whose release notes merged Variable into Tensor (this code needs it) and
-# added `.item()`; the version matrix observes it from 1.13.1 on. This project observed
-# it on torch 2.13.0 (CPU), where a saved-tensor hook also showed the distinction above:
-# after `backward()` none of the activations the kept graphs saved were still alive, while
-# for losses kept without `backward()` all of them were. On CUDA the kept graphs were observed on
-# one release, torch 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`);
-# other releases on CUDA were not observed.
+# S1's training notes list it among their lessons: append `loss.item()`, not `loss`, otherwise an
+# extra copy is kept alive. The PyTorch FAQ ("My model reports 'cuda runtime error(2): out of
+# memory'") opens with the same advice, "Don't accumulate history across your training loop": in
+# the 0.3-era page the example adds `loss[0]` (still a Variable with history) to a running total;
+# the later page uses `total_loss += loss` after `backward()` and fixes it with `float(loss)`. No
+# release changed the mechanism. The declared range starts at 0.4.0, whose release notes merged
+# Variable into Tensor (this code needs it) and added `.item()`; the version matrix observes it
+# from 1.13.1 on. This project observed it on torch 2.13.0 (CPU), where a saved-tensor hook also
+# showed the distinction above: after `backward()` none of the activations the kept graphs saved
+# were still alive, while for losses kept without `backward()` all of them were.
 #
 # The symptom is the mechanism, not a time: the kept list still reaches STEPS graphs and,
 # through them, the model's parameters; the fix's check asks that no kept value reaches a

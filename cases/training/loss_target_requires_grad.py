@@ -120,15 +120,13 @@ if __name__ == "__main__":
 # releases. The loss modules of 0.3 call `_assert_no_grad(target)`, whose message is the one
 # quoted at the top (the 0.3.0 documentation's copy of `torch/nn/modules/loss.py`).
 # pytorch/pytorch#7186 (May 2018, on 0.4) pointed out that the modules asserted while the
-# functionals did not. A maintainer answered that many losses by then returned gradients for
-# their targets, and the check should go. pytorch/pytorch#8460, "remove _assert_no_grad from
-# loss modules" (merged June 2018, after 0.4.0), removed it: targets of integer type never
-# reach the check, derivatives existed for the rest, or autograd itself now says "the
-# derivative for 'target' is not implemented". The next release was 0.4.1 (July 2018). This
-# project did not run releases older than 1.13, so the `refused` form is cited, not observed.
-# The `target-trained` form is observed on 2.13.0. On CUDA the `target-trained` form was observed on
-# one release, torch 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`);
-# other releases on CUDA were not observed.
+# functionals did not. A maintainer answered that many losses by then returned gradients for their
+# targets, and the check should go. pytorch/pytorch#8460, "remove _assert_no_grad from loss
+# modules" (merged June 2018, after 0.4.0), removed it: targets of integer type never reach the
+# check, derivatives existed for the rest, or autograd itself now says "the derivative for
+# 'target' is not implemented". The next release was 0.4.1 (July 2018). This project did not run
+# releases older than 1.13, so the `refused` form is cited, not observed. The `target-trained`
+# form is observed on 2.13.0.
 
 # %% [markdown]
 # ## How the harness checks it

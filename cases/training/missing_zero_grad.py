@@ -78,15 +78,13 @@ if __name__ == "__main__":
 # %% [markdown]
 # ## Where it comes from
 # Both source posts. The debugging notes list "the loss suddenly explodes" among their
-# troubleshooting entries: PyTorch does not clear gradients on `backward()`, which accumulates
-# by default, so each iteration must run `zero_grad`, then the forward, the backward and the
-# step, in that order. The Zhihu post's section on gradient accumulation prints a leaf's
-# gradient after repeated `backward()` calls, shows it growing until `opt.zero_grad()`, and
-# points out that the same accumulation is what makes large effective batches possible (see
-# `grad-accumulation-unscaled` for that use done wrong). The `Optimizer.zero_grad`
-# documentation describes the `set_to_none` behaviour. No release changed the accumulation; on CUDA
-# it was observed on one release, torch 2.11.0+cu130 on an NVIDIA H200
-# (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
+# troubleshooting entries: PyTorch does not clear gradients on `backward()`, which accumulates by
+# default, so each iteration must run `zero_grad`, then the forward, the backward and the step, in
+# that order. The Zhihu post's section on gradient accumulation prints a leaf's gradient after
+# repeated `backward()` calls, shows it growing until `opt.zero_grad()`, and points out that the
+# same accumulation is what makes large effective batches possible (see
+# `grad-accumulation-unscaled` for that use done wrong). The `Optimizer.zero_grad` documentation
+# describes the `set_to_none` behaviour.
 
 # %% [markdown]
 # ## How the harness checks it

@@ -112,15 +112,12 @@ if __name__ == "__main__":
 # updated; the note calls it a pitfall met again and again.
 #
 # Upstream, pytorch/pytorch#14467 (2018, still open) asks for the optimizer to warn when the
-# model's parameters no longer match the ones it was given; #54765 gets the maintainers'
-# answer that a changed network needs a re-created optimizer; #7844 discusses the related
-# advice to move a model to the GPU before building its optimizer (`.cuda()` keeps the
-# Parameter objects, but that is not true of every conversion). Assigning a plain tensor to a
-# registered parameter name raises `TypeError: cannot assign 'torch.FloatTensor' as parameter
-# 'weight' (torch.nn.Parameter or None expected)` (#44022 shows it on 1.2; the same text on
-# 2.13.0). Observed by this project on torch 2.13.0 (CPU), and on CUDA on one release, torch
-# 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on
-# CUDA were not observed.
+# model's parameters no longer match the ones it was given; #54765 gets the maintainers' answer
+# that a changed network needs a re-created optimizer; #7844 discusses the related advice to move
+# a model to the GPU before building its optimizer (`.cuda()` keeps the Parameter objects, but
+# that is not true of every conversion). Assigning a plain tensor to a registered parameter name
+# raises `TypeError: cannot assign 'torch.FloatTensor' as parameter 'weight' (torch.nn.Parameter
+# or None expected)` (#44022 shows it on 1.2; the same text on 2.13.0).
 
 # %% [markdown]
 # ## How the harness checks it

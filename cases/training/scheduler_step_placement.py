@@ -106,20 +106,16 @@ if __name__ == "__main__":
 # each call advances the scheduler's epoch counter by one, so the call belongs in the loop
 # over epochs.
 #
-# Upstream, the "How to adjust learning rate" section of the `torch.optim` docs gives the
-# same template and warns that since 1.1.0 the scheduler must be stepped after the
-# optimizer, or the first value of the schedule is skipped. pytorch/pytorch#20124 (May 2019)
-# describes that 1.1 order change as BC-breaking and proposes the warning that torch now
-# emits; it was worked out in #20203 and #21460 (May–June 2019), after 1.1.0 had shipped, and
-# downstream reports show it on 1.2.0 (XPixelGroup/BasicSR#206). This case checks both halves
-# together, so its range starts at 1.2 (before it, the same code decayed per batch without a
-# word); the version matrix observes it from 1.13.1 on. The
-# per-call counting is older: the 0.4.0 `_LRScheduler` already primes itself
-# with `self.step(last_epoch + 1)` in its constructor, and the pre-1.1 `step()` (seen in a
-# mirror of the old source) moves `last_epoch` on by one whenever it is called without an
-# epoch. Observed by this project on torch 2.13.0 (CPU), and on CUDA on one release, torch
-# 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on
-# CUDA were not observed (the schedule is plain Python arithmetic).
+# Upstream, the "How to adjust learning rate" section of the `torch.optim` docs gives the same
+# template and warns that since 1.1.0 the scheduler must be stepped after the optimizer, or the
+# first value of the schedule is skipped. pytorch/pytorch#20124 (May 2019) describes that 1.1
+# order change as BC-breaking and proposes the warning that torch now emits; it was worked out in
+# #20203 and #21460 (May–June 2019), after 1.1.0 had shipped, and downstream reports show it on
+# 1.2.0 (XPixelGroup/BasicSR#206). This case checks both halves together, so its range starts at
+# 1.2 (before it, the same code decayed per batch without a word); the version matrix observes it
+# from 1.13.1 on. The per-call counting is older: the 0.4.0 `_LRScheduler` already primes itself
+# with `self.step(last_epoch + 1)` in its constructor, and the pre-1.1 `step()` (seen in a mirror
+# of the old source) moves `last_epoch` on by one whenever it is called without an epoch.
 
 # %% [markdown]
 # ## How the harness checks it

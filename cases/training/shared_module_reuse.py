@@ -93,13 +93,11 @@ if __name__ == "__main__":
 # identity instead of names. The TensorFlow sharing it mirrors is
 # `tf.compat.v1.variable_scope(..., reuse=True)` with `get_variable`, and Keras layer reuse.
 #
-# The PyTorch form turns up in published code: the book code behind "Deep Learning with
-# PyTorch" built its residual blocks as `n_blocks * [ResBlock(...)]` (dlwpt-code#89), the
-# VQ-VAE notebook did the same with `nn.ModuleList` (pytorch-vq-vae#2, confirmed as a bug
-# and fixed), and ddsp_pytorch#37 asks whether two MLPs share weights by accident through
-# the same list repetition. Observed by this project on torch 2.13.0 (CPU), and on CUDA on one
-# release, torch 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`);
-# other releases on CUDA were not observed (module structure is device-independent).
+# The PyTorch form turns up in published code: the book code behind "Deep Learning with PyTorch"
+# built its residual blocks as `n_blocks * [ResBlock(...)]` (dlwpt-code#89), the VQ-VAE notebook
+# did the same with `nn.ModuleList` (pytorch-vq-vae#2, confirmed as a bug and fixed), and
+# ddsp_pytorch#37 asks whether two MLPs share weights by accident through the same list
+# repetition.
 
 # %% [markdown]
 # ## How the harness checks it

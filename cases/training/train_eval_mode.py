@@ -82,16 +82,13 @@ if __name__ == "__main__":
 # %% [markdown]
 # ## Where it comes from
 # Both source posts make this point. The Zhihu post says that models with BatchNorm or Dropout
-# must be told the phase explicitly with `model.train()` and `model.eval()`, because those
-# layers behave differently in training and in testing. The debugging notes explain BatchNorm
-# in detail: in `train()` the running mean and variance are recorded but each mini-batch is
-# normalised with its own statistics; in `eval()` the recorded averages are used and no
-# longer updated. The BatchNorm documentation states the same split (batch statistics in
-# training, running estimates in evaluation), and a forum answer linked above
-# explains that `eval()` recurses into every submodule, disabling Dropout and switching
-# BatchNorm to its running estimates. No release changed this; on CUDA it was observed on one
-# release, torch 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`);
-# other releases on CUDA were not observed.
+# must be told the phase explicitly with `model.train()` and `model.eval()`, because those layers
+# behave differently in training and in testing. The debugging notes explain BatchNorm in detail:
+# in `train()` the running mean and variance are recorded but each mini-batch is normalised with
+# its own statistics; in `eval()` the recorded averages are used and no longer updated. The
+# BatchNorm documentation states the same split (batch statistics in training, running estimates
+# in evaluation), and a forum answer linked above explains that `eval()` recurses into every
+# submodule, disabling Dropout and switching BatchNorm to its running estimates.
 
 # %% [markdown]
 # ## How the harness checks it

@@ -100,16 +100,12 @@ if __name__ == "__main__":
 # registered as a buffer or a parameter.
 #
 # Upstream, in pytorch/pytorch#2641 (2017) a user's constant did not follow `.cuda()`; the
-# maintainers explained that `.cuda()` only visits registered parameters and buffers, and
-# that `register_buffer` is the intended way. #29807 shows a variant: the buffers were
-# registered, but a plain Python list holding references to them was not updated by
-# `.cuda()`. torchaudio fixed its own transforms the same way (pytorch/audio#369). No
-# release changed the behaviour; the declared range starts at 0.4.0, whose release notes
-# introduce the `Module.to(device, dtype)` this code calls. Observed by this project on
-# torch 2.13.0 (CPU, through the dtype); the CUDA side was observed on one release, torch
-# 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`): after
-# `.to(device=device, dtype=torch.float64)` the unregistered `offset` stayed a float32 tensor on the
-# CPU. Other releases on CUDA were not observed.
+# maintainers explained that `.cuda()` only visits registered parameters and buffers, and that
+# `register_buffer` is the intended way. #29807 shows a variant: the buffers were registered, but
+# a plain Python list holding references to them was not updated by `.cuda()`. torchaudio fixed
+# its own transforms the same way (pytorch/audio#369). No release changed the behaviour; the
+# declared range starts at 0.4.0, whose release notes introduce the `Module.to(device, dtype)`
+# this code calls.
 
 # %% [markdown]
 # ## How the harness checks it

@@ -92,9 +92,7 @@ if __name__ == "__main__":
 # kohya-ss/sd-scripts#1649, and is gone in 2.5.
 #
 # Observed here on CPU: quiet on 1.13.1 and 2.0.1, the warning on 2.1.2, 2.2.2, 2.4.1, 2.6.0,
-# 2.13.0 and 2.15.0. On CUDA the warning was observed on one release, torch 2.11.0+cu130 on an
-# NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`), as expected: it is raised in Python
-# before any kernel runs; other releases on CUDA were not observed.
+# 2.13.0 and 2.15.0.
 
 # %% [markdown]
 # ## How the harness checks it

@@ -86,9 +86,7 @@ if __name__ == "__main__":
 # `deprecated-init-without-underscore` case shows the same category change on `nn.init`.
 #
 # Observed here on CPU: quiet behind the filter on 1.13.1, 2.0.1, 2.1.2, 2.2.2 and 2.3.1; the
-# `FutureWarning` on 2.4.1, 2.6.0, 2.13.0 and 2.15.0. On CUDA the `FutureWarning` was observed on
-# one release, torch 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`);
-# other releases on CUDA were not observed.
+# `FutureWarning` on 2.4.1, 2.6.0, 2.13.0 and 2.15.0.
 
 # %% [markdown]
 # ## How the harness checks it

@@ -73,17 +73,14 @@ if __name__ == "__main__":
 
 # %% [markdown]
 # ## Where it comes from
-# pytorch/pytorch#126062 ("[Doc] Add deprecated autocast comments for doc", May 2024, in 2.4)
-# made `torch.cpu.amp.autocast(...)` and `torch.cuda.amp.autocast(...)` warn, after #125103
-# generalised `torch.amp.autocast` to every device. Downstream,
-# foundation-model-stack/fms-acceleration#107 collected this warning among others to fix, and
-# kohya-ss/sd-scripts#1649 is a log where the warning came from torch's own
-# `torch/utils/checkpoint.py`, which still called `torch.cpu.amp.autocast` in the release that
-# user ran. Observed on the CPU with
-# this case: quiet on 1.13.1, 2.0.1, 2.1.2, 2.2.2 and 2.3.1; the `FutureWarning` on 2.4.1,
-# 2.5.1, 2.6.0, 2.13.0 and 2.15.0 (the range is open above). On CUDA the `FutureWarning` was
-# observed on one release, torch 2.11.0+cu130 on an NVIDIA H200
-# (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
+# pytorch/pytorch#126062 ("[Doc] Add deprecated autocast comments for doc", May 2024, in 2.4) made
+# `torch.cpu.amp.autocast(...)` and `torch.cuda.amp.autocast(...)` warn, after #125103 generalised
+# `torch.amp.autocast` to every device. Downstream, foundation-model-stack/fms-acceleration#107
+# collected this warning among others to fix, and kohya-ss/sd-scripts#1649 is a log where the
+# warning came from torch's own `torch/utils/checkpoint.py`, which still called
+# `torch.cpu.amp.autocast` in the release that user ran. Observed on the CPU with this case: quiet
+# on 1.13.1, 2.0.1, 2.1.2, 2.2.2 and 2.3.1; the `FutureWarning` on 2.4.1, 2.5.1, 2.6.0, 2.13.0 and
+# 2.15.0 (the range is open above).
 
 # %% [markdown]
 # ## How the harness checks it

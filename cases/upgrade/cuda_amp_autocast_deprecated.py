@@ -82,18 +82,15 @@ if __name__ == "__main__":
 # %% [markdown]
 # ## Where it comes from
 # pytorch/pytorch#126062 ("[Doc] Add deprecated autocast comments for doc", in 2.4) made
-# `torch.cuda.amp.autocast(...)` and `torch.cpu.amp.autocast(...)` warn, after #125103
-# generalised `torch.amp.autocast` to every device; the 2.4.0 release notes list both under
-# Deprecations. The CUDA spelling is the one the AMP recipe taught, so downstream it is met far
-# more often than the CPU one: pytorch/tutorials#3331 tracks the tutorials that still used it,
-# huggingface/trl#1921 proposes `torch.amp.autocast("cuda")` in its place, WenjieDu/PyPOTS#520
-# records the warning coming from the library's own Reformer attention module, and in
-# lucidrains/x-transformers#265 a user reported it and the maintainer asked how far back the
-# replacement works (to 1.10, for `torch.autocast`). Observed on the CPU with this case: quiet on 1.13.1, 2.0.1,
-# 2.1.2, 2.2.2 and 2.3.1; the `FutureWarning` on 2.4.1, 2.5.1, 2.6.0, 2.13.0 and 2.15.0 (the
-# range is open above). On CUDA the `FutureWarning` was observed on one release, torch 2.11.0+cu130
-# on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`), with autocast active on the GPU
-# (the output was float16); other releases on CUDA were not observed.
+# `torch.cuda.amp.autocast(...)` and `torch.cpu.amp.autocast(...)` warn, after #125103 generalised
+# `torch.amp.autocast` to every device; the 2.4.0 release notes list both under Deprecations. The
+# CUDA spelling is the one the AMP recipe taught, so downstream it is met far more often than the
+# CPU one: pytorch/tutorials#3331 tracks the tutorials that still used it, huggingface/trl#1921
+# proposes `torch.amp.autocast("cuda")` in its place, WenjieDu/PyPOTS#520 records the warning
+# coming from the library's own Reformer attention module, and in lucidrains/x-transformers#265 a
+# user reported it and the maintainer asked how far back the replacement works (to 1.10, for
+# `torch.autocast`). Observed on the CPU with this case: quiet on 1.13.1, 2.0.1, 2.1.2, 2.2.2 and
+# 2.3.1; the `FutureWarning` on 2.4.1, 2.5.1, 2.6.0, 2.13.0 and 2.15.0 (the range is open above).
 
 # %% [markdown]
 # ## How the harness checks it

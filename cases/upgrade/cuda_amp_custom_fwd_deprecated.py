@@ -100,14 +100,11 @@ if __name__ == "__main__":
 # ("generalize custom_fwd&custom_bwd to be device-agnostic"), both May 2024 and in 2.4, added
 # `torch.amp.custom_fwd`/`custom_bwd` and made the `torch.cuda.amp` ones warn (the review of
 # #126531 asked to drop `DeprecationWarning`, which Python hides by default, so that users see
-# it). Downstream,
-# Dao-AILab/flash-attention#1530 complains of "lots of spam" from these two decorators,
-# NVIDIA/Megatron-LM#1222 replaced them behind a version check to keep older torch working,
-# and fla-org/flash-linear-attention#54 did the same. Observed on the CPU with this case: quiet
-# on 1.13.1, 2.0.1, 2.1.2, 2.2.2 and 2.3.1; the `FutureWarning` on 2.4.1, 2.5.1, 2.6.0, 2.13.0
-# and 2.15.0 (the range is open above). On CUDA the `FutureWarning` of both decorators was observed
-# on one release, torch 2.11.0+cu130 on an NVIDIA H200
-# (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
+# it). Downstream, Dao-AILab/flash-attention#1530 complains of "lots of spam" from these two
+# decorators, NVIDIA/Megatron-LM#1222 replaced them behind a version check to keep older torch
+# working, and fla-org/flash-linear-attention#54 did the same. Observed on the CPU with this case:
+# quiet on 1.13.1, 2.0.1, 2.1.2, 2.2.2 and 2.3.1; the `FutureWarning` on 2.4.1, 2.5.1, 2.6.0,
+# 2.13.0 and 2.15.0 (the range is open above).
 
 # %% [markdown]
 # ## How the harness checks it

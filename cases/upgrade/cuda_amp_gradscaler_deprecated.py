@@ -88,17 +88,15 @@ if __name__ == "__main__":
 
 # %% [markdown]
 # ## Where it comes from
-# pytorch/pytorch#126527 ("Deprecate device-specific GradScaler autocast API", May 2024, in
-# 2.4) states that `torch.cuda.amp.GradScaler(args...)` is equivalent to
-# `torch.amp.GradScaler("cuda", args...)` and deprecates the former; the same PR stack
-# deprecated `torch.cuda.amp.custom_fwd`. Downstream, karpathy/nanoGPT#635 shows the warning
-# coming from `scaler = torch.cuda.amp.GradScaler(enabled=(dtype == 'float16'))` in `train.py`,
+# pytorch/pytorch#126527 ("Deprecate device-specific GradScaler autocast API", May 2024, in 2.4)
+# states that `torch.cuda.amp.GradScaler(args...)` is equivalent to `torch.amp.GradScaler("cuda",
+# args...)` and deprecates the former; the same PR stack deprecated `torch.cuda.amp.custom_fwd`.
+# Downstream, karpathy/nanoGPT#635 shows the warning coming from `scaler =
+# torch.cuda.amp.GradScaler(enabled=(dtype == 'float16'))` in `train.py`,
 # Linesight-RL/linesight#51 asked to replace the deprecated scaler, and MIC-DKFZ/nnUNet#2684
 # switched to `torch.GradScaler("cuda")`. Observed on the CPU with this case: quiet on 1.13.1,
 # 2.0.1, 2.1.2, 2.2.2 and 2.3.1; the `FutureWarning` on 2.4.1, 2.5.1, 2.6.0, 2.13.0 and 2.15.0
-# (the range is open above). On CUDA the `FutureWarning` was observed on one release, torch
-# 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on
-# CUDA were not observed.
+# (the range is open above).
 
 # %% [markdown]
 # ## How the harness checks it

@@ -67,15 +67,13 @@ if __name__ == "__main__":
 # %% [markdown]
 # ## Where it comes from
 # The `UserWarning` is old: pytorch/pytorch#4971 (January 2018) replaced `sample_n(n)` with
-# `sample((n,))` in torch's own distribution tests to silence "sample_n will be deprecated.
-# Use .sample((n,)) instead". In 2.4, #126898 ("[BE] wrap deprecated function/class with
+# `sample((n,))` in torch's own distribution tests to silence "sample_n will be deprecated. Use
+# .sample((n,)) instead". In 2.4, #126898 ("[BE] wrap deprecated function/class with
 # `typing_extensions.deprecated`") gave category-less deprecation warnings the category
-# `FutureWarning`, and the message was reworded with backquotes. this project found no
-# downstream issue about this particular call; the version matrix shows the category change. Observed on the
-# CPU with this case: a `UserWarning` on 1.13.1, 2.0.1, 2.1.2, 2.2.2 and 2.3.1, a
-# `FutureWarning` on 2.4.1, 2.5.1, 2.6.0, 2.13.0 and 2.15.0 (open above). On CUDA the
-# `FutureWarning` was observed on one release, torch 2.11.0+cu130 on an NVIDIA H200
-# (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
+# `FutureWarning`, and the message was reworded with backquotes. this project found no downstream
+# issue about this particular call; the version matrix shows the category change. Observed on the
+# CPU with this case: a `UserWarning` on 1.13.1, 2.0.1, 2.1.2, 2.2.2 and 2.3.1, a `FutureWarning`
+# on 2.4.1, 2.5.1, 2.6.0, 2.13.0 and 2.15.0 (open above).
 
 # %% [markdown]
 # ## How the harness checks it

@@ -86,11 +86,8 @@ if __name__ == "__main__":
 # removed `verbose` from their schedulers, and PaddlePaddle/PaConvert#575 dropped it from its
 # converter "as removed in torch 2.7.0".
 #
-# Observed here on CPU: quiet (and printing) on 1.13.1, 2.0.1 and 2.1.2; the `UserWarning`
-# (and no printing) on 2.2.2, 2.4.1 and 2.6.0; the `TypeError` on 2.7.1, 2.9.1, 2.10.0,
-# 2.13.0 and 2.15.0. On CUDA the `TypeError` was observed on one release, torch 2.11.0+cu130 on an
-# NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not
-# observed.
+# Observed here on CPU: quiet (and printing) on 1.13.1, 2.0.1 and 2.1.2; the `UserWarning` (and no
+# printing) on 2.2.2, 2.4.1 and 2.6.0; the `TypeError` on 2.7.1, 2.9.1, 2.10.0, 2.13.0 and 2.15.0.
 
 # %% [markdown]
 # ## How the harness checks it

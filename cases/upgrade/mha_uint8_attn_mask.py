@@ -83,24 +83,21 @@ if __name__ == "__main__":
 
 # %% [markdown]
 # ## Where it comes from
-# This case began as "a byte `key_padding_mask` raises where 1.13 warned". Run on the
-# releases, that is not what happens: 1.13.1 already refuses a byte padding mask (the check
-# came with pytorch/pytorch#86353, cherry-picked into 1.13 as #87106 after #86120), so nothing
-# changes for it inside the matrix; Green-Wood/BTTR#17 is a user meeting that refusal. The
-# byte *attention* mask is the one that changed at 2.0: pytorch/pytorch#33763 (1.6) accepted it
-# with a deprecation warning, and pytorch/pytorch#92733 ("Regularize mask handling for
-# attn_mask and key_padding_mask", January 2023, in 2.0) replaced the per-type code with a
-# canonicalisation that accepts only bool and floating masks. Downstream,
-# huggingface/transformers#21384 replaced its own uint8 masks with bool ones at the time; no
-# user report of this exact error was found. The `mha-mismatched-mask-types` case is the other
-# 2.0 change of the same PR: a float mask next to a bool one warns. Observed with this
-# project's venvs on CPU: on 1.13.1 the byte mask works and warns (and the byte padding mask of
-# the near miss is already refused); on 2.0.1, 2.13.0 and 2.15.0 the byte attention mask raises
-# the `AssertionError`, and the bool mask of the fix is quiet and correct on all four (the 2.0.1
-# source has the new `_canonical_mask`, 1.13.1's still the byte-mask warning). The other
-# releases are left to the version matrix. On CUDA the `AssertionError` was observed on one release,
-# torch 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other
-# releases on CUDA were not observed.
+# This case began as "a byte `key_padding_mask` raises where 1.13 warned". Run on the releases,
+# that is not what happens: 1.13.1 already refuses a byte padding mask (the check came with
+# pytorch/pytorch#86353, cherry-picked into 1.13 as #87106 after #86120), so nothing changes for
+# it inside the matrix; Green-Wood/BTTR#17 is a user meeting that refusal. The byte *attention*
+# mask is the one that changed at 2.0: pytorch/pytorch#33763 (1.6) accepted it with a deprecation
+# warning, and pytorch/pytorch#92733 ("Regularize mask handling for attn_mask and
+# key_padding_mask", January 2023, in 2.0) replaced the per-type code with a canonicalisation that
+# accepts only bool and floating masks. Downstream, huggingface/transformers#21384 replaced its
+# own uint8 masks with bool ones at the time; no user report of this exact error was found. The
+# `mha-mismatched-mask-types` case is the other 2.0 change of the same PR: a float mask next to a
+# bool one warns. Observed with this project's venvs on CPU: on 1.13.1 the byte mask works and
+# warns (and the byte padding mask of the near miss is already refused); on 2.0.1, 2.13.0 and
+# 2.15.0 the byte attention mask raises the `AssertionError`, and the bool mask of the fix is
+# quiet and correct on all four (the 2.0.1 source has the new `_canonical_mask`, 1.13.1's still
+# the byte-mask warning). The other releases are left to the version matrix.
 
 # %% [markdown]
 # ## How the harness checks it

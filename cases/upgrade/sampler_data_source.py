@@ -101,10 +101,7 @@ if __name__ == "__main__":
 # to `super().__init__()` in its `InfiniteSampler` because of the warning.
 #
 # Observed here on CPU: quiet on 1.13.1 and 2.0.1; the `UserWarning` on 2.1.2, 2.2.2, 2.4.1,
-# 2.6.0, 2.7.1 and 2.9.1; the `TypeError` on 2.10.0, 2.13.0 and 2.15.0. On CUDA the `TypeError` was
-# observed on one release, torch 2.11.0+cu130 on an NVIDIA H200
-# (`reports/torch-2.11.0-cuda-nvidia-h200.json`), as on the CPU (nothing here touches a kernel);
-# other releases on CUDA were not observed.
+# 2.6.0, 2.7.1 and 2.9.1; the `TypeError` on 2.10.0, 2.13.0 and 2.15.0.
 
 # %% [markdown]
 # ## How the harness checks it

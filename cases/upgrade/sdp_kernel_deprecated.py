@@ -102,17 +102,15 @@ if __name__ == "__main__":
 # `torch.backends.cuda.sdp_kernel`; the 2.3.0 release notes list it under Deprecations with the
 # warning's text. Downstream, pytorch/torchchat#270 (April 2024, days before 2.3 came out)
 # replaced the old context manager because the nightlies warned, lucidrains/x-transformers#260
-# proposed the replacement and its maintainer asked whether it breaks older 2.x releases (it
-# does: the import fails before 2.3, which is why the fix is guarded), meta-pytorch/torchfix#42
-# asked TorchFix for a rule, and meta-pytorch/gpt-fast#237 is a user asking how to migrate
-# exactly the math-only block above. Observed on the CPU with this case:
-# on 1.13.1 the broken code fails with `TypeError` (its `sdp_kernel` has no
-# `enable_mem_efficient`); quiet on 2.0.1, 2.1.2 and 2.2.2; the `FutureWarning` on 2.3.1, 2.4.1,
-# 2.5.1, 2.6.0, 2.13.0 and 2.15.0 (the range is open above: the context manager is still there
-# in 2.15.0). The wording differs between 2.3.1 ("Please see, torch.nn.attention...") and 2.13.0
-# (the names in backquotes); the category is `FutureWarning` throughout. On CUDA the `FutureWarning`
-# was observed on one release, torch 2.11.0+cu130 on an NVIDIA H200
-# (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
+# proposed the replacement and its maintainer asked whether it breaks older 2.x releases (it does:
+# the import fails before 2.3, which is why the fix is guarded), meta-pytorch/torchfix#42 asked
+# TorchFix for a rule, and meta-pytorch/gpt-fast#237 is a user asking how to migrate exactly the
+# math-only block above. Observed on the CPU with this case: on 1.13.1 the broken code fails with
+# `TypeError` (its `sdp_kernel` has no `enable_mem_efficient`); quiet on 2.0.1, 2.1.2 and 2.2.2;
+# the `FutureWarning` on 2.3.1, 2.4.1, 2.5.1, 2.6.0, 2.13.0 and 2.15.0 (the range is open above:
+# the context manager is still there in 2.15.0). The wording differs between 2.3.1 ("Please see,
+# torch.nn.attention...") and 2.13.0 (the names in backquotes); the category is `FutureWarning`
+# throughout.
 
 # %% [markdown]
 # ## How the harness checks it

@@ -78,17 +78,15 @@ if __name__ == "__main__":
 # %% [markdown]
 # ## Where it comes from
 # pytorch/pytorch#72780 ("Fix `nn.Module.state_dict()`", February 2022) deprecated positional
-# arguments and `destination`; #75404 reported the warning firing falsely on every nested
-# module on main, and #75507 fixed that and reworded the message to "Positional args are being
+# arguments and `destination`; #75404 reported the warning firing falsely on every nested module
+# on main, and #75507 fixed that and reworded the message to "Positional args are being
 # deprecated, use kwargs instead". In 2.4, #126898 ("[BE] wrap deprecated function/class with
-# `typing_extensions.deprecated`") added `category=FutureWarning` to torch's deprecation
-# warnings that had none, this one included. Downstream, determined-ai/determined#4062 is the
-# warning in a user's log, and deepspeedai/DeepSpeed#5408 changed its engine's
-# `self.module.state_dict(destination, prefix, keep_vars)` to keywords to stop it. Observed on
-# the CPU with this case: a `UserWarning` on 1.13.1, 2.0.1, 2.1.2, 2.2.2 and 2.3.1, a
-# `FutureWarning` on 2.4.1, 2.5.1, 2.6.0, 2.13.0 and 2.15.0 (open above). On CUDA the
-# `FutureWarning` was observed on one release, torch 2.11.0+cu130 on an NVIDIA H200
-# (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
+# `typing_extensions.deprecated`") added `category=FutureWarning` to torch's deprecation warnings
+# that had none, this one included. Downstream, determined-ai/determined#4062 is the warning in a
+# user's log, and deepspeedai/DeepSpeed#5408 changed its engine's
+# `self.module.state_dict(destination, prefix, keep_vars)` to keywords to stop it. Observed on the
+# CPU with this case: a `UserWarning` on 1.13.1, 2.0.1, 2.1.2, 2.2.2 and 2.3.1, a `FutureWarning`
+# on 2.4.1, 2.5.1, 2.6.0, 2.13.0 and 2.15.0 (open above).
 
 # %% [markdown]
 # ## How the harness checks it

@@ -87,20 +87,18 @@ if __name__ == "__main__":
 # %% [markdown]
 # ## Where it comes from
 # The 2.0.0 release notes list "Require `return_complex` to be passed explicitly to `torch.stft`
-# for real input" (pytorch/pytorch#86724) among the backwards-incompatible changes, with 1.13
-# and 2.0 spellings side by side. The PR says the behaviour had been deprecated since 1.8 and
-# that this step, first attempted in pytorch/pytorch#49022 (December 2020), had been put on hold
-# for years; torchaudio had already moved to `view_as_real(stft(..., return_complex=True))` in
-# pytorch/audio#1096 to avoid the deprecation. Downstream, the error stopped diff-svc's
-# training (prophesier/diff-svc#180 quotes it and adds `return_complex=False`, which then warns),
+# for real input" (pytorch/pytorch#86724) among the backwards-incompatible changes, with 1.13 and
+# 2.0 spellings side by side. The PR says the behaviour had been deprecated since 1.8 and that
+# this step, first attempted in pytorch/pytorch#49022 (December 2020), had been put on hold for
+# years; torchaudio had already moved to `view_as_real(stft(..., return_complex=True))` in
+# pytorch/audio#1096 to avoid the deprecation. Downstream, the error stopped diff-svc's training
+# (prophesier/diff-svc#180 quotes it and adds `return_complex=False`, which then warns),
 # CoMoSpeech's `train.py` (zhenye234/CoMoSpeech#5) and PaSST's HEAR wrapper
-# (kkoutini/passt_hear21#7). The explicit `return_complex=False`, and its own deprecation, are
-# the subject of `stft-return-complex-false-deprecated`; this case is the call that left the
-# argument out. Observed with this project's venvs on CPU: on 1.13.1 the call returns the old
-# layout with the `UserWarning`; on 2.0.1, 2.13.0 and 2.15.0 it raises the `RuntimeError`, and
-# the fix is quiet and correct on all four. The other releases are left to the version matrix.
-# On CUDA the `RuntimeError` was observed on one release, torch 2.11.0+cu130 on an NVIDIA H200
-# (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
+# (kkoutini/passt_hear21#7). The explicit `return_complex=False`, and its own deprecation, are the
+# subject of `stft-return-complex-false-deprecated`; this case is the call that left the argument
+# out. Observed with this project's venvs on CPU: on 1.13.1 the call returns the old layout with
+# the `UserWarning`; on 2.0.1, 2.13.0 and 2.15.0 it raises the `RuntimeError`, and the fix is
+# quiet and correct on all four. The other releases are left to the version matrix.
 
 # %% [markdown]
 # ## How the harness checks it

@@ -87,14 +87,12 @@ if __name__ == "__main__":
 # pytorch/pytorch#129239 ("Add warning for weights_only", 2.4) added the `FutureWarning`;
 # #137602 ("Flip default on weights_only", 2.6) flipped the default, announced on the PyTorch
 # dev-discuss forum as a BC-breaking change and listed among the 2.6.0 release notes' backwards
-# incompatible changes. The error's own text names the class and offers
-# `add_safe_globals` or `weights_only=False`. Downstream, ROCm/Megatron-LM#56 quotes exactly
-# this error for `argparse.Namespace` and fixes it with `weights_only=False`, and
-# chemprop/chemprop#1227 reports v1 checkpoints (which store the args) failing to load on 2.6.
-# Observed on the CPU with this case: quiet on 1.13.1, 2.0.1, 2.1.2, 2.2.2 and 2.3.1; the
-# `FutureWarning` on 2.4.1 and 2.5.1; the `UnpicklingError` on 2.6.0, 2.13.0 and 2.15.0. On CUDA the
-# `UnpicklingError` was observed on one release, torch 2.11.0+cu130 on an NVIDIA H200
-# (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other releases on CUDA were not observed.
+# incompatible changes. The error's own text names the class and offers `add_safe_globals` or
+# `weights_only=False`. Downstream, ROCm/Megatron-LM#56 quotes exactly this error for
+# `argparse.Namespace` and fixes it with `weights_only=False`, and chemprop/chemprop#1227 reports
+# v1 checkpoints (which store the args) failing to load on 2.6. Observed on the CPU with this
+# case: quiet on 1.13.1, 2.0.1, 2.1.2, 2.2.2 and 2.3.1; the `FutureWarning` on 2.4.1 and 2.5.1;
+# the `UnpicklingError` on 2.6.0, 2.13.0 and 2.15.0.
 
 # %% [markdown]
 # ## How the harness checks it

@@ -89,17 +89,14 @@ if __name__ == "__main__":
 
 # %% [markdown]
 # ## Where it comes from
-# pytorch/pytorch#129239 ("Add warning for weights_only", June 2024, in 2.4) changed the
-# default of `weights_only` to `None` and added the `FutureWarning` for calls that leave it
-# out; #137602 ("Flip default on weights_only", in 2.6; listed among the 2.6.0 release notes'
-# backwards incompatible changes) made `True` the default, which ends the warning. Downstream,
+# pytorch/pytorch#129239 ("Add warning for weights_only", June 2024, in 2.4) changed the default
+# of `weights_only` to `None` and added the `FutureWarning` for calls that leave it out; #137602
+# ("Flip default on weights_only", in 2.6; listed among the 2.6.0 release notes' backwards
+# incompatible changes) made `True` the default, which ends the warning. Downstream,
 # Lightning-AI/pytorch-lightning#20057 set `weights_only` on every `torch.load` in its tests
-# because its suite turns `FutureWarning` into failures, and Linesight-RL/linesight#50 is a
-# user's log full of it. Observed on the CPU with this case: quiet on 1.13.1, 2.0.1, 2.1.2,
-# 2.2.2 and 2.3.1; the `FutureWarning` on 2.4.1 and 2.5.1; quiet again on 2.6.0, 2.13.0 and
-# 2.15.0. On CUDA it was run on one release, torch 2.11.0+cu130 on an NVIDIA H200
-# (`reports/torch-2.11.0-cuda-nvidia-h200.json`): quiet, as on the CPU from 2.6.0 (`absent`: the
-# broken code was right there); other releases on CUDA were not observed.
+# because its suite turns `FutureWarning` into failures, and Linesight-RL/linesight#50 is a user's
+# log full of it. Observed on the CPU with this case: quiet on 1.13.1, 2.0.1, 2.1.2, 2.2.2 and
+# 2.3.1; the `FutureWarning` on 2.4.1 and 2.5.1; quiet again on 2.6.0, 2.13.0 and 2.15.0.
 
 # %% [markdown]
 # ## How the harness checks it

@@ -123,18 +123,16 @@ if __name__ == "__main__":
 # `safe_globals` context manager (2.5). #134346 improved the message for classes such as NumPy's
 # dtype classes, which only show up when their state is set, and a maintainer's review on
 # #135356 gives `type(np.dtype(np.int32))` as the way to name one. The maintainers chose to keep
-# NumPy off the default allowlist (pytorch/xla#7799). Downstream, the NumPy form is reported
-# again and again: suno-ai/bark#626 (`numpy.core.multiarray.scalar` in the released
-# checkpoints), MIC-DKFZ/nnUNet#2681 (v2 models stop loading), nerfstudio-project/nerfstudio#3702
-# (a bare NumPy scalar in the saved state), HorizonRobotics/alf#1754 (a step counter saved as a
-# NumPy value, fixed by saving a tensor). Observed on the CPU with this case: quiet on 1.13.1,
-# 2.0.1, 2.1.2, 2.2.2 and 2.3.1; the `FutureWarning` on 2.4.1 and 2.5.1; the `UnpicklingError`
-# on 2.6.0, 2.13.0 and 2.15.0 (on 2.13.0 it names `numpy._core.multiarray.scalar`: the matrix
-# pairs torch 2.3 and later with NumPy 2, and the releases before with NumPy 1.26, which pickles
+# NumPy off the default allowlist (pytorch/xla#7799). Downstream, the NumPy form is reported again
+# and again: suno-ai/bark#626 (`numpy.core.multiarray.scalar` in the released checkpoints),
+# MIC-DKFZ/nnUNet#2681 (v2 models stop loading), nerfstudio-project/nerfstudio#3702 (a bare NumPy
+# scalar in the saved state), HorizonRobotics/alf#1754 (a step counter saved as a NumPy value,
+# fixed by saving a tensor). Observed on the CPU with this case: quiet on 1.13.1, 2.0.1, 2.1.2,
+# 2.2.2 and 2.3.1; the `FutureWarning` on 2.4.1 and 2.5.1; the `UnpicklingError` on 2.6.0, 2.13.0
+# and 2.15.0 (on 2.13.0 it names `numpy._core.multiarray.scalar`: the matrix pairs torch 2.3 and
+# later with NumPy 2, and the releases before with NumPy 1.26, which pickles
 # `numpy.core.multiarray`). The fix takes the `safe_globals` branch from 2.5.1 on and the
-# `weights_only=False` branch before. On CUDA the `UnpicklingError` was observed on one release,
-# torch 2.11.0+cu130 on an NVIDIA H200 (`reports/torch-2.11.0-cuda-nvidia-h200.json`); other
-# releases on CUDA were not observed.
+# `weights_only=False` branch before.
 
 # %% [markdown]
 # ## How the harness checks it
