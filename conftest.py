@@ -8,8 +8,9 @@ from pathlib import Path
 
 if "torch_pitfalls" not in sys.modules and importlib.util.find_spec("torch_pitfalls") is None:
     _folder = Path(__file__).resolve().parent / "harness"
-    _spec = importlib.util.spec_from_file_location("torch_pitfalls", _folder / "__init__.py",
-                                                   submodule_search_locations=[str(_folder)])
+    _spec = importlib.util.spec_from_file_location(
+        "torch_pitfalls", _folder / "__init__.py", submodule_search_locations=[str(_folder)]
+    )
     sys.modules["torch_pitfalls"] = importlib.util.module_from_spec(_spec)
     _spec.loader.exec_module(sys.modules["torch_pitfalls"])
 

@@ -6,6 +6,7 @@ interpreters (seed-every-rng, the python cases) do so here too, so both sides pa
 
 usage: python benchmarks/bare_floor.py CASE_FILE ...
 """
+
 import importlib.util
 import sys
 from types import SimpleNamespace

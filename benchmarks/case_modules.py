@@ -1,10 +1,10 @@
 """Shared by the benchmarks: a case module loaded by its id, as the harness loads it; the devices
 a pair runs on; and how a benchmark names itself as one half of a broken/fixed pair."""
+
 from pathlib import Path
 
 import pytest
 import torch
-
 from torch_pitfalls.loader import load_cases
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,4 +44,5 @@ def synchronized(fn, device: str):
         out = fn(*args, **kwargs)
         torch.cuda.synchronize()
         return out
+
     return run

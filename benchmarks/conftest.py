@@ -1,12 +1,12 @@
 """Adds the key ``pitfalls`` (ratios of broken/fixed pairs, the harness's cost) to the benchmark
 JSON, and prints it at the end of the run. The figures come from ``summary.py``."""
+
 import datetime as dt
 
 import pytest
 import torch
-
-from torch_pitfalls.run.devices import device_names
 from summary import pitfalls_record, summary_lines
+from torch_pitfalls.run.devices import device_names
 
 _RECORD = pytest.StashKey[dict]()
 

@@ -25,6 +25,7 @@ large package (transformers: over a million lines, at under a thousand lines a s
 take the better part of an hour per repetition, hence the sample. Standard library only (plus
 the harness and TorchFix in the same environment).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -125,13 +126,17 @@ def torchfix_findings(stdout: str) -> list[tuple[str, int, str]]:
     return out
 
 
-def main(argv=None) -> int:
+def main(argv=None) -> int:  # noqa: C901 - one command's options, read in order
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("src", type=Path, help="one folder per package")
     ap.add_argument("--json", type=Path, help="write the results here")
     ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--sample-lines", type=int, default=25_000,
-                    help="about this many lines per package in the speed sample (0: every file)")
+    ap.add_argument(
+        "--sample-lines",
+        type=int,
+        default=25_000,
+        help="about this many lines per package in the speed sample (0: every file)",
+    )
     args = ap.parse_args(argv)
 
     pkgs = packages(args.src)
@@ -142,7 +147,9 @@ def main(argv=None) -> int:
             if t is not None:
                 texts[f] = t
     lines = {f: count_lines(t) for f, t in texts.items()}
-    per_pkg = {name: {"files": len(files), "lines": sum(lines.get(f, 0) for f in files)} for name, files in pkgs.items()}
+    per_pkg = {
+        name: {"files": len(files), "lines": sum(lines.get(f, 0) for f in files)} for name, files in pkgs.items()
+    }
     total_lines = sum(p["lines"] for p in per_pkg.values())
 
     # --- pitfalls lint over everything, in process -------------------------------------------
@@ -158,8 +165,10 @@ def main(argv=None) -> int:
     # --- the speed sample ---------------------------------------------------------------------
     with tempfile.TemporaryDirectory(prefix="lint-real-") as tmp:
         folder = Path(tmp) / "sample"
-        chosen = {name: sample([f for f in files if f in texts], lines, args.sample_lines) for name, files in pkgs.items()}
-        for name, files in chosen.items():
+        chosen = {
+            name: sample([f for f in files if f in texts], lines, args.sample_lines) for name, files in pkgs.items()
+        }
+        for files in chosen.values():
             for f in files:
                 dest = folder / f.relative_to(args.src)
                 dest.parent.mkdir(parents=True, exist_ok=True)
@@ -191,8 +200,14 @@ def main(argv=None) -> int:
         tf_found = torchfix_findings(tf_out or "")
         pl_sample = json.loads(pl_out)["findings"] if pl_out else []
 
-    speed = {tool: {"seconds": [round(s, 3) for s in secs], "median_s": round(statistics.median(secs), 3),
-                    "lines_per_s": round(n_sample / statistics.median(secs))} for tool, secs in runs.items()}
+    speed = {
+        tool: {
+            "seconds": [round(s, 3) for s in secs],
+            "median_s": round(statistics.median(secs), 3),
+            "lines_per_s": round(n_sample / statistics.median(secs)),
+        }
+        for tool, secs in runs.items()
+    }
     ratio = speed["pitfalls-lint (subprocess)"]["lines_per_s"] / speed["torchfix (subprocess)"]["lines_per_s"]
     tf_rules = Counter(r for _, _, r in tf_found)
     result = {
@@ -201,22 +216,32 @@ def main(argv=None) -> int:
         "cpus": os.cpu_count(),
         "lines": {"total": total_lines, "files": sum(p["files"] for p in per_pkg.values()), "packages": per_pkg},
         "pitfalls_lint_all": {
-            "rules": len(rules), "declared": {d.root.name: d.text for d in scope.declarations.values()},
-            "seconds": round(full_s, 3), "lines_per_s": round(total_lines / full_s),
-            "findings": len(everything), "per_rule": dict(sorted(by_rule.items())),
+            "rules": len(rules),
+            "declared": {d.root.name: d.text for d in scope.declarations.values()},
+            "seconds": round(full_s, 3),
+            "lines_per_s": round(total_lines / full_s),
+            "findings": len(everything),
+            "per_rule": dict(sorted(by_rule.items())),
             "per_kloc": per_kloc(by_rule, total_lines),
             "per_package": {name: dict(sorted(c.items())) for name, c in by_pkg_rule.items()},
             "list": [[f.path, f.line, f.rule] for f in everything],
         },
         "speed": {
-            "sample": {"lines": n_sample, "per_package": sample_lines,
-                       "files": sum(len(v) for v in chosen.values()), "lines_per_package_target": args.sample_lines},
-            "reps": args.reps, "tools": speed,
+            "sample": {
+                "lines": n_sample,
+                "per_package": sample_lines,
+                "files": sum(len(v) for v in chosen.values()),
+                "lines_per_package_target": args.sample_lines,
+            },
+            "reps": args.reps,
+            "tools": speed,
             "ratio_pitfalls_over_torchfix_subprocess": round(ratio, 2),
         },
         "sample_findings": {
-            "pitfalls-lint": {"findings": len(pl_sample),
-                              "per_kloc": per_kloc(Counter(f["rule"] for f in pl_sample), n_sample)},
+            "pitfalls-lint": {
+                "findings": len(pl_sample),
+                "per_kloc": per_kloc(Counter(f["rule"] for f in pl_sample), n_sample),
+            },
             "torchfix": {"findings": len(tf_found), "per_kloc": per_kloc(tf_rules, n_sample)},
         },
     }
@@ -228,19 +253,27 @@ def main(argv=None) -> int:
     print(f"lines checked: {total_lines} in {result['lines']['files']} files")
     for name, p in per_pkg.items():
         print(f"  {name:<14} {p['lines']:>9} lines {p['files']:>5} files")
-    print(f"pitfalls lint, every file in process: {full_s:.1f} s, {total_lines / full_s:,.0f} lines/s, "
-          f"{len(everything)} findings ({1000 * len(everything) / total_lines:.3f} per 1,000 lines)")
+    print(
+        f"pitfalls lint, every file in process: {full_s:.1f} s, {total_lines / full_s:,.0f} lines/s, "
+        f"{len(everything)} findings ({1000 * len(everything) / total_lines:.3f} per 1,000 lines)"
+    )
     print(f"{'rule':<8} {'findings':>8} {'per kloc':>9}  " + " ".join(f"{n[:12]:>12}" for n in pkgs))
     for rule, n in sorted(by_rule.items()):
-        print(f"{rule:<8} {n:>8} {1000 * n / total_lines:>9.4f}  "
-              + " ".join(f"{by_pkg_rule[name][rule]:>12}" for name in pkgs))
-    print(f"speed sample: {n_sample} lines ({', '.join(f'{k} {v}' for k, v in sample_lines.items())}), "
-          f"median of {args.reps}")
+        print(
+            f"{rule:<8} {n:>8} {1000 * n / total_lines:>9.4f}  "
+            + " ".join(f"{by_pkg_rule[name][rule]:>12}" for name in pkgs)
+        )
+    print(
+        f"speed sample: {n_sample} lines ({', '.join(f'{k} {v}' for k, v in sample_lines.items())}), "
+        f"median of {args.reps}"
+    )
     for tool, s in speed.items():
         print(f"  {tool:<28} {s['median_s']:>8.2f} s {s['lines_per_s']:>10,} lines/s")
     print(f"  ratio pitfalls lint / TorchFix (subprocess to subprocess): {ratio:.1f}x")
-    print(f"findings per 1,000 lines on the sample: pitfalls lint {1000 * len(pl_sample) / n_sample:.3f}, "
-          f"TorchFix {1000 * len(tf_found) / n_sample:.3f}")
+    print(
+        f"findings per 1,000 lines on the sample: pitfalls lint {1000 * len(pl_sample) / n_sample:.3f}, "
+        f"TorchFix {1000 * len(tf_found) / n_sample:.3f}"
+    )
     for rule, n in sorted(tf_rules.items()):
         print(f"  {rule:<8} {n:>6} {1000 * n / n_sample:>9.4f}")
     return 0

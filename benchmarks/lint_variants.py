@@ -7,6 +7,7 @@ precision = the rule's findings in pitfall programs / all its findings over both
 near-miss programs). Rules run as with ``--all-versions`` (active_rules(None)). Rules without a set
 are listed as missing.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,14 +37,19 @@ def measure() -> dict:
         if found is None:
             missing.append(rule.id)
             continue
-        hits_in = {name: sum(f.rule == rule.id for f in lint_text(text, f"{name}.py", every))
-                   for name, text in found.PITFALL.items()}
-        hits_out = {name: sum(f.rule == rule.id for f in lint_text(text, f"{name}.py", every))
-                    for name, text in found.NEAR_MISS.items()}
+        hits_in = {
+            name: sum(f.rule == rule.id for f in lint_text(text, f"{name}.py", every))
+            for name, text in found.PITFALL.items()
+        }
+        hits_out = {
+            name: sum(f.rule == rule.id for f in lint_text(text, f"{name}.py", every))
+            for name, text in found.NEAR_MISS.items()
+        }
         caught = sorted(n for n, k in hits_in.items() if k)
         total = sum(hits_in.values()) + sum(hits_out.values())
         rules[rule.id] = {
-            "pitfalls": len(found.PITFALL), "near_misses": len(found.NEAR_MISS),
+            "pitfalls": len(found.PITFALL),
+            "near_misses": len(found.NEAR_MISS),
             "recall": round(len(caught) / len(found.PITFALL), 3),
             "precision": round(sum(hits_in.values()) / total, 3) if total else None,
             "missed": sorted(set(found.PITFALL) - set(caught)),
@@ -60,8 +66,10 @@ def main(argv=None) -> int:
     print(f"{'rule':8} {'recall':>7} {'precision':>9}  pitfalls/near-misses  missed")
     for rule, r in result["rules"].items():
         precision = "-" if r["precision"] is None else f"{r['precision']:.0%}"
-        print(f"{rule:8} {r['recall']:>7.0%} {precision:>9}  {r['pitfalls']:>8}/{r['near_misses']:<11}  "
-              f"{', '.join(r['missed']) or '-'}")
+        print(
+            f"{rule:8} {r['recall']:>7.0%} {precision:>9}  {r['pitfalls']:>8}/{r['near_misses']:<11}  "
+            f"{', '.join(r['missed']) or '-'}"
+        )
     if result["missing"]:
         print(f"no variant set: {', '.join(result['missing'])}")
     if args.json:

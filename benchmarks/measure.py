@@ -9,6 +9,7 @@ this small interpreter, the command's peak is its own. ``ru_maxrss`` from ``wait
 largest of the command and every child it waited for, not their sum. The command's output goes
 where this process's goes; its exit status is this process's.
 """
+
 import json
 import os
 import subprocess
@@ -22,6 +23,7 @@ _, status, usage = os.wait4(proc.pid, 0)
 seconds = time.perf_counter() - started
 proc.returncode = code = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
 with open(out, "w") as fh:
-    json.dump({"seconds": seconds, "cpu_s": usage.ru_utime + usage.ru_stime,
-               "rss_bytes": usage.ru_maxrss * 1024}, fh)  # Linux reports kilobytes
+    json.dump(
+        {"seconds": seconds, "cpu_s": usage.ru_utime + usage.ru_stime, "rss_bytes": usage.ru_maxrss * 1024}, fh
+    )  # Linux reports kilobytes
 sys.exit(code if code >= 0 else 128 - code)

@@ -6,6 +6,7 @@ profiler records every allocation and free (``profile_memory=True``) and the pea
 their running sum, in time order. Both count tensor bytes only: memory outside torch's
 allocators (Python objects, autograd's graph nodes) is not in it.
 """
+
 import gc
 
 import torch

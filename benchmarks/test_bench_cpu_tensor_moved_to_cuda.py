@@ -11,7 +11,6 @@ Time only: the cost is a copy and the wait for the stream, not memory (36 bytes 
 """
 
 import pytest
-
 from case_modules import DEVICES, case_module, pair, synchronized
 
 GROUP = "cpu-tensor-moved-to-cuda"

@@ -13,9 +13,9 @@ Time only: the peak of allocated bytes is the same 32 MiB block in both; what di
 memory still reserved afterwards (32 MiB against 0), which the asserts below and the case itself
 check as counts: a ratio against 0 has no value.
 """
+
 import pytest
 import torch
-
 from case_modules import case_module, pair, synchronized
 
 GROUP = "cuda-cache-not-released"
@@ -23,7 +23,7 @@ GROUP = "cuda-cache-not-released"
 pytestmark = pytest.mark.skipif(
     not torch.cuda.is_available(),
     reason=f"CUDA not available (torch {torch.__version__}, CUDA {torch.version.cuda}); "
-           "the caching allocator is CUDA's",
+    "the caching allocator is CUDA's",
 )
 
 case = case_module(GROUP)

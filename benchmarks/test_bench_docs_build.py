@@ -2,12 +2,12 @@
 fresh process each round: interpreter start, torch and Sphinx imports included. The goal is
 ≤ 60 s on the 2-core machine; the figure is printed and kept in the benchmark JSON, not asserted.
 """
+
 import subprocess
 import sys
 
 import pytest
-
-from case_modules import ROOT, _CASES
+from case_modules import _CASES, ROOT
 
 ROUNDS = 3
 
@@ -18,8 +18,9 @@ def test_docs_build_whole_site(benchmark, tmp_path):
     out = tmp_path / "site"
 
     def build():
-        subprocess.run([sys.executable, "-m", "docs.site.build", "--out", str(out)], cwd=ROOT, check=True,
-                       capture_output=True)
+        subprocess.run(
+            [sys.executable, "-m", "docs.site.build", "--out", str(out)], cwd=ROOT, check=True, capture_output=True
+        )
 
     benchmark.pedantic(build, rounds=ROUNDS, iterations=1)
     pages = len(list((out / "cases").glob("*.html")))

@@ -13,7 +13,6 @@ single forward peaks alike with and without it (the hidden activation and the Re
 """
 
 import pytest
-
 from case_modules import DEVICES, case_module, pair, synchronized
 from peak_memory import peak_bytes
 

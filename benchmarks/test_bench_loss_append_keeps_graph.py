@@ -10,7 +10,6 @@ the case itself checks that they stay reachable.
 """
 
 import pytest
-
 from case_modules import DEVICES, case_module, pair, synchronized
 from peak_memory import peak_bytes
 

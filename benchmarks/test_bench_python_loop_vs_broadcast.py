@@ -10,9 +10,9 @@ each call ends with ``torch.cuda.synchronize()``, so both variants are charged f
 Peak memory too: the loop holds every channel's difference until ``torch.stack`` copies them into
 the result, so at its peak it holds the output twice; the broadcast writes the output once.
 """
+
 import pytest
 import torch
-
 from case_modules import DEVICES, case_module, pair, synchronized
 from peak_memory import peak_bytes
 

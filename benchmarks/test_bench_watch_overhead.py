@@ -27,6 +27,7 @@ had no errors: these loops hold no pitfall.
 ``Adam`` on the CPU steps each parameter with a loop of in-place ops (its single-tensor path),
 about a hundred torch calls a step that the watcher's ``TorchFunctionMode`` sees.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -37,10 +38,9 @@ import warnings
 import pytest
 import torch
 import torch.nn.functional as F
-from torch import nn
-
-from torch_pitfalls.watch import watch
 from summary import WATCH_GOAL
+from torch import nn
+from torch_pitfalls.watch import watch
 
 SIDES = ("off", "on", "anomaly")
 ROUNDS = 20
@@ -125,7 +125,7 @@ def test_watched_training_step(benchmark, workload):
 
     def one_round():
         r = next(rounds)
-        for name in SIDES[r % len(SIDES):] + SIDES[:r % len(SIDES)]:
+        for name in SIDES[r % len(SIDES) :] + SIDES[: r % len(SIDES)]:
             with side(name) as w:
                 step()  # not timed: the first step after entering
                 started, started_cpu = time.perf_counter(), time.process_time()
@@ -142,8 +142,15 @@ def test_watched_training_step(benchmark, workload):
         return statistics.median(s / off for s, off in zip(seconds[name], seconds["off"]))
 
     benchmark.extra_info["watch"] = {
-        "workload": workload, "steps": steps, "rounds": ROUNDS, "threads": torch.get_num_threads(), "clock": "cpu",
+        "workload": workload,
+        "steps": steps,
+        "rounds": ROUNDS,
+        "threads": torch.get_num_threads(),
+        "clock": "cpu",
         **{f"{name}_s": statistics.median(cpu[name]) for name in SIDES},
-        "on_ratio": ratio(cpu, "on"), "anomaly_ratio": ratio(cpu, "anomaly"), "goal": goal,
-        "wall_on_ratio": ratio(wall, "on"), "wall_anomaly_ratio": ratio(wall, "anomaly"),
+        "on_ratio": ratio(cpu, "on"),
+        "anomaly_ratio": ratio(cpu, "anomaly"),
+        "goal": goal,
+        "wall_on_ratio": ratio(wall, "on"),
+        "wall_anomaly_ratio": ratio(wall, "anomaly"),
     }

@@ -22,6 +22,7 @@
 All runs alternate in every round, so each sees the same machine load, and each figure is the
 fastest of the rounds: other work on the machine only ever adds time.
 """
+
 import json
 import os
 import subprocess
@@ -30,10 +31,9 @@ import tempfile
 from typing import NamedTuple
 
 import pytest
-
-from case_modules import ROOT, _CASES
-from torch_pitfalls.run.runner import not_run_reason
+from case_modules import _CASES, ROOT
 from summary import RSS_BUDGET_BYTES
+from torch_pitfalls.run.runner import not_run_reason
 
 CORPUS = list(_CASES.values())  # in the harness's own order
 SUBSETS = {len(CORPUS[::4]): CORPUS[::4], len(CORPUS[::2]): CORPUS[::2], len(CORPUS): CORPUS}
@@ -63,8 +63,10 @@ def timed(cmd) -> Run:
         measured = [sys.executable, str(ROOT / "benchmarks" / "measure.py"), result, *cmd]
         proc = subprocess.run(measured, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         if proc.returncode != 0:
-            raise AssertionError(f"{' '.join(cmd[1:4])} ... exited with status {proc.returncode}:\n"
-                                 f"{proc.stdout.decode(errors='replace')[-2000:]}")
+            raise AssertionError(
+                f"{' '.join(cmd[1:4])} ... exited with status {proc.returncode}:\n"
+                f"{proc.stdout.decode(errors='replace')[-2000:]}"
+            )
         with open(result) as fh:
             return Run(**json.load(fh))
 
@@ -90,9 +92,17 @@ def test_pitfalls_run_against_the_bare_floor(benchmark):
         "floor_s": cpu[whole, "floor"],
         "corpus_wall_s": wall[whole, "harness"],
         "floor_wall_s": wall[whole, "floor"],
-        "scaling": [{"cases": n, "seconds": cpu[n, "harness"], "per_case_s": cpu[n, "harness"] / n,
-                     "floor_s": cpu[n, "floor"], "wall_s": wall[n, "harness"], "floor_wall_s": wall[n, "floor"]}
-                    for n in sorted(SUBSETS)],
+        "scaling": [
+            {
+                "cases": n,
+                "seconds": cpu[n, "harness"],
+                "per_case_s": cpu[n, "harness"] / n,
+                "floor_s": cpu[n, "floor"],
+                "wall_s": wall[n, "harness"],
+                "floor_wall_s": wall[n, "floor"],
+            }
+            for n in sorted(SUBSETS)
+        ],
         "peak_rss_bytes": peak_rss,
     }
     assert peak_rss < RSS_BUDGET_BYTES, f"a full cpu corpus run peaked at {peak_rss / 1e9:.2f} GB"

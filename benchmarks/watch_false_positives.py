@@ -18,6 +18,7 @@ silent detector is seen to have looked. A finding with no verdict is
 The programs run on the CPU, one at a time (the machine may be shared); the whole study takes
 about a minute. Standard library only, plus the harness and torch.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,7 +38,7 @@ DEFAULT_JSON = ROOT / "reports" / "watch-false-positives.json"
 # What each program runs, in the steps of its own loop (what "a few steps" means for it).
 STEPS = {
     "word_language_model": "LSTM (tied weights, manual SGD): 2 epochs x 6 batches + evaluate(); "
-                           "Transformer (AdamW): 2 epochs x 6 batches + evaluate()",
+    "Transformer (AdamW): 2 epochs x 6 batches + evaluate()",
     "dcgan": "3 iterations (D and G steps), batch 8 of 64x64 images, one sample from fixed noise",
     "vae": "2 epochs x 4 training batches + test() of 2 batches + sampling",
     "mnist": "2 epochs x 3 training batches (Adadelta, StepLR) + test() of 2 batches",
@@ -48,12 +49,12 @@ STEPS = {
     "time_sequence_prediction": "2 LBFGS steps (closure, max_iter 4) + no_grad prediction of 50 future steps",
     "regression": "up to 200 batches of manual SGD (fc.zero_grad, param.data.add_)",
     "fast_neural_style": "3 training batches of TransformerNet against a frozen VGG stand-in (content and "
-                         "Gram-matrix style losses) + stylize() of one image under no_grad",
+    "Gram-matrix style losses) + stylize() of one image under no_grad",
     "gat": "5 epochs (train step + two evaluations each) + test, a 300-node random graph",
     "mnist_forward_forward": "2 layers x 20 epochs of forward-forward training (Adam per layer) + predict",
     "super_resolution": "2 epochs x 3 batches (Adam) + test() of 2 batches",
     "torch_transformer": "4 steps of nn.Transformer (Adam, clip_grad_norm_) + 2 no_grad validation "
-                         "batches each + greedy decoding under inference_mode",
+    "batches each + greedy decoding under inference_mode",
 }
 
 # (program, case, a piece of the flagged line's source) -> (verdict, why). Filled after reading
@@ -63,17 +64,23 @@ VERDICTS: dict[tuple[str, str, str], tuple[str, str]] = {
     # Fired on the first runs of this study (3 times); loss-append-keeps-graph judges accumulation
     # across steps since commit 4c6890d and no longer fires here. Kept: it says why, if it comes back.
     ("dcgan", "loss-append-keeps-graph", "errD = errD_real + errD_fake"): (
-        "wrong", "errD is rebuilt every iteration from two losses whose backward already ran (their saved "
-                 "tensors freed) and is read once with .item(); nothing accumulates across steps: a false "
-                 "positive of a sound detector, which takes any sum of backpropagated losses for accumulation"),
+        "wrong",
+        "errD is rebuilt every iteration from two losses whose backward already ran (their saved "
+        "tensors freed) and is read once with .item(); nothing accumulates across steps: a false "
+        "positive of a sound detector, which takes any sum of backpropagated losses for accumulation",
+    ),
     ("mingpt", "train-eval-mode", "_, loss = self.model(source, targets)"): (
-        "right", "Trainer evaluates the test set under torch.set_grad_enabled(False) but never calls "
-                 "model.eval(), as in the original trainer.py: the GPT's dropout (embedding, attention, "
-                 "residual, p=0.1) stays on, so the test loss is noisy and depends on the draw"),
+        "right",
+        "Trainer evaluates the test set under torch.set_grad_enabled(False) but never calls "
+        "model.eval(), as in the original trainer.py: the GPT's dropout (embedding, attention, "
+        "residual, p=0.1) stays on, so the test loss is noisy and depends on the draw",
+    ),
     ("torch_transformer", "mha-mismatched-mask-types", "out = self.transformer("): (
-        "right", "torch warned (a UserWarning) that a float causal tgt_mask "
-                 "(generate_square_subsequent_mask) is combined with boolean key-padding masks, the "
-                 "deprecated mix that case records; the fix is masks of one type"),
+        "right",
+        "torch warned (a UserWarning) that a float causal tgt_mask "
+        "(generate_square_subsequent_mask) is combined with boolean key-padding masks, the "
+        "deprecated mix that case records; the fix is masks of one type",
+    ),
 }
 
 
@@ -124,22 +131,41 @@ def run_one(program: Path, out: Path, watched: bool) -> None:
         if watcher is not None:
             watcher.stop()
     seconds = time.perf_counter() - start
-    result = {"status": status, "error": error, "seconds": round(seconds, 3),
-              "findings": [f.to_json() for f in watcher.findings] if watcher else [],
-              "watcher_errors": list(watcher.errors) if watcher else [],
-              "looked": dict(sorted(watcher.looked.items())) if watcher else {}}
+    result = {
+        "status": status,
+        "error": error,
+        "seconds": round(seconds, 3),
+        "findings": [f.to_json() for f in watcher.findings] if watcher else [],
+        "watcher_errors": list(watcher.errors) if watcher else [],
+        "looked": dict(sorted(watcher.looked.items())) if watcher else {},
+    }
     out.write_text(json.dumps(result), encoding="utf-8")
 
 
 def child(program: Path, watched: bool, tmp: Path) -> dict:
     out = tmp / f"{program.stem}.{'watched' if watched else 'bare'}.json"
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-               OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1"))
-    proc = subprocess.run([sys.executable, __file__, "--child", str(program), str(out), "1" if watched else "0"],
-                          cwd=tmp, env=env, capture_output=True, text=True, timeout=600)
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+        OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1"),
+    )
+    proc = subprocess.run(
+        [sys.executable, __file__, "--child", str(program), str(out), "1" if watched else "0"],
+        cwd=tmp,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     if not out.is_file():
-        return {"status": proc.returncode, "error": (proc.stderr or proc.stdout)[-2000:], "seconds": None,
-                "findings": [], "watcher_errors": [], "looked": {}}
+        return {
+            "status": proc.returncode,
+            "error": (proc.stderr or proc.stdout)[-2000:],
+            "seconds": None,
+            "findings": [],
+            "watcher_errors": [],
+            "looked": {},
+        }
     return json.loads(out.read_text(encoding="utf-8"))
 
 
@@ -178,21 +204,45 @@ def study(names: list[str]) -> dict:
                 verdict, why = verdict_for(program.stem, f["case"], code)
                 totals["findings"] += 1
                 totals[verdict] += 1
-                findings.append({"case": f["case"], "kind": f["kind"], "pedantic": f["pedantic"],
-                                 "where": f"{shown}:{f['line']}" if in_program else f"{f['path']}:{f['line']}",
-                                 "code": code, "count": f["count"], "detail": f["detail"],
-                                 "verdict": verdict, "why": why})
-            rows.append({"program": program.stem, "source": first_comment_line(program), "steps": STEPS.get(program.stem, ""),
-                         "status": {"bare": bare["status"], "watched": watched["status"]},
-                         "error": watched["error"] or bare["error"],
-                         "seconds": {"bare": bare["seconds"], "watched": watched["seconds"]},
-                         "findings": findings, "watcher_errors": watched["watcher_errors"],
-                         "looked": watched["looked"]})
-            print(f"{program.stem}: {len(findings)} finding(s), bare {bare['seconds']} s, watched "
-                  f"{watched['seconds']} s, status {bare['status']}/{watched['status']}", file=sys.stderr)
-    return {"tool": "pitfalls watch --pedantic (every detector, sound and heuristic, and the explainer)",
-            "torch": torch.__version__, "python": sys.version.split()[0], "device": "cpu",
-            "programs": rows, "totals": totals}
+                findings.append(
+                    {
+                        "case": f["case"],
+                        "kind": f["kind"],
+                        "pedantic": f["pedantic"],
+                        "where": f"{shown}:{f['line']}" if in_program else f"{f['path']}:{f['line']}",
+                        "code": code,
+                        "count": f["count"],
+                        "detail": f["detail"],
+                        "verdict": verdict,
+                        "why": why,
+                    }
+                )
+            rows.append(
+                {
+                    "program": program.stem,
+                    "source": first_comment_line(program),
+                    "steps": STEPS.get(program.stem, ""),
+                    "status": {"bare": bare["status"], "watched": watched["status"]},
+                    "error": watched["error"] or bare["error"],
+                    "seconds": {"bare": bare["seconds"], "watched": watched["seconds"]},
+                    "findings": findings,
+                    "watcher_errors": watched["watcher_errors"],
+                    "looked": watched["looked"],
+                }
+            )
+            print(
+                f"{program.stem}: {len(findings)} finding(s), bare {bare['seconds']} s, watched "
+                f"{watched['seconds']} s, status {bare['status']}/{watched['status']}",
+                file=sys.stderr,
+            )
+    return {
+        "tool": "pitfalls watch --pedantic (every detector, sound and heuristic, and the explainer)",
+        "torch": torch.__version__,
+        "python": sys.version.split()[0],
+        "device": "cpu",
+        "programs": rows,
+        "totals": totals,
+    }
 
 
 def first_comment_line(program: Path) -> str:
@@ -211,8 +261,10 @@ def table(report: dict) -> str:
         if not row["findings"]:
             out.append(f"{row['program']:26s} -                                    (nothing fired)")
         for f in row["findings"]:
-            out.append(f"{row['program']:26s} {f['case']:34s} {f['where'].split('/')[-1]:28s} x{f['count']:<3d} "
-                       f"{f['verdict']:8s} {f['why']}")
+            out.append(
+                f"{row['program']:26s} {f['case']:34s} {f['where'].split('/')[-1]:28s} x{f['count']:<3d} "
+                f"{f['verdict']:8s} {f['why']}"
+            )
     t = report["totals"]
     out.append(f"findings {t['findings']}: right {t['right']}, wrong {t['wrong']}, unjudged {t['unjudged']}")
     return "\n".join(out)

@@ -4,12 +4,25 @@ A case module needs only what is exported here. What needs torch is imported whe
 (PEP 562), so `pitfalls lint` starts without torch's import time and `pitfalls` says "torch is
 not installed" in one line where it is missing.
 """
+
 from torch_pitfalls.case import Affects, Case, Source
 from torch_pitfalls.casefile import HELPER_MODULES
 
 _LAZY = HELPER_MODULES  # name -> the module that defines it, imported when first used
 
-__all__ = ["Affects", "Case", "communicate", "Observation", "Source", "observe", "ops_called", "run_python", "run_pythons", "saved_bytes", "seeded"]
+__all__ = [
+    "Affects",
+    "Case",
+    "communicate",
+    "Observation",
+    "Source",
+    "observe",
+    "ops_called",
+    "run_python",
+    "run_pythons",
+    "saved_bytes",
+    "seeded",
+]
 __version__ = "0.1.0"
 
 

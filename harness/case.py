@@ -4,13 +4,13 @@ A case module declares ``CASE = Case(...)`` once; everything the harness, the do
 version matrix know about the case comes from that object. Validation happens in
 ``__post_init__`` (the OpInfo way), so a malformed case fails at collection with the field named.
 """
+
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
 
 from packaging.version import Version
-
 from torch_pitfalls.versions import MATRIX_FIRST, parse_range, release_of
 
 # The symptom index's headings, in the order a learner meets them (docs/site/symptom_page.py).
@@ -66,7 +66,7 @@ class Affects:
     since: str | None = None
     proxy: str | None = None
 
-    def __post_init__(self):
+    def __post_init__(self):  # noqa: C901 - one check per field, each naming the field
         if self.versions is not None:
             try:
                 low = parse_range(self.versions).lower_bound
@@ -120,7 +120,7 @@ class Case:
     device_independent: bool = False
     rules: tuple[Affects, ...] = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self):
+    def __post_init__(self):  # noqa: C901 - one check per field, each naming the field
         def bad(name, problem):
             raise CaseError(name, problem)
 
@@ -150,7 +150,10 @@ class Case:
             if not isinstance(src, Source):
                 bad("sources", f"entries must be Source(...), got {type(src).__name__}")
         if self.symptom_category and self.symptom_category not in SYMPTOM_CATEGORIES:
-            bad("symptom_category", f"unknown category {self.symptom_category!r} (known: {', '.join(SYMPTOM_CATEGORIES)})")
+            bad(
+                "symptom_category",
+                f"unknown category {self.symptom_category!r} (known: {', '.join(SYMPTOM_CATEGORIES)})",
+            )
         if bool(self.symptom_category) != bool(isinstance(self.symptom_line, str) and self.symptom_line.strip()):
             bad("symptom_line", "a symptom line and its category come together: give both or neither")
         if not isinstance(self.star, bool):
@@ -158,7 +161,7 @@ class Case:
         if not isinstance(self.device_independent, bool):
             bad("device_independent", f"must be True or False, got {self.device_independent!r}")
         if self.device_independent and self.devices != ("cpu",):
-            bad("devices", f"a device-independent case runs once, on cpu: devices=(\"cpu\",), not {self.devices!r}")
+            bad("devices", f'a device-independent case runs once, on cpu: devices=("cpu",), not {self.devices!r}')
         if not isinstance(self.timeout, (int, float)) or self.timeout <= 0:
             bad("timeout", f"must be a positive number of seconds, got {self.timeout!r}")
         object.__setattr__(self, "rules", self._rules())
@@ -227,4 +230,3 @@ class Case:
                 text += f" ({r.form})"
             parts.append(text)
         return "; ".join(parts)
-

@@ -9,6 +9,7 @@ so the linter never imports it) and answers what lint, watch's explainer, the do
 the patterns its symptom asks of errors and warnings, the fix's paragraph, the version ranges.
 Nothing here imports the case or torch.
 """
+
 from __future__ import annotations
 
 import ast
@@ -22,10 +23,17 @@ HARNESS_DEFS = ("symptom", "check", "near_miss", "stable")  # what the harness c
 VARIANTS = ("broken", "fixed", "near_miss")
 RUNNERS = ("compile", "exec", "eval", "run_python")  # what runs a program a case keeps in a string
 # Where each name a case imports from the package lives (its lazy exports, and the notebook's inlining).
-HELPER_MODULES = {"communicate": "torch_pitfalls.helpers", "ops_called": "torch_pitfalls.helpers", "run_python": "torch_pitfalls.helpers",
-                  "run_pythons": "torch_pitfalls.helpers", "saved_bytes": "torch_pitfalls.helpers",
-                  "seeded": "torch_pitfalls.helpers", "reseed": "torch_pitfalls.helpers",
-                  "observe": "torch_pitfalls.observation", "Observation": "torch_pitfalls.observation"}
+HELPER_MODULES = {
+    "communicate": "torch_pitfalls.helpers",
+    "ops_called": "torch_pitfalls.helpers",
+    "run_python": "torch_pitfalls.helpers",
+    "run_pythons": "torch_pitfalls.helpers",
+    "saved_bytes": "torch_pitfalls.helpers",
+    "seeded": "torch_pitfalls.helpers",
+    "reseed": "torch_pitfalls.helpers",
+    "observe": "torch_pitfalls.observation",
+    "Observation": "torch_pitfalls.observation",
+}
 
 
 class CaseFileError(ValueError):
@@ -74,7 +82,9 @@ class CaseFile:
         notebook = jupytext.reads(self.text, fmt="py:percent")
         out, harness = [], False
         for cell in notebook.cells:
-            if cell.cell_type == "markdown" and any(line.strip() == HARNESS_HEADING for line in cell.source.splitlines()):
+            if cell.cell_type == "markdown" and any(
+                line.strip() == HARNESS_HEADING for line in cell.source.splitlines()
+            ):
                 harness = True
             out.append(Cell(cell.cell_type, cell.source, tuple(cell.metadata.get("tags", ())), harness))
         return tuple(out)
@@ -125,7 +135,11 @@ class CaseFile:
     @functools.cached_property
     def case_call(self) -> ast.Call:
         node = self._defs.get("CASE")
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and getattr(node.value.func, "id", None) == "Case":
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Call)
+            and getattr(node.value.func, "id", None) == "Case"
+        ):
             return node.value
         raise CaseFileError(f"{self.path}: no CASE = Case(...) at module level")
 
@@ -185,12 +199,22 @@ class CaseFile:
         a string: ``.cuda(async=True)``)."""
         view = self.variant_source(variant)
         tree = ast.parse(view)
-        strings = {n.targets[0].id: n.value.value for n in tree.body
-                   if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
-                   and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)}
+        strings = {
+            n.targets[0].id: n.value.value
+            for n in tree.body
+            if isinstance(n, ast.Assign)
+            and len(n.targets) == 1
+            and isinstance(n.targets[0], ast.Name)
+            and isinstance(n.value, ast.Constant)
+            and isinstance(n.value.value, str)
+        }
         programs = [(f"{self.path.stem}.{variant}.py", view)]
         for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) in RUNNERS and node.args:
+            if (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "id", getattr(node.func, "attr", None)) in RUNNERS
+                and node.args
+            ):
                 arg = node.args[0]
                 if isinstance(arg, ast.Name) and arg.id in strings:
                     programs.append((f"{self.path.stem}.{variant}.{arg.id}.py", strings[arg.id]))
@@ -206,8 +230,12 @@ class CaseFile:
 
     def variant_closure_lines(self, variant: str) -> set[int]:
         """Every line of the variant's program but its imports: where a finding in it belongs."""
-        return {line for n in self.variant_nodes(variant) if not isinstance(n, (ast.Import, ast.ImportFrom))
-                for line in range(n.lineno, n.end_lineno + 1)}
+        return {
+            line
+            for n in self.variant_nodes(variant)
+            if not isinstance(n, (ast.Import, ast.ImportFrom))
+            for line in range(n.lineno, n.end_lineno + 1)
+        }
 
     def uses_device(self, variant: str) -> bool:
         """Whether the variant's code reads its ``device`` argument at all (itself or a helper it
@@ -233,10 +261,16 @@ class CaseFile:
     @functools.cached_property
     def raised_patterns(self) -> tuple[str, ...]:
         """The constant patterns of the case's ``run.raised(type, pattern)`` calls."""
-        return tuple(node.args[1].value for node in ast.walk(self.tree)
-                     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "raised"
-                     and len(node.args) > 1 and isinstance(node.args[1], ast.Constant)
-                     and isinstance(node.args[1].value, str))
+        return tuple(
+            node.args[1].value
+            for node in ast.walk(self.tree)
+            if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "raised"
+            and len(node.args) > 1
+            and isinstance(node.args[1], ast.Constant)
+            and isinstance(node.args[1].value, str)
+        )
 
     @functools.cached_property
     def warned_patterns(self) -> tuple[str | None, ...]:
@@ -245,18 +279,28 @@ class CaseFile:
         in a variable is looked up among the file's string assignments to that name (None: any)."""
         strings: dict[str, list[str]] = {}
         for node in ast.walk(self.tree):
-            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            if (
+                isinstance(node, ast.Assign)
+                and isinstance(node.value, ast.Constant)
+                and isinstance(node.value.value, str)
+            ):
                 for target in node.targets:
                     if isinstance(target, ast.Name):
                         strings.setdefault(target.id, []).append(node.value.value)
         found: list[str | None] = []
         for node in ast.walk(self.tree):
-            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                    and node.func.attr in ("warned", "warned_as")):
+            if not (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("warned", "warned_as")
+            ):
                 continue
             index = 0 if node.func.attr == "warned_as" else 1
-            arg = node.args[index] if len(node.args) > index else next(
-                (k.value for k in node.keywords if k.arg == "pattern"), None)
+            arg = (
+                node.args[index]
+                if len(node.args) > index
+                else next((k.value for k in node.keywords if k.arg == "pattern"), None)
+            )
             if arg is None:
                 found.append(None)
             elif isinstance(arg, ast.Constant) and isinstance(arg.value, str):

@@ -4,6 +4,7 @@ facts (their ``CASE``), never written by hand. It marks a folder as a corpus (th
 
 ``python -m torch_pitfalls.catalogue`` prints it; ``--write`` writes it beside the cases.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,14 +24,25 @@ def catalogue_text(cases_dir: Path) -> str:
     writer.writerow(COLUMNS)
     for lc in load_cases(cases_dir):
         c = lc.case
-        writer.writerow([c.id, lc.topic, c.kind, " ".join(c.devices) + (" (device-independent)" if c.device_independent else ""),
-                         c.symptom_category, "; ".join(dict.fromkeys(s.title for s in c.sources)), "yes" if c.star else ""])
+        writer.writerow(
+            [
+                c.id,
+                lc.topic,
+                c.kind,
+                " ".join(c.devices) + (" (device-independent)" if c.device_independent else ""),
+                c.symptom_category,
+                "; ".join(dict.fromkeys(s.title for s in c.sources)),
+                "yes" if c.star else "",
+            ]
+        )
     return out.getvalue()
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m torch_pitfalls.catalogue", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--cases", type=Path, default=None, help="the cases folder (default: ./cases or the installed corpus)")
+    parser.add_argument(
+        "--cases", type=Path, default=None, help="the cases folder (default: ./cases or the installed corpus)"
+    )
     parser.add_argument("--write", action="store_true", help=f"write it to <cases>/{CORPUS_MARKER}")
     args = parser.parse_args(argv)
     cases_dir = args.cases or default_cases_dir()

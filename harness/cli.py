@@ -17,6 +17,7 @@ commands (its ``cli`` module):
 bad option, a malformed case) is one line on stderr and exit status 2; ``run`` exits 1 when any
 outcome is mismatch, fix-failed or error.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,11 +44,16 @@ class _Parser(argparse.ArgumentParser):
 
 def _parser() -> argparse.ArgumentParser:
     p = _Parser(prog="pitfalls", description="An executable, verified corpus of PyTorch pitfalls.")
-    p.add_argument("--cases", default=None, metavar="DIR",
-                   help="the cases folder (default: ./cases, else the corpus installed with the harness)")
+    p.add_argument(
+        "--cases",
+        default=None,
+        metavar="DIR",
+        help="the cases folder (default: ./cases, else the corpus installed with the harness)",
+    )
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     sub.add_parser("list", help="list the cases and whether each symptom is expected on this torch").set_defaults(
-        handler=cmd_list, needs_torch=True)
+        handler=cmd_list, needs_torch=True
+    )
     show = sub.add_parser("show", help="print a case's story (prose and code)")
     show.add_argument("id")
     show.set_defaults(handler=cmd_show, needs_torch=True)
@@ -64,8 +70,10 @@ def main(argv: list[str] | None = None) -> int:
 
             args.cases = str(default_cases_dir())
         if getattr(args, "needs_torch", False) and importlib.util.find_spec("torch") is None:
-            raise UsageError("torch is not installed here: torch-pitfalls runs against the torch you install "
-                             "(pip install torch, or the build for your platform), and never installs one")
+            raise UsageError(
+                "torch is not installed here: torch-pitfalls runs against the torch you install "
+                "(pip install torch, or the build for your platform), and never installs one"
+            )
         return args.handler(args, UsageError)
     except UsageError as exc:
         print(f"pitfalls: error: {exc}", file=sys.stderr)

@@ -1,4 +1,5 @@
 """Small helpers that case modules share, so no case copies another's plumbing."""
+
 from __future__ import annotations
 
 import os
@@ -115,8 +116,10 @@ class Deadline:
         return self.started + self.base_s * self.factor - time.monotonic()
 
     def describe(self) -> str:
-        return (f"{time.monotonic() - self.started:.0f} s, past its {self.base_s:g} s limit stretched "
-                f"{self.factor:.1f}x for this machine's load")
+        return (
+            f"{time.monotonic() - self.started:.0f} s, past its {self.base_s:g} s limit stretched "
+            f"{self.factor:.1f}x for this machine's load"
+        )
 
 
 def communicate(proc: subprocess.Popen, base_s: float) -> tuple[str, str]:
@@ -135,17 +138,23 @@ def communicate(proc: subprocess.Popen, base_s: float) -> tuple[str, str]:
             continue
 
 
-def run_pythons(codes: list[str], cwd: str | os.PathLike | None = None, timeout: float = 60.0) -> list[subprocess.CompletedProcess]:
+def run_pythons(
+    codes: list[str], cwd: str | os.PathLike | None = None, timeout: float = 60.0
+) -> list[subprocess.CompletedProcess]:
     """``run_python`` for several snippets at once, each in its own fresh interpreter, started
     together (a case that compares two fresh runs waits for one interpreter start, not two).
     ``timeout`` is what the snippets need on a quiet machine, with room; it stretches with the
     machine's load (``communicate``), so a crowded machine gives a slow run, not a timeout."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    procs = [subprocess.Popen([sys.executable, "-c", code], cwd=cwd, env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for code in codes]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", code], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for code in codes
+    ]
     done = []
     try:
-        for code, proc in zip(codes, procs):
+        for proc in procs:
             out, err = communicate(proc, timeout)
             done.append(subprocess.CompletedProcess(proc.args, proc.returncode, out, err))
     finally:

@@ -6,6 +6,7 @@ A case module lives at ``cases/<topic>/<id_with_underscores>.py`` and defines ``
 result). Optional: ``near_miss(device)`` (a look-alike failure the symptom must refuse) and
 ``stable(value)`` (what of the returned value is stable, for fingerprints).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -94,12 +95,13 @@ def _device_claim_problem(path: Path, case: Case) -> str | None:
     text = read_case(path)
     uses = [v for v in ("broken", "fixed") if text.uses_device(v)]
     if case.device_independent and uses:
-        return (f"device_independent=True, but {' and '.join(uses)} use their device argument: "
-                "drop device_independent")
+        return f"device_independent=True, but {' and '.join(uses)} use their device argument: drop device_independent"
     others = [d for d in case.devices if d != "cpu"]
     if others and not uses:
-        return (f"devices: declares {', '.join(others)}, but neither broken nor fixed uses its device argument: "
-                'declare devices=("cpu",), device_independent=True')
+        return (
+            f"devices: declares {', '.join(others)}, but neither broken nor fixed uses its device argument: "
+            'declare devices=("cpu",), device_independent=True'
+        )
     return None
 
 
@@ -181,6 +183,7 @@ def select_cases(cases: list[LoadedCase], ids: list[str], usage_error) -> list[L
         if case_id not in by_id:
             raise usage_error(f"unknown case id {case_id!r} (see 'pitfalls list')")
     return [by_id[i] for i in dict.fromkeys(ids)] if ids else cases
+
 
 def _import(path: Path, name: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location(name, path)

@@ -4,6 +4,7 @@
 ``observe(fn, *args)`` is all a learner needs to look at a case without the harness; the
 runner uses the same function, so what a notebook shows is what the tests check.
 """
+
 from __future__ import annotations
 
 import re
@@ -40,8 +41,7 @@ class Observation:
     def warned(self, category: type[Warning], pattern: str | None = None) -> bool:
         """The run emitted a warning of ``category`` (or a subclass) matching ``pattern``."""
         return any(
-            issubclass(w.category, category)
-            and (pattern is None or re.search(pattern, str(w.message), re.IGNORECASE))
+            issubclass(w.category, category) and (pattern is None or re.search(pattern, str(w.message), re.IGNORECASE))
             for w in self.warnings
         )
 
@@ -104,7 +104,9 @@ def first_line(text: str, limit: int | None = SHORT) -> str:
 
 def _short(value: Any) -> str:
     if isinstance(value, torch.Tensor):
-        text = f"tensor(shape={tuple(value.shape)}, dtype={str(value.dtype).replace('torch.', '')}, device={value.device})"
+        text = (
+            f"tensor(shape={tuple(value.shape)}, dtype={str(value.dtype).replace('torch.', '')}, device={value.device})"
+        )
         if value.numel() <= 16 and value.device.type == "cpu" and not value.is_meta:
             text = repr(value.detach())
     else:

@@ -4,6 +4,7 @@ The five source posts (in Chinese) are ``S0``-``S4``; a case cites one with its 
 ``sources=(S2.at("section 'F.interpolate'"),)``. The upgrade cases cite torch's own release
 notes: ``release_notes("2.6.0").at("Backwards Incompatible Changes: torch.load")``.
 """
+
 from torch_pitfalls.case import Source
 
 S0 = Source(
@@ -27,5 +28,6 @@ S4 = Source(
 def release_notes(version: str) -> Source:
     """The GitHub release page of one torch release (its notes: Backwards Incompatible Changes,
     Deprecations, ...)."""
-    return Source(title=f"PyTorch {version} release notes",
-                  url=f"https://github.com/pytorch/pytorch/releases/tag/v{version}")
+    return Source(
+        title=f"PyTorch {version} release notes", url=f"https://github.com/pytorch/pytorch/releases/tag/v{version}"
+    )

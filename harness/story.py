@@ -1,5 +1,6 @@
 """A case module read as a story in a terminal: its prose, then its code, cell by cell (the
 harness's own section folded to one line)."""
+
 from __future__ import annotations
 
 import textwrap

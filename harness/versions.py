@@ -10,13 +10,13 @@ Two explicit choices about torch's version strings:
   PEP 440 alone would leave them in neither ``<2.14`` (which excludes 2.14 pre-releases) nor
   ``>=2.14`` (which sorts them below 2.14.0).
 """
+
 from __future__ import annotations
 
 import functools
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
-
 
 # The oldest release the version matrix runs (PyPI has no cp311 wheels before 1.13): a bound at
 # or after it is checked by the matrix; a bound before it can only be read somewhere.

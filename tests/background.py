@@ -6,6 +6,7 @@ beside the in-process ``cases/`` items instead of after them, so on a 2-core mac
 waits for the longest run rather than for their sum; no run is shortened to get there. A
 fixture that reads a run waits for it; a run no selected test reads is never started.
 """
+
 from __future__ import annotations
 
 import os
@@ -18,10 +19,20 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from planting import (ROOT, Corpus, case_source, copy_corpus, plant_rng_probes, subprocess_env)
+from planting import ROOT, Corpus, case_source, copy_corpus, plant_rng_probes, subprocess_env
 
 TIMEOUT_S = 1200
-PYTEST = [sys.executable, "-m", "pytest", "-p", "torch_pitfalls.run.plugin", "-p", "no:cacheprovider", "-p", "no:benchmark"]
+PYTEST = [
+    sys.executable,
+    "-m",
+    "pytest",
+    "-p",
+    "torch_pitfalls.run.plugin",
+    "-p",
+    "no:cacheprovider",
+    "-p",
+    "no:benchmark",
+]
 HARNESS = [sys.executable, "-m", "torch_pitfalls"]
 MUTANT = "\n\ndef fixed(device):  # mutation: the fix is the broken code\n    return broken(device)\n"
 
@@ -84,6 +95,7 @@ class Job:
 
     def watch(self) -> None:
         """Note when the run ends, whenever that is read (the terminal summary lists the times)."""
+
         def wait():
             self.proc.wait()
             self.took_s = time.monotonic() - self.started
@@ -100,7 +112,9 @@ class Job:
             out = (self.logs / "stdout").read_text(errors="replace")
             err = (self.logs / "stderr").read_text(errors="replace")
             done = subprocess.CompletedProcess(self.cmd, self.proc.returncode, out, err)
-            assert self.report.exists(), f"{self.name}: no output (exit {done.returncode})\n{out[-3000:]}\n{err[-3000:]}"
+            assert self.report.exists(), (
+                f"{self.name}: no output (exit {done.returncode})\n{out[-3000:]}\n{err[-3000:]}"
+            )
             from torch_pitfalls.run.report import load_report
 
             report = load_report(self.report) if self.report.suffix == ".json" else {}
@@ -125,8 +139,10 @@ class Jobs:
             self.jobs[name] = getattr(self, f"_{name.replace('-', '_')}")(self.base / name)
 
     def times(self) -> list[str]:
-        return [f"{name} {job.took_s:.0f} s" if job.took_s is not None else f"{name} unfinished"
-                for name, job in self.jobs.items()]
+        return [
+            f"{name} {job.took_s:.0f} s" if job.took_s is not None else f"{name} unfinished"
+            for name, job in self.jobs.items()
+        ]
 
     def close(self) -> None:
         for job in self.jobs.values():
@@ -143,8 +159,14 @@ class Jobs:
         with open(logs / "stdout", "w") as out, open(logs / "stderr", "w") as err:
             # The site is the longest run and the last read: the others yield the CPU to it and to
             # the foreground tests (a lower priority, never less work).
-            proc = subprocess.Popen([str(c) for c in cmd], cwd=cwd, env=subprocess_env(**env), stdout=out, stderr=err,
-                                    preexec_fn=None if name == "site" else (lambda: os.nice(5)))
+            proc = subprocess.Popen(
+                [str(c) for c in cmd],
+                cwd=cwd,
+                env=subprocess_env(**env),
+                stdout=out,
+                stderr=err,
+                preexec_fn=None if name == "site" else (lambda: os.nice(5)),
+            )
         job = Job(name, proc, [str(c) for c in cmd], cwd, report, logs, tmpdir, corpus, extra or {})
         job.watch()
         return job
@@ -165,8 +187,13 @@ class Jobs:
         seed = random.SystemRandom().randrange(2**31)
         print(f"random order: --random-order-bucket=global --random-order-seed={seed}")
         args = ["test_moves_rng.py", "cases", "--random-order-bucket=global", f"--random-order-seed={seed}"]
-        return self._launch("random", [*PYTEST, *args, "--pitfalls-json", "random.json"], root, root / "random.json",
-                            extra={"probes": probes, "seed": seed})
+        return self._launch(
+            "random",
+            [*PYTEST, *args, "--pitfalls-json", "random.json"],
+            root,
+            root / "random.json",
+            extra={"probes": probes, "seed": seed},
+        )
 
     def _xdist(self, root: Path) -> Job:
         """Two xdist workers on a small corpus: their records must merge into one report."""
@@ -195,8 +222,15 @@ class Jobs:
         tmpdir = root / "tmpdir"
         tmpdir.mkdir(parents=True)
         cmd = [*PYTEST, "cases", "--continue-on-collection-errors", "--pitfalls-json", "report.json"]
-        return self._launch("faults-pytest", cmd, corpus.root, corpus.root / "report.json", tmpdir, corpus,
-                            PITFALLS_WORKER_STARTUP_S=WORKER_STARTUP_S)
+        return self._launch(
+            "faults-pytest",
+            cmd,
+            corpus.root,
+            corpus.root / "report.json",
+            tmpdir,
+            corpus,
+            PITFALLS_WORKER_STARTUP_S=WORKER_STARTUP_S,
+        )
 
     def _site(self, root: Path) -> Job:
         """The whole docs site, built the way `make docs` builds it (every case's cells run once)."""
@@ -211,16 +245,22 @@ class Jobs:
         for path in corpus.cases.glob("*/*.py"):
             path.write_text(path.read_text() + MUTANT)
         report = root / "mutants.json"
-        return self._launch("mutants", [*HARNESS, "--cases", corpus.cases, "run", "-q", "--json", report], root, report,
-                            corpus=corpus)
+        return self._launch(
+            "mutants", [*HARNESS, "--cases", corpus.cases, "run", "-q", "--json", report], root, report, corpus=corpus
+        )
 
     def _install(self, root: Path) -> Job:
         """The wheel built, installed beside this torch in a fresh venv, and used from an empty
         directory (tests/install_run.py)."""
         root.mkdir(parents=True)
         out = root / "install.result"
-        return self._launch("install", [sys.executable, ROOT / "tests" / "install_run.py", out], root, out,
-                            PYTHONPATH=f"{ROOT}{os.pathsep}{ROOT / 'tests'}")
+        return self._launch(
+            "install",
+            [sys.executable, ROOT / "tests" / "install_run.py", out],
+            root,
+            out,
+            PYTHONPATH=f"{ROOT}{os.pathsep}{ROOT / 'tests'}",
+        )
 
 
 def needed(items, has_case_items: bool) -> list[str]:
@@ -229,9 +269,15 @@ def needed(items, has_case_items: bool) -> list[str]:
     runs = []
     if "clean_records" in names and not has_case_items:
         runs.append("clean")
-    for fixture, run in (("random_run", "random"), ("xdist_run", "xdist"), ("cli_run", "faults-cli"),
-                         ("pytest_run", "faults-pytest"), ("mutant_report", "mutants"), ("site", "site"),
-                         ("installed", "install")):
+    for fixture, run in (
+        ("random_run", "random"),
+        ("xdist_run", "xdist"),
+        ("cli_run", "faults-cli"),
+        ("pytest_run", "faults-pytest"),
+        ("mutant_report", "mutants"),
+        ("site", "site"),
+        ("installed", "install"),
+    ):
         if fixture in names:
             runs.append(run)
     if "run" in names and any("test_hardening_faults" in str(getattr(i, "path", "")) for i in items):

@@ -1,9 +1,10 @@
 """Fixtures of the harness's own tests."""
+
 from __future__ import annotations
 
 import os
-import pytest
 
+import pytest
 from planting import ROOT, Corpus, real_case_ids
 
 pytest_plugins = ["pytester"]

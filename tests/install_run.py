@@ -10,6 +10,7 @@ written as JSON to argv[1] (tests/project/test_install.py reads it; tests/backgr
    --diff`` on the recorded matrix the wheel ships, and the site's downloaded notebooks of that
    sample in a Jupyter kernel of the venv (nbclient), top to bottom.
 """
+
 from __future__ import annotations
 
 import json
@@ -27,8 +28,11 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = {"tensor-copy-construct": "dtypes", "backward-twice": "autograd", "from-numpy-shares-memory": "data"}
 # The site's downloaded notebooks run in a kernel that has torch and no torch-pitfalls: a value, an
 # exception caught and shown, and a helper of the harness inlined (ops_called). A kernel each.
-NOTEBOOKS = {"nan-grad-through-mask": "autograd", "torch-load-weights-only-default": "upgrade",
-             "python-loop-vs-broadcast": "devices"}
+NOTEBOOKS = {
+    "nan-grad-through-mask": "autograd",
+    "torch-load-weights-only-default": "upgrade",
+    "python-loop-vs-broadcast": "devices",
+}
 LINTED = "import torch\n\n\ndef resume(path):\n    return torch.load(path)\n"  # `pitfalls lint` on the user's file
 
 
@@ -38,10 +42,15 @@ def main(out: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}  # nothing from the checkout
 
     def step(name, cmd, cwd, **extra_env):
-        done = subprocess.run([str(c) for c in cmd], cwd=cwd, env={**env, **extra_env}, capture_output=True, text=True,
-                              timeout=600)
-        steps[name] = {"rc": done.returncode, "stdout": done.stdout[-4000:], "stderr": done.stderr[-4000:],
-                       "head": done.stdout[:400]}  # the output's first lines, which a long one's tail loses
+        done = subprocess.run(
+            [str(c) for c in cmd], cwd=cwd, env={**env, **extra_env}, capture_output=True, text=True, timeout=600
+        )
+        steps[name] = {
+            "rc": done.returncode,
+            "stdout": done.stdout[-4000:],
+            "stderr": done.stderr[-4000:],
+            "head": done.stdout[:400],
+        }  # the output's first lines, which a long one's tail loses
         return done
 
     try:
@@ -64,20 +73,68 @@ def main(out: Path) -> None:
         site = next((venv / "lib").glob("python*/site-packages"))
         # the user's torch and the rest: this interpreter's packages, seen through a .pth (not installed)
         (site / "_users_own_packages.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-        step("install", [sys.executable, "-m", "pip", "--python", venv / "bin" / "python", "install", "--quiet",
-                         "--no-deps", "--no-index", wheels[0]], work)
+        step(
+            "install",
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "--python",
+                venv / "bin" / "python",
+                "install",
+                "--quiet",
+                "--no-deps",
+                "--no-index",
+                wheels[0],
+            ],
+            work,
+        )
         empty = work / "empty"
         empty.mkdir()
         py = venv / "bin" / "python"
-        step("where", [py, "-c", "import torch_pitfalls, torch_pitfalls.cases, pathlib; print(torch_pitfalls.__file__); "
-                                 "print(list(torch_pitfalls.cases.__path__)[0])"], empty)
+        step(
+            "where",
+            [
+                py,
+                "-c",
+                "import torch_pitfalls, torch_pitfalls.cases, pathlib; print(torch_pitfalls.__file__); "
+                "print(list(torch_pitfalls.cases.__path__)[0])",
+            ],
+            empty,
+        )
         # the wheel installs one top-level package, torch_pitfalls: no generic `harness` to collide with
-        step("no-harness", [py, "-c", "import importlib.util, sys; sys.exit(importlib.util.find_spec('harness') is not None)"],
-             empty)
-        step("run", [venv / "bin" / "pitfalls", "run", *SAMPLE, "--device", "cpu", "--json", empty / "report.json"], empty)
-        steps["run"]["report"] = json.loads((empty / "report.json").read_text()) if (empty / "report.json").exists() else None
-        step("pytest", [py, "-m", "pytest", "--pyargs", "torch_pitfalls.cases", "-p", "no:cacheprovider", "-p", "no:randomly",
-                        "-k", " or ".join(SAMPLE), "-rA", "-q"], empty)
+        step(
+            "no-harness",
+            [py, "-c", "import importlib.util, sys; sys.exit(importlib.util.find_spec('harness') is not None)"],
+            empty,
+        )
+        step(
+            "run",
+            [venv / "bin" / "pitfalls", "run", *SAMPLE, "--device", "cpu", "--json", empty / "report.json"],
+            empty,
+        )
+        steps["run"]["report"] = (
+            json.loads((empty / "report.json").read_text()) if (empty / "report.json").exists() else None
+        )
+        step(
+            "pytest",
+            [
+                py,
+                "-m",
+                "pytest",
+                "--pyargs",
+                "torch_pitfalls.cases",
+                "-p",
+                "no:cacheprovider",
+                "-p",
+                "no:randomly",
+                "-k",
+                " or ".join(SAMPLE),
+                "-rA",
+                "-q",
+            ],
+            empty,
+        )
         # the recorded matrix shipped in the wheel, read from a folder that has none
         step("matrix", [venv / "bin" / "pitfalls", "matrix", "--check"], empty)
         up = step("upgrade", [venv / "bin" / "pitfalls", "upgrade", "2.3.1", "2.6.0", "--json"], empty)
@@ -89,8 +146,14 @@ def main(out: Path) -> None:
         # the linter's view of an upgrade, and its fixes, on a file of the user's, from the same folder
         (empty / "train.py").write_text(LINTED)
         step("lint-upgrade", [venv / "bin" / "pitfalls", "lint", "--upgrade", "2.3.1", "2.6.0", "train.py"], empty)
-        step("lint-upgrade-usage", [venv / "bin" / "pitfalls", "lint", "--upgrade", "2.3.0", "2.6.0", "train.py"], empty)
-        step("lint-diff", [venv / "bin" / "pitfalls", "lint", "--all-versions", "--diff", "--unsafe-fixes", "train.py"], empty)
+        step(
+            "lint-upgrade-usage", [venv / "bin" / "pitfalls", "lint", "--upgrade", "2.3.0", "2.6.0", "train.py"], empty
+        )
+        step(
+            "lint-diff",
+            [venv / "bin" / "pitfalls", "lint", "--all-versions", "--diff", "--unsafe-fixes", "train.py"],
+            empty,
+        )
         steps["notebooks"] = notebooks(work, py, empty, env)
     finally:
         out.write_text(json.dumps({"work": str(work), "steps": steps}, indent=1))
@@ -102,11 +165,11 @@ def notebooks(work: Path, py: Path, cwd: Path, env: dict) -> dict:
     torch (and its neighbours) but not torch-pitfalls: no wheel installed, no checkout on its path."""
     import nbclient
     import nbformat
+    from torch_pitfalls.loader import load_case
 
     from docs.site.execute import execute_case
     from docs.site.notebook import download_notebook
     from docs.site.stamp import Stamp
-    from torch_pitfalls.loader import load_case
 
     bare = work / "bare-venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", bare], check=True, env=env)
@@ -119,9 +182,15 @@ def notebooks(work: Path, py: Path, cwd: Path, env: dict) -> dict:
     results = {}
     kernels = work / "jupyter" / "kernels" / "pitfalls-venv"
     kernels.mkdir(parents=True)
-    (kernels / "kernel.json").write_text(json.dumps({
-        "argv": [str(py), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "torch alone", "language": "python"}))
+    (kernels / "kernel.json").write_text(
+        json.dumps(
+            {
+                "argv": [str(py), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                "display_name": "torch alone",
+                "language": "python",
+            }
+        )
+    )
     os.environ["JUPYTER_PATH"] = str(work / "jupyter")
     for key in ("PYTHONPATH", "VIRTUAL_ENV"):
         os.environ.pop(key, None)
@@ -133,11 +202,20 @@ def notebooks(work: Path, py: Path, cwd: Path, env: dict) -> dict:
         nbformat.write(nb, path)
         fresh = nbformat.read(path, as_version=4)
         try:
-            nbclient.NotebookClient(fresh, kernel_name="pitfalls-venv", timeout=300, allow_errors=False,
-                                    resources={"metadata": {"path": str(cwd)}}).execute()
+            nbclient.NotebookClient(
+                fresh,
+                kernel_name="pitfalls-venv",
+                timeout=300,
+                allow_errors=False,
+                resources={"metadata": {"path": str(cwd)}},
+            ).execute()
             where = [o for c in fresh.cells if c.cell_type == "code" for o in c.get("outputs", [])]
-            results[case_id] = {"ok": True, "sources": [c.source for c in fresh.cells], "outputs": len(where),
-                                "calls": {"recorded": _call_texts(nb), "here": _call_texts(fresh)}}
+            results[case_id] = {
+                "ok": True,
+                "sources": [c.source for c in fresh.cells],
+                "outputs": len(where),
+                "calls": {"recorded": _call_texts(nb), "here": _call_texts(fresh)},
+            }
         except Exception as exc:  # noqa: BLE001 - the test reports what failed
             results[case_id] = {"ok": False, "error": f"{type(exc).__name__}: {str(exc)[-2000:]}"}
     return {"harness": harness, "runs": results}
@@ -149,8 +227,11 @@ def _call_texts(nb) -> dict:
     for cell in nb.cells:
         for name in ("broken", "fixed"):
             if cell.cell_type == "code" and re.match(rf'(?:try:\s+)?{name}\("cpu"\)', cell.source):
-                texts[name] = "".join(o.get("text", "") or o.get("data", {}).get("text/plain", "")
-                                      for o in cell.outputs if o.output_type in ("stream", "execute_result"))
+                texts[name] = "".join(
+                    o.get("text", "") or o.get("data", {}).get("text/plain", "")
+                    for o in cell.outputs
+                    if o.output_type in ("stream", "execute_result")
+                )
     return texts
 
 

@@ -1,4 +1,5 @@
 """Planted cases for the harness's own tests: small case modules written into a temp dir."""
+
 from __future__ import annotations
 
 import os
@@ -11,7 +12,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-CASE_TEMPLATE = '''\
+CASE_TEMPLATE = """\
 import torch
 from torch_pitfalls import Affects, Case, Source
 
@@ -39,7 +40,7 @@ def fixed(device):
 
 def check(run, device):
 {check}
-'''
+"""
 
 # A case whose symptom shows everywhere: the broken variant returns NaN, the fix returns 1.
 GOOD = dict(
@@ -71,7 +72,9 @@ class Corpus:
         self.root = root
         self.cases = root / "cases"
 
-    def plant(self, case_id: str, topic: str = "autograd", filename: str | None = None, text: str | None = None, **fields) -> Path:
+    def plant(
+        self, case_id: str, topic: str = "autograd", filename: str | None = None, text: str | None = None, **fields
+    ) -> Path:
         folder = self.cases / topic
         folder.mkdir(parents=True, exist_ok=True)
         marker = self.cases / "catalogue.csv"  # what makes a cases/ folder a corpus (loader.is_case_file)
@@ -89,7 +92,9 @@ def copy_corpus(root: Path, topics: tuple[str, ...] | None = None) -> Corpus:
         shutil.copytree(ROOT / "cases", root / "cases", ignore=shutil.ignore_patterns("__pycache__"))
     else:
         for topic in topics:
-            shutil.copytree(ROOT / "cases" / topic, root / "cases" / topic, ignore=shutil.ignore_patterns("__pycache__"))
+            shutil.copytree(
+                ROOT / "cases" / topic, root / "cases" / topic, ignore=shutil.ignore_patterns("__pycache__")
+            )
         shutil.copy(ROOT / "cases" / "catalogue.csv", root / "cases" / "catalogue.csv")
     return Corpus(root)
 
@@ -103,7 +108,9 @@ def copied_case_ids(corpus: Corpus) -> set[str]:
 
 # A case whose variants start other interpreters (run_python, a launcher, spawned ranks): a watcher
 # or explainer in this process sees nothing of them, and each run costs seconds.
-_OTHER_INTERPRETERS = re.compile(r"\brun_pythons?\(|\bsubprocess\.(?:run|Popen|check_output|check_call|call)\(|\bspawn\(")
+_OTHER_INTERPRETERS = re.compile(
+    r"\brun_pythons?\(|\bsubprocess\.(?:run|Popen|check_output|check_call|call)\(|\bspawn\("
+)
 
 
 def runs_other_interpreters(path: Path) -> bool:
@@ -149,7 +156,18 @@ def subprocess_env(**extra: str) -> dict:
 def run_pytest(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
     """A whole pytest session in a fresh interpreter (for a session-scoped fixture, where
     pytester cannot go), with the plugin loaded as the project's conftest loads it."""
-    cmd = [sys.executable, "-m", "pytest", "-p", "torch_pitfalls.run.plugin", "-p", "no:cacheprovider", "-p", "no:benchmark", *args]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-p",
+        "torch_pitfalls.run.plugin",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:benchmark",
+        *args,
+    ]
     return subprocess.run(cmd, cwd=cwd, env=subprocess_env(**env), capture_output=True, text=True, timeout=1200)
 
 
@@ -160,8 +178,11 @@ def outcomes(report: dict) -> dict[tuple[str, str], str]:
 
 def differences(expected: dict, got: dict) -> list[str]:
     keys = sorted(expected.keys() | got.keys())
-    return [f"{c} [{d}]: {expected.get((c, d), 'no record')} -> {got.get((c, d), 'no record')}"
-            for c, d in keys if expected.get((c, d)) != got.get((c, d))]
+    return [
+        f"{c} [{d}]: {expected.get((c, d), 'no record')} -> {got.get((c, d), 'no record')}"
+        for c, d in keys
+        if expected.get((c, d)) != got.get((c, d))
+    ]
 
 
 # A draw from each global generator (torch's, Python's, NumPy's) that moves none of them: a case
@@ -218,19 +239,39 @@ def plant_rng_probes(corpus: Corpus) -> list[str]:
     value = reseeded_draw()
     ids = [f"rng-probe-{k}" for k in range(RNG_PROBE_BITS)]
     for k, case_id in enumerate(ids):
-        corpus.plant(case_id, topic="numerics", broken=RNG_DRAW, symptom=f"return isinstance(run.value, int) and bool(run.value >> {k} & 1)",
-                     affects="'*'" if value >> k & 1 else "'<1.0'")
+        corpus.plant(
+            case_id,
+            topic="numerics",
+            broken=RNG_DRAW,
+            symptom=f"return isinstance(run.value, int) and bool(run.value >> {k} & 1)",
+            affects="'*'" if value >> k & 1 else "'<1.0'",
+        )
     (corpus.root / "test_moves_rng.py").write_text(RNG_MOVER)
     return ids
 
 
 # Where a planted report "ran": every field a report's schema requires (harness/run/provenance.py).
-REPORT_ENV = {"torch_cuda": None, "torch_git": None, "python": "3.11.7", "platform": "Linux", "devices": {"cpu": "a CPU"},
-              "provenance": {"python": {"version": "3.11.7", "implementation": "CPython"},
-                             "os": {"system": "Linux", "release": "6", "machine": "x86_64", "libc": None},
-                             "cpu": {"model": "a CPU", "count": 2}, "numpy": None, "accelerator": None,
-                             "torch": {"version": "0", "git": None, "cuda": None, "hip": None,
-                                       "install": {"version": None, "wheel_tags": [], "installer": None, "source": None}}}}
+REPORT_ENV = {
+    "torch_cuda": None,
+    "torch_git": None,
+    "python": "3.11.7",
+    "platform": "Linux",
+    "devices": {"cpu": "a CPU"},
+    "provenance": {
+        "python": {"version": "3.11.7", "implementation": "CPython"},
+        "os": {"system": "Linux", "release": "6", "machine": "x86_64", "libc": None},
+        "cpu": {"model": "a CPU", "count": 2},
+        "numpy": None,
+        "accelerator": None,
+        "torch": {
+            "version": "0",
+            "git": None,
+            "cuda": None,
+            "hip": None,
+            "install": {"version": None, "wheel_tags": [], "installer": None, "source": None},
+        },
+    },
+}
 
 
 def case_sha(corpus: Corpus, case_id: str, topic: str = "autograd") -> str:

@@ -19,13 +19,13 @@
 # %%
 import torch
 from torch import nn
-
 from torch_pitfalls import observe, seeded
 
 # %% [markdown]
 # ## The broken code
 # A block `relu(linear(x))` maps 3 input features to 2 hidden ones. The hook records the first
 # entry of `grad_input`, which should be d(loss)/d(input): shape `[4, 3]`.
+
 
 # %%
 class Block(nn.Module):
@@ -80,6 +80,7 @@ if __name__ == "__main__":
 # its own, so `grad_input` is the gradient with respect to what `forward` received. Check it
 # against the chain rule written out: d(sum(relu(x Wᵀ + b)))/dx = 1[x Wᵀ + b > 0] · W.
 
+
 # %%
 def fixed(device):
     block, x = _block_and_input(device)
@@ -118,7 +119,6 @@ if __name__ == "__main__":
 # %% tags=["hide-cell"]
 from torch_pitfalls import Affects, Case
 from torch_pitfalls.sources import S1
-
 
 _NON_FULL = r"non-full backward hook when the forward contains multiple autograd Nodes"
 
@@ -175,7 +175,7 @@ CASE = Case(
         Affects(
             versions=">=1.8,<2.4",
             since="register_full_backward_hook and this warning came with 1.8.0; frgfm/torch-cam#48 quotes "
-                  "it as a UserWarning on 1.8.0",
+            "it as a UserWarning on 1.8.0",
             form="UserWarning",
             reason="the last op's grad_input, and the deprecation warned as a UserWarning (observed 1.13.1 to 2.3.1)",
             issue="https://github.com/frgfm/torch-cam/issues/48",

@@ -16,12 +16,12 @@
 
 # %%
 import torch
-
 from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
 # A per-element loss `x²` over three values, back-propagated as it is.
+
 
 # %%
 def broken(device):
@@ -49,6 +49,7 @@ if __name__ == "__main__":
 # or pass the starting gradient yourself: `per_sample.backward(gradient=v)` back-propagates
 # Σ vᵢ·per_sampleᵢ, so `torch.ones_like(per_sample)` is the same as `.sum()`. Here d(xᵢ²)/dxᵢ =
 # 2xᵢ, so the mean gives 2x/3 and the all-ones gradient gives 2x.
+
 
 # %%
 def fixed(device):

@@ -18,13 +18,13 @@
 
 # %%
 import torch
-
 from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
 # `y = x * x` is shared by two losses, `d = sum(y)` and `e = sum(3 * y)`, the shape of the
 # example in S2. Back-propagate `d`, then `e`.
+
 
 # %%
 def broken(device):
@@ -58,6 +58,7 @@ if __name__ == "__main__":
 # backward free them. When the losses are always used together, summing them and calling
 # backward once does the same work in one pass, without keeping the graph alive. Either way
 # the gradients add up: d(d)/dx = 2x and d(e)/dx = 6x, so `x.grad` is 8x.
+
 
 # %%
 def fixed(device):

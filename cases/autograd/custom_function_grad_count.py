@@ -17,13 +17,13 @@
 
 # %%
 import torch
-
 from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
 # `y = x · w + shift` with a tensor `x`, a learnable scalar `w` and a float `shift`. The
 # backward returns d/dx and d/dw, and nothing for `shift`.
+
 
 # %%
 class ScaleShift(torch.autograd.Function):
@@ -64,6 +64,7 @@ if __name__ == "__main__":
 # Return one value per `forward` input, `None` where there is no gradient. `ctx.needs_input_grad`
 # tells which ones are wanted, so a gradient nobody asked for can be skipped (and `None`
 # returned). By hand: y = x·w + shift summed gives d/dx = w everywhere and d/dw = Σ x.
+
 
 # %%
 class ScaleShiftFixed(ScaleShift):  # the same forward; only backward changes
@@ -150,9 +151,7 @@ CASE = Case(
     # observed on 2.13.0 by this corpus; older releases were not looked at. Upper end open.
     affects=(Affects(">=0.2", since="1zb/pytorch-image-comp-rnn#4 quotes the same error on 0.2.0 (December 2017)"),),
     devices=("cpu", "cuda"),
-    sources=(
-        S1.at("section 'Layers': backward returns one value per forward input; MyBN_f gives None to flags"),
-    ),
+    sources=(S1.at("section 'Layers': backward returns one value per forward input; MyBN_f gives None to flags"),),
     tags=("autograd", "custom_function"),
     references=(
         "https://docs.pytorch.org/docs/stable/generated/torch.autograd.Function.backward.html",

@@ -18,7 +18,6 @@
 
 # %%
 import torch
-
 from torch_pitfalls import observe, seeded
 
 # %% [markdown]
@@ -114,6 +113,7 @@ if __name__ == "__main__":
 # Derive the missing term (the gradient through the variance) and let `gradcheck` in float64
 # confirm the formula before the Function is used; then compare with autograd differentiating
 # the same computation done by `F.batch_norm`.
+
 
 # %%
 class BatchNormFunction(torch.autograd.Function):

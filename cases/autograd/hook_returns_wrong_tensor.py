@@ -17,12 +17,12 @@
 # %%
 import torch
 from torch import nn
-
 from torch_pitfalls import observe, seeded
 
 # %% [markdown]
 # ## The broken code
 # A float64 linear layer; the hook on its bias means "no gradient for the bias".
+
 
 # %%
 def _layer_and_input(device):
@@ -59,6 +59,7 @@ if __name__ == "__main__":
 # ## The fix
 # Build the replacement from the gradient itself: `torch.zeros_like(grad)` copies its dtype,
 # device and layout (so does `grad * 0`, or `grad.new_zeros(grad.shape)`).
+
 
 # %%
 def fixed(device):

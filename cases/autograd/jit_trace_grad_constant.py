@@ -22,13 +22,13 @@ import warnings
 
 import torch
 from torch import nn
-
 from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
 # A per-feature scale meant to be learned, created with `requires_grad=True` and assigned as an
 # ordinary attribute.
+
 
 # %%
 class LooseScale(nn.Module):
@@ -74,6 +74,7 @@ if __name__ == "__main__":
 # Register the tensor: `nn.Parameter` if it is to be learned, `register_buffer` if it is state
 # that should not be. The tracer then binds to it, and gradients still flow through the traced
 # module to the very same parameter.
+
 
 # %%
 class Scale(nn.Module):
@@ -172,12 +173,19 @@ CASE = Case(
     # The tracer raises since pytorch/pytorch#18298 (March 2019, so from 1.1); before it, such a
     # tensor was silently baked in as a constant (#12946). Observed on 2.13.0 by this corpus.
     affects=(
-        Affects(">=1.1", since="pytorch/pytorch#18298 added the error in March 2019; 1.1.0 (April 2019) "
-                "is the first release after it"),
+        Affects(
+            ">=1.1",
+            since="pytorch/pytorch#18298 added the error in March 2019; 1.1.0 (April 2019) "
+            "is the first release after it",
+        ),
     ),
     devices=("cpu", "cuda"),
-    sources=(S1.at("Troubleshooting: TensorBoard's graph fails with 'Cannot insert a Tensor that requires "
-                   "grad as a constant' (left unresolved)"),),
+    sources=(
+        S1.at(
+            "Troubleshooting: TensorBoard's graph fails with 'Cannot insert a Tensor that requires "
+            "grad as a constant' (left unresolved)"
+        ),
+    ),
     tags=("autograd", "jit", "trace", "tensorboard", "parameters"),
     references=(
         "https://github.com/pytorch/pytorch/issues/12946",  # traced as a constant, silently

@@ -16,19 +16,19 @@
 
 # %%
 import torch
-
 from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
 # Two numerators, one of them over a zero denominator. Only the safe element is kept.
 
+
 # %%
 def broken(device):
     x = torch.tensor([1.0, 1.0], device=device, requires_grad=True)
     den = torch.tensor([0.0, 1.0], device=device)
-    y = x / den                      # [inf, 1.]
-    loss = y[den != 0].sum()         # the inf is masked out: loss == 1.0, finite
+    y = x / den  # [inf, 1.]
+    loss = y[den != 0].sum()  # the inf is masked out: loss == 1.0, finite
     loss.backward()
     return x.grad
 
@@ -51,6 +51,7 @@ if __name__ == "__main__":
 # Make the unsafe input harmless *before* the operation (the "double where"): replace the zero
 # denominators with something finite, divide, then mask. Every element's backward now sees a
 # finite factor, and the masked one gets a true 0.
+
 
 # %%
 def fixed(device):

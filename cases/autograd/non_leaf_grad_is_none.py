@@ -17,13 +17,13 @@
 
 # %%
 import torch
-
 from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
 # `hidden = 2 * x` is computed from a leaf that requires grad, so it requires grad too, but it
 # is not a leaf: autograd made it. After `loss.backward()` the variant returns `hidden.grad`.
+
 
 # %%
 def broken(device):
@@ -55,6 +55,7 @@ if __name__ == "__main__":
 # `hidden.grad`. To look at it without keeping it, register a hook,
 # `hidden.register_hook(fn)`, which receives the gradient as it passes. Here
 # loss = Σ hidden², so d(loss)/d(hidden) = 2·hidden = [4, 8, 12].
+
 
 # %%
 def fixed(device):
@@ -134,8 +135,11 @@ CASE = Case(
     # 2020) is the first release certainly after it; whether 1.4.0 (January 2020) carries it was
     # not checked. Observed on 2.13.0 by this corpus; upper end open.
     affects=(
-        Affects(">=1.5", since="the warning was added by pytorch/pytorch#30531 (December 2019); 1.5.0 "
-                "(April 2020) is the first release certainly after it"),
+        Affects(
+            ">=1.5",
+            since="the warning was added by pytorch/pytorch#30531 (December 2019); 1.5.0 "
+            "(April 2020) is the first release certainly after it",
+        ),
     ),
     devices=("cpu", "cuda"),
     sources=(S1.at("section 'Autograd': only leaf Variables keep .grad; retain_grad() before backward"),),

@@ -18,7 +18,6 @@
 
 # %%
 import torch
-
 from torch_pitfalls import observe
 
 X = [1.0, 2.0, 3.0, 4.0]
@@ -30,12 +29,13 @@ C = [1.0, 0.5, 3.0, 2.0]  # d = x - c is zero at index 0 and 2
 # and has zeros; `nonzero` picks the safe positions; the loss divides at those positions
 # only. The variant records what `nonzero` returned and the gradient that reached `x`.
 
+
 # %%
 def broken(device):
     x = torch.tensor(X, device=device, requires_grad=True)
     d = x - torch.tensor(C, device=device)
-    v = d.nonzero()                  # 1.2: this result was attached to the graph
-    loss = (x[v] / d[v]).sum()       # 1.2: backward failed here
+    v = d.nonzero()  # 1.2: this result was attached to the graph
+    loss = (x[v] / d[v]).sum()  # 1.2: backward failed here
     loss.backward()
     return {
         "index dtype": v.dtype,
@@ -73,6 +73,7 @@ if __name__ == "__main__":
 # The source's advice, which is harmless today: take the indices out of the graph,
 # `v = d.nonzero().detach()`, or compute them on `d.detach()`. A boolean mask,
 # `x[d != 0] / d[d != 0]`, avoids `nonzero` and the question entirely.
+
 
 # %%
 def fixed(device):
@@ -159,15 +160,24 @@ CASE = Case(
     # pytorch/pytorch#26980 ("Make nonzero non differentiable as it supposed to be") fixes it and
     # was merged into the v1.3.0 release branch (release tracker #27011, commit 3c8ce2a57e).
     # Neither release can be installed by the version matrix, which starts at 1.13.1.
-    affects=(Affects(">=1.2,<1.3", since="pytorch/pytorch#26038: the code works on 1.1 and fails on 1.2.0; "
-                     "the fix #26980 went into 1.3.0 (release tracker #27011)"),),
+    affects=(
+        Affects(
+            ">=1.2,<1.3",
+            since="pytorch/pytorch#26038: the code works on 1.1 and fails on 1.2.0; "
+            "the fix #26980 went into 1.3.0 (release tracker #27011)",
+        ),
+    ),
     devices=("cpu", "cuda"),
-    sources=(S1.at("section on other tensor functions: torch.nonzero's autograd may misbehave; "
-                   "in some versions its result must be detached or backward fails"),),
+    sources=(
+        S1.at(
+            "section on other tensor functions: torch.nonzero's autograd may misbehave; "
+            "in some versions its result must be detached or backward fails"
+        ),
+    ),
     tags=("autograd", "nonzero", "detach", "indexing"),
     references=(
         "https://github.com/pytorch/pytorch/issues/26038",  # the crash on 1.2, fine on 1.1
-        "https://github.com/pytorch/pytorch/pull/26980",    # nonzero made non-differentiable again
+        "https://github.com/pytorch/pytorch/pull/26980",  # nonzero made non-differentiable again
         "https://github.com/pytorch/pytorch/issues/27011",  # v1.3.0 release tracker: #26980 merged
         "https://discuss.pytorch.org/t/torch-nonzero-leads-to-crash-in-pytorch-1-2/55729",
         "https://github.com/open-mmlab/OpenPCDet/issues/143",  # the same error met on 1.2 in 2020

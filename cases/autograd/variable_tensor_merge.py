@@ -22,7 +22,6 @@
 # %%
 import torch
 from torch.autograd import Variable
-
 from torch_pitfalls import observe
 
 # %% [markdown]
@@ -32,6 +31,7 @@ from torch_pitfalls import observe
 # combining the two raised (S0). Today it runs, so the variant records what 0.3 got wrong: the class
 # that `Variable(...)` returns, whether a tensor counts as a `Variable`, and whether `.type()`
 # agrees between the two. It also records what re-wrapping does today (see *Why*).
+
 
 # %%
 def broken(device):
@@ -76,6 +76,7 @@ if __name__ == "__main__":
 # Drop the wrapper. Create the tensor with `requires_grad=True` (or call `.requires_grad_()` on
 # an existing leaf), mix it freely with constant tensors, and use `.detach()` when a copy
 # outside the graph is what you mean. The gradient of `sum(p * w)` with respect to `p` is `w`.
+
 
 # %%
 def fixed(device):

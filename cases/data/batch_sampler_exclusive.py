@@ -18,12 +18,12 @@
 # %%
 import torch
 from torch.utils.data import BatchSampler, DataLoader, RandomSampler, SequentialSampler
-
 from torch_pitfalls import observe, seeded
 
 # %% [markdown]
 # ## The broken code
 # Four samples, a batch sampler that yields index pairs, and `shuffle=True` on top.
+
 
 # %%
 def broken(device):
@@ -50,6 +50,7 @@ if __name__ == "__main__":
 # ## The fix
 # Put the randomness inside the batch sampler: build it over a `RandomSampler` (here with its
 # own `torch.Generator`, so the order is reproducible), and pass nothing else about batching.
+
 
 # %%
 def fixed(device):
@@ -105,8 +106,7 @@ def check(run, device):
     """Two batches of two that together hold every sample exactly once: sorted, the samples
     0, 1, 2, 3 written out by hand."""
     assert [len(b) for b in run.value] == [2, 2]
-    torch.testing.assert_close(torch.cat(run.value).sort().values,
-                               torch.tensor([0.0, 1.0, 2.0, 3.0], device=device))
+    torch.testing.assert_close(torch.cat(run.value).sort().values, torch.tensor([0.0, 1.0, 2.0, 3.0], device=device))
 
 
 CASE = Case(
@@ -119,8 +119,7 @@ CASE = Case(
     # error when one of the options it replaces is also given; the version matrix observes the
     # check in DataLoader's constructor on every release it runs (1.13.1 on). Lower end from
     # that PR, not observed by this project; upper end open.
-    affects=(Affects(">=0.2", since="PR #1867 added batch_sampler with this check (June 2017, "
-                     "released in 0.2.0)"),),
+    affects=(Affects(">=0.2", since="PR #1867 added batch_sampler with this check (June 2017, released in 0.2.0)"),),
     devices=("cpu", "cuda"),
     sources=(S1.at("section 'Data': with a custom BatchSampler, shuffle must be set to False"),),
     tags=("data", "dataloader", "sampler"),

@@ -19,7 +19,6 @@
 import torch
 import torch.nn.functional as F
 from torch.utils.data import DataLoader, Dataset
-
 from torch_pitfalls import observe, seeded
 
 
@@ -40,6 +39,7 @@ class VariableSizeImages(Dataset):
 # ## The broken code
 # A map-style dataset whose two items differ in height, loaded in batches of two with the
 # default `collate_fn` (and `num_workers=0`, so everything runs in this process).
+
 
 # %%
 def broken(device):
@@ -67,13 +67,13 @@ if __name__ == "__main__":
 # largest one in the batch (the usual choice when the size carries meaning, as in detection or
 # sequences; keep a mask if the padding must be ignored later). Below, the padding collate.
 
+
 # %%
 def pad_collate(samples):
     """Zero-pad every [C, H, W] sample at the bottom/right to the batch's largest H and W."""
     height = max(s.shape[-2] for s in samples)
     width = max(s.shape[-1] for s in samples)
-    return torch.stack([F.pad(s, (0, width - s.shape[-1], 0, height - s.shape[-2]))
-                        for s in samples])
+    return torch.stack([F.pad(s, (0, width - s.shape[-1], 0, height - s.shape[-2])) for s in samples])
 
 
 def fixed(device):
@@ -117,8 +117,7 @@ from torch_pitfalls.sources import S1
 def symptom(run):
     """Collation raises RuntimeError: the samples cannot be stacked into one tensor."""
     # The key words of three generations of the message: 2.x, torch 1.3 (S1), 2017 TH (#1904).
-    return run.raised(RuntimeError,
-                      r"equal size|sizes of tensors must match|inconsistent tensor sizes")
+    return run.raised(RuntimeError, r"equal size|sizes of tensors must match|inconsistent tensor sizes")
 
 
 def near_miss(device):
@@ -149,8 +148,12 @@ CASE = Case(
     # release is known without it, so no lower bound; upper end open.
     affects="*",
     devices=("cpu", "cuda"),
-    sources=(S1.at("section 'Data': the loaded images must be cropped first, or the loader "
-                   "fails with 'Sizes of tensors must match except in dimension 0'"),),
+    sources=(
+        S1.at(
+            "section 'Data': the loaded images must be cropped first, or the loader "
+            "fails with 'Sizes of tensors must match except in dimension 0'"
+        ),
+    ),
     tags=("data", "dataloader", "collate"),
     references=(
         "https://github.com/pytorch/pytorch/issues/1904",  # default_collate on mixed sizes, 2017

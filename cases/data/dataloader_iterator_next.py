@@ -17,12 +17,12 @@
 # %%
 import torch
 from torch.utils.data import DataLoader
-
 from torch_pitfalls import observe, seeded
 
 # %% [markdown]
 # ## The broken code
 # Three samples in batches of two; take the first batch the Python 2 way.
+
 
 # %%
 def broken(device):
@@ -50,6 +50,7 @@ if __name__ == "__main__":
 # Call `next(it)`. For a loop that needs "one more batch" forever (two loaders of different
 # lengths, iteration-based training), catch `StopIteration` and start a fresh iterator — which
 # also reshuffles, when the loader shuffles.
+
 
 # %%
 def endless(loader):
@@ -138,8 +139,7 @@ CASE = Case(
     devices=("cpu", "cuda"),
     sources=(
         S1.at("section 'Data': one batch via it = iter(train_loader); it.next()"),
-        S1.at("section 'Troubleshooting': an endless loader that re-creates the iterator on "
-              "StopIteration"),
+        S1.at("section 'Troubleshooting': an endless loader that re-creates the iterator on StopIteration"),
     ),
     tags=("data", "dataloader", "python2", "iterator"),
     references=(

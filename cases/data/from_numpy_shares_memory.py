@@ -18,7 +18,6 @@
 # %%
 import numpy as np
 import torch
-
 from torch_pitfalls import observe
 
 MEAN, STD = 50.0, 50.0
@@ -35,6 +34,7 @@ def load(images, i, device):
 # %% [markdown]
 # ## The broken code
 # A two-image "dataset" of constant pixels (100.0), read for two epochs.
+
 
 # %%
 def broken(device):
@@ -63,6 +63,7 @@ if __name__ == "__main__":
 # Either normalize out of place (`x = (x - mean) / std` makes a new tensor and leaves the
 # array alone) or copy when converting: `torch.tensor(a)`, or `torch.from_numpy(a).clone()`
 # (and `t.clone()` instead of `b = t` when you need an independent tensor).
+
 
 # %%
 def load_copy(images, i, device):

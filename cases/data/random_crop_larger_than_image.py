@@ -18,7 +18,6 @@
 
 # %%
 import torch
-
 from torch_pitfalls import observe, seeded
 
 RGB = (128, 64, 32)
@@ -35,6 +34,7 @@ def small_image():
 # ## The broken code
 # A 200×200 image through `RandomCrop(224)`, then `ToTensor`. The crop position is drawn from
 # a global RNG (Python's `random` before torchvision 0.8, torch's since), hence `seeded`.
+
 
 # %%
 def broken(device):
@@ -68,6 +68,7 @@ if __name__ == "__main__":
 # Use the transform that was meant, `RandomResizedCrop(224)`. `antialias=True` is given
 # explicitly: it is the default from torchvision 0.17, and 0.15 and 0.16 warn when a *tensor*
 # is resized without it (PIL images are always antialiased).
+
 
 # %%
 def fixed(device):
@@ -156,19 +157,25 @@ CASE = Case(
         # Read from the wheels of torchvision 0.2.1 to 0.7.0 (0.7.0 requires torch==1.6.0):
         # get_params draws the corner with random.randint(0, h - th), which raises on a negative
         # span. No lower bound known: 0.2.1 already does it.
-        Affects("<1.7", form="randrange",
-                reason="random.randint(0, h - th) over an empty range of corners"),
+        Affects("<1.7", form="randrange", reason="random.randint(0, h - th) over an empty range of corners"),
         # Observed on torchvision 0.29.1 (torch 2.14.1): an explicit size check. Upper end open.
-        Affects(">=1.7", form="size-check",
-                since="torchvision 0.8.0, whose wheel requires torch==1.7.0, checks the size first "
-                      "(pytorch/vision#2816: 'larger then input image size'); read from the 0.7.0 "
-                      "and 0.8.0 wheels' transforms.py, not run here",
-                reason="RandomCrop.get_params compares the crop with the image and raises"),
+        Affects(
+            ">=1.7",
+            form="size-check",
+            since="torchvision 0.8.0, whose wheel requires torch==1.7.0, checks the size first "
+            "(pytorch/vision#2816: 'larger then input image size'); read from the 0.7.0 "
+            "and 0.8.0 wheels' transforms.py, not run here",
+            reason="RandomCrop.get_params compares the crop with the image and raises",
+        ),
     ),
     devices=("cpu", "cuda"),
-    sources=(S1.at("section 'Troubleshooting', 2019-10-24: RandomSizeCrop(224) typed as "
-                   "RandomCrop(224) in ImageNet preprocessing; ValueError: empty range for "
-                   "randrange()"),),
+    sources=(
+        S1.at(
+            "section 'Troubleshooting', 2019-10-24: RandomSizeCrop(224) typed as "
+            "RandomCrop(224) in ImageNet preprocessing; ValueError: empty range for "
+            "randrange()"
+        ),
+    ),
     tags=("data", "torchvision", "transforms", "augmentation"),
     references=(
         "https://github.com/pytorch/vision/issues/2809",  # ask for a clearer error

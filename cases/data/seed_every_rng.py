@@ -20,7 +20,6 @@ import random
 
 import numpy as np
 import torch
-
 from torch_pitfalls import observe, run_pythons
 
 # One "training run": seed as the script does, then draw what initialization (torch) and
@@ -47,6 +46,7 @@ def two_runs(seeding, device, script=RUN):
 # %% [markdown]
 # ## The broken code
 # Only torch is seeded. The script runs twice, each time in a new process.
+
 
 # %%
 def broken(device):
@@ -76,6 +76,7 @@ if __name__ == "__main__":
 # in S1 is harmless but redundant). Better still, give the code that draws random numbers its
 # own generator object (`np.random.default_rng(seed)`, `random.Random(seed)`,
 # `torch.Generator().manual_seed(seed)`) and pass it along.
+
 
 # %%
 def fixed(device):
@@ -118,8 +119,9 @@ def stable(value):
     runs drew the same number, and that number where they did (an unseeded draw is new each
     time, so only the fact that it differed is kept)."""
     first, second = value
-    return {name: (round(a, 6) if a == b else "differs")
-            for name, a, b in zip(("torch", "random", "numpy"), first, second)}
+    return {
+        name: (round(a, 6) if a == b else "differs") for name, a, b in zip(("torch", "random", "numpy"), first, second)
+    }
 
 
 def symptom(run):
@@ -158,8 +160,12 @@ CASE = Case(
     # known to have changed it, so no lower bound; upper end open.
     affects="*",
     devices=("cpu", "cuda"),
-    sources=(S1.at("section 'Troubleshooting', 'Random Seed': random.seed and "
-                   "torch.manual_seed (and cuda.manual_seed_all) set together"),),
+    sources=(
+        S1.at(
+            "section 'Troubleshooting', 'Random Seed': random.seed and "
+            "torch.manual_seed (and cuda.manual_seed_all) set together"
+        ),
+    ),
     tags=("data", "reproducibility", "seed", "random", "numpy"),
     references=(
         "https://pytorch.org/docs/stable/notes/randomness.html",

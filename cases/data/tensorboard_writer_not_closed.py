@@ -72,6 +72,7 @@ def run_and_read(body):
 # ## The broken code
 # Three losses logged, then the run stops before `writer.close()`.
 
+
 # %%
 def broken(device):
     # Nothing here touches the device: the logged values are Python floats.
@@ -112,6 +113,7 @@ if __name__ == "__main__":
 # before a checkpoint). A `SIGKILL` still loses what came after the last flush; a shorter
 # `flush_secs` narrows that window.
 
+
 # %%
 def fixed(device):
     return run_and_read(WITH_BLOCK)
@@ -150,7 +152,6 @@ if __name__ == "__main__":
 from torch_pitfalls import Case
 from torch_pitfalls.sources import S1
 
-
 STOPPED_BEFORE_LOGGING = """
 writer = SummaryWriter({logdir!r})
 """
@@ -188,8 +189,12 @@ CASE = Case(
     affects="*",
     devices=("cpu",),
     device_independent=True,  # the variants never use their device
-    sources=(S1.at("troubleshooting list: an add_scalar placed at the end of the code was never "
-                   "reached, the writer was not closed, and TensorBoard showed no data"),),
+    sources=(
+        S1.at(
+            "troubleshooting list: an add_scalar placed at the end of the code was never "
+            "reached, the writer was not closed, and TensorBoard showed no data"
+        ),
+    ),
     tags=("data", "tensorboard", "logging", "flush"),
     references=(
         "https://docs.pytorch.org/docs/stable/tensorboard.html",  # flush(), close(), flush_secs

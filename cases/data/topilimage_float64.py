@@ -19,7 +19,6 @@
 # %%
 import numpy as np
 import torch
-
 from torch_pitfalls import observe
 
 # An RGB image's bytes, 4x4, every value a multiple of 5: the ground truth of the round trip.
@@ -43,6 +42,7 @@ def as_observed(image):
 # %% [markdown]
 # ## The broken code
 # The float64 tensor goes to `ToPILImage` as it is.
+
 
 # %%
 def broken(device):
@@ -80,6 +80,7 @@ if __name__ == "__main__":
 # clearer about the scale, bytes yourself: `(t * 255).round().to(torch.uint8)`. Better still,
 # keep float64 out of the pipeline: `arr.astype(np.float32) / 255` or a `uint8` image into
 # `ToTensor`.
+
 
 # %%
 def fixed(device):
@@ -157,13 +158,17 @@ CASE = Case(
     # `pic.is_floating_point()` instead. No lower bound known: 0.2.1 already refuses it.
     affects="<1.7",
     devices=("cpu", "cuda"),
-    sources=(S1.at("section on torchvision.transforms: ToTensor() of np.random.rand(100, 100, 3), "
-                   "then ToPILImage()(t_out.float()) with the cast marked as forced"),),
+    sources=(
+        S1.at(
+            "section on torchvision.transforms: ToTensor() of np.random.rand(100, 100, 3), "
+            "then ToPILImage()(t_out.float()) with the cast marked as forced"
+        ),
+    ),
     tags=("data", "torchvision", "transforms", "PIL", "float64"),
     references=(
         "https://docs.pytorch.org/vision/stable/generated/torchvision.transforms.ToPILImage.html",
         "https://github.com/pytorch/vision/issues/8090",  # float ndarray vs float tensor in to_pil_image
-        "https://github.com/pytorch/vision/pull/8097",    # the ndarray path aligned (torchvision 0.17)
+        "https://github.com/pytorch/vision/pull/8097",  # the ndarray path aligned (torchvision 0.17)
         "https://github.com/pytorch/vision/issues/9043",  # int64/int32 input: still refused
     ),
     requires=("torchvision",),

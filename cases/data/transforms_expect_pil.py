@@ -19,7 +19,6 @@
 # %%
 import numpy as np
 import torch
-
 from torch_pitfalls import observe
 
 # CIFAR-10's per-channel statistics, as in the source's pipeline.
@@ -39,16 +38,19 @@ def pil_pipeline():
     """A test-time pipeline written for PIL images: crop, convert, normalize."""
     from torchvision import transforms
 
-    return transforms.Compose([
-        transforms.CenterCrop(32),
-        transforms.ToTensor(),
-        transforms.Normalize(MEAN, STD),
-    ])
+    return transforms.Compose(
+        [
+            transforms.CenterCrop(32),
+            transforms.ToTensor(),
+            transforms.Normalize(MEAN, STD),
+        ]
+    )
 
 
 # %% [markdown]
 # ## The broken code
 # The image is already a tensor, and it goes straight into the PIL pipeline.
+
 
 # %%
 def broken(device):
@@ -85,6 +87,7 @@ if __name__ == "__main__":
 # last before the tensor-only steps such as `Normalize`. If the data is tensors to begin with,
 # the other way is a tensor-only pipeline: drop `ToTensor` and use
 # `ConvertImageDtype(torch.float32)` (or `v2.ToDtype(torch.float32, scale=True)`) instead.
+
 
 # %%
 def fixed(device):
@@ -135,8 +138,11 @@ from torch_pitfalls.sources import S1
 def symptom(run):
     """Old torchvision: TypeError from unpacking a tensor's `.size` method. Today: ToTensor's
     TypeError naming a *tensor* as the input it cannot take."""
-    if run.raised(TypeError, r"cannot unpack non-iterable builtin_function_or_method"
-                             r"|'builtin_function_or_method' object is not iterable"):
+    if run.raised(
+        TypeError,
+        r"cannot unpack non-iterable builtin_function_or_method"
+        r"|'builtin_function_or_method' object is not iterable",
+    ):
         return "unpack"
     if run.raised(TypeError, r"pic should be PIL Image or ndarray\. Got <class 'torch\.Tensor'>"):
         return "tensor-refused"
@@ -168,21 +174,29 @@ CASE = Case(
         # The old form, read from the wheels of torchvision 0.2.1 to 0.7.0 (0.7.0 requires
         # torch==1.6.0): center_crop unpacks `img.size`, which is PIL's (width, height) tuple
         # but a method on a tensor. No lower bound known: 0.2.1 already does it.
-        Affects("<1.7", form="unpack",
-                reason="CenterCrop reads img.size as PIL's (w, h); on a tensor .size is a method"),
+        Affects(
+            "<1.7", form="unpack", reason="CenterCrop reads img.size as PIL's (w, h); on a tensor .size is a method"
+        ),
         # Today's form, observed on torchvision 0.29.1 (torch 2.14.1). Tensors pass the
         # geometric transforms since torchvision 0.8.0, and ToTensor still takes only PIL
         # images and arrays. Upper end open.
-        Affects(">=1.7", form="tensor-refused",
-                since="torchvision 0.8.0 (its wheel requires torch==1.7.0) made CenterCrop accept "
-                      "tensors (pytorch/vision#2292); read from the 0.7.0 and 0.8.0 wheels' "
-                      "transforms/functional.py, not run here",
-                reason="ToTensor converts a PIL image or an HWC ndarray, never a tensor"),
+        Affects(
+            ">=1.7",
+            form="tensor-refused",
+            since="torchvision 0.8.0 (its wheel requires torch==1.7.0) made CenterCrop accept "
+            "tensors (pytorch/vision#2292); read from the 0.7.0 and 0.8.0 wheels' "
+            "transforms/functional.py, not run here",
+            reason="ToTensor converts a PIL image or an HWC ndarray, never a tensor",
+        ),
     ),
     devices=("cpu", "cuda"),
-    sources=(S1.at("section on torchvision.transforms: the built-in transforms target PIL images; "
-                   "a tensor input raises 'cannot unpack non-iterable builtin_function_or_method "
-                   "object'; PIL/imshow images are [32,32,3], tensors [3,32,32]"),),
+    sources=(
+        S1.at(
+            "section on torchvision.transforms: the built-in transforms target PIL images; "
+            "a tensor input raises 'cannot unpack non-iterable builtin_function_or_method "
+            "object'; PIL/imshow images are [32,32,3], tensors [3,32,32]"
+        ),
+    ),
     tags=("data", "torchvision", "transforms", "PIL", "channel_order"),
     references=(
         "https://github.com/pytorch/vision/issues/1375",  # RFC: transforms on tensors

@@ -18,7 +18,6 @@
 from typing import NamedTuple
 
 import torch
-
 from torch_pitfalls import observe
 
 
@@ -40,6 +39,7 @@ class Applied(NamedTuple):
 # %% [markdown]
 # ## The broken code
 # `apply_` on a tensor on `device`, counting how often the Python function runs.
+
 
 # %%
 def broken(device):
@@ -83,6 +83,7 @@ if __name__ == "__main__":
 # one truly has none, move the tensor to the CPU and back: `t.cpu().apply_(fn).to(t.device)`.
 # That is slow, and it is explicit about it.
 
+
 # %%
 def fixed(device):
     calls = 0
@@ -123,7 +124,6 @@ if __name__ == "__main__":
 from torch_pitfalls import Case
 from torch_pitfalls.sources import S1
 
-
 EXPECTED = [2.0, 5.0, 10.0]  # 1*1+1, 2*2+1, 3*3+1, by hand
 
 
@@ -159,8 +159,12 @@ CASE = Case(
     # contrast, on 2.13.0. No change is known, so the range is open at both ends.
     affects="*",
     devices=("cuda",),
-    sources=(S1.at("section 'Autograd': torch.apply_(callable) runs the same operation on every "
-                   "element; CPU tensors only, and not for performance-critical code"),),
+    sources=(
+        S1.at(
+            "section 'Autograd': torch.apply_(callable) runs the same operation on every "
+            "element; CPU tensors only, and not for performance-critical code"
+        ),
+    ),
     tags=("devices", "cuda", "apply_", "python_callback"),
     references=(
         "https://docs.pytorch.org/docs/stable/generated/torch.Tensor.apply_.html",

@@ -20,7 +20,6 @@
 from typing import NamedTuple
 
 import torch
-
 from torch_pitfalls import observe, ops_called
 
 
@@ -60,6 +59,7 @@ def made_by(make, device):
 # `"cuda"` it is exactly `torch.zeros(3, 3).cuda()`; on the CPU it moves to `meta`. It runs
 # under `torch.profiler`, which counts the aten ops it dispatched. This is a mechanism check,
 # not a timing: the timing is in `benchmarks/test_bench_cpu_tensor_moved_to_cuda.py`.
+
 
 # %%
 def broken(device):
@@ -107,6 +107,7 @@ if __name__ == "__main__" and not torch.cuda.is_available():
 # or function, take the device from a tensor you already have (`device=x.device`), or use the
 # `*_like` factories (`torch.zeros_like(x)`). Since 2.0, `with torch.device("cuda"):` (or
 # `torch.set_default_device`) makes factory calls without a device argument use the GPU.
+
 
 # %%
 def fixed(device):
@@ -181,10 +182,17 @@ CASE = Case(
     # `.cuda()` are defined to do, and no release has changed it. On the CPU the case moves to
     # the `meta` device instead, which takes the same `_to_copy` path: a proxy, not the GPU.
     affects=(
-        Affects(device="cpu", proxy="a move to the meta device stands for the move to CUDA: the "
-                                    "same aten::_to_copy and aten::copy_, without the GPU and its wait"),
-        Affects(">=0.4", since="the 0.4.0 release notes, which introduced Tensor.to and the "
-                               "device= argument of the factory functions", device="cuda"),
+        Affects(
+            device="cpu",
+            proxy="a move to the meta device stands for the move to CUDA: the "
+            "same aten::_to_copy and aten::copy_, without the GPU and its wait",
+        ),
+        Affects(
+            ">=0.4",
+            since="the 0.4.0 release notes, which introduced Tensor.to and the "
+            "device= argument of the factory functions",
+            device="cuda",
+        ),
     ),
     devices=("cpu", "cuda"),
     sources=(S1.at("section 'Tensor': Torch.zeros([3,3]).cuda() is slow, made on the CPU first"),),

@@ -21,7 +21,6 @@ from typing import NamedTuple
 
 import torch
 from torch.profiler import ProfilerActivity, profile
-
 from torch_pitfalls import observe
 
 BLOCK_ELEMENTS = 8 * 1024 * 1024  # float32: 32 MiB, far above the allocator's small-block pool
@@ -80,6 +79,7 @@ def allocate_delete_and_empty(device):
 # mechanism (bytes counted by the allocator), not a time. The timing is in
 # `benchmarks/test_bench_cuda_cache_not_released.py`.
 
+
 # %%
 def broken(device):
     return held_after(allocate_and_delete, device)
@@ -113,6 +113,7 @@ if __name__ == "__main__":
 # uses, and it does not give PyTorch itself more memory: the allocator could reuse the cached
 # blocks anyway. Call it when memory must be handed to someone else, not in every step: the
 # next allocation then has to go to the driver again (the benchmark pair measures that cost).
+
 
 # %%
 def fixed(device):
@@ -152,8 +153,7 @@ from torch_pitfalls.sources import S1
 
 def symptom(run):
     """No tensor holds the block any more, yet the allocator still keeps all of it cached."""
-    return (run.error is None and run.value.allocated == 0
-            and run.value.cached >= BLOCK_BYTES)
+    return run.error is None and run.value.allocated == 0 and run.value.cached >= BLOCK_BYTES
 
 
 def near_miss(device):
@@ -184,8 +184,9 @@ CASE = Case(
     # have changed that, so the range is open at both ends. The CPU contrast runs on every release.
     affects="*",
     devices=("cuda",),
-    sources=(S1.at("the closing list of tips: GPU memory not freed after Ctrl-C; clear it "
-                   "with torch.cuda.empty_cache()"),),
+    sources=(
+        S1.at("the closing list of tips: GPU memory not freed after Ctrl-C; clear it with torch.cuda.empty_cache()"),
+    ),
     tags=("devices", "cuda", "memory", "caching_allocator", "empty_cache"),
     references=(
         "https://docs.pytorch.org/docs/stable/generated/torch.cuda.memory.empty_cache.html",

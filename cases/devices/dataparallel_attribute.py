@@ -18,7 +18,6 @@
 # %%
 import torch
 from torch import nn
-
 from torch_pitfalls import observe, seeded
 
 
@@ -41,6 +40,7 @@ class Net(nn.Module):
 # %% [markdown]
 # ## The broken code
 # Wrap the model, as the multi-GPU recipe says, then call the model's own method on the wrapper.
+
 
 # %%
 def broken(device):
@@ -71,6 +71,7 @@ if __name__ == "__main__":
 # Go through `.module`: `model.module.freeze_backbone()`. Code that has to work with and without
 # the wrapper can unwrap once, with `net = model.module if isinstance(model, nn.DataParallel) else model`
 # (the same applies to `DistributedDataParallel`).
+
 
 # %%
 def fixed(device):
@@ -142,10 +143,18 @@ CASE = Case(
     # issue 16885 closed). It can be built on a CPU-only machine since PR 3318 (0.4 at the latest).
     # In 1.6-1.7 the error was torch.nn.modules.module.ModuleAttributeError, a subclass of
     # AttributeError.
-    affects=(Affects(">=0.4", since="PR 3318 (pytorch/pytorch#3301), in 0.4: DataParallel can be "
-                                    "built on a machine without a GPU"),),
+    affects=(
+        Affects(
+            ">=0.4",
+            since="PR 3318 (pytorch/pytorch#3301), in 0.4: DataParallel can be built on a machine without a GPU",
+        ),
+    ),
     devices=("cpu", "cuda"),
-    sources=(S1.at("Troubleshooting: AttributeError: 'DataParallel' object has no attribute 'xxxx'; call it as net.module.set_fix_method()"),),
+    sources=(
+        S1.at(
+            "Troubleshooting: AttributeError: 'DataParallel' object has no attribute 'xxxx'; call it as net.module.set_fix_method()"
+        ),
+    ),
     tags=("devices", "dataparallel", "attribute_error"),
     references=(
         # declined: DataParallel's own members would silently shadow the wrapped module's

@@ -19,7 +19,6 @@
 import torch
 from torch import nn
 from torch.nn.modules.utils import consume_prefix_in_state_dict_if_present
-
 from torch_pitfalls import observe, seeded
 
 
@@ -35,6 +34,7 @@ def trained_weights(device):
 # ## The broken code
 # Wrap, save the wrapper's state dict (here kept in memory, as `torch.save` would write it), and
 # load it into a fresh, unwrapped model of the same shape.
+
 
 # %%
 def broken(device):
@@ -66,6 +66,7 @@ if __name__ == "__main__":
 # into the plain model and into a model that you wrap again later. For checkpoints already written
 # with the prefix, strip it before loading. `torch.nn.modules.utils.consume_prefix_in_state_dict_if_present(sd, "module.")`
 # does this in place, including the metadata.
+
 
 # %%
 def fixed(device):
@@ -148,10 +149,18 @@ CASE = Case(
     # without a GPU, DataParallel has been a pass-through wrapper since PR 3318 (0.4); before that
     # it could not be built there, and load_state_dict raised KeyError("unexpected key ...").
     # (PR 3318 was merged in late 2017; 0.4 is the first release certain to hold it.)
-    affects=(Affects(">=0.4", since="PR 3318 (pytorch/pytorch#3301), in 0.4: DataParallel can be "
-                                    "built on a machine without a GPU"),),
+    affects=(
+        Affects(
+            ">=0.4",
+            since="PR 3318 (pytorch/pytorch#3301), in 0.4: DataParallel can be built on a machine without a GPU",
+        ),
+    ),
     devices=("cpu", "cuda"),
-    sources=(S1.at('Troubleshooting: Unexpected key(s) in state_dict: "module.conv1.weight", ... after training with DataParallel'),),
+    sources=(
+        S1.at(
+            'Troubleshooting: Unexpected key(s) in state_dict: "module.conv1.weight", ... after training with DataParallel'
+        ),
+    ),
     tags=("devices", "dataparallel", "state_dict", "checkpoint"),
     references=(
         # apaszke: the wrapper adds the `module.` prefix; hiding it was considered and rejected

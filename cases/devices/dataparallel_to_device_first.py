@@ -18,7 +18,6 @@
 # %%
 import torch
 from torch import nn
-
 from torch_pitfalls import observe, seeded
 
 
@@ -50,10 +49,11 @@ def weights_and_output(model, out, x):
 # Wrap first, adapt and move later. Only the batch is sent to the device; the wrapper is
 # expected to take care of the model.
 
+
 # %%
 def broken(device):
     with seeded(0):
-        model = nn.DataParallel(Net())     # wrapped while still on the CPU
+        model = nn.DataParallel(Net())  # wrapped while still on the CPU
         model.module.head = nn.Linear(8, 2)  # fine-tuning: a head for 2 classes, made on the CPU
     x = torch.tensor(X, device=device)
     out = model(x)  # CUDA: raises
@@ -85,13 +85,14 @@ if __name__ == "__main__":
 # Calling `.to(device)` on the wrapper works too, as long as it comes after the last change to
 # the model and before the first forward pass.
 
+
 # %%
 def fixed(device):
     with seeded(0):
         net = Net()
         net.head = nn.Linear(8, 2)
-    net = net.to(device)                   # everything on the main device...
-    model = nn.DataParallel(net)           # ...then wrap (device_ids[0] is that device)
+    net = net.to(device)  # everything on the main device...
+    model = nn.DataParallel(net)  # ...then wrap (device_ids[0] is that device)
     x = torch.tensor(X, device=device)
     out = model(x)
     return weights_and_output(model, out, x)
@@ -161,20 +162,29 @@ CASE = Case(
     # The check at forward, with this message, came with pytorch/pytorch#17363 (February 2019);
     # before it the same mistake failed inside the broadcast, with another message (#17065).
     # Only CUDA shows it: without a GPU DataParallel calls the module directly (#3318).
-    affects=(Affects(">=1.1", since="pytorch/pytorch#17363 (February 2019) added the check in "
-                     "DataParallel.forward with this message; 1.1.0 is the first release after it"),),
+    affects=(
+        Affects(
+            ">=1.1",
+            since="pytorch/pytorch#17363 (February 2019) added the check in "
+            "DataParallel.forward with this message; 1.1.0 is the first release after it",
+        ),
+    ),
     devices=("cuda",),
     # DataParallel uses a visible GPU even for a batch on the CPU, so on a machine with one the
     # CPU cell runs in a fresh interpreter that sees none: what a machine without CUDA does.
     isolate=("cpu",) if torch.cuda.is_available() else (),
-    sources=(S1.at("Troubleshooting: with several cards, the first of DataParallel's device_ids "
-                   "should be the main card, the one the model is sent to with .to(device)"),),
+    sources=(
+        S1.at(
+            "Troubleshooting: with several cards, the first of DataParallel's device_ids "
+            "should be the main card, the one the model is sent to with .to(device)"
+        ),
+    ),
     tags=("devices", "dataparallel", "cuda", "device_ids"),
     references=(
         "https://docs.pytorch.org/docs/stable/generated/torch.nn.DataParallel.html",
-        "https://github.com/pytorch/pytorch/pull/17363",   # the check at forward and its message
-        "https://github.com/pytorch/pytorch/issues/17362", # why it is checked at forward
-        "https://github.com/pytorch/pytorch/issues/17065", # before: "Broadcast function not implemented for CPU tensors"
-        "https://github.com/pytorch/pytorch/pull/3318",    # without CUDA, DataParallel just calls the module
+        "https://github.com/pytorch/pytorch/pull/17363",  # the check at forward and its message
+        "https://github.com/pytorch/pytorch/issues/17362",  # why it is checked at forward
+        "https://github.com/pytorch/pytorch/issues/17065",  # before: "Broadcast function not implemented for CPU tensors"
+        "https://github.com/pytorch/pytorch/pull/3318",  # without CUDA, DataParallel just calls the module
     ),
 )

@@ -26,7 +26,6 @@ import tempfile
 
 import torch
 from torch import nn
-
 from torch_pitfalls import communicate, observe
 
 WORLD = 2  # processes, as `torchrun --nproc_per_node 2` or mp.spawn(nprocs=2) would start
@@ -63,7 +62,8 @@ def evaluate(model, loader):
 # the CPU with the gloo backend; on GPUs only the backend and the device change.
 
 # %%
-HEADER = f'''
+HEADER = (
+    f"""
 import torch, torch.distributed as dist
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP
@@ -71,14 +71,18 @@ from torch.utils.data import DataLoader
 from torch.utils.data.distributed import DistributedSampler
 
 WORLD, EPOCHS = {WORLD}, {EPOCHS}
-''' + inspect.getsource(make_data) + "\n" + inspect.getsource(evaluate)
+"""
+    + inspect.getsource(make_data)
+    + "\n"
+    + inspect.getsource(evaluate)
+)
 
-LAUNCH = '''
+LAUNCH = """
 if __name__ == "__main__":
     main()
-'''
+"""
 
-BROKEN_MAIN = '''
+BROKEN_MAIN = """
 def main():
     dist.init_process_group("gloo")  # rank, world size and rendezvous from the environment
     rank = dist.get_rank()
@@ -102,7 +106,7 @@ def main():
         print(f"test accuracy {correct}/{total}")
     finally:
         dist.destroy_process_group()
-'''
+"""
 
 
 def free_port():
@@ -126,10 +130,25 @@ def run_script(main_source):
         ranks = []
         try:
             for rank in range(WORLD):
-                env = dict(os.environ, RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(WORLD),
-                           MASTER_ADDR="127.0.0.1", MASTER_PORT=port, OMP_NUM_THREADS="1")
-                ranks.append(subprocess.Popen([sys.executable, path], cwd=tmp, env=env, text=True,
-                                              stdout=subprocess.PIPE, stderr=subprocess.PIPE))
+                env = dict(
+                    os.environ,
+                    RANK=str(rank),
+                    LOCAL_RANK=str(rank),
+                    WORLD_SIZE=str(WORLD),
+                    MASTER_ADDR="127.0.0.1",
+                    MASTER_PORT=port,
+                    OMP_NUM_THREADS="1",
+                )
+                ranks.append(
+                    subprocess.Popen(
+                        [sys.executable, path],
+                        cwd=tmp,
+                        env=env,
+                        text=True,
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE,
+                    )
+                )
             # the ranks run side by side: after the first is waited for, the others are (nearly) done
             results = [communicate(proc, SCRIPT_TIMEOUT) for proc in ranks]
         except BaseException:  # a timeout, a failed start, or the harness's own time limit
@@ -149,8 +168,9 @@ def run_script(main_source):
 def summarize(world, outputs, checkpoint=None):
     """What the ranks printed, counted by kind over all of them."""
     lines = [line for output in outputs for line in output.splitlines()]
-    tests = sorted(tuple(map(int, m.groups())) for m in
-                   (re.fullmatch(r"test accuracy (\d+)/(\d+)", line) for line in lines) if m)
+    tests = sorted(
+        tuple(map(int, m.groups())) for m in (re.fullmatch(r"test accuracy (\d+)/(\d+)", line) for line in lines) if m
+    )
     return {
         "world size": world,
         "epoch lines": sum(bool(re.match(r"epoch \d+: loss", line)) for line in lines),
@@ -192,7 +212,7 @@ if __name__ == "__main__":
 # model is identical on every process after each step, so rank 0's copy is the model.
 
 # %%
-FIXED_MAIN = '''
+FIXED_MAIN = """
 def main():
     dist.init_process_group("gloo")  # rank, world size and rendezvous from the environment
     rank = dist.get_rank()
@@ -218,7 +238,7 @@ def main():
         dist.barrier()  # the others wait until rank 0 has saved and tested
     finally:
         dist.destroy_process_group()
-'''
+"""
 
 
 def fixed(device):
@@ -328,8 +348,12 @@ CASE = Case(
     affects="*",
     devices=("cpu",),
     device_independent=True,  # the variants never use their device
-    sources=(S1.at("Distributed Training: the test loader must not be distributed or several "
-                   "test results come out; printing and saving only on process 0"),),
+    sources=(
+        S1.at(
+            "Distributed Training: the test loader must not be distributed or several "
+            "test results come out; printing and saving only on process 0"
+        ),
+    ),
     tags=("devices", "distributed", "ddp", "rank", "checkpoint"),
     references=(
         "https://docs.pytorch.org/tutorials/intermediate/ddp_tutorial.html",  # save on one process, barrier

@@ -20,7 +20,6 @@
 from typing import NamedTuple
 
 import torch
-
 from torch_pitfalls import observe
 
 CONFIGURED = "cuda"  # how the config names the GPU: by its type alone
@@ -43,6 +42,7 @@ class Compared(NamedTuple):
 # The two names of the GPU are compared as they are. A `torch.device` is a plain value, so this
 # part runs the same with or without a GPU. A tensor is also made on the device under test,
 # named by its type alone, and its reported device is compared with that name.
+
 
 # %%
 def broken(device):
@@ -76,6 +76,7 @@ if __name__ == "__main__":
 # in the current index exactly as tensor creation does; it needs the device itself, so on a
 # machine without a GPU only `.type` is left for a CUDA name.
 
+
 # %%
 def resolved(device):
     """The concrete device a tensor made on `device` lands on (a None index filled in)."""
@@ -87,8 +88,7 @@ def fixed(device):
     here = torch.device(torch.device(device).type)
     x = torch.zeros(2, device=here)
     # The names by their type; the tensor's device against the name resolved the same way.
-    return Compared(configured, indexed, configured.type == indexed.type, x.device,
-                    resolved(here) == x.device)
+    return Compared(configured, indexed, configured.type == indexed.type, x.device, resolved(here) == x.device)
 
 
 # %%
@@ -171,10 +171,13 @@ CASE = Case(
     # "cuda:0") needs a GPU.
     # Upstream kept the behaviour (issue 115405, 2.0).
     affects=(
-        Affects(">=0.4", since="the 0.4.0 release notes, which introduced torch.device",
-                device="cpu", form="names"),
-        Affects(">=0.4", since="the 0.4.0 release notes, which introduced torch.device",
-                device="cuda", form="names and tensor"),
+        Affects(">=0.4", since="the 0.4.0 release notes, which introduced torch.device", device="cpu", form="names"),
+        Affects(
+            ">=0.4",
+            since="the 0.4.0 release notes, which introduced torch.device",
+            device="cuda",
+            form="names and tensor",
+        ),
     ),
     devices=("cpu", "cuda"),
     sources=(S1.at("Troubleshooting: device='cuda' uses card 0 by default, as if it were cuda:0"),),

@@ -23,7 +23,6 @@ import re
 from typing import NamedTuple, Optional
 
 import torch
-
 from torch_pitfalls import observe
 
 # The table every variant indexes: 4 rows, so the valid row numbers are 0, 1, 2 and 3.
@@ -66,6 +65,7 @@ def select_and_log(select, table, index):
 # Two selections from a 4-row table, each followed by the rest of a training step. The first
 # computes its row numbers with a division, so they are floats. The second asks for rows 1 and
 # 4, and row 4 does not exist. (It runs last: on a GPU it breaks everything after it.)
+
 
 # %%
 def broken(device):
@@ -119,6 +119,7 @@ if __name__ == "__main__":
 # clear `IndexError` at the call on every device. The check costs one synchronisation on CUDA
 # (reading a boolean back). Where the indices are built on the CPU, check them there, before
 # `.to(device)`, and that cost goes away.
+
 
 # %%
 class RowIndexError(IndexError):
@@ -194,12 +195,16 @@ def symptom(run):
     by_float, past_end = run.value
     integer_rule = by_float.step == "index_select" and (
         # the CPU's check names the integer dtypes it takes
-        (isinstance(by_float.error, RuntimeError)
-         and re.search(r"int32 or int64|scalar type Long", str(by_float.error), re.IGNORECASE) is not None)
+        (
+            isinstance(by_float.error, RuntimeError)
+            and re.search(r"int32 or int64|scalar type Long", str(by_float.error), re.IGNORECASE) is not None
+        )
         # CUDA's kernel dispatch has no version for a float index (NotImplementedError, a
         # RuntimeError): '"index_select_out_cuda_impl" not implemented for 'Float''
-        or (isinstance(by_float.error, NotImplementedError)
-            and re.search(r"index_select\w*\"? not implemented for 'Float'", str(by_float.error)) is not None)
+        or (
+            isinstance(by_float.error, NotImplementedError)
+            and re.search(r"index_select\w*\"? not implemented for 'Float'", str(by_float.error)) is not None
+        )
     )
     if not integer_rule:
         return False
@@ -254,8 +259,11 @@ CASE = Case(
     # the form the CPU shows (reproduced on every release of the matrix), where the bound is
     # checked at the call.
     affects=(
-        Affects(device="cpu", form="integer-index rule",
-                reason="a float index is refused at the call; the CPU checks the bound there too"),
+        Affects(
+            device="cpu",
+            form="integer-index rule",
+            reason="a float index is refused at the call; the CPU checks the bound there too",
+        ),
         Affects(device="cuda", form="device-side assert"),
     ),
     devices=("cpu", "cuda"),

@@ -20,7 +20,6 @@ from typing import NamedTuple
 
 import torch
 from torch import nn
-
 from torch_pitfalls import observe, seeded
 
 
@@ -45,9 +44,14 @@ class Loaded(NamedTuple):
 
 
 def loaded(model, checkpoint, result, prefix=""):
-    return Loaded(model.weight.detach().clone(), model.bias.detach().clone(),
-                  checkpoint[prefix + "weight"], checkpoint[prefix + "bias"],
-                  result.missing_keys, result.unexpected_keys)
+    return Loaded(
+        model.weight.detach().clone(),
+        model.bias.detach().clone(),
+        checkpoint[prefix + "weight"],
+        checkpoint[prefix + "bias"],
+        result.missing_keys,
+        result.unexpected_keys,
+    )
 
 
 def checkpoint_and_model(device):
@@ -61,6 +65,7 @@ def checkpoint_and_model(device):
 # %% [markdown]
 # ## The broken code
 # Load the wrapper's checkpoint into the bare model with `strict=False`, and look at the weight.
+
 
 # %%
 def broken(device):
@@ -89,6 +94,7 @@ if __name__ == "__main__":
 # Keep `strict=False` only for the mismatch you mean to allow, and check what it returned. If
 # the keys carry a prefix, strip it (or load into the sub-module it belongs to) and load again.
 # Then nothing may be missing.
+
 
 # %%
 def fixed(device):
@@ -138,8 +144,7 @@ def symptom(run):
     if run.error is not None:
         return False
     seen = run.value
-    return (sorted(seen.missing_keys) == ["bias", "weight"]
-            and not torch.equal(seen.weight, seen.saved_weight))
+    return sorted(seen.missing_keys) == ["bias", "weight"] and not torch.equal(seen.weight, seen.saved_weight)
 
 
 def near_miss(device):
@@ -170,8 +175,7 @@ CASE = Case(
     # mismatched key since. The range is open above.
     affects=(Affects(">=0.3", since="pytorch/pytorch#3159 (October 2017, torch 0.3) added strict=False"),),
     devices=("cpu", "cuda"),
-    sources=(S1.at("section on nn.Module / state_dict: 'load_state_dict(strict=False) tolerates "
-                   "missing keys'"),),
+    sources=(S1.at("section on nn.Module / state_dict: 'load_state_dict(strict=False) tolerates missing keys'"),),
     tags=("devices", "state_dict", "checkpoint", "strict"),
     references=(
         "https://github.com/pytorch/pytorch/pull/3159",  # adds strict=True/False

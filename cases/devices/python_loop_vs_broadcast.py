@@ -20,7 +20,6 @@
 from typing import NamedTuple
 
 import torch
-
 from torch_pitfalls import observe, ops_called
 
 # The sizes of the batch in the case: 6 channels, so the loop runs 6 times.
@@ -64,6 +63,7 @@ def profiled(fn, device):
 # dispatched. This checks the mechanism, not a time; the timing is in
 # `benchmarks/test_bench_python_loop_vs_broadcast.py`.
 
+
 # %%
 def broken(device):
     return profiled(subtract_in_a_loop, device)
@@ -90,6 +90,7 @@ if __name__ == "__main__":
 # Give the small tensor the right number of dimensions and let broadcasting expand it:
 # `mean.reshape(1, -1, 1, 1)` (or `mean[:, None, None]`, which is aligned from the right), then
 # one subtraction.
+
 
 # %%
 def fixed(device):
@@ -158,8 +159,10 @@ CASE = Case(
     affects=(Affects(">=0.2", since="the 0.2.0 release notes, which introduced NumPy-style broadcasting"),),
     devices=("cpu", "cuda"),
     sources=(
-        S1.at("section 'Tensor': a for loop (or list comprehension) over groups is slow; use "
-              "broadcast, e.g. a BN mean reshaped to [1, C, 1, 1]"),
+        S1.at(
+            "section 'Tensor': a for loop (or list comprehension) over groups is slow; use "
+            "broadcast, e.g. a BN mean reshaped to [1, C, 1, 1]"
+        ),
     ),
     tags=("devices", "broadcasting", "vectorization", "python_loop"),
     references=(

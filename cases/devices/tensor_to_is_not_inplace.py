@@ -21,7 +21,6 @@ from typing import NamedTuple, Optional
 
 import torch
 from torch import nn
-
 from torch_pitfalls import observe, seeded
 
 
@@ -39,6 +38,7 @@ class Placed(NamedTuple):
 # ## The broken code
 # Token ids arrive from the data pipeline as `int64` on the CPU. We want them on `device` and as
 # `float32`, and call `.to` twice without keeping the result.
+
 
 # %%
 def broken(device):
@@ -74,6 +74,7 @@ if __name__ == "__main__":
 # Assign the result: `ids = ids.to(device, torch.float32)`. For a module the bare call is enough.
 # The code below leaves the module call unassigned on purpose, and the forward pass then
 # succeeds.
+
 
 # %%
 def fixed(device):
@@ -153,7 +154,11 @@ CASE = Case(
     # on a CPU the case shows it through the dtype. No release is known to change it.
     affects=(Affects(">=0.4", since="the 0.4.0 release notes, which introduced Tensor.to"),),
     devices=("cpu", "cuda"),
-    sources=(S1.at("Troubleshooting: a tensor cannot be moved to the GPU in place; model.to(device) is enough, a tensor needs t = t.to(device)"),),
+    sources=(
+        S1.at(
+            "Troubleshooting: a tensor cannot be moved to the GPU in place; model.to(device) is enough, a tensor needs t = t.to(device)"
+        ),
+    ),
     tags=("devices", "to", "inplace", "dtype"),
     references=(
         # "If self already has the correct dtype and device, self is returned. Otherwise, the

@@ -20,11 +20,11 @@ import math
 
 import torch
 from torch import nn
-
 from torch_pitfalls import observe, seeded
 
 # %% [markdown]
 # ## The broken code
+
 
 # %%
 def broken(device):
@@ -52,6 +52,7 @@ if __name__ == "__main__":
 # Call the underscore name. It fills the tensor in place with U(-a, a), where
 # a = gain * sqrt(6 / (fan_in + fan_out)); the check below draws the same numbers with
 # `uniform_` and that bound computed by hand.
+
 
 # %%
 def fixed(device):
@@ -137,11 +138,13 @@ CASE = Case(
             reason="the alias warns with no category, i.e. UserWarning (observed 1.13.1 to 2.3.1)",
             issue="https://github.com/pytorch/pytorch/pull/6093",
             since="PR #6093 (March 2018, released in 0.4.0) added the underscore names and made the "
-                  "old ones warning aliases",
+            "old ones warning aliases",
         ),
     ),
     devices=("cpu", "cuda"),
-    sources=(S1.at("the closing 'common operations': initialise the network with init.xavier_uniform(net1[0].weight)"),),
+    sources=(
+        S1.at("the closing 'common operations': initialise the network with init.xavier_uniform(net1[0].weight)"),
+    ),
     tags=("dtypes", "initialization", "deprecation"),
     references=(
         "https://github.com/pytorch/pytorch/pull/6093",  # underscore names added, old ones deprecated

@@ -16,12 +16,12 @@
 
 # %%
 import torch
-
 from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
 # Integer class labels, smoothed in place.
+
 
 # %%
 def broken(device):
@@ -53,6 +53,7 @@ if __name__ == "__main__":
 # ## The fix
 # Make the dtype change explicit before working in place, or work out of place:
 # `labels = labels.float()` then `*=`/`+=`, or `labels = labels * 0.9 + 0.05`.
+
 
 # %%
 def fixed(device):
@@ -121,9 +122,14 @@ CASE = Case(
     # Type promotion arrived in 1.3 (#22273), and with it the error for in-place ops whose
     # promoted result type does not fit the tensor. The matrix observes it from 1.13.1 on; no
     # later change known.
-    affects=(Affects(">=1.3", since="PR #22273 (merged September 2019), released in 1.3.0: its "
-                     "description says int_tensor *= float now raises; the v1.3.1 tracker #28919 "
-                     "names 1.3.0's type promotion"),),
+    affects=(
+        Affects(
+            ">=1.3",
+            since="PR #22273 (merged September 2019), released in 1.3.0: its "
+            "description says int_tensor *= float now raises; the v1.3.1 tracker #28919 "
+            "names 1.3.0's type promotion",
+        ),
+    ),
     devices=("cpu", "cuda"),
     sources=(
         S0.at("the complaint that the eight tensor types never convert automatically (torch 0.3)"),

@@ -19,7 +19,6 @@
 # %%
 import numpy as np
 import torch
-
 from torch_pitfalls import observe
 
 # %% [markdown]
@@ -27,6 +26,7 @@ from torch_pitfalls import observe
 # The post's conversion, then the cousin that is still live: a legacy constructor given one
 # integer. Only the *shape* of that second tensor is recorded: its values are whatever was in
 # memory, and no check may depend on them.
+
 
 # %%
 def broken(device):
@@ -61,6 +61,7 @@ if __name__ == "__main__":
 # `torch.tensor(mask, dtype=torch.float32)` (the post's own fix was `np.float32(labels)` first).
 # Use `torch.tensor(data)` for data and `torch.zeros(n)` / `torch.empty(n)` when you mean a
 # size, so the code says which one it is.
+
 
 # %%
 def fixed(device):

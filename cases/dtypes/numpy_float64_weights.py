@@ -20,12 +20,12 @@
 import numpy as np
 import torch
 from torch import nn
-
 from torch_pitfalls import observe, seeded
 
 # %% [markdown]
 # ## The broken code
 # The post's recipe, with a local NumPy generator instead of the global one.
+
 
 # %%
 def broken(device):
@@ -56,6 +56,7 @@ if __name__ == "__main__":
 # `layer.weight.copy_(...)` under `torch.no_grad()`: `copy_` converts to the parameter's dtype
 # and device and keeps the parameter object the optimizer already holds. (`torch.from_numpy(w)
 # .float()` also works, but `.data =` still bypasses every check.)
+
 
 # %%
 def fixed(device):

@@ -18,13 +18,13 @@
 # %%
 import torch
 from torch import nn
-
 from torch_pitfalls import observe, seeded
 
 # %% [markdown]
 # ## The broken code
 # Two BatchNorm layers stand for two checkpoints of one model; their values are set by hand so
 # the average is easy to check.
+
 
 # %%
 def two_checkpoints(device):
@@ -68,14 +68,12 @@ if __name__ == "__main__":
 # point tensors, and carry integer buffers over (a count of batches has no meaningful mean;
 # take one model's, or the maximum).
 
+
 # %%
 def fixed(device):
     a, b = two_checkpoints(device)
     sd_a, sd_b = a.state_dict(), b.state_dict()
-    avg = {
-        key: (sd_a[key] + sd_b[key]) / 2 if sd_a[key].is_floating_point() else sd_a[key].clone()
-        for key in sd_a
-    }
+    avg = {key: (sd_a[key] + sd_b[key]) / 2 if sd_a[key].is_floating_point() else sd_a[key].clone() for key in sd_a}
     with seeded(0):
         merged = nn.BatchNorm1d(2).to(device)
     merged.load_state_dict(avg)
@@ -149,11 +147,20 @@ CASE = Case(
     # The error needs type promotion's in-place check (1.3, #22273); num_batches_tracked exists
     # since 0.4.1. Before 1.3 the same loop silently truncated the counter instead. The matrix
     # observes it from 1.13.1 on.
-    affects=(Affects(">=1.3", since="PR #22273 (merged September 2019), released in 1.3.0: its "
-                     "description says int_tensor *= float now raises; the v1.3.1 tracker #28919 "
-                     "names 1.3.0's type promotion"),),
+    affects=(
+        Affects(
+            ">=1.3",
+            since="PR #22273 (merged September 2019), released in 1.3.0: its "
+            "description says int_tensor *= float now raises; the v1.3.1 tracker #28919 "
+            "names 1.3.0's type promotion",
+        ),
+    ),
     devices=("cpu", "cuda"),
-    sources=(S1.at("section 'Troubleshooting': result type Float can't be cast to the desired output type Long, from num_batches_tracked"),),
+    sources=(
+        S1.at(
+            "section 'Troubleshooting': result type Float can't be cast to the desired output type Long, from num_batches_tracked"
+        ),
+    ),
     tags=("dtypes", "state_dict", "batchnorm", "inplace", "checkpoint"),
     references=(
         "https://github.com/pytorch/pytorch/pull/22273",  # int_tensor *= float raises since 1.3

@@ -17,12 +17,12 @@
 # %%
 import numpy as np
 import torch
-
 from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
 # A non-leaf tensor (it requires grad) passed to `torch.tensor`.
+
 
 # %%
 def broken(device):
@@ -48,6 +48,7 @@ if __name__ == "__main__":
 #
 # ## The fix
 # Say what you mean: `scaled.detach().clone()`.
+
 
 # %%
 def fixed(device):
@@ -109,10 +110,13 @@ CASE = Case(
     symptom_line="torch.tensor(existing_tensor) warns to use detach().clone() on every call.",
     # The warning was added by #11815 (September 2018, first released in 1.0). Observed on
     # 2.13.0; its advice changed from clone().detach() to detach().clone(), its category never.
-    affects=(Affects(">=1.0", since="PR #11815 added the warning (September 2018, first released "
-                     "in 1.0.0)"),),
+    affects=(Affects(">=1.0", since="PR #11815 added the warning (September 2018, first released in 1.0.0)"),),
     devices=("cpu", "cuda"),
-    sources=(S1.at("section 'Troubleshooting': UserWarning: To copy construct from a tensor, ... (in save_for_backward code)"),),
+    sources=(
+        S1.at(
+            "section 'Troubleshooting': UserWarning: To copy construct from a tensor, ... (in save_for_backward code)"
+        ),
+    ),
     tags=("dtypes", "tensor_constructor", "copy", "autograd"),
     references=(
         "https://github.com/pytorch/pytorch/pull/11815",  # detach in constructors, adds the warning

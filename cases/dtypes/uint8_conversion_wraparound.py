@@ -17,12 +17,12 @@
 # %%
 import numpy as np
 import torch
-
 from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
 # Four pixels: black, mid-grey, a highlight slightly above 1 and a shadow slightly below 0.
+
 
 # %%
 def broken(device):
@@ -50,6 +50,7 @@ if __name__ == "__main__":
 # Clamp into the target range before converting, as the source's own snippet does:
 # `torch.clamp(x * 255, 0, 255).byte()` (round first with `.round()` if you want nearest
 # rather than truncated values).
+
 
 # %%
 def fixed(device):
@@ -116,7 +117,9 @@ CASE = Case(
     # release is known to saturate, so no bound is set.
     affects="*",
     devices=("cpu", "cuda"),
-    sources=(S1.at("section 'Troubleshooting', tensor to PIL.Image: torch.clamp(tensor * 255, min=0, max=255).byte()"),),
+    sources=(
+        S1.at("section 'Troubleshooting', tensor to PIL.Image: torch.clamp(tensor * 255, min=0, max=255).byte()"),
+    ),
     tags=("dtypes", "uint8", "image", "overflow", "clamp"),
     references=(
         "https://github.com/pytorch/pytorch/pull/7644",  # negative float -> uint8 made defined (via int)

@@ -19,7 +19,6 @@
 import torch
 from torch import nn
 from torch.autograd import gradcheck
-
 from torch_pitfalls import observe, seeded
 
 try:
@@ -33,6 +32,7 @@ except ImportError:  # before the 2021 refactor (pytorch/pytorch#55656): a plain
 # with gradcheck's default settings. The module comes from `seeded(0)`, the input from a local
 # generator: the same numbers on every run. (The failure does not depend on them: it showed on
 # each of 200 seeds tried while writing this case.)
+
 
 # %%
 def layer_and_input(device, dtype):
@@ -52,6 +52,7 @@ def broken(device):
 # The near miss is such a real bug: a sigmoid whose hand-written backward is 0.5% too large,
 # checked the right way, in float64. gradcheck raises the same `GradcheckError` about the
 # Jacobian, and this time it is right; no precision warning comes with it.
+
 
 # %%
 class SlightlyWrongSigmoid(torch.autograd.Function):
@@ -111,6 +112,7 @@ if __name__ == "__main__":
 # needs looser ones, find out why. Independently of gradcheck, the analytical gradient is also
 # compared with the derivative written out by hand: for `s = sigmoid(x W^T + b)`,
 # `d(sum s)/dx = (s * (1 - s)) W`.
+
 
 # %%
 def fixed(device):
@@ -189,12 +191,19 @@ CASE = Case(
     # 0.4.1 carries it was not checked). Since #55656 (2021) the exception is GradcheckError, a
     # RuntimeError subclass. No release is known to have changed the behaviour.
     affects=(
-        Affects(">=1.0", since="the warning came with pytorch/pytorch#8663 (June 2018); 1.0.0 (December "
-                "2018) is the first release certainly after it; the mismatch itself is reported on 0.3.1 (#5351)"),
+        Affects(
+            ">=1.0",
+            since="the warning came with pytorch/pytorch#8663 (June 2018); 1.0.0 (December "
+            "2018) is the first release certainly after it; the mismatch itself is reported on 0.3.1 (#5351)",
+        ),
     ),
     devices=("cpu", "cuda"),
-    sources=(S4.at("the whole post: float32 inputs, eps/atol as a non-fix, the nn.Linear example, "
-                   "the sigmoid eps=1e-3 vs 1e-4 experiment"),),
+    sources=(
+        S4.at(
+            "the whole post: float32 inputs, eps/atol as a non-fix, the nn.Linear example, "
+            "the sigmoid eps=1e-3 vs 1e-4 experiment"
+        ),
+    ),
     tags=("numerics", "autograd", "gradcheck", "float32", "float64"),
     references=(
         "https://docs.pytorch.org/docs/stable/generated/torch.autograd.gradcheck.gradcheck.html",

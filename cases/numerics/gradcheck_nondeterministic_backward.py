@@ -23,7 +23,6 @@ import math
 
 import torch
 from torch.autograd import gradcheck
-
 from torch_pitfalls import observe
 
 try:
@@ -65,6 +64,7 @@ def layer_and_input(device):
 # %% [markdown]
 # ## The broken code
 # The check as one writes it first: float64 input, gradcheck's default settings.
+
 
 # %%
 def broken(device):
@@ -111,6 +111,7 @@ if __name__ == "__main__":
 # is a deterministic backward (accumulate in a fixed order, or
 # `torch.use_deterministic_algorithms(True)` for PyTorch's own ops); then the default `0.0`
 # passes, as the demo after the fix shows.
+
 
 # %%
 def spread_of_backward(layer, x, runs=20):
@@ -229,15 +230,19 @@ CASE = Case(
     # RuntimeError subclass (a RuntimeError before); the symptom matches that type and the key words.
     affects="*",
     devices=("cpu", "cuda"),
-    sources=(S4.at("the paragraph on raising atol: 'Backward is not reentrant' now and then; "
-                   "raise_exception=False offered to silence gradcheck"),),
+    sources=(
+        S4.at(
+            "the paragraph on raising atol: 'Backward is not reentrant' now and then; "
+            "raise_exception=False offered to silence gradcheck"
+        ),
+    ),
     tags=("numerics", "autograd", "gradcheck", "nondeterminism", "nondet_tol"),
     references=(
         "https://docs.pytorch.org/docs/stable/generated/torch.autograd.gradcheck.gradcheck.html",
-        "https://github.com/pytorch/pytorch/issues/2710",   # the exact-equality check, 2017
-        "https://github.com/pytorch/pytorch/pull/20980",    # nondet_tol: "by using atomicAdd mostly"
-        "https://github.com/CharlesShang/DCNv2/issues/8",   # the error from a CUDA op, loosened tolerances
-        "https://github.com/pytorch/pytorch/pull/55656",    # failures raise GradcheckError
+        "https://github.com/pytorch/pytorch/issues/2710",  # the exact-equality check, 2017
+        "https://github.com/pytorch/pytorch/pull/20980",  # nondet_tol: "by using atomicAdd mostly"
+        "https://github.com/CharlesShang/DCNv2/issues/8",  # the error from a CUDA op, loosened tolerances
+        "https://github.com/pytorch/pytorch/pull/55656",  # failures raise GradcheckError
         "https://docs.pytorch.org/docs/stable/generated/torch.use_deterministic_algorithms.html",
     ),
 )

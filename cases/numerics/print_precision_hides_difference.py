@@ -17,13 +17,13 @@
 
 # %%
 import torch
-
 from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
 # Two results that differ by 3e-5 in one element are compared by their printed form, which
 # is what a reader does when looking at two `print` lines.
+
 
 # %%
 def broken(device):
@@ -57,6 +57,7 @@ if __name__ == "__main__":
 # `torch.set_printoptions(precision=8)` and put the old value back afterwards (print options
 # are global to the process; torch has no public getter, so the old value is read from
 # `torch._tensor_str.PRINT_OPTS`).
+
 
 # %%
 def fixed(device):
@@ -136,7 +137,9 @@ CASE = Case(
     # 1.10 docs and today's; no release is known to have changed it, so no bound is set.
     affects="*",
     devices=("cpu", "cuda"),
-    sources=(S1.at("section 'Troubleshooting': the default print precision is 4 digits, set_printoptions(precision=8)"),),
+    sources=(
+        S1.at("section 'Troubleshooting': the default print precision is 4 digits, set_printoptions(precision=8)"),
+    ),
     tags=("numerics", "printing", "set_printoptions", "comparison"),
     references=(
         "https://docs.pytorch.org/docs/stable/generated/torch.set_printoptions.html",

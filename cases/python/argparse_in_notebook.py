@@ -28,8 +28,11 @@ from torch_pitfalls import observe, run_python
 # JSON what got out.
 
 # %%
-KERNEL_ARGV = ["/usr/lib/python3/site-packages/ipykernel_launcher.py",
-               "-f", "/home/user/.local/share/jupyter/runtime/kernel-1234.json"]
+KERNEL_ARGV = [
+    "/usr/lib/python3/site-packages/ipykernel_launcher.py",
+    "-f",
+    "/home/user/.local/share/jupyter/runtime/kernel-1234.json",
+]
 
 SESSION = """
 import argparse, json, sys
@@ -84,6 +87,7 @@ if __name__ == "__main__":
 # returns the defaults. (The source notes the price: `--help` and real command-line values are
 # ignored then; `parse_known_args()` is the alternative that keeps them and returns the rest.)
 
+
 # %%
 def fixed(device):
     seen = _in_kernel("parse_args(args=[])")
@@ -124,15 +128,17 @@ def symptom(run):
     if run.error is not None:
         return False
     seen = run.value
-    return (seen.get("error") == "SystemExit" and seen.get("code") == 2
-            and seen.get("is_exception") is False
-            and seen.get("caught_by_except_exception") is False
-            and "unrecognized arguments: -f" in seen.get("stderr", ""))
+    return (
+        seen.get("error") == "SystemExit"
+        and seen.get("code") == 2
+        and seen.get("is_exception") is False
+        and seen.get("caught_by_except_exception") is False
+        and "unrecognized arguments: -f" in seen.get("stderr", "")
+    )
 
 
 def near_miss(device):
-    return _in_kernel("parse_args()", argv=["train.py"],
-                      more_arguments='parser.add_argument("--data", required=True)')
+    return _in_kernel("parse_args()", argv=["train.py"], more_arguments='parser.add_argument("--data", required=True)')
 
 
 def check(run, device):
@@ -152,8 +158,7 @@ CASE = Case(
     affects=(Affects(reason="argparse reading the kernel's argv; the same with every torch"),),
     devices=("cpu",),
     device_independent=True,  # the variants never use their device
-    sources=(S1.at("troubleshooting list: Jupyter and argparse do not match; "
-                   "use parser.parse_args(args=[])"),),
+    sources=(S1.at("troubleshooting list: Jupyter and argparse do not match; use parser.parse_args(args=[])"),),
     tags=("python", "argparse", "notebook"),
     references=(
         "https://github.com/pytorch/examples/issues/369",  # the MNIST example in a notebook

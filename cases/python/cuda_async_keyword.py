@@ -16,7 +16,6 @@
 
 # %%
 import torch
-
 from torch_pitfalls import observe
 
 # %% [markdown]
@@ -96,7 +95,7 @@ def symptom(run):
     err = run.error
     if not isinstance(err, SyntaxError) or err.text is None or err.offset is None:
         return False
-    return err.text[err.offset - 1:].startswith("async")
+    return err.text[err.offset - 1 :].startswith("async")
 
 
 def near_miss(device):

@@ -21,7 +21,6 @@ import tempfile
 from pathlib import Path
 
 import torch
-
 from torch_pitfalls import observe, run_python
 
 # %% [markdown]
@@ -85,6 +84,7 @@ if __name__ == "__main__":
 # ## The fix
 # Rename the local file to something no package uses (`torch_playground.py`) and start again.
 
+
 # %%
 def fixed(device):
     return _probe_in_folder_with("torch_playground.py", device)
@@ -124,8 +124,9 @@ def symptom(run):
     if run.error is not None:
         return False
     seen = run.value
-    return (seen["error"] == "ModuleNotFoundError" and seen["missing"] == "torch.nn"
-            and seen["torch_file"] == "./torch.py")
+    return (
+        seen["error"] == "ModuleNotFoundError" and seen["missing"] == "torch.nn" and seen["torch_file"] == "./torch.py"
+    )
 
 
 def near_miss(device):
@@ -149,8 +150,12 @@ CASE = Case(
     # Python's import order, not torch's code: it shows with every torch version.
     affects=(Affects(reason="Python's module search order; the same with every torch"),),
     devices=("cpu", "cuda"),
-    sources=(S1.at("troubleshooting list: an unexplained 'No module named XXX' can be a file "
-                   "named like a library module, e.g. pdb.py"),),
+    sources=(
+        S1.at(
+            "troubleshooting list: an unexplained 'No module named XXX' can be a file "
+            "named like a library module, e.g. pdb.py"
+        ),
+    ),
     tags=("python", "imports"),
     references=(
         "https://github.com/python/cpython/issues/67997",  # ask: warn when a module shadows stdlib

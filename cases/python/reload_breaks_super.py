@@ -95,6 +95,7 @@ if __name__ == "__main__":
 # `__class__` cell), not from the global name, so the old model's methods keep working after a
 # reload. Re-creating the model after the reload works as well.
 
+
 # %%
 def fixed(device):
     return _session(MODULE.format(how=""))
@@ -131,8 +132,11 @@ def symptom(run):
     if run.error is not None:
         return False
     seen = run.value
-    return (seen.get("error") == "TypeError" and "super(type, obj)" in seen.get("message", "")
-            and seen.get("same_class") is False)
+    return (
+        seen.get("error") == "TypeError"
+        and "super(type, obj)" in seen.get("message", "")
+        and seen.get("same_class") is False
+    )
 
 
 COPY_PASTED = """
@@ -179,8 +183,11 @@ CASE = Case(
     affects=(Affects(reason="Python's reload semantics; the same with every torch"),),
     devices=("cpu",),
     device_independent=True,  # the variants never use their device
-    sources=(S1.at("troubleshooting list: 'super(type, obj): obj must be an instance' can come "
-                   "from IPython reloading a module"),),
+    sources=(
+        S1.at(
+            "troubleshooting list: 'super(type, obj): obj must be an instance' can come from IPython reloading a module"
+        ),
+    ),
     tags=("python", "reload", "notebook"),
     references=(
         "https://github.com/ipython/ipython/issues/8807",  # autoreload: the same TypeError

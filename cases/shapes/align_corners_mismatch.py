@@ -20,7 +20,6 @@
 import numpy as np
 import torch
 import torch.nn.functional as F
-
 from torch_pitfalls import observe
 
 # %% [markdown]
@@ -28,15 +27,16 @@ from torch_pitfalls import observe
 # One row of two feature values, 0 and 3, upsampled to four pixels: once as in training,
 # once as in deployment.
 
+
 # %%
 def _feature(device):
-    return torch.tensor([[[[0.0, 3.0]]]], device=device)         # N, C, H, W = 1, 1, 1, 2
+    return torch.tensor([[[[0.0, 3.0]]]], device=device)  # N, C, H, W = 1, 1, 1, 2
 
 
 def broken(device):
     feat = _feature(device)
     train = F.interpolate(feat, size=(1, 4), mode="bilinear", align_corners=True)
-    infer = F.interpolate(feat, size=(1, 4), mode="bilinear")    # default: align_corners=False
+    infer = F.interpolate(feat, size=(1, 4), mode="bilinear")  # default: align_corners=False
     return train.flatten(), infer.flatten()
 
 
@@ -110,12 +110,11 @@ if __name__ == "__main__":
 from torch_pitfalls import Affects, Case
 from torch_pitfalls.sources import S3
 
-
 # The two conventions, written out by hand from the formulas in "Why" below.
-CORNERS = [0.0, 1.0, 2.0, 3.0]         # align_corners=True: positions i·(in-1)/(out-1)
+CORNERS = [0.0, 1.0, 2.0, 3.0]  # align_corners=True: positions i·(in-1)/(out-1)
 
 
-HALF_PIXEL = [0.0, 0.75, 2.25, 3.0]    # align_corners=False: positions (i+0.5)·in/out - 0.5
+HALF_PIXEL = [0.0, 0.75, 2.25, 3.0]  # align_corners=False: positions (i+0.5)·in/out - 0.5
 
 
 def symptom(run):
@@ -130,7 +129,7 @@ def symptom(run):
 def near_miss(device):
     feat = _feature(device)
     train = F.interpolate(feat, size=(1, 4), mode="bilinear", align_corners=True)
-    infer = F.interpolate(feat, size=(1, 4))                     # mode="nearest"
+    infer = F.interpolate(feat, size=(1, 4))  # mode="nearest"
     return train.flatten(), infer.flatten()
 
 
@@ -139,7 +138,7 @@ def check(run, device):
     (np.interp, not torch), and they agree exactly."""
     train, infer = run.value
     positions = (np.arange(4) + 0.5) * 2 / 4 - 0.5
-    reference = np.interp(positions, [0.0, 1.0], [0.0, 3.0])      # clamps outside [0, 1]
+    reference = np.interp(positions, [0.0, 1.0], [0.0, 3.0])  # clamps outside [0, 1]
     expected = torch.tensor(reference, dtype=torch.float32, device=device)
     torch.testing.assert_close(train, expected)
     torch.testing.assert_close(infer, train, rtol=0, atol=0)
@@ -154,8 +153,13 @@ CASE = Case(
     # align_corners exists since 0.4.0 (which also changed the default from the old
     # corner-aligned behaviour to False); F.interpolate, used here, since 0.4.1. From 1.13.1 on
     # the matrix observes it (2.13.0 no longer warns when the option is left unset).
-    affects=(Affects(">=0.4.1", since="F.interpolate first shipped in 0.4.1 (0.4.0 had added align_corners "
-                     "to F.upsample and made False the default)"),),
+    affects=(
+        Affects(
+            ">=0.4.1",
+            since="F.interpolate first shipped in 0.4.1 (0.4.0 had added align_corners "
+            "to F.upsample and made False the default)",
+        ),
+    ),
     devices=("cpu", "cuda"),
     sources=(S3.at("section 2.1 (upsampling): tf.image.resize / resize_bilinear in the FPN"),),
     tags=("shapes", "interpolate", "align_corners", "upsampling", "tensorflow"),

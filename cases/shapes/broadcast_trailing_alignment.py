@@ -20,7 +20,6 @@
 import re
 
 import torch
-
 from torch_pitfalls import observe
 
 # %% [markdown]
@@ -49,7 +48,7 @@ def _centre(x, mean):
 
 
 def broken(device):
-    mean = torch.tensor(MEANS, device=device)                               # [3]
+    mean = torch.tensor(MEANS, device=device)  # [3]
     return {
         "C == W": _centre(_per_channel_constant_batch(device, w=3), mean),  # [2, 3, 4, 3]
         "C != W": _centre(_per_channel_constant_batch(device, w=5), mean),  # [2, 3, 4, 5]
@@ -74,6 +73,7 @@ if __name__ == "__main__":
 # Give the vector the trailing singleton dimensions that put it on the channel axis:
 # `mean.reshape(1, -1, 1, 1)` or `mean[:, None, None]` (shape `[C, 1, 1]`, which then lines
 # up as `[1, C, 1, 1]`). Both are views: no copy, and no `permute` of the big tensor is needed.
+
 
 # %%
 def fixed(device):
@@ -115,8 +115,11 @@ from torch_pitfalls.sources import S1
 def _aligned_with_width(value):
     """Pixel (n, c, h, w) is means[c] - means[w], computed in Python: the vector ran along W."""
     expected = [[MEANS[c] - MEANS[w] for w in range(3)] for c in range(3)]
-    return (isinstance(value, torch.Tensor) and tuple(value.shape) == (2, 3, 4, 3)
-            and torch.equal(value.cpu(), torch.tensor(expected)[None, :, None, :].expand(2, 3, 4, 3)))
+    return (
+        isinstance(value, torch.Tensor)
+        and tuple(value.shape) == (2, 3, 4, 3)
+        and torch.equal(value.cpu(), torch.tensor(expected)[None, :, None, :].expand(2, 3, 4, 3))
+    )
 
 
 def symptom(run):
@@ -125,9 +128,11 @@ def symptom(run):
     if run.error is not None or not isinstance(run.value, dict):
         return False
     clash = run.value.get("C != W")
-    return (_aligned_with_width(run.value.get("C == W"))
-            and isinstance(clash, RuntimeError)
-            and re.search(r"\(5\).*\(3\).*dimension 3", str(clash)) is not None)
+    return (
+        _aligned_with_width(run.value.get("C == W"))
+        and isinstance(clash, RuntimeError)
+        and re.search(r"\(5\).*\(3\).*dimension 3", str(clash)) is not None
+    )
 
 
 def near_miss(device):

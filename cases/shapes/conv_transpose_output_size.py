@@ -19,13 +19,13 @@
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-
 from torch_pitfalls import observe, seeded
 
 # %% [markdown]
 # ## The broken code
 # One channel, kernel 3, stride 2, padding 1: the usual "halve the size" convolution and its
 # transposed twin.
+
 
 # %%
 def _down_up(device):
@@ -39,7 +39,7 @@ def broken(device):
     down, up = _down_up(device)
     x = torch.ones(1, 1, 10, 10, device=device)
     with torch.no_grad():
-        return up(down(x))                   # 10 -> 5 -> 9
+        return up(down(x))  # 10 -> 5 -> 9
 
 
 # %%
@@ -65,6 +65,7 @@ if __name__ == "__main__":
 # whose size is even. The result can be checked against the definition of the layer: a
 # transposed convolution is the gradient of the matching convolution with respect to its input,
 # and the gradient with respect to a 10×10 input is, by construction, 10×10.
+
 
 # %%
 def fixed(device):
@@ -142,7 +143,5 @@ CASE = Case(
     devices=("cpu", "cuda"),
     sources=(S3.at("section 2.1 (upsampling): feature maps of size 2, 3, 5, 10 and tf.nn.conv2d_transpose"),),
     tags=("shapes", "conv_transpose", "upsampling", "tensorflow"),
-    references=(
-        "https://pytorch.org/docs/stable/generated/torch.nn.ConvTranspose2d.html",
-    ),
+    references=("https://pytorch.org/docs/stable/generated/torch.nn.ConvTranspose2d.html",),
 )

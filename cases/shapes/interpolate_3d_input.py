@@ -22,7 +22,6 @@ import re
 
 import torch
 import torch.nn.functional as F
-
 from torch_pitfalls import observe
 
 # %% [markdown]
@@ -31,6 +30,7 @@ from torch_pitfalls import observe
 # in both spellings: one number (`size=12`) and two (`size=(8, 12)`). The values are there so
 # the silent form can be checked by value. The run keeps what each call gave: a tensor, or the
 # error.
+
 
 # %%
 def _image(device):
@@ -48,8 +48,8 @@ def _resize(image, **kwargs):
 def broken(device):
     image = _image(device)
     return {
-        "size=12": _resize(image, size=12),              # meant: the image at 12×12
-        "size=(8, 12)": _resize(image, size=(8, 12)),    # meant: H 4 -> 8 and W 6 -> 12
+        "size=12": _resize(image, size=12),  # meant: the image at 12×12
+        "size=(8, 12)": _resize(image, size=(8, 12)),  # meant: H 4 -> 8 and W 6 -> 12
     }
 
 
@@ -83,6 +83,7 @@ if __name__ == "__main__":
 # spatial axes, so `size=(8, 12)` means height and width, and `size=12` means 12 for both.
 # For a batch of images, pass the `N×C×H×W` batch as it is. (torchvision's `resize` accepts
 # `C×H×W` directly and adds the batch axis itself.)
+
 
 # %%
 def fixed(device):
@@ -144,17 +145,22 @@ def symptom(run):
     if run.error is not None or not isinstance(run.value, dict):
         return False
     wide, error = run.value.get("size=12"), run.value.get("size=(8, 12)")
-    width_only = (isinstance(wide, torch.Tensor) and tuple(wide.shape) == (3, 4, 12)
-                  and torch.equal(wide.cpu(), _image("cpu").repeat_interleave(2, dim=-1)))
-    refused = (isinstance(error, ValueError)
-               and re.search(r"spatial dimensions|size shape must match input shape", str(error), re.I) is not None)
+    width_only = (
+        isinstance(wide, torch.Tensor)
+        and tuple(wide.shape) == (3, 4, 12)
+        and torch.equal(wide.cpu(), _image("cpu").repeat_interleave(2, dim=-1))
+    )
+    refused = (
+        isinstance(error, ValueError)
+        and re.search(r"spatial dimensions|size shape must match input shape", str(error), re.I) is not None
+    )
     return width_only and refused
 
 
 def near_miss(device):
-    hwc = _image(device).permute(1, 2, 0)                                      # 4×6×3
+    hwc = _image(device).permute(1, 2, 0)  # 4×6×3
     return {
-        "size=12": _resize(hwc.unsqueeze(0), size=12).squeeze(0),               # 4×12×12
+        "size=12": _resize(hwc.unsqueeze(0), size=12).squeeze(0),  # 4×12×12
         "size=(8, 12)": _resize(_image(device).unsqueeze(0), size=(8, 12), scale_factor=2),
     }
 
@@ -183,8 +189,13 @@ CASE = Case(
     # comes from"). No release has changed the N×C×spatial reading of the input. Both forms show
     # on every release and device in the range, so one predicate checks both (Affects.form is for
     # forms that differ between releases or devices).
-    affects=(Affects(">=1.6", since="the tuple-size length check is in the 1.6-era F.interpolate code "
-                     "(it carries the 1.6.0 recompute_scale_factor warning); 1.4-era copies lack it"),),
+    affects=(
+        Affects(
+            ">=1.6",
+            since="the tuple-size length check is in the 1.6-era F.interpolate code "
+            "(it carries the 1.6.0 recompute_scale_factor warning); 1.4-era copies lack it",
+        ),
+    ),
     devices=("cpu", "cuda"),
     sources=(S2.at("section 'F.interpolate的问题' (the problem with F.interpolate)"),),
     tags=("shapes", "interpolate", "batch_dim", "image"),

@@ -18,7 +18,6 @@
 # %%
 import torch
 import torch.nn.functional as F
-
 from torch_pitfalls import observe
 
 # %% [markdown]
@@ -27,6 +26,7 @@ from torch_pitfalls import observe
 # whole tensor: what `tf.nn.l2_normalize(x)` computes with its default `axis=None` (up to its
 # epsilon), and what `x / x.norm()` computes in PyTorch. The first sample is normalised twice:
 # inside the batch, and alone.
+
 
 # %%
 def feature_maps(device):
@@ -70,6 +70,7 @@ if __name__ == "__main__":
 # `F.normalize(x, dim=1)`: each position's channel vector is divided by its own L2 norm. The
 # result is checked against the norm written out by hand, `sqrt(sum over C of x²)`, the vectors
 # have length 1, and the sample normalised alone equals the sample normalised in its batch.
+
 
 # %%
 def fixed(device):
@@ -117,9 +118,11 @@ def symptom(run):
         return False
     in_batch, alone = run.value
     scale = in_batch.norm()  # the common factor: ||sample|| / ||batch||
-    return (torch.allclose(alone.norm(), torch.tensor(1.0, device=alone.device))
-            and bool(scale < 0.99)
-            and torch.allclose(in_batch, alone * scale))
+    return (
+        torch.allclose(alone.norm(), torch.tensor(1.0, device=alone.device))
+        and bool(scale < 0.99)
+        and torch.allclose(in_batch, alone * scale)
+    )
 
 
 def near_miss(device):
@@ -155,8 +158,7 @@ CASE = Case(
     # observes it from 1.13.1 on.
     affects="*",
     devices=("cpu", "cuda"),
-    sources=(S3.at("section 2.3.2 'l2_normalize': tf.nn.l2_normalize(feature) "
-                   "with the default axis=None"),),
+    sources=(S3.at("section 2.3.2 'l2_normalize': tf.nn.l2_normalize(feature) with the default axis=None"),),
     tags=("shapes", "normalize", "batch_dependence", "tensorflow_port"),
     references=(
         "https://docs.pytorch.org/docs/stable/generated/torch.nn.functional.normalize.html",

@@ -17,12 +17,12 @@
 # %%
 import numpy as np
 import torch
-
 from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
 # Six values, reversed the NumPy way.
+
 
 # %%
 def broken(device):
@@ -49,6 +49,7 @@ if __name__ == "__main__":
 # -1 needs one more slice, and the order matters: NumPy's `a[::-2]` starts from the *last*
 # element, which is `x.flip(0)[::2]`; `x[::2].flip(0)` starts from the last *even* index and
 # differs whenever the length is even.
+
 
 # %%
 def fixed(device):

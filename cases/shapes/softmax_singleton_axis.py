@@ -17,7 +17,6 @@
 # %%
 import torch
 import torch.nn.functional as F
-
 from torch_pitfalls import observe
 
 # %% [markdown]
@@ -26,6 +25,7 @@ from torch_pitfalls import observe
 # down to one channel of logits (N×1×H×W), then the softmax over the channel axis: `dim=1` is
 # where TensorFlow's `tf.nn.softmax(conv)` (default `axis=-1`, the channels of an N×H×W×C
 # tensor) lands when the code is ported. Every tensor comes from a local generator.
+
 
 # %%
 def attention_logits(device):
@@ -75,6 +75,7 @@ if __name__ == "__main__":
 # spatial dims, take the softmax over them, and put the shape back, as the source post did with
 # a reshape. Each map now sums to 1 over its positions. The result is checked against
 # `exp(x) / sum exp(x)` over H and W written out by hand, and the convolution gets a gradient.
+
 
 # %%
 def spatial_softmax(logits):
@@ -164,11 +165,17 @@ CASE = Case(
     # Arithmetic, not an API behaviour: a softmax over one element is exp(x)/exp(x) = 1 and its
     # derivative is 0. From 1.13.1 on the matrix observes it; the broken code passes `dim`, which
     # F.softmax takes (and warns without) since 0.3. No release is known to have changed either.
-    affects=(Affects(">=0.3", since="F.softmax takes dim from 0.3.0 on (downstream projects met its "
-                     "implicit-dim warning on 0.3.0, e.g. OpenNMT/OpenNMT-py#487)"),),
+    affects=(
+        Affects(
+            ">=0.3",
+            since="F.softmax takes dim from 0.3.0 on (downstream projects met its "
+            "implicit-dim warning on 0.3.0, e.g. OpenNMT/OpenNMT-py#487)",
+        ),
+    ),
     devices=("cpu", "cuda"),
-    sources=(S3.at("section 2.3.1 'softmax': spatial_attention applies tf.nn.softmax "
-                   "after reducing the channels to 1"),),
+    sources=(
+        S3.at("section 2.3.1 'softmax': spatial_attention applies tf.nn.softmax after reducing the channels to 1"),
+    ),
     tags=("shapes", "softmax", "attention", "tensorflow_port"),
     references=(
         "https://docs.pytorch.org/docs/stable/generated/torch.nn.functional.softmax.html",

@@ -17,7 +17,6 @@
 
 # %%
 import torch
-
 from torch_pitfalls import observe
 
 # %% [markdown]
@@ -25,16 +24,17 @@ from torch_pitfalls import observe
 # Three mini-batches of 2 samples × 4 features. Sample `s` of the dataset (0…5) has every
 # feature equal to `s`, so the true per-feature mean is 2.5.
 
+
 # %%
 def _embedding_batches(device, n_batches=3, batch=2, dim=4):
     sample_ids = torch.arange(n_batches * batch, dtype=torch.float32, device=device)
-    return [sample_ids[b * batch:(b + 1) * batch, None].expand(batch, dim) for b in range(n_batches)]
+    return [sample_ids[b * batch : (b + 1) * batch, None].expand(batch, dim) for b in range(n_batches)]
 
 
 def broken(device):
-    outs = _embedding_batches(device)          # three tensors of shape [2, 4]
-    everything = torch.stack(outs)             # [3, 2, 4]: a new leading axis
-    return everything.mean(dim=0)              # "per-feature mean over the dataset"
+    outs = _embedding_batches(device)  # three tensors of shape [2, 4]
+    everything = torch.stack(outs)  # [3, 2, 4]: a new leading axis
+    return everything.mean(dim=0)  # "per-feature mean over the dataset"
 
 
 # %%
@@ -59,11 +59,12 @@ if __name__ == "__main__":
 # Join samples that already carry a batch axis with `torch.cat(..., dim=0)`; use `torch.stack`
 # only to create the batch axis from single samples.
 
+
 # %%
 def fixed(device):
     outs = _embedding_batches(device)
-    everything = torch.cat(outs, dim=0)        # [6, 4]: six samples
-    return everything.mean(dim=0)              # [4]
+    everything = torch.cat(outs, dim=0)  # [6, 4]: six samples
+    return everything.mean(dim=0)  # [4]
 
 
 # %%

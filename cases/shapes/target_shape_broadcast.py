@@ -22,7 +22,6 @@ import math
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-
 from torch_pitfalls import observe
 
 # %% [markdown]
@@ -31,15 +30,15 @@ from torch_pitfalls import observe
 # twice, written by hand and with `nn.MSELoss`.
 
 # %%
-PRED = [1.0, 2.0, 3.0, 4.0]    # a perfect model: every prediction equals its target
+PRED = [1.0, 2.0, 3.0, 4.0]  # a perfect model: every prediction equals its target
 TARGET = [1.0, 2.0, 3.0, 4.0]
 
 
 def broken(device):
-    target = torch.tensor(TARGET, device=device)            # (N,)
-    pred = torch.tensor(PRED, device=device)[:, None]       # (N, 1), as nn.Linear(..., 1) gives
+    target = torch.tensor(TARGET, device=device)  # (N,)
+    pred = torch.tensor(PRED, device=device)[:, None]  # (N, 1), as nn.Linear(..., 1) gives
     return {
-        "by hand": ((pred - target) ** 2).mean(),            # a hand-written MSE
+        "by hand": ((pred - target) ** 2).mean(),  # a hand-written MSE
         "nn.MSELoss": nn.MSELoss()(pred, target),
     }
 
@@ -65,6 +64,7 @@ if __name__ == "__main__":
 # Make the shapes equal before combining them: `pred.squeeze(1)` (or `target.unsqueeze(1)`, or
 # `target.view_as(pred)`). An assertion such as `assert pred.shape == target.shape` at the top
 # of a loss function catches the next one.
+
 
 # %%
 def fixed(device):
@@ -117,7 +117,6 @@ if __name__ == "__main__":
 from torch_pitfalls import Affects, Case
 from torch_pitfalls.sources import S1
 
-
 # Worked out in plain Python: the mean over all N×N (prediction, target) pairs is 40/16 = 2.5,
 # the mean over the N matching pairs is 0.
 ALL_PAIRS = sum((p - t) ** 2 for p in PRED for t in TARGET) / (len(PRED) * len(TARGET))
@@ -132,8 +131,7 @@ def symptom(run):
     if run.error is not None or not isinstance(run.value, dict):
         return False
     losses = [run.value.get(key) for key in ("by hand", "nn.MSELoss")]
-    if not all(isinstance(v, torch.Tensor) and v.numel() == 1 and math.isclose(v.item(), ALL_PAIRS)
-               for v in losses):
+    if not all(isinstance(v, torch.Tensor) and v.numel() == 1 and math.isclose(v.item(), ALL_PAIRS) for v in losses):
         return False
     warned = run.warned(UserWarning, r"target size .* different to the input size")
     return "warning" if warned else "silent"
@@ -170,7 +168,7 @@ CASE = Case(
             ">=1.1",
             form="warning",
             since="pytorch/pytorch#18349 added the size warning to F.mse_loss in March 2019; 1.1.0 (April "
-                  "2019) is the first release after it (inferred from the dates)",
+            "2019) is the first release after it (inferred from the dates)",
             reason="both losses average all N×N pairs; nn.MSELoss warns about the target size",
             issue="https://github.com/pytorch/pytorch/pull/18349",
         ),
@@ -178,7 +176,7 @@ CASE = Case(
             ">=1.0,<1.1",
             form="silent",
             since="reported without any warning on 1.0.0 (pytorch/pytorch#16045, #16413) and 1.0.1 (#19699); "
-                  "on 0.4 the library loss still refused the shapes (#16045, #12129)",
+            "on 0.4 the library loss still refused the shapes (#16045, #12129)",
             reason="both losses average all N×N pairs, and nothing warns",
             issue="https://github.com/pytorch/pytorch/issues/16045",
         ),

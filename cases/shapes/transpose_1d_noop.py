@@ -18,16 +18,16 @@
 
 # %%
 import torch
-
 from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
 
+
 # %%
 def broken(device):
     w = torch.tensor([1.0, 2.0, 3.0], device=device)
-    return w.T * w        # meant: column times row, a 3x3 outer product
+    return w.T * w  # meant: column times row, a 3x3 outer product
 
 
 # %%
@@ -52,6 +52,7 @@ if __name__ == "__main__":
 # Add the dimension explicitly: `w[:, None]` (or `w.unsqueeze(1)`) is the `(3, 1)` column, and
 # broadcasting it against the `(3,)` row gives the outer product. `torch.outer(w, w)` says the
 # same thing in one call.
+
 
 # %%
 def fixed(device):
@@ -125,7 +126,7 @@ CASE = Case(
         Affects(
             versions=">=1.11",
             since="the 1.11.0 release notes: 'Deprecated x.T on tensors of dimension other than 0 or 2' "
-                  "(pytorch/pytorch#64180)",
+            "(pytorch/pytorch#64180)",
             form="warning",
             reason="x.T on a 1-D tensor returns it unchanged and warns (once per process): deprecated",
             issue="https://github.com/pytorch/pytorch/pull/64180",
@@ -136,7 +137,7 @@ CASE = Case(
         Affects(
             versions=">=1.2,<1.11",
             since="Tensor.T was added by pytorch/pytorch#20598 (May 2019); 1.2.0 (August 2019) is the "
-                  "first release after it (inferred from the dates)",
+            "first release after it (inferred from the dates)",
             form="silent",
             reason="x.T on a 1-D tensor returned it unchanged, without a warning",
             issue="https://github.com/pytorch/pytorch/pull/20598",

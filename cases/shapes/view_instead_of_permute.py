@@ -16,7 +16,6 @@
 
 # %%
 import torch
-
 from torch_pitfalls import observe
 
 # %% [markdown]
@@ -30,11 +29,11 @@ H, W, C = 2, 3, 3
 
 def _hwc_image(device):
     pixels = [[[100.0 * c + 10 * h + w for c in range(C)] for w in range(W)] for h in range(H)]
-    return torch.tensor(pixels, device=device)          # [H, W, C]
+    return torch.tensor(pixels, device=device)  # [H, W, C]
 
 
 def broken(device):
-    return _hwc_image(device).view(C, H, W)               # right shape, wrong pixels
+    return _hwc_image(device).view(C, H, W)  # right shape, wrong pixels
 
 
 # %%
@@ -54,9 +53,10 @@ if __name__ == "__main__":
 #
 # ## The fix
 
+
 # %%
 def fixed(device):
-    return _hwc_image(device).permute(2, 0, 1)            # [C, H, W], axes moved
+    return _hwc_image(device).permute(2, 0, 1)  # [C, H, W], axes moved
 
 
 # %%
@@ -96,7 +96,7 @@ def symptom(run):
 
 
 def near_miss(device):
-    return _hwc_image(device).permute(2, 0, 1).flip(0)    # BGR planes: blue first
+    return _hwc_image(device).permute(2, 0, 1).flip(0)  # BGR planes: blue first
 
 
 def check(run, device):

@@ -17,7 +17,6 @@
 # %%
 import torch
 import torch.nn as nn
-
 from torch_pitfalls import observe
 
 # %% [markdown]
@@ -42,13 +41,17 @@ def trained_bn(device):
 
 def state_after(bn, out):
     """What the check left behind: the layer's statistics and its output."""
-    return {"running_mean": bn.running_mean.clone(), "running_var": bn.running_var.clone(),
-            "num_batches_tracked": bn.num_batches_tracked.item(), "out": out}
+    return {
+        "running_mean": bn.running_mean.clone(),
+        "running_var": bn.running_var.clone(),
+        "num_batches_tracked": bn.num_batches_tracked.item(),
+        "out": out,
+    }
 
 
 def broken(device):
-    bn = trained_bn(device)                 # still in training mode, as modules start
-    with torch.no_grad():                   # "nothing can change"
+    bn = trained_bn(device)  # still in training mode, as modules start
+    with torch.no_grad():  # "nothing can change"
         out = bn(torch.tensor(CHECK_BATCH, device=device))
     return state_after(bn, out)
 
@@ -75,6 +78,7 @@ if __name__ == "__main__":
 # `model.train()` to resume). In eval mode BatchNorm reads its running statistics and never
 # writes them, and its output is `(x - running_mean) / sqrt(running_var + eps)` (scale 1,
 # shift 0 here).
+
 
 # %%
 def fixed(device):
@@ -118,10 +122,7 @@ def symptom(run):
         return False
     batch_mean = [sum(col) / len(col) for col in zip(*CHECK_BATCH)]
     stepped = torch.tensor([0.9 * t + 0.1 * b for t, b in zip(TRAINED_MEAN, batch_mean)])
-    return (
-        run.value["num_batches_tracked"] == 1
-        and torch.allclose(run.value["running_mean"].cpu(), stepped)
-    )
+    return run.value["num_batches_tracked"] == 1 and torch.allclose(run.value["running_mean"].cpu(), stepped)
 
 
 def near_miss(device):
@@ -148,7 +149,7 @@ def check(run, device):
 
 CASE = Case(
     id="batchnorm-updates-in-forward",
-    title="BatchNorm learns during a \"harmless\" forward",
+    title='BatchNorm learns during a "harmless" forward',
     kind="silent",
     symptom_category="wrong-values",
     symptom_line="The model evaluates worse after a forward pass under no_grad: BatchNorm's statistics moved.",

@@ -20,7 +20,6 @@ import math
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-
 from torch_pitfalls import observe
 
 # %% [markdown]
@@ -28,6 +27,7 @@ from torch_pitfalls import observe
 # Two samples of three classes, both labelled class 1. The first is confidently wrong (a
 # large score on class 0), the second is confidently right. The scores go through a softmax
 # and then into the loss.
+
 
 # %%
 def scores(device):
@@ -40,8 +40,8 @@ LABELS = [1, 1]
 def broken(device):
     logits = scores(device)
     target = torch.tensor(LABELS, device=device)
-    probs = nn.Softmax(dim=1)(logits)             # the model's "output layer"
-    loss = nn.CrossEntropyLoss()(probs, target)   # applies log-softmax a second time
+    probs = nn.Softmax(dim=1)(logits)  # the model's "output layer"
+    loss = nn.CrossEntropyLoss()(probs, target)  # applies log-softmax a second time
     loss.backward()
     return {"loss": loss.detach(), "grad": logits.grad}
 
@@ -65,6 +65,7 @@ if __name__ == "__main__":
 # Give the loss the raw scores (logits). Apply `softmax` only where probabilities are
 # needed, for reporting or prediction, outside the loss. With logits, the gradient of the
 # mean cross entropy is `(softmax(x) - one_hot(y)) / N`, a closed form the check compares with.
+
 
 # %%
 def fixed(device):
@@ -113,7 +114,7 @@ def symptom(run):
 
 def near_miss(device):
     logits = scores(device)
-    target = torch.tensor([0, 1], device=device)   # labels shifted: the first sample is now right
+    target = torch.tensor([0, 1], device=device)  # labels shifted: the first sample is now right
     loss = nn.CrossEntropyLoss()(logits, target)
     loss.backward()
     return {"loss": loss.detach(), "grad": logits.grad}

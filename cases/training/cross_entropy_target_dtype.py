@@ -21,7 +21,6 @@ import math
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-
 from torch_pitfalls import observe
 
 # %% [markdown]
@@ -35,7 +34,7 @@ SCORES = [[0.1, 0.8, 0.1], [0.4, 0.6, 0.0]]
 
 def broken(device):
     scores = torch.tensor(SCORES, device=device)
-    target = torch.Tensor([1, 1]).to(device)   # float32, not int64
+    target = torch.Tensor([1, 1]).to(device)  # float32, not int64
     return nn.CrossEntropyLoss()(scores, target)
 
 
@@ -61,10 +60,11 @@ if __name__ == "__main__":
 # legitimate form: a one-hot float target gives the same loss as the indices. Both are
 # checked against the cross entropy written out by hand.
 
+
 # %%
 def fixed(device):
     scores = torch.tensor(SCORES, device=device)
-    target = torch.tensor([1, 1], device=device)          # int64
+    target = torch.tensor([1, 1], device=device)  # int64
     loss = nn.CrossEntropyLoss()(scores, target)
     as_probabilities = nn.CrossEntropyLoss()(scores, F.one_hot(target, 3).float())
     return {"indices": loss, "probabilities": as_probabilities}
@@ -115,7 +115,7 @@ def symptom(run):
 
 def near_miss(device):
     scores = torch.tensor(SCORES, device=device)
-    one_hot = F.one_hot(torch.tensor([1, 1], device=device), 3)   # int64, shape (N, C)
+    one_hot = F.one_hot(torch.tensor([1, 1], device=device), 3)  # int64, shape (N, C)
     return nn.CrossEntropyLoss()(scores, one_hot)
 
 

@@ -17,7 +17,6 @@
 # %%
 import torch
 import torch.nn as nn
-
 from torch_pitfalls import observe, saved_bytes, seeded
 
 # %% [markdown]
@@ -74,6 +73,7 @@ if __name__ == "__main__":
 # the output has no `grad_fn`; the values are the same, checked against the network written
 # out by hand. `model.eval()` is still needed: it is the other half (see `train-eval-mode`).
 
+
 # %%
 def fixed(device):
     model, x = make_model_and_batch(device)
@@ -110,21 +110,17 @@ from torch_pitfalls.sources import S2
 
 def symptom(run):
     """The forward kept at least the hidden activation (BATCH x HIDDEN float32) for backward."""
-    return (
-        run.error is None
-        and run.value["has_grad_fn"]
-        and run.value["saved_bytes"] >= BATCH * HIDDEN * 4
-    )
+    return run.error is None and run.value["has_grad_fn"] and run.value["saved_bytes"] >= BATCH * HIDDEN * 4
 
 
 def near_miss(device):
     model, x = make_model_and_batch(device)
     model.train()
     running_loss = 0.0
-    for _ in range(2):                            # the training steps before validation
+    for _ in range(2):  # the training steps before validation
         loss = model(x).square().mean()
         loss.backward()
-        running_loss = running_loss + loss        # should be loss.item()
+        running_loss = running_loss + loss  # should be loss.item()
     model.eval()
     out, held = saved_bytes(validate_no_grad, model, x)
     return {"saved_bytes": held, "has_grad_fn": running_loss.grad_fn is not None, "out": out}

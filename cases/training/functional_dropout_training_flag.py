@@ -19,13 +19,13 @@
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-
 from torch_pitfalls import observe, seeded
 
 # %% [markdown]
 # ## The broken code
 # A module whose forward calls `F.dropout(x, p)`, switched to eval mode and fed a vector of
 # ones.
+
 
 # %%
 class FunctionalDropout(nn.Module):
@@ -34,7 +34,7 @@ class FunctionalDropout(nn.Module):
         self.p = p
 
     def forward(self, x):
-        return F.dropout(x, self.p)          # training defaults to True
+        return F.dropout(x, self.p)  # training defaults to True
 
 
 def broken(device):
@@ -62,6 +62,7 @@ if __name__ == "__main__":
 # submodule, which does the same. In eval mode the layer is then the identity; in training
 # mode every element is either 0 or `1 / (1 - p)` times its input, both checked by hand.
 
+
 # %%
 class FlaggedDropout(nn.Module):
     def __init__(self, p=0.5):
@@ -75,7 +76,7 @@ class FlaggedDropout(nn.Module):
 def fixed(device):
     model = FlaggedDropout(p=0.5).eval()
     x = torch.ones(16, device=device)
-    with seeded(0):     # a wrong fix that draws in eval then fails the check, not the RNG guard
+    with seeded(0):  # a wrong fix that draws in eval then fails the check, not the RNG guard
         out = model(x)
         training = model.training
         out_train = model.train()(x)
@@ -124,12 +125,11 @@ def symptom(run):
 def stable(value):
     """Which entries drop is random (seeded here, but the draw may differ between releases):
     keep the mode and the set of values that came out, not their order."""
-    return {key: (sorted(set(v.tolist())) if isinstance(v, torch.Tensor) else v)
-            for key, v in value.items()}
+    return {key: (sorted(set(v.tolist())) if isinstance(v, torch.Tensor) else v) for key, v in value.items()}
 
 
 def near_miss(device):
-    model = nn.Sequential(nn.Dropout(0.5))        # .eval() forgotten
+    model = nn.Sequential(nn.Dropout(0.5))  # .eval() forgotten
     x = torch.ones(16, device=device)
     with seeded(0):
         out = model(x)
@@ -153,14 +153,19 @@ CASE = Case(
     # F.dropout's `training` defaults to True since pytorch/pytorch#10417 (August 2018, after
     # 0.4.1): from 1.0 on it drops in eval mode unless told otherwise. Before, the default was
     # False and the call did nothing unless told otherwise. Observed from 1.13.1 by the matrix.
-    affects=(Affects(">=1.0", since="pytorch/pytorch#10417 (August 2018) made training=True "
-                     "F.dropout's default; 1.0 is the first release with it"),),
+    affects=(
+        Affects(
+            ">=1.0",
+            since="pytorch/pytorch#10417 (August 2018) made training=True "
+            "F.dropout's default; 1.0 is the first release with it",
+        ),
+    ),
     devices=("cpu", "cuda"),
     sources=(S2.at("section '调皮的dropout' (the naughty dropout)"),),
     tags=("nn_module", "dropout", "functional", "eval"),
     references=(
         "https://docs.pytorch.org/docs/stable/generated/torch.nn.functional.dropout.html",
-        "https://github.com/pytorch/pytorch/pull/10417",   # the default becomes training=True
+        "https://github.com/pytorch/pytorch/pull/10417",  # the default becomes training=True
         "https://github.com/pytorch/pytorch/issues/26338",  # "Behavior of F.dropout in eval mode"
     ),
 )

@@ -17,7 +17,6 @@
 
 # %%
 import torch
-
 from torch_pitfalls import observe
 
 # %% [markdown]
@@ -83,6 +82,7 @@ if __name__ == "__main__":
 # unequal sizes, weight each loss by its share of the samples (or sum the per-sample losses
 # and divide by the total count).
 
+
 # %%
 def fixed(device):
     w = torch.zeros(1, device=device, requires_grad=True)
@@ -139,7 +139,7 @@ def symptom(run):
 def near_miss(device):
     w = torch.zeros(1, device=device, requires_grad=True)
     opt = torch.optim.SGD([w], lr=LR)
-    for _ in range(2):                         # two optimizer steps, no zero_grad() anywhere
+    for _ in range(2):  # two optimizer steps, no zero_grad() anywhere
         for x, y in micro_batches(device):
             loss = ((w * x - y) ** 2).mean() / K
             loss.backward()

@@ -18,7 +18,6 @@
 # %%
 import torch
 from torch import nn
-
 from torch_pitfalls import observe, seeded
 
 # %% [markdown]
@@ -68,6 +67,7 @@ if __name__ == "__main__":
 # if you really want BatchNorm-like running statistics in `eval()` (usually not the point of
 # instance normalisation).
 
+
 # %%
 def sample_input(device):
     return torch.arange(2 * C * 3 * 3, dtype=torch.float32, device=device).reshape(2, C, 3, 3) ** 1.5
@@ -78,7 +78,7 @@ def fixed(device):
         block = nn.Sequential(nn.Conv2d(3, C, 3), nn.InstanceNorm2d(C, affine=True), nn.ReLU()).to(device)
     norm = block[1]
     report = norm_layer_report(norm)
-    with torch.no_grad():               # give γ and β values that show: γ = 2, β = 1
+    with torch.no_grad():  # give γ and β values that show: γ = 2, β = 1
         norm.weight.fill_(2.0)
         norm.bias.fill_(1.0)
         report["out"] = norm(sample_input(device))
@@ -131,7 +131,7 @@ def symptom(run):
 class ListedNorms(nn.Module):
     def __init__(self):
         super().__init__()
-        self.norms = [nn.BatchNorm2d(C), nn.BatchNorm2d(C)]   # a list, not an nn.ModuleList
+        self.norms = [nn.BatchNorm2d(C), nn.BatchNorm2d(C)]  # a list, not an nn.ModuleList
 
     def forward(self, x):
         for norm in self.norms:
@@ -148,8 +148,12 @@ def check(run, device):
     2·(x - mean)/sqrt(var + 1e-5) + 1 per sample and channel, statistics over H×W (biased
     variance), written out here."""
     report = {k: v for k, v in run.value.items() if k != "out"}
-    assert report == {"parameters": 2 * C, "state_dict": ["bias", "weight"], "affine": True,
-                      "track_running_stats": False}, report
+    assert report == {
+        "parameters": 2 * C,
+        "state_dict": ["bias", "weight"],
+        "affine": True,
+        "track_running_stats": False,
+    }, report
     x = sample_input(device)
     mean = x.mean(dim=(2, 3), keepdim=True)
     var = ((x - mean) ** 2).mean(dim=(2, 3), keepdim=True)
@@ -166,8 +170,13 @@ CASE = Case(
     # affine=False has been InstanceNorm's default since the module was added (pytorch#1283,
     # confirmed in #1477); track_running_stats=False is the default since 0.4.0 (the 0.4.0
     # source says so). Both hold on 2.13.0; no release has changed them since.
-    affects=(Affects(">=0.4", since="the 0.4.0 source: InstanceNorm 'does not track running stats "
-                     "by default since 0.4.0' (affine=False is older, pytorch#1283)"),),
+    affects=(
+        Affects(
+            ">=0.4",
+            since="the 0.4.0 source: InstanceNorm 'does not track running stats "
+            "by default since 0.4.0' (affine=False is older, pytorch#1283)",
+        ),
+    ),
     devices=("cpu", "cuda"),
     sources=(S1.at("notes on Instance Normalization: track_running_stats and affine default to False"),),
     tags=("modules", "normalization", "instance_norm", "defaults"),

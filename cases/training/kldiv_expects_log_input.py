@@ -18,7 +18,6 @@
 import torch
 import torch.nn as nn
 from torch.distributions import Categorical, kl_divergence
-
 from torch_pitfalls import observe
 
 # %% [markdown]
@@ -35,7 +34,7 @@ STUDENT = [[0.4, 0.4, 0.2], [0.3, 0.3, 0.4]]
 def broken(device):
     p = torch.tensor(TEACHER, device=device)
     q = torch.tensor(STUDENT, device=device)
-    return nn.KLDivLoss()(q, p)          # q given as probabilities, reduction='mean'
+    return nn.KLDivLoss()(q, p)  # q given as probabilities, reduction='mean'
 
 
 # %%
@@ -60,6 +59,7 @@ if __name__ == "__main__":
 # Pass the student's log-probabilities (`log_softmax` of its logits, or `q.log()` here) and
 # ask for `reduction='batchmean'`. The check compares the result with `torch.distributions`'
 # closed-form KL between two categorical distributions, a different code path.
+
 
 # %%
 def fixed(device):
@@ -103,11 +103,7 @@ from torch_pitfalls.sources import S2
 def symptom(run):
     """Both halves: a negative 'divergence' (the true KL(p||q) here is +0.26), and the warning
     that reduction='mean' is not 'batchmean'."""
-    return (
-        run.error is None
-        and run.value.item() < 0
-        and run.warned(UserWarning, r"\bmean\b.*\bbatchmean\b")
-    )
+    return run.error is None and run.value.item() < 0 and run.warned(UserWarning, r"\bmean\b.*\bbatchmean\b")
 
 
 def near_miss(device):
@@ -135,15 +131,24 @@ CASE = Case(
     # the default reduction='mean' came with pytorch/pytorch#14457 (labelled for 1.0, Nov
     # 2018); the symptom checks both, so the range starts there. Observed from 1.13.1 by the
     # matrix, still on 2.13.0.
-    affects=(Affects(">=1.0", since="pytorch/pytorch#14457 (November 2018, labelled for 1.0) "
-                     "added 'batchmean' and the warning on reduction='mean'"),),
+    affects=(
+        Affects(
+            ">=1.0",
+            since="pytorch/pytorch#14457 (November 2018, labelled for 1.0) "
+            "added 'batchmean' and the warning on reduction='mean'",
+        ),
+    ),
     devices=("cpu", "cuda"),
-    sources=(S2.at("section 'pytorch中的MSELoss和KLDivLoss' (MSELoss and KLDivLoss): it names "
-                   "the loss; its pitfall there is the case loss-target-requires-grad"),),
+    sources=(
+        S2.at(
+            "section 'pytorch中的MSELoss和KLDivLoss' (MSELoss and KLDivLoss): it names "
+            "the loss; its pitfall there is the case loss-target-requires-grad"
+        ),
+    ),
     tags=("loss", "kl_div", "log_softmax", "reduction"),
     references=(
         "https://docs.pytorch.org/docs/stable/generated/torch.nn.KLDivLoss.html",
-        "https://github.com/pytorch/pytorch/pull/14457",   # adds 'batchmean' and the warning
+        "https://github.com/pytorch/pytorch/pull/14457",  # adds 'batchmean' and the warning
         "https://github.com/pytorch/pytorch/issues/2259",  # 'mean' is not the KL divergence
         "https://github.com/pytorch/pytorch/issues/6622",  # fixed by #14457
     ),

@@ -20,7 +20,6 @@
 import numpy as np
 import torch
 import torch.nn.functional as F
-
 from torch_pitfalls import observe, seeded
 
 # %% [markdown]
@@ -93,6 +92,7 @@ if __name__ == "__main__":
 # Keep a number, not a graph: `loss.item()` (a Python float). On a GPU `.item()` waits for
 # the device at every step; if that matters, keep `loss.detach()` (a tensor with no history)
 # and convert once per epoch.
+
 
 # %%
 def fixed(device):
@@ -180,8 +180,13 @@ CASE = Case(
     # A tensor keeps its grad_fn, and the grad_fn its inputs' nodes, by design. From 1.13.1 on the
     # matrix observes it; the code here needs 0.4, where Variable merged into Tensor and `.item()`
     # (the fix) appeared. The FAQ shows the same problem with Variables before that.
-    affects=(Affects(">=0.4", since="the 0.4.0 release notes: Variable merged into Tensor (which this "
-                     "code needs) and .item() added; the 0.3-era FAQ shows the same with Variables"),),
+    affects=(
+        Affects(
+            ">=0.4",
+            since="the 0.4.0 release notes: Variable merged into Tensor (which this "
+            "code needs) and .item() added; the 0.3-era FAQ shows the same with Variables",
+        ),
+    ),
     devices=("cpu", "cuda"),
     sources=(S1.at("'炼丹心得': record loss.item(), not the loss tensor"),),
     tags=("training", "memory", "autograd_graph", "logging"),

@@ -20,7 +20,6 @@
 # %%
 import torch
 from torch import nn
-
 from torch_pitfalls import observe, seeded
 
 LR = 0.1
@@ -59,7 +58,8 @@ def one_step(device, detach_target, teacher_loss=False):
         "target grad": None if detach_target else target.grad,
         "teacher moved": (both["teacher"].weight.detach() - teacher_before),
         "student moved": (both["student"].weight.detach() - student_before),
-        "pred": pred.detach(), "target": target.detach(),
+        "pred": pred.detach(),
+        "target": target.detach(),
     }
 
 
@@ -67,6 +67,7 @@ def one_step(device, detach_target, teacher_loss=False):
 # ## The broken code
 # The teacher's output is used as the target as it comes, still attached to the teacher's
 # graph, and one optimizer step is taken.
+
 
 # %%
 def broken(device):
@@ -101,6 +102,7 @@ if __name__ == "__main__":
 # Say that the target is a constant: `target = teacher(x).detach()` (or compute it under
 # `torch.no_grad()`). Only the student then receives gradient. The teacher's parameters get no
 # `.grad` and stay where they are, even in an optimizer that holds them.
+
 
 # %%
 def fixed(device):
@@ -180,24 +182,30 @@ CASE = Case(
     affects=(
         # The old form: the nn loss modules asserted that the target did not require grad (the
         # 0.3 docs' loss.py source; #7186 on 0.4). Not observable here: no lower bound known.
-        Affects("<0.4.1", form="refused",
-                reason="the loss modules asserted that the target does not require grad"),
+        Affects("<0.4.1", form="refused", reason="the loss modules asserted that the target does not require grad"),
         # Today's form, observed on 2.13.0. PR #8460 (merged June 2018, after 0.4.0) removed the
         # assertion; 0.4.1 was the next release; this project did not run it.
-        Affects(">=0.4.1", form="target-trained",
-                since="pytorch/pytorch#8460 (June 2018, after 0.4.0) removed _assert_no_grad from the "
-                      "loss modules; 0.4.1 (July 2018) is the first release after it, not run here",
-                reason="the loss differentiates its target, so an undetached target's producer is trained"),
+        Affects(
+            ">=0.4.1",
+            form="target-trained",
+            since="pytorch/pytorch#8460 (June 2018, after 0.4.0) removed _assert_no_grad from the "
+            "loss modules; 0.4.1 (July 2018) is the first release after it, not run here",
+            reason="the loss differentiates its target, so an undetached target's producer is trained",
+        ),
     ),
     devices=("cpu", "cuda"),
-    sources=(S2.at("section 'pytorch中的MSELoss和KLDivLoss': the target must not require grad, "
-                   "for MSELoss, KL divergence, cross entropy, unlike TensorFlow"),),
+    sources=(
+        S2.at(
+            "section 'pytorch中的MSELoss和KLDivLoss': the target must not require grad, "
+            "for MSELoss, KL divergence, cross entropy, unlike TensorFlow"
+        ),
+    ),
     tags=("training", "loss", "detach", "distillation", "requires_grad"),
     references=(
         "https://pytorch.org/docs/0.3.0/_modules/torch/nn/modules/loss.html",  # _assert_no_grad
         "https://github.com/pytorch/pytorch/issues/7186",  # modules assert, functionals do not
-        "https://github.com/pytorch/pytorch/pull/8460",    # "remove _assert_no_grad from loss modules"
-        "https://github.com/pytorch/pytorch/issues/21014", # a user asking what replaced it (2019)
+        "https://github.com/pytorch/pytorch/pull/8460",  # "remove _assert_no_grad from loss modules"
+        "https://github.com/pytorch/pytorch/issues/21014",  # a user asking what replaced it (2019)
         "https://docs.pytorch.org/docs/stable/generated/torch.Tensor.detach.html",
     ),
 )

@@ -16,7 +16,6 @@
 
 # %%
 import torch
-
 from torch_pitfalls import observe
 
 # %% [markdown]
@@ -34,7 +33,7 @@ def broken(device):
     opt = torch.optim.SGD([w], lr=LR)
     for x in BATCHES:
         loss = (w * x).sum()
-        loss.backward()                      # adds to w.grad
+        loss.backward()  # adds to w.grad
         opt.step()
     return {"weight": w.detach().clone(), "last_grad": w.grad.clone()}
 
@@ -58,6 +57,7 @@ if __name__ == "__main__":
 # it sets them to `None` rather than to zero tensors by default, which saves memory; an
 # optimizer then skips a parameter that received no new gradient instead of stepping it with
 # zeros. The final weight, `1 - LR * (1 + 2 + 3) = 0.25`, is checked by hand.
+
 
 # %%
 def fixed(device):
@@ -114,8 +114,8 @@ def near_miss(device):
     opt = torch.optim.SGD([w], lr=LR)
     opt.zero_grad()
     for x in BATCHES:
-        (w * x).sum().backward()             # meant as micro-batches of one step
-    opt.step()                               # one step with the sum 1 + 2 + 3 = 6
+        (w * x).sum().backward()  # meant as micro-batches of one step
+    opt.step()  # one step with the sum 1 + 2 + 3 = 6
     return {"weight": w.detach().clone(), "last_grad": w.grad.clone()}
 
 

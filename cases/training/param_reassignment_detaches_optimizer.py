@@ -20,7 +20,6 @@ import math
 
 import torch
 from torch import nn
-
 from torch_pitfalls import observe
 
 # %% [markdown]
@@ -90,6 +89,7 @@ if __name__ == "__main__":
 # `with torch.no_grad(): bn.weight.copy_(...)` (or `nn.init.constant_`, `fill_`). Where a
 # layer really must be replaced, build (or rebuild) the optimizer after the replacement.
 
+
 # %%
 def fixed(device):
     bn = nn.BatchNorm1d(1).to(device)
@@ -138,8 +138,12 @@ def symptom(run):
     if run.error is not None or run.value["grad"] is None:
         return False
     v = run.value
-    return bool((v["grad"] != 0).all() and (v["weight"] == 2.0).all()
-                and not v["optimizer_has_weight"] and v["stale_in_optimizer"] == 1)
+    return bool(
+        (v["grad"] != 0).all()
+        and (v["weight"] == 2.0).all()
+        and not v["optimizer_has_weight"]
+        and v["stale_in_optimizer"] == 1
+    )
 
 
 def near_miss(device):
@@ -149,7 +153,7 @@ def near_miss(device):
         bn.weight.copy_(torch.full((1,), 2.0, device=device))
     opt.zero_grad()
     loss = bn(batch(device))[1, 0]
-    opt.step()                 # too early: no gradient yet, so nothing moves
+    opt.step()  # too early: no gradient yet, so nothing moves
     loss.backward()
     return seen(bn, opt)
 

@@ -20,7 +20,6 @@
 import math
 
 import torch
-
 from torch_pitfalls import observe
 
 # %% [markdown]
@@ -84,6 +83,7 @@ if __name__ == "__main__":
 # Step the scheduler once per epoch, after that epoch's optimizer steps (or, for a
 # per-iteration schedule, give it its lengths in iterations).
 
+
 # %%
 def fixed(device):
     w, opt, scheduler = setup(device)
@@ -129,7 +129,6 @@ if __name__ == "__main__":
 from torch_pitfalls import Affects, Case
 from torch_pitfalls.sources import S1
 
-
 ORDER_WARNING = r"lr_scheduler\.step\(\)` before `optimizer\.step\(\)"
 
 
@@ -156,7 +155,9 @@ def near_miss(device):
 def check(run, device):
     """By hand: every batch of epoch e uses BASE_LR · GAMMA^e, the first epoch the base rate."""
     expected = [BASE_LR * GAMMA**epoch for epoch in range(EPOCHS) for _ in range(BATCHES)]
-    torch.testing.assert_close(torch.tensor(run.value, dtype=torch.float64), torch.tensor(expected, dtype=torch.float64))
+    torch.testing.assert_close(
+        torch.tensor(run.value, dtype=torch.float64), torch.tensor(expected, dtype=torch.float64)
+    )
 
 
 CASE = Case(
@@ -171,9 +172,14 @@ CASE = Case(
     # skips the first value), and the warning about that order came after 1.1.0: the symptom
     # checked here (per-batch decay from the second value on, with the warning) starts there.
     # Observed by the matrix from 1.13.1 on.
-    affects=(Affects(">=1.2", since="the order warning, asked for in pytorch/pytorch#20124 after 1.1.0 "
-                     "shipped and added in #20203/#21460 (May-June 2019), is reported on 1.2.0 in "
-                     "XPixelGroup/BasicSR#206"),),
+    affects=(
+        Affects(
+            ">=1.2",
+            since="the order warning, asked for in pytorch/pytorch#20124 after 1.1.0 "
+            "shipped and added in #20203/#21460 (May-June 2019), is reported on 1.2.0 in "
+            "XPixelGroup/BasicSR#206",
+        ),
+    ),
     devices=("cpu", "cuda"),
     sources=(S1.at("Optimizer notes: MultiStepLR, scheduler.step() belongs in the epoch loop"),),
     tags=("training", "optimizer", "lr_scheduler", "learning_rate"),

@@ -17,12 +17,12 @@
 
 # %%
 from torch import nn
-
 from torch_pitfalls import observe, seeded
 
 # %% [markdown]
 # ## The broken code
 # Two 4→4 linear layers are meant: 2 × (16 weights + 4 biases) = 40 parameters.
+
 
 # %%
 def describe(model):
@@ -63,6 +63,7 @@ if __name__ == "__main__":
 # Build one instance per layer: `nn.Sequential(*[nn.Linear(4, 4) for _ in range(2)])` (or
 # `copy.deepcopy(layer)` for each copy, which is what `nn.TransformerEncoder` does with the
 # layer it is given). Share a module only where the sharing is the point.
+
 
 # %%
 def fixed(device):
@@ -110,7 +111,6 @@ if __name__ == "__main__":
 # %% tags=["hide-cell"]
 from torch_pitfalls import Case, Source
 from torch_pitfalls.sources import S3
-
 
 TF_VARIABLE_SCOPE = Source(
     title="TensorFlow API docs: tf.compat.v1.variable_scope (variable sharing with reuse=True)",
@@ -169,7 +169,9 @@ CASE = Case(
     affects="*",
     devices=("cpu", "cuda"),
     sources=(
-        S3.at("section 2.2: swapping tf.layers.Conv2D for tf.keras.layers.Conv2D; AddN shape mismatch in the gradients"),
+        S3.at(
+            "section 2.2: swapping tf.layers.Conv2D for tf.keras.layers.Conv2D; AddN shape mismatch in the gradients"
+        ),
         TF_VARIABLE_SCOPE,
     ),
     tags=("modules", "weight_sharing", "parameters", "tensorflow"),

@@ -17,7 +17,6 @@
 # %%
 import torch
 import torch.nn as nn
-
 from torch_pitfalls import observe, seeded
 
 # %% [markdown]
@@ -26,20 +25,21 @@ from torch_pitfalls import observe, seeded
 # initial mean 0 and variance 1). The same sample is predicted as the first row of two test
 # batches whose other rows differ.
 
+
 # %%
 def model_and_batches(device):
     with seeded(0):
         model = nn.Sequential(nn.Linear(4, 3), nn.BatchNorm1d(3), nn.Dropout(0.5))
         batch_a = torch.randn(8, 4)
         batch_b = torch.randn(8, 4)
-    batch_b[0] = batch_a[0]                  # the same sample in both batches
+    batch_b[0] = batch_a[0]  # the same sample in both batches
     return model.to(device), batch_a.to(device), batch_b.to(device)
 
 
 def broken(device):
     model, batch_a, batch_b = model_and_batches(device)
     with torch.no_grad(), seeded(1):
-        first = model(batch_a)[0]            # model.eval() was never called
+        first = model(batch_a)[0]  # model.eval() was never called
         second = model(batch_b)[0]
     return {"training": model.training, "predictions": torch.stack([first, second])}
 
@@ -64,6 +64,7 @@ if __name__ == "__main__":
 # sample then gets one prediction, whatever its batch. For this fresh model it is checked by
 # hand: running mean 0, running variance 1, scale 1 and shift 0 make BatchNorm a division by
 # `sqrt(1 + eps)`, and Dropout the identity.
+
 
 # %%
 def fixed(device):
@@ -116,8 +117,11 @@ def stable(value):
     kernels, so the broken values are not kept: the mode, the shape and whether the two
     predictions agree are."""
     first, second = value["predictions"]
-    return {"training": value["training"], "shape": list(value["predictions"].shape),
-            "same_prediction": bool(torch.allclose(first, second))}
+    return {
+        "training": value["training"],
+        "shape": list(value["predictions"].shape),
+        "same_prediction": bool(torch.allclose(first, second)),
+    }
 
 
 def near_miss(device):
@@ -153,7 +157,9 @@ CASE = Case(
     devices=("cpu", "cuda"),
     sources=(
         S2.at("section '显式指定model.train()和model.eval()' (set train() and eval() explicitly)"),
-        S1.at("section 'BatchNorm的正确用法' (using BatchNorm correctly): batch statistics in train(), running averages in eval()"),
+        S1.at(
+            "section 'BatchNorm的正确用法' (using BatchNorm correctly): batch statistics in train(), running averages in eval()"
+        ),
     ),
     tags=("nn_module", "eval", "batchnorm", "dropout"),
     references=(

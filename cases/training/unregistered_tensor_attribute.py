@@ -18,13 +18,13 @@
 # %%
 import torch
 from torch import nn
-
 from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
 # A learnable scale and a constant offset, then the usual conversion. On CPU the device
 # cannot change, so the conversion is to `float64` as well: the dtype shows the same thing.
+
 
 # %%
 class Affine(nn.Module):
@@ -70,6 +70,7 @@ if __name__ == "__main__":
 # Register the tensor: `self.register_buffer("offset", tensor)` for state that is not trained
 # (it is converted, moved and saved; `persistent=False` keeps it out of the state dict), or
 # wrap it in `nn.Parameter` if the optimizer should train it.
+
 
 # %%
 class AffineWithBuffer(nn.Module):
@@ -160,8 +161,13 @@ CASE = Case(
     # Module conversion and state_dict have only ever visited registered parameters and buffers
     # (pytorch/pytorch#2641, 2017). The range starts at 0.4, where `Module.to(device, dtype)`
     # (used here) appeared; the matrix observes it from 1.13.1 on, and no release changed it.
-    affects=(Affects(">=0.4", since="the 0.4.0 release notes introduce Module.to(device, dtype), which this "
-                     "code uses; pytorch/pytorch#2641 (2017) shows the same with .cuda() before"),),
+    affects=(
+        Affects(
+            ">=0.4",
+            since="the 0.4.0 release notes introduce Module.to(device, dtype), which this "
+            "code uses; pytorch/pytorch#2641 (2017) shows the same with .cuda() before",
+        ),
+    ),
     devices=("cpu", "cuda"),
     sources=(S1.at("the hand-written BatchNorm: attributes must be registered as buffer or parameter"),),
     tags=("modules", "buffers", "state_dict", "device", "dtype"),

@@ -24,7 +24,6 @@
 # %%
 import torch
 from torch import nn
-
 from torch_pitfalls import observe, seeded
 
 # %% [markdown]
@@ -81,6 +80,7 @@ if __name__ == "__main__":
 # back in `forward`. That keeps the size saving but not fbgemm's int8 matrix kernels; for those,
 # move to torchao on a torch it supports. The check compares with the float model: each
 # output may differ from it by at most half a quantization step per weight, times the input.
+
 
 # %%
 class Int8WeightLinear(nn.Module):
@@ -172,14 +172,17 @@ CASE = Case(
         Affects(
             versions=">=2.8",
             reason="the eager and FX entry points of torch.ao.quantization warn with a DeprecationWarning "
-                   "(observed 2.8.0 to 2.15.0; quiet on 2.7.1)",
+            "(observed 2.8.0 to 2.15.0; quiet on 2.7.1)",
             issue="https://github.com/pytorch/pytorch/pull/153892",
         ),
     ),
     devices=("cpu", "cuda"),
-    sources=(release_notes("2.8.0").at(
-        "the first release whose torch.ao.quantization entry points warn that the module is deprecated "
-        "in favour of torchao"),),
+    sources=(
+        release_notes("2.8.0").at(
+            "the first release whose torch.ao.quantization entry points warn that the module is deprecated "
+            "in favour of torchao"
+        ),
+    ),
     tags=("upgrade", "quantization", "deprecation"),
     references=(
         "https://github.com/pytorch/pytorch/pull/153892",  # "Add deprecation warning for torch.ao.quantization"

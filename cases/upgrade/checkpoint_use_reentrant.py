@@ -23,11 +23,11 @@ import warnings
 import torch
 from packaging.version import Version
 from torch.utils.checkpoint import checkpoint
-
 from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
+
 
 # %%
 def _input(device):
@@ -61,6 +61,7 @@ if __name__ == "__main__":
 # `torch.cpu.amp.autocast`, so even a correct call emits a `FutureWarning` from inside torch
 # (fixed in 2.5). The fix silences that one internal warning on 2.4 only, by message; the
 # check proves the gradient is d/dx sin(x) = cos(x).
+
 
 # %%
 def fixed(device):

@@ -19,11 +19,11 @@
 # %%
 import torch
 from torch import nn
-
 from torch_pitfalls import observe, seeded
 
 # %% [markdown]
 # ## The broken code
+
 
 # %%
 def _model_with_grads(device):
@@ -60,6 +60,7 @@ if __name__ == "__main__":
 # the parameters in a list (`params = list(model.parameters())`) so they can be iterated more
 # than once. The check recomputes the norm by hand: the gradient of `sum(W x + b)` is `x` in
 # each row of `W` and 1 for each bias, so the total norm is sqrt(2 * (9 + 16) + 2) = sqrt(52).
+
 
 # %%
 def fixed(device):
@@ -115,7 +116,7 @@ def check(run, device):
     """The norm before clipping is sqrt(52) worked out by hand, and after clipping the
     gradients have norm 1 (max_norm): the used-up generator reports 0 and leaves them at
     sqrt(52)."""
-    expected_total = 52.0 ** 0.5
+    expected_total = 52.0**0.5
     assert abs(run.value["total_norm"] - expected_total) < 1e-4, run.value
     assert abs(run.value["norm_after"] - 1.0) < 1e-4, f"gradients not clipped: {run.value}"
 
@@ -130,12 +131,16 @@ CASE = Case(
         Affects(
             versions=">=2.8",
             reason="clip_grad_norm_ warns when handed an empty generator (observed 2.8.0 to 2.15.0); "
-                   "before, it returned 0 and clipped nothing without a word (observed 1.13.1 to 2.7.1)",
+            "before, it returned 0 and clipped nothing without a word (observed 1.13.1 to 2.7.1)",
             issue="https://github.com/pytorch/pytorch/pull/151529",
         ),
     ),
     devices=("cpu", "cuda"),
-    sources=(release_notes("2.8.0").at("the release that first ships pytorch/pytorch#151529, the empty-generator warning of clip_grad_norm_"),),
+    sources=(
+        release_notes("2.8.0").at(
+            "the release that first ships pytorch/pytorch#151529, the empty-generator warning of clip_grad_norm_"
+        ),
+    ),
     tags=("upgrade", "gradient_clipping", "generator"),
     references=(
         "https://github.com/pytorch/pytorch/issues/148259",  # request: warn on an exhausted generator

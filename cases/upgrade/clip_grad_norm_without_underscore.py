@@ -22,13 +22,13 @@ import warnings
 
 import torch
 from torch import nn
-
 from torch_pitfalls import observe, seeded
 
 # %% [markdown]
 # ## The broken code
 # The script's filter is scoped with `catch_warnings` here so that it does not outlive the
 # run; in a real script it sits at the top of the file.
+
 
 # %%
 def _model_with_grads(device):
@@ -63,6 +63,7 @@ if __name__ == "__main__":
 # ## The fix
 # Call `nn.utils.clip_grad_norm_`, which every release has, and drop the blanket filter that
 # hid the warning. The check recomputes the total norm and the clipped gradients by hand.
+
 
 # %%
 def fixed(device):

@@ -22,7 +22,6 @@ import warnings
 
 import torch
 from torch.utils.data import ConcatDataset, TensorDataset
-
 from torch_pitfalls import observe
 
 # %% [markdown]
@@ -30,6 +29,7 @@ from torch_pitfalls import observe
 # Python's default filters ignore `DeprecationWarning` raised on behalf of code outside
 # `__main__`, such as a sampler in a package. The run reproduces those defaults with a scoped
 # filter, because the harness records every warning.
+
 
 # %%
 def _datasets(device):
@@ -60,6 +60,7 @@ if __name__ == "__main__":
 # ## The fix
 # Read `cumulative_sizes`, which every release has. The check rebuilds the boundaries from the
 # parts' lengths: a running sum, 3, 3+2, 3+2+4.
+
 
 # %%
 def fixed(device):

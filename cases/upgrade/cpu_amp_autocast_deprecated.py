@@ -19,7 +19,6 @@
 # %%
 import torch
 import torch.nn.functional as F
-
 from torch_pitfalls import observe
 
 
@@ -33,6 +32,7 @@ def _inputs(device):
 
 # %% [markdown]
 # ## The broken code
+
 
 # %%
 def broken(device):
@@ -59,6 +59,7 @@ if __name__ == "__main__":
 # so the same line runs quietly on every release from 1.13.1 to 2.15.0. The CPU autocast only
 # acts on CPU tensors: with tensors on another device the block leaves them in float32, in the
 # broken and the fixed spelling alike.
+
 
 # %%
 def fixed(device):
@@ -127,8 +128,7 @@ CASE = Case(
     affects=(
         Affects(
             versions=">=2.4",
-            reason="entering torch.cpu.amp.autocast warns FutureWarning (observed from 2.4.1 on; quiet "
-                   "on 2.3.1)",
+            reason="entering torch.cpu.amp.autocast warns FutureWarning (observed from 2.4.1 on; quiet on 2.3.1)",
             issue="https://github.com/pytorch/pytorch/pull/126062",
         ),
     ),

@@ -18,7 +18,6 @@
 
 # %%
 import torch
-
 from torch_pitfalls import observe
 
 # %% [markdown]
@@ -26,6 +25,7 @@ from torch_pitfalls import observe
 # The warning is raised with `TORCH_WARN_ONCE`: once per process. To see it on every run,
 # the demo turns on `torch.set_warn_always` for the call (and restores it); a real program
 # sees it once, at its first cross product.
+
 
 # %%
 def _vectors(device):
@@ -60,6 +60,7 @@ if __name__ == "__main__":
 # Say which dimension holds the vectors: `torch.cross(a, b, dim=-1)` (or
 # `torch.linalg.cross(a, b)`); both work on every release from 1.13 on. The check works the
 # cross products out by components.
+
 
 # %%
 def fixed(device):
@@ -133,7 +134,9 @@ CASE = Case(
     symptom_line="torch.cross(a, b) without dim warns that it is deprecated, from torch 2.2.",
     affects=">=2.2",
     devices=("cpu", "cuda"),
-    sources=(release_notes("2.2.0").at("Deprecations: torch.cross's default dim, in favour of torch.linalg.cross (#108760)"),),
+    sources=(
+        release_notes("2.2.0").at("Deprecations: torch.cross's default dim, in favour of torch.linalg.cross (#108760)"),
+    ),
     tags=("upgrade", "cross", "deprecation"),
     references=(
         "https://github.com/pytorch/pytorch/pull/108760",  # the deprecation (2.2)

@@ -21,7 +21,6 @@
 # %%
 import torch
 import torch.nn.functional as F
-
 from torch_pitfalls import observe
 
 
@@ -35,6 +34,7 @@ def _inputs(device):
 
 # %% [markdown]
 # ## The broken code
+
 
 # %%
 def broken(device):
@@ -66,6 +66,7 @@ if __name__ == "__main__":
 # warns with a `UserWarning` that CUDA is not available and autocast is disabled, in the old
 # spelling and the new alike (observed on 2.2.2, 2.3.1, 2.4.1 and 2.13.0, worded differently on
 # 2.13.0).
+
 
 # %%
 def fixed(device):
@@ -141,7 +142,7 @@ CASE = Case(
         Affects(
             versions=">=2.4",
             reason="entering torch.cuda.amp.autocast warns FutureWarning, even disabled and without a GPU "
-                   "(observed from 2.4.1 on, on the CPU; quiet on 2.3.1)",
+            "(observed from 2.4.1 on, on the CPU; quiet on 2.3.1)",
             issue="https://github.com/pytorch/pytorch/pull/126062",
         ),
     ),

@@ -22,7 +22,6 @@
 import functools
 
 import torch
-
 from torch_pitfalls import observe
 
 
@@ -54,6 +53,7 @@ def _run(function, device):
 # %% [markdown]
 # ## The broken code
 
+
 # %%
 def broken(device):
     function = _round_ste(torch.cuda.amp.custom_fwd, torch.cuda.amp.custom_bwd)
@@ -79,6 +79,7 @@ if __name__ == "__main__":
 # libraries above wrote, on the presence of the new name: the new decorators with
 # `device_type="cuda"` where they exist, the old ones before. It runs quietly from 1.13.1 to
 # 2.15.0.
+
 
 # %%
 def fixed(device):
@@ -147,7 +148,7 @@ CASE = Case(
         Affects(
             versions=">=2.4",
             reason="decorating with torch.cuda.amp.custom_fwd/custom_bwd warns FutureWarning (observed "
-                   "from 2.4.1 on, on the CPU; quiet on 2.3.1)",
+            "from 2.4.1 on, on the CPU; quiet on 2.3.1)",
             issue="https://github.com/pytorch/pytorch/pull/126531",
         ),
     ),

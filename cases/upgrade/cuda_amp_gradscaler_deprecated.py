@@ -21,7 +21,6 @@
 import torch
 import torch.nn.functional as F
 from torch import nn
-
 from torch_pitfalls import observe, seeded
 
 
@@ -47,6 +46,7 @@ def _train_step(scaler, device):
 # %% [markdown]
 # ## The broken code
 
+
 # %%
 def broken(device):
     use_amp = torch.device(device).type == "cuda"
@@ -71,6 +71,7 @@ if __name__ == "__main__":
 # 2.2.2, present on 2.3.1), so there is no single spelling for 1.13 to 2.15: the fix is the guard
 # on the new name, which is quiet on every release from 1.13.1 to 2.15.0 (the old name does not
 # warn before 2.4).
+
 
 # %%
 def fixed(device):
@@ -148,7 +149,7 @@ CASE = Case(
         Affects(
             versions=">=2.4",
             reason="constructing torch.cuda.amp.GradScaler warns FutureWarning, even with enabled=False "
-                   "(observed from 2.4.1 on, on the CPU; quiet on 2.3.1)",
+            "(observed from 2.4.1 on, on the CPU; quiet on 2.3.1)",
             issue="https://github.com/pytorch/pytorch/pull/126527",
         ),
     ),

@@ -20,7 +20,6 @@
 # %%
 import torch
 from torch.utils.data import DataLoader
-
 from torch_pitfalls import observe, seeded
 
 # %% [markdown]
@@ -61,6 +60,7 @@ if __name__ == "__main__":
 # `extra = {"prefetch_factor": 2} if num_workers > 0 else {}`. This runs on 1.13.1 (the
 # default 2 applies) and on 2.x (the default `None` applies). The check compares the batches
 # with the ones written out by hand.
+
 
 # %%
 def fixed(device):
@@ -132,7 +132,7 @@ CASE = Case(
         Affects(
             versions=">=2.0",
             reason="prefetch_factor defaults to None and any value without workers is refused "
-                   "(observed: accepted on 1.13.1, ValueError from 2.0.1 to 2.15.0)",
+            "(observed: accepted on 1.13.1, ValueError from 2.0.1 to 2.15.0)",
             issue="https://github.com/pytorch/pytorch/pull/88972",
         ),
     ),

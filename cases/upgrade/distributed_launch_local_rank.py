@@ -37,6 +37,7 @@ LAUNCH_TIMEOUT = 90.0  # seconds for the launcher and its one worker (mostly two
 # --nproc_per_node=1 train.py` on the CPU, on a free local port: one worker process, no process
 # group and no GPU needed, since the argument dies before any of that.
 
+
 # %%
 def old_train_script():
     import argparse
@@ -65,17 +66,37 @@ def launch(script):
     with tempfile.TemporaryDirectory(prefix="launch-") as tmp:
         with open(os.path.join(tmp, "train.py"), "w") as f:
             f.write(inspect.getsource(script) + f"\n\nif __name__ == '__main__':\n    {script.__name__}()\n")
-        cmd = [sys.executable, "-m", "torch.distributed.launch", "--nproc_per_node=1",
-               "--master_addr=127.0.0.1", f"--master_port={free_port()}", "--redirects", "1", "--tee", "1",
-               "--log_dir", os.path.join(tmp, "logs"), "train.py"]
-        proc = subprocess.Popen(cmd, cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                env=dict(os.environ, OMP_NUM_THREADS="1"))
+        cmd = [
+            sys.executable,
+            "-m",
+            "torch.distributed.launch",
+            "--nproc_per_node=1",
+            "--master_addr=127.0.0.1",
+            f"--master_port={free_port()}",
+            "--redirects",
+            "1",
+            "--tee",
+            "1",
+            "--log_dir",
+            os.path.join(tmp, "logs"),
+            "train.py",
+        ]
+        proc = subprocess.Popen(
+            cmd,
+            cwd=tmp,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=dict(os.environ, OMP_NUM_THREADS="1"),
+        )
         out, err = communicate(proc, LAUNCH_TIMEOUT)  # stretched with the machine's load
         done = subprocess.CompletedProcess(cmd, proc.returncode, out, err)
     if done.returncode != 0:
         errors = [line for line in done.stderr.splitlines() if re.search(r"\berror: ", line)]
-        raise RuntimeError(f"the launch exited with status {done.returncode}: "
-                           f"{errors[0].strip() if errors else done.stderr.strip()[-200:]}")
+        raise RuntimeError(
+            f"the launch exited with status {done.returncode}: "
+            f"{errors[0].strip() if errors else done.stderr.strip()[-200:]}"
+        )
     return re.findall(r"local rank \d+ of LOCAL_RANK \d+", done.stdout)
 
 
@@ -107,6 +128,7 @@ if __name__ == "__main__":
 # torchrun. Reading `int(os.environ["LOCAL_RANK"])`, which every launcher sets, is the other
 # portable way. The check compares the rank the script parsed with the `LOCAL_RANK` the launcher
 # put in its environment: 0, for the one process.
+
 
 # %%
 def new_train_script():
@@ -192,11 +214,15 @@ CASE = Case(
     devices=("cpu",),
     device_independent=True,  # the variants never use their device
     sources=(
-        Source(title="pytorch/pytorch#94505: [BE] Prefer dash over underscore in command-line options",
-               url="https://github.com/pytorch/pytorch/pull/94505"),
-        Source(title="torch.distributed.run's docstring: 'From PyTorch 2.0.0 onwards, the dashed --local-rank "
-                     "is preferred' and the advice to accept both spellings",
-               url="https://github.com/pytorch/pytorch/blob/main/torch/distributed/run.py"),
+        Source(
+            title="pytorch/pytorch#94505: [BE] Prefer dash over underscore in command-line options",
+            url="https://github.com/pytorch/pytorch/pull/94505",
+        ),
+        Source(
+            title="torch.distributed.run's docstring: 'From PyTorch 2.0.0 onwards, the dashed --local-rank "
+            "is preferred' and the advice to accept both spellings",
+            url="https://github.com/pytorch/pytorch/blob/main/torch/distributed/run.py",
+        ),
     ),
     tags=("upgrade", "distributed", "launch", "argparse"),
     references=(

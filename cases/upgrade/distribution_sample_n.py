@@ -19,7 +19,6 @@
 # %%
 import torch
 from torch.distributions import Distribution, Normal
-
 from torch_pitfalls import observe, seeded
 
 
@@ -29,6 +28,7 @@ def _normal(device):
 
 # %% [markdown]
 # ## The broken code
+
 
 # %%
 def broken(device):
@@ -53,6 +53,7 @@ if __name__ == "__main__":
 # `dist.sample((n,))`: the same draw, from the same generator state, without a warning, on
 # every release from 1.13.1 to 2.15.0. Use `dist.rsample((n,))` where gradients must flow
 # through the samples.
+
 
 # %%
 def fixed(device):
@@ -100,7 +101,7 @@ class _Coin(Distribution):
         self.probs = probs
         super().__init__(batch_shape=probs.shape, validate_args=True)
 
-    def sample(self, sample_shape=torch.Size()):
+    def sample(self, sample_shape=torch.Size()):  # noqa: B008 - torch.distributions' own signature
         shape = self._extended_shape(sample_shape)
         return torch.bernoulli(self.probs.expand(shape))
 
@@ -142,7 +143,7 @@ CASE = Case(
             reason="sample_n warns with UserWarning (observed 1.13.1 to 2.3.1)",
             issue="https://github.com/pytorch/pytorch/pull/4971",
             since="pytorch/pytorch#4971 (January 2018, before the 0.4.0 release) quotes the UserWarning "
-                  "'sample_n will be deprecated' from torch/distributions/distribution.py",
+            "'sample_n will be deprecated' from torch/distributions/distribution.py",
         ),
     ),
     devices=("cpu", "cuda"),

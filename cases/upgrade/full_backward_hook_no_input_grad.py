@@ -20,11 +20,11 @@
 # %%
 import torch
 from torch import nn
-
 from torch_pitfalls import observe, seeded
 
 # %% [markdown]
 # ## The broken code
+
 
 # %%
 def _layer_and_batch(device):
@@ -66,6 +66,7 @@ if __name__ == "__main__":
 # it appeared in 2.0, and it printed the same warning from 2.8.0 to at least 2.13.0 (quiet
 # again on 2.15.0): pytorch/pytorch#189093.) The check compares the gradient with `weights`, the derivative of
 # the loss with respect to the output, written by hand.
+
 
 # %%
 def fixed(device):
@@ -142,12 +143,16 @@ CASE = Case(
         Affects(
             versions=">=2.8",
             reason="BackwardHook warns when it has to fire from the output side (observed 2.8.0 to "
-                   "2.15.0; quiet on 1.13.1 and 2.7.1)",
+            "2.15.0; quiet on 1.13.1 and 2.7.1)",
             issue="https://github.com/pytorch/pytorch/pull/155339",
         ),
     ),
     devices=("cpu", "cuda"),
-    sources=(release_notes("2.8.0").at("the release that first ships pytorch/pytorch#155339, the warning of full backward hooks fired from the module outputs"),),
+    sources=(
+        release_notes("2.8.0").at(
+            "the release that first ships pytorch/pytorch#155339, the warning of full backward hooks fired from the module outputs"
+        ),
+    ),
     tags=("upgrade", "hooks", "autograd"),
     references=(
         "https://github.com/pytorch/pytorch/issues/100528",  # the output-side firing, reported as surprising

@@ -20,7 +20,6 @@
 # %%
 import functorch
 import torch
-
 from torch_pitfalls import observe
 
 # %% [markdown]
@@ -69,6 +68,7 @@ if __name__ == "__main__":
 # write: `torch.func` where it exists, functorch otherwise (on 1.13.1 functorch's names are
 # not deprecated, so neither branch warns). The check compares with the per-example gradient
 # of the squared error worked out by hand, 2 (x.w - y) x.
+
 
 # %%
 def fixed(device):
@@ -159,14 +159,17 @@ CASE = Case(
             versions=">=2.0,<2.4",
             form="UserWarning",
             reason="the functorch transforms warn with no category, a UserWarning (observed 2.0.1 to 2.3.1; "
-                   "quiet on 1.13.1)",
+            "quiet on 1.13.1)",
             issue="https://github.com/pytorch/pytorch/pull/92279",
         ),
     ),
     devices=("cpu", "cuda"),
-    sources=(release_notes("2.0.0").at(
-        "Deprecations, torch.func aka functorch: We've deprecated the functorch module in favor of the new "
-        "torch.func module (#92279)"),),
+    sources=(
+        release_notes("2.0.0").at(
+            "Deprecations, torch.func aka functorch: We've deprecated the functorch module in favor of the new "
+            "torch.func module (#92279)"
+        ),
+    ),
     tags=("upgrade", "functorch", "vmap", "deprecation"),
     references=(
         "https://github.com/pytorch/pytorch/pull/92279",  # deprecation messages on functorch.* transforms

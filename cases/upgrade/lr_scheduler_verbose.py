@@ -19,11 +19,11 @@
 # %%
 import torch
 from torch import nn
-
 from torch_pitfalls import observe, seeded
 
 # %% [markdown]
 # ## The broken code
+
 
 # %%
 def broken(device):
@@ -55,6 +55,7 @@ if __name__ == "__main__":
 # Drop `verbose` and print the rate yourself with `scheduler.get_last_lr()`, which every
 # release from 1.13 on has. The check computes the schedule by hand: 0.1 * 0.1^k after k
 # steps.
+
 
 # %%
 def fixed(device):
@@ -122,7 +123,7 @@ def near_miss(device):
 def check(run, device):
     """The rates are 0.1 * 0.1**k for k = 1, 2, 3, and building the scheduler emitted no
     warning."""
-    expected = torch.tensor([0.1 * 0.1 ** k for k in (1, 2, 3)], dtype=torch.float64)
+    expected = torch.tensor([0.1 * 0.1**k for k in (1, 2, 3)], dtype=torch.float64)
     torch.testing.assert_close(run.value, expected)
     assert not run.warnings, f"the scheduler warned: {run.warnings[0].message}"
 
@@ -149,8 +150,12 @@ CASE = Case(
     ),
     devices=("cpu", "cuda"),
     sources=(
-        release_notes("2.2.0").at("Backwards Incompatible Changes: the verbose parameter of LRScheduler is deprecated and no longer prints (#111302)"),
-        release_notes("2.7.0").at("Backwards Incompatible Changes: LRScheduler.print_lr and the verbose kwarg are removed (#147301)"),
+        release_notes("2.2.0").at(
+            "Backwards Incompatible Changes: the verbose parameter of LRScheduler is deprecated and no longer prints (#111302)"
+        ),
+        release_notes("2.7.0").at(
+            "Backwards Incompatible Changes: LRScheduler.print_lr and the verbose kwarg are removed (#147301)"
+        ),
     ),
     tags=("upgrade", "lr_scheduler", "optim", "deprecation"),
     references=(

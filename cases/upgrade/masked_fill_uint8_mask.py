@@ -19,7 +19,6 @@
 
 # %%
 import torch
-
 from torch_pitfalls import observe
 
 # %% [markdown]
@@ -51,6 +50,7 @@ if __name__ == "__main__":
 # ## The fix
 # Make the mask boolean: build it with `dtype=torch.bool` or convert it with `.bool()`. That
 # spelling has been quiet since 1.2.
+
 
 # %%
 def fixed(device):
@@ -120,12 +120,16 @@ CASE = Case(
         Affects(
             versions=">=2.1",
             reason="masked_fill accepts only bool masks: a RuntimeError (observed 2.1.2 to 2.15.0; "
-                   "1.13.1 and 2.0.1 fill the right entries and print a deprecation UserWarning)",
+            "1.13.1 and 2.0.1 fill the right entries and print a deprecation UserWarning)",
             issue="https://github.com/pytorch/pytorch/pull/96594",
         ),
     ),
     devices=("cpu", "cuda"),
-    sources=(release_notes("2.1.0").at("Backwards Incompatible Changes: masked_fill (and masked_select, masked_scatter) accept only boolean masks"),),
+    sources=(
+        release_notes("2.1.0").at(
+            "Backwards Incompatible Changes: masked_fill (and masked_select, masked_scatter) accept only boolean masks"
+        ),
+    ),
     tags=("upgrade", "masking", "dtype"),
     references=(
         "https://github.com/pytorch/pytorch/pull/96594",  # non-bool masks rejected in masked_fill

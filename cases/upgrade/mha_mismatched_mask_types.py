@@ -21,7 +21,6 @@ import math
 
 import torch
 from torch import nn
-
 from torch_pitfalls import observe, seeded
 
 # %% [markdown]
@@ -78,6 +77,7 @@ if __name__ == "__main__":
 # mask, is quiet on 2.x but not portable: on 1.13.1 this project observed the float padding
 # mask having no effect at all, the padded key kept its share of the attention. The check
 # recomputes the attention by hand from the module's own projection weights.
+
 
 # %%
 def fixed(device):
@@ -164,14 +164,16 @@ CASE = Case(
         Affects(
             versions=">=2.0",
             reason="F.multi_head_attention_forward warns when the two masks differ in type "
-                   "(observed: quiet on 1.13.1, UserWarning from 2.0.1 to 2.15.0)",
+            "(observed: quiet on 1.13.1, UserWarning from 2.0.1 to 2.15.0)",
             issue="https://github.com/pytorch/pytorch/pull/92733",
         ),
     ),
     devices=("cpu", "cuda"),
     sources=(
-        Source(title="pytorch/pytorch#92733: Regularize mask handling for attn_mask and key_padding_mask",
-               url="https://github.com/pytorch/pytorch/pull/92733"),
+        Source(
+            title="pytorch/pytorch#92733: Regularize mask handling for attn_mask and key_padding_mask",
+            url="https://github.com/pytorch/pytorch/pull/92733",
+        ),
         release_notes("2.0.0").at("not listed among the Deprecations; the warning ships in 2.0 with #92733"),
     ),
     tags=("upgrade", "attention", "mask", "deprecation"),

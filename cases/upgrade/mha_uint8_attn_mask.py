@@ -21,7 +21,6 @@ import math
 
 import torch
 from torch import nn
-
 from torch_pitfalls import observe, seeded
 
 # %% [markdown]
@@ -69,6 +68,7 @@ if __name__ == "__main__":
 # every release from 1.13.1 to 2.15.0, and warns on none. The check recomputes the attention by
 # hand from the module's own projection weights.
 
+
 # %%
 def fixed(device):
     mha, x = _inputs(device)
@@ -115,7 +115,9 @@ def symptom(run):
     """2.0 on: the byte attn_mask is refused; 1.13: it works and warns that it is deprecated."""
     if run.raised(AssertionError, r"only bool and floating types of attn_mask"):
         return "AssertionError"
-    if run.error is None and run.warned(UserWarning, r"Byte tensor for attn_mask in nn\.MultiheadAttention is deprecated"):
+    if run.error is None and run.warned(
+        UserWarning, r"Byte tensor for attn_mask in nn\.MultiheadAttention is deprecated"
+    ):
         return "UserWarning"
     return False
 
@@ -158,7 +160,7 @@ CASE = Case(
             versions=">=2.0",
             form="AssertionError",
             reason="the masks are canonicalised before use and a uint8 attn_mask is refused "
-                   "(observed from 2.0.1 to 2.15.0)",
+            "(observed from 2.0.1 to 2.15.0)",
             issue="https://github.com/pytorch/pytorch/pull/92733",
         ),
         Affects(
@@ -167,14 +169,16 @@ CASE = Case(
             reason="a uint8 attn_mask works as a bool one and warns that it is deprecated (observed on 1.13.1)",
             issue="https://github.com/pytorch/pytorch/pull/33763",
             since="pytorch/pytorch#33763 (April 2020) added bool and byte attn_mask support with this "
-                  "warning for byte masks: the 1.5.0 wheel's torch/nn/functional.py has no dtype check "
-                  "on attn_mask, the 1.6.0 one has the warning",
+            "warning for byte masks: the 1.5.0 wheel's torch/nn/functional.py has no dtype check "
+            "on attn_mask, the 1.6.0 one has the warning",
         ),
     ),
     devices=("cpu", "cuda"),
     sources=(
-        Source(title="pytorch/pytorch#92733: Regularize mask handling for attn_mask and key_padding_mask",
-               url="https://github.com/pytorch/pytorch/pull/92733"),
+        Source(
+            title="pytorch/pytorch#92733: Regularize mask handling for attn_mask and key_padding_mask",
+            url="https://github.com/pytorch/pytorch/pull/92733",
+        ),
     ),
     tags=("upgrade", "attention", "mask", "removal"),
     references=(

@@ -19,11 +19,11 @@
 
 # %%
 import torch
-
 from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
+
 
 # %%
 def dim_labels(t):
@@ -53,6 +53,7 @@ if __name__ == "__main__":
 # Code that supports several torch releases reads the attribute through `getattr`, with a
 # tuple of `None` as the default; code that only runs on 2.13+ drops the names altogether.
 # The check compares the labels with the ones written by hand.
+
 
 # %%
 def fixed(device):
@@ -113,12 +114,16 @@ CASE = Case(
         Affects(
             versions=">=2.13",
             reason="Tensor.names and the other named-tensor APIs no longer exist (observed 2.13.0 to "
-                   "2.15.0; present on 2.12.1)",
+            "2.15.0; present on 2.12.1)",
             issue="https://github.com/pytorch/pytorch/pull/173895",
         ),
     ),
     devices=("cpu", "cuda"),
-    sources=(release_notes("2.13.0").at("Backwards Incompatible Changes: the removal of named tensors (pytorch/pytorch#173895)"),),
+    sources=(
+        release_notes("2.13.0").at(
+            "Backwards Incompatible Changes: the removal of named tensors (pytorch/pytorch#173895)"
+        ),
+    ),
     tags=("upgrade", "named_tensors", "removal"),
     references=(
         "https://github.com/pytorch/pytorch/pull/173895",  # named tensors removed

@@ -21,11 +21,11 @@
 import inspect
 
 import torch
-
 from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
+
 
 # %%
 def broken(device):
@@ -58,6 +58,7 @@ if __name__ == "__main__":
 # ## The fix
 # Decorate the method that should run without grad, here `__init__`; the class stays a class.
 # It runs without a warning on every release.
+
 
 # %%
 def fixed(device):
@@ -148,7 +149,11 @@ CASE = Case(
         ),
     ),
     devices=("cpu", "cuda"),
-    sources=(release_notes("2.0.0").at("Deprecations: decorating classes with torch.no_grad and the other grad-mode decorators"),),
+    sources=(
+        release_notes("2.0.0").at(
+            "Deprecations: decorating classes with torch.no_grad and the other grad-mode decorators"
+        ),
+    ),
     tags=("upgrade", "autograd", "no_grad", "deprecation"),
     references=(
         "https://github.com/pytorch/pytorch/pull/89522",  # the deprecation (fixes #89450)

@@ -19,11 +19,11 @@
 
 # %%
 import torch
-
 from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
+
 
 # %%
 def broken(device):
@@ -50,6 +50,7 @@ if __name__ == "__main__":
 # ## The fix
 # Index with a tuple: `x[tuple(idx)]` is the explicit multidimensional index on every
 # release and warns nowhere. The check builds the expected crop from a plain slice.
+
 
 # %%
 def fixed(device):
@@ -122,12 +123,16 @@ CASE = Case(
         Affects(
             versions=">=2.8",
             reason="a list holding slices used as an index warns from C++ (observed 2.8.0 to 2.15.0; "
-                   "silent on 2.7.1); the announced change of meaning had not happened by 2.15.0",
+            "silent on 2.7.1); the announced change of meaning had not happened by 2.15.0",
             issue="https://github.com/pytorch/pytorch/pull/154806",
         ),
     ),
     devices=("cpu", "cuda"),
-    sources=(release_notes("2.8.0").at("the release that first ships pytorch/pytorch#154806, the non-tuple indexing warning"),),
+    sources=(
+        release_notes("2.8.0").at(
+            "the release that first ships pytorch/pytorch#154806, the non-tuple indexing warning"
+        ),
+    ),
     tags=("upgrade", "indexing", "deprecation"),
     references=(
         "https://github.com/pytorch/pytorch/issues/119548",  # numpy disagreement that motivated it

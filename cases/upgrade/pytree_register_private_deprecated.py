@@ -24,7 +24,6 @@ import contextlib
 
 import torch
 import torch.utils._pytree as _torch_pytree
-
 from torch_pitfalls import observe
 
 # %% [markdown]
@@ -35,6 +34,7 @@ from torch_pitfalls import observe
 # The pytree registry is a global table: each variant registers the class inside
 # `_registry_restored()`, which puts every registry table of `torch.utils._pytree` back as it
 # was (on 1.13 there is one, `SUPPORTED_NODES`; later releases add the serialization tables).
+
 
 # %%
 class Output:
@@ -52,8 +52,12 @@ def _unflatten(values, context):
     return Output(*values)
 
 
-_REGISTRIES = ("SUPPORTED_NODES", "SUPPORTED_SERIALIZED_TYPES", "SERIALIZED_TYPE_TO_PYTHON_TYPE",
-               "_cxx_pytree_pending_imports")
+_REGISTRIES = (
+    "SUPPORTED_NODES",
+    "SUPPORTED_SERIALIZED_TYPES",
+    "SERIALIZED_TYPE_TO_PYTHON_TYPE",
+    "_cxx_pytree_pending_imports",
+)
 
 
 @contextlib.contextmanager
@@ -106,6 +110,7 @@ if __name__ == "__main__":
 # needs the guard a user writes: huggingface/diffusers#7008 tests the torch version, the fix below tests
 # for the name (neither branch warns on its own release). The public function takes the same
 # flatten and unflatten functions. The check doubles the values by hand.
+
 
 # %%
 def fixed(device):
@@ -184,14 +189,17 @@ CASE = Case(
             versions=">=2.2,<2.4",
             form="UserWarning",
             reason="_register_pytree_node warns with no category, a UserWarning (observed 2.2.2 and 2.3.1; "
-                   "quiet on 1.13.1 to 2.1.2)",
+            "quiet on 1.13.1 to 2.1.2)",
             issue="https://github.com/pytorch/pytorch/pull/112111",
         ),
     ),
     devices=("cpu", "cuda"),
-    sources=(release_notes("2.2.0").at(
-        "the first release whose torch.utils._pytree._register_pytree_node warns and points to the new public "
-        "torch.utils._pytree.register_pytree_node"),),
+    sources=(
+        release_notes("2.2.0").at(
+            "the first release whose torch.utils._pytree._register_pytree_node warns and points to the new public "
+            "torch.utils._pytree.register_pytree_node"
+        ),
+    ),
     tags=("upgrade", "pytree", "deprecation"),
     references=(
         "https://github.com/pytorch/pytorch/pull/112111",  # the public register_pytree_node and the warning

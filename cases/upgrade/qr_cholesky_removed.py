@@ -20,7 +20,6 @@
 
 # %%
 import torch
-
 from torch_pitfalls import observe
 
 # %% [markdown]
@@ -76,6 +75,7 @@ if __name__ == "__main__":
 # `linalg.cholesky` returns the lower factor (the old `upper=True` is `.mH` of it), and
 # `linalg.qr`'s default `mode="reduced"` is the old `some=True`. The check multiplies the
 # factors back and compares with the Cholesky factor worked out by hand.
+
 
 # %%
 def fixed(device):
@@ -140,7 +140,7 @@ def check(run, device):
     assert run.error is None, f"raised {run.error!r}"
     lower, q, r = run.value["L"], run.value["Q"], run.value["R"]
     cov, basis = torch.tensor(COV, device=device), torch.tensor(BASIS, device=device)
-    torch.testing.assert_close(lower, torch.tensor([[2.0, 0.0], [1.0, 2.0 ** 0.5]], device=device))
+    torch.testing.assert_close(lower, torch.tensor([[2.0, 0.0], [1.0, 2.0**0.5]], device=device))
     torch.testing.assert_close(lower @ lower.T, cov)
     torch.testing.assert_close(q.T @ q, torch.eye(2, device=device))
     torch.testing.assert_close(r, torch.triu(r))
@@ -165,14 +165,15 @@ CASE = Case(
             versions=">=1.9,<2.14",
             form="UserWarning",
             since="pytorch/pytorch#57725 and #57745, the 1.9 deprecations of torch.cholesky and torch.qr; "
-                  "observed on 1.13.1 to 2.13.0",
+            "observed on 1.13.1 to 2.13.0",
             reason="torch.qr and torch.cholesky warn that they are deprecated in favour of torch.linalg "
-                   "(observed 1.13.1 to 2.13.0)",
+            "(observed 1.13.1 to 2.13.0)",
         ),
     ),
     devices=("cpu", "cuda"),
-    sources=(release_notes("2.14.0").at(
-        "the first release in which torch.qr and torch.cholesky raise instead of warning"),),
+    sources=(
+        release_notes("2.14.0").at("the first release in which torch.qr and torch.cholesky raise instead of warning"),
+    ),
     tags=("upgrade", "linalg", "removal"),
     references=(
         "https://github.com/pytorch/pytorch/pull/57725",  # 1.9: torch.cholesky deprecated

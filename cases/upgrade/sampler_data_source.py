@@ -21,11 +21,11 @@
 # %%
 import torch
 from torch.utils.data import Sampler
-
 from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
+
 
 # %%
 class LengthSortedSampler(Sampler):
@@ -69,6 +69,7 @@ if __name__ == "__main__":
 # spelling is not to call it, as torch's own `SequentialSampler` and `RandomSampler` have
 # always done, and to keep the dataset on the subclass. The check sorts the items by length
 # by hand.
+
 
 # %%
 class PortableLengthSortedSampler(Sampler):

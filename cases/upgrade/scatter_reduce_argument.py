@@ -18,11 +18,11 @@
 
 # %%
 import torch
-
 from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
+
 
 # %%
 def broken(device):
@@ -48,6 +48,7 @@ if __name__ == "__main__":
 # For sums, `scatter_add_` does exactly this and is quiet on every release. `scatter_reduce_`
 # with `reduce="sum"` is the general replacement, but on 1.13 it still printed a "scatter_reduce()
 # is in beta" warning; code that needs another reduction there guards it with a version test.
+
 
 # %%
 def fixed(device):
@@ -115,7 +116,11 @@ CASE = Case(
         ),
     ),
     devices=("cpu", "cuda"),
-    sources=(release_notes("2.0.0").at("Deprecations: the reduce argument of Tensor.scatter_ with a Tensor src, in favour of scatter_reduce"),),
+    sources=(
+        release_notes("2.0.0").at(
+            "Deprecations: the reduce argument of Tensor.scatter_ with a Tensor src, in favour of scatter_reduce"
+        ),
+    ),
     tags=("upgrade", "scatter", "deprecation"),
     references=(
         "https://github.com/pytorch/pytorch/issues/94082",  # proposal: deprecate reduce= of scatter_

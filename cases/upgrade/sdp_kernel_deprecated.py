@@ -24,7 +24,6 @@ import math
 
 import torch
 import torch.nn.functional as F
-
 from torch_pitfalls import observe
 
 
@@ -38,6 +37,7 @@ def _qkv(device):
 
 # %% [markdown]
 # ## The broken code
+
 
 # %%
 def broken(device):
@@ -73,6 +73,7 @@ if __name__ == "__main__":
 # gave `sdp_kernel` a fourth flag, `enable_cudnn`, on by default, so the three-flag call above
 # written for 2.0 leaves the cuDNN backend allowed as well on a GPU, while `sdpa_kernel` allows
 # exactly the backends it is given.
+
 
 # %%
 def _attention_math_only(q, k, v):
@@ -155,12 +156,14 @@ CASE = Case(
         Affects(
             versions=">=2.3",
             reason="entering torch.backends.cuda.sdp_kernel(...) warns FutureWarning (observed from 2.3.1 on, "
-                   "on the CPU; quiet on 2.2.2)",
+            "on the CPU; quiet on 2.2.2)",
             issue="https://github.com/pytorch/pytorch/pull/114689",
         ),
     ),
     devices=("cpu", "cuda"),
-    sources=(release_notes("2.3.0").at("Deprecations: torch.backends.cuda.sdp_kernel, use torch.nn.attention.sdpa_kernel"),),
+    sources=(
+        release_notes("2.3.0").at("Deprecations: torch.backends.cuda.sdp_kernel, use torch.nn.attention.sdpa_kernel"),
+    ),
     tags=("upgrade", "attention", "sdpa", "deprecation"),
     references=(
         "https://github.com/pytorch/pytorch/pull/114689",  # sdpa_kernel, and the deprecation of sdp_kernel

@@ -18,13 +18,13 @@
 
 # %%
 import torch
-
 from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
 # The default is restored afterwards, through `set_default_dtype`, which puts back the default
 # tensor type along with the dtype and does not warn.
+
 
 # %%
 def broken(device):
@@ -56,6 +56,7 @@ if __name__ == "__main__":
 # exists only from 2.0: on older releases guard it with `hasattr(torch, "set_default_device")`.
 # The two are not exactly equivalent for the legacy `torch.Tensor(...)` constructor on CUDA
 # (pytorch/pytorch#132483).
+
 
 # %%
 def fixed(device):
@@ -124,12 +125,16 @@ CASE = Case(
         Affects(
             versions=">=2.1",
             reason="set_default_tensor_type warns from C++ that it is deprecated as of 2.1 "
-                   "(observed 2.1.2 to 2.15.0; silent on 1.13.1 and 2.0.1)",
+            "(observed 2.1.2 to 2.15.0; silent on 1.13.1 and 2.0.1)",
             issue="https://github.com/pytorch/pytorch/issues/53124",
         ),
     ),
     devices=("cpu", "cuda"),
-    sources=(release_notes("2.1.0").at("Deprecations: torch.set_default_tensor_type, in favour of set_default_dtype and set_default_device"),),
+    sources=(
+        release_notes("2.1.0").at(
+            "Deprecations: torch.set_default_tensor_type, in favour of set_default_dtype and set_default_device"
+        ),
+    ),
     tags=("upgrade", "dtype", "deprecation"),
     references=(
         "https://github.com/pytorch/pytorch/issues/53124",  # plan: deprecate and remove it

@@ -23,7 +23,6 @@ from collections import OrderedDict
 
 import torch
 from torch import nn
-
 from torch_pitfalls import observe, seeded
 
 
@@ -34,6 +33,7 @@ def _model(device):
 
 # %% [markdown]
 # ## The broken code
+
 
 # %%
 def broken(device):
@@ -62,6 +62,7 @@ if __name__ == "__main__":
 # Pass them by keyword: `model.state_dict(destination=destination, prefix="encoder.")`. That
 # spelling is accepted, without a warning, on every release from 1.13.1 to 2.15.0 (and a
 # wrapper that only wants the prefixed keys can build them itself from `model.state_dict()`).
+
 
 # %%
 def fixed(device):
@@ -142,12 +143,11 @@ CASE = Case(
         Affects(
             versions=">=1.12,<2.4",
             form="UserWarning",
-            reason="the positional-arguments warning has no category, i.e. UserWarning (observed 1.13.1 "
-                   "to 2.3.1)",
+            reason="the positional-arguments warning has no category, i.e. UserWarning (observed 1.13.1 to 2.3.1)",
             issue="https://github.com/pytorch/pytorch/pull/72780",
             since="pytorch/pytorch#72780 (February 2022) made positional arguments to state_dict warn; "
-                  "#75404 (April 2022) reports the warning on main after the 1.11 release, so the first "
-                  "release with it is 1.12.0",
+            "#75404 (April 2022) reports the warning on main after the 1.11 release, so the first "
+            "release with it is 1.12.0",
         ),
     ),
     devices=("cpu", "cuda"),

@@ -19,11 +19,11 @@
 # %%
 import torch
 from torch import nn
-
 from torch_pitfalls import observe, seeded
 
 # %% [markdown]
 # ## The broken code
+
 
 # %%
 def _model(device):
@@ -60,6 +60,7 @@ if __name__ == "__main__":
 # ## The fix
 # Call `torch.func.functional_call`. `torch.func` does not exist on 1.13 (where the old call is
 # quiet), so code that supports both imports the new name and falls back to the old one.
+
 
 # %%
 def fixed(device):
@@ -145,7 +146,11 @@ CASE = Case(
         ),
     ),
     devices=("cpu", "cuda"),
-    sources=(release_notes("2.0.0").at("Deprecations: torch.nn.utils.stateless.functional_call in favour of torch.func.functional_call"),),
+    sources=(
+        release_notes("2.0.0").at(
+            "Deprecations: torch.nn.utils.stateless.functional_call in favour of torch.func.functional_call"
+        ),
+    ),
     tags=("upgrade", "functional_call", "deprecation"),
     references=(
         "https://github.com/pytorch/pytorch/pull/92280",  # the deprecation

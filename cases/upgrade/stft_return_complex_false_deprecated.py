@@ -22,7 +22,6 @@
 
 # %%
 import torch
-
 from torch_pitfalls import observe
 
 # %% [markdown]
@@ -48,8 +47,9 @@ def _warn_every_time(fn):
 def broken(device):
     wave = torch.tensor(WAVE, device=device)
     window = torch.hann_window(N_FFT, device=device)
-    return _warn_every_time(lambda: torch.stft(
-        wave, N_FFT, hop_length=HOP, window=window, center=False, return_complex=False))
+    return _warn_every_time(
+        lambda: torch.stft(wave, N_FFT, hop_length=HOP, window=window, center=False, return_complex=False)
+    )
 
 
 # %%
@@ -73,6 +73,7 @@ if __name__ == "__main__":
 # the result has the same shape and values as `return_complex=False`. (Better still, keep the
 # complex tensor and use `.abs()`, `.angle()`.) The check recomputes the transform frame by
 # frame with `torch.fft.rfft` of the windowed frames.
+
 
 # %%
 def fixed(device):
@@ -119,8 +120,9 @@ def symptom(run):
 
 def near_miss(device):
     wave = torch.tensor(WAVE, device=device)
-    return _warn_every_time(lambda: torch.stft(
-        wave, N_FFT, hop_length=HOP, center=False, return_complex=True))  # no window
+    return _warn_every_time(
+        lambda: torch.stft(wave, N_FFT, hop_length=HOP, center=False, return_complex=True)
+    )  # no window
 
 
 def check(run, device):
@@ -145,13 +147,16 @@ CASE = Case(
         Affects(
             versions=">=2.0",
             reason="stft warns from C++ when return_complex=False is passed "
-                   "(observed: quiet on 1.13.1, UserWarning from 2.0.1 to 2.15.0)",
+            "(observed: quiet on 1.13.1, UserWarning from 2.0.1 to 2.15.0)",
             issue="https://github.com/pytorch/pytorch/pull/86724",
         ),
     ),
     devices=("cpu", "cuda"),
-    sources=(release_notes("2.0.0").at(
-        "Backwards Incompatible changes: Require return_complex to be passed explicitly to torch.stft for real input (#86724)"),),
+    sources=(
+        release_notes("2.0.0").at(
+            "Backwards Incompatible changes: Require return_complex to be passed explicitly to torch.stft for real input (#86724)"
+        ),
+    ),
     tags=("upgrade", "stft", "complex", "deprecation"),
     references=(
         "https://github.com/pytorch/pytorch/pull/72882",  # plan: error on the default, warn on explicit False

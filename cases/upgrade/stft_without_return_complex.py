@@ -19,7 +19,6 @@
 
 # %%
 import torch
-
 from torch_pitfalls import observe
 
 # %% [markdown]
@@ -45,8 +44,9 @@ def _warn_every_time(fn):
 def broken(device):
     wave = torch.tensor(WAVE, device=device)
     window = torch.hann_window(N_FFT, device=device)
-    return _warn_every_time(lambda: torch.stft(
-        wave, N_FFT, hop_length=HOP, window=window, center=False))  # no return_complex
+    return _warn_every_time(
+        lambda: torch.stft(wave, N_FFT, hop_length=HOP, window=window, center=False)
+    )  # no return_complex
 
 
 # %%
@@ -71,6 +71,7 @@ if __name__ == "__main__":
 # the 1.13 result, and runs without a warning on every release from 1.13.1 to 2.15.0 (both
 # functions exist on 1.13). Code that only needs magnitudes can keep the complex tensor and
 # call `.abs()`. The check recomputes the transform frame by frame with `torch.fft.rfft`.
+
 
 # %%
 def fixed(device):
@@ -151,7 +152,7 @@ CASE = Case(
             versions=">=2.0",
             form="RuntimeError",
             reason="return_complex is required for real input: a RuntimeError from the C++ stft "
-                   "(observed from 2.0.1 to 2.15.0)",
+            "(observed from 2.0.1 to 2.15.0)",
             issue="https://github.com/pytorch/pytorch/pull/86724",
         ),
         Affects(
@@ -160,13 +161,16 @@ CASE = Case(
             reason="the call works and warns that return_complex will be required (observed on 1.13.1)",
             issue="https://github.com/pytorch/pytorch/pull/86724",
             since="pytorch/pytorch#86724 (the 2.0 change): 'This behavior has been deprecated since "
-                  "PyTorch 1.8'; pytorch/audio#1096 (December 2020) moved torchaudio's calls off it "
-                  "ahead of 1.8",
+            "PyTorch 1.8'; pytorch/audio#1096 (December 2020) moved torchaudio's calls off it "
+            "ahead of 1.8",
         ),
     ),
     devices=("cpu", "cuda"),
-    sources=(release_notes("2.0.0").at(
-        "Backwards Incompatible changes: Require return_complex to be passed explicitly to torch.stft for real input (#86724)"),),
+    sources=(
+        release_notes("2.0.0").at(
+            "Backwards Incompatible changes: Require return_complex to be passed explicitly to torch.stft for real input (#86724)"
+        ),
+    ),
     tags=("upgrade", "stft", "complex", "removal"),
     references=(
         "https://github.com/pytorch/pytorch/pull/86724",  # 2.0: return_complex required for real input

@@ -19,7 +19,6 @@
 
 # %%
 import torch
-
 from torch_pitfalls import observe
 
 # %% [markdown]
@@ -67,6 +66,7 @@ if __name__ == "__main__":
 # warning. (Or transpose only the entries that are matrices: `v.T if v.ndim == 2 else v`.)
 # The check builds the expected state by hand: the matrix with rows and columns swapped, the
 # scalar unchanged.
+
 
 # %%
 def fixed(device):
@@ -139,13 +139,16 @@ CASE = Case(
         Affects(
             versions=">=2.0",
             reason="Tensor.T (and .mT, .H, .mH) on a 0-d tensor warns from C++ "
-                   "(observed: quiet on 1.13.1, UserWarning from 2.0.1 to 2.15.0)",
+            "(observed: quiet on 1.13.1, UserWarning from 2.0.1 to 2.15.0)",
             issue="https://github.com/pytorch/pytorch/pull/92143",
         ),
     ),
     devices=("cpu", "cuda"),
-    sources=(release_notes("2.0.0").at(
-        "Deprecations, Python API: Deprecate tensor.mT, tensor.T, tensor.mH, tensor.H on 0D-tensors (#92143)"),),
+    sources=(
+        release_notes("2.0.0").at(
+            "Deprecations, Python API: Deprecate tensor.mT, tensor.T, tensor.mH, tensor.H on 0D-tensors (#92143)"
+        ),
+    ),
     tags=("upgrade", "transpose", "scalar", "deprecation"),
     references=(
         "https://github.com/pytorch/pytorch/pull/64180",  # 2021: .T deprecated on dims other than 0 and 2

@@ -22,11 +22,11 @@ import tempfile
 import warnings
 
 import torch
-
 from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
+
 
 # %%
 def broken(device):
@@ -58,6 +58,7 @@ if __name__ == "__main__":
 # from 1.13. Only a genuine Python 2 pickle still needs `encoding`, and then it needs
 # `weights_only=False` too, for a file from a trusted source. The check compares the loaded
 # weight with the saved values.
+
 
 # %%
 def fixed(device):
@@ -136,12 +137,16 @@ CASE = Case(
         Affects(
             versions=">=2.11",
             reason="torch.load warns when pickle_load_args meet weights_only=True (observed 2.11.0 to "
-                   "2.15.0; quiet on 1.13.1, 2.6.0 and 2.10.0)",
+            "2.15.0; quiet on 1.13.1, 2.6.0 and 2.10.0)",
             issue="https://github.com/pytorch/pytorch/pull/161033",
         ),
     ),
     devices=("cpu", "cuda"),
-    sources=(release_notes("2.11.0").at("the release whose torch.load first warns about pickle_load_args under weights_only"),),
+    sources=(
+        release_notes("2.11.0").at(
+            "the release whose torch.load first warns about pickle_load_args under weights_only"
+        ),
+    ),
     tags=("upgrade", "serialization", "torch_load"),
     references=(
         "https://github.com/pytorch/pytorch/issues/159555",  # pickle_load_args vs the weights-only unpickler

@@ -24,7 +24,6 @@ import pickle
 import tempfile
 
 import torch
-
 from torch_pitfalls import observe
 
 
@@ -39,6 +38,7 @@ def _save_checkpoint(folder, device):
 
 # %% [markdown]
 # ## The broken code
+
 
 # %%
 def broken(device):
@@ -69,6 +69,7 @@ if __name__ == "__main__":
 # values) instead of the `Namespace`; such a checkpoint loads with `weights_only=True`
 # everywhere. Allowlisting the class (`torch.serialization.add_safe_globals([argparse.Namespace])`)
 # is the third way, but it only exists from 2.4 on, so it cannot be the portable spelling.
+
 
 # %%
 def fixed(device):
@@ -124,9 +125,11 @@ def near_miss(device):
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "checkpoint.pt")
         with open(path, "w") as f:
-            f.write("version https://git-lfs.github.com/spec/v1\n"
-                    "oid sha256:0000000000000000000000000000000000000000000000000000000000000000\n"
-                    "size 1234\n")
+            f.write(
+                "version https://git-lfs.github.com/spec/v1\n"
+                "oid sha256:0000000000000000000000000000000000000000000000000000000000000000\n"
+                "size 1234\n"
+            )
         return torch.load(path, map_location=device)
 
 
@@ -150,21 +153,19 @@ CASE = Case(
             versions=">=2.4,<2.6",
             form="FutureWarning",
             reason="weights_only left out: FutureWarning that the default will flip, the load still "
-                   "succeeds (observed on 2.4.1 and 2.5.1)",
+            "succeeds (observed on 2.4.1 and 2.5.1)",
             issue="https://github.com/pytorch/pytorch/pull/129239",
         ),
         Affects(
             versions=">=2.6",
             form="UnpicklingError",
             reason="weights_only defaults to True and the restricted unpickler refuses "
-                   "argparse.Namespace (observed from 2.6.0 on)",
+            "argparse.Namespace (observed from 2.6.0 on)",
             issue="https://github.com/pytorch/pytorch/pull/137602",
         ),
     ),
     devices=("cpu", "cuda"),
-    sources=(
-        release_notes("2.6.0").at("Backwards Incompatible Changes: torch.load defaults to weights_only=True"),
-    ),
+    sources=(release_notes("2.6.0").at("Backwards Incompatible Changes: torch.load defaults to weights_only=True"),),
     tags=("upgrade", "serialization", "torch_load", "weights_only"),
     references=(
         "https://github.com/pytorch/pytorch/pull/129239",  # FutureWarning when weights_only is left out (2.4)

@@ -23,7 +23,6 @@ import tempfile
 import warnings
 
 import torch
-
 from torch_pitfalls import observe
 
 
@@ -41,6 +40,7 @@ def _save_checkpoint(folder, device):
 
 # %% [markdown]
 # ## The broken code
+
 
 # %%
 def broken(device):
@@ -72,6 +72,7 @@ if __name__ == "__main__":
 # about torch's own internals, pytorch/pytorch#109108; observed here on 2.0.1 and 2.1.2, gone
 # from 2.2.2). The fix silences exactly that message, around exactly that call, and nothing
 # else; on every other release the filter has nothing to catch.
+
 
 # %%
 def fixed(device):
@@ -145,14 +146,12 @@ CASE = Case(
         Affects(
             versions=">=2.4,<2.6",
             reason="torch.load warns FutureWarning when weights_only is not passed (observed on 2.4.1 "
-                   "and 2.5.1; absent on 2.3.1 and on 2.6.0, where the default became True)",
+            "and 2.5.1; absent on 2.3.1 and on 2.6.0, where the default became True)",
             issue="https://github.com/pytorch/pytorch/pull/129239",
         ),
     ),
     devices=("cpu", "cuda"),
-    sources=(
-        release_notes("2.6.0").at("Backwards Incompatible Changes: torch.load defaults to weights_only=True"),
-    ),
+    sources=(release_notes("2.6.0").at("Backwards Incompatible Changes: torch.load defaults to weights_only=True"),),
     tags=("upgrade", "serialization", "torch_load", "weights_only"),
     references=(
         "https://github.com/pytorch/pytorch/pull/129239",  # adds the FutureWarning (2.4)

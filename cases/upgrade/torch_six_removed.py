@@ -21,13 +21,13 @@ import importlib
 import math
 
 import torch
-
 from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
 # A helper that accepts a path or a list of paths, and a norm type that may be infinite, with
 # the names spelled the way code from 2018 spelled them.
+
 
 # %%
 def broken(device):
@@ -58,6 +58,7 @@ if __name__ == "__main__":
 # `int_classes`, `collections.abc` for `container_abcs`, and `math.inf` or `torch.inf` for
 # `inf` (`torch.inf` exists on 1.13.1 too). They work on every release. The check repeats the
 # computation with plain arithmetic: the infinity norm of [3, -4] is 4.
+
 
 # %%
 def fixed(device):

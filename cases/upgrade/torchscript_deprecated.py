@@ -20,11 +20,11 @@
 # %%
 import torch
 from torch import nn
-
 from torch_pitfalls import observe
 
 # %% [markdown]
 # ## The broken code
+
 
 # %%
 def scale_shift(x: torch.Tensor, scale: float) -> torch.Tensor:
@@ -56,6 +56,7 @@ if __name__ == "__main__":
 # `torch.compile`, which needs a compiler toolchain and is not shown here); a model scripted to
 # be saved is saved as a `state_dict`, or exported with `torch.export` from 2.1 on. The check
 # compares the eager result with the values computed by hand.
+
 
 # %%
 def fixed(device):
@@ -129,11 +130,15 @@ CASE = Case(
             versions=">=2.10,<2.14",
             form="DeprecationWarning",
             reason="the TorchScript entry points warn with DeprecationWarning (observed 2.10.0 to "
-                   "2.13.0; silent on 2.9.1)",
+            "2.13.0; silent on 2.9.1)",
         ),
     ),
     devices=("cpu", "cuda"),
-    sources=(release_notes("2.10.0").at("the release whose torch.jit entry points first warn that TorchScript is deprecated"),),
+    sources=(
+        release_notes("2.10.0").at(
+            "the release whose torch.jit entry points first warn that TorchScript is deprecated"
+        ),
+    ),
     tags=("upgrade", "torchscript", "deprecation"),
     references=(
         "https://github.com/pytorch/pytorch/pull/189914",  # DeprecationWarning -> FutureWarning

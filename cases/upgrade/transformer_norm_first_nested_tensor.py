@@ -19,7 +19,6 @@
 # %%
 import torch
 from torch import nn
-
 from torch_pitfalls import observe, seeded
 
 D_MODEL, NHEAD, FF = 8, 2, 16
@@ -27,10 +26,12 @@ D_MODEL, NHEAD, FF = 8, 2, 16
 # %% [markdown]
 # ## The broken code
 
+
 # %%
 def _layer(device, **kw):
-    return nn.TransformerEncoderLayer(D_MODEL, NHEAD, FF, dropout=0.0, batch_first=True, norm_first=True,
-                                      device=device, **kw)
+    return nn.TransformerEncoderLayer(
+        D_MODEL, NHEAD, FF, dropout=0.0, batch_first=True, norm_first=True, device=device, **kw
+    )
 
 
 def _src(device):
@@ -64,6 +65,7 @@ if __name__ == "__main__":
 # `nn.TransformerEncoder(layer, num_layers, enable_nested_tensor=False)`. The parameter exists
 # since 1.12. The outputs are the same; the check recomputes them by applying the layer twice
 # by hand (the encoder's layers are deep copies of the one it was given).
+
 
 # %%
 def fixed(device):
@@ -135,7 +137,11 @@ CASE = Case(
     symptom_line="A pre-norm nn.TransformerEncoder warns about nested tensors, from torch 2.1.",
     affects=">=2.1",
     devices=("cpu", "cuda"),
-    sources=(release_notes("2.1.0").at("torch.nn: TransformerEncoder checks its fast-path conditions at construction (#102045)"),),
+    sources=(
+        release_notes("2.1.0").at(
+            "torch.nn: TransformerEncoder checks its fast-path conditions at construction (#102045)"
+        ),
+    ),
     tags=("upgrade", "transformer", "nested_tensor"),
     references=(
         "https://github.com/pytorch/pytorch/pull/102045",  # checks moved to construction time

@@ -21,7 +21,6 @@
 import contextlib
 
 import torch
-
 from torch_pitfalls import observe
 
 # %% [markdown]
@@ -29,6 +28,7 @@ from torch_pitfalls import observe
 # it once at most. The case asks torch to warn on every call while `broken` runs (the switch
 # torch's own tests use, present from 2.0), so that every run shows what the first call of a
 # fresh script shows; the switch is put back afterwards.
+
 
 # %%
 @contextlib.contextmanager
@@ -47,6 +47,7 @@ def _warn_every_call():
 
 # %% [markdown]
 # ## The broken code
+
 
 # %%
 def broken(device):
@@ -77,6 +78,7 @@ if __name__ == "__main__":
 # of six float32 is 24, so a port that only renames the call changes the number it computes;
 # divide `nbytes()` by `element_size()`. `untyped_storage()` does not exist on 1.13 (where
 # `.storage()` does not warn), so code that supports both guards the call.
+
 
 # %%
 def _storage(t):
@@ -161,7 +163,7 @@ CASE = Case(
         Affects(
             versions=">=2.0",
             reason="Tensor.storage() returns a TypedStorage, deprecated in 2.0: a UserWarning "
-                   "(observed from 2.0.1 to 2.15.0; silent on 1.13.1)",
+            "(observed from 2.0.1 to 2.15.0; silent on 1.13.1)",
             issue="https://github.com/pytorch/pytorch/issues/85302",
         ),
     ),

@@ -19,7 +19,6 @@
 # %%
 import torch
 from torch import nn
-
 from torch_pitfalls import observe, seeded
 
 # %% [markdown]
@@ -55,6 +54,7 @@ if __name__ == "__main__":
 # `parametrizations.weight.original0` and `original1` (magnitude and direction) instead of
 # `weight_g` and `weight_v`, and the weight is recomputed on every access rather than once per
 # forward (wrap the forward in `torch.nn.utils.parametrize.cached()` to get the old behaviour).
+
 
 # %%
 def _weight_norm():
@@ -144,7 +144,11 @@ CASE = Case(
         ),
     ),
     devices=("cpu", "cuda"),
-    sources=(release_notes("2.1.0").at("Deprecations: torch.nn.utils.weight_norm, in favour of torch.nn.utils.parametrizations.weight_norm"),),
+    sources=(
+        release_notes("2.1.0").at(
+            "Deprecations: torch.nn.utils.weight_norm, in favour of torch.nn.utils.parametrizations.weight_norm"
+        ),
+    ),
     tags=("upgrade", "weight_norm", "deprecation"),
     references=(
         "https://github.com/pytorch/pytorch/pull/103001",  # parametrization version + deprecation

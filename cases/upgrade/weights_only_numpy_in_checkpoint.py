@@ -27,7 +27,6 @@ import tempfile
 
 import numpy as np
 import torch
-
 from torch_pitfalls import observe
 
 SCORES = [0.75, 0.8125, 0.875, 0.8125]  # validation scores of four epochs
@@ -37,21 +36,28 @@ PIXEL_MEAN = [0.5, 0.25, 0.125]  # per-channel statistics of the training set
 def _save_checkpoint(folder, device):
     """What many training scripts write: the weights, and numbers that came out of NumPy."""
     path = os.path.join(folder, "checkpoint.pt")
-    torch.save({
-        "model": {"weight": torch.arange(6.0, device=device).reshape(2, 3)},
-        "best_score": np.mean(SCORES),  # a numpy.float64, not a float
-        "pixel_mean": np.array(PIXEL_MEAN, dtype=np.float32),
-    }, path)
+    torch.save(
+        {
+            "model": {"weight": torch.arange(6.0, device=device).reshape(2, 3)},
+            "best_score": np.mean(SCORES),  # a numpy.float64, not a float
+            "pixel_mean": np.array(PIXEL_MEAN, dtype=np.float32),
+        },
+        path,
+    )
     return path
 
 
 def _resumed(checkpoint):
-    return {"weight": checkpoint["model"]["weight"], "best_score": checkpoint["best_score"],
-            "pixel_mean": checkpoint["pixel_mean"]}
+    return {
+        "weight": checkpoint["model"]["weight"],
+        "best_score": checkpoint["best_score"],
+        "pixel_mean": checkpoint["pixel_mean"],
+    }
 
 
 # %% [markdown]
 # ## The broken code
+
 
 # %%
 def broken(device):
@@ -88,6 +94,7 @@ if __name__ == "__main__":
 # does not warn when it is passed. The fix is quiet on every release from 1.13.1 to 2.15.0. For
 # new checkpoints, the simplest fix is upstream of the load: save `float(np.mean(scores))` and
 # `torch.from_numpy(mean)`, and the file loads with `weights_only=True` everywhere.
+
 
 # %%
 def _numpy_globals():
@@ -192,21 +199,19 @@ CASE = Case(
             versions=">=2.4,<2.6",
             form="FutureWarning",
             reason="weights_only left out: FutureWarning that the default will flip, and the NumPy values "
-                   "still load (observed on 2.4.1 and 2.5.1)",
+            "still load (observed on 2.4.1 and 2.5.1)",
             issue="https://github.com/pytorch/pytorch/pull/129239",
         ),
         Affects(
             versions=">=2.6",
             form="UnpicklingError",
             reason="weights_only defaults to True and the restricted unpickler refuses NumPy's scalar and "
-                   "array rebuild functions (observed from 2.6.0 on)",
+            "array rebuild functions (observed from 2.6.0 on)",
             issue="https://github.com/pytorch/pytorch/pull/137602",
         ),
     ),
     devices=("cpu", "cuda"),
-    sources=(
-        release_notes("2.6.0").at("Backwards Incompatible Changes: torch.load defaults to weights_only=True"),
-    ),
+    sources=(release_notes("2.6.0").at("Backwards Incompatible Changes: torch.load defaults to weights_only=True"),),
     tags=("upgrade", "serialization", "torch_load", "weights_only", "numpy"),
     references=(
         "https://github.com/pytorch/pytorch/pull/137602",  # the default flips to True (2.6)

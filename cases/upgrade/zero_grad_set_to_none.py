@@ -21,7 +21,6 @@
 # %%
 import torch
 from torch import nn
-
 from torch_pitfalls import observe, seeded
 
 # %% [markdown]
@@ -71,6 +70,7 @@ if __name__ == "__main__":
 # every release from 1.7 to 2.15, so the manual accumulation works unchanged. (Code that does
 # not touch `.grad` before the next `backward()` should keep the new default.) The check redoes
 # the SGD step by hand: new parameter = old parameter - lr * received gradient.
+
 
 # %%
 def fixed(device):
@@ -149,9 +149,12 @@ CASE = Case(
         ),
     ),
     devices=("cpu", "cuda"),
-    sources=(release_notes("2.0.0").at(
-        "Backwards Incompatible changes: Gradients are now set to None instead of zeros by default in "
-        "torch.optim.*.zero_grad() and torch.nn.Module.zero_grad()"),),
+    sources=(
+        release_notes("2.0.0").at(
+            "Backwards Incompatible changes: Gradients are now set to None instead of zeros by default in "
+            "torch.optim.*.zero_grad() and torch.nn.Module.zero_grad()"
+        ),
+    ),
     tags=("upgrade", "optimizer", "zero_grad", "default_change"),
     references=(
         "https://github.com/pytorch/pytorch/issues/92656",  # proposal: set_to_none=True by default for 2.0

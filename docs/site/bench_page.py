@@ -5,6 +5,7 @@ The data is the ``pitfalls`` section of a pytest-benchmark JSON: ``build/bench.j
 alone. A committed run of a device that one did not measure (a GPU's) follows in a section of its
 own. With none, the page says no benchmark is recorded and the build goes on.
 """
+
 from __future__ import annotations
 
 import io
@@ -13,8 +14,15 @@ from pathlib import Path
 
 from docs.site.text import code, md
 
-RATIO_FIELDS = {"case": str, "device": str, "metric": str, "unit": str, "broken": (int, float),
-                "fixed": (int, float), "ratio": (int, float)}
+RATIO_FIELDS = {
+    "case": str,
+    "device": str,
+    "metric": str,
+    "unit": str,
+    "broken": (int, float),
+    "fixed": (int, float),
+    "ratio": (int, float),
+}
 
 
 class BenchError(ValueError):
@@ -111,23 +119,30 @@ def chart_svg(section: dict) -> bytes:
     return buf.getvalue()
 
 
-def performance_page(path: Path | None, section: dict | None, notes: list[str], case_ids: set[str],
-                     others: list[tuple[Path, dict]] = ()) -> tuple[str, dict[str, bytes]]:
+def performance_page(
+    path: Path | None, section: dict | None, notes: list[str], case_ids: set[str], others: list[tuple[Path, dict]] = ()
+) -> tuple[str, dict[str, bytes]]:
     """(the page's Markdown, its charts' SVGs by file name). ``others``: benchmarks of devices the
     chosen one did not measure (``other_devices``), each in a section of its own."""
-    out = ["# What the performance pitfalls cost\n",
-           "Each performance case is timed (or its peak memory measured) broken and fixed, by "
-           "`make bench`; a bar is broken ÷ fixed, so 10× means the pitfall costs ten times the fix.\n"]
+    out = [
+        "# What the performance pitfalls cost\n",
+        "Each performance case is timed (or its peak memory measured) broken and fixed, by "
+        "`make bench`; a bar is broken ÷ fixed, so 10× means the pitfall costs ten times the fix.\n",
+    ]
     out.extend(f"{n}\n" for n in notes)
     if section is None:
-        out.append("No benchmark recorded: run `make bench` (writes `build/bench.json`), or commit "
-                   "one as `reports/bench-<torch>-<device>.json`.\n")
+        out.append(
+            "No benchmark recorded: run `make bench` (writes `build/bench.json`), or commit "
+            "one as `reports/bench-<torch>-<device>.json`.\n"
+        )
         return "\n".join(out), {}
     charts = {}
     out.extend(_run_section(path, section, case_ids, "performance.svg", charts))
     overhead = section.get("harness", {}).get("overhead_ratio") if isinstance(section.get("harness"), dict) else None
     if section["ratios"] and isinstance(overhead, (int, float)):
-        out.append(f"\nThe harness's own cost in that run: {overhead:.3g}× a bare interpreter running the same variants.")
+        out.append(
+            f"\nThe harness's own cost in that run: {overhead:.3g}× a bare interpreter running the same variants."
+        )
     for i, (other_path, other) in enumerate(others, start=2):
         kinds = ", ".join(sorted({r["device"] for r in other["ratios"]} - {"cpu"})) or "cpu"
         out.append(f"\n## On {md(kinds)}\n")
@@ -146,6 +161,8 @@ def _run_section(path: Path, section: dict, case_ids: set[str], svg_name: str, c
     out.append("| case | device | metric | broken | fixed | broken ÷ fixed |\n|---|---|---|---|---|---|")
     for r in section["ratios"]:
         name = f"{{doc}}`{r['case']} <cases/{r['case']}>`" if r["case"] in case_ids else md(r["case"])
-        out.append(f"| {name} | {md(r['device'])} | {md(r['metric'])} | "
-                   f"{r['broken']:.3g} {md(r['unit'])} | {r['fixed']:.3g} {md(r['unit'])} | {r['ratio']:.3g}× |")
+        out.append(
+            f"| {name} | {md(r['device'])} | {md(r['metric'])} | "
+            f"{r['broken']:.3g} {md(r['unit'])} | {r['fixed']:.3g} {md(r['unit'])} | {r['ratio']:.3g}× |"
+        )
     return out

@@ -6,6 +6,7 @@ Sphinx renders them from scratch (no doctree cache, so an edited case always sho
 whole, warning-free site replaces the old one. Any failure is one line naming what is wrong,
 exit status 1, and the previous site left as it was.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -17,25 +18,24 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
-
 from torch_pitfalls.loader import LoadError, load_cases
 from torch_pitfalls.matrix import Matrix, load_matrix
 from torch_pitfalls.run.report import ReportError
 
 from docs.site.bench_page import BenchError, choose_bench, other_devices, performance_page
+from docs.site.case_links import Repository
 from docs.site.case_page import page_notebook, write_downloads
 from docs.site.execute import CaseRunError, ExecutedCase, execute_each
-from docs.site.lesson import LessonError
-from docs.site.outputs_check import problems
 from docs.site.home_page import home_page, topics_of
 from docs.site.learner_pages import SymptomError, symptoms_for, write_learner_pages
-from docs.site.case_links import Repository
+from docs.site.lesson import LessonError
 from docs.site.linters_page import linters_page, load_bench
-from docs.site.watching_page import load_detection, watching_page
 from docs.site.matrix_page import matrix_page
+from docs.site.outputs_check import problems
+from docs.site.sphinx_run import BuildError, run_sphinx_builder
 from docs.site.topic_page import topic_page
 from docs.site.upgrade_page import upgrade_page
-from docs.site.sphinx_run import BuildError, run_sphinx_builder
+from docs.site.watching_page import load_detection, watching_page
 from docs.site.zh_build import zh_build
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,9 +51,16 @@ class Built:
     zh: object = None  # docs.site.zh_build.ZhStatus: the Chinese edition's pages and stale translations
 
 
-def build_site(out: Path, root: Path = ROOT, cases_dir: Path | None = None, reports_dir: Path | None = None,
-               bench_json: Path | None = None, jobs: int = 1, locale_dir: Path | None = None,
-               processes: int = 2) -> Built:
+def build_site(
+    out: Path,
+    root: Path = ROOT,
+    cases_dir: Path | None = None,
+    reports_dir: Path | None = None,
+    bench_json: Path | None = None,
+    jobs: int = 1,
+    locale_dir: Path | None = None,
+    processes: int = 2,
+) -> Built:
     started = time.perf_counter()
     out = Path(out).resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -64,8 +71,12 @@ def build_site(out: Path, root: Path = ROOT, cases_dir: Path | None = None, repo
         with zh_build(src, extra, stage, locale_dir) as zh:  # the Chinese edition, in a second process beside this one
             run_sphinx(src, html, stage / "doctrees", extra, jobs)
         zh.move_into(html)
-        found = problems(html, sorted((src / "cases").glob("*.ipynb")), {lc.id: lc.case.requires for lc in cases},
-                         (str(Path(root).resolve()),))
+        found = problems(
+            html,
+            sorted((src / "cases").glob("*.ipynb")),
+            {lc.id: lc.case.requires for lc in cases},
+            (str(Path(root).resolve()),),
+        )
         if found:  # what a reader must never see (docs.site.outputs_check): the first, and how many more
             raise BuildError(found[0] + (f" (and {len(found) - 1} more)" if len(found) > 1 else ""))
         if out.exists():
@@ -76,8 +87,15 @@ def build_site(out: Path, root: Path = ROOT, cases_dir: Path | None = None, repo
     return Built(out, len(cases), len(topics_of(cases)), time.perf_counter() - started, zh.status)
 
 
-def generate_sources(src: Path, extra: Path, root: Path = ROOT, cases_dir: Path | None = None,
-                     reports_dir: Path | None = None, bench_json: Path | None = None, processes: int = 2) -> list:
+def generate_sources(
+    src: Path,
+    extra: Path,
+    root: Path = ROOT,
+    cases_dir: Path | None = None,
+    reports_dir: Path | None = None,
+    bench_json: Path | None = None,
+    processes: int = 2,
+) -> list:
     """Every case loaded and executed, and the site's Markdown and notebooks written into ``src``
     (downloads into ``extra``); the cases. ``processes``: 2 shares the cases' execution with a forked
     copy of this process where that is safe (``docs.site.forked``), 1 runs them here."""
@@ -123,8 +141,17 @@ class CasePages:
         nbformat.write(notebook, self.src / "cases" / f"{ex.loaded.id}.ipynb")
 
 
-def write_sources(src: Path, extra: Path, cases: list, m: Matrix, bench, lint_bench: dict | None = None,
-                  cases_dir: Path = ROOT / "cases", symptoms: dict | None = None, detection=None) -> None:
+def write_sources(
+    src: Path,
+    extra: Path,
+    cases: list,
+    m: Matrix,
+    bench,
+    lint_bench: dict | None = None,
+    cases_dir: Path = ROOT / "cases",
+    symptoms: dict | None = None,
+    detection=None,
+) -> None:
     """The pages beside the case pages: topics, home, ways in, matrix, upgrade, linters, watching,
     performance and the guide."""
     (src / "topics").mkdir(parents=True)
@@ -154,19 +181,31 @@ def site_overrides(extra: Path) -> dict:
     import torch
 
     repo = Repository.from_env()
-    return {"html_extra_path": [str(extra)], "pitfalls_torch": str(torch.__version__),
-            "pitfalls_repo": f"https://github.com/{repo.slug}" if repo else ""}
+    return {
+        "html_extra_path": [str(extra)],
+        "pitfalls_torch": str(torch.__version__),
+        "pitfalls_repo": f"https://github.com/{repo.slug}" if repo else "",
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m docs.site.build", description="Build the docs site.")
     p.add_argument("--out", type=Path, default=ROOT / "build" / "site", help="output folder (default: build/site)")
     p.add_argument("--jobs", type=int, default=1, help="Sphinx processes reading pages (default: 1)")
-    p.add_argument("--case-processes", type=int, choices=(1, 2), default=2,
-                   help="processes executing the cases: 2 shares them with a forked copy of this process "
-                        "where fork is safe (Linux, CUDA not initialised), 1 runs them all here (default: 2)")
-    p.add_argument("--root", type=Path, default=ROOT,
-                   help="project whose cases/, reports/ and build/bench.json are read (default: this one)")
+    p.add_argument(
+        "--case-processes",
+        type=int,
+        choices=(1, 2),
+        default=2,
+        help="processes executing the cases: 2 shares them with a forked copy of this process "
+        "where fork is safe (Linux, CUDA not initialised), 1 runs them all here (default: 2)",
+    )
+    p.add_argument(
+        "--root",
+        type=Path,
+        default=ROOT,
+        help="project whose cases/, reports/ and build/bench.json are read (default: this one)",
+    )
     args = p.parse_args(argv)
     if args.jobs < 1:
         p.error(f"--jobs must be at least 1, got {args.jobs}")
@@ -175,8 +214,10 @@ def main(argv: list[str] | None = None) -> int:
     except BuildError as exc:
         print(f"docs: error: {exc}", file=sys.stderr)
         return 1
-    print(f"docs: {built.cases} case pages, {built.topics} topic pages, home, matrix and performance "
-          f"in {built.out} ({built.seconds:.1f} s)")
+    print(
+        f"docs: {built.cases} case pages, {built.topics} topic pages, home, matrix and performance "
+        f"in {built.out} ({built.seconds:.1f} s)"
+    )
     print(built.zh.summary())
     return 0
 

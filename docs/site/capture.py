@@ -1,6 +1,7 @@
 """What one cell prints, captured in the order it was written: Python's stdout and stderr,
 warnings as Python shows them, and what C code writes to file descriptors 1 and 2 (torch's C++
 logs), as notebook stream outputs."""
+
 from __future__ import annotations
 
 import contextlib
@@ -53,8 +54,11 @@ def captured(streams: Streams):
 @contextlib.contextmanager
 def printed_into(streams: Streams):
     """stdout and stderr only (Python's and C's), leaving warnings to whoever records them."""
-    with _descriptors_captured(streams), contextlib.redirect_stdout(streams.writer("stdout")), \
-            contextlib.redirect_stderr(streams.writer("stderr")):
+    with (
+        _descriptors_captured(streams),
+        contextlib.redirect_stdout(streams.writer("stdout")),
+        contextlib.redirect_stderr(streams.writer("stderr")),
+    ):
         yield
 
 

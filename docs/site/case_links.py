@@ -6,6 +6,7 @@ The workflow passes ``PITFALLS_REPO_URL`` (``https://github.com/OWNER/NAME``), `
 to: Colab opens a notebook only from a GitHub repository). Without them there is no such link:
 a local build never shows a guessed address.
 """
+
 from __future__ import annotations
 
 import os
@@ -30,8 +31,11 @@ class Repository:
         match = GITHUB.match(env.get("PITFALLS_REPO_URL", "").strip())
         if match is None:
             return None
-        return cls(match.group(1), env.get("PITFALLS_REPO_REF", "").strip() or None,
-                   env.get("PITFALLS_NOTEBOOKS_BRANCH", "").strip() or None)
+        return cls(
+            match.group(1),
+            env.get("PITFALLS_REPO_REF", "").strip() or None,
+            env.get("PITFALLS_NOTEBOOKS_BRANCH", "").strip() or None,
+        )
 
     def source_url(self, relative: str) -> str | None:
         return f"https://github.com/{self.slug}/blob/{self.ref}/{relative}" if self.ref else None
@@ -46,8 +50,10 @@ def case_links(case_path: Path, downloads: tuple[str, str], repo: Repository | N
     """The row of buttons, as HTML for the top of the case's page."""
     repo = repo if repo is not None else Repository.from_env()
     py, ipynb = downloads
-    links = [f'<a class="case-button download-ipynb" href="../downloads/{esc(ipynb)}" download>Download the notebook (.ipynb)</a>',
-             f'<a class="case-button download-py" href="../downloads/{esc(py)}" download>Download the case module (.py)</a>']
+    links = [
+        f'<a class="case-button download-ipynb" href="../downloads/{esc(ipynb)}" download>Download the notebook (.ipynb)</a>',
+        f'<a class="case-button download-py" href="../downloads/{esc(py)}" download>Download the case module (.py)</a>',
+    ]
     if repo is not None:
         colab = repo.colab_url(ipynb)
         if colab:

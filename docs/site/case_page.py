@@ -8,6 +8,7 @@ harness's code folded (metadata, predicates, near miss, checks) and what the cla
 then its version-matrix row and the downloads: the case module as it is (it runs under the
 harness) and the lesson's notebook (``docs.site.notebook``: it runs with torch alone).
 """
+
 from __future__ import annotations
 
 import copy
@@ -15,16 +16,15 @@ import shutil
 from pathlib import Path
 
 import nbformat
-
-from torch_pitfalls.matrix.claims import all_claims
 from torch_pitfalls.matrix import Matrix
+from torch_pitfalls.matrix.claims import all_claims
 
 from docs.site.case_links import case_links
 from docs.site.execute import ExecutedCase
 from docs.site.lesson import split_lesson
-from docs.site.notebook import download_notebook
 from docs.site.linters_page import case_linter_line
 from docs.site.matrix_page import case_matrix_section, newest_symptom
+from docs.site.notebook import download_notebook
 from docs.site.text import code, md
 from docs.site.watching_page import Detection, case_detection_line
 
@@ -47,13 +47,22 @@ HARNESS_INTRO = (
 )
 
 
-def page_notebook(ex: ExecutedCase, m: Matrix, downloads: tuple[str, str], lint_bench: dict | None = None,
-                  detection: Detection | None = None) -> nbformat.NotebookNode:
+def page_notebook(
+    ex: ExecutedCase,
+    m: Matrix,
+    downloads: tuple[str, str],
+    lint_bench: dict | None = None,
+    detection: Detection | None = None,
+) -> nbformat.NotebookNode:
     lesson = split_lesson(ex, m)
     cells = copy.deepcopy(lesson.cells)
     at = 1 if cells and cells[0].cell_type == "markdown" and cells[0].source.lstrip().startswith("# ") else 0
-    lines = [case_links(ex.loaded.path, downloads), _facts(ex, m), case_linter_line(lint_bench, ex.loaded.id),
-             case_detection_line(detection, ex.loaded.id)]
+    lines = [
+        case_links(ex.loaded.path, downloads),
+        _facts(ex, m),
+        case_linter_line(lint_bench, ex.loaded.id),
+        case_detection_line(detection, ex.loaded.id),
+    ]
     head = [_markdown("\n\n".join(filter(None, lines)))]
     if lesson.setup:  # the imports (and any inlined helper), folded as galleries fold set-up
         head.append(_folded(lesson.setup))
@@ -84,21 +93,25 @@ def _markdown(text: str) -> nbformat.NotebookNode:
 def _facts(ex: ExecutedCase, m: Matrix) -> str:
     case, topic = ex.loaded.case, ex.loaded.topic
     tags = ", ".join(code(t) for t in case.tags) or "none"
-    return "\n".join([
-        "| topic | kind | devices | symptom expected on torch | tags |",
-        "|---|---|---|---|---|",
-        f"| [{topic}](../topics/{topic}.md) | {case.kind} | {', '.join(case.devices)} | {code(case.affects_text)} | {tags} |",
-        "",
-        f"Symptom on the newest torch observed: **{md(newest_symptom(m, case.id))}**. "
-        f"Case id {code(case.id)}; source {code(str(ex.loaded.path.relative_to(ex.loaded.path.parents[2])))}.",
-    ])
+    return "\n".join(
+        [
+            "| topic | kind | devices | symptom expected on torch | tags |",
+            "|---|---|---|---|---|",
+            f"| [{topic}](../topics/{topic}.md) | {case.kind} | {', '.join(case.devices)} | {code(case.affects_text)} | {tags} |",
+            "",
+            f"Symptom on the newest torch observed: **{md(newest_symptom(m, case.id))}**. "
+            f"Case id {code(case.id)}; source {code(str(ex.loaded.path.relative_to(ex.loaded.path.parents[2])))}.",
+        ]
+    )
 
 
 def _evidence(ex: ExecutedCase, m: Matrix) -> str:
     """Which claims a run observed, which were read in a source, and which nothing here checks."""
-    lines = ["### What the claims rest on\n",
-             "*Observed*: a recorded run of the version matrix saw it. *Inferred*: read in the source named, "
-             "not run here. *Unverified*: no run here can tell the fix from the broken code.\n"]
+    lines = [
+        "### What the claims rest on\n",
+        "*Observed*: a recorded run of the version matrix saw it. *Inferred*: read in the source named, "
+        "not run here. *Unverified*: no run here can tell the fix from the broken code.\n",
+    ]
     lines.extend(f"- {md(line)}" for line in all_claims(ex.loaded.case, m))
     return "\n".join(lines)
 
@@ -115,17 +128,21 @@ def _sources(ex: ExecutedCase) -> str:
         out.append(line)
     if case.references:
         out.append("\n## Upstream links\n")
-        out.extend(f"- <{url}>" if url.startswith(("http://", "https://")) else f"- {md(url)}" for url in case.references)
+        out.extend(
+            f"- <{url}>" if url.startswith(("http://", "https://")) else f"- {md(url)}" for url in case.references
+        )
     return "\n".join(out)
 
 
 def _downloads(downloads: tuple[str, str]) -> str:
     py, ipynb = downloads
-    return "\n".join([
-        "## Downloads\n",
-        f'- <a class="download-ipynb" href="../downloads/{ipynb}" download>{ipynb}</a>: the lesson as a '
-        "notebook, with the outputs shown on this page; it runs top to bottom with torch alone.",
-        f'- <a class="download-py" href="../downloads/{py}" download>{py}</a>: the case module '
-        "(jupytext percent format: a test, a script and a notebook), harness cells included; it imports "
-        "the project's `harness` package, so it runs in a checkout of the repository or with the project installed.",
-    ])
+    return "\n".join(
+        [
+            "## Downloads\n",
+            f'- <a class="download-ipynb" href="../downloads/{ipynb}" download>{ipynb}</a>: the lesson as a '
+            "notebook, with the outputs shown on this page; it runs top to bottom with torch alone.",
+            f'- <a class="download-py" href="../downloads/{py}" download>{py}</a>: the case module '
+            "(jupytext percent format: a test, a script and a notebook), harness cells included; it imports "
+            "the project's `harness` package, so it runs in a checkout of the repository or with the project installed.",
+        ]
+    )

@@ -3,11 +3,16 @@
 MyST-NB renders the notebooks as they were executed by the generator (execution off), and the
 theme is furo, whose files are all installed locally: nothing is fetched when a page is viewed.
 """
+
 project = "torch-pitfalls"
 author = "torch-pitfalls"
 language = "en"
-extensions = ["myst_nb", "sphinx_copybutton", "docs.site.site_extension",
-              "docs.site.zh"]  # the language switcher; the zh edition (docs.site.zh_build) translates
+extensions = [
+    "myst_nb",
+    "sphinx_copybutton",
+    "docs.site.site_extension",
+    "docs.site.zh",
+]  # the language switcher; the zh edition (docs.site.zh_build) translates
 nb_execution_mode = "off"  # outputs come from the generator's one run of every case
 nb_merge_streams = False
 myst_heading_anchors = 3

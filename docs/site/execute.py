@@ -8,6 +8,7 @@ warnings are captured, and each cell with output gets a stamp: the torch version
 it ran on. A cell tagged ``raises-exception`` shows its traceback and the case goes on; an
 exception in any other cell stops the build, naming the case, its file and the line.
 """
+
 from __future__ import annotations
 
 import ast
@@ -26,7 +27,6 @@ from typing import Callable
 import jupytext
 import nbformat
 import torch
-
 from torch_pitfalls.helpers import reseed
 from torch_pitfalls.loader import LoadedCase
 from torch_pitfalls.observation import CaseTimeout, Observation, first_line
@@ -72,8 +72,13 @@ def execute_cases(cases: list[LoadedCase], root: Path, stamp: Stamp | None = Non
     return executed
 
 
-def execute_each(cases: list[LoadedCase], root: Path, then: Callable[[ExecutedCase], object],
-                 stamp: Stamp | None = None, processes: int = 2) -> None:
+def execute_each(
+    cases: list[LoadedCase],
+    root: Path,
+    then: Callable[[ExecutedCase], object],
+    stamp: Stamp | None = None,
+    processes: int = 2,
+) -> None:
     """Every case executed and handed to ``then`` (which writes its pages), the work shared with a
     forked copy of this process (``docs.site.forked``): each case still runs alone in its process,
     from a reseeded state. A failure in the copy comes back as ``CaseRunError`` with its message."""
@@ -136,7 +141,11 @@ def execute_case(lc: LoadedCase, root: Path, stamp: Stamp) -> ExecutedCase:
         state.restore(before)
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nb.metadata["language_info"] = {"name": "python"}
-    nb.metadata[STAMP_KEY] = {"case": lc.id, "torch": stamp.torch, "devices": {d: stamp.names.get(d, d) for d in all_devices}}
+    nb.metadata[STAMP_KEY] = {
+        "case": lc.id,
+        "torch": stamp.torch,
+        "devices": {d: stamp.names.get(d, d) for d in all_devices},
+    }
     return ExecutedCase(lc, nb, all_devices, calls, stamp.torch, str(root))
 
 
@@ -235,8 +244,11 @@ def _run_cell(lc: LoadedCase, cell, line_offset: int, namespace: dict) -> tuple[
         )
     outputs = streams.outputs()
     if value is not None:
-        outputs.append(nbformat.v4.new_output(
-            "execute_result", data={"text/plain": repr(value)}, execution_count=cell.execution_count))
+        outputs.append(
+            nbformat.v4.new_output(
+                "execute_result", data={"text/plain": repr(value)}, execution_count=cell.execution_count
+            )
+        )
     return outputs, devices or [_default_device()]
 
 
@@ -296,5 +308,3 @@ def _innermost_line(exc: BaseException, filename: str) -> str:
         if frame.f_code.co_filename == filename:
             line = lineno
     return f":{line}" if line else ""
-
-

@@ -11,6 +11,7 @@ Forking is used only where it is safe: on a platform with ``fork``, and before C
 this process (a forked child cannot use it). Elsewhere, and with ``processes=1``, the items run here,
 in order.
 """
+
 from __future__ import annotations
 
 import multiprocessing

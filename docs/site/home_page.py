@@ -1,5 +1,6 @@
 """The home page, for a learner: the ways in (start page, symptoms, upgrade picker, search) and the
 filterable table of cases; and the "About the corpus" page, for maintainers: how it is proven and run."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -24,20 +25,32 @@ def home_page(cases: list[LoadedCase], m: Matrix, symptoms: dict[str, Symptom] |
     symptoms = symptoms or {}
     topics = topics_of(cases)
     intro = INTRO.read_text(encoding="utf-8").replace("{cases}", str(len(cases)))
-    out = [intro.rstrip() + "\n", "(cases)=\n## The cases\n",
-           "Choose a topic, a kind, a tag or a symptom to narrow the table; the address of the page keeps the choice, "
-           "so a filtered table can be linked to.\n",
-           raw_html(_filters(cases, symptoms) + '<div class="table-scroll">' + _table(cases, m, symptoms) + "</div>")]
+    out = [
+        intro.rstrip() + "\n",
+        "(cases)=\n## The cases\n",
+        "Choose a topic, a kind, a tag or a symptom to narrow the table; the address of the page keeps the choice, "
+        "so a filtered table can be linked to.\n",
+        raw_html(_filters(cases, symptoms) + '<div class="table-scroll">' + _table(cases, m, symptoms) + "</div>"),
+    ]
     out.append("```{toctree}\n:hidden:\n:titlesonly:\n:maxdepth: 1\n:caption: Learn\n\nstart\nsymptoms\nupgrade\n```\n")
-    out.append("```{toctree}\n:hidden:\n:titlesonly:\n:maxdepth: 1\n:caption: Topics\n\n" + "\n".join(f"topics/{t}" for t in topics) + "\n```\n")
-    out.append("```{toctree}\n:hidden:\n:titlesonly:\n:maxdepth: 1\n:caption: The corpus\n\nabout\nmatrix\nlinters\nwatching\nperformance\nwriting-a-case\n```\n")
+    out.append(
+        "```{toctree}\n:hidden:\n:titlesonly:\n:maxdepth: 1\n:caption: Topics\n\n"
+        + "\n".join(f"topics/{t}" for t in topics)
+        + "\n```\n"
+    )
+    out.append(
+        "```{toctree}\n:hidden:\n:titlesonly:\n:maxdepth: 1\n:caption: The corpus\n\nabout\nmatrix\nlinters\nwatching\nperformance\nwriting-a-case\n```\n"
+    )
     return "\n".join(out)
 
 
 def about_page(cases: list[LoadedCase], m: Matrix) -> str:
     text = ABOUT.read_text(encoding="utf-8")
-    return (text.replace("{cases}", str(len(cases))).replace("{topics}", str(len(topics_of(cases))))
-            .replace("{evidence}", _evidence_summary(cases, m).strip()))
+    return (
+        text.replace("{cases}", str(len(cases)))
+        .replace("{topics}", str(len(topics_of(cases))))
+        .replace("{evidence}", _evidence_summary(cases, m).strip())
+    )
 
 
 def newest_cell(m: Matrix, case_id: str, device: str = "cpu"):
@@ -66,27 +79,37 @@ def _evidence_summary(cases: list[LoadedCase], m: Matrix) -> str:
     seen = sum(w.startswith("observed") for w in words)
     unverified = sum(w.startswith("unverified") for w in words)
     inferred = sum(any(r.since for r in lc.case.rules) for lc in cases)
-    cuda = "no CUDA report is recorded, so no CUDA claim is observed" if "cuda" not in m.devices else "CUDA reports are recorded"
-    return (f"On the newest recorded release (torch {m.versions[-1]}, CPU): **{seen}** cases observed as declared "
-            f"with their fix proven, **{unverified}** unverified (nothing here tells the fix from the broken code; "
-            f"the reason is in the last column), {len(cases) - seen - unverified} other. {inferred} cases have a lower "
-            f"bound older than the matrix, inferred from a source and marked so on their page; {cuda}.\n")
+    cuda = (
+        "no CUDA report is recorded, so no CUDA claim is observed"
+        if "cuda" not in m.devices
+        else "CUDA reports are recorded"
+    )
+    return (
+        f"On the newest recorded release (torch {m.versions[-1]}, CPU): **{seen}** cases observed as declared "
+        f"with their fix proven, **{unverified}** unverified (nothing here tells the fix from the broken code; "
+        f"the reason is in the last column), {len(cases) - seen - unverified} other. {inferred} cases have a lower "
+        f"bound older than the matrix, inferred from a source and marked so on their page; {cuda}.\n"
+    )
 
 
 def _select(name: str, values: list[str], labels: dict[str, str] | None = None) -> str:
     labels = labels or {}
     options = "".join(f'<option value="{esc(v)}">{esc(labels.get(v, v))}</option>' for v in values)
-    return (f'<label>{name} <select id="filter-{name}" data-filter="{name}">'
-            f'<option value="">all</option>{options}</select></label>')
+    return (
+        f'<label>{name} <select id="filter-{name}" data-filter="{name}">'
+        f'<option value="">all</option>{options}</select></label>'
+    )
 
 
 def _filters(cases: list[LoadedCase], symptoms: dict[str, Symptom]) -> str:
     kinds = sorted({lc.case.kind for lc in cases})
     tags = sorted({t for lc in cases for t in lc.case.tags})
     used = [k for k in CATEGORIES if any(s.category == k for s in symptoms.values())]
-    return (f'<div class="case-filters">{_select("topic", topics_of(cases))}{_select("kind", kinds)}'
-            f'{_select("tag", tags)}{_select("symptom", used, {k: CATEGORIES[k][0] for k in used})} '
-            f'<span id="cases-shown">{len(cases)} of {len(cases)} cases</span></div>')
+    return (
+        f'<div class="case-filters">{_select("topic", topics_of(cases))}{_select("kind", kinds)}'
+        f"{_select('tag', tags)}{_select('symptom', used, {k: CATEGORIES[k][0] for k in used})} "
+        f'<span id="cases-shown">{len(cases)} of {len(cases)} cases</span></div>'
+    )
 
 
 def _table(cases: list[LoadedCase], m: Matrix, symptoms: dict[str, Symptom]) -> str:
@@ -104,6 +127,8 @@ def _table(cases: list[LoadedCase], m: Matrix, symptoms: dict[str, Symptom]) -> 
             f"<td>{esc(c.kind)}</td><td>{esc(', '.join(c.devices))}</td>"
             f"<td>{esc(newest_symptom(m, c.id))}</td><td>{esc(evidence(m, lc))}</td></tr>"
         )
-    return ('<table id="cases-table" class="pitfalls-cases"><thead><tr><th>case</th><th>what you see</th><th>topic</th>'
-            "<th>kind</th><th>devices</th><th>symptom on the newest torch observed</th><th>evidence</th></tr></thead>"
-            f"<tbody>{''.join(rows)}</tbody></table>")
+    return (
+        '<table id="cases-table" class="pitfalls-cases"><thead><tr><th>case</th><th>what you see</th><th>topic</th>'
+        "<th>kind</th><th>devices</th><th>symptom on the newest torch observed</th><th>evidence</th></tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )

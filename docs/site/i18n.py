@@ -20,6 +20,7 @@ changed is carried over marked fuzzy with the previous English (``#| msgid``), a
 counts it stale. ``build_catalogues`` compiles the .po files to the .mo files the zh Sphinx build
 reads (fuzzy entries left out) and returns what the stale check needs.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -49,7 +50,8 @@ _SLOT = re.compile(
     r"|(?P<ident>(?<=\[)[\w.]+[-_][\w.-]+(?=\]\())"  # [backward-twice](...): an id as a link's text
     r"|\]\((?P<target>[^)\s]+)\)"
     r"|(?P<file>\b[\w.-]+\.(?:py|ipynb|json|md)\b)"
-    r"|(?P<num>(?<![\w.])\d+(?:\.\d+)*(?:\+\w+)?(?![\w]))")
+    r"|(?P<num>(?<![\w.])\d+(?:\.\d+)*(?:\+\w+)?(?![\w]))"
+)
 _WORD = re.compile(r"[A-Za-z]{2,}")
 
 
@@ -95,7 +97,9 @@ def needs_translation(msg: str) -> bool:
     return bool(_WORD.search(text))
 
 
-_RAW_PART = re.compile(r"(<(?:code|pre|script|style|kbd|samp)\b.*?</(?:code|pre|script|style|kbd|samp)>|<[^>]*>)", re.S | re.I)
+_RAW_PART = re.compile(
+    r"(<(?:code|pre|script|style|kbd|samp)\b.*?</(?:code|pre|script|style|kbd|samp)>|<[^>]*>)", re.S | re.I
+)
 
 
 # a filter's keys (<option value="amp">amp</option>, data-tags="amp autograd"): a run that is one of them is data
@@ -170,8 +174,13 @@ def extract(src: Path, work: Path) -> dict[str, Catalog]:
     from docs.site.sphinx_run import run_sphinx_builder
 
     pot = work / "pot"
-    run_sphinx_builder("gettext", src, pot, work / "doctrees", {"gettext_compact": False, "gettext_uuid": False,
-                                                                "gettext_location": True})
+    run_sphinx_builder(
+        "gettext",
+        src,
+        pot,
+        work / "doctrees",
+        {"gettext_compact": False, "gettext_uuid": False, "gettext_location": True},
+    )
     out = {}
     for path in sorted(pot.rglob("*.pot")):
         with path.open("rb") as f:
@@ -183,7 +192,9 @@ def _cell_of(message) -> set[int]:
     return {line // CELL_LINES - 1 for _, line in message.locations if line and line >= CELL_LINES}
 
 
-def route(pots: dict[str, Catalog], src: Path, topics: dict[str, str], own_cells: dict[str, set[str]]) -> dict[str, Catalog]:
+def route(
+    pots: dict[str, Catalog], src: Path, topics: dict[str, str], own_cells: dict[str, set[str]]
+) -> dict[str, Catalog]:
     """Each message of the extracted pages into the one catalogue that holds it (see the module's doc).
 
     ``topics``: case id -> topic; ``own_cells``: case id -> the sources of its module's markdown cells."""
@@ -281,9 +292,9 @@ def read_catalogue(path: Path) -> Catalog:
     previous = None
     for line in Path(path).read_text(encoding="utf-8").splitlines():
         if line.startswith('#| msgid "'):
-            previous = unescape(line[len("#| msgid "):])
+            previous = unescape(line[len("#| msgid ") :])
         elif line.startswith('msgid "') and previous is not None:
-            message = catalog.get(unescape(line[len("msgid "):]))
+            message = catalog.get(unescape(line[len("msgid ") :]))
             if message is not None:
                 message.previous_id = [previous]
             previous = None
@@ -298,9 +309,11 @@ def _po_text(catalog: Catalog) -> bytes:
     write_po(buf, catalog, width=0, include_previous=True, include_lineno=False, sort_output=False)
     # babel wraps the previous English of a fuzzy entry (#| msgid "...) as if it were a comment:
     # put each back on one line, as gettext writes it and as read_catalogue reads it
-    return re.sub(rb'(\n#\| msgid "[^\n]*?)((?:\n#\| (?!msgid )[^\n]*)+)',
-                  lambda m: m.group(1) + b" " + b" ".join(line[3:] for line in m.group(2).split(b"\n")[1:]),
-                  buf.getvalue())
+    return re.sub(
+        rb'(\n#\| msgid "[^\n]*?)((?:\n#\| (?!msgid )[^\n]*)+)',
+        lambda m: m.group(1) + b" " + b" ".join(line[3:] for line in m.group(2).split(b"\n")[1:]),
+        buf.getvalue(),
+    )
 
 
 @dataclass
@@ -363,9 +376,15 @@ def regenerate(root: Path = ROOT, locale_dir: Path = LOCALE_DIR, only: list[str]
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m docs.site.i18n", description="Keep the Chinese catalogues in step.")
     sub = p.add_subparsers(dest="command", required=True)
-    up = sub.add_parser("update", help="regenerate the templates from the English sources and merge them into the .po files")
-    up.add_argument("only", nargs="*", metavar="PREFIX",
-                    help="update only these catalogues (paths under LC_MESSAGES without .po, or folders: cases/autograd site)")
+    up = sub.add_parser(
+        "update", help="regenerate the templates from the English sources and merge them into the .po files"
+    )
+    up.add_argument(
+        "only",
+        nargs="*",
+        metavar="PREFIX",
+        help="update only these catalogues (paths under LC_MESSAGES without .po, or folders: cases/autograd site)",
+    )
     up.add_argument("--root", type=Path, default=ROOT, help="the project whose cases and reports are read")
     up.add_argument("--locale-dir", type=Path, default=LOCALE_DIR, help="default: docs/locale")
     args = p.parse_args(argv)

@@ -1,5 +1,6 @@
 """The pages written for a learner beside the case pages: "Start here", the symptom index, "About
 the corpus", the upgrade picker's data, and every page's one-sentence description."""
+
 from __future__ import annotations
 
 import json
@@ -33,7 +34,9 @@ def symptoms_for(root: Path, cases: list[LoadedCase]) -> dict[str, Symptom]:
     return load_symptoms(cases)
 
 
-def write_learner_pages(src: Path, extra: Path, cases: list[LoadedCase], m: Matrix, symptoms: dict[str, Symptom]) -> None:
+def write_learner_pages(
+    src: Path, extra: Path, cases: list[LoadedCase], m: Matrix, symptoms: dict[str, Symptom]
+) -> None:
     (src / "start.md").write_text(start_page(cases, symptoms), encoding="utf-8")
     (src / "symptoms.md").write_text(symptom_page(cases, symptoms), encoding="utf-8")
     (src / "about.md").write_text(about_page(cases, m), encoding="utf-8")
@@ -48,10 +51,14 @@ def descriptions(cases: list[LoadedCase], symptoms: dict[str, Symptom]) -> dict[
     out = dict(PAGE_DESCRIPTIONS)
     for topic in topics_of(cases):
         n = sum(lc.topic == topic for lc in cases)
-        out[f"topics/{topic}"] = f"{n} PyTorch pitfalls about {topic}, each with its broken code, its output and the fix."
+        out[f"topics/{topic}"] = (
+            f"{n} PyTorch pitfalls about {topic}, each with its broken code, its output and the fix."
+        )
     for lc in cases:
         seen = symptoms.get(lc.id)
-        out[f"cases/{lc.id}"] = f"{lc.case.title}. {seen.line}" if seen else f"{lc.case.title}: a PyTorch pitfall and its fix."
+        out[f"cases/{lc.id}"] = (
+            f"{lc.case.title}. {seen.line}" if seen else f"{lc.case.title}: a PyTorch pitfall and its fix."
+        )
     return out
 
 

@@ -13,6 +13,7 @@ is what that call did in the build (``docs.site.outputs``), so a learner reads t
 then what it does. The package's names the lesson itself uses (``seeded``, ``ops_called``,
 ``observe``…) are inlined into the setup cell from their own modules (``inlined_helpers``).
 """
+
 from __future__ import annotations
 
 import ast
@@ -24,7 +25,6 @@ import textwrap
 from dataclasses import dataclass, field
 
 import nbformat
-
 from torch_pitfalls.casefile import HELPER_MODULES, read_case, statements_of
 from torch_pitfalls.matrix import Matrix
 
@@ -72,7 +72,7 @@ def split_lesson(ex: ExecutedCase, m: Matrix | None, stamp: Stamp | None = None)
     return cache[key]
 
 
-def _split_lesson(ex: ExecutedCase, m: Matrix | None, stamp: Stamp | None) -> Lesson:
+def _split_lesson(ex: ExecutedCase, m: Matrix | None, stamp: Stamp | None) -> Lesson:  # noqa: C901 - one pass over the cells, in story order
     nb = ex.notebook
     stamp = stamp or Stamp(ex.torch, dict(nb.metadata.get(STAMP_KEY, {}).get("devices", {})))
     case_cells = read_case(ex.loaded.path).cells  # the notebook's cells, one for one, as the reader split them
@@ -90,8 +90,10 @@ def _split_lesson(ex: ExecutedCase, m: Matrix | None, stamp: Stamp | None) -> Le
     helpers = sorted(lesson_names & harness_names & set(HELPER_MODULES))
     unknown = sorted((lesson_names & harness_names) - set(HELPER_MODULES))
     if unknown:
-        raise LessonError(f"case {ex.loaded.id}: its lesson code uses {', '.join(unknown)} from the harness, "
-                          "which the notebook cannot inline")
+        raise LessonError(
+            f"case {ex.loaded.id}: its lesson code uses {', '.join(unknown)} from the harness, "
+            "which the notebook cannot inline"
+        )
 
     def part(s: Statement) -> str:
         """setup (imports), lesson, harness, or call (a plain demo, replaced by a call cell)."""
@@ -136,8 +138,9 @@ def _split_lesson(ex: ExecutedCase, m: Matrix | None, stamp: Stamp | None) -> Le
                 if name == "fixed" and diff:
                     here.append(diff_cell(diff))
         if lesson_src:
-            outputs = _without_printed_runs(cell.outputs, [ex.calls[s.demo_of].run for s in mine
-                                                           if s.demo_of and s.rest and s.demo_of in ex.calls])
+            outputs = _without_printed_runs(
+                cell.outputs, [ex.calls[s.demo_of].run for s in mine if s.demo_of and s.rest and s.demo_of in ex.calls]
+            )
             code = _code(lesson_src, outputs, cell.metadata)
             # a demo's call comes before the rest of its story; a definition's call after it
             call_first = any(s.demo_of and not s.call_last for s in mine)
@@ -157,6 +160,7 @@ def diff_cell(diff: str) -> nbformat.NotebookNode:
 
 # --- statements -------------------------------------------------------------------------------
 
+
 def _statements(source: str, cell: int) -> list[Statement]:
     return [_classify(node, text, cell, first) for node, text, first in statements_of(source)]
 
@@ -164,7 +168,8 @@ def _statements(source: str, cell: int) -> list[Statement]:
 def _classify(node: ast.stmt, text: str, cell: int, first_line: int) -> Statement:
     uses = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
     if isinstance(node, (ast.Import, ast.ImportFrom)) or (
-            isinstance(node, ast.Try) and all(isinstance(b, (ast.Import, ast.ImportFrom)) for b in node.body)):
+        isinstance(node, ast.Try) and all(isinstance(b, (ast.Import, ast.ImportFrom)) for b in node.body)
+    ):
         imports = [node] if not isinstance(node, ast.Try) else node.body
         names = {(a.asname or a.name).split(".")[0] for i in imports for a in i.names}
         harness = any(_module_of(i).split(".")[0] == HARNESS_PACKAGE for i in imports)
@@ -200,21 +205,32 @@ def _demo_of(node: ast.If, text: str, first_line: int) -> tuple[str | None, str,
         return None, "", False
     lines = text.splitlines(keepends=True)  # the text starts at first_line
     if first:
-        return first, textwrap.dedent("".join(lines[node.body[1].lineno - first_line:])), False
-    body = lines[node.body[0].lineno - first_line:node.body[-2].end_lineno - first_line + 1]
+        return first, textwrap.dedent("".join(lines[node.body[1].lineno - first_line :])), False
+    body = lines[node.body[0].lineno - first_line : node.body[-2].end_lineno - first_line + 1]
     return last, textwrap.dedent("".join(body)), True
 
 
 def _printed_observe(stmt: ast.stmt) -> str | None:
     """``print(observe(broken, "cpu"))`` (or ``fixed``): the name; None for anything else."""
     call = stmt.value if isinstance(stmt, ast.Expr) else None
-    if not (isinstance(call, ast.Call) and getattr(call.func, "id", None) == "print" and len(call.args) == 1
-            and not call.keywords):
+    if not (
+        isinstance(call, ast.Call)
+        and getattr(call.func, "id", None) == "print"
+        and len(call.args) == 1
+        and not call.keywords
+    ):
         return None
     inner = call.args[0]
-    if (isinstance(inner, ast.Call) and getattr(inner.func, "id", None) == "observe" and len(inner.args) == 2
-            and not inner.keywords and isinstance(inner.args[0], ast.Name) and inner.args[0].id in LESSON_CALLS
-            and isinstance(inner.args[1], ast.Constant) and inner.args[1].value == LESSON_DEVICE):
+    if (
+        isinstance(inner, ast.Call)
+        and getattr(inner.func, "id", None) == "observe"
+        and len(inner.args) == 2
+        and not inner.keywords
+        and isinstance(inner.args[0], ast.Name)
+        and inner.args[0].id in LESSON_CALLS
+        and isinstance(inner.args[1], ast.Constant)
+        and inner.args[1].value == LESSON_DEVICE
+    ):
         return inner.args[0].id
     return None
 
@@ -268,12 +284,15 @@ def _code(source: str, outputs=None, metadata=None) -> nbformat.NotebookNode:
 
 # --- the call cells ---------------------------------------------------------------------------
 
+
 def call_source(name: str, raises: bool) -> str:
     if not raises:
         return f'{name}("{LESSON_DEVICE}")'
-    return (f'try:\n    {name}("{LESSON_DEVICE}")\n'
-            f"except Exception as error:  # shown, and the notebook goes on\n"
-            f'    print(f"{{type(error).__name__}}: {{error}}")')
+    return (
+        f'try:\n    {name}("{LESSON_DEVICE}")\n'
+        f"except Exception as error:  # shown, and the notebook goes on\n"
+        f'    print(f"{{type(error).__name__}}: {{error}}")'
+    )
 
 
 def _call_cell(ex: ExecutedCase, name: str, m: Matrix | None, stamp: Stamp) -> nbformat.NotebookNode:
@@ -330,10 +349,14 @@ def _installable(requires: tuple[str, ...]) -> tuple[str, ...]:
 
 # --- the diff view ----------------------------------------------------------------------------
 
+
 def _diff(statements: list[Statement]) -> str | None:
     """broken -> fixed as a unified diff, where the two differ by a few lines and share some."""
-    sources = {s.defines.copy().pop(): _strip(_without_leading_comments(s.source))
-               for s in statements if s.kind == "def" and s.defines & set(LESSON_CALLS)}
+    sources = {
+        s.defines.copy().pop(): _strip(_without_leading_comments(s.source))
+        for s in statements
+        if s.kind == "def" and s.defines & set(LESSON_CALLS)
+    }
     if set(sources) != set(LESSON_CALLS):
         return None
     a, b = sources["broken"].splitlines(), sources["fixed"].splitlines()
@@ -354,6 +377,7 @@ def _without_leading_comments(source: str) -> str:
 
 # --- the harness's helpers, inlined -----------------------------------------------------------
 
+
 def inlined_helpers(names: list[str]) -> str:
     """The harness's definitions of ``names`` (and what they need from their modules), as plain
     code: a notebook that uses ``seeded`` or ``ops_called`` then runs with torch alone."""
@@ -367,7 +391,7 @@ def inlined_helpers(names: list[str]) -> str:
             if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
                 defs[node.name] = node
             elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-                for t in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                for t in node.targets if isinstance(node, ast.Assign) else [node.target]:
                     if isinstance(t, ast.Name):
                         defs[t.id] = node
         wanted = [n for n in names if HELPER_MODULES[n] == module_name]
@@ -379,17 +403,23 @@ def inlined_helpers(names: list[str]) -> str:
             needed.append(name)
             todo.extend(n.id for n in ast.walk(defs[name]) if isinstance(n, ast.Name) and n.id in defs)
         used = {n.id for name in needed for n in ast.walk(defs[name]) if isinstance(n, ast.Name)}
-        used |= {n.value.id for name in needed for n in ast.walk(defs[name])
-                 if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)}
+        used |= {
+            n.value.id
+            for name in needed
+            for n in ast.walk(defs[name])
+            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+        }
         for node in tree.body:
             if isinstance(node, (ast.Import, ast.ImportFrom)) and not (
-                    isinstance(node, ast.ImportFrom) and node.module == "__future__"):
+                isinstance(node, ast.ImportFrom) and node.module == "__future__"
+            ):
                 kept = [a for a in node.names if (a.asname or a.name).split(".")[0] in used]
                 if kept:
                     node = type(node)(**{**{f: getattr(node, f) for f in node._fields}, "names": kept})
                     imports.append(ast.unparse(node))
             elif isinstance(node, ast.Try) and any(
-                    (a.asname or a.name) in used for b in node.body if isinstance(b, ast.Import) for a in b.names):
+                (a.asname or a.name) in used for b in node.body if isinstance(b, ast.Import) for a in b.names
+            ):
                 imports.append(ast.get_source_segment(source, node))
         for node in tree.body:  # the module's order, so each definition follows what it needs
             if node in [defs[n] for n in needed]:
@@ -401,4 +431,4 @@ def inlined_helpers(names: list[str]) -> str:
 def _with_decorators(source: str, node) -> str:
     lines = source.splitlines()
     start = min([d.lineno for d in getattr(node, "decorator_list", [])] + [node.lineno]) - 1
-    return "\n".join(lines[start:node.end_lineno])
+    return "\n".join(lines[start : node.end_lineno])

@@ -1,5 +1,6 @@
 """The linters page and each case page's linter line, from the recorded bench
 (reports/lint-bench.json, written by `pitfalls lint-bench --write`; tests keep it current)."""
+
 from __future__ import annotations
 
 import json
@@ -32,39 +33,56 @@ def case_linter_line(bench: dict | None, case_id: str) -> str:
     parts = []
     for linter, name in (("pitfalls-lint", "pitfalls lint"), ("torchfix", f"TorchFix {bench['linters']['torchfix']}")):
         r = row[linter]
-        parts.append(f"{name} reports {_ids(r['broken'])} on the broken code"
-                     + (f" and {_ids(r['fixed'])} on the fixed code" if r["fixed"] else ""))
+        parts.append(
+            f"{name} reports {_ids(r['broken'])} on the broken code"
+            + (f" and {_ids(r['fixed'])} on the fixed code" if r["fixed"] else "")
+        )
     return "Linters ([bench](../linters.md)): " + "; ".join(parts) + "."
 
 
 def linters_page(bench: dict | None, cases_dir: Path) -> str:
-    out = ["# Linters\n",
-           "Which pitfalls a static checker finds, measured on the corpus itself: every case's broken program "
-           "and fixed program (the variant function and what it uses) checked by `pitfalls lint` and by "
-           "TorchFix. A linter *catches* a case when it reports on the broken program something it does not "
-           "report on the fixed one; reporting anything on a fixed program is firing on correct code. "
-           "`pitfalls lint-bench` recomputes this table; `tests/lint/test_lint_bench.py` keeps it current.\n"]
+    out = [
+        "# Linters\n",
+        "Which pitfalls a static checker finds, measured on the corpus itself: every case's broken program "
+        "and fixed program (the variant function and what it uses) checked by `pitfalls lint` and by "
+        "TorchFix. A linter *catches* a case when it reports on the broken program something it does not "
+        "report on the fixed one; reporting anything on a fixed program is firing on correct code. "
+        "`pitfalls lint-bench` recomputes this table; `tests/lint/test_lint_bench.py` keeps it current.\n",
+    ]
     if bench is None:
         out.append(f"The bench is {NOT_RECORDED.replace('not in ', 'not ')} (`reports/lint-bench.json`).\n")
         return "\n".join(out)
     t = bench["totals"]
-    out.append(f"Of {bench['cases']} cases, `pitfalls lint` {bench['linters']['pitfalls-lint']} catches "
-               f"**{t['pitfalls-lint']['catches']}** and fires on {t['pitfalls-lint']['fires_on_fixed']} fixed programs; "
-               f"TorchFix {bench['linters']['torchfix']} catches **{t['torchfix']['catches']}** and fires on "
-               f"{t['torchfix']['fires_on_fixed']} fixed programs.\n")
+    out.append(
+        f"Of {bench['cases']} cases, `pitfalls lint` {bench['linters']['pitfalls-lint']} catches "
+        f"**{t['pitfalls-lint']['catches']}** and fires on {t['pitfalls-lint']['fires_on_fixed']} fixed programs; "
+        f"TorchFix {bench['linters']['torchfix']} catches **{t['torchfix']['catches']}** and fires on "
+        f"{t['torchfix']['fires_on_fixed']} fixed programs.\n"
+    )
     out += ["| case | pitfalls lint: broken | fixed | TorchFix: broken | fixed |", "|---|---|---|---|---|"]
     for e in bench["table"]:
         p, f = e["pitfalls-lint"], e["torchfix"]
         if p["broken"] or p["fixed"] or f["broken"] or f["fixed"]:
-            out.append(f"| [{esc(e['case'])}](cases/{e['case']}.ipynb) | {_ids(p['broken'])} | {_ids(p['fixed'])} | "
-                       f"{_ids(f['broken'])} | {_ids(f['fixed'])} |")
-    quiet = [e["case"] for e in bench["table"] if not any(e[l]["broken"] or e[l]["fixed"] for l in ("pitfalls-lint", "torchfix"))]
-    out.append(f"\nNeither linter reports anything on {len(quiet)} cases: their pitfalls depend on values, shapes, "
-               "devices or run-time state that no static checker sees.\n")
-    out += ["## The rules of `pitfalls lint`\n",
-            "Each rule fires only where its case's `affects` holds for the torch checked (the installed one, "
-            "`--torch X.Y`, or `--all-versions`).\n", "| rule | case | torch | what goes wrong, and the fix |",
-            "|---|---|---|---|"]
+            out.append(
+                f"| [{esc(e['case'])}](cases/{e['case']}.ipynb) | {_ids(p['broken'])} | {_ids(p['fixed'])} | "
+                f"{_ids(f['broken'])} | {_ids(f['fixed'])} |"
+            )
+    quiet = [
+        e["case"]
+        for e in bench["table"]
+        if not any(e[tool]["broken"] or e[tool]["fixed"] for tool in ("pitfalls-lint", "torchfix"))
+    ]
+    out.append(
+        f"\nNeither linter reports anything on {len(quiet)} cases: their pitfalls depend on values, shapes, "
+        "devices or run-time state that no static checker sees.\n"
+    )
+    out += [
+        "## The rules of `pitfalls lint`\n",
+        "Each rule fires only where its case's `affects` holds for the torch checked (the installed one, "
+        "`--torch X.Y`, or `--all-versions`).\n",
+        "| rule | case | torch | what goes wrong, and the fix |",
+        "|---|---|---|---|",
+    ]
     for r in RULES:
         try:
             ranges = "; ".join(dict.fromkeys(rule_ranges(r, cases_dir)))  # where the rule fires: any of its cases'

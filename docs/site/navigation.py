@@ -12,6 +12,7 @@ path runs unchanged.
 The two functions wrapped are Sphinx's (``sphinx.environment.adapters.toctree``, pinned at 9.0.4 in
 pyproject.toml); ``install`` leaves Sphinx alone if their signatures are not the ones read here.
 """
+
 from __future__ import annotations
 
 import contextvars
@@ -45,8 +46,10 @@ def install() -> bool:
     entries, standard = adapter._entries_from_toctree, adapter._toctree_standard_entry
     if getattr(standard, "_pitfalls_cut", False):
         return True
-    if (tuple(inspect.signature(entries).parameters)[:3] != _ENTRIES
-            or tuple(inspect.signature(standard).parameters)[:7] != _STANDARD):
+    if (
+        tuple(inspect.signature(entries).parameters)[:3] != _ENTRIES
+        or tuple(inspect.signature(standard).parameters)[:7] != _STANDARD
+    ):
         return False
     cut: dict[int, tuple[nodes.bullet_list, nodes.bullet_list]] = {}  # id(toc) -> (toc, its cut)
 

@@ -6,6 +6,7 @@ recorded, and where the pitfall comes from. The harness's cells (metadata, predi
 stay in the case module, the ``.py`` download, which imports the project's ``harness`` package.
 A case that needs an optional module installs it in its first code cell when the kernel lacks it.
 """
+
 from __future__ import annotations
 
 import ast
@@ -14,13 +15,11 @@ import re
 import sys
 
 import nbformat
-
 from torch_pitfalls.matrix import Matrix
 
 from docs.site.execute import ExecutedCase
 from docs.site.lesson import Lesson, split_lesson
 from docs.site.stamp import STAMP_KEY
-
 
 WITH_TORCH = {"torch", "functorch"}  # what a torch wheel installs
 DISTRIBUTIONS = {"PIL": "pillow"}  # import name -> what pip installs, where they differ
@@ -43,16 +42,20 @@ def to_install(sources: list[str], requires: tuple[str, ...]) -> tuple[str, ...]
 def run_note(ex: ExecutedCase, lesson: Lesson, installs: tuple[str, ...]) -> str:
     needs = "".join(f" and `{r}`" for r in installs)
     install = " (the next cell installs what is missing)" if installs else ""
-    return (f"**To run this notebook**: any Jupyter or Colab kernel with torch{needs}{install}; nothing else "
-            f"of this project is needed. The outputs below were recorded by the site's build on torch {ex.torch}; "
-            "on another release they may differ, which is what the version matrix on the case's page records.")
+    return (
+        f"**To run this notebook**: any Jupyter or Colab kernel with torch{needs}{install}; nothing else "
+        f"of this project is needed. The outputs below were recorded by the site's build on torch {ex.torch}; "
+        "on another release they may differ, which is what the version matrix on the case's page records."
+    )
 
 
 def install_cell(modules: tuple[str, ...]) -> nbformat.NotebookNode:
     lines = ["import importlib.util", ""]
     for name in modules:
-        lines += [f'if importlib.util.find_spec("{name}") is None:  # this notebook imports {name}',
-                  f"    %pip install {DISTRIBUTIONS.get(name, name)}"]
+        lines += [
+            f'if importlib.util.find_spec("{name}") is None:  # this notebook imports {name}',
+            f"    %pip install {DISTRIBUTIONS.get(name, name)}",
+        ]
     return nbformat.v4.new_code_cell("\n".join(lines))
 
 
@@ -68,10 +71,13 @@ def download_notebook(ex: ExecutedCase, m: Matrix | None = None) -> nbformat.Not
     if lesson.setup:
         head.append(nbformat.v4.new_code_cell(lesson.setup.rstrip("\n")))
     cells = head + cells
-    cells.append(nbformat.v4.new_markdown_cell(
-        f"The harness's cells (the metadata, the predicate that recognises the symptom, the near miss it "
-        f"must refuse, the fix's check) are in the case module, `{ex.loaded.path.name}`, which runs under "
-        "the project's harness."))
+    cells.append(
+        nbformat.v4.new_markdown_cell(
+            f"The harness's cells (the metadata, the predicate that recognises the symptom, the near miss it "
+            f"must refuse, the fix's check) are in the case module, `{ex.loaded.path.name}`, which runs under "
+            "the project's harness."
+        )
+    )
     count = 0
     for n, cell in enumerate(cells):
         cell.id = f"cell-{n}"  # deterministic, and unique after cells were cut and added

@@ -8,6 +8,7 @@ site-packages, the temp folder) replaced by placeholders. ``call_outputs`` rende
 ``broken("cpu")`` or ``fixed("cpu")``: what it printed, its warnings whole (``UserWarning: …``),
 then its exception (``RuntimeError: …``) or its value as IPython prints it.
 """
+
 from __future__ import annotations
 
 import re
@@ -17,7 +18,6 @@ import tempfile
 from pathlib import Path
 
 import nbformat
-
 from torch_pitfalls.observation import Observation
 
 from docs.site.text import ANSI
@@ -27,9 +27,11 @@ ROOT = Path(__file__).resolve().parents[2]
 # Kineto's log lines around every profiled block (torch.profiler, torch_pitfalls.helpers.ops_called).
 # Kineto writes to the file descriptor, not through Python's buffer: its timestamped line can land
 # in the middle of a line the program printed (after a value printed without its newline yet).
-PROFILER_NOISE = re.compile(r"^(?:USDT:|STAGE:|\[W\d+ [^\]]*(?:kineto|profiler)[^\]]*\]).*\n?"
-                            r"|(?:USDT|STAGE):\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \d+:\d+ \S+\.cpp:\d+\] [^\n]*\n?",
-                            re.M | re.I)
+PROFILER_NOISE = re.compile(
+    r"^(?:USDT:|STAGE:|\[W\d+ [^\]]*(?:kineto|profiler)[^\]]*\]).*\n?"
+    r"|(?:USDT|STAGE):\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \d+:\d+ \S+\.cpp:\d+\] [^\n]*\n?",
+    re.M | re.I,
+)
 
 
 def _machine_paths() -> list[tuple[str, str]]:
@@ -102,8 +104,11 @@ def call_outputs(run: Observation, printed: list, execution_count: int | None, r
     if run.error is not None:
         outputs.append(nbformat.v4.new_output("stream", name="stdout", text=error_text(run.error) + "\n"))
     elif run.value is not None:
-        outputs.append(nbformat.v4.new_output("execute_result", data={"text/plain": pretty(run.value)},
-                                              execution_count=execution_count))
+        outputs.append(
+            nbformat.v4.new_output(
+                "execute_result", data={"text/plain": pretty(run.value)}, execution_count=execution_count
+            )
+        )
     return clean_outputs(outputs, roots)
 
 
@@ -121,7 +126,8 @@ def _distinct(caught: list) -> list:
 def recorded_outputs(text: str, execution_count: int) -> list:
     """A record's ``returned …``/``raised …`` text (torch_pitfalls.observation's summary) as outputs."""
     if text.startswith("raised "):
-        return clean_outputs([nbformat.v4.new_output("stream", name="stdout", text=text[len("raised "):] + "\n")])
-    value = text[len("returned "):] if text.startswith("returned ") else text
-    return clean_outputs([nbformat.v4.new_output("execute_result", data={"text/plain": value},
-                                                 execution_count=execution_count)])
+        return clean_outputs([nbformat.v4.new_output("stream", name="stdout", text=text[len("raised ") :] + "\n")])
+    value = text[len("returned ") :] if text.startswith("returned ") else text
+    return clean_outputs(
+        [nbformat.v4.new_output("execute_result", data={"text/plain": value}, execution_count=execution_count)]
+    )

@@ -3,6 +3,7 @@ that none of it comes back unseen: a terminal colour code, a path of the machine
 the profiler's log lines, a fingerprint dict of the reports ("{'type': 'Tensor', …}"), a case's
 optional module shown missing. The build fails on the first page that has one, naming it.
 """
+
 from __future__ import annotations
 
 import html
@@ -51,8 +52,12 @@ def _strings(node) -> list[str]:
     return []
 
 
-def problems(site: Path, page_notebooks: list[Path] = (), requires: dict[str, tuple[str, ...]] | None = None,
-             roots: tuple[str, ...] = ()) -> list[str]:
+def problems(
+    site: Path,
+    page_notebooks: list[Path] = (),
+    requires: dict[str, tuple[str, ...]] | None = None,
+    roots: tuple[str, ...] = (),
+) -> list[str]:
     """One line per built page or notebook that shows what it must not: ``<page>: <what> (…)``.
     ``page_notebooks`` (the pages' sources) and the downloaded notebooks are also read for a case's
     optional module (``requires``, by case id) shown missing in an output."""
@@ -78,4 +83,4 @@ def problems(site: Path, page_notebooks: list[Path] = (), requires: dict[str, tu
 
 
 def _around(text: str, hit: re.Match) -> str:
-    return "…" + text[max(0, hit.start() - 40):hit.end() + 40].replace("\n", " ").replace(_ESCAPE, "\\x1b") + "…"
+    return "…" + text[max(0, hit.start() - 40) : hit.end() + 40].replace("\n", " ").replace(_ESCAPE, "\\x1b") + "…"

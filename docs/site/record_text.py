@@ -5,6 +5,7 @@ The reports keep a summary of each returned value (``torch_pitfalls.run.fingerpr
 small tensor's values, a large one's dtype, shape and sum, a container's items. A small tensor is
 rebuilt and printed by torch itself; the rest is said in words.
 """
+
 from __future__ import annotations
 
 import json
@@ -24,8 +25,13 @@ def value_text(summary) -> str:
             return "{" + ", ".join(f"{k!r}: {value_text(v)}" for k, v in items.items()) + "}"
         more = ", …" if summary.get("len", len(items)) > len(items) else ""
         inner = ", ".join(value_text(v) for v in items) + more
-        return f"({inner}{',' if len(items) == 1 and not more else ''})" if summary["type"] == "tuple" else \
-            f"[{inner}]" if summary["type"] == "list" else f"{summary['type']}({inner})"
+        return (
+            f"({inner}{',' if len(items) == 1 and not more else ''})"
+            if summary["type"] == "tuple"
+            else f"[{inner}]"
+            if summary["type"] == "list"
+            else f"{summary['type']}({inner})"
+        )
     if isinstance(summary, dict) and "repr" in summary:
         return clean(str(summary["repr"]))
     return repr(summary) if isinstance(summary, str) else str(summary)
@@ -69,7 +75,6 @@ def shown(text: str) -> str:
         except ValueError:
             pass
     return clean(text)
-
 
 
 def seen_lines(m: Matrix, case_id: str, device: str, variant: str) -> list[tuple[str, str]]:

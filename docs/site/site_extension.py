@@ -5,6 +5,7 @@ a tofu box), and the footer's line about the site.
 The descriptions come from ``page-descriptions.json`` beside the sources, written by the build
 (``docs.site.build``): the page's name -> one sentence.
 """
+
 from __future__ import annotations
 
 import html
@@ -17,9 +18,11 @@ from docs.site import navigation
 DESCRIPTIONS = "page-descriptions.json"
 # Han characters, CJK punctuation and full-width forms; a run may hold spaces and ASCII
 # punctuation between them (a title such as "那些用pytorch踩过的坑" is one run with its Latin word).
-CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]"
-                 r"(?:[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef\w ,.!?:&()-]*"
-                 r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef])?")
+CJK = re.compile(
+    r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]"
+    r"(?:[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef\w ,.!?:&()-]*"
+    r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef])?"
+)
 TAG = re.compile(r"(<[^>]*>)")
 NO_WRAP = ("script", "style", "title", "textarea")
 
@@ -50,8 +53,9 @@ def _page_context(app, pagename, templatename, context, doctree):
         app._pitfalls_descriptions = descriptions
     text = descriptions.get(pagename)
     if text:
-        context["metatags"] = context.get("metatags", "") + \
-            f'\n    <meta name="description" content="{html.escape(text, quote=True)}">'
+        context["metatags"] = (
+            context.get("metatags", "") + f'\n    <meta name="description" content="{html.escape(text, quote=True)}">'
+        )
     context["pitfalls_torch"] = app.config.pitfalls_torch
     context["pitfalls_repo"] = app.config.pitfalls_repo
     if "body" in context:

@@ -2,6 +2,7 @@
 edition's second process and the translators' templates run it. It imports no torch and none of
 the case machinery, so the second process starts in Sphinx's own import time.
 """
+
 from __future__ import annotations
 
 import io
@@ -26,8 +27,19 @@ def run_sphinx_builder(builder: str, src: Path, outdir: Path, doctrees: Path, ov
     warnings = _Uncoloured()
     try:
         with patch_docutils(CONF_DIR), docutils_namespace():
-            app = Sphinx(src, CONF_DIR, outdir, doctrees, builder, confoverrides=overrides,
-                         status=None, warning=warnings, freshenv=True, warningiserror=True, parallel=jobs)
+            app = Sphinx(
+                src,
+                CONF_DIR,
+                outdir,
+                doctrees,
+                builder,
+                confoverrides=overrides,
+                status=None,
+                warning=warnings,
+                freshenv=True,
+                warningiserror=True,
+                parallel=jobs,
+            )
             app.build(force_all=True)
     except SphinxError as exc:
         raise BuildError(f"sphinx: {exc}\n{warnings.getvalue().strip()}") from None

@@ -1,4 +1,5 @@
 """The stamp under a cell's outputs: the torch version and the devices (by name) they came from."""
+
 from __future__ import annotations
 
 import html
@@ -6,7 +7,6 @@ from dataclasses import dataclass
 
 import nbformat
 import torch
-
 from torch_pitfalls.run.devices import device_names
 
 STAMP_KEY = "torch_pitfalls"  # metadata key of the stamp, on stamp outputs and the notebook

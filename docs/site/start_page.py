@@ -1,4 +1,5 @@
 """The "Start here" page: what the site is, how to read a case page, and ten pitfalls to begin with."""
+
 from __future__ import annotations
 
 from torch_pitfalls.loader import LoadedCase
@@ -10,9 +11,18 @@ from docs.site.text import md
 # project was specified with (starred there) and the pitfalls that two of the five source posts
 # describe, leaving out those fixed in torch long ago (historical), the two that need a GPU to
 # show, and custom autograd Functions, which few learners write.
-TEN = ("missing-zero-grad", "train-eval-mode", "backward-twice", "nan-grad-through-mask", "grad-accumulation-unscaled",
-       "inplace-op-cannot-promote", "interpolate-3d-input", "softmax-singleton-axis", "l2-normalize-all-dims",
-       "gradcheck-float32")
+TEN = (
+    "missing-zero-grad",
+    "train-eval-mode",
+    "backward-twice",
+    "nan-grad-through-mask",
+    "grad-accumulation-unscaled",
+    "inplace-op-cannot-promote",
+    "interpolate-3d-input",
+    "softmax-singleton-axis",
+    "l2-normalize-all-dims",
+    "gradcheck-float32",
+)
 
 INTRO = """\
 # Start here

@@ -1,4 +1,5 @@
 """Small helpers for writing Markdown and HTML safely: escaping, raw blocks, page links."""
+
 from __future__ import annotations
 
 import html

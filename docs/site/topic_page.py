@@ -1,4 +1,5 @@
 """A topic's page: its cases in a table, and for the upgrade topic each case's observed boundary."""
+
 from __future__ import annotations
 
 from torch_pitfalls.loader import LoadedCase
@@ -11,15 +12,25 @@ from docs.site.text import code, esc, md
 
 def topic_page(topic: str, cases: list[LoadedCase], m: Matrix) -> str:
     mine = sorted((lc for lc in cases if lc.topic == topic), key=lambda lc: lc.id)
-    out = [f"# {topic}\n", f"{len(mine)} case{'s' if len(mine) != 1 else ''} about {md(topic)}.\n",
-           "| case | kind | devices | symptom expected on torch | newest observed |", "|---|---|---|---|---|"]
+    out = [
+        f"# {topic}\n",
+        f"{len(mine)} case{'s' if len(mine) != 1 else ''} about {md(topic)}.\n",
+        "| case | kind | devices | symptom expected on torch | newest observed |",
+        "|---|---|---|---|---|",
+    ]
     for lc in mine:
         c = lc.case
-        out.append(f"| [{md(c.title)}](../cases/{c.id}.ipynb) | {c.kind} | {', '.join(c.devices)} | "
-                   f"{code(c.affects_text)} | {md(newest_symptom(m, c.id))} |")
+        out.append(
+            f"| [{md(c.title)}](../cases/{c.id}.ipynb) | {c.kind} | {', '.join(c.devices)} | "
+            f"{code(c.affects_text)} | {md(newest_symptom(m, c.id))} |"
+        )
     if topic == "upgrade":
         out.extend(upgrade_boundaries(mine, m))
-    out.append("\n```{toctree}\n:hidden:\n:titlesonly:\n:maxdepth: 1\n\n" + "\n".join(f"../cases/{lc.id}" for lc in mine) + "\n```\n")
+    out.append(
+        "\n```{toctree}\n:hidden:\n:titlesonly:\n:maxdepth: 1\n\n"
+        + "\n".join(f"../cases/{lc.id}" for lc in mine)
+        + "\n```\n"
+    )
     return "\n".join(out)
 
 
@@ -35,8 +46,13 @@ UPGRADE_INTRO = (
 
 def upgrade_boundaries(mine: list[LoadedCase], m: Matrix) -> list[str]:
     """Each upgrade case's boundary as declared and as the matrix saw it (cpu)."""
-    out = ["", UPGRADE_INTRO, "", "| case | declared range | first seen by the matrix | the release before | "
-           "fix passes on every release |", "|---|---|---|---|---|"]
+    out = [
+        "",
+        UPGRADE_INTRO,
+        "",
+        "| case | declared range | first seen by the matrix | the release before | fix passes on every release |",
+        "|---|---|---|---|---|",
+    ]
 
     def start(lc):  # by the release the change starts in, as declared; the minor ones last
         first = next((i for i, v in enumerate(m.versions) if lc.case.expected(v, "cpu")), len(m.versions))
@@ -51,7 +67,9 @@ def upgrade_boundaries(mine: list[LoadedCase], m: Matrix) -> list[str]:
         prior = "; ".join(f"{before.version}: {shown(before)}" for _, before in bounds) or NOT_OBSERVED
         fix = {True: "yes", False: "no", None: NOT_OBSERVED}[m.portable_fix(lc.id, "cpu", m.versions)]
         minor = " (minor)" if "minor" in lc.case.tags else ""
-        out.append(f"| [{esc(lc.id)}](../cases/{lc.id}.ipynb){minor} | {code(lc.case.affects_text)} | {seen} | {prior} | {fix} |")
+        out.append(
+            f"| [{esc(lc.id)}](../cases/{lc.id}.ipynb){minor} | {code(lc.case.affects_text)} | {seen} | {prior} | {fix} |"
+        )
     out += ["", MINOR_NOTE]
     return out
 

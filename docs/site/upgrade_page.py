@@ -7,6 +7,7 @@ recorded releases and every device, written by the build as one small JSON file 
 second implementation of the comparison. Each change there also carries the texts a page shows
 (``shown_before``, ``shown_after``: values printed, colour codes and paths gone).
 """
+
 from __future__ import annotations
 
 import json
@@ -18,7 +19,11 @@ from torch_pitfalls.matrix.upgrade import upgrade
 from docs.site.record_text import change_texts
 from docs.site.text import code, esc, raw_html
 
-FIX_WORDS = {True: "the fix works on both", False: "the fix fails on one of them", None: "the fix is not observed on both"}
+FIX_WORDS = {
+    True: "the fix works on both",
+    False: "the fix fails on one of them",
+    None: "the fix is not observed on both",
+}
 
 
 def device_slug(device: str) -> str:
@@ -30,9 +35,10 @@ def upgrade_files(m: Matrix) -> dict[str, str]:
     files = {}
     for device in m.devices:
         for i, start in enumerate(m.versions):
-            for end in m.versions[i + 1:]:
+            for end in m.versions[i + 1 :]:
                 files[f"upgrades/{device_slug(device)}/{start}_{end}.json"] = json.dumps(
-                    shown_upgrade(m, start, end, device), ensure_ascii=False, separators=(",", ":"))
+                    shown_upgrade(m, start, end, device), ensure_ascii=False, separators=(",", ":")
+                )
     return files
 
 
@@ -48,26 +54,32 @@ def shown_upgrade(m: Matrix, start: str, end: str, device: str) -> dict:
 
 def _picker(m: Matrix) -> str:
     def options(selected: str) -> str:
-        return "".join(f'<option value="{esc(v)}"{" selected" if v == selected else ""}>{esc(v)}</option>' for v in m.versions)
+        return "".join(
+            f'<option value="{esc(v)}"{" selected" if v == selected else ""}>{esc(v)}</option>' for v in m.versions
+        )
 
     devices = "".join(f'<option value="{esc(device_slug(d))}">{esc(d)}</option>' for d in m.devices)
-    return (f'<form class="upgrade-picker" id="upgrade-picker" data-versions="{esc(json.dumps(m.versions))}">'
-            f'<label>From torch <select id="upgrade-from">{options(m.versions[-2])}</select></label> '
-            f'<label>to torch <select id="upgrade-to">{options(m.versions[-1])}</select></label> '
-            f'<label{" hidden" if len(m.devices) < 2 else ""}>on <select id="upgrade-device">{devices}</select></label>'
-            '</form><div id="upgrade-result" class="upgrade-result" aria-live="polite">'
-            '<p>Choose two releases to see what changes between them. (This needs the page to be served, as '
-            '<code>make serve-docs</code> or the published site does; in a terminal, <code>pitfalls upgrade</code> '
-            'gives the same answer.)</p></div>')
+    return (
+        f'<form class="upgrade-picker" id="upgrade-picker" data-versions="{esc(json.dumps(m.versions))}">'
+        f'<label>From torch <select id="upgrade-from">{options(m.versions[-2])}</select></label> '
+        f'<label>to torch <select id="upgrade-to">{options(m.versions[-1])}</select></label> '
+        f'<label{" hidden" if len(m.devices) < 2 else ""}>on <select id="upgrade-device">{devices}</select></label>'
+        '</form><div id="upgrade-result" class="upgrade-result" aria-live="polite">'
+        "<p>Choose two releases to see what changes between them. (This needs the page to be served, as "
+        "<code>make serve-docs</code> or the published site does; in a terminal, <code>pitfalls upgrade</code> "
+        "gives the same answer.)</p></div>"
+    )
 
 
 def upgrade_page(m: Matrix) -> str:
-    out = ["# Upgrading torch\n",
-           "Pick the torch you have and the one you are moving to: the list shows every change in what a case's "
-           "broken or fixed code raises, warns or returns between the two, grouped by kind, and whether the case's "
-           "fix works on every release in between. It is read from the [version matrix](matrix.md), not from release "
-           "notes, and it is what `pitfalls upgrade FROM TO` prints in a terminal (`--json`, `--fail-on KIND` to gate "
-           "a CI job).\n"]
+    out = [
+        "# Upgrading torch\n",
+        "Pick the torch you have and the one you are moving to: the list shows every change in what a case's "
+        "broken or fixed code raises, warns or returns between the two, grouped by kind, and whether the case's "
+        "fix works on every release in between. It is read from the [version matrix](matrix.md), not from release "
+        "notes, and it is what `pitfalls upgrade FROM TO` prints in a terminal (`--json`, `--fail-on KIND` to gate "
+        "a CI job).\n",
+    ]
     if len(m.versions) >= 2:
         out.append(raw_html(_picker(m)))
     else:
@@ -81,13 +93,18 @@ def upgrade_page(m: Matrix) -> str:
             if not n:
                 out.append("No observed change in any case.\n")
                 continue
-            out.append(f"{n} change{'s' if n != 1 else ''} in {len(result['cases'])} case"
-                       f"{'s' if len(result['cases']) != 1 else ''}: "
-                       + ", ".join(f"{k} {code(kind)}" for kind, k in result["by_kind"].items()) + ".\n")
+            out.append(
+                f"{n} change{'s' if n != 1 else ''} in {len(result['cases'])} case"
+                f"{'s' if len(result['cases']) != 1 else ''}: "
+                + ", ".join(f"{k} {code(kind)}" for kind, k in result["by_kind"].items())
+                + ".\n"
+            )
             for case in result["cases"]:
                 out.append(f"- [{esc(case['case'])}](cases/{case['case']}.ipynb) ({FIX_WORDS[case['portable_fix']]}):")
                 for ch in case["changes"]:
-                    out.append(f"  - {ch['variant']}, **{ch['kind'].replace('-', ' ')}**: "
-                               f"{code(ch['shown_before'])} → {code(ch['shown_after'])}")
+                    out.append(
+                        f"  - {ch['variant']}, **{ch['kind'].replace('-', ' ')}**: "
+                        f"{code(ch['shown_before'])} → {code(ch['shown_after'])}"
+                    )
             out.append("")
     return "\n".join(out) + "\n"

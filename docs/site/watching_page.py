@@ -2,6 +2,7 @@
 finds (the recorded lint bench), which the watcher's detectors find (and on which releases their
 proofs passed: reports/watch-proofs.json), which the explainer names from torch's own error or
 warning, and which none of them can see."""
+
 from __future__ import annotations
 
 import json
@@ -26,20 +27,25 @@ def _json(path: Path):
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
 
 
-def load_detection(reports_dir: Path, lint_bench: dict | None, cases_dir: Path | None = None,
-                   matrix=None) -> Detection:
+def load_detection(reports_dir: Path, lint_bench: dict | None, cases_dir: Path | None = None, matrix=None) -> Detection:
     from torch_pitfalls.watch.detectors import all_detectors
     from torch_pitfalls.watch.explain import Explainer
 
-    lint = {row["case"]: row["pitfalls-lint"]["broken"] for row in (lint_bench or {}).get("table", [])
-            if row["pitfalls-lint"]["broken"]}
+    lint = {
+        row["case"]: row["pitfalls-lint"]["broken"]
+        for row in (lint_bench or {}).get("table", [])
+        if row["pitfalls-lint"]["broken"]
+    }
     watch = {d.case: d for d in all_detectors()}
     import torch
 
     # this build's reports and cases: a site of a planted corpus names what its own records hold
     release = torch.__version__.split("+")[0]
-    explained = frozenset(Explainer(release, reports_dir, cases_dir, matrix).explained_cases()) if cases_dir else \
-        frozenset(Explainer.for_installed_torch().explained_cases())
+    explained = (
+        frozenset(Explainer(release, reports_dir, cases_dir, matrix).explained_cases())
+        if cases_dir
+        else frozenset(Explainer.for_installed_torch().explained_cases())
+    )
     record = _json(Path(reports_dir) / "watch-proofs.json") or {"releases": {}}
     proofs = {release: {p["case"]: p["proven"] for p in r["detectors"]} for release, r in record["releases"].items()}
     return Detection(lint, watch, explained, proofs, _json(Path(reports_dir) / "watch-false-positives.json"))
@@ -83,35 +89,46 @@ def watching_page(det: Detection, case_ids: list[str]) -> str:
     built = set(case_ids)  # a site of part of the corpus links only to the pages it has
     sound = [d for d in det.watch.values() if not d.pedantic]
     heuristic = [d for d in det.watch.values() if d.pedantic]
-    out = ["# Watching a run\n",
-           "A linter reads spelling; most pitfalls live in shapes, dtypes, values and modes, which only a run "
-           "shows. `pitfalls watch train.py ARGS…` runs a program as `python train.py ARGS…` would, with the "
-           "detectors below switched on, and reports at exit each pitfall it met, once per line of your code, "
-           "with how often that line met it and the case that explains it. "
-           "`--format json` or `sarif` for tools, `--fail` to exit 1 when something was found, `--pedantic` for "
-           "the heuristic detectors too. In Python, `with torch_pitfalls.watch.watch() as w: train()`; around your own "
-           "test suite, `pytest --pitfalls-watch`.\n",
-           "Each detector belongs to one case and is proven by it: run under the watcher, the case's broken code "
-           "is reported with that case's id, its fixed code and its near miss are not. The watcher never changes "
-           "what your program computes, and a detector that fails is switched off with one line in the report.\n",
-           f"## The detectors ({len(sound)} sound, {len(heuristic)} heuristic)\n",
-           "| case | kind | what it reports, and the fix | proofs |", "|---|---|---|---|"]
+    out = [
+        "# Watching a run\n",
+        "A linter reads spelling; most pitfalls live in shapes, dtypes, values and modes, which only a run "
+        "shows. `pitfalls watch train.py ARGS…` runs a program as `python train.py ARGS…` would, with the "
+        "detectors below switched on, and reports at exit each pitfall it met, once per line of your code, "
+        "with how often that line met it and the case that explains it. "
+        "`--format json` or `sarif` for tools, `--fail` to exit 1 when something was found, `--pedantic` for "
+        "the heuristic detectors too. In Python, `with torch_pitfalls.watch.watch() as w: train()`; around your own "
+        "test suite, `pytest --pitfalls-watch`.\n",
+        "Each detector belongs to one case and is proven by it: run under the watcher, the case's broken code "
+        "is reported with that case's id, its fixed code and its near miss are not. The watcher never changes "
+        "what your program computes, and a detector that fails is switched off with one line in the report.\n",
+        f"## The detectors ({len(sound)} sound, {len(heuristic)} heuristic)\n",
+        "| case | kind | what it reports, and the fix | proofs |",
+        "|---|---|---|---|",
+    ]
     for d in [*sound, *heuristic]:
         kind = "heuristic (`--pedantic`)" if d.pedantic else "sound"
         out.append(f"| {_case_link(d.case, built)} | {kind} | {esc(d.message)} | {_releases(det, d.case)} |")
-    out.append("\n*Proofs* are `python -m torch_pitfalls.watch.proofs` run with each torch of the version matrix "
-               "(`make watch-versions`, recorded in `reports/watch-proofs.json`); a release with no record is "
-               "not observed.\n")
+    out.append(
+        "\n*Proofs* are `python -m torch_pitfalls.watch.proofs` run with each torch of the version matrix "
+        "(`make watch-versions`, recorded in `reports/watch-proofs.json`); a release with no record is "
+        "not observed.\n"
+    )
     out.append("## The explainer\n")
-    out.append("When your program raises or warns something a case's broken code recorded (the version matrix "
-               "keeps each broken run's exception and warnings for every release), the report names the case and "
-               "its fix, matched against the wording of your torch's release. On this build's torch it names "
-               f"{len(det.explained)} cases: " + (", ".join(_case_link(c, built) for c in sorted(det.explained))
-                                                  or "none") + ".\n")
+    out.append(
+        "When your program raises or warns something a case's broken code recorded (the version matrix "
+        "keeps each broken run's exception and warnings for every release), the report names the case and "
+        "its fix, matched against the wording of your torch's release. On this build's torch it names "
+        f"{len(det.explained)} cases: "
+        + (", ".join(_case_link(c, built) for c in sorted(det.explained)) or "none")
+        + ".\n"
+    )
     if det.false_positives:
         out += _false_positive_section(det.false_positives, built)
-    out += ["## How each case is caught\n",
-            "| case | `pitfalls lint` | `pitfalls watch` | explained |", "|---|---|---|---|"]
+    out += [
+        "## How each case is caught\n",
+        "| case | `pitfalls lint` | `pitfalls watch` | explained |",
+        "|---|---|---|---|",
+    ]
     none = 0
     for case_id in case_ids:
         lint = ", ".join(det.lint.get(case_id, [])) or ""
@@ -119,25 +136,32 @@ def watching_page(det: Detection, case_ids: list[str]) -> str:
         explained = "yes" if case_id in det.explained else ""
         none += not (lint or watch or explained)
         out.append(f"| [{esc(case_id)}](cases/{case_id}.ipynb) | {lint} | {watch} | {explained} |")
-    out.append(f"\nNeither tool sees {none} of the {len(case_ids)} cases: their pitfalls show only in values "
-               "no check can judge without knowing what the program meant.\n")
+    out.append(
+        f"\nNeither tool sees {none} of the {len(case_ids)} cases: their pitfalls show only in values "
+        "no check can judge without knowing what the program meant.\n"
+    )
     return "\n".join(out)
 
 
 def _false_positive_section(record: dict, built: set[str]) -> list[str]:
     t = record.get("totals", {})
-    out = ["## On real training code\n",
-           f"{len(record.get('programs', []))} real training programs (from pytorch/examples and others, datasets "
-           f"replaced by random tensors of the same shapes) ran a few steps each under `pitfalls watch --pedantic` "
-           f"(`benchmarks/watch_false_positives.py`, on torch {esc(record.get('torch', '?'))}). Every report was "
-           f"judged by hand: {t.get('findings', 0)} reports, {t.get('right', 0)} right, {t.get('wrong', 0)} wrong.\n",
-           "| program | steps | reported | where | times | verdict |", "|---|---|---|---|---|---|"]
+    out = [
+        "## On real training code\n",
+        f"{len(record.get('programs', []))} real training programs (from pytorch/examples and others, datasets "
+        f"replaced by random tensors of the same shapes) ran a few steps each under `pitfalls watch --pedantic` "
+        f"(`benchmarks/watch_false_positives.py`, on torch {esc(record.get('torch', '?'))}). Every report was "
+        f"judged by hand: {t.get('findings', 0)} reports, {t.get('right', 0)} right, {t.get('wrong', 0)} wrong.\n",
+        "| program | steps | reported | where | times | verdict |",
+        "|---|---|---|---|---|---|",
+    ]
     for prog in record.get("programs", []):
         steps = esc(prog.get("steps", ""))
         if not prog.get("findings"):
             out.append(f"| {esc(prog['program'])} | {steps} | nothing | | | |")
         for f in prog.get("findings", []):
-            out.append(f"| {esc(prog['program'])} | {steps} | {_case_link(f['case'], built)} | "
-                       f"{code(f.get('where', ''))} | {f.get('count', '')} | "
-                       f"**{esc(f.get('verdict', ''))}**: {esc(f.get('why', ''))} |")
+            out.append(
+                f"| {esc(prog['program'])} | {steps} | {_case_link(f['case'], built)} | "
+                f"{code(f.get('where', ''))} | {f.get('count', '')} | "
+                f"**{esc(f.get('verdict', ''))}**: {esc(f.get('why', ''))} |"
+            )
     return out + [""]

@@ -15,6 +15,7 @@ In the zh build (``language = "zh_CN"``):
   ``translation-status.json`` (what ``docs.site.zh_build`` prints) beside the pages;
 - ``<html lang="zh-CN">`` and the CJK font stack (static/zh.css).
 """
+
 from __future__ import annotations
 
 import gettext
@@ -28,14 +29,25 @@ from sphinx.transforms import SphinxTransform
 from sphinx.util.i18n import docname_to_domain
 from sphinx.util.nodes import extract_messages
 
-from docs.site.i18n import (SITE, Catalogues, Reuse, build_catalogues, fill, needs_translation, raw_messages, template,
-                            translate_raw)
+from docs.site.i18n import (
+    SITE,
+    Catalogues,
+    Reuse,
+    build_catalogues,
+    fill,
+    needs_translation,
+    raw_messages,
+    template,
+    translate_raw,
+)
 
 STATUS = "translation-status.json"
-BANNER = ('<div class="zh-stale-banner" role="note"><p><strong>英文原文在此译文之后有改动</strong>：本页有 {n} 段译文已过期，'
-          '这些段落暂以英文原文显示（左侧标有色条），译文更新前请以英文为准。</p>'
-          '<p lang="en">The English page changed after this translation: {n} paragraph(s) are shown in English '
-          'until their translation is updated.</p></div>')
+BANNER = (
+    '<div class="zh-stale-banner" role="note"><p><strong>英文原文在此译文之后有改动</strong>：本页有 {n} 段译文已过期，'
+    "这些段落暂以英文原文显示（左侧标有色条），译文更新前请以英文为准。</p>"
+    '<p lang="en">The English page changed after this translation: {n} paragraph(s) are shown in English '
+    "until their translation is updated.</p></div>"
+)
 
 
 def is_zh(config) -> bool:
@@ -162,8 +174,9 @@ def _is_prose(node) -> bool:
         return False
     for parent in _ancestors(node):
         # the notebook's metadata, a field list before the title: Sphinx takes it off the page
-        if isinstance(parent, nodes.docinfo) or (isinstance(parent, nodes.field_list)
-                                                 and isinstance(parent.parent, nodes.document)):
+        if isinstance(parent, nodes.docinfo) or (
+            isinstance(parent, nodes.field_list) and isinstance(parent.parent, nodes.document)
+        ):
             return False
         if isinstance(parent, nodes.container) and "cell_output" in parent.get("classes", []):
             return False
@@ -228,8 +241,10 @@ def _switcher(app, pagename, templatename, context, doctree) -> None:
         href, lang, label, title = f"{up}../{pagename}.html", "en", "English", "Read this page in English"
     else:
         href, lang, label, title = f"{up}zh/{pagename}.html", "zh-CN", "中文", "本页的中文版"
-    link = (f'<div class="lang-switch"><a href="{href}" hreflang="{lang}" lang="{lang}" title="{title}" '
-            f'data-lang-switch="{lang}">{label}</a></div>')
+    link = (
+        f'<div class="lang-switch"><a href="{href}" hreflang="{lang}" lang="{lang}" title="{title}" '
+        f'data-lang-switch="{lang}">{label}</a></div>'
+    )
     if "body" in context:
         context["body"] = link + context["body"]
     context["metatags"] = context.get("metatags", "") + f'\n    <link rel="alternate" hreflang="{lang}" href="{href}">'
@@ -239,11 +254,13 @@ def _status(app, exception) -> None:
     if exception is not None or not is_zh(app.config) or app.builder.name != "html":
         return
     pages = getattr(app.env, "_pitfalls_zh", {})
-    status = {"pages": len(app.env.found_docs),
-              "translated": sum(p["translated"] for p in pages.values()),
-              "stale": {d: len(p["stale"]) for d, p in sorted(pages.items()) if p["stale"]},
-              "untranslated": {d: p["untranslated"] for d, p in sorted(pages.items()) if p["untranslated"]},
-              "stale_messages": {d: p["stale"] for d, p in sorted(pages.items()) if p["stale"]}}
+    status = {
+        "pages": len(app.env.found_docs),
+        "translated": sum(p["translated"] for p in pages.values()),
+        "stale": {d: len(p["stale"]) for d, p in sorted(pages.items()) if p["stale"]},
+        "untranslated": {d: p["untranslated"] for d, p in sorted(pages.items()) if p["untranslated"]},
+        "stale_messages": {d: p["stale"] for d, p in sorted(pages.items()) if p["stale"]},
+    }
     Path(app.outdir, STATUS).write_text(json.dumps(status, ensure_ascii=False, indent=1), encoding="utf-8")
 
 

@@ -7,6 +7,7 @@ waits for it when the English build is done. The child renders ``src`` with ``la
 translations) into ``<stage>/zh``, which is moved to ``<site>/zh``. Its page and stale counts come
 back as ``translation-status.json`` in that folder.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,7 +30,9 @@ STATUS = "translation-status.json"  # written by docs.site.zh into the zh site
 @dataclass
 class ZhStatus:
     pages: int = 0
-    stale: dict[str, int] = field(default_factory=dict)  # page -> paragraphs whose English changed after their translation
+    stale: dict[str, int] = field(
+        default_factory=dict
+    )  # page -> paragraphs whose English changed after their translation
     untranslated: dict[str, int] = field(default_factory=dict)  # page -> paragraphs not translated yet
     translated: int = 0
     seconds: float = 0.0  # the zh Sphinx build's wall time
@@ -42,9 +45,11 @@ class ZhStatus:
 
     def summary(self) -> str:
         stale = sum(self.stale.values())
-        lines = [f"zh: {self.pages} pages, {self.translated} paragraphs translated, "
-                 f"{sum(self.untranslated.values())} not yet, {stale} stale on {len(self.stale)} pages "
-                 f"(its Sphinx build {self.seconds:.1f} s, beside the English one; waited for: {self.waited:.1f} s)"]
+        lines = [
+            f"zh: {self.pages} pages, {self.translated} paragraphs translated, "
+            f"{sum(self.untranslated.values())} not yet, {stale} stale on {len(self.stale)} pages "
+            f"(its Sphinx build {self.seconds:.1f} s, beside the English one; waited for: {self.waited:.1f} s)"
+        ]
         lines.extend(f"zh: stale: {page}: {count}" for page, count in sorted(self.stale.items()))
         return "\n".join(lines)
 
@@ -78,9 +83,23 @@ def zh_build(src: Path, extra: Path, stage: Path, locale_dir: Path | None = None
 
     out, log = Path(stage) / "zh", Path(stage) / "zh.log"
     overrides = site_overrides(extra)
-    cmd = [sys.executable, "-m", "docs.site.zh_build", "--src", str(src), "--out", str(out),
-           "--doctrees", str(Path(stage) / "zh-doctrees"), "--locale-dir", str(locale_dir or LOCALE_DIR),
-           "--compiled", str(Path(stage) / "locale"), "--overrides", json.dumps(overrides)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "docs.site.zh_build",
+        "--src",
+        str(src),
+        "--out",
+        str(out),
+        "--doctrees",
+        str(Path(stage) / "zh-doctrees"),
+        "--locale-dir",
+        str(locale_dir or LOCALE_DIR),
+        "--compiled",
+        str(Path(stage) / "locale"),
+        "--overrides",
+        json.dumps(overrides),
+    ]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     with log.open("w") as f:
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=f, stderr=subprocess.STDOUT, env=env)
@@ -98,21 +117,32 @@ def zh_overrides(overrides: dict, compiled: Path, locale_dir: Path) -> dict:
     """The English build's settings, in Chinese: language, catalogues, search."""
     # jieba splits the pages into words for the search index; the glossary's terms are words too
     words = Path(locale_dir) / LANGUAGE / "search-dict.txt"
-    return {"language": LANGUAGE, "locale_dirs": [str(compiled)], "gettext_compact": False, "gettext_auto_build": False,
-            "html_search_language": "zh", "html_search_options": {"dict": str(words)} if words.exists() else {},
-            "pitfalls_locale_source": str(locale_dir), **overrides}
+    return {
+        "language": LANGUAGE,
+        "locale_dirs": [str(compiled)],
+        "gettext_compact": False,
+        "gettext_auto_build": False,
+        "html_search_language": "zh",
+        "html_search_options": {"dict": str(words)} if words.exists() else {},
+        "pitfalls_locale_source": str(locale_dir),
+        **overrides,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     from docs.site.sphinx_run import BuildError, run_sphinx_builder
 
-    p = argparse.ArgumentParser(prog="python -m docs.site.zh_build", description="Build the zh edition of generated sources.")
+    p = argparse.ArgumentParser(
+        prog="python -m docs.site.zh_build", description="Build the zh edition of generated sources."
+    )
     p.add_argument("--src", type=Path, required=True)
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--doctrees", type=Path, required=True)
     p.add_argument("--locale-dir", type=Path, default=LOCALE_DIR)
     p.add_argument("--compiled", type=Path, required=True, help="where the .mo files are written")
-    p.add_argument("--overrides", default="{}", help="Sphinx settings as JSON: the English build's, and any of the zh ones")
+    p.add_argument(
+        "--overrides", default="{}", help="Sphinx settings as JSON: the English build's, and any of the zh ones"
+    )
     args = p.parse_args(argv)
     try:
         overrides = zh_overrides(json.loads(args.overrides), args.compiled, args.locale_dir)

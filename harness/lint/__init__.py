@@ -6,6 +6,7 @@ case's ``affects`` holds for the torch in question (the installed one, ``--torch
 silences a finding there. A file that does not parse is a finding of its own (``PTF000``), and
 the others are still checked; ``.cuda(async=True)``, itself a SyntaxError, is found in its tokens.
 """
+
 from __future__ import annotations
 
 import ast
@@ -84,8 +85,9 @@ def _silenced(line_text: str, rule: str) -> bool:
     return codes is None or rule.upper() in {c.strip().upper() for c in codes.split(",")}
 
 
-def lint_text(text: str, path: str, rules: list[Rule], report_parse_errors: bool = True,
-              releases: Releases | None = None) -> list[Finding]:
+def lint_text(
+    text: str, path: str, rules: list[Rule], report_parse_errors: bool = True, releases: Releases | None = None
+) -> list[Finding]:
     """The findings in one file's text; ``releases``: the torch it runs on (every release if None),
     for the rules whose premise depends on which of their case's ranges the code meets (PTF126)."""
     lines = text.splitlines()
@@ -97,8 +99,16 @@ def lint_text(text: str, path: str, rules: list[Rule], report_parse_errors: bool
         rule = RULES_BY_ID["PTF003"]
         findings += [Finding(path, line, col, rule.id, rule.message, rule.case) for line, col in asyncs]
         if report_parse_errors and not asyncs:
-            findings.append(Finding(path, exc.lineno or 1, exc.offset or 1, PARSE_ERROR,
-                                    f"the file does not parse ({exc.msg}); nothing else in it was checked", None))
+            findings.append(
+                Finding(
+                    path,
+                    exc.lineno or 1,
+                    exc.offset or 1,
+                    PARSE_ERROR,
+                    f"the file does not parse ({exc.msg}); nothing else in it was checked",
+                    None,
+                )
+            )
         return [f for f in findings if not _silenced(lines[f.line - 1] if 0 < f.line <= len(lines) else "", f.rule)]
     for hit in walk(tree, rules, releases, path):
         rule = hit.rule

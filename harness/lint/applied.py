@@ -12,6 +12,7 @@ setup.cfg or the wheel's dist-info), the top-level folder the file is in; withou
 the outermost folder of the ``__init__.py`` chain above the file. A file that is in no package
 (directly in the root, or a script in a plain folder) is read with the other files of its folder.
 """
+
 from __future__ import annotations
 
 import ast
@@ -28,20 +29,30 @@ def moved_in_tree(tree: ast.AST) -> frozenset[str]:
     """The attribute names an ``_apply(self, fn)`` override in this module assigns a result of ``fn``."""
     names = set()
     for node in _statements(tree):
-        if not (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "_apply"
-                and len(node.args.args) >= 2):
+        if not (
+            isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.name == "_apply"
+            and len(node.args.args) >= 2
+        ):
             continue
         fn = node.args.args[1].arg
         loops = {}  # ``for name in ("mean", "std"): setattr(self, name, fn(...))``
         for stmt in ast.walk(node):
-            if isinstance(stmt, ast.For) and isinstance(stmt.target, ast.Name) \
-                    and isinstance(stmt.iter, (ast.Tuple, ast.List, ast.Set)):
+            if (
+                isinstance(stmt, ast.For)
+                and isinstance(stmt.target, ast.Name)
+                and isinstance(stmt.iter, (ast.Tuple, ast.List, ast.Set))
+            ):
                 loops[stmt.target.id] = [e.value for e in stmt.iter.elts if isinstance(e, ast.Constant)]
         for stmt in ast.walk(node):
             if isinstance(stmt, ast.Assign) and _calls(stmt.value, fn):
                 names.update(t.attr for t in stmt.targets if isinstance(t, ast.Attribute))
-            elif isinstance(stmt, ast.Call) and getattr(stmt.func, "id", None) == "setattr" and len(stmt.args) == 3 \
-                    and _calls(stmt.args[2], fn):
+            elif (
+                isinstance(stmt, ast.Call)
+                and getattr(stmt.func, "id", None) == "setattr"
+                and len(stmt.args) == 3
+                and _calls(stmt.args[2], fn)
+            ):
                 name = stmt.args[1]
                 if isinstance(name, ast.Constant):
                     names.add(name.value)

@@ -7,6 +7,7 @@ fixed program. `pitfalls lint-bench` prints the table (`--json`, `--write report
 the site's linters page and each case page read the committed file; tests/lint/test_lint_bench.py
 recomputes it and requires it to match.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -18,11 +19,11 @@ import tempfile
 from importlib import metadata
 from pathlib import Path
 
-from torch_pitfalls.lint import active_rules, lint_text
 from torch_pitfalls.casefile import read_case
+from torch_pitfalls.lint import active_rules, lint_text
+from torch_pitfalls.loader import case_id_of, find_case_files
 
 VARIANTS = ("broken", "fixed")  # the two programs a linter is held to
-from torch_pitfalls.loader import case_id_of, find_case_files
 
 LINTERS = ("pitfalls-lint", "torchfix")
 TORCHFIX_LINE = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<rule>TOR\d+)\b")
@@ -50,8 +51,12 @@ def run_torchfix(folder: Path, files=None) -> dict[str, list[str]]:
     targets = [str(folder / f) for f in files] if files is not None else [str(folder)]
     if not targets:
         return {}
-    done = subprocess.run([sys.executable, "-m", "torchfix", "--select", "ALL", "-j", "1", *targets],
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-m", "torchfix", "--select", "ALL", "-j", "1", *targets],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     found: dict[str, set[str]] = {}
     for line in done.stdout.splitlines():
         m = TORCHFIX_LINE.match(line)
@@ -82,21 +87,34 @@ def stale_rows(recorded: dict, cases_dir: Path, sample: int = 16, seed: int = 0)
         folder = Path(tmp)
         owner = write_programs(cases_dir, folder)
         problems = [f"{name}: not in the recorded bench" for name in sorted(owner.keys() - recorded_programs.keys())]
-        problems += [f"{name}: recorded, but no such program now" for name in sorted(recorded_programs.keys() - owner.keys())]
+        problems += [
+            f"{name}: recorded, but no such program now" for name in sorted(recorded_programs.keys() - owner.keys())
+        ]
         common = sorted(owner.keys() & recorded_programs.keys())
-        problems += [f"{name}: its text changed since it was recorded" for name in common
-                     if owner[name][2] != recorded_programs[name]["sha256"]]
+        problems += [
+            f"{name}: its text changed since it was recorded"
+            for name in common
+            if owner[name][2] != recorded_programs[name]["sha256"]
+        ]
         ours = run_pitfalls(folder, common)
-        problems += [f"{name}: pitfalls lint reports {ours[name]}, recorded {recorded_programs[name]['pitfalls-lint']}"
-                     for name in common if ours[name] != recorded_programs[name]["pitfalls-lint"]]
+        problems += [
+            f"{name}: pitfalls lint reports {ours[name]}, recorded {recorded_programs[name]['pitfalls-lint']}"
+            for name in common
+            if ours[name] != recorded_programs[name]["pitfalls-lint"]
+        ]
         flagged = [n for n in common if recorded_programs[n]["torchfix"]]
         rest = [n for n in common if n not in flagged]
         chosen = flagged + random.Random(seed).sample(rest, min(sample, len(rest)))
         theirs = run_torchfix(folder, chosen)
-        problems += [f"{name}: torchfix reports {theirs.get(name, [])}, recorded {recorded_programs[name]['torchfix']}"
-                     for name in chosen if theirs.get(name, []) != recorded_programs[name]["torchfix"]]
-    fresh = tabulate({n: owner[n] for n in common}, {"pitfalls-lint": ours, "torchfix": {
-        n: recorded_programs[n]["torchfix"] for n in common}})
+        problems += [
+            f"{name}: torchfix reports {theirs.get(name, [])}, recorded {recorded_programs[name]['torchfix']}"
+            for name in chosen
+            if theirs.get(name, []) != recorded_programs[name]["torchfix"]
+        ]
+    fresh = tabulate(
+        {n: owner[n] for n in common},
+        {"pitfalls-lint": ours, "torchfix": {n: recorded_programs[n]["torchfix"] for n in common}},
+    )
     if not problems and (fresh["totals"], fresh["cases"]) != (recorded["totals"], recorded["cases"]):
         problems.append(f"the recorded totals {recorded['totals']} are not those of its rows {fresh['totals']}")
     return problems
@@ -107,7 +125,10 @@ def tabulate(owner: dict, results: dict) -> dict:
     programs: dict[str, dict] = {}
     for name, (case, variant, digest) in owner.items():
         row = cases.setdefault(case, {linter: {v: set() for v in VARIANTS} for linter in LINTERS})
-        programs.setdefault(case, {})[name] = {"sha256": digest, **{l: results[l].get(name, []) for l in LINTERS}}
+        programs.setdefault(case, {})[name] = {
+            "sha256": digest,
+            **{linter: results[linter].get(name, []) for linter in LINTERS},
+        }
         for linter in LINTERS:
             row[linter][variant].update(results[linter].get(name, []))
     table = []
@@ -115,13 +136,26 @@ def tabulate(owner: dict, results: dict) -> dict:
         entry = {"case": case, "programs": programs[case]}
         for linter in LINTERS:
             broken, fixed = sorted(cases[case][linter]["broken"]), sorted(cases[case][linter]["fixed"])
-            entry[linter] = {"broken": broken, "fixed": fixed, "catches": bool(set(broken) - set(fixed)),
-                             "fires_on_fixed": bool(fixed)}
+            entry[linter] = {
+                "broken": broken,
+                "fixed": fixed,
+                "catches": bool(set(broken) - set(fixed)),
+                "fires_on_fixed": bool(fixed),
+            }
         table.append(entry)
-    totals = {linter: {"catches": sum(e[linter]["catches"] for e in table),
-                       "fires_on_fixed": sum(e[linter]["fires_on_fixed"] for e in table)} for linter in LINTERS}
-    return {"linters": {"pitfalls-lint": metadata.version("torch-pitfalls"), "torchfix": metadata.version("torchfix")},
-            "cases": len(table), "totals": totals, "table": table}
+    totals = {
+        linter: {
+            "catches": sum(e[linter]["catches"] for e in table),
+            "fires_on_fixed": sum(e[linter]["fires_on_fixed"] for e in table),
+        }
+        for linter in LINTERS
+    }
+    return {
+        "linters": {"pitfalls-lint": metadata.version("torch-pitfalls"), "torchfix": metadata.version("torchfix")},
+        "cases": len(table),
+        "totals": totals,
+        "table": table,
+    }
 
 
 def text_table(result: dict) -> str:
@@ -137,9 +171,11 @@ def text_table(result: dict) -> str:
             cells.append(text)
         lines.append(f"{e['case'].ljust(width)}  {cells[0]:<28}  {cells[1]}")
     t = result["totals"]
-    lines.append(f"{result['cases']} cases: pitfalls lint catches {t['pitfalls-lint']['catches']}, fires on "
-                 f"{t['pitfalls-lint']['fires_on_fixed']} fixed programs; torchfix {result['linters']['torchfix']} catches "
-                 f"{t['torchfix']['catches']}, fires on {t['torchfix']['fires_on_fixed']} fixed programs")
+    lines.append(
+        f"{result['cases']} cases: pitfalls lint catches {t['pitfalls-lint']['catches']}, fires on "
+        f"{t['pitfalls-lint']['fires_on_fixed']} fixed programs; torchfix {result['linters']['torchfix']} catches "
+        f"{t['torchfix']['catches']}, fires on {t['torchfix']['fires_on_fixed']} fixed programs"
+    )
     return "\n".join(lines)
 
 

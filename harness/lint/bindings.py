@@ -28,6 +28,7 @@ The kinds are facts of the code, never guesses from a name, with one exception k
 unbound iterable whose name ends in ``loader`` (``train_loader``, a parameter) is taken as a
 DataLoader, so its batches are tensors.
 """
+
 from __future__ import annotations
 
 import ast
@@ -35,31 +36,51 @@ import re
 from dataclasses import dataclass
 
 MODULE, LOSS, OPTIMIZER, SCHEDULER, TENSOR, NDARRAY, LOADER = (
-    "module", "loss", "optimizer", "scheduler", "tensor", "ndarray", "loader")
+    "module",
+    "loss",
+    "optimizer",
+    "scheduler",
+    "tensor",
+    "ndarray",
+    "loader",
+)
 
-MODULE_BASES = ("torch.nn.Module", "torch.nn.modules.module.Module", "pytorch_lightning.LightningModule",
-                "lightning.pytorch.LightningModule", "lightning.LightningModule", "torch.nn.Sequential",
-                "torch.nn.ModuleList", "torch.nn.ModuleDict")
+MODULE_BASES = (
+    "torch.nn.Module",
+    "torch.nn.modules.module.Module",
+    "pytorch_lightning.LightningModule",
+    "lightning.pytorch.LightningModule",
+    "lightning.LightningModule",
+    "torch.nn.Sequential",
+    "torch.nn.ModuleList",
+    "torch.nn.ModuleDict",
+)
 LOADERS = ("torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader")
 # torch.<name> functions that return a tensor (factories and ops; not torch.load, torch.device, ...)
 # (not the ones that return a tuple of tensors: split, chunk, unbind, meshgrid, topk, sort)
-TENSOR_FUNCTIONS = frozenset("""
+TENSOR_FUNCTIONS = frozenset(
+    """
 tensor as_tensor asarray from_numpy zeros ones empty full rand randn randint randperm arange linspace logspace eye
 zeros_like ones_like empty_like full_like rand_like randn_like randint_like stack cat concat concatenate hstack vstack
 where matmul mm bmm einsum softmax log_softmax sigmoid tanh relu exp log sqrt abs sum mean max min argmax argmin
 clamp clip cdist flatten reshape squeeze unsqueeze transpose permute gather scatter index_select masked_fill
 cumsum prod std var norm argsort nonzero tril triu outer diag roll flip
 multinomial normal bernoulli polar complex view_as_real view_as_complex
-""".split())
+""".split()
+)
 # tensor methods whose result is not a tensor
-NON_TENSOR_METHODS = frozenset("""
+NON_TENSOR_METHODS = frozenset(
+    """
 item tolist numpy size dim numel nelement ndimension element_size data_ptr is_contiguous is_floating_point
 backward register_hook storage untyped_storage stride get_device type_as_string __len__ __repr__ keys items values
-""".split())
-MODULE_SELF_METHODS = frozenset("to cuda cpu train eval float double half bfloat16 requires_grad_ apply "
-                                "share_memory to_empty type xpu".split())
-NUMPY_NON_ARRAY = frozenset("seed default_rng RandomState Generator dtype finfo iinfo save savez isnan isinf "
-                            "allclose array_equal".split())
+""".split()
+)
+MODULE_SELF_METHODS = frozenset(
+    "to cuda cpu train eval float double half bfloat16 requires_grad_ apply share_memory to_empty type xpu".split()
+)
+NUMPY_NON_ARRAY = frozenset(
+    "seed default_rng RandomState Generator dtype finfo iinfo save savez isnan isinf allclose array_equal".split()
+)
 LOADER_NAME = re.compile(r"(^|_)(data)?loader$|(^|_)dl$", re.I)
 PROBABILITY_OPS = frozenset(("softmax", "Softmax", "sigmoid", "Sigmoid"))
 MODEL_OUTPUT = "output"  # what calling a module gives: a tensor, or a tuple of them (HF models, FPN necks)
@@ -70,6 +91,7 @@ TENSOR_ANNOTATIONS = ("torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "
 class Held:
     """What an expression holds: its kind, and what made it (a qualified constructor such as
     ``torch.nn.CrossEntropyLoss``, or for a tensor the last name of the op: ``softmax``)."""
+
     kind: str
     what: str | None = None
 
@@ -91,15 +113,17 @@ class _Scope:
         self.branches: list[tuple[tuple[int, int], tuple[int, int]]] = []  # an if's body and else lines
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             self._params(node)
-        for stmt in (node.body if isinstance(node.body, list) else [node.body]):
+        for stmt in node.body if isinstance(node.body, list) else [node.body]:
             self._visit(stmt)
         for bindings in self.names.values():
             bindings.sort(key=lambda b: b.line)
 
     def exclusive(self, a: int, b: int) -> bool:
         """Lines ``a`` and ``b`` sit in different branches of one if/else: one never sees the other."""
-        return any((lo1 <= a <= hi1 and lo2 <= b <= hi2) or (lo1 <= b <= hi1 and lo2 <= a <= hi2)
-                   for (lo1, hi1), (lo2, hi2) in self.branches)
+        return any(
+            (lo1 <= a <= hi1 and lo2 <= b <= hi2) or (lo1 <= b <= hi1 and lo2 <= a <= hi2)
+            for (lo1, hi1), (lo2, hi2) in self.branches
+        )
 
     def add(self, name: str, line: int, how: str, value):
         self.names.setdefault(name, []).append(Binding(line, how, value))
@@ -114,7 +138,9 @@ class _Scope:
         if isinstance(target, ast.Name):
             self.add(target.id, line, how, value)
         elif isinstance(target, (ast.Tuple, ast.List)):
-            paired = how == "assign" and isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts)
+            paired = (
+                how == "assign" and isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts)
+            )
             for i, elt in enumerate(target.elts):
                 if paired:
                     self._target(elt, line, "assign", value.elts[i])
@@ -125,7 +151,7 @@ class _Scope:
         elif isinstance(target, ast.Starred):
             self._target(target.value, line, "other", None)
 
-    def _visit(self, node):
+    def _visit(self, node):  # noqa: C901 - one branch per kind of statement that binds a name
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             self.add(node.name, node.lineno, "other", node)
             return  # its body is its own scope
@@ -134,8 +160,9 @@ class _Scope:
         if isinstance(node, (ast.Global, ast.Nonlocal)):
             self.declared.update(node.names)
         elif isinstance(node, ast.If) and node.orelse:
-            self.branches.append(((node.body[0].lineno, node.body[-1].end_lineno),
-                                  (node.orelse[0].lineno, node.orelse[-1].end_lineno)))
+            self.branches.append(
+                ((node.body[0].lineno, node.body[-1].end_lineno), (node.orelse[0].lineno, node.orelse[-1].end_lineno))
+            )
         if isinstance(node, ast.Assign):
             for t in node.targets:
                 self._target(t, node.lineno, "assign", node.value)
@@ -160,8 +187,13 @@ class _Scope:
 
     def _loop_target(self, target, iterable, line):
         # ``for i, batch in enumerate(loader)``: i is the index, batch an element of the loader
-        if (isinstance(iterable, ast.Call) and getattr(iterable.func, "id", None) == "enumerate" and iterable.args
-                and isinstance(target, ast.Tuple) and len(target.elts) == 2):
+        if (
+            isinstance(iterable, ast.Call)
+            and getattr(iterable.func, "id", None) == "enumerate"
+            and iterable.args
+            and isinstance(target, ast.Tuple)
+            and len(target.elts) == 2
+        ):
             self._target(target.elts[0], line, "other", None)
             self._target(target.elts[1], line, "iter", iterable.args[0])
         else:
@@ -208,8 +240,9 @@ class Bindings:
                 continue
             found = scope.names[name]
             if i == 0:
-                before = [b for b in found if b.line < line and not scope.exclusive(b.line, line)
-                          and not _inside(b, line)]
+                before = [
+                    b for b in found if b.line < line and not scope.exclusive(b.line, line) and not _inside(b, line)
+                ]
                 return (before[-1] if before else None), tuple(chain[i:])
             return found[-1], tuple(chain[i:])
         return None, None
@@ -237,7 +270,9 @@ class Bindings:
                 if isinstance(node, ast.ClassDef):
                     found.setdefault(node.name, node)
                 for field in ("body", "orelse", "finalbody", "handlers"):
-                    todo.extend(c for c in getattr(node, field, None) or () if isinstance(c, (ast.stmt, ast.excepthandler)))
+                    todo.extend(
+                        c for c in getattr(node, field, None) or () if isinstance(c, (ast.stmt, ast.excepthandler))
+                    )
             self._classes = found
         return self._classes
 
@@ -270,7 +305,7 @@ class Bindings:
                 me = method.args.args[0].arg if method.args.args else None
                 for n in ast.walk(method):
                     if isinstance(n, (ast.Assign, ast.AnnAssign)) and getattr(n, "value", None) is not None:
-                        for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
+                        for t in n.targets if isinstance(n, ast.Assign) else [n.target]:
                             if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == me:
                                 found.setdefault(t.attr, []).append((method, n.value, n.lineno))
             self._attrs[key] = found
@@ -288,7 +323,7 @@ class Bindings:
         found = self._held[key] = self._held_uncached(node, chain, line, klass, depth + 1)
         return found
 
-    def _held_uncached(self, node, chain, line, klass, d) -> Held | None:
+    def _held_uncached(self, node, chain, line, klass, d) -> Held | None:  # noqa: C901 - one branch per kind of expression
         if isinstance(node, ast.Name):
             binding, where = self.lookup(node.id, chain, line)
             if binding is None:
@@ -338,7 +373,9 @@ class Bindings:
             return self.held(binding.value, where, binding.line, klass, d)
         if binding.how == "item":  # ``x, y = batch``; not ``feats, pos = neck(x)`` (a module's parts may be tuples)
             whole = self.held(binding.value, where, binding.line, klass, d)
-            return Held(whole.kind) if whole and whole.kind in (TENSOR, NDARRAY) and whole.what != MODEL_OUTPUT else None
+            return (
+                Held(whole.kind) if whole and whole.kind in (TENSOR, NDARRAY) and whole.what != MODEL_OUTPUT else None
+            )
         if binding.how == "iter":
             return self._element_held(binding.value, where, binding.line, klass, d)
         if binding.how == "aug":
@@ -392,7 +429,7 @@ class Bindings:
             return None  # not a module-level function (a method, a nested one), or redefined
         a = fn.args
         positional = [x.arg for x in (*a.posonlyargs, *a.args)]
-        defaults = dict(zip(positional[len(positional) - len(a.defaults):], a.defaults))
+        defaults = dict(zip(positional[len(positional) - len(a.defaults) :], a.defaults))
         defaults.update({k.arg: v for k, v in zip(a.kwonlyargs, a.kw_defaults) if v is not None})
         out = []
         for call, chain, klass in self.call_sites(fn.name):
@@ -442,8 +479,11 @@ class Bindings:
 
     def _element_held(self, iterable, where, line, klass, d) -> Held | None:
         """What iterating ``iterable`` yields: a DataLoader's batches are tensors (or tuples of them)."""
-        if isinstance(iterable, ast.Call) and iterable.args and (
-                (self.qualify(iterable.func) or getattr(iterable.func, "id", "")).split(".")[-1] in ("tqdm", "iter")):
+        if (
+            isinstance(iterable, ast.Call)
+            and iterable.args
+            and ((self.qualify(iterable.func) or getattr(iterable.func, "id", "")).split(".")[-1] in ("tqdm", "iter"))
+        ):
             iterable = iterable.args[0]  # tqdm(loader), iter(loader): the loader's batches
         whole = self.held(iterable, where, line, klass, d)
         if whole is not None and whole.kind == LOADER:
@@ -454,7 +494,7 @@ class Bindings:
             return Held(TENSOR)
         return None
 
-    def _call_held(self, call: ast.Call, chain, line, klass, d) -> Held | None:
+    def _call_held(self, call: ast.Call, chain, line, klass, d) -> Held | None:  # noqa: C901 - one branch per kind of constructor
         func = call.func
         q = self.qualify(func)
         if q:
@@ -477,11 +517,15 @@ class Bindings:
                 return None
             if q == "torch.compile" and call.args:
                 return self.held(call.args[0], chain, line, klass, d)
-            if q.startswith(("torchvision.models.", "timm.create_model", "timm.models.")) and last[:1].islower() \
-                    and not last.startswith(("get_model_weights", "get_weight", "list_", "is_", "register")):
+            if (
+                q.startswith(("torchvision.models.", "timm.create_model", "timm.models."))
+                and last[:1].islower()
+                and not last.startswith(("get_model_weights", "get_weight", "list_", "is_", "register"))
+            ):
                 return Held(MODULE, q)
             if q.startswith(("torch.linalg.", "torch.fft.", "torch.special.")) or (
-                    q.count(".") == 1 and q.startswith("torch.") and last in TENSOR_FUNCTIONS):
+                q.count(".") == 1 and q.startswith("torch.") and last in TENSOR_FUNCTIONS
+            ):
                 return Held(TENSOR, last)
             if q.startswith(("numpy.", "np.")) and last not in NUMPY_NON_ARRAY:
                 return Held(NDARRAY, last)
@@ -530,8 +574,23 @@ class Bindings:
             if attr in NON_TENSOR_METHODS:
                 return None
             # ``.to()``/``.float()`` keep what the tensor is; any other method makes a new one
-            keeps = attr in ("to", "cuda", "cpu", "float", "double", "half", "contiguous", "detach", "clone", "squeeze",
-                             "unsqueeze", "view", "reshape", "flatten", "requires_grad_")
+            keeps = attr in (
+                "to",
+                "cuda",
+                "cpu",
+                "float",
+                "double",
+                "half",
+                "contiguous",
+                "detach",
+                "clone",
+                "squeeze",
+                "unsqueeze",
+                "view",
+                "reshape",
+                "flatten",
+                "requires_grad_",
+            )
             return Held(TENSOR, receiver.what if keeps else attr)
         if receiver.kind == NDARRAY:
             return None if attr in ("tolist", "item") else Held(NDARRAY, attr)
@@ -543,8 +602,11 @@ class Bindings:
         """``loader.__iter__()`` on a loader only its name tells (a parameter, ``self.train_loader``),
         as ``iter(train_loader)`` is read."""
         receiver = call.func.value
-        if self.held(receiver, chain, line, klass, d) is None and _name_of(receiver) \
-                and LOADER_NAME.search(_name_of(receiver)):
+        if (
+            self.held(receiver, chain, line, klass, d) is None
+            and _name_of(receiver)
+            and LOADER_NAME.search(_name_of(receiver))
+        ):
             return Held(LOADER)
         return None
 
@@ -585,8 +647,20 @@ class Bindings:
         return None
 
 
-_TUPLE_MODULES = ("RNN", "LSTM", "GRU", "MultiheadAttention", "Transformer", "TransformerEncoder",
-                  "TransformerDecoder", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AdaptiveMaxPool2d", "AdaptiveLogSoftmaxWithLoss")
+_TUPLE_MODULES = (
+    "RNN",
+    "LSTM",
+    "GRU",
+    "MultiheadAttention",
+    "Transformer",
+    "TransformerEncoder",
+    "TransformerDecoder",
+    "MaxPool1d",
+    "MaxPool2d",
+    "MaxPool3d",
+    "AdaptiveMaxPool2d",
+    "AdaptiveLogSoftmaxWithLoss",
+)
 
 
 def _single_tensor_module(held: Held) -> bool:
@@ -595,15 +669,20 @@ def _single_tensor_module(held: Held) -> bool:
     if held.kind == LOSS:
         return True
     what = held.what or ""
-    return what.startswith("torch.nn.") and what.rsplit(".", 1)[-1] not in _TUPLE_MODULES and what != "torch.nn.Sequential"
+    return (
+        what.startswith("torch.nn.") and what.rsplit(".", 1)[-1] not in _TUPLE_MODULES and what != "torch.nn.Sequential"
+    )
 
 
 def _inside(binding: Binding, line: int) -> bool:
     """``line`` lies in the binding's own right-hand side (``x = (torch.tensor(x)\n  .view(...))``): the
     statement has not bound the name yet there."""
     value = binding.value
-    return (binding.how in ("assign", "item") and value is not None
-            and getattr(value, "lineno", line + 1) <= line <= getattr(value, "end_lineno", 0))
+    return (
+        binding.how in ("assign", "item")
+        and value is not None
+        and getattr(value, "lineno", line + 1) <= line <= getattr(value, "end_lineno", 0)
+    )
 
 
 def _name_of(node) -> str | None:

@@ -17,6 +17,7 @@ pyproject.toml, setup.cfg or dist-info METADATA; every release where none names 
 usage error (exit 2) naming the file. Speed rules (PTF020) are quiet in test code unless
 ``--speed-in-tests`` (harness/lint/scope.py).
 """
+
 from __future__ import annotations
 
 import json
@@ -47,7 +48,9 @@ def add_commands(sub) -> None:
     lint.set_defaults(handler=run_lint)
     lb = sub.add_parser("lint-bench", help="pitfalls lint and TorchFix on every case's broken and fixed programs")
     lb.add_argument("--json", action="store_true", help="print the table as JSON")
-    lb.add_argument("--write", metavar="PATH", help="also write it to PATH (reports/lint-bench.json is the committed one)")
+    lb.add_argument(
+        "--write", metavar="PATH", help="also write it to PATH (reports/lint-bench.json is the committed one)"
+    )
     lb.set_defaults(handler=_lint_bench)
 
 
@@ -56,39 +59,59 @@ def _lint_bench(args, usage_error) -> int:
 
     return run_bench_command(args, usage_error)
 
-FIX_HELP = ("apply the safe fixes: a fix is safe when reports/lint-fix-proofs.json shows it proven (its rule's "
-            "cases' broken programs, fixed by it, run clean and pass the cases' checks) on every release of the "
-            "matrix where the rule applies, and it does not change what the code means; the others are listed "
-            "with the reason")
+
+FIX_HELP = (
+    "apply the safe fixes: a fix is safe when reports/lint-fix-proofs.json shows it proven (its rule's "
+    "cases' broken programs, fixed by it, run clean and pass the cases' checks) on every release of the "
+    "matrix where the rule applies, and it does not change what the code means; the others are listed "
+    "with the reason"
+)
 
 
 def add_arguments(p) -> None:
-    p.add_argument("paths", nargs="*", metavar="PATH",
-                   help="files or folders (every *.py below); none: nothing to check (exit 0)")
+    p.add_argument(
+        "paths", nargs="*", metavar="PATH", help="files or folders (every *.py below); none: nothing to check (exit 0)"
+    )
     p.add_argument("--format", choices=("text", "json", "sarif"), default="text")
     p.add_argument("--select", default="", metavar="ID[,ID]", help="only these rules (id prefixes, e.g. PTF1)")
     p.add_argument("--ignore", default="", metavar="ID[,ID]", help="not these rules (id prefixes)")
     which = p.add_mutually_exclusive_group()
     which.add_argument("--torch", metavar="X.Y[.Z]", help="the rules for this torch (default: the installed one)")
-    which.add_argument("--all-versions", action="store_true",
-                       help="every release the code declares it supports (the nearest pyproject.toml [project] "
-                            "dependencies, setup.cfg install_requires, or an installed package's dist-info METADATA: "
-                            "Requires-Dist: torch...); every release where it declares none")
-    p.add_argument("--ignore-declared", action="store_true",
-                   help="with --all-versions: every release, whatever the code declares")
-    p.add_argument("--speed-in-tests", action="store_true",
-                   help="run the speed rules (PTF020) in test code too: by default they are quiet in test_*.py, "
-                        "*_test.py, conftest.py, testing.py/testing_utils.py/test_utils.py and under tests/, test/, testing/ or "
-                        "test_utils/ folders (a copy made once in a test changes nothing it checks); correctness "
-                        "rules always run there")
+    which.add_argument(
+        "--all-versions",
+        action="store_true",
+        help="every release the code declares it supports (the nearest pyproject.toml [project] "
+        "dependencies, setup.cfg install_requires, or an installed package's dist-info METADATA: "
+        "Requires-Dist: torch...); every release where it declares none",
+    )
+    p.add_argument(
+        "--ignore-declared", action="store_true", help="with --all-versions: every release, whatever the code declares"
+    )
+    p.add_argument(
+        "--speed-in-tests",
+        action="store_true",
+        help="run the speed rules (PTF020) in test code too: by default they are quiet in test_*.py, "
+        "*_test.py, conftest.py, testing.py/testing_utils.py/test_utils.py and under tests/, test/, testing/ or "
+        "test_utils/ folders (a copy made once in a test changes nothing it checks); correctness "
+        "rules always run there",
+    )
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--fix", action="store_true", help=FIX_HELP)
-    mode.add_argument("--diff", action="store_true",
-                      help="print what --fix would change as a unified diff, write nothing (exit 1 if it would change something)")
-    mode.add_argument("--upgrade", nargs=2, metavar=("FROM", "TO"),
-                      help="only the findings whose case's observed behaviour changes between these two recorded "
-                           "releases, by the release where it changes (the data of `pitfalls upgrade FROM TO`)")
-    p.add_argument("--unsafe-fixes", action="store_true", help="with --fix or --diff: apply the fixes that are not proven safe too")
+    mode.add_argument(
+        "--diff",
+        action="store_true",
+        help="print what --fix would change as a unified diff, write nothing (exit 1 if it would change something)",
+    )
+    mode.add_argument(
+        "--upgrade",
+        nargs=2,
+        metavar=("FROM", "TO"),
+        help="only the findings whose case's observed behaviour changes between these two recorded "
+        "releases, by the release where it changes (the data of `pitfalls upgrade FROM TO`)",
+    )
+    p.add_argument(
+        "--unsafe-fixes", action="store_true", help="with --fix or --diff: apply the fixes that are not proven safe too"
+    )
 
 
 def _codes(text: str, usage_error) -> tuple[str, ...]:
@@ -115,8 +138,14 @@ def run_lint(args, usage_error) -> int:
         check_span(*args.upgrade, matrix.versions, usage_error)
         version, said = None, f"the upgrade {args.upgrade[0]} -> {args.upgrade[1]} (every rule)"
     elif args.all_versions:
-        version, said = None, ("every release (--all-versions --ignore-declared)" if args.ignore_declared
-                               else "every release each package declares (--all-versions)")
+        version, said = (
+            None,
+            (
+                "every release (--all-versions --ignore-declared)"
+                if args.ignore_declared
+                else "every release each package declares (--all-versions)"
+            ),
+        )
     elif args.torch:
         try:
             version = str(release_of(parse_version(args.torch)))
@@ -127,15 +156,20 @@ def run_lint(args, usage_error) -> int:
         version = installed_torch()
         said = f"torch {version} (installed)" if version else "every release (no torch installed)"
     if args.ignore_declared and not args.all_versions:
-        raise usage_error("--ignore-declared goes with --all-versions (--torch and the installed torch name one release)")
+        raise usage_error(
+            "--ignore-declared goes with --all-versions (--torch and the installed torch name one release)"
+        )
     if not args.paths:  # pre-commit skips the hook when no staged file matches (unless always_run); xargs may not
         print("pitfalls lint: no files given: nothing to check", file=sys.stderr)
         return 0
     missing = [p for p in args.paths if not Path(p).exists()]
     if missing:
         raise usage_error(f"no such file or folder: {missing[0]}")
-    fixed = None if args.all_versions and not args.ignore_declared else (
-        Releases.every() if version is None else Releases.one(version))
+    fixed = (
+        None
+        if args.all_versions and not args.ignore_declared
+        else (Releases.every() if version is None else Releases.one(version))
+    )
     scope = FileRules(fixed, select, ignore, speed_in_tests=args.speed_in_tests)
     parse_errors = not ignore or not any(PARSE_ERROR.startswith(i) for i in ignore)
     files = python_files(args.paths)
@@ -222,8 +256,10 @@ def _text_line(f: Finding, fix: dict | None, refused: str | None = None) -> str:
 
 
 def _declared_json(scope: FileRules) -> list[dict]:
-    return [{"root": str(d.root), "source": str(d.source), "torch": d.text, "releases": str(d.releases)}
-            for d in scope.declarations.values()]
+    return [
+        {"root": str(d.root), "source": str(d.source), "torch": d.text, "releases": str(d.releases)}
+        for d in scope.declarations.values()
+    ]
 
 
 def _declared_text(scope: FileRules) -> str:
@@ -232,24 +268,39 @@ def _declared_text(scope: FileRules) -> str:
     return "".join(f"\n  {d.root}: {d.text} (from {d.source.name})" for d in scope.declarations.values())
 
 
-def _report(args, findings, scope: FileRules, n_files, version, said, fixes: FixInfo, refused: dict | None = None,
-            head="") -> None:
+def _report(
+    args, findings, scope: FileRules, n_files, version, said, fixes: FixInfo, refused: dict | None = None, head=""
+) -> None:
     refused = refused or {}
     rules = scope.every_rule() if scope.releases is None else active_rules(scope.releases, scope.select, scope.ignore)
     if args.format == "json":
-        print(json.dumps({"torch": version, "releases": said, "declared": _declared_json(scope),
-                          "rules": [r.id for r in rules],
-                          "files": n_files, "findings": [{**f.to_json(), "fix": fixes.of(f),
-                                                          **({"not_fixed": refused[f]} if f in refused else {})}
-                                                         for f in findings]}, indent=1))
+        print(
+            json.dumps(
+                {
+                    "torch": version,
+                    "releases": said,
+                    "declared": _declared_json(scope),
+                    "rules": [r.id for r in rules],
+                    "files": n_files,
+                    "findings": [
+                        {**f.to_json(), "fix": fixes.of(f), **({"not_fixed": refused[f]} if f in refused else {})}
+                        for f in findings
+                    ],
+                },
+                indent=1,
+            )
+        )
     elif args.format == "sarif":
         print(json.dumps(sarif(findings, rules, fix_of=fixes.of), indent=1))
     else:
         for f in findings:
             print(_text_line(f, fixes.of(f), refused.get(f)))
-        print(f"pitfalls lint: {head}{len(findings)} finding{'s' if len(findings) != 1 else ''} in {n_files} file"
-              f"{'s' if n_files != 1 else ''}; {len(rules)} of {len(RULES_BY_ID)} rules apply to {said}"
-              f"{_declared_text(scope)}", file=sys.stderr)
+        print(
+            f"pitfalls lint: {head}{len(findings)} finding{'s' if len(findings) != 1 else ''} in {n_files} file"
+            f"{'s' if n_files != 1 else ''}; {len(rules)} of {len(RULES_BY_ID)} rules apply to {said}"
+            f"{_declared_text(scope)}",
+            file=sys.stderr,
+        )
 
 
 def _fix_files(args, files, scope: FileRules, parse_errors, fixes: FixInfo, version, said) -> int:
@@ -265,8 +316,11 @@ def _fix_files(args, files, scope: FileRules, parse_errors, fixes: FixInfo, vers
         if text is None:
             continue
         rules, releases = scope.for_path(path)
-        result = fix_file_text(text, lambda now: lint_text(now, str(path), rules, report_parse_errors=parse_errors,
-                                                           releases=releases), fixes.allowed)
+        result = fix_file_text(
+            text,
+            lambda now: lint_text(now, str(path), rules, report_parse_errors=parse_errors, releases=releases),  # noqa: B023 - called in this iteration
+            fixes.allowed,
+        )
         after = lint_text(result.text, str(path), rules, report_parse_errors=parse_errors, releases=releases)
         why = {(f.line, f.col, f.rule): reason for f, reason in result.refused}
         refused.update({f: why[f.line, f.col, f.rule] for f in after if (f.line, f.col, f.rule) in why})
@@ -275,8 +329,11 @@ def _fix_files(args, files, scope: FileRules, parse_errors, fixes: FixInfo, vers
             continue
         fixed, changed = fixed + len(result.fixed), changed + 1
         if args.diff:
-            sys.stdout.writelines(difflib.unified_diff(text.splitlines(keepends=True), result.text.splitlines(keepends=True),
-                                                       f"a/{path}", f"b/{path}"))
+            sys.stdout.writelines(
+                difflib.unified_diff(
+                    text.splitlines(keepends=True), result.text.splitlines(keepends=True), f"a/{path}", f"b/{path}"
+                )
+            )
         else:
             with open(path, "w", encoding="utf-8", newline="") as f:
                 f.write(result.text)
@@ -303,12 +360,17 @@ def _upgrade_report(args, findings, matrix, n_files) -> int:
             for f in g["findings"]:
                 changes.setdefault((f["path"], f["line"], f["col"], f["rule"]), []).extend(f["changes"])
         kept = [f for f in findings if (f.path, f.line, f.col, f.rule) in changes]
-        log = sarif(kept, [RULES_BY_ID[r] for r in sorted({f.rule for f in kept})],
-                    extra=lambda f: {"upgrade": {"from": start, "to": end,
-                                                 "changes": changes[f.path, f.line, f.col, f.rule]}})
+        log = sarif(
+            kept,
+            [RULES_BY_ID[r] for r in sorted({f.rule for f in kept})],
+            extra=lambda f: {"upgrade": {"from": start, "to": end, "changes": changes[f.path, f.line, f.col, f.rule]}},
+        )
         print(json.dumps(log, indent=1))
     else:
         print(view.text(found))
-        print(f"pitfalls lint: {found['findings']} of {len(findings)} findings in {n_files} file"
-              f"{'s' if n_files != 1 else ''} have a case that changes from {start} to {end}", file=sys.stderr)
+        print(
+            f"pitfalls lint: {found['findings']} of {len(findings)} findings in {n_files} file"
+            f"{'s' if n_files != 1 else ''} have a case that changes from {start} to {end}",
+            file=sys.stderr,
+        )
     return EXIT_FOUND if found["findings"] else 0

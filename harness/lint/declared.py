@@ -18,10 +18,12 @@ union). Bad input (a pyproject that is not TOML, a requirement that is not PEP 5
 release can meet) raises ``DeclarationError`` naming the file: the caller turns it into a usage
 error, never a crash and never a silent guess.
 """
+
 from __future__ import annotations
 
 import configparser
 import functools
+
 try:
     import tomllib
 except ModuleNotFoundError:  # Python < 3.11: the same parser as a package (a dependency there)
@@ -33,7 +35,6 @@ from pathlib import Path
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
-
 from torch_pitfalls.lint.releases import Releases
 
 
@@ -114,7 +115,9 @@ def _requirements(lines, source: Path) -> list[Requirement]:
         try:
             out.append(Requirement(line))
         except InvalidRequirement as exc:
-            raise DeclarationError(f"{source}: {line!r} is not a PEP 508 requirement ({str(exc).splitlines()[0]})") from None
+            raise DeclarationError(
+                f"{source}: {line!r} is not a PEP 508 requirement ({str(exc).splitlines()[0]})"
+            ) from None
     return out
 
 

@@ -5,6 +5,7 @@ what that function assigns), the class it is in, and whether it sits behind a fe
 guard (``if hasattr(torch, "func")``, ``except ImportError``: the portable spellings the cases'
 fixes use, which name the old API on purpose).
 """
+
 from __future__ import annotations
 
 import ast
@@ -120,8 +121,14 @@ class Walker(ast.NodeVisitor):
     def __init__(self, rules, tree, releases: Releases | None = None, path: str | None = None):
         self.rules = rules
         imports = import_map(ast.Module(body=_imports(tree), type_ignores=[]))
-        self.ctx = Context(module_aliases(tree, imports), module=tree, function=tree, scopes=[tree],
-                           releases=releases or Releases.every(), path=path)
+        self.ctx = Context(
+            module_aliases(tree, imports),
+            module=tree,
+            function=tree,
+            scopes=[tree],
+            releases=releases or Releases.every(),
+            path=path,
+        )
         self.hits: list[Hit] = []
         self._by_type: dict[type, list] = {}
         self._methods: dict[type, object] = {}

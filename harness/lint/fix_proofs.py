@@ -11,6 +11,7 @@ tests/lint/test_fix.py asserts it on the local torch; ``python -m torch_pitfalls
 PATH`` records it for another release (the matrix build's ``--fix-proofs``, into
 ``reports/lint-fix-proofs.json``), which is what makes a fix safe (harness/lint/fixes.py).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -20,16 +21,23 @@ import sys
 import tempfile
 from pathlib import Path
 
+from torch_pitfalls.casefile import CaseFile
 from torch_pitfalls.lint import RULES_BY_ID, lint_text
 from torch_pitfalls.lint.fixes import FIXES, fix_file_text, fixes_sha256
-from torch_pitfalls.casefile import CaseFile
 from torch_pitfalls.loader import case_id_of, default_cases_dir, find_case_files, load_case
 
 
 def _strings(tree: ast.Module, kept) -> dict[str, ast.Assign]:
     """The module-level program strings of the variant (``SOURCE = "...cuda(async=True)..."``)."""
-    return {n.targets[0].id: n for n in kept if isinstance(n, ast.Assign) and len(n.targets) == 1
-            and isinstance(n.targets[0], ast.Name) and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)}
+    return {
+        n.targets[0].id: n
+        for n in kept
+        if isinstance(n, ast.Assign)
+        and len(n.targets) == 1
+        and isinstance(n.targets[0], ast.Name)
+        and isinstance(n.value, ast.Constant)
+        and isinstance(n.value.value, str)
+    }
 
 
 def _broken_program(text: str) -> tuple[list[ast.AST], dict[str, ast.Assign]]:
@@ -57,11 +65,11 @@ def fixed_broken_program(text: str, rule) -> tuple[str, int, list[str]]:
         src = Source(text)
         node = _strings(src.tree, src.tree.body)[name]
         program = node.value.value
-        inner = fix_file_text(program, lambda now: lint_text(now, f"{name}.py", [rule], report_parse_errors=False))
+        inner = fix_file_text(program, lambda now: lint_text(now, f"{name}.py", [rule], report_parse_errors=False))  # noqa: B023 - called in this iteration
         refused += [why for _, why in inner.refused]
         if inner.changed:
             count += len(inner.fixed)
-            text = text[:src.start(node.value)] + repr(inner.text) + text[src.end(node.value):]
+            text = text[: src.start(node.value)] + repr(inner.text) + text[src.end(node.value) :]
     return text, count, refused
 
 
@@ -93,8 +101,11 @@ def prove(rule_id: str, case_path: Path) -> dict:
             except VariantFailure as exc:
                 return {"proven": False, "why": str(exc), "fixed": count}
         except Exception as exc:  # noqa: BLE001 - a fix that breaks the module is a failed proof, said why
-            return {"proven": False, "why": f"the fixed module does not load: {type(exc).__name__}: {exc}"[:300],
-                    "fixed": count}
+            return {
+                "proven": False,
+                "why": f"the fixed module does not load: {type(exc).__name__}: {exc}"[:300],
+                "fixed": count,
+            }
         finally:
             if saved is not None:
                 sys.modules[name] = saved
@@ -115,13 +126,15 @@ def _compiles(lc, text: str, rule_id: str, count: int) -> dict:
     only for want of a GPU (a TypeError for the keyword would refute it). The call's own run on CUDA
     is not observed here."""
     import torch
-
     from torch_pitfalls.observation import observe
 
     run = observe(lc.module.broken, "cpu")
     if run.error is not None or lc.module.symptom(run):
-        return {"proven": False, "why": f"the linter-fixed program still fails to compile: {run.error!r}"[:300],
-                "fixed": count}
+        return {
+            "proven": False,
+            "why": f"the linter-fixed program still fails to compile: {run.error!r}"[:300],
+            "fixed": count,
+        }
     for name, node in _broken_program(text)[1].items():
         program = node.value.value
         free = {n.id for n in ast.walk(ast.parse(program)) if isinstance(n, ast.Name)}
@@ -131,12 +144,20 @@ def _compiles(lc, text: str, rule_id: str, count: int) -> dict:
         except Exception as exc:  # noqa: BLE001 - a refuted fix, said why
             # a CPU build refuses the call itself ("Torch not compiled with CUDA enabled"), after its arguments
             no_gpu = isinstance(exc, (AssertionError, RuntimeError)) and any(
-                word in str(exc).lower() for word in ("cuda", "nvidia"))
+                word in str(exc).lower() for word in ("cuda", "nvidia")
+            )
             if not no_gpu:
-                return {"proven": False, "why": f"the fixed program fails: {type(exc).__name__}: {exc}"[:300],
-                        "fixed": count}
-    return {"proven": True, "why": "", "fixed": count,
-            "how": "compiles, the symptom is gone and torch accepts the call's arguments; the run on CUDA not observed"}
+                return {
+                    "proven": False,
+                    "why": f"the fixed program fails: {type(exc).__name__}: {exc}"[:300],
+                    "fixed": count,
+                }
+    return {
+        "proven": True,
+        "why": "",
+        "fixed": count,
+        "how": "compiles, the symptom is gone and torch accepts the call's arguments; the run on CUDA not observed",
+    }
 
 
 def _spans(text: str) -> list[tuple[int, int]]:
@@ -155,8 +176,14 @@ def prove_all(cases_dir: Path | None = None, rules=None) -> dict:
         cases = {case: prove(rule_id, files[case]) for case in RULES_BY_ID[rule_id].cases}
         failed = [f"{case}: {r['why']}" for case, r in cases.items() if not r["proven"]]
         fixes[rule_id] = {"proven": not failed, "why": "; ".join(failed), "cases": cases}
-    return {"torch": torch.__version__, "python": sys.version.split()[0], "fixes_sha256": fixes_sha256(), "fixes": fixes,
-            "proven": sum(f["proven"] for f in fixes.values()), "total": len(fixes)}
+    return {
+        "torch": torch.__version__,
+        "python": sys.version.split()[0],
+        "fixes_sha256": fixes_sha256(),
+        "fixes": fixes,
+        "proven": sum(f["proven"] for f in fixes.values()),
+        "total": len(fixes),
+    }
 
 
 def main(argv=None) -> int:

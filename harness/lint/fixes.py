@@ -18,6 +18,7 @@ applies (a release inside one of its cases' ``affects`` ranges), and the fix has
 release with no record, or with a record made from another text of this module (its hash is
 recorded), makes it unsafe too: "not observed on X".
 """
+
 from __future__ import annotations
 
 import ast
@@ -82,12 +83,15 @@ class Source:
         return self.offset(node.end_lineno, node.end_col_offset)
 
     def segment(self, node: ast.AST) -> str:
-        return self.text[self.start(node):self.end(node)]
+        return self.text[self.start(node) : self.end(node)]
 
     def at(self, finding, kind=ast.AST) -> list[ast.AST]:
         """The nodes of type ``kind`` that start where the finding is, the smallest first."""
-        found = [n for n in ast.walk(self.tree) if isinstance(n, kind) and getattr(n, "lineno", None) == finding.line
-                 and n.col_offset == finding.col - 1]
+        found = [
+            n
+            for n in ast.walk(self.tree)
+            if isinstance(n, kind) and getattr(n, "lineno", None) == finding.line and n.col_offset == finding.col - 1
+        ]
         return sorted(found, key=lambda n: self.end(n) - self.start(n))
 
     def parent(self, node: ast.AST) -> ast.AST | None:
@@ -146,8 +150,10 @@ def _drop_keyword(src: Source, call: ast.Call, name: str) -> Edit:
 def _ref(src: Source, finding, last: str) -> ast.AST:
     """The reference the finding is about: of the names and attributes starting at its position
     (``torch``, ``torch.cuda``, ... all do), the one whose last name is ``last``."""
-    return _one([n for n in src.at(finding, (ast.Attribute, ast.Name)) if getattr(n, "attr", getattr(n, "id", None)) == last],
-                f"reference to {last}")
+    return _one(
+        [n for n in src.at(finding, (ast.Attribute, ast.Name)) if getattr(n, "attr", getattr(n, "id", None)) == last],
+        f"reference to {last}",
+    )
 
 
 def _call_of(src: Source, ref: ast.AST) -> ast.Call:
@@ -169,17 +175,30 @@ def _torch_chain(src: Source, node: ast.AST, tail: str) -> str:
 def _rename_called_method(old_names, new: Callable[[str], str]):
     """A call of ``<anything>.old(...)`` renamed ``<anything>.new(...)``; a bare ``old(...)``
     (imported by name) is refused: its import would need the new name too."""
+
     def edits(src: Source, finding) -> list[Edit]:
-        calls = [c for c in src.at(finding, ast.Call) if getattr(c.func, "attr", getattr(c.func, "id", None)) in old_names]
+        calls = [
+            c for c in src.at(finding, ast.Call) if getattr(c.func, "attr", getattr(c.func, "id", None)) in old_names
+        ]
         call = _one(calls, "call of " + "/".join(sorted(old_names)))
         if not isinstance(call.func, ast.Attribute):
             raise Refused(f"{call.func.id} is imported by name: rename it in the import too")
         return [_rename_attr(src, call.func, new(call.func.attr))]
+
     return edits
 
 
-INIT_OLD = {"uniform", "normal", "constant", "xavier_uniform", "xavier_normal", "kaiming_uniform", "kaiming_normal",
-            "orthogonal", "sparse"}
+INIT_OLD = {
+    "uniform",
+    "normal",
+    "constant",
+    "xavier_uniform",
+    "xavier_normal",
+    "kaiming_uniform",
+    "kaiming_normal",
+    "orthogonal",
+    "sparse",
+}
 
 
 def _async_keyword(src: Source, finding) -> list[Edit]:
@@ -187,18 +206,24 @@ def _async_keyword(src: Source, finding) -> list[Edit]:
     line = finding.line
     text = src.lines[line - 1] if 0 < line <= len(src.lines) else ""
     col = finding.col - 1  # tokenize counts characters
-    if text[col:col + 5] != "async":
+    if text[col : col + 5] != "async":
         raise Refused("no async keyword at the finding's position")
     start = src._starts[line - 1] + col
-    if not text[col + 5:].lstrip().startswith("="):
+    if not text[col + 5 :].lstrip().startswith("="):
         raise Refused("async is not a keyword argument here")
     return [Edit(start, start + 5, "non_blocking")]
 
 
 def _assign_to(src: Source, finding) -> list[Edit]:
     """``x.to(device)`` as a statement -> ``x = x.to(device)``."""
-    stmt = _one([s for s in src.at(finding, ast.Expr) if isinstance(s.value, ast.Call)
-                 and isinstance(s.value.func, ast.Attribute)], "statement calling a method")
+    stmt = _one(
+        [
+            s
+            for s in src.at(finding, ast.Expr)
+            if isinstance(s.value, ast.Call) and isinstance(s.value.func, ast.Attribute)
+        ],
+        "statement calling a method",
+    )
     receiver = stmt.value.func.value
     if not isinstance(receiver, (ast.Name, ast.Attribute, ast.Subscript)):
         raise Refused("the converted value is not a name, attribute or item: assign the result by hand")
@@ -208,22 +233,31 @@ def _assign_to(src: Source, finding) -> list[Edit]:
 
 def _add_keyword(method_names: tuple[str, ...], text: str, require=lambda call: True, why=""):
     def edits(src: Source, finding) -> list[Edit]:
-        calls = [c for c in src.at(finding, ast.Call) if getattr(c.func, "attr", getattr(c.func, "id", None)) in method_names
-                 and require(c)]
+        calls = [
+            c
+            for c in src.at(finding, ast.Call)
+            if getattr(c.func, "attr", getattr(c.func, "id", None)) in method_names and require(c)
+        ]
         return [_add_argument(src, _one(calls, why or "call of " + "/".join(method_names)), text)]
+
     return edits
 
 
 def _drop_verbose(src: Source, finding) -> list[Edit]:
-    call = _one([c for c in src.at(finding, ast.Call) if any(k.arg == "verbose" for k in c.keywords)],
-                "scheduler call with verbose=")
+    call = _one(
+        [c for c in src.at(finding, ast.Call) if any(k.arg == "verbose" for k in c.keywords)],
+        "scheduler call with verbose=",
+    )
     return [_drop_keyword(src, call, "verbose")]
 
 
 def _functorch(src: Source, finding) -> list[Edit]:
     """``functorch.vmap`` -> ``torch.func.vmap`` (same functions, same signatures)."""
-    refs = [n for n in src.at(finding, ast.Attribute) if isinstance(n.value, ast.Name)
-            and import_map(src.tree).get(n.value.id) == "functorch"]
+    refs = [
+        n
+        for n in src.at(finding, ast.Attribute)
+        if isinstance(n.value, ast.Name) and import_map(src.tree).get(n.value.id) == "functorch"
+    ]
     if not refs:
         raise Refused("imported from functorch by name: change the import to torch.func")
     ref = refs[0]
@@ -232,23 +266,30 @@ def _functorch(src: Source, finding) -> list[Edit]:
 
 def _rename_reference(tail: str, new_tail: str):
     """``<torch>.<tail>`` -> ``<torch>.<new_tail>``, where it is written so."""
+
     def edits(src: Source, finding) -> list[Edit]:
         ref = _ref(src, finding, tail.rsplit(".", 1)[-1])
         torch = _torch_chain(src, ref, tail)
         return [Edit(src.start(ref), src.end(ref), f"{torch}.{new_tail}")]
+
     return edits
 
 
 def _to_autocast(device: str):
     """``torch.<device>.amp.autocast(...)`` -> ``torch.autocast("<device>", ...)``; positional
     arguments are refused (the old first one is ``enabled``, the new second is ``dtype``)."""
+
     def edits(src: Source, finding) -> list[Edit]:
         ref = _ref(src, finding, "autocast")
         torch = _torch_chain(src, ref, f"{device}.amp.autocast")
         call = _call_of(src, ref)
         if call.args:
             raise Refused("positional arguments mean other things to torch.autocast: pass them by keyword")
-        return [Edit(src.start(ref), src.end(ref), f"{torch}.autocast"), _add_argument(src, call, f'"{device}"', first=True)]
+        return [
+            Edit(src.start(ref), src.end(ref), f"{torch}.autocast"),
+            _add_argument(src, call, f'"{device}"', first=True),
+        ]
+
     return edits
 
 
@@ -257,7 +298,10 @@ def _grad_scaler(src: Source, finding) -> list[Edit]:
     ref = _ref(src, finding, "GradScaler")
     torch = _torch_chain(src, ref, "cuda.amp.GradScaler")
     call = _call_of(src, ref)
-    return [Edit(src.start(ref), src.end(ref), f"{torch}.amp.GradScaler"), _add_argument(src, call, '"cuda"', first=True)]
+    return [
+        Edit(src.start(ref), src.end(ref), f"{torch}.amp.GradScaler"),
+        _add_argument(src, call, '"cuda"', first=True),
+    ]
 
 
 def _sample_n(src: Source, finding) -> list[Edit]:
@@ -272,7 +316,9 @@ def _sample_n(src: Source, finding) -> list[Edit]:
 def _local_rank(src: Source, finding) -> list[Edit]:
     """``add_argument("--local_rank", ...)`` -> ``add_argument("--local-rank", "--local_rank", ...)``:
     the dest stays ``local_rank`` (argparse takes it from the first long option)."""
-    call = _one([c for c in src.at(finding, ast.Call) if getattr(c.func, "attr", None) == "add_argument"], "add_argument call")
+    call = _one(
+        [c for c in src.at(finding, ast.Call) if getattr(c.func, "attr", None) == "add_argument"], "add_argument call"
+    )
     old = next((a for a in call.args if isinstance(a, ast.Constant) and a.value == "--local_rank"), None)
     if old is None:
         raise Refused("no '--local_rank' option string in the call")
@@ -293,17 +339,28 @@ def _register_pytree(src: Source, finding) -> list[Edit]:
 def _stft_complex(src: Source, finding) -> list[Edit]:
     """``torch.stft(...)`` -> ``torch.view_as_real(torch.stft(..., return_complex=True))``: the
     (..., 2) real layout the call returned before torch 2.0, from the complex result."""
-    call = _one([c for c in src.at(finding, ast.Call) if getattr(c.func, "attr", getattr(c.func, "id", None)) == "stft"
-                 and not any(k.arg == "return_complex" for k in c.keywords)], "stft call without return_complex")
+    call = _one(
+        [
+            c
+            for c in src.at(finding, ast.Call)
+            if getattr(c.func, "attr", getattr(c.func, "id", None)) == "stft"
+            and not any(k.arg == "return_complex" for k in c.keywords)
+        ],
+        "stft call without return_complex",
+    )
     start, end = src.start(call), src.end(call)
-    return [Edit(start, start, f"{src.torch_name()}.view_as_real("), _add_argument(src, call, "return_complex=True"),
-            Edit(end, end, ")")]
+    return [
+        Edit(start, start, f"{src.torch_name()}.view_as_real("),
+        _add_argument(src, call, "return_complex=True"),
+        Edit(end, end, ")"),
+    ]
 
 
 def _rename_attribute(old: str, new: str):
     def edits(src: Source, finding) -> list[Edit]:
         ref = _one([n for n in src.at(finding, ast.Attribute) if n.attr == old], f".{old}")
         return [_rename_attr(src, ref, new)]
+
     return edits
 
 
@@ -320,38 +377,84 @@ class Fix:
     proof: str = "run"
 
 
-FIXES: dict[str, Fix] = {f.rule: f for f in (
-    Fix("PTF001", "xavier_uniform(...) -> xavier_uniform_(...) (the in-place name)",
-        _rename_called_method(INIT_OLD, lambda name: name + "_")),
-    Fix("PTF003", ".cuda(async=True) -> .cuda(non_blocking=True)", _async_keyword, works_on_tokens=True, proof="compile"),
-    Fix("PTF004", "register_backward_hook -> register_full_backward_hook",
-        _rename_called_method({"register_backward_hook"}, lambda name: "register_full_backward_hook")),
-    Fix("PTF013", "x.to(...) -> x = x.to(...)", _assign_to),
-    Fix("PTF101", "zero_grad() -> zero_grad(set_to_none=False) (zeros, as before torch 2.0)",
-        _add_keyword(("zero_grad",), "set_to_none=False", lambda c: not c.args and not c.keywords)),
-    Fix("PTF105", "functorch.X -> torch.func.X", _functorch),
-    Fix("PTF112", "checkpoint(f, x) -> checkpoint(f, x, use_reentrant=True) (what it did when not passed)",
-        _add_keyword(("checkpoint", "checkpoint_sequential"), "use_reentrant=True",
-                     lambda c: not any(k.arg in ("use_reentrant", None) for k in c.keywords))),
-    Fix("PTF114", "drops verbose= from the scheduler", _drop_verbose),
-    Fix("PTF115", "cross(a, b) -> cross(a, b, dim=-1)",
-        _add_keyword(("cross",), "dim=-1", lambda c: not any(k.arg == "dim" for k in c.keywords))),
-    Fix("PTF117", "clip_grad_norm(...) -> clip_grad_norm_(...)",
-        _rename_called_method({"clip_grad_norm"}, lambda name: "clip_grad_norm_")),
-    Fix("PTF118", ".cummulative_sizes -> .cumulative_sizes", _rename_attribute("cummulative_sizes", "cumulative_sizes")),
-    Fix("PTF119", 'torch.cpu.amp.autocast(...) -> torch.autocast("cpu", ...)', _to_autocast("cpu")),
-    Fix("PTF121", 'torch.cuda.amp.GradScaler(...) -> torch.amp.GradScaler("cuda", ...)', _grad_scaler),
-    Fix("PTF122", ".sample_n(n) -> .sample((n,))", _sample_n),
-    Fix("PTF126", "torch.load(f) -> torch.load(f, weights_only=False) (what it did before torch 2.6)",
-        _add_keyword(("load",), "weights_only=False", lambda c: not any(k.arg == "weights_only" for k in c.keywords)),
-        caution="weights_only=False unpickles whatever the file holds: pass it only for files you trust, "
-                "else weights_only=True (with torch.serialization.safe_globals for what the file needs)"),
-    Fix("PTF130", "torch.stft(...) -> torch.view_as_real(torch.stft(..., return_complex=True)) (the same real layout)",
-        _stft_complex),
-    Fix("PTF132", 'add_argument("--local_rank", ...) -> add_argument("--local-rank", "--local_rank", ...)', _local_rank),
-    Fix("PTF133", "_register_pytree_node -> register_pytree_node", _register_pytree),
-    Fix("PTF136", 'torch.cuda.amp.autocast(...) -> torch.autocast("cuda", ...)', _to_autocast("cuda")),
-)}
+FIXES: dict[str, Fix] = {
+    f.rule: f
+    for f in (
+        Fix(
+            "PTF001",
+            "xavier_uniform(...) -> xavier_uniform_(...) (the in-place name)",
+            _rename_called_method(INIT_OLD, lambda name: name + "_"),
+        ),
+        Fix(
+            "PTF003",
+            ".cuda(async=True) -> .cuda(non_blocking=True)",
+            _async_keyword,
+            works_on_tokens=True,
+            proof="compile",
+        ),
+        Fix(
+            "PTF004",
+            "register_backward_hook -> register_full_backward_hook",
+            _rename_called_method({"register_backward_hook"}, lambda name: "register_full_backward_hook"),
+        ),
+        Fix("PTF013", "x.to(...) -> x = x.to(...)", _assign_to),
+        Fix(
+            "PTF101",
+            "zero_grad() -> zero_grad(set_to_none=False) (zeros, as before torch 2.0)",
+            _add_keyword(("zero_grad",), "set_to_none=False", lambda c: not c.args and not c.keywords),
+        ),
+        Fix("PTF105", "functorch.X -> torch.func.X", _functorch),
+        Fix(
+            "PTF112",
+            "checkpoint(f, x) -> checkpoint(f, x, use_reentrant=True) (what it did when not passed)",
+            _add_keyword(
+                ("checkpoint", "checkpoint_sequential"),
+                "use_reentrant=True",
+                lambda c: not any(k.arg in ("use_reentrant", None) for k in c.keywords),
+            ),
+        ),
+        Fix("PTF114", "drops verbose= from the scheduler", _drop_verbose),
+        Fix(
+            "PTF115",
+            "cross(a, b) -> cross(a, b, dim=-1)",
+            _add_keyword(("cross",), "dim=-1", lambda c: not any(k.arg == "dim" for k in c.keywords)),
+        ),
+        Fix(
+            "PTF117",
+            "clip_grad_norm(...) -> clip_grad_norm_(...)",
+            _rename_called_method({"clip_grad_norm"}, lambda name: "clip_grad_norm_"),
+        ),
+        Fix(
+            "PTF118",
+            ".cummulative_sizes -> .cumulative_sizes",
+            _rename_attribute("cummulative_sizes", "cumulative_sizes"),
+        ),
+        Fix("PTF119", 'torch.cpu.amp.autocast(...) -> torch.autocast("cpu", ...)', _to_autocast("cpu")),
+        Fix("PTF121", 'torch.cuda.amp.GradScaler(...) -> torch.amp.GradScaler("cuda", ...)', _grad_scaler),
+        Fix("PTF122", ".sample_n(n) -> .sample((n,))", _sample_n),
+        Fix(
+            "PTF126",
+            "torch.load(f) -> torch.load(f, weights_only=False) (what it did before torch 2.6)",
+            _add_keyword(
+                ("load",), "weights_only=False", lambda c: not any(k.arg == "weights_only" for k in c.keywords)
+            ),
+            caution="weights_only=False unpickles whatever the file holds: pass it only for files you trust, "
+            "else weights_only=True (with torch.serialization.safe_globals for what the file needs)",
+        ),
+        Fix(
+            "PTF130",
+            "torch.stft(...) -> torch.view_as_real(torch.stft(..., return_complex=True)) (the same real layout)",
+            _stft_complex,
+        ),
+        Fix(
+            "PTF132",
+            'add_argument("--local_rank", ...) -> add_argument("--local-rank", "--local_rank", ...)',
+            _local_rank,
+        ),
+        Fix("PTF133", "_register_pytree_node -> register_pytree_node", _register_pytree),
+        Fix("PTF136", 'torch.cuda.amp.autocast(...) -> torch.autocast("cuda", ...)', _to_autocast("cuda")),
+    )
+}
 
 
 # --- applying them --------------------------------------------------------------------------
@@ -396,7 +499,7 @@ def fix_text(text: str, findings, allowed: Callable[[str], str | None] = lambda 
         return result
     new = text
     for edit in sorted((e for _, es in planned for e in es), key=lambda e: (e.start, e.end), reverse=True):
-        new = new[:edit.start] + edit.text + new[edit.end:]
+        new = new[: edit.start] + edit.text + new[edit.end :]
     try:
         ast.parse(new)
     except SyntaxError as exc:
@@ -410,7 +513,9 @@ def fix_text(text: str, findings, allowed: Callable[[str], str | None] = lambda 
 PASSES = 10  # a fix can uncover another finding (or wait for an overlapping one): lint again, fix again
 
 
-def fix_file_text(text: str, lint: Callable[[str], list], allowed: Callable[[str], str | None] = lambda rule: None) -> Result:
+def fix_file_text(
+    text: str, lint: Callable[[str], list], allowed: Callable[[str], str | None] = lambda rule: None
+) -> Result:
     """Lint and fix until nothing more is fixed (at most PASSES times): every fixed finding, and
     why the findings that have a fix but were left as they are were not fixed (the last pass's)."""
     whole = Result(text)
@@ -448,11 +553,13 @@ def safety(rule, proofs: dict, releases, rule_ranges: tuple[str, ...]) -> str | 
         if record is None:
             problems.append(f"not observed on {version}")
         elif release.get("fixes_sha256") != current:
-            problems.append(f"not observed on {version} (proven with another text of harness/lint/fixes.py: "
-                            "make fix-versions)")
+            problems.append(
+                f"not observed on {version} (proven with another text of harness/lint/fixes.py: make fix-versions)"
+            )
         elif not record["proven"]:
             problems.append(f"not proven on {version}: {record['why']}")
     if problems:
-        return problems[0] + (f" (and {len(problems) - 1} more release{'s' if len(problems) > 2 else ''})"
-                              if len(problems) > 1 else "")
+        return problems[0] + (
+            f" (and {len(problems) - 1} more release{'s' if len(problems) > 2 else ''})" if len(problems) > 1 else ""
+        )
     return None

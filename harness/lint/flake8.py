@@ -1,5 +1,6 @@
 """The rules as a flake8 plugin (``flake8 --select PTF``): flake8 reads the files and handles
 ``# noqa``; the rules that apply are those of the installed torch, as in ``pitfalls lint``."""
+
 from __future__ import annotations
 
 import ast

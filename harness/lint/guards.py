@@ -9,6 +9,7 @@ removed or deprecated APIs stay quiet there.
 The engine knows the guards it can see from one ``if``/``try`` (``_is_guard_test``,
 ``_handles_missing``); ``deliberate`` adds those that need the whole module (flags and helpers
 defined elsewhere in it, fallback handlers, silenced warnings), computed once per module."""
+
 from __future__ import annotations
 
 import ast
@@ -19,8 +20,15 @@ GUARD_WORDS = ("__version__", "Version", "version", "parse_version")
 GUARD_ERRORS = ("ImportError", "ModuleNotFoundError", "AttributeError")
 # what an ``except`` that falls back to an older API catches when the newer one is missing or
 # refuses an argument (``try: torch.load(f, weights_only=True) except TypeError: torch.load(f)``)
-FALLBACK_ERRORS = GUARD_ERRORS + ("TypeError", "NameError", "RuntimeError", "NotImplementedError", "Exception",
-                                  "BaseException", None)
+FALLBACK_ERRORS = GUARD_ERRORS + (
+    "TypeError",
+    "NameError",
+    "RuntimeError",
+    "NotImplementedError",
+    "Exception",
+    "BaseException",
+    None,
+)
 # a name that says it holds or computes a torch version comparison: TORCH_VERSION, digit_version,
 # is_torch_greater_or_equal, _TORCH_GREATER_EQUAL_2_0, TORCH_2_4, TORCH_GE_2_1, torch_2_0_or_later
 _COMPARES = re.compile(r"greater|less|newer|older|after|before|at_?least|(^|_)(ge|gt|le|lt|eq)(_|$)|\d")
@@ -82,13 +90,15 @@ def _flags(module: ast.AST) -> frozenset:
         for node in ast.walk(module):
             if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                if isinstance(node.value, (ast.Compare, ast.Call, ast.BoolOp, ast.UnaryOp, ast.Name, ast.Attribute)) \
-                        and _is_guard_test(node.value, frozen):
+                if isinstance(
+                    node.value, (ast.Compare, ast.Call, ast.BoolOp, ast.UnaryOp, ast.Name, ast.Attribute)
+                ) and _is_guard_test(node.value, frozen):
                     flags.update(getattr(t, "id", getattr(t, "attr", None)) for t in targets)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 returns = [s.value for s in ast.walk(node) if isinstance(s, ast.Return) and s.value is not None]
-                if returns and all(isinstance(r, (ast.Compare, ast.BoolOp, ast.UnaryOp)) and _is_guard_test(r, frozen)
-                                   for r in returns):
+                if returns and all(
+                    isinstance(r, (ast.Compare, ast.BoolOp, ast.UnaryOp)) and _is_guard_test(r, frozen) for r in returns
+                ):
                     flags.add(node.name)
     flags.discard(None)
     return frozenset(flags)
@@ -117,7 +127,7 @@ def _current_version(node: ast.AST) -> bool:
 
 
 def _old_branch(test: ast.AST, assigned: dict, depth: int = 0) -> str | None:
-    """"body" or "orelse": the branch that runs on the older torch; None when the test does not say."""
+    """ "body" or "orelse": the branch that runs on the older torch; None when the test does not say."""
     if depth > 3:
         return None
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
@@ -159,16 +169,21 @@ def _ignores_warnings(body) -> bool:
     """An ``"ignore"`` filter that silences a deprecation: no category, a deprecation category, or a
     message pattern (a filter aimed at one warning)."""
     for node in ast.walk(ast.Module(body=body, type_ignores=[])):
-        if isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) in (
-                "simplefilter", "filterwarnings") and node.args and isinstance(node.args[0], ast.Constant) \
-                and node.args[0].value == "ignore":
+        if (
+            isinstance(node, ast.Call)
+            and getattr(node.func, "attr", getattr(node.func, "id", None)) in ("simplefilter", "filterwarnings")
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and node.args[0].value == "ignore"
+        ):
             category = next((k.value for k in node.keywords if k.arg == "category"), None)
             if category is None and len(node.args) > 2:
                 category = node.args[2] if node.func.attr == "filterwarnings" else node.args[1]
             elif category is None and getattr(node.func, "attr", None) == "simplefilter" and len(node.args) > 1:
                 category = node.args[1]
             message = any(k.arg == "message" for k in node.keywords) or (
-                getattr(node.func, "attr", None) == "filterwarnings" and len(node.args) > 1)
+                getattr(node.func, "attr", None) == "filterwarnings" and len(node.args) > 1
+            )
             name = getattr(category, "id", getattr(category, "attr", None))
             if category is None or message or name in _DEPRECATION_CATEGORIES:
                 return True
@@ -184,8 +199,13 @@ def _span(nodes) -> list[tuple]:
 def _regions(module: ast.AST) -> tuple[list, list]:
     """(guarded line spans, silenced line spans) of one module."""
     flags = _flags(module)
-    assigned = {t.id: n.value for n in ast.walk(module) if isinstance(n, ast.Assign)
-                for t in n.targets if isinstance(t, ast.Name) and t.id in flags}
+    assigned = {
+        t.id: n.value
+        for n in ast.walk(module)
+        if isinstance(n, ast.Assign)
+        for t in n.targets
+        if isinstance(t, ast.Name) and t.id in flags
+    }
     guarded, silenced = [], []
     for node in ast.walk(module):
         if isinstance(node, (ast.If, ast.IfExp)) and _is_guard_test(node.test, flags):
@@ -195,14 +215,20 @@ def _regions(module: ast.AST) -> tuple[list, list]:
             guarded += _span(body if old == "body" else orelse if old == "orelse" else body + orelse)
         elif isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
             if any(_handles_missing(h) for h in node.handlers) or (
-                    all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in node.body) and any(
-                        _falls_back(h) for h in node.handlers)):
+                all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in node.body)
+                and any(_falls_back(h) for h in node.handlers)
+            ):
                 guarded += _span(node.body)  # an import tried under a broad except: a feature probe
             guarded += _span([h for h in node.handlers if _falls_back(h)])
-        elif isinstance(node, (ast.With, ast.AsyncWith)) and any(
+        elif (
+            isinstance(node, (ast.With, ast.AsyncWith))
+            and any(
                 getattr(i.context_expr, "func", None) is not None
                 and getattr(i.context_expr.func, "attr", getattr(i.context_expr.func, "id", None)) == "catch_warnings"
-                for i in node.items) and _ignores_warnings(node.body):
+                for i in node.items
+            )
+            and _ignores_warnings(node.body)
+        ):
             silenced += _span(node.body)
     guarded += _after_early_exit(module, flags, assigned)
     return guarded, silenced
@@ -219,9 +245,13 @@ def _after_early_exit(module: ast.AST, flags: frozenset, assigned: dict) -> list
             if not isinstance(block, list):
                 continue
             for i, stmt in enumerate(block[:-1]):
-                if (isinstance(stmt, ast.If) and not stmt.orelse and _is_guard_test(stmt.test, flags)
-                        and isinstance(stmt.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))
-                        and _old_branch(stmt.test, assigned) != "body"):
+                if (
+                    isinstance(stmt, ast.If)
+                    and not stmt.orelse
+                    and _is_guard_test(stmt.test, flags)
+                    and isinstance(stmt.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))
+                    and _old_branch(stmt.test, assigned) != "body"
+                ):
                     spans.append(((block[i + 1].lineno, 0), (block[-1].end_lineno or block[-1].lineno, 1 << 20)))
                     break
     return spans

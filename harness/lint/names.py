@@ -4,6 +4,7 @@
 Static and module-wide (the way linters such as TorchFix resolve names): an import anywhere in
 the module, at the top or inside a function, binds its name for the whole module.
 """
+
 from __future__ import annotations
 
 import ast
@@ -14,8 +15,10 @@ def import_map(tree: ast.AST) -> dict[str, str]:
     its first import in source order: in ``try: from torch.func import f`` / ``except ImportError:
     from functorch import f`` the fallback is not what the code means on a current torch."""
     names: dict[str, str] = {}
-    imports = sorted((n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))),
-                     key=lambda n: (n.lineno, n.col_offset))
+    imports = sorted(
+        (n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))),
+        key=lambda n: (n.lineno, n.col_offset),
+    )
     for node in imports:
         if isinstance(node, ast.Import):
             for alias in node.names:
@@ -65,8 +68,13 @@ def module_aliases(tree: ast.AST, imports: dict[str, str]) -> dict[str, str]:
                     if isinstance(n, ast.Name):
                         assigned[n.id] = assigned.get(n.id, 0) + 1
     for node in getattr(tree, "body", []):
-        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-                and assigned.get(node.targets[0].id) == 1 and node.targets[0].id not in names):
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and assigned.get(node.targets[0].id) == 1
+            and node.targets[0].id not in names
+        ):
             found = qualified(node.value, imports)
             if found and isinstance(node.value, (ast.Attribute, ast.Name)):
                 names[node.targets[0].id] = found

@@ -7,6 +7,7 @@ majors after (what torch may yet publish), each as X.Y.0 and as a late patch, pl
 either range names and the patch after it (``!=2.4.0``, ``<2.4.1`` stay exact). ``packaging`` has
 no intersection of specifier sets; the grid is that intersection's test, for ranges of this shape.
 """
+
 from __future__ import annotations
 
 import functools
@@ -14,11 +15,14 @@ from dataclasses import dataclass
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
-
 from torch_pitfalls.versions import parse_range, release_of
 
-_GRID = tuple(Version(f"{major}.{minor}.{patch}") for major, minors in ((0, 5), (1, 14), (2, 41), (3, 10), (4, 10), (5, 1))
-              for minor in range(minors) for patch in (0, 9)) + (Version("99.0"),)
+_GRID = tuple(
+    Version(f"{major}.{minor}.{patch}")
+    for major, minors in ((0, 5), (1, 14), (2, 41), (3, 10), (4, 10), (5, 1))
+    for minor in range(minors)
+    for patch in (0, 9)
+) + (Version("99.0"),)
 
 
 @dataclass(frozen=True)

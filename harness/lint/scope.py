@@ -11,6 +11,7 @@ made on the CPU and copied once in a test costs microseconds and changes nothing
 so it is noise there, where ruff users silence such rules with per-file-ignores. Correctness rules
 stay on in tests (a wrong result in a test is a wrong result). ``--speed-in-tests`` turns them back on.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -26,8 +27,11 @@ TEST_SUPPORT_MODULES = ("testing_utils.py", "test_utils.py", "testing.py")
 def is_test_file(path: Path, root: Path | None = None) -> bool:
     path = Path(path)
     name = path.name
-    if name in ("conftest.py", *TEST_SUPPORT_MODULES) or (name.startswith("test_") and name.endswith(".py")) \
-            or name.endswith("_test.py"):
+    if (
+        name in ("conftest.py", *TEST_SUPPORT_MODULES)
+        or (name.startswith("test_") and name.endswith(".py"))
+        or name.endswith("_test.py")
+    ):
         return True
     folders = path.parent.parts
     if root is not None:

@@ -6,6 +6,7 @@ harness/matrix/upgrade.py), never run here: a finding is listed under each relea
 where one of its rule's cases changes, with what changes (the symptom appears, a variant starts
 raising, a warning is added, ...).
 """
+
 from __future__ import annotations
 
 from packaging.version import InvalidVersion, Version
@@ -19,8 +20,9 @@ def check_span(start: str, end: str, recorded: list[str], usage_error) -> None:
         except InvalidVersion:
             raise usage_error(f"--upgrade {name} {version!r} is not a version (e.g. 2.3.1)") from None
         if version not in recorded:
-            raise usage_error(f"--upgrade {name} {version} is not a release of the recorded matrix "
-                              f"(recorded: {', '.join(recorded)})")
+            raise usage_error(
+                f"--upgrade {name} {version} is not a release of the recorded matrix (recorded: {', '.join(recorded)})"
+            )
     if Version(start) >= Version(end):
         raise usage_error(f"--upgrade FROM {start} must be an older release than TO {end}")
 
@@ -42,22 +44,31 @@ def upgrade_view(findings, rules_by_id: dict, result: dict) -> dict:
                     entry = {"finding": f, "changes": []}
                     entries.append(entry)
                 entry["changes"].append(ch)
-    releases = [{"release": v, "findings": [{**e["finding"].to_json(), "changes": e["changes"]}
-                                            for e in by_release[v]]}
-                for v in sorted(by_release, key=Version)]
+    releases = [
+        {"release": v, "findings": [{**e["finding"].to_json(), "changes": e["changes"]} for e in by_release[v]]}
+        for v in sorted(by_release, key=Version)
+    ]
     listed = {id(e["finding"]) for v in by_release.values() for e in v}
-    return {"from": result["from"], "to": result["to"], "device": result["device"], "releases": releases,
-            "findings": len(listed), "not_observed": result["not_observed"]}
+    return {
+        "from": result["from"],
+        "to": result["to"],
+        "device": result["device"],
+        "releases": releases,
+        "findings": len(listed),
+        "not_observed": result["not_observed"],
+    }
 
 
 def _short(text: str, limit: int = 100) -> str:
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _change_text(ch: dict) -> str:
     if ch["kind"] in ("symptom-appears", "symptom-disappears"):
         return f"{ch['case']}: {ch['kind'].replace('-', ' ')}"
-    return f"{ch['case']}: {ch['variant']} {ch['kind'].replace('-', ' ')}: {_short(ch['before'])} -> {_short(ch['after'])}"
+    return (
+        f"{ch['case']}: {ch['variant']} {ch['kind'].replace('-', ' ')}: {_short(ch['before'])} -> {_short(ch['after'])}"
+    )
 
 
 def text(view: dict) -> str:

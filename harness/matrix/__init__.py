@@ -5,6 +5,7 @@ Nothing here runs a case. A cell is a record of a report in ``reports/`` (read o
 it is now: a record made from an older text of the case is ``stale``; a cell with no record is
 ``not observed``. What changed between releases is derived from the cells, never typed by hand.
 """
+
 from __future__ import annotations
 
 import functools
@@ -13,19 +14,37 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from packaging.version import Version
-
-from torch_pitfalls.matrix.changes import Change, between
 from torch_pitfalls.loader import case_id_of, find_case_files, source_sha256
+from torch_pitfalls.matrix.changes import Change, between
 from torch_pitfalls.run.report import FAILING, PASSING, Record, ReportError, load_report, records_of
 from torch_pitfalls.versions import release_of
 
 # The newest patch release of every minor from 1.13 to 2.15 (PyPI, checked 2026-11-23).
-DEFAULT_VERSIONS = ("1.13.1", "2.0.1", "2.1.2", "2.2.2", "2.3.1", "2.4.1", "2.5.1", "2.6.0", "2.7.1",
-                    "2.8.0", "2.9.1", "2.10.0", "2.11.0", "2.12.1", "2.13.0", "2.14.1", "2.15.0")
+DEFAULT_VERSIONS = (
+    "1.13.1",
+    "2.0.1",
+    "2.1.2",
+    "2.2.2",
+    "2.3.1",
+    "2.4.1",
+    "2.5.1",
+    "2.6.0",
+    "2.7.1",
+    "2.8.0",
+    "2.9.1",
+    "2.10.0",
+    "2.11.0",
+    "2.12.1",
+    "2.13.0",
+    "2.14.1",
+    "2.15.0",
+)
 STALE, NOT_OBSERVED = "stale", "not observed"
 # torch-2.6.0-cpu.json: this project's own runs; torch-2.11.0-cuda-nvidia-h100-80gb-hbm3.json: a
 # contributed run (`pitfalls import-report`), whose column is the device kind and its model.
-REPORT_NAME = re.compile(r"^torch-(?P<version>\d+\.\d+\.\d+)-(?P<device>[a-z]+)(?:-(?P<model>[a-z0-9]+(?:-[a-z0-9]+)*))?\.json$")
+REPORT_NAME = re.compile(
+    r"^torch-(?P<version>\d+\.\d+\.\d+)-(?P<device>[a-z]+)(?:-(?P<model>[a-z0-9]+(?:-[a-z0-9]+)*))?\.json$"
+)
 
 
 def device_label(kind: str, model: str | None = None) -> str:
@@ -117,10 +136,24 @@ class Matrix:
                 continue  # nothing ran there (a missing module): a gap, not a behaviour
             if before is not None:
                 step = between(case, device, before.version, cell.version, before.record, cell.record)
-                if (cell.observed and before.observed and cell.form != before.form
-                        and not any(c.variant == "broken" for c in step)):
-                    step.append(Change(case, device, "symptom", "form-changed", cell.version, before.version,
-                                       str(before.form), str(cell.form)))
+                if (
+                    cell.observed
+                    and before.observed
+                    and cell.form != before.form
+                    and not any(c.variant == "broken" for c in step)
+                ):
+                    step.append(
+                        Change(
+                            case,
+                            device,
+                            "symptom",
+                            "form-changed",
+                            cell.version,
+                            before.version,
+                            str(before.form),
+                            str(cell.form),
+                        )
+                    )
                 found.extend(step)
             before = cell
         return tuple(found)
@@ -161,8 +194,13 @@ class Matrix:
                 {
                     "id": c.id,
                     "topic": c.topic,
-                    "cells": {d: {cell.version: {"status": cell.status, "observed": cell.observed, "form": cell.form}
-                                  for cell in self.row(c.id, d)} for d in self.devices},
+                    "cells": {
+                        d: {
+                            cell.version: {"status": cell.status, "observed": cell.observed, "form": cell.form}
+                            for cell in self.row(c.id, d)
+                        }
+                        for d in self.devices
+                    },
                     "changes": {d: [ch.to_json() for ch in self.changes(c.id, d)] for d in self.devices},
                 }
                 for c in self.cases
@@ -173,7 +211,10 @@ class Matrix:
 
 def case_sources(cases_dir: str | Path) -> list[CaseSource]:
     """The current cases, by file: the loader requires ``<id with underscores>.py``."""
-    return [CaseSource(case_id_of(p), p.parent.name, source_sha256(p.read_bytes())) for p in find_case_files(Path(cases_dir))]
+    return [
+        CaseSource(case_id_of(p), p.parent.name, source_sha256(p.read_bytes()))
+        for p in find_case_files(Path(cases_dir))
+    ]
 
 
 def default_reports_dir(cases_dir: str | Path) -> Path:
@@ -181,6 +222,7 @@ def default_reports_dir(cases_dir: str | Path) -> Path:
     installed harness the matrix shipped with it (the wheel holds ``harness/cases`` and
     ``harness/reports``), so ``pitfalls matrix`` and ``upgrade`` work from any folder."""
     return Path(cases_dir).parent / "reports"
+
 
 def load_matrix(reports_dir: str | Path = "reports", cases_dir: str | Path = "cases") -> Matrix:
     """Every ``torch-<version>-<device>.json`` under ``reports_dir``, validated; a bad one raises

@@ -19,6 +19,7 @@ its rule applies is safe). ``--skip-cases`` runs only the proofs.
 changed case costs seconds per version, not a full run; ``--stale`` finds them per version: the
 cases whose record was made from an older text of the case, or that have none.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,11 +34,10 @@ import time
 from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
-
 from torch_pitfalls.matrix import DEFAULT_VERSIONS, report_path
+from torch_pitfalls.run.devices import torch_version
 from torch_pitfalls.run.numpy_rule import numpy_requirement
 from torch_pitfalls.run.report import build_report, load_report, records_of, write_report
-from torch_pitfalls.run.devices import torch_version
 from torch_pitfalls.versions import release_of
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,9 +46,23 @@ ROOT = Path(__file__).resolve().parents[2]
 # torchvision 0.14.1 has no cp311 wheel, and no torchvision pins 2.15.0 (the newest takes
 # torch>=2.14). Where it does not install or import, the cases that need it are `unverified` in
 # that report, with the reason, never silently skipped.
-TORCHVISION = {"2.0.1": "0.15.2", "2.1.2": "0.16.2", "2.2.2": "0.17.2", "2.3.1": "0.18.1", "2.4.1": "0.19.1",
-               "2.5.1": "0.20.1", "2.6.0": "0.21.0", "2.7.1": "0.22.1", "2.8.0": "0.23.0", "2.9.1": "0.24.1",
-               "2.10.0": "0.25.0", "2.11.0": "0.26.0", "2.12.1": "0.27.1", "2.13.0": "0.28.0", "2.14.1": "0.29.1"}
+TORCHVISION = {
+    "2.0.1": "0.15.2",
+    "2.1.2": "0.16.2",
+    "2.2.2": "0.17.2",
+    "2.3.1": "0.18.1",
+    "2.4.1": "0.19.1",
+    "2.5.1": "0.20.1",
+    "2.6.0": "0.21.0",
+    "2.7.1": "0.22.1",
+    "2.8.0": "0.23.0",
+    "2.9.1": "0.24.1",
+    "2.10.0": "0.25.0",
+    "2.11.0": "0.26.0",
+    "2.12.1": "0.27.1",
+    "2.13.0": "0.28.0",
+    "2.14.1": "0.29.1",
+}
 
 
 def case_extras(version: str) -> list[str]:
@@ -110,8 +124,10 @@ def make_venv(uv: Path, version: str, venv: Path, cache: Path, python: str, inde
     for spec in case_extras(version):  # one at a time: one that has no wheel here leaves the others
         got = _run([uv, "pip", "install", "--quiet", "--python", py, *extra, *pins, spec], env=env)
         if got.returncode != 0:
-            print(f"matrix: torch {version}: {spec} did not install beside it; the cases that need it "
-                  "will be unverified", file=sys.stderr)
+            print(
+                f"matrix: torch {version}: {spec} did not install beside it; the cases that need it will be unverified",
+                file=sys.stderr,
+            )
     # The guard other projects' matrices lack: the torch that runs is the torch the cell names.
     got = _installed_torch(py)
     if got is None or release_of(got) != Version(version):
@@ -121,8 +137,13 @@ def make_venv(uv: Path, version: str, venv: Path, cache: Path, python: str, inde
 
 def clean_cache(uv: Path, venv: Path, cache: Path) -> None:
     """Remove this version's heavy wheels (torch, triton, nvidia-*) from uv's cache."""
-    heavy = sorted({d.name.split("-")[0].replace("_", "-") for d in (venv / "lib").glob("python*/site-packages/*.dist-info")
-                    if d.name.startswith(("torch-", "triton-", "nvidia_", "nvidia-"))})
+    heavy = sorted(
+        {
+            d.name.split("-")[0].replace("_", "-")
+            for d in (venv / "lib").glob("python*/site-packages/*.dist-info")
+            if d.name.startswith(("torch-", "triton-", "nvidia_", "nvidia-"))
+        }
+    )
     if heavy:
         _run([uv, "cache", "clean", "--quiet", *heavy], env={**os.environ, "UV_CACHE_DIR": str(cache)})
 
@@ -193,17 +214,29 @@ def build_version(version: str, args, main_torch: str, cases: list[str]) -> dict
         raise BuildError(f"torch {version}: no report at {out} to merge --cases into; run it whole first")
     peak = 0
     try:
-        python = Path(sys.executable) if own else make_venv(Path(args.uv), version, venv, cache, args.python, args.index)
+        python = (
+            Path(sys.executable) if own else make_venv(Path(args.uv), version, venv, cache, args.python, args.index)
+        )
         peak = _du(venv, cache)
-        for wanted, kind, what in ((args.watch_proofs, WATCH_PROOFS, "the watcher's detectors"),
-                                   (args.fix_proofs, FIX_PROOFS, "the linter's fixes")):
+        for wanted, kind, what in (
+            (args.watch_proofs, WATCH_PROOFS, "the watcher's detectors"),
+            (args.fix_proofs, FIX_PROOFS, "the linter's fixes"),
+        ):
             if wanted:
                 proofs = run_proofs(kind, python, version, Path(args.reports), Path(args.cases_dir))
-                print(f"matrix: torch {version}: {what}: {proofs['proven']} of {proofs['total']} proven",
-                      file=sys.stderr, flush=True)
+                print(
+                    f"matrix: torch {version}: {what}: {proofs['proven']} of {proofs['total']} proven",
+                    file=sys.stderr,
+                    flush=True,
+                )
         if args.skip_cases:
-            return {"version": version, "report": None, "seconds": round(time.perf_counter() - t0, 1),
-                    "peak_bytes": peak, "totals": {}}
+            return {
+                "version": version,
+                "report": None,
+                "seconds": round(time.perf_counter() - t0, 1),
+                "peak_bytes": peak,
+                "totals": {},
+            }
         with tempfile.TemporaryDirectory(prefix="pitfalls-matrix-") as tmp:
             fresh = Path(tmp) / out.name
             rc = run_cases(python, args.device, cases, fresh, Path(args.cases_dir))
@@ -219,34 +252,54 @@ def build_version(version: str, args, main_torch: str, cases: list[str]) -> dict
                 if not args.keep_cache:
                     clean_cache(Path(args.uv), venv, cache)
                 shutil.rmtree(venv)
-    return {"version": version, "report": str(out), "seconds": round(time.perf_counter() - t0, 1),
-            "peak_bytes": peak, "totals": report["totals"]}
+    return {
+        "version": version,
+        "report": str(out),
+        "seconds": round(time.perf_counter() - t0, 1),
+        "peak_bytes": peak,
+        "totals": report["totals"],
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m torch_pitfalls.matrix.build", description=__doc__.split("\n")[0])
     p.add_argument("--versions", default=" ".join(DEFAULT_VERSIONS), help="torch releases (default: %(default)s)")
     p.add_argument("--cases", default="", help="only these case ids, merged into the existing reports")
-    p.add_argument("--stale", action="store_true",
-                   help="per version, only the cases whose record is stale or missing (no report: all)")
+    p.add_argument(
+        "--stale",
+        action="store_true",
+        help="per version, only the cases whose record is stale or missing (no report: all)",
+    )
     p.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
-    p.add_argument("--watch-proofs", action="store_true",
-                   help="also run the watcher's proofs with each torch (reports/watch-proofs.json)")
-    p.add_argument("--fix-proofs", action="store_true",
-                   help="also prove each `pitfalls lint --fix` by running it with each torch "
-                        "(reports/lint-fix-proofs.json: what makes a fix safe)")
+    p.add_argument(
+        "--watch-proofs",
+        action="store_true",
+        help="also run the watcher's proofs with each torch (reports/watch-proofs.json)",
+    )
+    p.add_argument(
+        "--fix-proofs",
+        action="store_true",
+        help="also prove each `pitfalls lint --fix` by running it with each torch "
+        "(reports/lint-fix-proofs.json: what makes a fix safe)",
+    )
     p.add_argument("--skip-cases", action="store_true", help="with --watch-proofs or --fix-proofs: run only those")
     p.add_argument("--reports", default=str(ROOT / "reports"))
     p.add_argument("--cases-dir", default=str(ROOT / "cases"))
     p.add_argument("--workdir", default=str(ROOT / "build" / "matrix"))
     p.add_argument("--uv", default=shutil.which("uv", path=str(Path(sys.executable).parent)) or "uv")
-    p.add_argument("--python", default=getattr(sys, "_base_executable", sys.executable),
-                   help="the interpreter each venv is made from")
+    p.add_argument(
+        "--python",
+        default=getattr(sys, "_base_executable", sys.executable),
+        help="the interpreter each venv is made from",
+    )
     p.add_argument("--index", help="an extra wheel index for torch, e.g. https://download.pytorch.org/whl/cpu")
     p.add_argument("--keep", action="store_true", help="keep each venv and its wheels in the cache")
-    p.add_argument("--keep-cache", action="store_true",
-                   help="delete each venv but keep its wheels in uv's cache (about 2.5 GB a release), so a "
-                        "re-run of some cases (CASES=stale) installs from disk instead of downloading")
+    p.add_argument(
+        "--keep-cache",
+        action="store_true",
+        help="delete each venv but keep its wheels in uv's cache (about 2.5 GB a release), so a "
+        "re-run of some cases (CASES=stale) installs from disk instead of downloading",
+    )
     args = p.parse_args(argv)
     args.cases = args.cases.split()
     try:
@@ -277,11 +330,23 @@ def main(argv: list[str] | None = None) -> int:
             failed.append(version)
             continue
         figures.append(fig)
-        print(f"matrix: torch {version}: {fig['totals']} in {fig['seconds']} s, "
-              f"peak {fig['peak_bytes'] / 2**30:.1f} GiB -> {fig['report']}", file=sys.stderr, flush=True)
+        print(
+            f"matrix: torch {version}: {fig['totals']} in {fig['seconds']} s, "
+            f"peak {fig['peak_bytes'] / 2**30:.1f} GiB -> {fig['report']}",
+            file=sys.stderr,
+            flush=True,
+        )
     peak = max((f["peak_bytes"] for f in figures), default=0)
-    print(json.dumps({"versions": len(figures), "failed": failed, "wall_s": round(time.perf_counter() - t0, 1),
-                      "peak_disk_gib": round(peak / 2**30, 2)}))
+    print(
+        json.dumps(
+            {
+                "versions": len(figures),
+                "failed": failed,
+                "wall_s": round(time.perf_counter() - t0, 1),
+                "peak_disk_gib": round(peak / 2**30, 2),
+            }
+        )
+    )
     return 1 if failed else 0
 
 

@@ -6,6 +6,7 @@ CI job can gate on (``pitfalls upgrade --fail-on``). Numbers are compared with a
 tolerance, so the last bits of a float sum (which differ with a release's kernels) are not a
 change; a value that moved by more is.
 """
+
 from __future__ import annotations
 
 import math
@@ -60,8 +61,12 @@ def between(case: str, device: str, previous: str, since: str, a, b) -> list[Cha
         out.append(Change(case, device, variant, kind, since, previous, before, after))
 
     if a.observed is not None and b.observed is not None and a.observed != b.observed:
-        add("symptom", "symptom-appears" if b.observed else "symptom-disappears",
-            "symptom seen" if a.observed else "no symptom", "symptom seen" if b.observed else "no symptom")
+        add(
+            "symptom",
+            "symptom-appears" if b.observed else "symptom-disappears",
+            "symptom seen" if a.observed else "no symptom",
+            "symptom seen" if b.observed else "no symptom",
+        )
     fa, fb = a.fingerprints or {}, b.fingerprints or {}
     for variant in ("broken", "fixed"):
         x, y = remask(fa.get(variant)), remask(fb.get(variant))

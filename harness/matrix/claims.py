@@ -4,14 +4,15 @@ unverified — for ``pitfalls show``, each case page and the home page.
 Nothing here runs a case: it reads the recorded matrix (``torch_pitfalls.matrix``) and the case's
 ``Affects`` rules. A release range is written as the matrix's own releases ("1.13.1–2.15.0").
 """
+
 from __future__ import annotations
 
 import re
 
 from torch_pitfalls.case import DEVICES, Case
+from torch_pitfalls.matrix import NOT_OBSERVED, STALE, Matrix, device_kind
 from torch_pitfalls.matrix.changes import same_value
 from torch_pitfalls.run.fingerprint import mask, remask
-from torch_pitfalls.matrix import NOT_OBSERVED, STALE, Matrix, device_kind
 from torch_pitfalls.versions import parse_range, release_of
 
 
@@ -35,20 +36,27 @@ def device_claims(case: Case, m: Matrix, device: str) -> list[str]:
         what = "the symptom" if device_kind(device) in case.devices else "the contrast"
         return [f"{device}: {what} is not observed (no {device} report is recorded)"]
     row = m.row(case.id, device)
-    by = lambda *statuses: [c.version for c in row if c.status in statuses]
+
+    def by(*statuses):
+        return [c.version for c in row if c.status in statuses]
+
     lines = []
     seen = by("reproduced")
     absent = by("absent")
     if seen:
         proxy = next((r.proxy for r in case.rules if r.proxy and r.device == device_kind(device)), None)
-        lines.append(f"{device}: symptom observed on {spans(seen, m.versions)}"
-                     + (f" (through a proxy: {proxy})" if proxy else ""))
+        lines.append(
+            f"{device}: symptom observed on {spans(seen, m.versions)}"
+            + (f" (through a proxy: {proxy})" if proxy else "")
+        )
     if absent:
         lines.append(f"{device}: observed absent, as declared, on {spans(absent, m.versions)}")
     unverified = [c for c in row if c.status == "unverified"]
     if unverified:
         reasons = sorted({reason_of(c.record.detail) for c in unverified})
-        lines.append(f"{device}: unverified on {spans([c.version for c in unverified], m.versions)}: {'; '.join(reasons)}")
+        lines.append(
+            f"{device}: unverified on {spans([c.version for c in unverified], m.versions)}: {'; '.join(reasons)}"
+        )
     failing = by("mismatch", "fix-failed", "error")
     if failing:
         lines.append(f"{device}: failing on {spans(failing, m.versions)} (see the matrix)")
@@ -71,7 +79,11 @@ def bound_claims(case: Case, m: Matrix) -> list[str]:
     first = m.versions[0] if m.versions else None
     out = []
     for rule in case.rules:
-        label = f"{rule.versions or '*'}" + (f" on {rule.device}" if rule.device else "") + (f" ({rule.form})" if rule.form else "")
+        label = (
+            f"{rule.versions or '*'}"
+            + (f" on {rule.device}" if rule.device else "")
+            + (f" ({rule.form})" if rule.form else "")
+        )
         low = parse_range(rule.versions).lower_bound if rule.versions else None  # the range's own answer
         if rule.since:
             out.append(f"{label}: before {first or 'the matrix'}, inferred, not observed; the source: {rule.since}")
@@ -123,8 +135,11 @@ def what_you_see(m: Matrix, case_id: str, device: str, variant: str = "broken") 
     user: "what you will see on your torch"."""
     groups: list[tuple[list[str], dict]] = []
     for cell in m.row(case_id, device):
-        fp = remask((cell.record.fingerprints or {}).get(variant) if cell.record is not None
-                    and cell.status not in (STALE, NOT_OBSERVED) else None)
+        fp = remask(
+            (cell.record.fingerprints or {}).get(variant)
+            if cell.record is not None and cell.status not in (STALE, NOT_OBSERVED)
+            else None
+        )
         if fp is None:
             continue
         if groups and same_value(groups[-1][1], fp):  # numbers within the tolerance of a change

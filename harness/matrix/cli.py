@@ -1,6 +1,7 @@
 """The version matrix's commands: ``pitfalls matrix`` (the matrix in a terminal, as JSON or
 Markdown, or checked), ``pitfalls upgrade`` (harness/matrix/upgrade.py) and ``pitfalls
 import-report`` (harness/matrix/import_report.py)."""
+
 from __future__ import annotations
 
 import json
@@ -8,7 +9,6 @@ import sys
 from pathlib import Path
 
 from packaging.version import Version
-
 from torch_pitfalls.matrix import NOT_OBSERVED, STALE, Matrix, default_reports_dir, device_kind, load_matrix
 from torch_pitfalls.matrix.changes import KINDS
 from torch_pitfalls.matrix.upgrade import text as upgrade_text
@@ -17,36 +17,62 @@ from torch_pitfalls.run.report import ReportError
 
 EXIT_FAILED = 1
 # One character per cell keeps 17 releases on a terminal line.
-MARKS = {"reproduced": "R", "absent": ".", "unverified": "?", "mismatch": "M", "fix-failed": "F", "error": "E",
-         "skipped": "s", STALE: "~", NOT_OBSERVED: " "}
-LEGEND = ("R reproduced (symptom seen, expected)  . absent (not seen, not expected)  "
-          "? unverified (nothing here tells the fix from the broken code)  M mismatch  "
-          "F fix-failed  E error  s skipped  ~ stale (recorded from an older text of the case)  "
-          "blank: not observed")
+MARKS = {
+    "reproduced": "R",
+    "absent": ".",
+    "unverified": "?",
+    "mismatch": "M",
+    "fix-failed": "F",
+    "error": "E",
+    "skipped": "s",
+    STALE: "~",
+    NOT_OBSERVED: " ",
+}
+LEGEND = (
+    "R reproduced (symptom seen, expected)  . absent (not seen, not expected)  "
+    "? unverified (nothing here tells the fix from the broken code)  M mismatch  "
+    "F fix-failed  E error  s skipped  ~ stale (recorded from an older text of the case)  "
+    "blank: not observed"
+)
 
 
 def add_commands(sub) -> None:
     matrix = sub.add_parser("matrix", help="the recorded reports as a case × torch version table")
-    matrix.add_argument("--reports", metavar="DIR", help="folder of reports (default: reports/ beside the cases folder: ./reports in a checkout, the recorded matrix installed with the harness elsewhere)")
+    matrix.add_argument(
+        "--reports",
+        metavar="DIR",
+        help="folder of reports (default: reports/ beside the cases folder: ./reports in a checkout, the recorded matrix installed with the harness elsewhere)",
+    )
     matrix.add_argument("--device", default="cpu", help="whose cells to show (default: cpu)")
     form = matrix.add_mutually_exclusive_group()
     form.add_argument("--json", action="store_true", help="print the merged matrix as JSON")
     form.add_argument("--markdown", action="store_true", help="print the table as Markdown")
-    form.add_argument("--check", action="store_true",
-                      help="list stale and missing cells; exit 1 on a mismatch, a bad report or an unknown case id")
+    form.add_argument(
+        "--check",
+        action="store_true",
+        help="list stale and missing cells; exit 1 on a mismatch, a bad report or an unknown case id",
+    )
     matrix.set_defaults(handler=run_matrix_command)
     up = sub.add_parser("upgrade", help="every observed change between two recorded torch releases")
     up.add_argument("start", metavar="FROM", help="the release you are on, e.g. 2.3.1")
     up.add_argument("end", metavar="TO", help="the release you move to, e.g. 2.6.0")
-    up.add_argument("--reports", metavar="DIR", help="folder of reports (default: reports/ beside the cases folder: ./reports in a checkout, the recorded matrix installed with the harness elsewhere)")
+    up.add_argument(
+        "--reports",
+        metavar="DIR",
+        help="folder of reports (default: reports/ beside the cases folder: ./reports in a checkout, the recorded matrix installed with the harness elsewhere)",
+    )
     up.add_argument("--device", default="cpu", help="whose cells to compare (default: cpu)")
     up.add_argument("--json", action="store_true", help="print the result as JSON (harness/matrix/upgrade.schema.json)")
     up.add_argument("--fail-on", metavar="KIND[,KIND]", help="exit 1 when a change of one of these kinds is present")
     up.set_defaults(handler=run_upgrade_command)
-    imp = sub.add_parser("import-report", help="check a report made elsewhere (a GPU, another machine) and file it under reports/")
+    imp = sub.add_parser(
+        "import-report", help="check a report made elsewhere (a GPU, another machine) and file it under reports/"
+    )
     imp.add_argument("file", metavar="FILE", help="a report written by `pitfalls run --json`")
     imp.add_argument("--reports", default="reports", metavar="DIR", help="folder of reports (default: ./reports)")
-    imp.add_argument("--replace", action="store_true", help="file it over an earlier report of the same torch and device")
+    imp.add_argument(
+        "--replace", action="store_true", help="file it over an earlier report of the same torch and device"
+    )
     imp.set_defaults(handler=_import_report)
 
 
@@ -54,6 +80,7 @@ def _import_report(args, usage_error) -> int:
     from torch_pitfalls.matrix.import_report import run_import
 
     return run_import(args)
+
 
 def load_for_device(args, usage_error) -> Matrix | None:
     """The recorded matrix of ``args.reports``, which must exist and hold ``args.device`` (a
@@ -68,8 +95,9 @@ def load_for_device(args, usage_error) -> Matrix | None:
         print(f"pitfalls: error: {exc}", file=sys.stderr)
         return None
     if args.device not in matrix.devices:
-        raise usage_error(f"no reports for device {args.device!r} in {args.reports}"
-                          f" (recorded: {', '.join(matrix.devices) or 'none'})")
+        raise usage_error(
+            f"no reports for device {args.device!r} in {args.reports} (recorded: {', '.join(matrix.devices) or 'none'})"
+        )
     return matrix
 
 
@@ -104,18 +132,25 @@ def provenance_lines(matrix: Matrix, device: str) -> list[str]:
     from torch_pitfalls.run.provenance import describe
 
     kind = device_kind(device)
-    return [f"torch {v}: {describe(matrix.provenance.get((v, d)), kind)}"
-            for v, d in sorted(matrix.reports, key=lambda k: Version(k[0])) if d == device]
+    return [
+        f"torch {v}: {describe(matrix.provenance.get((v, d)), kind)}"
+        for v, d in sorted(matrix.reports, key=lambda k: Version(k[0]))
+        if d == device
+    ]
 
 
 def terminal_table(matrix: Matrix, device: str) -> str:
     labels = column_labels(matrix)
     width = max(len("case"), *(len(c.id) for c in matrix.cases))
-    head = "case".ljust(width) + " " + " ".join(l.center(max(len(l), 1)) for l in labels) + "  changes"
-    lines = [f"torch releases on {device}; one column per report in {', '.join(sorted({str(p.parent) for p in matrix.reports.values()}))}",
-             *(f"  {line}" for line in provenance_lines(matrix, device)), head, "-" * len(head)]
+    head = "case".ljust(width) + " " + " ".join(label.center(max(len(label), 1)) for label in labels) + "  changes"
+    lines = [
+        f"torch releases on {device}; one column per report in {', '.join(sorted({str(p.parent) for p in matrix.reports.values()}))}",
+        *(f"  {line}" for line in provenance_lines(matrix, device)),
+        head,
+        "-" * len(head),
+    ]
     for c in matrix.cases:
-        marks = " ".join(MARKS[cell.status].center(len(l)) for cell, l in zip(matrix.row(c.id, device), labels))
+        marks = " ".join(MARKS[cell.status].center(len(label)) for cell, label in zip(matrix.row(c.id, device), labels))
         lines.append(f"{c.id.ljust(width)} {marks}  {_brief(matrix.changes(c.id, device))}".rstrip())
     lines.append(LEGEND)
     return "\n".join(lines)
@@ -133,8 +168,12 @@ def markdown_table(matrix: Matrix, device: str) -> str:
 
 def _brief(changes) -> str:
     """One line per row: the kind and release of each change (the texts are in changes_list)."""
-    return "; ".join(str(c) if c.kind in ("symptom-appears", "symptom-disappears")
-                     else f"{c.kind} in {c.since}" + (f" ({c.variant})" if c.variant != "symptom" else "") for c in changes)
+    return "; ".join(
+        str(c)
+        if c.kind in ("symptom-appears", "symptom-disappears")
+        else f"{c.kind} in {c.since}" + (f" ({c.variant})" if c.variant != "symptom" else "")
+        for c in changes
+    )
 
 
 def changes_list(matrix: Matrix, device: str) -> str:
@@ -156,8 +195,10 @@ def check(matrix: Matrix) -> int:
         for line in problems[kind]:
             print(f"{kind}: {line}")
     n_cells = len(matrix.cases) * len(matrix.reports)
-    print(f"{len(matrix.reports)} reports, {len(matrix.cases)} cases: {n_cells} cells; "
-          + ", ".join(f"{len(problems[k])} {k}" for k in ("failing", "unknown", "stale", "missing")))
+    print(
+        f"{len(matrix.reports)} reports, {len(matrix.cases)} cases: {n_cells} cells; "
+        + ", ".join(f"{len(problems[k])} {k}" for k in ("failing", "unknown", "stale", "missing"))
+    )
     return EXIT_FAILED if problems["failing"] or problems["unknown"] else 0
 
 

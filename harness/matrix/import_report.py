@@ -13,6 +13,7 @@ Each device kind that ran is filed as its own report,
 whose matrix column is ``<kind>:<model>``. Everything is checked before anything is written, and
 each file is written atomically: a refused import writes nothing.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -57,12 +58,16 @@ def plan(path: Path, reports: Path, cases_dir: Path) -> list[tuple[Path, dict, l
     sources = {c.id: c.sha256 for c in case_sources(cases_dir)}
     unknown = sorted({r["case"] for r in report["records"]} - sources.keys())
     if unknown:
-        raise ImportRefused(f"{path}: records of cases this checkout does not have: {', '.join(unknown[:5])}"
-                            + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""))
+        raise ImportRefused(
+            f"{path}: records of cases this checkout does not have: {', '.join(unknown[:5])}"
+            + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
+        )
     release = str(release_of(report["torch"]))
     if release not in DEFAULT_VERSIONS:
-        raise ImportRefused(f"{path}: torch {report['torch']} is not a release of the matrix "
-                            f"({DEFAULT_VERSIONS[0]} ... {DEFAULT_VERSIONS[-1]})")
+        raise ImportRefused(
+            f"{path}: torch {report['torch']} is not a release of the matrix "
+            f"({DEFAULT_VERSIONS[0]} ... {DEFAULT_VERSIONS[-1]})"
+        )
     kinds = sorted({r["device"] for r in report["records"] if r["outcome"] != "skipped"})
     if not kinds:
         raise ImportRefused(f"{path}: no device ran: every record is skipped")
@@ -70,9 +75,16 @@ def plan(path: Path, reports: Path, cases_dir: Path) -> list[tuple[Path, dict, l
     for kind in kinds:
         records = [r for r in report["records"] if r["device"] == kind]
         stale = sorted(r["case"] for r in records if r["source_sha256"] != sources[r["case"]])
-        filed = {**report, "records": records, "totals": dict(Counter(r["outcome"] for r in records)),
-                 "imported": {"file": path.name, "at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-                              "stale": stale}}
+        filed = {
+            **report,
+            "records": records,
+            "totals": dict(Counter(r["outcome"] for r in records)),
+            "imported": {
+                "file": path.name,
+                "at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+                "stale": stale,
+            },
+        }
         target = report_path(reports, release, device_label(kind, model_slug(model_of(report, kind))))
         out.append((target, filed, stale))
     return out
@@ -94,7 +106,9 @@ def run_import(args) -> int:
         write_report(filed, target)
         kind = filed["records"][0]["device"]
         failing = [r for r in filed["records"] if r["outcome"] in FAILING]
-        print(f"{target}: {len(filed['records'])} records of {filed['torch']} on {describe(filed.get('provenance'), kind)}")
+        print(
+            f"{target}: {len(filed['records'])} records of {filed['torch']} on {describe(filed.get('provenance'), kind)}"
+        )
         if stale:
             print(f"  stale (recorded from another text of the case; shown as stale until re-run): {', '.join(stale)}")
         for r in failing:

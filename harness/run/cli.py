@@ -1,5 +1,6 @@
 """``pitfalls run [ID ...] [--device cpu|cuda] [--json PATH] [-q]``: run cases, print a summary,
 write the report; exit 1 when any outcome is mismatch, fix-failed or error."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -17,7 +18,9 @@ EXIT_FAILED = 1
 def add_commands(sub) -> None:
     run = sub.add_parser("run", help="run cases on devices and summarise")
     run.add_argument("ids", nargs="*", metavar="ID", help="case ids (default: all)")
-    run.add_argument("--device", action="append", metavar="DEVICE", help=f"{' or '.join(DEVICES)} (repeatable; default: both)")
+    run.add_argument(
+        "--device", action="append", metavar="DEVICE", help=f"{' or '.join(DEVICES)} (repeatable; default: both)"
+    )
     run.add_argument("--json", metavar="PATH", help="write the JSON report to PATH (folders are created)")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     run.set_defaults(handler=cmd_run, needs_torch=True)
@@ -35,9 +38,9 @@ def cmd_run(args, usage_error) -> int:
     error = environment_error("nothing was run")
     if error:  # verdicts here would blame the cases for the environment: none are given
         raise usage_error(error)
+    from torch_pitfalls.run.devices import torch_version
     from torch_pitfalls.run.report import build_report, summary_table, write_report
     from torch_pitfalls.run.runner import load_error_record, run_case
-    from torch_pitfalls.run.devices import torch_version
 
     cases, errors = load_for_command(args.cases, usage_error)
     selected = select_cases(cases, args.ids, usage_error)
@@ -49,8 +52,12 @@ def cmd_run(args, usage_error) -> int:
         record = run_case(lc, device, version)
         records.append(record)
         if not args.quiet:
-            print(f"[{n:>{len(str(len(jobs)))}}/{len(jobs)}] {record.case} [{device}] {record.outcome}"
-                  f" ({record.duration_s:.2f} s)", file=sys.stderr, flush=True)
+            print(
+                f"[{n:>{len(str(len(jobs)))}}/{len(jobs)}] {record.case} [{device}] {record.outcome}"
+                f" ({record.duration_s:.2f} s)",
+                file=sys.stderr,
+                flush=True,
+            )
     print(summary_table(records))
     print(f"torch {version}; {time.perf_counter() - t0:.1f} s")
     for r in records:
@@ -90,4 +97,3 @@ def _check_writable(text: str, usage_error) -> None:
             except OSError as exc:
                 raise usage_error(f"--json {path}: {parent} is not writable ({exc.strerror or exc})") from None
             break
-

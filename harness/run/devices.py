@@ -1,4 +1,5 @@
 """The torch under test and the devices this machine can run it on (what a run records and skips by)."""
+
 from __future__ import annotations
 
 import platform

@@ -5,6 +5,7 @@ A user's environment may mix a torch with a NumPy it was not built for (torch < 
 the report would blame the cases. Instead the run stops with one clear error naming the
 versions and the fix, and writes nothing.
 """
+
 from __future__ import annotations
 
 
@@ -31,8 +32,8 @@ def environment_faults() -> list[str]:
             raise RuntimeError(f"a round trip through torch gave {back.tolist()}")
     except Exception as exc:
         told = [str(w.message).split(" (Triggered")[0] for w in said if "numpy" in str(w.message).lower()]
-        from torch_pitfalls.run.numpy_rule import numpy_requirement
         from torch_pitfalls.observation import first_line
+        from torch_pitfalls.run.numpy_rule import numpy_requirement
 
         need = numpy_requirement(torch.__version__)
         fix = f"install {need!r} beside it" if need else "install a NumPy this torch was built for"

@@ -9,12 +9,12 @@ user could see (or match on) changed; ``torch_pitfalls.matrix.changes`` classifi
 A case whose value is not stable by default (random numbers drawn without a seed, a count that
 depends on the machine) declares ``stable(value)``: a JSON-able summary of what is stable.
 """
+
 from __future__ import annotations
 
 import math
 import re
 from typing import Any
-
 
 VALUES_KEPT = 16  # elements of a tensor whose values enter the fingerprint; larger: a digest
 WARNINGS_KEPT = 5  # distinct warnings kept; a variant warning in a loop with new text stays small
@@ -65,14 +65,20 @@ def value_summary(value: Any) -> Any:
     import torch
 
     if isinstance(value, torch.Tensor):
-        out = {"type": "Tensor", "dtype": str(value.dtype).replace("torch.", ""),
-               "shape": list(value.shape), "device": value.device.type}
+        out = {
+            "type": "Tensor",
+            "dtype": str(value.dtype).replace("torch.", ""),
+            "shape": list(value.shape),
+            "device": value.device.type,
+        }
         if value.device.type == "cpu" and not value.is_meta and value.layout == torch.strided:
             flat = value.detach().reshape(-1)
             if flat.numel() <= VALUES_KEPT:
                 out["values"] = [_number(x) for x in flat.tolist()]
             elif flat.dtype.is_floating_point or flat.dtype.is_complex:
-                out["sum"] = _number(flat.double().sum().item() if not flat.dtype.is_complex else flat.abs().double().sum().item())
+                out["sum"] = _number(
+                    flat.double().sum().item() if not flat.dtype.is_complex else flat.abs().double().sum().item()
+                )
         return out
     if value is None or isinstance(value, (bool, int, str)):
         return mask(value) if isinstance(value, str) else value

@@ -7,6 +7,7 @@ sake, not its own.
 
     python harness/run/numpy_rule.py 1.13.1    # prints numpy<2 (nothing for 2.3 and later)
 """
+
 from __future__ import annotations
 
 import re

@@ -10,6 +10,7 @@ gathered from the reports: under pytest-xdist only reports reach the controller,
 writes the one JSON report and prints the one summary table. A case file that cannot be loaded
 is a collection error and an ``error`` record, as in ``pitfalls run``.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -18,7 +19,6 @@ from dataclasses import asdict
 from pathlib import Path
 
 import pytest
-
 from torch_pitfalls.case import DEVICES, KINDS, TOPICS
 from torch_pitfalls.loader import LoadError, duplicate_id, is_case_file, load_case
 from torch_pitfalls.run.report import Record, build_report, summary_table, write_report
@@ -31,7 +31,9 @@ started_key = pytest.StashKey[dt.datetime]()
 def pytest_addoption(parser):
     group = parser.getgroup("pitfalls", "torch-pitfalls corpus")
     group.addoption(
-        "--pitfalls-json", metavar="PATH", default=None,
+        "--pitfalls-json",
+        metavar="PATH",
+        default=None,
         help="write the JSON report of the case items run to PATH (folders are created)",
     )
     parser.addini("pitfalls_json", "default for --pitfalls-json", default=None)
@@ -96,7 +98,6 @@ def pytest_report_header(config):
     if importlib.util.find_spec("torch") is None:  # installed, the plugin loads in every pytest run
         return "torch-pitfalls: torch is not installed here: install the torch to test, then run the cases"
     import torch
-
     from torch_pitfalls.run.devices import device_unavailable_reason
 
     cuda = device_unavailable_reason("cuda") or f"CUDA {torch.version.cuda}, {torch.cuda.get_device_name(0)}"

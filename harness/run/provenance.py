@@ -4,6 +4,7 @@ A CUDA cell from someone else's machine means little without the GPU model, the 
 torch was built with, the driver, cuDNN and how torch was installed: those are recorded here,
 once per report. Every field is read, never assumed; what this machine cannot say is None.
 """
+
 from __future__ import annotations
 
 import json
@@ -27,8 +28,12 @@ def _dist_info(name: str) -> dict:
     if direct:  # a local wheel or a checkout: its kind, not the path (it names the user's disk)
         info = json.loads(direct)
         source = "editable" if info.get("dir_info", {}).get("editable") else info.get("url", "").split(":", 1)[0]
-    return {"version": dist.version, "wheel_tags": tags, "installer": (dist.read_text("INSTALLER") or "").strip() or None,
-            "source": source or "index"}
+    return {
+        "version": dist.version,
+        "wheel_tags": tags,
+        "installer": (dist.read_text("INSTALLER") or "").strip() or None,
+        "source": source or "index",
+    }
 
 
 def _accelerator(torch) -> dict | None:
@@ -58,6 +63,7 @@ def provenance() -> dict:
 
     try:
         import numpy
+
         numpy_version = numpy.__version__
     except ImportError:
         numpy_version = None
@@ -97,7 +103,9 @@ def describe(prov: dict | None, kind: str) -> str:
     cpu = prov.get("cpu") or {}
     parts.append(f"CPU {cpu.get('model') or 'unknown'} ×{cpu.get('count') or '?'}")
     torch = prov.get("torch") or {}
-    runtime = (f", CUDA {torch['cuda']}" if torch.get("cuda") else "") + (f", ROCm {torch['hip']}" if torch.get("hip") else "")
+    runtime = (f", CUDA {torch['cuda']}" if torch.get("cuda") else "") + (
+        f", ROCm {torch['hip']}" if torch.get("hip") else ""
+    )
     tags = ", ".join((torch.get("install") or {}).get("wheel_tags") or []) or "no wheel tag"
     parts.append(f"torch {torch.get('version')}{runtime} ({tags})")
     py, os_ = prov.get("python") or {}, prov.get("os") or {}

@@ -3,6 +3,7 @@
 The version matrix, the docs and the CLI read these files; nothing re-runs a case to draw a
 table. Files are written to a temp file and renamed, so a reader never sees half a report.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -53,9 +54,8 @@ def environment() -> dict:
     """Where this run happens: torch, Python, platform and device names, and the provenance
     (harness/run/provenance.py) a reader of someone else's report needs to trust a cell."""
     import torch
-
-    from torch_pitfalls.run.provenance import provenance
     from torch_pitfalls.run.devices import device_names
+    from torch_pitfalls.run.provenance import provenance
 
     return {
         "torch": torch.__version__,
@@ -159,13 +159,16 @@ def summary_table(records: list[Record]) -> str:
     lines = ["  ".join(["case".ljust(width), *(d.ljust(w) for d, w in zip(devices, cols))]).rstrip()]
     lines.append("  ".join(["-" * width, *("-" * w for w in cols)]))
     for c in cases:
-        lines.append("  ".join([c.ljust(width), *(cell.get((c, d), "-").ljust(w) for d, w in zip(devices, cols))]).rstrip())
+        lines.append(
+            "  ".join([c.ljust(width), *(cell.get((c, d), "-").ljust(w) for d, w in zip(devices, cols))]).rstrip()
+        )
     totals = Counter(r.outcome for r in records)
     lines.append(
-        f"{len(records)} runs of {len(cases)} cases: "
-        + ", ".join(f"{totals[o]} {o}" for o in OUTCOMES if totals[o])
+        f"{len(records)} runs of {len(cases)} cases: " + ", ".join(f"{totals[o]} {o}" for o in OUTCOMES if totals[o])
     )
     observed = sum(totals[o] for o in PASSING)
-    lines.append(f"observed and proven: {observed}; unverified here: {totals['unverified']}; "
-                 f"not run (skipped): {totals['skipped']}")
+    lines.append(
+        f"observed and proven: {observed}; unverified here: {totals['unverified']}; "
+        f"not run (skipped): {totals['skipped']}"
+    )
     return "\n".join(lines)

@@ -9,6 +9,7 @@ that is missing), the outcome is ``unverified`` with the reason, never a pass. C
 (``Case.isolate``) run each step in its own subprocess (``torch_pitfalls.run.worker``), so a crash, a
 poisoned CUDA context or a hang is an ``error`` outcome and the run goes on.
 """
+
 from __future__ import annotations
 
 import faulthandler
@@ -28,12 +29,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from torch_pitfalls.helpers import Deadline, communicate, reseed
-from torch_pitfalls.run import state
-from torch_pitfalls.run.fingerprint import fingerprint
 from torch_pitfalls.loader import LoadedCase, LoadError, case_id_of
 from torch_pitfalls.observation import CaseTimeout, first_line, observe_within
-from torch_pitfalls.run.report import Record
+from torch_pitfalls.run import state
 from torch_pitfalls.run.devices import device_unavailable_reason, torch_version
+from torch_pitfalls.run.fingerprint import fingerprint
+from torch_pitfalls.run.report import Record
 
 # An in-process hang inside C code cannot be interrupted by SIGALRM; past this many extra
 # seconds faulthandler dumps every thread's stack and ends the process, so no run hangs forever.
@@ -172,8 +173,10 @@ def run_variant(fn, device: str, timeout: float, label: str):
     except CaseTimeout as exc:
         raise VariantFailure(f"{label} variant {exc}") from None
     except subprocess.TimeoutExpired as exc:
-        raise VariantFailure(f"{label} variant: the machine timed out, not the case: a process it started ran "
-                             f"{exc.output or f'past {exc.timeout:g} s'}") from None
+        raise VariantFailure(
+            f"{label} variant: the machine timed out, not the case: a process it started ran "
+            f"{exc.output or f'past {exc.timeout:g} s'}"
+        ) from None
     if leaked:
         raise VariantFailure(f"{label} variant leaked global state: {', '.join(leaked)}")
     obs.output, obs.output_chars = printed.getvalue(), printed.chars
@@ -184,8 +187,9 @@ def _symptom(lc: LoadedCase, obs, label: str):
     try:
         return lc.module.symptom(obs)
     except Exception as exc:
-        raise VariantFailure(f"symptom predicate raised {type(exc).__name__} on the {label} run: {exc} "
-                             f"({label} {obs.summary()})") from None
+        raise VariantFailure(
+            f"symptom predicate raised {type(exc).__name__} on the {label} run: {exc} ({label} {obs.summary()})"
+        ) from None
 
 
 def judge(lc: LoadedCase, obs, device: str) -> tuple[bool, str]:
@@ -218,8 +222,14 @@ def broken_step(lc: LoadedCase, device: str) -> BrokenResult:
     verdict = _symptom(lc, obs, "broken")
     accepted, note = judge(lc, obs, device)
     form = verdict if isinstance(verdict, str) else None
-    return BrokenResult(observed=bool(verdict), form=form, summary=obs.summary(), check_rejects=not accepted,
-                        check_note=note, fingerprint=fingerprint(obs, _stable(lc)))
+    return BrokenResult(
+        observed=bool(verdict),
+        form=form,
+        summary=obs.summary(),
+        check_rejects=not accepted,
+        check_note=note,
+        fingerprint=fingerprint(obs, _stable(lc)),
+    )
 
 
 def fixed_step(lc: LoadedCase, device: str) -> FixedResult:
@@ -258,7 +268,10 @@ def decide(lc: LoadedCase, device: str, version: str, broken: BrokenResult, fixe
         before = case.outside_observed_change(version, device)
         if before:
             return "absent", f"{before}; the fix is proven where the symptom shows"
-        return "unverified", f"{not_here(case, version, device)}, and the broken result passes the fix's check: nothing here tells the fix from the broken code"
+        return (
+            "unverified",
+            f"{not_here(case, version, device)}, and the broken result passes the fix's check: nothing here tells the fix from the broken code",
+        )
     if rule is None:
         return "absent", ""
     return "reproduced", " — ".join(x for x in (rule.reason, rule.issue, rule.proxy and f"proxy: {rule.proxy}") if x)
@@ -298,9 +311,15 @@ def run_case(lc: LoadedCase, device: str, version: str | None = None) -> Record:
     version = version or torch_version()
     case = lc.case
     record = Record(
-        case=case.id, topic=lc.topic, kind=case.kind, device=device, outcome="error",
-        expected=case.expected(version, device), observed=None,
-        isolated=device in case.isolate, source_sha256=lc.source_sha256,
+        case=case.id,
+        topic=lc.topic,
+        kind=case.kind,
+        device=device,
+        outcome="error",
+        expected=case.expected(version, device),
+        observed=None,
+        isolated=device in case.isolate,
+        source_sha256=lc.source_sha256,
     )
     reason = device_unavailable_reason(device)
     if case.device_independent and device != "cpu":
@@ -332,8 +351,16 @@ def run_case(lc: LoadedCase, device: str, version: str | None = None) -> Record:
 def load_error_record(err: LoadError) -> Record:
     """A case file that cannot be loaded, as an ``error`` of the run on no device ("-")."""
     path = Path(err.path)
-    return Record(case=case_id_of(path), topic=path.parent.name, kind="", device="-",
-                  outcome="error", expected=False, observed=None, detail=err.problem)
+    return Record(
+        case=case_id_of(path),
+        topic=path.parent.name,
+        kind="",
+        device="-",
+        outcome="error",
+        expected=False,
+        observed=None,
+        detail=err.problem,
+    )
 
 
 def _in_process(lc: LoadedCase, device: str, step: str):
@@ -358,13 +385,17 @@ def _in_subprocess(lc: LoadedCase, device: str, step: str):
         try:
             _, stderr = communicate(child, limit)
         except subprocess.TimeoutExpired as exc:
-            raise VariantFailure(f"{step} variant: isolated run killed: the machine timed out after {exc.output}") from None
+            raise VariantFailure(
+                f"{step} variant: isolated run killed: the machine timed out after {exc.output}"
+            ) from None
         proc = subprocess.CompletedProcess(cmd, child.returncode, "", stderr)
         if proc.returncode < 0:
             name = signal.Signals(-proc.returncode).name
             raise VariantFailure(f"{step} variant: isolated run crashed ({name}){_tail(proc.stderr)}")
         if not out.exists():
-            raise VariantFailure(f"{step} variant: isolated run exited with status {proc.returncode}{_tail(proc.stderr)}")
+            raise VariantFailure(
+                f"{step} variant: isolated run exited with status {proc.returncode}{_tail(proc.stderr)}"
+            )
         data = json.loads(out.read_text())
     if "failure" in data:
         raise VariantFailure(data["failure"])

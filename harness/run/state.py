@@ -4,6 +4,7 @@ The runner snapshots every probe before a variant and compares after it; a diffe
 leak, reported by name, and the snapshot is restored so later cases are not poisoned.
 RNG states count too: a case seeds locally (``torch_pitfalls.seeded``) or uses its own generator.
 """
+
 from __future__ import annotations
 
 import os
@@ -88,8 +89,12 @@ def _same_warning_filters(before, after) -> bool:
     """Equal, except for filters that a library installs when a variant first imports it
     (sympy adds one for its own deprecation warning): those are import side effects, not leaks."""
     old, new, imported = before[0], after[0], _imported(before, after)
-    added = [f for f in new if f not in old and (getattr(f[2], "__module__", "") in imported
-                                                 or FILTERS_ON_IMPORT.get(_filter_key(f)) in imported)]
+    added = [
+        f
+        for f in new
+        if f not in old
+        and (getattr(f[2], "__module__", "") in imported or FILTERS_ON_IMPORT.get(_filter_key(f)) in imported)
+    ]
     return [f for f in new if f not in added] == old
 
 
@@ -136,7 +141,7 @@ def _cuda_rng_get():
     try:
         return torch.cuda.get_rng_state_all()
     except RuntimeError:  # a device-side assert left the context unusable (an isolated case's
-        return None       # symptom, seen on 2.11.0+cu130): nothing to read, nothing to restore
+        return None  # symptom, seen on 2.11.0+cu130): nothing to read, nothing to restore
 
 
 def _cuda_rng_set(states) -> None:
@@ -165,14 +170,20 @@ PROBES: tuple[Probe, ...] = (
     ),
     Probe("warn-always flag", torch.is_warn_always_enabled, torch.set_warn_always),
     Probe("float32 matmul precision", torch.get_float32_matmul_precision, torch.set_float32_matmul_precision),
-    Probe("cudnn.benchmark", lambda: torch.backends.cudnn.benchmark, lambda v: setattr(torch.backends.cudnn, "benchmark", v)),
+    Probe(
+        "cudnn.benchmark",
+        lambda: torch.backends.cudnn.benchmark,
+        lambda v: setattr(torch.backends.cudnn, "benchmark", v),
+    ),
     Probe(
         "cudnn.deterministic",
         lambda: torch.backends.cudnn.deterministic,
         lambda v: setattr(torch.backends.cudnn, "deterministic", v),
     ),
     Probe("number of threads", torch.get_num_threads, torch.set_num_threads),
-    Probe("warning filters", _with_modules(lambda: list(warnings.filters)), _set_warning_filters, _same_warning_filters),
+    Probe(
+        "warning filters", _with_modules(lambda: list(warnings.filters)), _set_warning_filters, _same_warning_filters
+    ),
     Probe("environment variables", _with_modules(lambda: dict(os.environ)), _set_environ, _same_environ),
     Probe("working directory", os.getcwd, os.chdir),
     Probe("sys.path", _with_modules(lambda: list(sys.path)), _set_sys_path, _same_sys_path),

@@ -2,6 +2,7 @@
 
 usage: python -m torch_pitfalls.run.worker CASE_FILE DEVICE broken|fixed RESULT_JSON
 """
+
 import json
 import os
 import sys

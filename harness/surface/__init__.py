@@ -18,4 +18,3 @@ The upgrade cases were found with it: every release's "surface" is
 changed, the parameters and public functions removed, and the native messages added. It is a
 finder, not a judge: each hit is a lead to read and then to run, never a result by itself.
 """
-

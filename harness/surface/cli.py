@@ -1,4 +1,5 @@
 """``python -m torch_pitfalls.surface scan|fetch|diff``: the surface scan from a terminal (``make upgrade-scan``)."""
+
 from __future__ import annotations
 
 import argparse
@@ -7,16 +8,17 @@ import shutil
 import sys
 from pathlib import Path
 
-from packaging.version import Version
-
 import torch_pitfalls.surface
+from packaging.version import Version
 from torch_pitfalls.surface.diff import diff, print_diff
 from torch_pitfalls.surface.fetch import fetch
 from torch_pitfalls.surface.scan import scan_tree
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m torch_pitfalls.surface", description=torch_pitfalls.surface.__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(
+        prog="python -m torch_pitfalls.surface", description=torch_pitfalls.surface.__doc__.split("\n")[0]
+    )
     sub = p.add_subparsers(dest="command", required=True)
     s = sub.add_parser("scan", help="scan an installed torch package directory")
     s.add_argument("torch_dir", type=Path)
@@ -49,7 +51,10 @@ def main(argv: list[str] | None = None) -> int:
     if len(surfaces) < 2:
         p.error(f"{args.directory}: fewer than two scanned releases (run `fetch` first)")
     pairs = list(zip(surfaces, surfaces[1:]))
-    rel = lambda s: Version(s["torch"].split("+")[0])
+
+    def rel(s):
+        return Version(s["torch"].split("+")[0])
+
     if args.start:
         pairs = [(a, b) for a, b in pairs if rel(a) >= Version(args.start)]
     if args.end:

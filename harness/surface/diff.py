@@ -1,12 +1,35 @@
 """What changed between two scanned releases, as a user of the older one meets it."""
+
 from __future__ import annotations
 
 # Internal machinery whose changes users rarely meet directly: scanned, but left out of `diff`
 # unless --all (a compiler's private warnings would bury the public API's).
-INTERNAL = ("_dynamo/", "_inductor/", "_functorch/", "_export/", "_refs/", "_prims/", "_decomp/",
-            "_higher_order_ops/", "_subclasses/", "_vendor/", "testing/", "fx/experimental/",
-            "utils/_sympy/", "_logging/", "_lazy/", "_library/", "_strobelight/", "compiler/",
-            "distributed/_", "distributed/tensor/_", "_numpy/", "include/", "share/", "bin/")
+INTERNAL = (
+    "_dynamo/",
+    "_inductor/",
+    "_functorch/",
+    "_export/",
+    "_refs/",
+    "_prims/",
+    "_decomp/",
+    "_higher_order_ops/",
+    "_subclasses/",
+    "_vendor/",
+    "testing/",
+    "fx/experimental/",
+    "utils/_sympy/",
+    "_logging/",
+    "_lazy/",
+    "_library/",
+    "_strobelight/",
+    "compiler/",
+    "distributed/_",
+    "distributed/tensor/_",
+    "_numpy/",
+    "include/",
+    "share/",
+    "bin/",
+)
 
 
 def _public(where_or_file: str) -> bool:
@@ -16,6 +39,7 @@ def _public(where_or_file: str) -> bool:
 
 def diff(old: dict, new: dict, everything: bool = False) -> dict:
     """What a user of `old` may meet in `new`, by kind."""
+
     def warns(s):
         return {(w["where"], w["category"], w["message"]) for w in s["warnings"] if everything or _public(w["file"])}
 
@@ -43,11 +67,17 @@ def diff(old: dict, new: dict, everything: bool = False) -> dict:
     # a function that moved to another module is not gone
     moved = {n.split(":")[1] for n in new["signatures"]}
     gone = [n for n in gone if n.split(":")[1] not in moved]
-    return {"from": old["torch"], "to": new["torch"],
-            "warnings_added": added, "warnings_removed": [{"where": w[0], "category": w[1], "message": w[2]} for w in removed],
-            "warnings_recategorised": recategorised, "signatures_changed": changed_sigs, "functions_removed": sorted(gone),
-            "native_added": sorted(set(new["native"]) - set(old["native"])),
-            "native_removed": sorted(set(old["native"]) - set(new["native"]))}
+    return {
+        "from": old["torch"],
+        "to": new["torch"],
+        "warnings_added": added,
+        "warnings_removed": [{"where": w[0], "category": w[1], "message": w[2]} for w in removed],
+        "warnings_recategorised": recategorised,
+        "signatures_changed": changed_sigs,
+        "functions_removed": sorted(gone),
+        "native_added": sorted(set(new["native"]) - set(old["native"])),
+        "native_removed": sorted(set(old["native"]) - set(new["native"])),
+    }
 
 
 def print_diff(d: dict) -> None:

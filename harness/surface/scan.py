@@ -1,5 +1,6 @@
 """One torch release's surface, read from its installed files: warnings, public signatures and
 native deprecation messages (see the package's docstring)."""
+
 from __future__ import annotations
 
 import ast
@@ -43,8 +44,9 @@ class _Scanner(ast.NodeVisitor):
         return self.module + (":" + ".".join(self.scope) if self.scope else "")
 
     def _warn(self, category: str, message: str, line: int) -> None:
-        self.warnings.append({"where": self._where(), "category": category, "message": " ".join(message.split()),
-                              "line": line})
+        self.warnings.append(
+            {"where": self._where(), "category": category, "message": " ".join(message.split()), "line": line}
+        )
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         self._decorators(node)
@@ -93,8 +95,11 @@ class _Scanner(ast.NodeVisitor):
 
     def visit_Call(self, node: ast.Call) -> None:
         fn = node.func
-        is_warn = (isinstance(fn, ast.Attribute) and fn.attr in ("warn", "warn_explicit")
-                   and _name(fn.value) in ("warnings", "_warnings")) or (isinstance(fn, ast.Name) and fn.id == "warn")
+        is_warn = (
+            isinstance(fn, ast.Attribute)
+            and fn.attr in ("warn", "warn_explicit")
+            and _name(fn.value) in ("warnings", "_warnings")
+        ) or (isinstance(fn, ast.Name) and fn.id == "warn")
         if is_warn and node.args:
             kw = {k.arg: k.value for k in node.keywords}
             cat = kw.get("category", node.args[1] if len(node.args) > 1 else None)
@@ -122,7 +127,11 @@ def scan_tree(torch_dir: Path) -> dict:
     native = set()
     for lib in sorted((torch_dir / "lib").glob("*.so*")):
         data = lib.read_bytes()
-        native.update(m.group().decode().strip() for m in PRINTABLE.finditer(data) if b" " in m.group() and NATIVE_WORDS.search(m.group()))
+        native.update(
+            m.group().decode().strip()
+            for m in PRINTABLE.finditer(data)
+            if b" " in m.group() and NATIVE_WORDS.search(m.group())
+        )
     return {"torch": version, "warnings": warnings, "signatures": signatures, "native": sorted(native)}
 
 

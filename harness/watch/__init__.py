@@ -13,6 +13,7 @@ module and optimizer hooks; none uses a ``TorchDispatchMode`` (it would switch t
         train()
     print(w.text())
 """
+
 from __future__ import annotations
 
 from torch_pitfalls.watch.findings import Finding

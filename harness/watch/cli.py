@@ -6,6 +6,7 @@ The program's exit status is kept, unless ``--fail`` is given and something was 
 where the program itself exited 0). The text report goes to stderr; JSON and SARIF go to
 ``--output`` or, without it, to stdout, which then holds nothing else: the program's own
 stdout is sent to stderr while it runs (at the file-descriptor level, so its subprocesses' too)."""
+
 from __future__ import annotations
 
 import json
@@ -26,8 +27,9 @@ def add_commands(sub) -> None:
     p.add_argument("--fail", action="store_true", help="exit 1 when something was found and the program exited 0")
     p.add_argument("--pedantic", action="store_true", help="also the heuristic detectors (they can be wrong)")
     p.add_argument("--select", default="", metavar="ID[,ID]", help="only the detectors of these case ids")
-    p.add_argument("--no-explain", action="store_true",
-                   help="do not name the cases behind the errors and warnings torch raises")
+    p.add_argument(
+        "--no-explain", action="store_true", help="do not name the cases behind the errors and warnings torch raises"
+    )
     p.add_argument("-m", dest="module", action="store_true", help="SCRIPT is a module name, as python -m runs it")
     p.add_argument("script", metavar="SCRIPT", help="the program (a .py file, or a module with -m)")
     p.add_argument("args", nargs="...", metavar="ARGS", help="its arguments")

@@ -30,6 +30,7 @@ that matches nothing is remembered per (category, text), so a warning repeated i
 dict lookup. Any failure (no reports folder, an unreadable report) switches the explainer off: it
 explains nothing and never raises into the user's program (``problem`` says why).
 """
+
 from __future__ import annotations
 
 import re
@@ -58,23 +59,45 @@ class Explanation:
 
 # Python's own wording: any program can produce it, so it names a pitfall only together with a
 # name torch owns that stays literal in the pattern ('DataParallel', 'Tensor', 'torch._six').
-PYTHON_WORDING = re.compile(r"""^(?:
+PYTHON_WORDING = re.compile(
+    r"""^(?:
     invalid\ syntax
   | '[^']*'\ object\ has\ no\ attribute\ '[^']*'
   | '[^']*'\ object\ is\ not\ (?:callable|subscriptable|iterable)
   | [\w.<>]+\(\)\ (?:got\ an\ unexpected\ keyword\ argument|got\ multiple\ values\ for\ argument|takes\ |missing\ \d)
   | unsupported\ operand\ type
-  | No\ module\ named\ 
-  | cannot\ import\ name\ 
+  | No\ module\ named[ ]
+  | cannot\ import\ name[ ]
   | object\.__init__\(\)\ takes\ exactly\ one\ argument
   | name\ '[^']*'\ is\ not\ defined
   | (?:list|tuple|string)\ index\ out\ of\ range
   | division\ by\ zero
-)""", re.X)
+)""",
+    re.X,
+)
 PYTHON_ERRORS = ("SyntaxError", "IndentationError", "TabError")  # always Python's wording
-BUILTIN_NAMES = frozenset({"NoneType", "int", "float", "str", "bytes", "bool", "list", "tuple", "dict", "set",
-                           "object", "type", "function", "method", "module", "builtin_function_or_method",
-                           "generator", "complex"})
+BUILTIN_NAMES = frozenset(
+    {
+        "NoneType",
+        "int",
+        "float",
+        "str",
+        "bytes",
+        "bool",
+        "list",
+        "tuple",
+        "dict",
+        "set",
+        "object",
+        "type",
+        "function",
+        "method",
+        "module",
+        "builtin_function_or_method",
+        "generator",
+        "complex",
+    }
+)
 MIN_LITERAL_LETTERS = 16  # a pattern must keep at least this many letters of its own words ...
 LETTERS_PER_WILDCARD = 4  # ... and this many per wildcard it holds
 
@@ -94,8 +117,11 @@ _SPECIFICS = [
     ("anonymous", r"'<\w+>'", r"'[^']*'"),
     ("path", rf"(?<![\w.])/{_NOT_QUOTE}+", rf"{_NOT_QUOTE}+"),
     ("file", r"\b[\w.-]+\.(?:py|pt|pth|ckpt|bin|json|ya?ml|txt|csv|npy|npz|pkl|pickle|onnx|so)\b", rf"{_NOT_QUOTE}+"),
-    ("shape", r"\[\s*(?:-?\d+(?:\s*,\s*-?\d+)*)?\s*\]|\(\s*-?\d+\s*(?:,\s*-?\d+\s*)+,?\s*\)|\b\d+(?:x\d+)+\b",
-     r"(?:\[[-\d,\s]*\]|\([-\d,\s]*\)|\d+(?:x\d+)*)"),
+    (
+        "shape",
+        r"\[\s*(?:-?\d+(?:\s*,\s*-?\d+)*)?\s*\]|\(\s*-?\d+\s*(?:,\s*-?\d+\s*)+,?\s*\)|\b\d+(?:x\d+)+\b",
+        r"(?:\[[-\d,\s]*\]|\([-\d,\s]*\)|\d+(?:x\d+)*)",
+    ),
     ("number", r"(?<![\w.])-?\d+(?:\.\d+)*(?:e[-+]?\d+)?(?!\w)", r"-?\d+(?:\.\d+)*(?:e[-+]?\d+)?"),
 ]
 _SPECIFIC = re.compile("|".join(f"(?P<{name}>{rx})" for name, rx, _ in _SPECIFICS))
@@ -109,8 +135,13 @@ class Pattern:
     refused: str = ""
 
 
-def pattern_of(kind: str, category: str, recorded: str, functions: frozenset[str] = frozenset(),
-               classes: frozenset[str] = frozenset()) -> Pattern:
+def pattern_of(
+    kind: str,
+    category: str,
+    recorded: str,
+    functions: frozenset[str] = frozenset(),
+    classes: frozenset[str] = frozenset(),
+) -> Pattern:
     """The pattern a recorded (masked) message stands for. ``functions`` and ``classes``: the names
     the case's own code defines, which a user's program names otherwise: quoted (``'freeze_backbone'``)
     they match any quoted name, and a class name also as the head of a word (``ScaleShiftBackward``)."""
@@ -123,7 +154,7 @@ def pattern_of(kind: str, category: str, recorded: str, functions: frozenset[str
     names_rx = _defined_names_regex(functions | classes, classes)
     pos = 0
     for m in _SPECIFIC.finditer(body):
-        wildcards += _literal(body[pos:m.start()], names_rx, parts, literal, kept_names)
+        wildcards += _literal(body[pos : m.start()], names_rx, parts, literal, kept_names)
         parts.append(_WILDCARD[m.lastgroup])
         wildcards += m.lastgroup != "triggered"
         pos = m.end()
@@ -157,7 +188,7 @@ def _literal(text: str, names_rx, parts: list[str], literal: list[str], kept_nam
     the number of wildcards added."""
     added, pos = 0, 0
     for m in names_rx.finditer(text) if names_rx else ():
-        _keep(text[pos:m.start()], parts, literal, kept_names)
+        _keep(text[pos : m.start()], parts, literal, kept_names)
         parts.append(r"'[^']*'" if m.group().startswith("'") else r"\w+?")
         added += 1
         pos = m.end()
@@ -190,11 +221,18 @@ def case_text(case: CaseFile) -> CaseText:
     """What the explainer asks of a case's file (read by ``torch_pitfalls.casefile``)."""
     import torch
 
-    bases = (torch.nn.Module, torch.autograd.Function, torch.utils.data.Dataset, torch.utils.data.Sampler,
-             torch.optim.Optimizer)
+    bases = (
+        torch.nn.Module,
+        torch.autograd.Function,
+        torch.utils.data.Dataset,
+        torch.utils.data.Sampler,
+        torch.optim.Optimizer,
+    )
 
     def own(names):
-        return frozenset(n for n in names if len(n) > 2 and n not in _HARNESS_NAMES and not any(hasattr(b, n) for b in bases))
+        return frozenset(
+            n for n in names if len(n) > 2 and n not in _HARNESS_NAMES and not any(hasattr(b, n) for b in bases)
+        )
 
     functions, classes = case.defined_names()
     return CaseText(own(functions), own(classes), case.warned_patterns, case.raised_patterns)
@@ -234,7 +272,7 @@ def _opening(paragraph: str, enough: int = 80, limit: int = 320) -> str:
         if ch == "`":
             code = not code
         elif ch in ".!?" and not code and (i + 1 == len(paragraph) or paragraph[i + 1] == " "):
-            sentences.append(paragraph[start:i + 1].strip())
+            sentences.append(paragraph[start : i + 1].strip())
             start = i + 1
             if sum(map(len, sentences)) >= enough:
                 break
@@ -302,7 +340,7 @@ def symptom_messages(record) -> list[tuple[str, str, str]] | None:
 
 def load_corpus(reports_dir: Path, cases_dir: Path, matrix=None) -> Corpus:
     """The recorded messages of the cases; ``matrix``: those dirs' matrix, where the caller has it."""
-    from torch_pitfalls.loader import find_case_files, case_id_of
+    from torch_pitfalls.loader import case_id_of, find_case_files
     from torch_pitfalls.matrix import NOT_OBSERVED, load_matrix
 
     matrix = matrix if matrix is not None else load_matrix(reports_dir, cases_dir)
@@ -341,8 +379,13 @@ class Explainer:
     """Names the cases that record an exception or a warning. Build it with ``for_installed_torch``
     (or ``for_release`` to explain as another release would); it reads nothing until asked."""
 
-    def __init__(self, release: str | None = None, reports_dir: str | Path | None = None,
-                 cases_dir: str | Path | None = None, matrix=None):
+    def __init__(
+        self,
+        release: str | None = None,
+        reports_dir: str | Path | None = None,
+        cases_dir: str | Path | None = None,
+        matrix=None,
+    ):
         self.release = release
         self._dirs = (reports_dir, cases_dir)
         self._matrix = matrix  # those dirs' matrix, already loaded by the caller (the docs build)
@@ -365,8 +408,9 @@ class Explainer:
             return _SHARED["installed"]
 
     @classmethod
-    def for_release(cls, release: str, reports_dir: str | Path | None = None,
-                    cases_dir: str | Path | None = None) -> "Explainer":
+    def for_release(
+        cls, release: str, reports_dir: str | Path | None = None, cases_dir: str | Path | None = None
+    ) -> "Explainer":
         """An explainer that takes the installed torch to be ``release`` (tests, other machines)."""
         return cls(release, reports_dir, cases_dir)
 
@@ -454,13 +498,16 @@ class Explainer:
 
     def _explanation(self, entry: Entry, others: list[str]) -> Explanation:
         title, fix = self._story(entry.case)
-        message = f"{title}; the fix: {_lower_first(fix)}" if fix else title or f"the case {entry.case} records this message"
+        message = (
+            f"{title}; the fix: {_lower_first(fix)}" if fix else title or f"the case {entry.case} records this message"
+        )
         if others:
             message += f" (the same message is recorded by {len(others) + 1} cases: this one and {', '.join(others)})"
         release, device = entry.releases[0]
         where = f"torch {release}" + (f" ({device})" if device != "cpu" else "")
-        return Explanation(entry.case, message, f"recorded on {where} as: {entry.category}: {entry.recorded}",
-                           release, entry.recorded)
+        return Explanation(
+            entry.case, message, f"recorded on {where} as: {entry.category}: {entry.recorded}", release, entry.recorded
+        )
 
     def _story(self, case: str) -> tuple[str, str]:
         if case not in self._stories:
@@ -544,7 +591,8 @@ class Explainer:
         for r in asked:
             if r.kind == "error" and (r.case, r.release, r.device) in warned:
                 self._refused.setdefault(r.case, []).append(
-                    f"{r.category}: {r.message} (recorded beside a warning that tells the pitfall apart)")
+                    f"{r.category}: {r.message} (recorded beside a warning that tells the pitfall apart)"
+                )
                 continue
             merged.setdefault((r.case, r.kind, r.category, r.message), []).append((r.release, r.device))
         table: dict[tuple[str, str], list[Entry]] = {}
@@ -596,8 +644,8 @@ def corpus_dir() -> Path:
     """The corpus's cases folder: ``torch_pitfalls.loader.default_cases_dir()`` when it is the corpus (it
     holds the catalogue), else the one beside the harness package (a checkout) or inside it (the
     wheel). A user's program may have a ``cases/`` folder of its own in its working directory."""
-    from torch_pitfalls.loader import CORPUS_MARKER, default_cases_dir
     import torch_pitfalls
+    from torch_pitfalls.loader import CORPUS_MARKER, default_cases_dir
 
     here = Path(torch_pitfalls.__file__).resolve().parent
     for candidate in (default_cases_dir(), here.parent / "cases", here / "cases"):

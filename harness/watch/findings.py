@@ -1,5 +1,6 @@
 """What the watcher reports: one finding per case and place in the user's code, with how often
 that place fired; as text, JSON and SARIF."""
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
@@ -45,20 +46,41 @@ def text_report(findings: list[Finding], errors: list[str]) -> str:
 
 
 def json_report(findings: list[Finding], errors: list[str], torch_version: str | None, exit_status: int | None) -> dict:
-    return {"tool": "pitfalls watch", "torch": torch_version, "exit_status": exit_status,
-            "findings": [f.to_json() for f in findings], "errors": list(errors)}
+    return {
+        "tool": "pitfalls watch",
+        "torch": torch_version,
+        "exit_status": exit_status,
+        "findings": [f.to_json() for f in findings],
+        "errors": list(errors),
+    }
 
 
 def sarif_report(findings: list[Finding], version: str) -> dict:
     cases = sorted({f.case for f in findings})
-    rules = [{"id": c, "name": c, "shortDescription": {"text": next(f.message for f in findings if f.case == c)},
-              "help": {"text": f"The pitfall, run and explained: pitfalls show {c} (the site's cases/{c}.html)"}}
-             for c in cases]
-    results = [{"ruleId": f.case, "ruleIndex": cases.index(f.case), "level": "warning",
-                "message": {"text": f"{f.message}{f' ({f.detail})' if f.detail else ''}"},
-                "occurrenceCount": f.count,
-                "locations": [{"physicalLocation": {"artifactLocation": {"uri": f.path},
-                                                    "region": {"startLine": f.line}}}]} for f in findings]
-    return {"$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0",
-            "runs": [{"tool": {"driver": {"name": "pitfalls-watch", "version": version, "rules": rules}},
-                      "results": results}]}
+    rules = [
+        {
+            "id": c,
+            "name": c,
+            "shortDescription": {"text": next(f.message for f in findings if f.case == c)},
+            "help": {"text": f"The pitfall, run and explained: pitfalls show {c} (the site's cases/{c}.html)"},
+        }
+        for c in cases
+    ]
+    results = [
+        {
+            "ruleId": f.case,
+            "ruleIndex": cases.index(f.case),
+            "level": "warning",
+            "message": {"text": f"{f.message}{f' ({f.detail})' if f.detail else ''}"},
+            "occurrenceCount": f.count,
+            "locations": [{"physicalLocation": {"artifactLocation": {"uri": f.path}, "region": {"startLine": f.line}}}],
+        }
+        for f in findings
+    ]
+    return {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [
+            {"tool": {"driver": {"name": "pitfalls-watch", "version": version, "rules": rules}}, "results": results}
+        ],
+    }

@@ -2,6 +2,7 @@
 detectors of that function around it. Calls nothing watches pass straight through; so do calls
 while torch.compile traces (a detector's Python must not enter a graph) and calls made in a
 forked child (DataLoader workers inherit the mode but report to nobody)."""
+
 from __future__ import annotations
 
 import os

@@ -4,6 +4,7 @@ Each test's setup, call and teardown run with the watcher on; a failing test's e
 handed to the explainer; the findings of the whole session (each with the first test that met
 it) are printed at the end, and written as JSON with ``--pitfalls-watch-json PATH``.
 Registered as a ``pytest11`` entry point; nothing is imported (torch included) unless asked."""
+
 from __future__ import annotations
 
 import json
@@ -15,16 +16,27 @@ import pytest
 def pytest_addoption(parser):
     group = parser.getgroup("pitfalls-watch", "torch-pitfalls: the watcher (pitfalls watch) around your tests")
     group.addoption("--pitfalls-watch", action="store_true", help="run every test with the pitfalls watcher on")
-    group.addoption("--pitfalls-watch-pedantic", action="store_true",
-                    help="also the heuristic detectors (implies --pitfalls-watch)")
-    group.addoption("--pitfalls-watch-json", metavar="PATH", help="write the findings as JSON (implies --pitfalls-watch)")
-    group.addoption("--pitfalls-watch-fail", action="store_true",
-                    help="fail the session when something was found (implies --pitfalls-watch)")
+    group.addoption(
+        "--pitfalls-watch-pedantic", action="store_true", help="also the heuristic detectors (implies --pitfalls-watch)"
+    )
+    group.addoption(
+        "--pitfalls-watch-json", metavar="PATH", help="write the findings as JSON (implies --pitfalls-watch)"
+    )
+    group.addoption(
+        "--pitfalls-watch-fail",
+        action="store_true",
+        help="fail the session when something was found (implies --pitfalls-watch)",
+    )
 
 
 def pytest_configure(config):
     opt = config.getoption
-    if opt("pitfalls_watch") or opt("pitfalls_watch_pedantic") or opt("pitfalls_watch_json") or opt("pitfalls_watch_fail"):
+    if (
+        opt("pitfalls_watch")
+        or opt("pitfalls_watch_pedantic")
+        or opt("pitfalls_watch_json")
+        or opt("pitfalls_watch_fail")
+    ):
         config.pluginmanager.register(WatchSession(config), "pitfalls-watch-session")
 
 

@@ -4,6 +4,7 @@ must not be, and the detector must not fail. tests/watch/test_proofs.py asserts 
 torch; ``python -m torch_pitfalls.watch.proofs --json PATH`` records it for another release (the
 matrix build's ``--watch-proofs``), so which releases each detector works on is observed.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,8 +35,14 @@ def prove(detector, lc, device="cpu") -> dict:
     only = dict(select=(detector.case,), pedantic=detector.pedantic)
     w = watched(lc.module.broken, device, **only)
     at_case = [f for f in w.findings if f.case == detector.case and Path(f.path).resolve() == lc.path.resolve()]
-    result = {"case": detector.case, "pedantic": detector.pedantic, "broken_reported": bool(at_case),
-              "broken_lines": sorted({f.line for f in at_case}), "errors": list(w.errors), "silent_on": {}}
+    result = {
+        "case": detector.case,
+        "pedantic": detector.pedantic,
+        "broken_reported": bool(at_case),
+        "broken_lines": sorted({f.line for f in at_case}),
+        "errors": list(w.errors),
+        "silent_on": {},
+    }
     for variant in ("fixed", "near_miss"):
         fn = getattr(lc.module, variant, None)
         if fn is not None:
@@ -49,14 +56,18 @@ def prove(detector, lc, device="cpu") -> dict:
 def prove_all(cases_dir: Path | None = None, device: str = "cpu") -> dict:
     """Every detector proven on ``device``; a case that does not run there is left out (and named)."""
     import torch
-
     from torch_pitfalls.watch.detectors import all_detectors
 
     cases = {lc.id: lc for lc in load_cases(Path(cases_dir or default_cases_dir()))}
     detectors = all_detectors()
     proofs = [prove(d, cases[d.case], device) for d in detectors if device in cases[d.case].case.devices]
-    record = {"torch": torch.__version__, "python": sys.version.split()[0], "detectors": proofs,
-              "proven": sum(p["proven"] for p in proofs), "total": len(proofs)}
+    record = {
+        "torch": torch.__version__,
+        "python": sys.version.split()[0],
+        "detectors": proofs,
+        "proven": sum(p["proven"] for p in proofs),
+        "total": len(proofs),
+    }
     if device != "cpu":  # the CPU record's shape is the matrix's, kept as it was
         record["device"] = {"kind": device, "name": torch.cuda.get_device_name(0)}
         record["not_on_device"] = sorted(d.case for d in detectors if device not in cases[d.case].case.devices)
@@ -67,8 +78,12 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m torch_pitfalls.watch.proofs", description=__doc__.split("\n")[0])
     p.add_argument("--json", metavar="PATH", help="also write the record here")
     p.add_argument("--cases", metavar="DIR", help="the cases folder (default: ./cases or the installed corpus)")
-    p.add_argument("--device", default="cpu", choices=("cpu", "cuda"),
-                   help="where the variants run (default: cpu; cuda needs a GPU)")
+    p.add_argument(
+        "--device",
+        default="cpu",
+        choices=("cpu", "cuda"),
+        help="where the variants run (default: cpu; cuda needs a GPU)",
+    )
     args = p.parse_args(argv)
     if args.device == "cuda":
         import torch
@@ -78,8 +93,12 @@ def main(argv=None) -> int:
     record = prove_all(args.cases, args.device)
     for proof in record["detectors"]:
         state = "proven" if proof["proven"] else "NOT proven"
-        why = "" if proof["proven"] else f"  broken reported: {proof['broken_reported']}, silent on: " \
-                                          f"{proof['silent_on']}, errors: {proof['errors'][:1]}"
+        why = (
+            ""
+            if proof["proven"]
+            else f"  broken reported: {proof['broken_reported']}, silent on: "
+            f"{proof['silent_on']}, errors: {proof['errors'][:1]}"
+        )
         print(f"{proof['case']:40s} {state}{why}")
     print(f"torch {record['torch']} on {args.device}: {record['proven']} of {record['total']} detectors proven")
     if args.json:

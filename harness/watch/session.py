@@ -4,6 +4,7 @@
 same ``Watcher``. Findings are de-duplicated per case and user-code line (with a count), and a
 detector that fails is switched off after one error line: the user's program never sees the
 watcher's own exceptions."""
+
 from __future__ import annotations
 
 import contextlib
@@ -45,7 +46,6 @@ class Watcher:
 
     def start(self) -> None:
         from torch.optim import optimizer as optim
-
         from torch_pitfalls.watch.detectors import detectors_for
         from torch_pitfalls.watch.mode import FastPathsKept, WatchMode
 
@@ -62,8 +62,10 @@ class Watcher:
         # An optimizer's step is torch's own code updating parameters: nothing there is the user's
         # pitfall, and its dozens of in-place ops per step would cost every watched step.
         if hasattr(optim, "register_optimizer_step_pre_hook"):  # 2.0+
-            self._handles = [optim.register_optimizer_step_pre_hook(self._enter_step),
-                             optim.register_optimizer_step_post_hook(self._leave_step)]
+            self._handles = [
+                optim.register_optimizer_step_pre_hook(self._enter_step),
+                optim.register_optimizer_step_post_hook(self._leave_step),
+            ]
         self._showwarning = warnings.showwarning
         warnings.showwarning = self._on_warning
 
@@ -124,9 +126,16 @@ class Watcher:
             else:  # a detector and the explainer saw the same event (a call that also warned)
                 found.extra["also"] = kind
             return
-        self._findings[key] = Finding(case=detector.case, message=message or detector.message, path=shown_path(path),
-                                      line=line, function=function, kind=kind, detail=detail,
-                                      pedantic=getattr(detector, "pedantic", False))
+        self._findings[key] = Finding(
+            case=detector.case,
+            message=message or detector.message,
+            path=shown_path(path),
+            line=line,
+            function=function,
+            kind=kind,
+            detail=detail,
+            pedantic=getattr(detector, "pedantic", False),
+        )
         if self.context:  # e.g. the pytest test that was running
             self._findings[key].extra["first_seen_in"] = self.context
 

@@ -1,5 +1,6 @@
 """Where in the user's code something happened: the innermost frame that belongs neither to torch
 nor to the watcher nor to Python's standard library (runpy, contextlib, functools, ...)."""
+
 from __future__ import annotations
 
 import os
@@ -30,7 +31,7 @@ def origin(filename: str) -> str:
             known = "watch"
         elif torch_dir and full.startswith(torch_dir):
             known = "torch"
-        elif any(full.startswith(d) and not any(p in full[len(d):] for p in _INSTALLED) for d in _STDLIB):
+        elif any(full.startswith(d) and not any(p in full[len(d) :] for p in _INSTALLED) for d in _STDLIB):
             known = "stdlib"
         else:
             known = "user"

@@ -1,4 +1,5 @@
 """cases/catalogue.csv is the cases' own facts, generated (python -m torch_pitfalls.catalogue --write)."""
+
 from pathlib import Path
 
 from torch_pitfalls.catalogue import catalogue_text

@@ -8,15 +8,15 @@ Two kinds of look-alike are fed to each case's ``symptom`` and must be refused:
   replaced by an unrelated one of the same type: a predicate that matches on the type alone
   accepts it.
 """
+
 from __future__ import annotations
 
 import warnings
 
 import pytest
-
+from planting import ROOT, variant_run
 from torch_pitfalls.loader import load_corpus
 from torch_pitfalls.observation import Observation
-from planting import ROOT, variant_run
 
 CASES, _ = load_corpus(ROOT / "cases")
 FOREIGN = "an unrelated failure that has nothing to do with this pitfall"
@@ -32,7 +32,9 @@ def test_every_case_has_a_near_miss():
     assert not lacking, f"cases without near_miss(device): {', '.join(lacking)}"
 
 
-@pytest.mark.parametrize("lc", [lc for lc in CASES if callable(getattr(lc.module, "near_miss", None))], ids=lambda lc: lc.id)
+@pytest.mark.parametrize(
+    "lc", [lc for lc in CASES if callable(getattr(lc.module, "near_miss", None))], ids=lambda lc: lc.id
+)
 def test_the_symptom_refuses_the_near_miss(lc):
     run = variant_run(lc, "near_miss")
     assert run.error is not None or run.warnings or run.value is not None, "near_miss produced nothing to judge"

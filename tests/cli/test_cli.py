@@ -1,12 +1,12 @@
 """``pitfalls`` as a user types it: list, show, run; bad input is one line and exit status 2."""
+
 import json
 import subprocess
 import sys
 
 import pytest
-
-from torch_pitfalls.cli import main
 from planting import ROOT
+from torch_pitfalls.cli import main
 
 
 @pytest.fixture
@@ -93,9 +93,15 @@ def test_a_missing_cases_folder_is_named(tmp_path, capsys):
 
 
 def test_python_dash_m_harness_is_the_same_cli(two_cases):
-    proc = subprocess.run([sys.executable, "-m", "torch_pitfalls", "--cases", str(two_cases.cases), "run", "nope"],
-                          capture_output=True, text=True, cwd=ROOT)
-    assert proc.returncode == 2 and proc.stderr.strip() == "pitfalls: error: unknown case id 'nope' (see 'pitfalls list')"
+    proc = subprocess.run(
+        [sys.executable, "-m", "torch_pitfalls", "--cases", str(two_cases.cases), "run", "nope"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert (
+        proc.returncode == 2 and proc.stderr.strip() == "pitfalls: error: unknown case id 'nope' (see 'pitfalls list')"
+    )
 
 
 def _source(case_id):

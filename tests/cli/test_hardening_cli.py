@@ -3,6 +3,7 @@
 tests/cli/test_cli.py has the plain cases (unknown id, unknown device, a bad option, a ``--json``
 path below a file); these are the rest, each with a report path that must stay unwritten.
 """
+
 from __future__ import annotations
 
 import errno
@@ -11,9 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from torch_pitfalls.cli import main
 from planting import ROOT, subprocess_env
+from torch_pitfalls.cli import main
 
 
 @pytest.fixture
@@ -86,7 +86,16 @@ def test_a_report_that_fails_to_write_is_one_line_and_exit_2(two_cases, out, cap
 
 
 def test_python_dash_m_harness_refuses_a_report_below_a_file(two_cases, out):
-    cmd = [sys.executable, "-m", "torch_pitfalls", "--cases", str(two_cases.cases), "run", "--json", str(out / "a-file" / "r.json")]
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch_pitfalls",
+        "--cases",
+        str(two_cases.cases),
+        "run",
+        "--json",
+        str(out / "a-file" / "r.json"),
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=subprocess_env(), timeout=300)
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr == f"pitfalls: error: --json {out}/a-file/r.json: {out}/a-file is a file, not a folder\n"

@@ -1,5 +1,6 @@
 """A browser page of the site that may load only from the local server (conftest.py's
 ``page``, and the views of test_site_browser.py at other widths and colour schemes)."""
+
 from __future__ import annotations
 
 

@@ -1,5 +1,6 @@
 """The docs site's fixtures, shared by the browser tests (test_docs_site.py, test_site_browser.py):
 one site build (the background run), one local server, one headless Debian Chromium."""
+
 from __future__ import annotations
 
 import functools
@@ -9,12 +10,17 @@ import time
 from pathlib import Path
 
 import pytest
-
 from browsing import local_page
 
 CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 @pytest.fixture(scope="session")
@@ -46,7 +52,9 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 def browser():
     if not CHROMIUM.exists():
         pytest.skip(f"{CHROMIUM} is absent: apt-get update && apt-get install -y chromium")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e '.[docs]')")
+    sync_api = pytest.importorskip(
+        "playwright.sync_api", reason="playwright is not installed (pip install -e '.[docs]')"
+    )
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         yield browser
@@ -71,8 +79,9 @@ def wait_ms(browser, base_url) -> float:
 @pytest.fixture
 def page(browser, base_url, wait_ms):
     """A page that may load only from the local server: any other request is refused and named."""
-    context, page, outside = local_page(browser, base_url, wait_ms, viewport={"width": 1280, "height": 900},
-                                        accept_downloads=True)
+    context, page, outside = local_page(
+        browser, base_url, wait_ms, viewport={"width": 1280, "height": 900}, accept_downloads=True
+    )
     yield page
     context.close()
     assert outside == [], f"the site asked for resources outside localhost: {outside}"

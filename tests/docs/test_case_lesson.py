@@ -2,6 +2,7 @@
 background): the broken code and what ``broken("cpu")`` does, then why, then the fix and what it
 does, the harness's code folded at the end; outputs as a person sees them; the downloaded
 notebook needs torch alone. Plus the cleaning and the build's check, on small inputs."""
+
 from __future__ import annotations
 
 import ast
@@ -14,19 +15,21 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from planting import ROOT
 from pyflakes.checker import Checker  # flake8's, in the test extra
 from pyflakes.messages import UndefinedName
 
-from planting import ROOT
-
 pytest.importorskip("myst_nb", reason="the docs extra is not installed (pip install -e '.[test,docs]')")
 
-from docs.site.outputs import clean, error_text, pretty  # noqa: E402
-from docs.site.outputs_check import problems  # noqa: E402
 from torch_pitfalls import observe  # noqa: E402
 from torch_pitfalls.loader import load_case, load_cases  # noqa: E402
 
-HARNESS_CODE = re.compile(r'def (?:symptom|check|near_miss|stable)\(|CASE = Case\(|print\(observe\((?:broken|fixed), "cpu"\)\)')
+from docs.site.outputs import clean, error_text, pretty  # noqa: E402
+from docs.site.outputs_check import problems  # noqa: E402
+
+HARNESS_CODE = re.compile(
+    r'def (?:symptom|check|near_miss|stable)\(|CASE = Case\(|print\(observe\((?:broken|fixed), "cpu"\)\)'
+)
 CELL = re.compile(r'<div class="cell((?: tag_[\w-]+)*) docutils container"[^>]*>')
 
 
@@ -44,12 +47,18 @@ def cells(page: str) -> list[dict]:
     out = []
     for n, m in enumerate(found):
         end = found[n + 1].start() if n + 1 < len(found) else len(page)
-        block = page[m.end():end]
+        block = page[m.end() : end]
         ends = [at for at in (block.find(tag) for tag in ("<section", "<p>", '<div class="highlight-diff')) if at >= 0]
-        block = block[:min(ends)] if ends else block  # the prose after the cell is not the cell
+        block = block[: min(ends)] if ends else block  # the prose after the cell is not the cell
         source, _, output = block.partition('<div class="cell_output docutils container">')
-        out.append({"tags": m.group(1).split(), "input": text_of(source).strip(), "output": text_of(output).strip(),
-                    "at": m.start()})
+        out.append(
+            {
+                "tags": m.group(1).split(),
+                "input": text_of(source).strip(),
+                "output": text_of(output).strip(),
+                "at": m.start(),
+            }
+        )
     return out
 
 
@@ -83,8 +92,11 @@ def newest_record(case_id: str, name: str) -> tuple[str, str]:
 def call_output(page: str, name: str) -> str:
     """What the page shows under ``name("cpu")``, without the stamp line."""
     [cell] = [c for c in cells(page) if re.match(rf'(?:try:\s+)?{name}\("cpu"\)', c["input"])]
-    return "\n".join(line for line in cell["output"].splitlines()
-                     if line.strip() and not line.startswith(("output of torch", "recorded by the version matrix")))
+    return "\n".join(
+        line
+        for line in cell["output"].splitlines()
+        if line.strip() and not line.startswith(("output of torch", "recorded by the version matrix"))
+    )
 
 
 def test_every_page_shows_broken_then_its_output_then_why_and_folds_the_harness_at_the_end(pages, corpus):
@@ -130,8 +142,9 @@ def test_a_missing_optional_module_shows_the_matrix_record_stamped_with_its_rele
             version, text = newest_record(case_id, name)
             expected = text.removeprefix("returned ").removeprefix("raised ")
             assert call_output(page, name) == expected, f"{case_id}: {name}"
-            assert f"recorded by the version matrix on torch {version} (reports/torch-{version}-cpu.json)" \
-                in text_of(page)
+            assert f"recorded by the version matrix on torch {version} (reports/torch-{version}-cpu.json)" in text_of(
+                page
+            )
         assert "No module named" not in "\n".join(c["output"] for c in cells(page))
 
 
@@ -183,10 +196,13 @@ def test_cleaning_removes_colour_codes_profiler_lines_and_this_machines_paths():
     import sysconfig
 
     purelib = sysconfig.get_paths()["purelib"]
-    noisy = (f"\x1b[1mdo those steps\x1b[0m\nUSDT:2026-11-25 22:58:25 22348:22348 SyncActivityProfilerHandler.cpp:52] "
-             f"profiler_start\n{purelib}/torch/autograd/gradcheck.py:2124: UserWarning: x\n{ROOT}/cases/a.py line 3\n")
-    assert clean(noisy) == ("do those steps\n<site-packages>/torch/autograd/gradcheck.py:2124: UserWarning: x\n"
-                            "cases/a.py line 3\n")
+    noisy = (
+        f"\x1b[1mdo those steps\x1b[0m\nUSDT:2026-11-25 22:58:25 22348:22348 SyncActivityProfilerHandler.cpp:52] "
+        f"profiler_start\n{purelib}/torch/autograd/gradcheck.py:2124: UserWarning: x\n{ROOT}/cases/a.py line 3\n"
+    )
+    assert clean(noisy) == (
+        "do those steps\n<site-packages>/torch/autograd/gradcheck.py:2124: UserWarning: x\ncases/a.py line 3\n"
+    )
     # Kineto writes past Python's buffer: its line can land after a value printed without its newline
     landed = "tensor([1., 2.]))USDT:2026-11-26 02:59:40 18612:18612 SyncActivityProfilerHandler.cpp:59] profiler_stop\n"
     assert clean(landed) == "tensor([1., 2.]))"
@@ -199,14 +215,26 @@ def test_the_build_check_names_each_page_that_shows_the_machinery(tmp_path):
     (site / "cases" / "ok.html").write_text("<p>tensor([nan, 1.])</p>")
     (site / "cases" / "ansi.html").write_text("<pre>UnpicklingError: \x1b[1mdo those steps</pre>")
     (site / "cases" / "fingerprint.html").write_text(
-        "<code><span>returns</span> <span>{'type':</span> <span>'Tensor',</span></code>")
+        "<code><span>returns</span> <span>{'type':</span> <span>'Tensor',</span></code>"
+    )
     (site / "cases" / "noise.html").write_text("<pre>USDT:2026 profiler_start</pre>")
     nb = nbformat.v4.new_notebook(metadata={"torch_pitfalls": {"case": "needs-vision"}})
-    nb.cells.append(nbformat.v4.new_code_cell("broken('cpu')", outputs=[nbformat.v4.new_output(
-        "stream", name="stdout", text=f"ModuleNotFoundError: No module named 'torchvision'\n{ROOT}/x.py")]))
+    nb.cells.append(
+        nbformat.v4.new_code_cell(
+            "broken('cpu')",
+            outputs=[
+                nbformat.v4.new_output(
+                    "stream", name="stdout", text=f"ModuleNotFoundError: No module named 'torchvision'\n{ROOT}/x.py"
+                )
+            ],
+        )
+    )
     nbformat.write(nb, site / "downloads" / "needs_vision.ipynb")
     found = problems(site, requires={"needs-vision": ("torchvision",)})
     assert [line.split(" (")[0] for line in found] == [
-        "cases/ansi.html: an ANSI escape", "cases/fingerprint.html: a fingerprint dict",
-        "cases/noise.html: profiler noise", "downloads/needs_vision.ipynb: a path of the build machine",
-        "downloads/needs_vision.ipynb: a missing optional module as a case's output"]
+        "cases/ansi.html: an ANSI escape",
+        "cases/fingerprint.html: a fingerprint dict",
+        "cases/noise.html: profiler noise",
+        "downloads/needs_vision.ipynb: a path of the build machine",
+        "downloads/needs_vision.ipynb: a missing optional module as a case's output",
+    ]

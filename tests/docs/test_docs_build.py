@@ -1,5 +1,6 @@
 """The docs generator on planted cases: executing cells, failing on a broken case, rebuilding
 after an edit, and the performance page's data."""
+
 from __future__ import annotations
 
 import json
@@ -10,20 +11,20 @@ import time
 
 import nbformat
 import pytest
-
 from planting import ROOT
 
 pytest.importorskip("sphinx", reason="the docs extra is not installed (pip install -e '.[test,docs]')")
 pytest.importorskip("myst_nb", reason="the docs extra is not installed (pip install -e '.[test,docs]')")
 
-from docs.site.bench_page import BenchError, choose_bench, other_devices, performance_page  # noqa: E402
-from docs.site.execute import CaseRunError, execute_cases  # noqa: E402
-from docs.site.stamp import Stamp  # noqa: E402
 from torch_pitfalls import observe  # noqa: E402
 from torch_pitfalls.loader import load_cases  # noqa: E402
 
+from docs.site.bench_page import BenchError, choose_bench, other_devices, performance_page  # noqa: E402
+from docs.site.execute import CaseRunError, execute_cases  # noqa: E402
+from docs.site.stamp import Stamp  # noqa: E402
+
 # A case as an author writes one: prose cells, the code, demo cells printing what it produced.
-STORY = '''\
+STORY = """\
 # %% [markdown]
 # # A planted story
 #
@@ -64,7 +65,7 @@ if __name__ == "__main__":
 # %%
 if __name__ == "__main__":
     print("fixed gives", fixed("cpu").item())
-'''
+"""
 
 
 def plant(root, prose="The first version of the prose.", fixed_value="1.0", extra_cell="pass", timeout=60.0):
@@ -77,8 +78,13 @@ def plant(root, prose="The first version of the prose.", fixed_value="1.0", extr
 
 
 def build(root, out):
-    return subprocess.run([sys.executable, "-m", "docs.site.build", "--root", str(root), "--out", str(out)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "docs.site.build", "--root", str(root), "--out", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def outputs_of(notebook):
@@ -97,7 +103,10 @@ def test_cells_run_in_order_with_real_outputs_and_a_stamp(tmp_path):
 
 
 def test_an_expected_exception_shows_its_traceback_and_the_case_goes_on(tmp_path):
-    plant(tmp_path, extra_cell='# %% tags=["raises-exception"]\nif __name__ == "__main__":\n    raise ValueError("meant to fail")')
+    plant(
+        tmp_path,
+        extra_cell='# %% tags=["raises-exception"]\nif __name__ == "__main__":\n    raise ValueError("meant to fail")',
+    )
     [executed] = execute_cases(load_cases(tmp_path / "cases"), tmp_path)
     errors = [o for o in outputs_of(executed.notebook) if o.output_type == "error"]
     assert [(e.ename, e.evalue) for e in errors] == [("ValueError", "meant to fail")]
@@ -107,7 +116,9 @@ def test_an_expected_exception_shows_its_traceback_and_the_case_goes_on(tmp_path
 
 def test_an_unexpected_exception_names_the_case_and_keeps_the_old_site(tmp_path):
     plant(tmp_path, extra_cell='if __name__ == "__main__":\n    raise ValueError("not meant")')
-    with pytest.raises(CaseRunError, match=r"case planted-story \(.*planted_story\.py:\d+\): cell 3 raised ValueError: not meant"):
+    with pytest.raises(
+        CaseRunError, match=r"case planted-story \(.*planted_story\.py:\d+\): cell 3 raised ValueError: not meant"
+    ):
         execute_cases(load_cases(tmp_path / "cases"), tmp_path)
     out = tmp_path / "site"
     out.mkdir()
@@ -120,7 +131,9 @@ def test_an_unexpected_exception_names_the_case_and_keeps_the_old_site(tmp_path)
 
 def test_a_cell_tagged_to_raise_that_does_not_fails(tmp_path):
     plant(tmp_path, extra_cell='# %% tags=["raises-exception"]\nx = 1')
-    with pytest.raises(CaseRunError, match=r"case planted-story .*: cell 4 is tagged raises-exception but raised nothing"):
+    with pytest.raises(
+        CaseRunError, match=r"case planted-story .*: cell 4 is tagged raises-exception but raised nothing"
+    ):
         execute_cases(load_cases(tmp_path / "cases"), tmp_path)
 
 
@@ -132,8 +145,11 @@ def test_a_cell_that_hangs_is_stopped_and_named(tmp_path):
     started = time.perf_counter()
     execute_cases(load_cases(tmp_path / "cases"), tmp_path)
     timeout = max(0.25, round(20 * (time.perf_counter() - started), 2))
-    plant(tmp_path, timeout=timeout,
-          extra_cell='if __name__ == "__main__":\n    import time\n    while True:\n        time.sleep(0.05)')
+    plant(
+        tmp_path,
+        timeout=timeout,
+        extra_cell='if __name__ == "__main__":\n    import time\n    while True:\n        time.sleep(0.05)',
+    )
     limit = re.escape(f"{2 * timeout:g}")
     with pytest.raises(CaseRunError, match=rf"case planted-story .*: cell 3 ran past its {limit} s time limit"):
         execute_cases(load_cases(tmp_path / "cases"), tmp_path)
@@ -154,8 +170,14 @@ def test_an_edited_case_shows_on_the_next_build(tmp_path):
     assert first.returncode == 0, first.stderr
     page = out / "cases" / "planted-story.html"
     assert "The first version of the prose." in page.read_text()
-    path.write_text(STORY.format(prose="An edited prose.", fixed_value="1.0", timeout=60.0,
-                                 extra_cell='if __name__ == "__main__":\n    print("a new output line")'))
+    path.write_text(
+        STORY.format(
+            prose="An edited prose.",
+            fixed_value="1.0",
+            timeout=60.0,
+            extra_cell='if __name__ == "__main__":\n    print("a new output line")',
+        )
+    )
     second = build(tmp_path, out)
     assert second.returncode == 0, second.stderr
     html = page.read_text()
@@ -166,12 +188,27 @@ def test_an_edited_case_shows_on_the_next_build(tmp_path):
 
 
 def _bench(ratios, date="2026-11-23T12:00:00+00:00"):
-    return {"benchmarks": [], "pitfalls": {"torch": "2.13.0+cpu", "devices": {"cpu": "a test CPU"}, "date": date,
-                                           "ratios": ratios, "harness": {"overhead_ratio": 1.25}}}
+    return {
+        "benchmarks": [],
+        "pitfalls": {
+            "torch": "2.13.0+cpu",
+            "devices": {"cpu": "a test CPU"},
+            "date": date,
+            "ratios": ratios,
+            "harness": {"overhead_ratio": 1.25},
+        },
+    }
 
 
-RATIO = {"case": "python-loop-vs-broadcast", "device": "cpu", "metric": "time", "broken": 2.9e-4,
-         "fixed": 2.4e-5, "unit": "s", "ratio": 12.1}
+RATIO = {
+    "case": "python-loop-vs-broadcast",
+    "device": "cpu",
+    "metric": "time",
+    "broken": 2.9e-4,
+    "fixed": 2.4e-5,
+    "unit": "s",
+    "ratio": 12.1,
+}
 
 
 def test_performance_page_without_a_benchmark_says_so(tmp_path):
@@ -196,12 +233,16 @@ def test_performance_page_draws_the_newest_committed_benchmark(tmp_path):
 def test_a_gpu_run_gets_a_section_of_its_own_beside_the_cpu_lane(tmp_path):
     (tmp_path / "bench-cpu.json").write_text(json.dumps(_bench([RATIO])))
     (tmp_path / "bench-cpu-old.json").write_text(json.dumps(_bench([RATIO], "2026-01-01T00:00:00+00:00")))
-    assert other_devices(*choose_bench(tmp_path / "bench.json", tmp_path)[:2], tmp_path) == []  # an older CPU run adds nothing
+    assert (
+        other_devices(*choose_bench(tmp_path / "bench.json", tmp_path)[:2], tmp_path) == []
+    )  # an older CPU run adds nothing
     cuda = {**RATIO, "device": "cuda", "ratio": 48.7}
     gpu = _bench([cuda, {**RATIO, "ratio": 1.2}], "2026-11-26T04:06:00+00:00")  # newer, and measured the CPU too
     gpu["pitfalls"]["devices"] = {"cpu": "a test CPU", "cuda": "a test GPU"}
     (tmp_path / "bench-gpu.json").write_text(json.dumps(gpu))
-    (tmp_path / "bench-gpu-old.json").write_text(json.dumps(_bench([{**cuda, "ratio": 9.0}], "2026-01-01T00:00:00+00:00")))
+    (tmp_path / "bench-gpu-old.json").write_text(
+        json.dumps(_bench([{**cuda, "ratio": 9.0}], "2026-01-01T00:00:00+00:00"))
+    )
     path, section, notes = choose_bench(tmp_path / "bench.json", tmp_path)
     others = other_devices(path, section, tmp_path)
     assert path.name == "bench-cpu.json"  # the CPU lane leads, though the GPU's run is newer
@@ -228,6 +269,9 @@ def test_each_cell_is_stamped_with_the_devices_it_observed_on(tmp_path):
     cell, not the import cell's."""
     plant(tmp_path, extra_cell='if __name__ == "__main__":\n    print(observe(fixed, "meta"))')
     [executed] = execute_cases(load_cases(tmp_path / "cases"), tmp_path, Stamp("9.9.9", {"cpu": "a test CPU"}))
-    stamped = [o.metadata["torch_pitfalls"]["devices"] for o in outputs_of(executed.notebook)
-               if "torch_pitfalls" in o.get("metadata", {})]
+    stamped = [
+        o.metadata["torch_pitfalls"]["devices"]
+        for o in outputs_of(executed.notebook)
+        if "torch_pitfalls" in o.get("metadata", {})
+    ]
     assert stamped == [["cpu"], ["meta"], ["cpu"]]

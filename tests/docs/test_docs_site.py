@@ -1,6 +1,7 @@
 """The docs site as a reader meets it: built once per session, served on localhost, driven in
 headless Debian Chromium (apt-get install chromium; no browser is downloaded). The fixtures
 (site, base_url, browser, page) are in conftest.py, shared with test_site_browser.py."""
+
 from __future__ import annotations
 
 import re
@@ -8,7 +9,6 @@ import re
 import nbformat
 import pytest
 import torch
-
 from planting import ROOT
 
 SCREENSHOTS = ROOT / "build" / "screenshots"
@@ -46,7 +46,9 @@ def test_home_table_filters_by_topic_kind_and_tag(page):
     assert page.locator("#cases-table tbody tr[data-id='stack-vs-cat']").is_hidden()
 
     page.select_option("#filter-kind", "silent")
-    assert sorted(visible_ids(page)) == sorted(lc.id for lc in CASES if lc.topic == "autograd" and lc.case.kind == "silent")
+    assert sorted(visible_ids(page)) == sorted(
+        lc.id for lc in CASES if lc.topic == "autograd" and lc.case.kind == "silent"
+    )
 
     page.select_option("#filter-topic", "")
     page.select_option("#filter-kind", "")
@@ -96,7 +98,9 @@ def test_case_page_shows_its_row_of_the_version_matrix_its_evidence_and_folds_it
     matrix = load_matrix(ROOT / "reports", ROOT / "cases")
     page.goto(page.base + "cases/backward-twice.html")
     shown = page.locator("table.case-row tbody tr").first.locator("td").all_inner_texts()
-    assert [t.strip()[:1] for t in shown] == [MARKS[c.status].strip() or "·" for c in matrix.row("backward-twice", matrix.devices[0])]
+    assert [t.strip()[:1] for t in shown] == [
+        MARKS[c.status].strip() or "·" for c in matrix.row("backward-twice", matrix.devices[0])
+    ]
     evidence = page.locator("section#what-the-claims-rest-on").inner_text()
     for device in matrix.devices:  # each column of the matrix (cpu, a contributed cuda:<model>) says what it saw
         seen = any(c.status == "reproduced" for c in matrix.row("backward-twice", device))
@@ -168,5 +172,7 @@ def test_notebook_download_is_a_valid_notebook_with_outputs(page, tmp_path):
 def test_pages_name_no_outside_resource(site):
     # The browser tests catch requests made; this catches every page, including unvisited ones.
     outside = re.compile(r"""<(?:script|link|img|iframe)\b[^>]*\b(?:src|href)=["'](?:https?:)?//""", re.I)
-    offenders = [str(p.relative_to(site)) for p in site.rglob("*.html") if outside.search(p.read_text(encoding="utf-8"))]
+    offenders = [
+        str(p.relative_to(site)) for p in site.rglob("*.html") if outside.search(p.read_text(encoding="utf-8"))
+    ]
     assert offenders == []

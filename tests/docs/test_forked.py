@@ -1,4 +1,5 @@
 """docs.site.forked: the docs build's cases shared with a forked copy of the build's process."""
+
 from __future__ import annotations
 
 import os
@@ -15,6 +16,7 @@ needs_fork = pytest.mark.skipif(not can_fork(), reason="fork is used on Linux on
 def _mark(folder):
     def work(item):
         (folder / f"{item}.{os.getpid()}").write_text("done")
+
     return work
 
 

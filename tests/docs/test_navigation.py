@@ -1,4 +1,5 @@
 """docs.site.navigation: the sidebar tree cut before it is copied is Sphinx's own tree."""
+
 from __future__ import annotations
 
 import contextlib
@@ -41,8 +42,16 @@ def app(tmp_path_factory):
         (src / f"{name}.md").write_text(text, encoding="utf-8")
     assert navigation.install()
     with patch_docutils(src), docutils_namespace():  # docutils' registries as they were, after (as Sphinx's CLI does)
-        app = Sphinx(src, src, src / "_build", src / "_doctrees", "html", status=io.StringIO(),
-                     warning=io.StringIO(), freshenv=True)
+        app = Sphinx(
+            src,
+            src,
+            src / "_build",
+            src / "_doctrees",
+            "html",
+            status=io.StringIO(),
+            warning=io.StringIO(),
+            freshenv=True,
+        )
         app.build(force_all=True)
         yield app
 
@@ -51,8 +60,16 @@ def app(tmp_path_factory):
 @pytest.mark.parametrize("collapse", [False, True])
 def test_the_titles_only_tree_is_sphinxs_own(app, docname, collapse):
     def tree():
-        node = adapter.global_toctree_for_doc(app.env, docname, app.builder, tags=app.builder.tags, collapse=collapse,
-                                              includehidden=True, maxdepth=-1, titles_only=True)
+        node = adapter.global_toctree_for_doc(
+            app.env,
+            docname,
+            app.builder,
+            tags=app.builder.tags,
+            collapse=collapse,
+            includehidden=True,
+            maxdepth=-1,
+            titles_only=True,
+        )
         return node.pformat()
 
     ours = tree()

@@ -7,6 +7,7 @@ scheme then changed in place) are each measured by one script and screenshotted 
 only), and the tests read those measurements. With
 PITFALLS_SCREENSHOTS=DIR the screenshots are copied there too.
 """
+
 from __future__ import annotations
 
 import json
@@ -16,22 +17,26 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from browsing import local_page
 from planting import ROOT
 
 pytest.importorskip("sphinx", reason="the docs extra is not installed (pip install -e '.[test,docs]')")
 
+from torch_pitfalls.loader import load_cases  # noqa: E402
+
 from docs.site.case_links import Repository, case_links  # noqa: E402
 from docs.site.start_page import TEN  # noqa: E402
 from docs.site.symptom_page import CATEGORIES, SymptomError, load_symptoms  # noqa: E402
-from torch_pitfalls.loader import load_cases  # noqa: E402
 
 CASES = load_cases(ROOT / "cases")
 IDS = {lc.id for lc in CASES}
 CASE = "nan-grad-through-mask"  # a case page whose sources include a Chinese title (S0)
-PAGES = {"home": "index.html", "case": f"cases/{CASE}.html", "matrix": "matrix.html",
-         "upgrade": "upgrade.html?from=2.3.1&to=2.6.0"}
+PAGES = {
+    "home": "index.html",
+    "case": f"cases/{CASE}.html",
+    "matrix": "matrix.html",
+    "upgrade": "upgrade.html?from=2.3.1&to=2.6.0",
+}
 WIDTHS = {"desktop": 1280, "phone": 400}
 SCHEMES = ("light", "dark")
 
@@ -99,7 +104,9 @@ def views(browser, base_url, wait_ms, tmp_path_factory):
     loaded once: the width and the colour scheme change in place, as a reader's window would."""
     shots = tmp_path_factory.mktemp("screenshots")
     found = {}
-    context, page, outside = local_page(browser, base_url, wait_ms, viewport={"width": WIDTHS["desktop"], "height": 900})
+    context, page, outside = local_page(
+        browser, base_url, wait_ms, viewport={"width": WIDTHS["desktop"], "height": 900}
+    )
     for name, url in PAGES.items():
         page.set_viewport_size({"width": WIDTHS["desktop"], "height": 900})
         page.emulate_media(color_scheme="light")
@@ -177,7 +184,10 @@ def test_matrix_details_open_on_a_tap(browser, base_url, wait_ms):
     cell.tap()
     detail = page.locator(".matrix-detail").first.inner_text()
     assert cell.get_attribute("data-detail") in detail and " → " in detail
-    assert page.locator(".matrix-legend").first.bounding_box()["y"] < page.locator("table.pitfalls-matrix").first.bounding_box()["y"]
+    assert (
+        page.locator(".matrix-legend").first.bounding_box()["y"]
+        < page.locator("table.pitfalls-matrix").first.bounding_box()["y"]
+    )
     context.close()
 
 
@@ -210,8 +220,10 @@ def test_the_upgrade_picker_says_what_the_cli_says(page, matrix):
     page.select_option("#upgrade-from", "2.3.1")
     page.select_option("#upgrade-to", "2.6.0")
     page.wait_for_selector("#upgrade-result[data-shown='2.3.1_2.6.0']")
-    shown = page.eval_on_selector_all("#upgrade-result li[data-kind]", "items => items.map(i => "
-                                      "[i.dataset.case, i.dataset.variant, i.dataset.since, i.dataset.kind])")
+    shown = page.eval_on_selector_all(
+        "#upgrade-result li[data-kind]",
+        "items => items.map(i => [i.dataset.case, i.dataset.variant, i.dataset.since, i.dataset.kind])",
+    )
     fixes = page.eval_on_selector_all("ul.upgrade-fixes li", "items => items.map(i => i.innerText)")
     changes, cli_fixes = cli_upgrade(matrix, "2.3.1", "2.6.0")
     assert changes and [tuple(s) for s in shown] == changes
@@ -260,13 +272,18 @@ def test_a_filter_address_restores_the_filter_and_a_choice_is_written_back(page)
 
 # Without a browser: the data behind the pages, and what the build wrote.
 
+
 def test_every_case_has_one_symptom_line_and_a_gap_is_named():
     from dataclasses import replace
 
     symptoms = load_symptoms(CASES)
     assert set(symptoms) == IDS and {s.category for s in symptoms.values()} <= set(CATEGORIES)
-    gap = [replace(lc, case=replace(lc.case, symptom_category="", symptom_line="")) if lc.id == "nan-grad-through-mask"
-           else lc for lc in CASES]
+    gap = [
+        replace(lc, case=replace(lc.case, symptom_category="", symptom_line=""))
+        if lc.id == "nan-grad-through-mask"
+        else lc
+        for lc in CASES
+    ]
     with pytest.raises(SymptomError, match="no symptom line for case nan-grad-through-mask"):
         load_symptoms(gap)
 
@@ -282,7 +299,11 @@ def test_the_start_page_names_ten_real_cases_and_the_symptom_index_every_case(si
 def test_every_page_has_a_description(site):
     pages = [p for p in site.glob("*.html") if p.name not in ("genindex.html", "search.html")]
     pages += list((site / "cases").glob("*.html")) + list((site / "topics").glob("*.html"))
-    lacking = [str(p.relative_to(site)) for p in pages if '<meta name="description" content="' not in p.read_text(encoding="utf-8")]
+    lacking = [
+        str(p.relative_to(site))
+        for p in pages
+        if '<meta name="description" content="' not in p.read_text(encoding="utf-8")
+    ]
     assert lacking == []
     case = (site / "cases" / f"{CASE}.html").read_text(encoding="utf-8")
     assert load_symptoms(CASES)[CASE].line.replace("'", "&#x27;") in case
@@ -304,13 +325,25 @@ def test_the_upgrade_data_is_the_clis_answer_for_every_pair(site, matrix):
 def test_colab_and_source_links_only_where_the_workflow_names_the_repository(site):
     path = ROOT / "cases" / "autograd" / "nan_grad_through_mask.py"
     downloads = ("nan_grad_through_mask.py", "nan_grad_through_mask.ipynb")
-    assert Repository.from_env({}) is None and Repository.from_env({"PITFALLS_REPO_URL": "https://example.org/a/b"}) is None
-    repo = Repository.from_env({"PITFALLS_REPO_URL": "https://github.com/someone/torch-pitfalls",
-                                "PITFALLS_REPO_REF": "0123abc", "PITFALLS_NOTEBOOKS_BRANCH": "notebooks"})
+    assert (
+        Repository.from_env({}) is None
+        and Repository.from_env({"PITFALLS_REPO_URL": "https://example.org/a/b"}) is None
+    )
+    repo = Repository.from_env(
+        {
+            "PITFALLS_REPO_URL": "https://github.com/someone/torch-pitfalls",
+            "PITFALLS_REPO_REF": "0123abc",
+            "PITFALLS_NOTEBOOKS_BRANCH": "notebooks",
+        }
+    )
     html = case_links(path, downloads, repo)
-    assert ('href="https://colab.research.google.com/github/someone/torch-pitfalls/blob/notebooks/'
-            'nan_grad_through_mask.ipynb"') in html
-    assert 'href="https://github.com/someone/torch-pitfalls/blob/0123abc/cases/autograd/nan_grad_through_mask.py"' in html
+    assert (
+        'href="https://colab.research.google.com/github/someone/torch-pitfalls/blob/notebooks/'
+        'nan_grad_through_mask.ipynb"'
+    ) in html
+    assert (
+        'href="https://github.com/someone/torch-pitfalls/blob/0123abc/cases/autograd/nan_grad_through_mask.py"' in html
+    )
     no_branch = Repository.from_env({"PITFALLS_REPO_URL": "https://github.com/someone/torch-pitfalls"})
     assert "colab" not in case_links(path, downloads, no_branch)
     if not os.environ.get("PITFALLS_REPO_URL"):  # this build named no repository: no guessed link on any page

@@ -6,6 +6,7 @@ and draw their Chinese in a CJK font (no tofu), at desktop and phone width, ligh
 
 The stale check builds a two-page site from sources written here (no case is executed), so it
 costs a second or two; everything else reads the suite's one site build (``site``)."""
+
 from __future__ import annotations
 
 import json
@@ -15,7 +16,6 @@ from pathlib import Path
 
 import nbformat
 import pytest
-
 from browsing import local_page
 from planting import ROOT
 
@@ -23,10 +23,11 @@ pytest.importorskip("sphinx", reason="the docs extra is not installed (pip insta
 pytest.importorskip("babel", reason="the docs extra is not installed (pip install -e '.[test,docs]')")
 
 from babel.messages.pofile import read_po, write_po  # noqa: E402
+from torch_pitfalls.loader import load_cases  # noqa: E402
 
 from docs.site import i18n  # noqa: E402
-from docs.site.zh_build import STATUS, ZhStatus, main as zh_main  # noqa: E402
-from torch_pitfalls.loader import load_cases  # noqa: E402
+from docs.site.zh_build import STATUS, ZhStatus  # noqa: E402
+from docs.site.zh_build import main as zh_main
 
 CASES = load_cases(ROOT / "cases")
 # More stale paragraphs than this on the real site fail the suite: an English change that outdates
@@ -37,9 +38,20 @@ SEARCHED = ("backward-twice", "计算图")  # a case of a translated topic, and 
 
 # --- the stale check, on a site of two pages written here ---------------------------------------
 WHY = "The second paragraph says why, in a sentence long enough that a .po writer would wrap it onto two lines."
-PROSE = ["# A planted story", "The first paragraph tells the symptom.", WHY, "## The fix", "The third paragraph gives the fix."]
-CHINESE = {"A planted story": "一个种下的故事", "The first paragraph tells the symptom.": "第一段讲症状。", WHY: "第二段讲原因。",
-           "The fix": "修复写法", "The third paragraph gives the fix.": "第三段给出修复写法。"}
+PROSE = [
+    "# A planted story",
+    "The first paragraph tells the symptom.",
+    WHY,
+    "## The fix",
+    "The third paragraph gives the fix.",
+]
+CHINESE = {
+    "A planted story": "一个种下的故事",
+    "The first paragraph tells the symptom.": "第一段讲症状。",
+    WHY: "第二段讲原因。",
+    "The fix": "修复写法",
+    "The third paragraph gives the fix.": "第三段给出修复写法。",
+}
 OUTPUT = "raised IndexError: index 5 is out of bounds for dimension 0 with size 2\n"
 
 
@@ -49,8 +61,12 @@ def write_src(src: Path, second: str = PROSE[2]) -> list[str]:
     nb = nbformat.v4.new_notebook()
     code = nbformat.v4.new_code_cell("torch.ones(2)[5]")
     code.outputs = [nbformat.v4.new_output("stream", name="stdout", text=OUTPUT)]
-    nb.cells = [nbformat.v4.new_markdown_cell(prose[0]), code, nbformat.v4.new_markdown_cell(prose[1]),
-                nbformat.v4.new_markdown_cell(prose[2])]
+    nb.cells = [
+        nbformat.v4.new_markdown_cell(prose[0]),
+        code,
+        nbformat.v4.new_markdown_cell(prose[1]),
+        nbformat.v4.new_markdown_cell(prose[2]),
+    ]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     (src / "cases").mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, src / "cases" / "planted.ipynb")
@@ -66,9 +82,22 @@ def catalogues(src: Path, work: Path, prose: list[str]) -> dict:
 def build_zh(src: Path, locale: Path, out: Path) -> ZhStatus:
     shutil.rmtree(out, ignore_errors=True)
     # the search index's word splitter (jieba) loads its dictionary on every build: not what this checks
-    code = zh_main(["--src", str(src), "--out", str(out), "--doctrees", str(out.parent / "dt"),
-                    "--locale-dir", str(locale), "--compiled", str(out.parent / "mo"),
-                    "--overrides", json.dumps({"html_search_language": "en"})])
+    code = zh_main(
+        [
+            "--src",
+            str(src),
+            "--out",
+            str(out),
+            "--doctrees",
+            str(out.parent / "dt"),
+            "--locale-dir",
+            str(locale),
+            "--compiled",
+            str(out.parent / "mo"),
+            "--overrides",
+            json.dumps({"html_search_language": "en"}),
+        ]
+    )
     assert code == 0
     return ZhStatus.read(out / STATUS)
 
@@ -129,8 +158,10 @@ def test_templates_carry_the_data_and_a_slot_that_is_not_there_leaves_the_englis
     msg = "cpu: symptom observed on 1.13.1–2.15.0, see `torch.load` and [the matrix](../matrix.md)"
     tmpl, args = i18n.template(msg)
     assert tmpl == "cpu: symptom observed on {0}–{1}, see {2} and [the matrix]({3})"
-    assert i18n.fill("cpu：{2}，在 {0}–{1} 上观察到症状，见[版本矩阵]({3})", args) == \
-        "cpu：`torch.load`，在 1.13.1–2.15.0 上观察到症状，见[版本矩阵](../matrix.md)"
+    assert (
+        i18n.fill("cpu：{2}，在 {0}–{1} 上观察到症状，见[版本矩阵]({3})", args)
+        == "cpu：`torch.load`，在 1.13.1–2.15.0 上观察到症状，见[版本矩阵](../matrix.md)"
+    )
     assert i18n.fill("{4}", args) is None
     assert not i18n.needs_translation("`x.grad` 2.6.0") and not i18n.needs_translation("retain_graph")
 

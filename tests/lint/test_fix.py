@@ -1,20 +1,20 @@
 """`pitfalls lint --fix`: each fix proven by running it on its cases' broken programs on the local
 torch (one run of torch_pitfalls.lint.fix_proofs, shared), sabotaged fixes caught, and the command line:
 safe and unsafe fixes, --diff, --unsafe-fixes, files that do not parse, the record's verdicts."""
+
 from __future__ import annotations
 
 import json
 from dataclasses import replace
 
 import pytest
-
+from planting import ROOT
 from torch_pitfalls.cli import main
 from torch_pitfalls.lint import RULES_BY_ID
 from torch_pitfalls.lint.fix_proofs import prove, prove_all
 from torch_pitfalls.lint.fixes import FIXES, Edit, fixes_sha256, safety
 from torch_pitfalls.loader import case_id_of, find_case_files
 from torch_pitfalls.matrix import DEFAULT_VERSIONS
-from planting import ROOT
 
 CASE_FILES = {case_id_of(p): p for p in find_case_files(ROOT / "cases")}
 # Fixes right by construction whose case cannot prove them: the case's fixed program does more
@@ -50,7 +50,10 @@ def test_a_wrong_fix_and_a_fix_that_does_nothing_are_not_proven(monkeypatch):
     result = prove("PTF001", path)
     assert not result["proven"] and "check rejects the fixed result" in result["why"], result
     monkeypatch.setitem(FIXES, "PTF001", replace(right, edits=lambda src, f: []))
-    assert prove("PTF001", path) == {"proven": False, "why": "nothing fixed in the broken program: the fix found nothing to change"}
+    assert prove("PTF001", path) == {
+        "proven": False,
+        "why": "nothing fixed in the broken program: the fix found nothing to change",
+    }
 
 
 def test_a_syntax_fix_is_proven_by_compiling_and_by_torch_accepting_its_keyword(monkeypatch):
@@ -66,9 +69,18 @@ def test_a_syntax_fix_is_proven_by_compiling_and_by_torch_accepting_its_keyword(
 
 
 def _record(proven: dict[str, bool], sha=None) -> dict:
-    return {"releases": {v: {"fixes_sha256": sha or fixes_sha256(), "fixes": {
-        rule: {"proven": ok, "why": "" if ok else "the linter-fixed program emitted a warning"} for rule, ok in proven.items()}}
-        for v in DEFAULT_VERSIONS}}
+    return {
+        "releases": {
+            v: {
+                "fixes_sha256": sha or fixes_sha256(),
+                "fixes": {
+                    rule: {"proven": ok, "why": "" if ok else "the linter-fixed program emitted a warning"}
+                    for rule, ok in proven.items()
+                },
+            }
+            for v in DEFAULT_VERSIONS
+        }
+    }
 
 
 def test_safe_means_proven_on_every_release_where_the_rule_applies():
@@ -88,8 +100,9 @@ def test_safe_means_proven_on_every_release_where_the_rule_applies():
     assert safety(rule, missing, DEFAULT_VERSIONS, ranges) == "not observed on 2.6.0"
     stale = safety(rule, _record({"PTF117": True}, sha="0" * 64), DEFAULT_VERSIONS, ranges)
     assert stale.startswith("not observed on 2.4.1 (proven with another text")
-    assert safety(RULES_BY_ID["PTF126"], _record({"PTF126": True}), DEFAULT_VERSIONS,
-                  rule_ranges(RULES_BY_ID["PTF126"])).startswith("weights_only=False unpickles")
+    assert safety(
+        RULES_BY_ID["PTF126"], _record({"PTF126": True}), DEFAULT_VERSIONS, rule_ranges(RULES_BY_ID["PTF126"])
+    ).startswith("weights_only=False unpickles")
 
 
 CODE = """\
@@ -180,21 +193,35 @@ def test_unsafe_fixes_alone_is_a_usage_error(checkout, capsys):
 # Spellings from public training scripts (found with the code search: diffusers-style and YOLO-style
 # argument parsers, AMP setups in trainers, a Lightning scheduler config), each with its fix.
 PUBLIC = [
-    ('parser.add_argument("--local_rank", type=int, default=-1, help="For distributed training: local_rank")',
-     'parser.add_argument("--local-rank", "--local_rank", type=int, default=-1, help="For distributed training: local_rank")'),
-    ("self.scaler = torch.cuda.amp.GradScaler(enabled=self.args.amp)",
-     'self.scaler = torch.amp.GradScaler("cuda", enabled=self.args.amp)'),
-    ("self.autocast = torch.cuda.amp.autocast(enabled=kwargs.get('fp16', False))",
-     "self.autocast = torch.autocast(\"cuda\", enabled=kwargs.get('fp16', False))"),
-    ("scheduler = ReduceLROnPlateau(optimizer, mode='min', patience=lr_patience, factor=lr_factor, verbose=verbose)",
-     "scheduler = ReduceLROnPlateau(optimizer, mode='min', patience=lr_patience, factor=lr_factor)"),
-    ("torch.nn.init.xavier_uniform(m.weight.data, gain=nn.init.calculate_gain('relu'))",
-     "torch.nn.init.xavier_uniform_(m.weight.data, gain=nn.init.calculate_gain('relu'))"),
-    ("ckpt = torch.load(\n        args.resume,\n        map_location='cpu',\n    )",
-     "ckpt = torch.load(\n        args.resume,\n        map_location='cpu', weights_only=False,\n    )"),
+    (
+        'parser.add_argument("--local_rank", type=int, default=-1, help="For distributed training: local_rank")',
+        'parser.add_argument("--local-rank", "--local_rank", type=int, default=-1, help="For distributed training: local_rank")',
+    ),
+    (
+        "self.scaler = torch.cuda.amp.GradScaler(enabled=self.args.amp)",
+        'self.scaler = torch.amp.GradScaler("cuda", enabled=self.args.amp)',
+    ),
+    (
+        "self.autocast = torch.cuda.amp.autocast(enabled=kwargs.get('fp16', False))",
+        "self.autocast = torch.autocast(\"cuda\", enabled=kwargs.get('fp16', False))",
+    ),
+    (
+        "scheduler = ReduceLROnPlateau(optimizer, mode='min', patience=lr_patience, factor=lr_factor, verbose=verbose)",
+        "scheduler = ReduceLROnPlateau(optimizer, mode='min', patience=lr_patience, factor=lr_factor)",
+    ),
+    (
+        "torch.nn.init.xavier_uniform(m.weight.data, gain=nn.init.calculate_gain('relu'))",
+        "torch.nn.init.xavier_uniform_(m.weight.data, gain=nn.init.calculate_gain('relu'))",
+    ),
+    (
+        "ckpt = torch.load(\n        args.resume,\n        map_location='cpu',\n    )",
+        "ckpt = torch.load(\n        args.resume,\n        map_location='cpu', weights_only=False,\n    )",
+    ),
 ]
-HEADER = ("import argparse\nimport torch\nfrom torch import nn\nfrom torch.optim.lr_scheduler import ReduceLROnPlateau\n\n\n"
-          "def setup(self, parser, optimizer, m, args, kwargs, lr_patience, lr_factor, verbose):\n")
+HEADER = (
+    "import argparse\nimport torch\nfrom torch import nn\nfrom torch.optim.lr_scheduler import ReduceLROnPlateau\n\n\n"
+    "def setup(self, parser, optimizer, m, args, kwargs, lr_patience, lr_factor, verbose):\n"
+)
 
 
 @pytest.mark.parametrize("before, after", PUBLIC, ids=[b.split("(")[0].split(".")[-1] for b, _ in PUBLIC])

@@ -1,6 +1,7 @@
 """`pitfalls lint`: every rule proven by its cases (broken flagged, fixed clean), every fixed
 variant of the corpus clean, and the places a linter lives (text, JSON, SARIF, flake8, pre-commit,
 noqa, select/ignore, exit codes, files that do not parse)."""
+
 from __future__ import annotations
 
 import functools
@@ -11,12 +12,11 @@ import textwrap
 
 import pytest
 import yaml
-
+from planting import ROOT
+from torch_pitfalls.casefile import read_case
 from torch_pitfalls.cli import main
 from torch_pitfalls.lint import RULES, active_rules, lint_text
-from torch_pitfalls.casefile import read_case
 from torch_pitfalls.loader import case_id_of, find_case_files
-from planting import ROOT
 
 CASE_FILES = {case_id_of(p): p for p in find_case_files(ROOT / "cases")}
 EVERY_RULE = active_rules(None)
@@ -55,7 +55,7 @@ def test_a_rule_that_matches_nothing_is_caught():
     assert findings("set-default-tensor-type", "fixed", [loud])
 
 
-BAD = textwrap.dedent('''\
+BAD = textwrap.dedent("""\
     import torch
     from torch.nn import init
 
@@ -64,7 +64,7 @@ BAD = textwrap.dedent('''\
         state = torch.load(path)
         torch.set_default_tensor_type(torch.DoubleTensor)  # noqa: PTF110
         return state
-''')
+""")
 
 
 @pytest.fixture
@@ -83,8 +83,10 @@ def test_text_output_exit_codes_noqa_and_files_that_do_not_parse(project, capsys
     assert any(line.startswith(f"{project / 'bad.py'}:6:13: PTF126 ") for line in out)
     assert not any("PTF110" in line for line in out)  # silenced on its line
     assert any(line.startswith(f"{project / 'async_kw.py'}:2:") and " PTF003 " in line for line in out)
-    assert any(line.startswith(f"{project / 'broken_syntax.py'}:1:") and " PTF000 the file does not parse" in line
-               for line in out)
+    assert any(
+        line.startswith(f"{project / 'broken_syntax.py'}:1:") and " PTF000 the file does not parse" in line
+        for line in out
+    )
     assert main(["lint", str(project / "clean.py")]) == 0
 
 
@@ -96,12 +98,15 @@ def test_the_rules_follow_the_torch_version(project, capsys):
     assert main(["lint", "--select", "PTF126", str(project / "bad.py")]) == 1  # the installed torch: 2.13
 
 
-@pytest.mark.parametrize("argv, problem", [
-    (["lint", "--select", "XYZ1", "."], "no rule id starts with 'XYZ1'"),
-    (["lint", "no/such/path.py"], "no such file or folder"),
-    (["lint", "--torch", "two", "."], "is not a PEP 440 version"),
-    (["lint", "--format", "xml", "."], "invalid choice"),
-])
+@pytest.mark.parametrize(
+    "argv, problem",
+    [
+        (["lint", "--select", "XYZ1", "."], "no rule id starts with 'XYZ1'"),
+        (["lint", "no/such/path.py"], "no such file or folder"),
+        (["lint", "--torch", "two", "."], "is not a PEP 440 version"),
+        (["lint", "--format", "xml", "."], "invalid choice"),
+    ],
+)
 def test_usage_errors_are_one_line_and_exit_2(argv, problem, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
@@ -119,7 +124,9 @@ def test_json_and_sarif(project, capsys):
     assert main(["lint", "--all-versions", "--format", "json", str(project / "bad.py")]) == 1
     report = json.loads(capsys.readouterr().out)
     assert [(f["rule"], f["line"], f["case"]) for f in report["findings"]] == [
-        ("PTF001", 5, "deprecated-init-without-underscore"), ("PTF126", 6, "torch-load-weights-only-default")]
+        ("PTF001", 5, "deprecated-init-without-underscore"),
+        ("PTF126", 6, "torch-load-weights-only-default"),
+    ]
     assert report["findings"][0]["page"] == "cases/deprecated-init-without-underscore.html"
     assert main(["lint", "--all-versions", "--format", "sarif", str(project)]) == 1
     log = json.loads(capsys.readouterr().out)
@@ -134,8 +141,12 @@ def test_json_and_sarif(project, capsys):
 
 
 def test_the_flake8_plugin(project):
-    done = subprocess.run([sys.executable, "-m", "flake8", "--select", "PTF", str(project / "bad.py")],
-                          capture_output=True, text=True, cwd=project)
+    done = subprocess.run(
+        [sys.executable, "-m", "flake8", "--select", "PTF", str(project / "bad.py")],
+        capture_output=True,
+        text=True,
+        cwd=project,
+    )
     assert done.returncode == 1, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0].startswith(f"{project / 'bad.py'}:5:5: PTF001 ")
@@ -151,8 +162,12 @@ def test_the_pre_commit_hook(project):
     # what pre-commit runs: the entry, with the staged files appended
     entry = hook["entry"].split()
     assert entry[0] == "pitfalls"
-    done = subprocess.run([sys.executable, "-m", "torch_pitfalls", *entry[1:], *hook["args"], str(project / "bad.py")],
-                          capture_output=True, text=True, cwd=project)
+    done = subprocess.run(
+        [sys.executable, "-m", "torch_pitfalls", *entry[1:], *hook["args"], str(project / "bad.py")],
+        capture_output=True,
+        text=True,
+        cwd=project,
+    )
     assert done.returncode == 1 and "PTF001" in done.stdout
     assert yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())[0]["id"] == "pitfalls-lint"
 

@@ -1,13 +1,14 @@
 """The recorded linter bench (reports/lint-bench.json, read by the site) is the bench of the cases
 and rules as they are now, and it shows what issue 16 asks of `pitfalls lint`."""
+
 from __future__ import annotations
 
 import json
 import random
 
+from planting import ROOT
 from torch_pitfalls.lint import RULES
 from torch_pitfalls.lint.bench import stale_rows
-from planting import ROOT
 
 RECORDED = json.loads((ROOT / "reports" / "lint-bench.json").read_text())
 

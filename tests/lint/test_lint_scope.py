@@ -2,13 +2,13 @@
 file gets (harness/lint/scope.py): a package's declared torch requirement narrows --all-versions,
 PTF126 reads what a load holds where the code only runs on >= 2.6, and the speed rule (PTF020) is
 quiet in test code unless --speed-in-tests."""
+
 from __future__ import annotations
 
 import json
 import textwrap
 
 import pytest
-
 from torch_pitfalls.cli import main
 from torch_pitfalls.lint import RULES_BY_ID, lint_text, rule_ranges
 from torch_pitfalls.lint.declared import declared_for
@@ -18,7 +18,7 @@ from torch_pitfalls.lint.rules.upgrades import WEIGHTS_ONLY_WARNS
 # Variable (a <0.4 case), a load of unknown content, a load of a state dict saved just before, one
 # handed to load_state_dict (torchao's test_awq.py:177 and hieradet.py:285 in build/realcode), and
 # a CPU factory copied to the GPU
-CODE = textwrap.dedent('''\
+CODE = textwrap.dedent("""\
     import tempfile
     import torch
     from torch.autograd import Variable
@@ -34,7 +34,7 @@ CODE = textwrap.dedent('''\
         model.load_state_dict(torch.load(path))
         z = torch.zeros(3).cuda()
         return x, anything, state, z
-''')
+""")
 EVERY = [("PTF002", 6), ("PTF126", 7), ("PTF126", 10), ("PTF126", 11), ("PTF126", 13), ("PTF020", 14)]
 ON_2_6 = [("PTF126", 7), ("PTF020", 14)]  # >= 2.6 only: no Variable (<0.4), tensor-only loads quiet
 
@@ -50,15 +50,19 @@ def tree(tmp_path):
     """Three packages: one declaring torch>=2.6 in pyproject.toml, an unpacked wheel whose
     dist-info METADATA says the same (only in an extra, as diffusers does), one declaring nothing."""
     (tmp_path / "proj" / "src" / "pkg").mkdir(parents=True)
-    (tmp_path / "proj" / "pyproject.toml").write_text('[project]\nname = "p"\ndependencies = ["numpy", "torch >= 2.6"]\n')
+    (tmp_path / "proj" / "pyproject.toml").write_text(
+        '[project]\nname = "p"\ndependencies = ["numpy", "torch >= 2.6"]\n'
+    )
     (tmp_path / "proj" / "src" / "pkg" / "m.py").write_text(CODE)
     wheel = tmp_path / "site"
     (wheel / "whl" / "ops").mkdir(parents=True)
     (wheel / "whl" / "ops" / "m.py").write_text(CODE)
     info = wheel / "whl-1.0.dist-info"
     info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: whl\nVersion: 1.0\n"
-                                   "Requires-Dist: numpy\nRequires-Dist: torch>=2.6; extra == \"torch\"\n\nA wheel.\n")
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: whl\nVersion: 1.0\n"
+        'Requires-Dist: numpy\nRequires-Dist: torch>=2.6; extra == "torch"\n\nA wheel.\n'
+    )
     (info / "RECORD").write_text("whl/__init__.py,,\nwhl/ops/m.py,,\nwhl-1.0.dist-info/METADATA,,\n")
     (wheel / "other-2.0.dist-info").mkdir()  # another distribution beside it, declaring torch<2.0
     (wheel / "other-2.0.dist-info" / "METADATA").write_text("Name: other\nRequires-Dist: torch<2.0\n")
@@ -76,7 +80,9 @@ def test_all_versions_reads_each_packages_declared_torch(tree, capsys):
     assert code == 1
     assert by_file == {"proj": ON_2_6, "site": ON_2_6, "loose": EVERY}
     assert sorted((d["source"].split(str(tree))[1], d["torch"]) for d in report["declared"]) == [
-        ("/proj/pyproject.toml", "torch>=2.6"), ("/site/whl-1.0.dist-info/METADATA", "torch>=2.6 (in an extra)")]
+        ("/proj/pyproject.toml", "torch>=2.6"),
+        ("/site/whl-1.0.dist-info/METADATA", "torch>=2.6 (in an extra)"),
+    ]
 
 
 def test_ignore_declared_and_torch_give_every_release_or_one(tree, capsys):
@@ -94,11 +100,14 @@ def test_the_text_header_says_what_was_declared(tree, capsys):
     assert f"{tree / 'proj'}: torch>=2.6 (from pyproject.toml)" in err
 
 
-@pytest.mark.parametrize("pyproject, problem", [
-    ('[project\nname = "p"\n', "not valid TOML"),
-    ('[project]\ndependencies = ["torch >= = 2"]\n', "is not a PEP 508 requirement"),
-    ('[project]\ndependencies = ["torch>=2.6,<2.4"]\n', "admits no release"),
-])
+@pytest.mark.parametrize(
+    "pyproject, problem",
+    [
+        ('[project\nname = "p"\n', "not valid TOML"),
+        ('[project]\ndependencies = ["torch >= = 2"]\n', "is not a PEP 508 requirement"),
+        ('[project]\ndependencies = ["torch>=2.6,<2.4"]\n', "admits no release"),
+    ],
+)
 def test_a_bad_declaration_is_a_one_line_usage_error(tmp_path, capsys, pyproject, problem):
     (tmp_path / "pyproject.toml").write_text(pyproject)
     (tmp_path / "m.py").write_text(CODE)
@@ -111,8 +120,10 @@ def test_a_bad_declaration_is_a_one_line_usage_error(tmp_path, capsys, pyproject
 
 
 def test_a_torch_only_in_an_extra_is_what_the_package_declares(tmp_path):
-    (tmp_path / "pyproject.toml").write_text('[project]\nname = "d"\ndependencies = ["numpy"]\n'
-                                             '[project.optional-dependencies]\ntorch = ["torch>=2.6"]\ndev = ["pytest"]\n')
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "d"\ndependencies = ["numpy"]\n'
+        '[project.optional-dependencies]\ntorch = ["torch>=2.6"]\ndev = ["pytest"]\n'
+    )
     found = declared_for(tmp_path / "m.py")
     assert found.text == "torch>=2.6 (in an extra)" and not found.releases.meets((">=2.4,<2.6",))
 
@@ -150,12 +161,22 @@ def test_ptf126_on_2_6_reads_what_the_load_holds():
     assert lines(Releases.every()) == [7, 10, 11, 13]
     assert lines(Releases.one("2.5.1")) == [7, 10, 11, 13]
     assert lines(Releases.one("2.6.0")) == [7]
-    saved_elsewhere = CODE.replace('torch.save(model.state_dict(), f.name)', 'torch.save(model.state_dict(), path)')
+    saved_elsewhere = CODE.replace("torch.save(model.state_dict(), f.name)", "torch.save(model.state_dict(), path)")
     assert [f.line for f in lint_text(saved_elsewhere, "m.py", rule, releases=Releases.one("2.6.0"))] == [7, 10]
 
 
-@pytest.mark.parametrize("name", ["tests/test_m.py", "pkg/test_m.py", "pkg/m_test.py", "conftest.py", "test/helpers.py",
-                                  "pkg/utils/testing_utils.py", "pkg/testing/helpers.py"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "tests/test_m.py",
+        "pkg/test_m.py",
+        "pkg/m_test.py",
+        "conftest.py",
+        "test/helpers.py",
+        "pkg/utils/testing_utils.py",
+        "pkg/testing/helpers.py",
+    ],
+)
 def test_the_speed_rule_is_quiet_in_test_code_unless_asked(tmp_path, capsys, name):
     path = tmp_path / "proj" / name
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -175,8 +196,7 @@ def test_a_test_folder_above_the_project_is_not_test_code(tmp_path, capsys):
     assert ("PTF020", 14) in found(["--all-versions", str(proj)], capsys)[2]
 
 
-
-HEAD = textwrap.dedent('''\
+HEAD = textwrap.dedent("""\
     import torch
     from torch import nn
 
@@ -185,8 +205,8 @@ HEAD = textwrap.dedent('''\
             super().__init__()
             self.stride = torch.zeros(levels)
             self.grid = torch.zeros(levels, 2)
-''')
-MODEL = textwrap.dedent('''\
+""")
+MODEL = textwrap.dedent("""\
     from torch import nn
 
     class Model(nn.Module):
@@ -195,7 +215,7 @@ MODEL = textwrap.dedent('''\
             head = self.layers[-1]
             head.stride = fn(head.stride)
             return self
-''')
+""")
 
 
 @pytest.mark.parametrize("layout", ["declared", "init_chain"])

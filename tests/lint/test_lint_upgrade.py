@@ -2,17 +2,17 @@
 between two recorded releases, by release, as the recorded matrix says (the same data as
 `pitfalls upgrade`), in text, JSON and SARIF; bad versions are usage errors. And the conventions
 around it: no PATH checks nothing and exits 0, and pre-commit with no Python file staged passes."""
+
 from __future__ import annotations
 
 import json
 
 import pytest
 from packaging.version import Version
-
+from planting import ROOT
 from torch_pitfalls.cli import main
 from torch_pitfalls.lint import RULES_BY_ID
 from torch_pitfalls.matrix import load_matrix
-from planting import ROOT
 
 CODE = """\
 import torch
@@ -96,13 +96,16 @@ def test_text_and_sarif(code, capsys):
     assert {ch["since"] for ch in load["properties"]["upgrade"]["changes"]} >= {"2.4.1", "2.6.0"}
 
 
-@pytest.mark.parametrize("versions, problem", [
-    (["2.3.0", "2.6.0"], "FROM 2.3.0 is not a release of the recorded matrix"),
-    (["2.3.1", "2.7.0"], "TO 2.7.0 is not a release of the recorded matrix"),
-    (["2.6.0", "2.3.1"], "FROM 2.6.0 must be an older release than TO 2.3.1"),
-    (["2.6.0", "2.6.0"], "must be an older release"),
-    (["two", "2.6.0"], "FROM 'two' is not a version"),
-])
+@pytest.mark.parametrize(
+    "versions, problem",
+    [
+        (["2.3.0", "2.6.0"], "FROM 2.3.0 is not a release of the recorded matrix"),
+        (["2.3.1", "2.7.0"], "TO 2.7.0 is not a release of the recorded matrix"),
+        (["2.6.0", "2.3.1"], "FROM 2.6.0 must be an older release than TO 2.3.1"),
+        (["2.6.0", "2.6.0"], "must be an older release"),
+        (["two", "2.6.0"], "FROM 'two' is not a version"),
+    ],
+)
 def test_bad_versions_are_usage_errors(versions, problem, code, capsys):
     assert lint_upgrade(*versions, str(code)) == 2
     err = capsys.readouterr().err.strip().splitlines()
@@ -130,12 +133,19 @@ def test_pre_commit_with_no_python_file_staged_exits_0(tmp_path):
     import yaml
 
     hook = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())[0]
-    local = {**hook, "language": "system", "entry": f"{sys.executable} -m torch_pitfalls {hook['entry'].split(' ', 1)[1]}"}
+    local = {
+        **hook,
+        "language": "system",
+        "entry": f"{sys.executable} -m torch_pitfalls {hook['entry'].split(' ', 1)[1]}",
+    }
     (tmp_path / ".pre-commit-config.yaml").write_text(yaml.safe_dump({"repos": [{"repo": "local", "hooks": [local]}]}))
     (tmp_path / "notes.txt").write_text("no Python here\n")
     env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / ".pre-commit-home"), "PYTHONPATH": str(ROOT)}
-    for cmd in (["git", "init", "-q"], ["git", "add", "notes.txt", ".pre-commit-config.yaml"],
-                [sys.executable, "-m", "pre_commit", "run"]):
+    for cmd in (
+        ["git", "init", "-q"],
+        ["git", "add", "notes.txt", ".pre-commit-config.yaml"],
+        [sys.executable, "-m", "pre_commit", "run"],
+    ):
         done = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "torch-pitfalls lint" in done.stdout and "(no files to check)Skipped" in done.stdout

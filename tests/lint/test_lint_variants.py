@@ -1,6 +1,7 @@
 """Every lint rule against its variant set (tests/lint/lint_variants/): the pitfall spelled the ways
 people write it must be found (recall >= 80% per rule), and the correct programs that look alike
 must have no finding at all, from any rule. Rules run as with ``--all-versions``."""
+
 from __future__ import annotations
 
 import sys
@@ -12,7 +13,6 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from lint_variants import load  # noqa: E402
-
 from torch_pitfalls.lint import RULES, active_rules, lint_text  # noqa: E402
 
 MIN_RECALL = 0.8
@@ -43,22 +43,27 @@ def test_rule_finds_its_pitfalls_and_nothing_in_near_misses(rule):
     assert variants is not None, f"{rule} has no variant set: write tests/lint/lint_variants/{rule.lower()}.py"
     assert len(variants.PITFALL) >= MIN_PITFALLS and len(variants.NEAR_MISS) >= MIN_NEAR_MISSES
     assert variants.SEEN and set(variants.SEEN) <= set(variants.PITFALL) | set(variants.NEAR_MISS)
-    missed = [name for name, text in variants.PITFALL.items()
-              if rule not in {f.rule for f in lint_text(text, f"{name}.py", EVERY_RULE)}]
+    missed = [
+        name
+        for name, text in variants.PITFALL.items()
+        if rule not in {f.rule for f in lint_text(text, f"{name}.py", EVERY_RULE)}
+    ]
     recall = 1 - len(missed) / len(variants.PITFALL)
     assert recall >= MIN_RECALL, f"{rule}: recall {recall:.0%}, missed {missed}"
-    noisy = {name: [f.as_text() for f in lint_text(text, f"{name}.py", EVERY_RULE)]
-             for name, text in variants.NEAR_MISS.items()}
+    noisy = {
+        name: [f.as_text() for f in lint_text(text, f"{name}.py", EVERY_RULE)]
+        for name, text in variants.NEAR_MISS.items()
+    }
     assert {k: v for k, v in noisy.items() if v} == {}
 
 
-ANNOTATED = '''
+ANNOTATED = """
 import torch
 from torch.autograd import Variable
 def f(x: torch.FloatTensor, v: Variable, n: torch.cuda.amp.autocast = None) -> torch.LongTensor:
     y: torch.FloatTensor = x
     return y
-'''
+"""
 
 
 def test_annotations_are_not_code():

@@ -1,6 +1,7 @@
 """`pitfalls import-report`: a run made on someone else's GPU is checked, filed under reports/ by
 torch, device kind and model, and shown in `pitfalls matrix --device cuda:<model>` and on the site
 with where it ran. The CUDA report here is synthetic: a test fixture, never a file in reports/."""
+
 from __future__ import annotations
 
 import copy
@@ -8,19 +9,20 @@ import datetime as dt
 import json
 
 import pytest
-
+from planting import REPORT_ENV, case_sha
 from torch_pitfalls.cli import main
 from torch_pitfalls.loader import load_cases
 from torch_pitfalls.matrix import load_matrix
 from torch_pitfalls.run.report import Record, build_report, write_report
-from planting import REPORT_ENV, case_sha
 
-H100 = {"model": "NVIDIA H100 80GB HBM3", "count": 1, "capability": "9.0", "memory_gib": 79.1,
-        "driver_api": 12080, "cudnn": 90100}
-
-
-
-
+H100 = {
+    "model": "NVIDIA H100 80GB HBM3",
+    "count": 1,
+    "capability": "9.0",
+    "memory_gib": 79.1,
+    "driver_api": 12080,
+    "cudnn": 90100,
+}
 
 
 def gpu_report(corpus, path, torch="2.11.0+cu128", stale=(), outcome="reproduced"):
@@ -28,16 +30,42 @@ def gpu_report(corpus, path, torch="2.11.0+cu128", stale=(), outcome="reproduced
     env = copy.deepcopy(REPORT_ENV)
     env.update(torch_cuda="12.8", devices={"cpu": "a CPU", "cuda": H100["model"]})
     env["provenance"]["accelerator"] = H100
-    env["provenance"]["torch"].update(version=torch, cuda="12.8",
-                                      install={"version": torch, "wheel_tags": ["cp312-cp312-manylinux_2_28_x86_64"],
-                                               "installer": "pip", "source": "index"})
+    env["provenance"]["torch"].update(
+        version=torch,
+        cuda="12.8",
+        install={
+            "version": torch,
+            "wheel_tags": ["cp312-cp312-manylinux_2_28_x86_64"],
+            "installer": "pip",
+            "source": "index",
+        },
+    )
     records = []
     for case_id in ("first-case", "second-case"):
         digest = "0" * 64 if case_id in stale else case_sha(corpus, case_id)
-        records += [Record(case=case_id, topic="autograd", kind="silent", device="cuda", outcome=outcome, expected=True,
-                           observed=True, source_sha256=digest, detail="a detail"),
-                    Record(case=case_id, topic="autograd", kind="silent", device="cpu", outcome="skipped", expected=False,
-                           observed=None, source_sha256=digest)]
+        records += [
+            Record(
+                case=case_id,
+                topic="autograd",
+                kind="silent",
+                device="cuda",
+                outcome=outcome,
+                expected=True,
+                observed=True,
+                source_sha256=digest,
+                detail="a detail",
+            ),
+            Record(
+                case=case_id,
+                topic="autograd",
+                kind="silent",
+                device="cpu",
+                outcome="skipped",
+                expected=False,
+                observed=None,
+                source_sha256=digest,
+            ),
+        ]
     report = build_report(records, dt.datetime(2026, 11, 23, tzinfo=dt.timezone.utc), {"torch": torch, **env})
     return write_report(report, path)
 

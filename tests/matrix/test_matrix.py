@@ -1,5 +1,6 @@
 """The version matrix: reports read only through validation, cells judged against the cases as
 they are now, changes derived from observations, and `pitfalls matrix` in its four forms."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -7,25 +8,30 @@ import json
 from dataclasses import replace
 
 import pytest
-
-from torch_pitfalls.cli import main
+from planting import REPORT_ENV as ENV
+from planting import case_sha
 from torch_pitfalls.case import Affects
+from torch_pitfalls.cli import main
 from torch_pitfalls.matrix import NOT_OBSERVED, STALE, load_matrix, report_path
 from torch_pitfalls.matrix.build import BuildError, merge, parse_versions
 from torch_pitfalls.run.report import Record, ReportError, build_report, load_report, write_report
-from planting import REPORT_ENV as ENV, case_sha
 
 STARTED = dt.datetime(2026, 11, 23, tzinfo=dt.timezone.utc)
 
 
-
-
-
-
 def record(corpus, case_id, observed, outcome=None, form=None, **kw):
-    return Record(case=case_id, topic="autograd", kind="silent", device="cpu",
-                  outcome=outcome or ("reproduced" if observed else "absent"), expected=observed,
-                  observed=observed, form=form, source_sha256=kw.pop("source_sha256", case_sha(corpus, case_id)), **kw)
+    return Record(
+        case=case_id,
+        topic="autograd",
+        kind="silent",
+        device="cpu",
+        outcome=outcome or ("reproduced" if observed else "absent"),
+        expected=observed,
+        observed=observed,
+        form=form,
+        source_sha256=kw.pop("source_sha256", case_sha(corpus, case_id)),
+        **kw,
+    )
 
 
 def write(corpus, version, records, torch=None):
@@ -34,8 +40,11 @@ def write(corpus, version, records, torch=None):
 
 
 def test_cells_are_fresh_stale_or_not_observed(project):
-    write(project, "2.0.1", [record(project, "first-case", True),
-                             record(project, "second-case", True, source_sha256="0" * 64)])
+    write(
+        project,
+        "2.0.1",
+        [record(project, "first-case", True), record(project, "second-case", True, source_sha256="0" * 64)],
+    )
     m = load_matrix(project.reports, project.cases)
     assert m.versions == ["2.0.1"] and m.devices == ["cpu"]
     assert m.cell("first-case", "2.0.1").status == "reproduced"
@@ -57,12 +66,18 @@ def test_changes_are_derived_from_the_observations(project):
     seen = {"1.13.1": False, "2.0.1": True, "2.1.2": True, "2.4.1": False}
     forms = {"1.13.1": None, "2.0.1": "warning", "2.1.2": "error", "2.4.1": None}
     for version, observed in seen.items():
-        write(project, version, [record(project, "first-case", observed, form=forms[version]),
-                                 record(project, "second-case", True)])
+        write(
+            project,
+            version,
+            [record(project, "first-case", observed, form=forms[version]), record(project, "second-case", True)],
+        )
     m = load_matrix(project.reports, project.cases)
     assert m.versions == ["1.13.1", "2.0.1", "2.1.2", "2.4.1"]  # by release, not by name
     assert [str(c) for c in m.changes("first-case")] == [
-        "symptom since 2.0.1", "symptom: form changed in 2.1.2: warning -> error", "symptom gone in 2.4.1"]
+        "symptom since 2.0.1",
+        "symptom: form changed in 2.1.2: warning -> error",
+        "symptom gone in 2.4.1",
+    ]
     assert m.changes("second-case") == []
 
 
@@ -121,16 +136,25 @@ def test_check_lists_stale_and_missing_and_passes(project, capsys):
 
 @pytest.mark.parametrize("outcome", ["mismatch", "fix-failed", "error"])
 def test_check_fails_on_a_failing_cell(project, capsys, outcome):
-    write(project, "2.0.1", [record(project, "first-case", True, outcome=outcome, detail="what went wrong"),
-                             record(project, "second-case", True)])
+    write(
+        project,
+        "2.0.1",
+        [
+            record(project, "first-case", True, outcome=outcome, detail="what went wrong"),
+            record(project, "second-case", True),
+        ],
+    )
     rc, out, _ = run_cli(project, capsys, "--check")
     assert rc == 1
     assert f"failing: first-case [cpu] torch 2.0.1: {outcome}: what went wrong" in out
 
 
 def test_check_fails_on_an_unknown_case_id(project, capsys):
-    write(project, "2.0.1", [record(project, "first-case", True),
-                             replace(record(project, "first-case", True), case="no-such-case")])
+    write(
+        project,
+        "2.0.1",
+        [record(project, "first-case", True), replace(record(project, "first-case", True), case="no-such-case")],
+    )
     rc, out, _ = run_cli(project, capsys, "--check")
     assert rc == 1 and "unknown case id 'no-such-case'" in out
 
@@ -175,14 +199,19 @@ def test_build_refuses_a_version_that_names_no_release(text):
 def test_build_refuses_an_unknown_case_before_building_anything(tmp_path, capsys):
     from torch_pitfalls.matrix.build import main as build
 
-    rc = build(["--versions", "2.4.1", "--cases", "no-such-case", "--reports", str(tmp_path), "--uv", "/nonexistent/uv"])
+    rc = build(
+        ["--versions", "2.4.1", "--cases", "no-such-case", "--reports", str(tmp_path), "--uv", "/nonexistent/uv"]
+    )
     assert rc == 2 and "unknown case id 'no-such-case'" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
 
 
 def test_merge_replaces_only_the_rerun_cases(project):
-    old = build_report([record(project, "first-case", False), record(project, "second-case", True)], STARTED,
-                       {"torch": "2.0.1+cpu", **ENV})
+    old = build_report(
+        [record(project, "first-case", False), record(project, "second-case", True)],
+        STARTED,
+        {"torch": "2.0.1+cpu", **ENV},
+    )
     new = build_report([record(project, "first-case", True)], STARTED, {"torch": "2.0.1+cu118", **ENV})
     merged = merge(old, new, ["first-case"])
     assert [(r["case"], r["observed"]) for r in merged["records"]] == [("first-case", True), ("second-case", True)]
@@ -198,7 +227,6 @@ def test_build_reruns_only_stale_cases_and_merges_them(project, capsys):
     edited case runs again, and the report says so."""
     import torch
     from packaging.version import Version
-
     from torch_pitfalls.matrix.build import main as build
 
     version = Version(torch.__version__).base_version
@@ -232,15 +260,24 @@ def fingerprinted(corpus, case_id, observed, broken, fixed=None):
 def history(project):
     """first-case: its message is reworded in 2.1.2 and its warning becomes a FutureWarning in
     2.4.1; second-case: its value moves only in the last bits (noise), then really in 2.4.1."""
-    err = lambda m: {"type": "RuntimeError", "message": m}
+
+    def err(m):
+        return {"type": "RuntimeError", "message": m}
+
     steps = {
         "2.0.1": (err("expected scalar type Long but found Float"), [("UserWarning", "old alias")], 1.0),
         "2.1.2": (err("expected target dtype to be Long"), [("UserWarning", "old alias")], 1.0000001),
         "2.4.1": (err("expected target dtype to be Long"), [("FutureWarning", "old alias")], 2.0),
     }
     for version, (error, warns, value) in steps.items():
-        write(project, version, [fingerprinted(project, "first-case", True, fp(error, warns)),
-                                 fingerprinted(project, "second-case", True, fp(value=value))])
+        write(
+            project,
+            version,
+            [
+                fingerprinted(project, "first-case", True, fp(error, warns)),
+                fingerprinted(project, "second-case", True, fp(value=value)),
+            ],
+        )
     return project
 
 
@@ -248,14 +285,14 @@ def test_changes_are_classified_from_fingerprints_and_noise_is_not_a_change(hist
     m = load_matrix(history.reports, history.cases)
     assert [(c.kind, c.since, c.before, c.after) for c in m.changes("first-case")] == [
         ("message-reworded", "2.1.2", "expected scalar type Long but found Float", "expected target dtype to be Long"),
-        ("warning-category", "2.4.1", "UserWarning: old alias", "FutureWarning: old alias")]
+        ("warning-category", "2.4.1", "UserWarning: old alias", "FutureWarning: old alias"),
+    ]
     assert [(c.kind, c.since) for c in m.changes("second-case")] == [("value-changed", "2.4.1")]
     assert m.changes("first-case", start="2.1.2") == m.changes("first-case")[1:]
 
 
 def test_upgrade_lists_every_change_in_the_span_and_validates(history, capsys):
     import jsonschema
-
     from torch_pitfalls.matrix.upgrade import SCHEMA_FILE
 
     args = ["--cases", str(history.cases), "upgrade", "2.0.1", "2.4.1", "--reports", str(history.reports)]
@@ -279,12 +316,15 @@ def test_upgrade_fail_on_gates_on_a_kind(history, capsys):
     assert "has changes of kind warning-category" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("args, message", [
-    (["2.0.1", "2.9.9"], "TO '2.9.9' is not a recorded release"),
-    (["2.4.1", "2.0.1"], "FROM 2.4.1 must be an older release than TO 2.0.1"),
-    (["2.0.1", "2.4.1", "--fail-on", "loud"], "--fail-on: unknown kind loud"),
-    (["2.0.1", "2.4.1", "--device", "cuda"], "no reports for device 'cuda'"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["2.0.1", "2.9.9"], "TO '2.9.9' is not a recorded release"),
+        (["2.4.1", "2.0.1"], "FROM 2.4.1 must be an older release than TO 2.0.1"),
+        (["2.0.1", "2.4.1", "--fail-on", "loud"], "--fail-on: unknown kind loud"),
+        (["2.0.1", "2.4.1", "--device", "cuda"], "no reports for device 'cuda'"),
+    ],
+)
 def test_upgrade_bad_input_is_one_line_and_exit_2(history, capsys, args, message):
     assert main(["--cases", str(history.cases), "upgrade", *args, "--reports", str(history.reports)]) == 2
     err = capsys.readouterr().err
@@ -292,14 +332,25 @@ def test_upgrade_bad_input_is_one_line_and_exit_2(history, capsys, args, message
 
 
 def test_claims_say_what_was_observed_inferred_and_unverified(project):
-    from torch_pitfalls.matrix.claims import all_claims, spans, what_you_see
     from torch_pitfalls.loader import load_case
+    from torch_pitfalls.matrix.claims import all_claims, spans, what_you_see
 
     assert spans(["2.0.1", "2.1.2", "2.4.1"], ["1.13.1", "2.0.1", "2.1.2", "2.3.1", "2.4.1"]) == "2.0.1–2.1.2, 2.4.1"
     write(project, "2.0.1", [record(project, "first-case", True), record(project, "second-case", True)])
-    write(project, "2.1.2", [record(project, "first-case", True),
-                             record(project, "second-case", False, outcome="unverified",
-                                    detail="the symptom needs cuda; this is cpu, and the broken result passes")])
+    write(
+        project,
+        "2.1.2",
+        [
+            record(project, "first-case", True),
+            record(
+                project,
+                "second-case",
+                False,
+                outcome="unverified",
+                detail="the symptom needs cuda; this is cpu, and the broken result passes",
+            ),
+        ],
+    )
     m = load_matrix(project.reports, project.cases)
     case = load_case(project.cases / "autograd" / "first_case.py").case
     assert all_claims(case, m) == [
@@ -310,7 +361,10 @@ def test_claims_say_what_was_observed_inferred_and_unverified(project):
     second = load_case(project.cases / "autograd" / "second_case.py").case
     assert "cpu: unverified on 2.1.2: the symptom needs cuda; this is cpu" in all_claims(second, m)
     inferred = replace(case, affects=(Affects(">=0.4", since="the 0.4.0 release notes"),))
-    assert all_claims(inferred, m)[-1] == ">=0.4: before 2.0.1, inferred, not observed; the source: the 0.4.0 release notes"
+    assert (
+        all_claims(inferred, m)[-1]
+        == ">=0.4: before 2.0.1, inferred, not observed; the source: the 0.4.0 release notes"
+    )
     assert what_you_see(m, "first-case", "cpu") == []  # these records carry no fingerprints
 
 
@@ -331,7 +385,10 @@ def test_each_release_gets_the_torchvision_that_pins_it():
     assert case_extras("1.13.1")[:2] == ["six", "tensorboard"]
     # none pins these (1.13.1's has no cp311 wheel; none pins 2.15.0): tried unpinned, unverified if absent
     assert case_extras("1.13.1")[-1] == case_extras("2.15.0")[-1] == "torchvision"
-    assert {v for v in DEFAULT_VERSIONS if case_extras(v)[-1] != "torchvision"} == set(DEFAULT_VERSIONS) - {"1.13.1", "2.15.0"}
+    assert {v for v in DEFAULT_VERSIONS if case_extras(v)[-1] != "torchvision"} == set(DEFAULT_VERSIONS) - {
+        "1.13.1",
+        "2.15.0",
+    }
 
 
 def test_a_warning_recategorised_and_reworded_at_once_is_one_change(project):
@@ -341,37 +398,44 @@ def test_a_warning_recategorised_and_reworded_at_once_is_one_change(project):
     write(project, "2.4.1", [fingerprinted(project, "first-case", True, after)])
     (change,) = load_matrix(project.reports, project.cases).changes("first-case")
     assert (change.kind, change.before, change.after) == (
-        "warning-category", "UserWarning: nn.init.xavier_uniform is now deprecated",
-        "FutureWarning: `nn.init.xavier_uniform` is now deprecated")
+        "warning-category",
+        "UserWarning: nn.init.xavier_uniform is now deprecated",
+        "FutureWarning: `nn.init.xavier_uniform` is now deprecated",
+    )
 
 
 def test_a_release_where_nothing_ran_is_a_gap_not_a_change(project):
     err = {"type": "ValueError", "message": "crop size larger than image"}
     write(project, "2.12.1", [fingerprinted(project, "first-case", True, fp(err))])
-    write(project, "2.13.0", [replace(record(project, "first-case", True, outcome="unverified", detail="needs torchvision"),
-                                      observed=None)])
+    write(
+        project,
+        "2.13.0",
+        [replace(record(project, "first-case", True, outcome="unverified", detail="needs torchvision"), observed=None)],
+    )
     write(project, "2.14.1", [fingerprinted(project, "first-case", True, fp({**err, "message": "crop too big"}))])
     (change,) = load_matrix(project.reports, project.cases).changes("first-case")
     assert (change.kind, change.previous, change.since) == ("message-reworded", "2.12.1", "2.14.1")
 
 
 def test_a_bound_inside_the_matrix_is_observed_only_when_passing_records_bracket_it(project):
-    from torch_pitfalls.matrix.claims import bound_claims
     from torch_pitfalls.loader import load_case
+    from torch_pitfalls.matrix.claims import bound_claims
 
     case = replace(load_case(project.cases / "autograd" / "first_case.py").case, affects=">=2.1")
     write(project, "2.1.2", [record(project, "first-case", True)])
     assert bound_claims(case, load_matrix(project.reports, project.cases)) == [
-        ">=2.1: the bound lies inside the matrix but is not bracketed by passing records yet"]
+        ">=2.1: the bound lies inside the matrix but is not bracketed by passing records yet"
+    ]
     write(project, "2.0.1", [record(project, "first-case", False)])
     assert bound_claims(case, load_matrix(project.reports, project.cases)) == [
-        ">=2.1: the bound is observed: bracketed by 2.0.1 and 2.1.2"]
+        ">=2.1: the bound is observed: bracketed by 2.0.1 and 2.1.2"
+    ]
 
 
 @pytest.mark.parametrize("versions", ["*", "<0.4", "<=2.0", "!=2.1.0"])
 def test_a_range_without_a_lower_bound_says_so(project, versions):
-    from torch_pitfalls.matrix.claims import bound_claims
     from torch_pitfalls.loader import load_case
+    from torch_pitfalls.matrix.claims import bound_claims
 
     write(project, "2.1.2", [record(project, "first-case", True)])
     case = replace(load_case(project.cases / "autograd" / "first_case.py").case, affects=versions)

@@ -1,15 +1,15 @@
 """Every upgrade case's boundary is observed, not copied: in the recorded matrix (reports/), the
 first release where the symptom was seen is the first release its `affects` admits, the release
 before it shows `absent`, and its fix passes on every release."""
+
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-
-from torch_pitfalls.matrix.claims import observed_bounds
 from torch_pitfalls.loader import load_cases
 from torch_pitfalls.matrix import DEFAULT_VERSIONS, NOT_OBSERVED, STALE, load_matrix
+from torch_pitfalls.matrix.claims import observed_bounds
 from torch_pitfalls.run.report import PASSING
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,15 +41,18 @@ def boundary_problems(m, lc, versions=DEFAULT_VERSIONS) -> list[str]:
             problems.append(f"{label} admits no release of the matrix")
         elif not now.observed or (rule.form and now.form != rule.form):
             seen = next((c for c in cells if c.observed and (not rule.form or c.form == rule.form)), None)
-            problems.append(f"{label} starts at {now.version}, the matrix first saw it on "
-                            f"{seen.version if seen else 'no release'}")
+            problems.append(
+                f"{label} starts at {now.version}, the matrix first saw it on {seen.version if seen else 'no release'}"
+            )
         elif before.observed and before.form == now.form:
             problems.append(f"{label} starts at {now.version}, but {before.version} already shows it")
         elif not before.observed and before.status != "absent":
             problems.append(f"the release before {label}, {before.version}, is {before.status}, not absent")
     if not any(now is not None for _, now, _ in bounds):
-        problems.append(f"affects {lc.case.affects_text!r} has no bound inside the matrix: an upgrade case "
-                        "needs a release before the change")
+        problems.append(
+            f"affects {lc.case.affects_text!r} has no bound inside the matrix: an upgrade case "
+            "needs a release before the change"
+        )
     return problems
 
 

@@ -1,16 +1,17 @@
 """The corpus as a user installs it: the wheel (checked), a fresh venv beside the user's own torch,
 and from an empty directory `pitfalls run`, `pytest --pyargs torch_pitfalls.cases` and the site's
 downloaded notebooks in a kernel of that venv (one run, tests/install_run.py, in the background)."""
+
 from __future__ import annotations
 
 import json
 import re
 
 import pytest
-
-from docs.site.outputs import clean
 from install_run import NOTEBOOKS, SAMPLE
 from planting import ROOT
+
+from docs.site.outputs import clean
 
 
 @pytest.fixture(scope="session")
@@ -70,8 +71,10 @@ def test_upgrade_and_lint_upgrade_work_from_any_folder(installed):
     out = lint["stdout"].splitlines()
     assert lint["head"].startswith("torch 2.3.1 -> 2.6.0 on cpu (the recorded matrix): 1 finding whose case changes")
     assert "in torch 2.6.0:" in out and any(line.startswith("  train.py:5:12: PTF126 ") for line in out)
-    for name, problem in (("upgrade-usage", "FROM 2.6.0 must be an older release than TO 2.3.1"),
-                          ("lint-upgrade-usage", "FROM 2.3.0 is not a release of the recorded matrix")):
+    for name, problem in (
+        ("upgrade-usage", "FROM 2.6.0 must be an older release than TO 2.3.1"),
+        ("lint-upgrade-usage", "FROM 2.3.0 is not a release of the recorded matrix"),
+    ):
         err = installed[name]["stderr"].strip().splitlines()
         assert installed[name]["rc"] == 2 and len(err) == 1 and problem in err[0], installed[name]
     assert diff["rc"] == 1 and "+    return torch.load(path, weights_only=False)" in diff["stdout"], diff
@@ -86,7 +89,9 @@ def test_downloaded_notebooks_run_top_to_bottom_with_torch_alone(installed):
     for case, result in results.items():
         assert result["ok"], f"{case}: {result.get('error')}"
         sources = "\n".join(result["sources"])
-        assert not re.search(r"^\s*(?:from|import)\s+(?:harness|torch_pitfalls)\b|pip install torch-pitfalls", sources, re.M), case
+        assert not re.search(
+            r"^\s*(?:from|import)\s+(?:harness|torch_pitfalls)\b|pip install torch-pitfalls", sources, re.M
+        ), case
         here = {name: clean(text) for name, text in result["calls"]["here"].items()}  # torch colours some messages
         assert here == result["calls"]["recorded"], case
         assert set(result["calls"]["here"]) == {"broken", "fixed"} and result["outputs"] > 0

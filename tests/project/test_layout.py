@@ -1,12 +1,12 @@
 """The package layout (docs/architecture.md): imports run only downward, read from the source of
 every module of ``harness`` and ``docs/site``, the imports inside functions included."""
+
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
 import pytest
-
 from planting import ROOT
 
 # What each part may import besides itself. "case" is the case model at the top of harness/.
@@ -62,14 +62,19 @@ def allowed(part: str, module: str) -> bool:
     target = imported(module)
     if target is None or target == part:
         return True
-    return any(module == f"torch_pitfalls.{a}" or module.startswith(f"torch_pitfalls.{a}.") if "." in a else target == a
-               for a in ALLOWED[part])
+    return any(
+        module == f"torch_pitfalls.{a}" or module.startswith(f"torch_pitfalls.{a}.") if "." in a else target == a
+        for a in ALLOWED[part]
+    )
 
 
 def upward_imports(path: Path, text: str) -> list[str]:
     part = part_of(path)
-    return [f"{path.relative_to(ROOT)}:{line}: {part} imports {module}"
-            for line, module in imports_of(path, text) if not allowed(part, module)]
+    return [
+        f"{path.relative_to(ROOT)}:{line}: {part} imports {module}"
+        for line, module in imports_of(path, text)
+        if not allowed(part, module)
+    ]
 
 
 def project_modules() -> list[Path]:
@@ -82,12 +87,18 @@ def test_imports_run_only_downward():
     assert [bad for path in files for bad in upward_imports(path, path.read_text(encoding="utf-8"))] == []
 
 
-@pytest.mark.parametrize("where, line", [
-    ("harness/case.py", "from torch_pitfalls.matrix import load_matrix"),  # the case model reaching up
-    ("harness/run/report.py", "from torch_pitfalls.matrix.claims import all_claims"),  # run reading the matrix
-    ("harness/lint/engine.py", "    from torch_pitfalls.watch.session import watch"),  # lint reaching sideways, lazily
-    ("harness/loader.py", "import docs.site.build"),  # anything below reading the site
-])
+@pytest.mark.parametrize(
+    "where, line",
+    [
+        ("harness/case.py", "from torch_pitfalls.matrix import load_matrix"),  # the case model reaching up
+        ("harness/run/report.py", "from torch_pitfalls.matrix.claims import all_claims"),  # run reading the matrix
+        (
+            "harness/lint/engine.py",
+            "    from torch_pitfalls.watch.session import watch",
+        ),  # lint reaching sideways, lazily
+        ("harness/loader.py", "import docs.site.build"),  # anything below reading the site
+    ],
+)
 def test_an_upward_import_is_named(where, line):
     """The check itself: each upward import, planted in the module's text, is reported."""
     path = ROOT / where
@@ -103,8 +114,11 @@ def test_every_package_of_the_harness_is_in_the_wheel():
     import tomllib
 
     listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
-    found = {".".join(("torch_pitfalls", *p.parent.relative_to(ROOT / "harness").parts))
-             for p in (ROOT / "harness").rglob("__init__.py") if "__pycache__" not in p.parts}
+    found = {
+        ".".join(("torch_pitfalls", *p.parent.relative_to(ROOT / "harness").parts))
+        for p in (ROOT / "harness").rglob("__init__.py")
+        if "__pycache__" not in p.parts
+    }
     assert found - listed == set(), f"pyproject.toml [tool.setuptools] packages lacks {sorted(found - listed)}"
 
 

@@ -1,4 +1,5 @@
 """The GitHub workflows: what each runs, and that each is safe to enable (zizmor, offline)."""
+
 from __future__ import annotations
 
 import shutil
@@ -6,9 +7,8 @@ import subprocess
 
 import pytest
 import yaml
-
-from torch_pitfalls.matrix import DEFAULT_VERSIONS
 from planting import ROOT
+from torch_pitfalls.matrix import DEFAULT_VERSIONS
 
 WORKFLOWS = ROOT / ".github" / "workflows"
 
@@ -31,10 +31,16 @@ def test_zizmor_finds_nothing_in_the_workflows():
     if zizmor is None:
         pytest.skip("zizmor is not installed (pip install -e '.[test]')")
     for persona in ("regular", "pedantic", "auditor"):
-        done = subprocess.run([zizmor, "--offline", f"--persona={persona}", "--no-progress", str(ROOT / ".github")],
-                              capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            [zizmor, "--offline", f"--persona={persona}", "--no-progress", str(ROOT / ".github")],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert done.returncode == 0 and "No findings to report" in done.stdout + done.stderr, (
-            persona, done.stdout[-3000:] + done.stderr[-3000:])
+            persona,
+            done.stdout[-3000:] + done.stderr[-3000:],
+        )
 
 
 def test_every_action_is_pinned_to_a_commit_with_its_release_named():
@@ -55,7 +61,10 @@ def test_the_matrix_workflow_builds_the_default_versions_with_the_same_targets()
     for target in ("matrix", "matrix-check", "docs"):  # the targets exist and expand without running
         dry = subprocess.run(["make", "-n", target, "VERSIONS=2.4.1"], cwd=ROOT, capture_output=True, text=True)
         assert dry.returncode == 0, dry.stderr
-    assert "torch_pitfalls.matrix.build" in subprocess.run(["make", "-n", "matrix"], cwd=ROOT, capture_output=True, text=True).stdout
+    assert (
+        "torch_pitfalls.matrix.build"
+        in subprocess.run(["make", "-n", "matrix"], cwd=ROOT, capture_output=True, text=True).stdout
+    )
 
 
 def test_the_docs_workflow_builds_with_make_docs_and_deploys_that_folder_to_pages():

@@ -9,6 +9,7 @@ would change what those report.
 All eight faults share one corpus and one run per front end (two runs, not sixteen): each fault
 is checked by its own record, and the real cases after them show whether one poisoned the rest.
 """
+
 from __future__ import annotations
 
 import json
@@ -16,24 +17,39 @@ from collections import Counter
 from dataclasses import asdict
 
 import pytest
-
 from background import FAULTS, NAN, WORKER_STARTUP_S
+from planting import copied_case_ids, differences, outcomes
 from torch_pitfalls.case import DEVICES
 from torch_pitfalls.loader import load_case
 from torch_pitfalls.run.runner import run_case
-from planting import copied_case_ids, differences, outcomes
 
 RECORD_MAX_CHARS = 4096  # a record in a report, as JSON: the largest real one is under 1,000
 # id -> (device, outcome, the start of its detail); the faults are planted by ``background``
 NAMED = {
     "fault-syntax": ("-", "error", "import failed: SyntaxError"),
-    "fault-missing-import": ("-", "error", "import failed: ModuleNotFoundError: No module named 'no_such_module_for_pitfalls'"),
-    "fault-raises-in-fix": ("cpu", "fix-failed", "the fixed variant raised: raised RuntimeError: the fix itself is broken"),
+    "fault-missing-import": (
+        "-",
+        "error",
+        "import failed: ModuleNotFoundError: No module named 'no_such_module_for_pitfalls'",
+    ),
+    "fault-raises-in-fix": (
+        "cpu",
+        "fix-failed",
+        "the fixed variant raised: raised RuntimeError: the fix itself is broken",
+    ),
     "fault-segfault": ("cpu", "error", "broken variant: isolated run crashed (SIGSEGV)"),
-    "fault-hang": ("cpu", "error", f"broken variant: isolated run killed after {1 + int(WORKER_STARTUP_S)} s (time limit)"),
+    "fault-hang": (
+        "cpu",
+        "error",
+        f"broken variant: isolated run killed after {1 + int(WORKER_STARTUP_S)} s (time limit)",
+    ),
     "fault-leaks-global": ("cpu", "error", "broken variant leaked global state: default dtype, grad mode"),
     "fault-prints-megabyte": ("cpu", "reproduced", ""),
-    "fault-leaves-file": ("cpu", "error", "broken variant leaked global state: files left in the working directory (left-behind.txt)"),
+    "fault-leaves-file": (
+        "cpu",
+        "error",
+        "broken variant leaked global state: files left in the working directory (left-behind.txt)",
+    ),
 }
 assert set(NAMED) == set(FAULTS)
 

@@ -9,6 +9,7 @@ plain test that moves every global generator, as a test sharing `make test`'s se
 ``planting.plant_rng_probes``). The xdist run checks that two workers' records merge into one
 report and one table; a small corpus shows that as well as the whole one.
 """
+
 from __future__ import annotations
 
 import re
@@ -70,7 +71,10 @@ def test_two_xdist_workers_give_the_plain_outcomes_in_one_report_and_one_table(x
     real = copied_case_ids(xdist_run.corpus)
     changed = differences(_outcomes(clean_records, real), _outcomes(_by_key(report), real))
     assert not changed, "\n".join(changed)
-    assert {r["outcome"] for r in report["records"] if r["case"] in probes and r["device"] == "cpu"} <= {"reproduced", "absent"}
+    assert {r["outcome"] for r in report["records"] if r["case"] in probes and r["device"] == "cpu"} <= {
+        "reproduced",
+        "absent",
+    }
     # the controller's summary: one totals line, that of the whole report, and a row for every case
     totals = Counter(r["outcome"] for r in report["records"])
     (line,) = TOTALS_LINE.findall(proc.stdout)

@@ -1,9 +1,9 @@
 """The pytest plugin, driven as a user drives it: pytest on a planted ``cases/`` folder."""
+
 from __future__ import annotations
 
 import functools
 import json
-
 
 from planting import case_source, run_corpus
 from torch_pitfalls.run.report import OUTCOMES, SCHEMA, SCHEMA_VERSION
@@ -61,7 +61,10 @@ MALFORMED = {
     "bad-device": (dict(devices="('cpu', 'tpu')"), "*bad_device.py: CASE.devices: unknown device 'tpu'*"),
     "bad-tag": (dict(tags="('has-hyphen',)"), "*bad_tag.py: CASE.tags: 'has-hyphen' is not an identifier*"),
     "bad-entry": (dict(affects="(Affects(versions='~=x'),)"), "*bad_entry.py: CASE.affects: '~=x' is not a PEP 440*"),
-    "bad-bound": (dict(affects="'>=0.4'"), "*bad_bound.py: CASE.affects: the lower bound 0.4 of '>=0.4' is older than*since=*"),
+    "bad-bound": (
+        dict(affects="'>=0.4'"),
+        "*bad_bound.py: CASE.affects: the lower bound 0.4 of '>=0.4' is older than*since=*",
+    ),
 }
 
 

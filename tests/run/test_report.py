@@ -1,19 +1,23 @@
 """The report file and the summary table."""
+
 import datetime as dt
 import json
 import os
 
 import pytest
-
 from torch_pitfalls.run.report import Record, build_report, summary_table, write_report
 
 
 def rec(case, device, outcome):
-    return Record(case=case, topic="autograd", kind="silent", device=device, outcome=outcome, expected=True, observed=True)
+    return Record(
+        case=case, topic="autograd", kind="silent", device=device, outcome=outcome, expected=True, observed=True
+    )
 
 
 def test_summary_table_is_case_by_device_with_totals():
-    table = summary_table([rec("a-case", "cpu", "reproduced"), rec("a-case", "cuda", "skipped"), rec("longer-case", "cpu", "mismatch")])
+    table = summary_table(
+        [rec("a-case", "cpu", "reproduced"), rec("a-case", "cuda", "skipped"), rec("longer-case", "cpu", "mismatch")]
+    )
     assert table.splitlines() == [
         "case         cpu         cuda",
         "-----------  ----------  -------",
@@ -40,7 +44,9 @@ def test_a_failed_write_leaves_nothing(tmp_path):
 
 
 def test_a_report_is_readable_by_others_as_any_new_file_is(tmp_path):
-    path = write_report(build_report([rec("a-case", "cpu", "reproduced")], dt.datetime.now(dt.timezone.utc)), tmp_path / "r.json")
+    path = write_report(
+        build_report([rec("a-case", "cpu", "reproduced")], dt.datetime.now(dt.timezone.utc)), tmp_path / "r.json"
+    )
     umask = os.umask(0)
     os.umask(umask)
     assert path.stat().st_mode & 0o777 == 0o666 & ~umask  # not mkstemp's private 0600

@@ -1,12 +1,12 @@
 """Outcomes decided by the runner, each proven with a planted case that should earn it."""
+
 from __future__ import annotations
 
 import pytest
 import torch
-
+from planting import case_source
 from torch_pitfalls.loader import load_case
 from torch_pitfalls.run.runner import run_case
-from planting import case_source
 
 NOW = torch.__version__
 
@@ -57,7 +57,8 @@ def test_a_fix_that_warns_fails(corpus):
 
 def test_an_exception_is_an_observation(corpus):
     record = run(
-        corpus, kind="error",
+        corpus,
+        kind="error",
         broken="raise RuntimeError('Trying to backward through the graph a second time')",
         symptom="return run.raised(RuntimeError, 'second time')",
     )
@@ -102,7 +103,10 @@ def test_a_leaked_global_fails_by_name_and_is_restored(corpus, body, leaked):
 
 
 def test_drawing_inside_seeded_is_not_a_leak(corpus):
-    record = run(corpus, broken="from torch_pitfalls import seeded\nwith seeded(0):\n    x = torch.randn(3)\nreturn (x / 0 * 0).sum()")
+    record = run(
+        corpus,
+        broken="from torch_pitfalls import seeded\nwith seeded(0):\n    x = torch.randn(3)\nreturn (x / 0 * 0).sum()",
+    )
     assert record.outcome == "reproduced", record.detail
 
 
@@ -186,7 +190,10 @@ def test_cuda_is_skipped_with_the_reason_on_a_cpu_machine(corpus):
 
 def test_forms_must_match_the_rule_that_applies(corpus):
     affects = "(Affects(versions='>=2.0', form='nan'),)"
-    assert run(corpus, "form-ok", affects=affects, symptom="return 'nan' if torch.isnan(run.value) else False").outcome == "reproduced"
+    assert (
+        run(corpus, "form-ok", affects=affects, symptom="return 'nan' if torch.isnan(run.value) else False").outcome
+        == "reproduced"
+    )
     record = run(corpus, "form-bad", affects=affects, symptom="return 'inf' if torch.isnan(run.value) else False")
     assert record.outcome == "mismatch" and "seen as 'inf', expected as 'nan'" in record.detail
 
@@ -199,9 +206,12 @@ def test_a_rule_can_narrow_to_one_device(corpus):
 
 # A fix is proven, not trusted: each of these "fixes" passes its own asserts, and none passes.
 def test_a_fix_that_shows_the_symptom_fails(corpus):
-    record = run(corpus, fixed="return torch.tensor([1.0, float('nan')], device=device)",
-                 symptom="return bool(torch.isnan(run.value).any())",
-                 check="assert run.value.numel() >= 1")
+    record = run(
+        corpus,
+        fixed="return torch.tensor([1.0, float('nan')], device=device)",
+        symptom="return bool(torch.isnan(run.value).any())",
+        check="assert run.value.numel() >= 1",
+    )
     assert record.outcome == "fix-failed" and "the fixed variant shows the symptom" in record.detail
 
 
@@ -243,7 +253,9 @@ def test_the_proof_is_recorded(corpus):
 def test_a_required_module_that_does_not_import_is_unverified_with_its_error(corpus, monkeypatch):
     """A torchvision built for another torch is installed but fails at import: that is the
     environment's fault, so the cell is unverified with the error, not a case failure."""
-    (corpus.root / "broken_extra_for_pitfalls.py").write_text("raise RuntimeError('operator torchvision::nms does not exist')\n")
+    (corpus.root / "broken_extra_for_pitfalls.py").write_text(
+        "raise RuntimeError('operator torchvision::nms does not exist')\n"
+    )
     monkeypatch.syspath_prepend(str(corpus.root))
     record = run(corpus, requires=("broken_extra_for_pitfalls",))
     assert record.outcome == "unverified"
@@ -256,16 +268,26 @@ def test_a_case_declaring_a_device_its_variants_never_use_is_refused(corpus):
     its cuda cell is skipped with the reason (never a reproduction)."""
     from torch_pitfalls.loader import LoadError
 
-    ignores = dict(broken="return torch.tensor(float('nan'))", fixed="return torch.tensor(1.0)",
-                   check="torch.testing.assert_close(run.value, torch.tensor(1.0))")
+    ignores = dict(
+        broken="return torch.tensor(float('nan'))",
+        fixed="return torch.tensor(1.0)",
+        check="torch.testing.assert_close(run.value, torch.tensor(1.0))",
+    )
     with pytest.raises(LoadError, match="declares cuda, but neither broken nor fixed uses its device argument"):
         load_case(corpus.plant("device-blind", **ignores))
     text = case_source("device-free", devices=("cpu",), **ignores).replace(
-        "    requires=", "    device_independent=True,\n    requires=")
+        "    requires=", "    device_independent=True,\n    requires="
+    )
     lc = load_case(corpus.plant("device-free", text=text))
     assert run_case(lc, "cpu").outcome == "reproduced"
     cuda = run_case(lc, "cuda")
     assert cuda.outcome == "skipped" and "device-independent" in cuda.detail
     with pytest.raises(LoadError, match="device_independent=True, but broken and fixed use their device"):
-        load_case(corpus.plant("device-claimed", text=case_source("device-claimed", devices=("cpu",)).replace(
-            "    requires=", "    device_independent=True,\n    requires=")))
+        load_case(
+            corpus.plant(
+                "device-claimed",
+                text=case_source("device-claimed", devices=("cpu",)).replace(
+                    "    requires=", "    device_independent=True,\n    requires="
+                ),
+            )
+        )

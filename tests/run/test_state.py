@@ -1,4 +1,5 @@
 """torch_pitfalls.run.state: what a variant changes is a leak; what a module's first import sets is not."""
+
 from __future__ import annotations
 
 import os
@@ -8,7 +9,6 @@ import types
 import warnings
 
 import pytest
-
 from torch_pitfalls.run import state
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -75,8 +75,13 @@ print(state.leaks(before))
 
 def test_setuptools_first_import_in_a_variant_leaks_nothing():
     pytest.importorskip("setuptools")
-    done = subprocess.run([sys.executable, "-c", SETUPTOOLS], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": ROOT}, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", SETUPTOOLS],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": ROOT},
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "[]", done.stdout
 

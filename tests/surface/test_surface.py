@@ -1,17 +1,17 @@
 """torch_pitfalls.surface: what a torch release says to its users, and what changed between two. Run on
 two small planted "torch" trees, so every kind of change is known in advance."""
+
 from __future__ import annotations
 
 import json
 import textwrap
 
 import pytest
-
 from torch_pitfalls.surface.cli import main
 from torch_pitfalls.surface.diff import diff
 from torch_pitfalls.surface.scan import scan_tree
 
-OLD = '''
+OLD = """
 import warnings
 
 def load(f, map_location=None, weights_only=False):
@@ -26,8 +26,8 @@ def reworded():
 class Sampler:
     def __init__(self, data_source=None):
         pass
-'''
-NEW = '''
+"""
+NEW = """
 import warnings
 from typing_extensions import deprecated
 
@@ -45,7 +45,7 @@ def reworded():
 class Sampler:
     def __init__(self):
         pass
-'''
+"""
 
 
 def plant(root, version, source, native=b""):
@@ -70,11 +70,18 @@ def test_a_scan_reads_warnings_signatures_and_native_messages(surfaces):
     old, new = surfaces
     assert old["torch"] == "2.5.1+cu121"
     assert {(w["where"], w["category"]) for w in old["warnings"]} >= {
-        ("serialization:legacy", "UserWarning"), ("serialization:reworded", "DeprecationWarning")}
+        ("serialization:legacy", "UserWarning"),
+        ("serialization:reworded", "DeprecationWarning"),
+    }
     assert old["signatures"]["serialization:load"] == ["f, map_location=None, weights_only=False"]
     # an f-string's filled-in parts read as {}; a @deprecated decorator is a warning of its function
-    assert {"where": "serialization:load", "category": "FutureWarning", "message": "weights_only defaults to {} now",
-            "file": "serialization.py", "line": 7} in new["warnings"]
+    assert {
+        "where": "serialization:load",
+        "category": "FutureWarning",
+        "message": "weights_only defaults to {} now",
+        "file": "serialization.py",
+        "line": 7,
+    } in new["warnings"]
     assert ("serialization:legacy", "FutureWarning") in {(w["where"], w["category"]) for w in new["warnings"]}
     # native strings: sentences only, never a mangled symbol that happens to say 'deprecated'
     assert new["native"] == ["torch.cross without dim is deprecated and will be removed"]
@@ -87,11 +94,13 @@ def test_a_diff_names_each_kind_of_change(surfaces):
     assert [w["message"] for w in d["warnings_added"]] == ["weights_only defaults to {} now"]
     assert {(w["where"], w["from"], w["to"]) for w in d["warnings_recategorised"]} == {
         ("serialization:legacy", "UserWarning", "FutureWarning"),
-        ("serialization:reworded", "DeprecationWarning", "FutureWarning")}
+        ("serialization:reworded", "DeprecationWarning", "FutureWarning"),
+    }
     assert d["warnings_removed"] == []
     assert {s["name"]: s["to"] for s in d["signatures_changed"]} == {
         "serialization:load": ["f, map_location=None, weights_only=None"],
-        "serialization:Sampler.__init__": ["self"]}
+        "serialization:Sampler.__init__": ["self"],
+    }
     assert d["native_added"] == ["torch.cross without dim is deprecated and will be removed"]
     # internal packages are left out unless asked for
     assert "internal news" not in json.dumps(d)
@@ -99,8 +108,19 @@ def test_a_diff_names_each_kind_of_change(surfaces):
 
 def test_internal_packages_only_with_all(tmp_path, surfaces):
     old, new = surfaces
-    new = {**new, "warnings": [*new["warnings"], {"where": "_dynamo.eval", "category": "UserWarning",
-                                                  "message": "new internal news", "file": "_dynamo/eval.py", "line": 2}]}
+    new = {
+        **new,
+        "warnings": [
+            *new["warnings"],
+            {
+                "where": "_dynamo.eval",
+                "category": "UserWarning",
+                "message": "new internal news",
+                "file": "_dynamo/eval.py",
+                "line": 2,
+            },
+        ],
+    }
     assert "new internal news" not in json.dumps(diff(old, new))
     assert "new internal news" in json.dumps(diff(old, new, everything=True))
 

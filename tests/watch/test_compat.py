@@ -19,6 +19,7 @@
   the watcher inside them, report nothing and break nothing.
 * Everything the watcher switched on is switched off after the block, also when the block raised.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -29,16 +30,15 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from planting import ROOT, runs_other_interpreters, variant_run
 from torch import nn
 from torch.nn.modules import module as nn_module
 from torch.optim import optimizer as optim_module
-
 from torch_pitfalls.loader import load_cases
 from torch_pitfalls.run.runner import not_run_reason, run_variant
 from torch_pitfalls.watch import watch
 from torch_pitfalls.watch.detectors.graphs import NanGradThroughMask
 from torch_pitfalls.watch.detectors.softmax import SoftmaxSingletonAxis
-from planting import ROOT, runs_other_interpreters, variant_run
 
 CASES = load_cases(ROOT / "cases")
 
@@ -56,6 +56,7 @@ def lines_of(fn, text: str) -> int:
 
 
 # -- torch.compile ------------------------------------------------------------------------------
+
 
 def _dynamo_supported() -> bool:
     try:
@@ -158,8 +159,12 @@ def test_eager_code_around_a_compiled_function_is_still_watched():
             compiled(y)
     assert w.errors == []
     assert [(f.case, f.line, f.count) for f in w.findings] == [
-        ("softmax-singleton-axis", lines_of(test_eager_code_around_a_compiled_function_is_still_watched,
-                                            "# the eager pitfall"), 2)]
+        (
+            "softmax-singleton-axis",
+            lines_of(test_eager_code_around_a_compiled_function_is_still_watched, "# the eager pitfall"),
+            2,
+        )
+    ]
 
 
 @needs_compile
@@ -183,6 +188,7 @@ def test_a_pitfall_inside_compiled_code_is_reported_only_where_the_graph_runs_to
 
 # -- the same results, watched or not --------------------------------------------------------------
 
+
 def _bits(t: torch.Tensor) -> torch.Tensor | None:
     if t.layout != torch.strided or t.is_quantized:
         return None
@@ -190,7 +196,7 @@ def _bits(t: torch.Tensor) -> torch.Tensor | None:
     return flat if flat.dtype == torch.bool else flat.view(torch.uint8)
 
 
-def difference(a, b, where: str = "result") -> str | None:
+def difference(a, b, where: str = "result") -> str | None:  # noqa: C901 - one branch per kind of value
     """Where ``a`` and ``b`` differ, or None when they are the same bit for bit: tensors by dtype,
     device, shape, layout, autograd flags, bytes (NaN payloads and -0.0 included) and a leaf's
     ``.grad``; containers item by item, objects by their fields."""
@@ -237,8 +243,12 @@ def difference(a, b, where: str = "result") -> str | None:
 
 def observed(obs) -> dict:
     """All a program sees of a run: its value, its error, its warnings, what it printed."""
-    return {"value": obs.value, "error": obs.error,
-            "warnings": [(w.category, str(w.message)) for w in obs.warnings], "printed": obs.output}
+    return {
+        "value": obs.value,
+        "error": obs.error,
+        "warnings": [(w.category, str(w.message)) for w in obs.warnings],
+        "printed": obs.output,
+    }
 
 
 # Variants that start other interpreters (run_python, spawned ranks): nothing of theirs runs under
@@ -274,6 +284,7 @@ def test_every_variant_gives_the_same_result_watched(lc):
 
 
 # -- a detector that raises -----------------------------------------------------------------------
+
 
 def softmax_twice(x):
     return [torch.softmax(x, dim=1) for _ in range(2)]
@@ -319,6 +330,7 @@ def test_a_detector_that_raises_is_one_error_line_and_the_program_runs_on(which,
 
 # -- DataLoader workers ------------------------------------------------------------------------------
 
+
 class WrappingData(torch.utils.data.Dataset):
     """Each item holds a uint8 wraparound, so the workers run a pitfall under the inherited watcher."""
 
@@ -355,14 +367,18 @@ def test_a_dataloader_with_workers_iterates_alike_and_its_workers_report_nothing
 
 # -- everything switched off afterwards ----------------------------------------------------------
 
+
 def switched_on_state() -> dict:
     """What the watcher or its detectors change while on: patched functions, the warning hook,
     torch's global module and optimizer hooks, the torch-function mode stack."""
     from torch.overrides import _get_current_function_mode_stack
 
-    state = {"nn.Module._apply": nn.Module._apply, "torch.from_numpy": torch.from_numpy,
-             "warnings.showwarning": warnings.showwarning,
-             "torch-function modes": list(_get_current_function_mode_stack())}
+    state = {
+        "nn.Module._apply": nn.Module._apply,
+        "torch.from_numpy": torch.from_numpy,
+        "warnings.showwarning": warnings.showwarning,
+        "torch-function modes": list(_get_current_function_mode_stack()),
+    }
     for owner, module in (("nn.modules.module", nn_module), ("optim.optimizer", optim_module)):
         for name, value in vars(module).items():
             if name.startswith("_global_"):
@@ -370,9 +386,16 @@ def switched_on_state() -> dict:
     return state
 
 
-SWITCHED_ON = {"nn.Module._apply", "torch.from_numpy", "warnings.showwarning", "torch-function modes",
-               "nn.modules.module._global_forward_pre_hooks", "nn.modules.module._global_forward_hooks",
-               "nn.modules.module._global_parameter_registration_hooks", "optim.optimizer._global_optimizer_pre_hooks"}
+SWITCHED_ON = {
+    "nn.Module._apply",
+    "torch.from_numpy",
+    "warnings.showwarning",
+    "torch-function modes",
+    "nn.modules.module._global_forward_pre_hooks",
+    "nn.modules.module._global_forward_hooks",
+    "nn.modules.module._global_parameter_registration_hooks",
+    "optim.optimizer._global_optimizer_pre_hooks",
+}
 
 
 def changed(before: dict, after: dict) -> list[str]:
@@ -405,8 +428,12 @@ def test_the_watcher_restores_what_it_switched_on(ending):
             user_code_that_triggers_every_detector()
             if ending == "raises":
                 raise KeyError("the user's error")
-    assert {f.case for f in w.findings} == {"unregistered-tensor-attribute", "from-numpy-shares-memory",
-                                            "eval-without-no-grad", "param-reassignment-detaches-optimizer"}
+    assert {f.case for f in w.findings} == {
+        "unregistered-tensor-attribute",
+        "from-numpy-shares-memory",
+        "eval-without-no-grad",
+        "param-reassignment-detaches-optimizer",
+    }
     assert changed(before, switched_on_state()) == []
 
 
@@ -419,8 +446,12 @@ def test_the_watcher_restores_what_failed_detectors_switched_on(monkeypatch):
     def boom(self, *args):
         raise RuntimeError("boom")
 
-    for cls, method in ((UnregisteredTensorAttribute, "check"), (ParamReassignmentDetachesOptimizer, "_note"),
-                        (FromNumpySharesMemory, "before"), (EvalWithoutNoGrad, "_watch_output")):
+    for cls, method in (
+        (UnregisteredTensorAttribute, "check"),
+        (ParamReassignmentDetachesOptimizer, "_note"),
+        (FromNumpySharesMemory, "before"),
+        (EvalWithoutNoGrad, "_watch_output"),
+    ):
         monkeypatch.setattr(cls, method, boom)
     before = switched_on_state()
     with warnings.catch_warnings():

@@ -2,6 +2,7 @@
 records it. Proven by the corpus itself: every case whose recorded broken run on 2.13.0 says
 something its fixed run does not is run here, in this process, and what its broken variant says
 must name it, while what its fixed variant and its near miss say must not."""
+
 from __future__ import annotations
 
 import builtins
@@ -12,14 +13,12 @@ from pathlib import Path
 
 import pytest
 import torch
-
+from planting import ROOT, runs_other_interpreters, variant_run
 from torch_pitfalls.loader import load_cases
 from torch_pitfalls.matrix import load_matrix
 from torch_pitfalls.matrix.changes import remask
-
 from torch_pitfalls.watch import explain, watch
 from torch_pitfalls.watch.explain import Explainer, explained_cases, pattern_of
-from planting import ROOT, runs_other_interpreters, variant_run
 
 RELEASE = "2.13.0"  # the release this project's environment runs, and the matrix's reference
 CASES_DIR, REPORTS = ROOT / "cases", ROOT / "reports"
@@ -187,8 +186,11 @@ UNRELATED_ERRORS = {
 UNRELATED_WARNINGS = [
     (UserWarning, "something happened"),
     (DeprecationWarning, "`foo.bar` is deprecated. Please use `foo.baz` instead."),  # torch's phrasing, other API
-    (FutureWarning, "`torch.testing.assert_allclose()` is deprecated since 1.12 and will be removed in a future "
-                    "release. Please use `torch.testing.assert_close()` instead."),  # no case records it
+    (
+        FutureWarning,
+        "`torch.testing.assert_allclose()` is deprecated since 1.12 and will be removed in a future "
+        "release. Please use `torch.testing.assert_close()` instead.",
+    ),  # no case records it
     (UserWarning, "Using a target size that is different to the input size"),  # the words, not the message
     (RuntimeWarning, "invalid value encountered in divide"),
 ]
@@ -207,21 +209,30 @@ def test_unrelated_errors_and_warnings_are_explained_by_nothing(release):
 
 def test_what_the_user_program_chooses_matches_anything(explainer):
     # sizes, and a C++ warning's source line; as recorded: torch.Size([4]) against torch.Size([4, 1])
-    said = ("Using a target size (torch.Size([128, 7])) that is different to the input size "
-            "(torch.Size([128, 1, 7])). This will likely lead to incorrect results due to broadcasting. "
-            "Please ensure they have the same size.")
+    said = (
+        "Using a target size (torch.Size([128, 7])) that is different to the input size "
+        "(torch.Size([128, 1, 7])). This will likely lead to incorrect results due to broadcasting. "
+        "Please ensure they have the same size."
+    )
     assert [x.case for x in explainer.for_warning(UserWarning, said)] == ["target-shape-broadcast"]
     # a method of the user's model (the record says 'freeze_backbone'), and the user's Function
-    assert [x.case for x in explainer.for_exception(AttributeError("'DataParallel' object has no attribute 'encoder'"))] \
-        == ["dataparallel-attribute"]
+    assert [
+        x.case for x in explainer.for_exception(AttributeError("'DataParallel' object has no attribute 'encoder'"))
+    ] == ["dataparallel-attribute"]
     said = "function MyLayerBackward returned an incorrect number of gradients (expected 4, got 1)"
     assert [x.case for x in explainer.for_exception(RuntimeError(said))] == ["custom-function-grad-count"]
     # ... but not what torch names: another wrapper class, another missing attribute of a tensor
     assert explainer.for_exception(AttributeError("'Net' object has no attribute 'encoder'")) == []
     assert explainer.for_exception(AttributeError("'Tensor' object has no attribute 'nmes'")) == []
     # the recorded GradScaler (and, from the second round, autocast) wording, about an API no case has
-    assert explainer.for_warning(FutureWarning, "`torch.cuda.amp.custom_op(args...)` is deprecated. "
-                                                "Please use `torch.amp.custom_op('cuda', args...)` instead.") == []
+    assert (
+        explainer.for_warning(
+            FutureWarning,
+            "`torch.cuda.amp.custom_op(args...)` is deprecated. "
+            "Please use `torch.amp.custom_op('cuda', args...)` instead.",
+        )
+        == []
+    )
 
 
 def test_the_exception_type_and_warning_category_must_match(explainer):
@@ -259,7 +270,10 @@ def test_an_explanation_says_what_goes_wrong_the_fix_and_the_release(explainer):
     assert x.case == "dataparallel-attribute" and x.pedantic is False
     assert x.message.startswith("'DataParallel' object has no attribute ...; the fix: go through `.module`")
     assert "\n" not in x.message
-    assert x.detail == "recorded on torch 2.13.0 as: AttributeError: 'DataParallel' object has no attribute 'freeze_backbone'"
+    assert (
+        x.detail
+        == "recorded on torch 2.13.0 as: AttributeError: 'DataParallel' object has no attribute 'freeze_backbone'"
+    )
 
 
 def test_a_warning_the_case_does_not_ask_for_names_nothing(explainer):
@@ -274,20 +288,32 @@ def test_a_warning_the_case_does_not_ask_for_names_nothing(explainer):
 def test_a_record_that_found_the_symptom_absent_names_nothing():
     """On 2.4.1 torch.load's weights_only notice is recorded by four cases' broken runs, but
     torch-load-pickle-args-ignored found its own symptom absent there."""
-    said = {c: _recorded(c, "2.4.1", "warning") for c in (
-        "torch-load-weights-only-warning", "torch-load-weights-only-default", "torch-load-pickle-args-ignored")}
+    said = {
+        c: _recorded(c, "2.4.1", "warning")
+        for c in (
+            "torch-load-weights-only-warning",
+            "torch-load-weights-only-default",
+            "torch-load-pickle-args-ignored",
+        )
+    }
     assert len(set(said.values())) == 1
     category, recorded = said["torch-load-pickle-args-ignored"]
     assert recorded.endswith("…")  # cut short in the record: the user's whole message starts with it
     full = recorded[:-1] + "usted-models for more details). In a future release, the default value will flip."
     found = Explainer.for_release("2.4.1", REPORTS, CASES_DIR).for_warning(getattr(builtins, category), full)
-    assert sorted(x.case for x in found) == ["torch-load-weights-only-default", "torch-load-weights-only-warning",
-                                             "weights-only-numpy-in-checkpoint"]
+    assert sorted(x.case for x in found) == [
+        "torch-load-weights-only-default",
+        "torch-load-weights-only-warning",
+        "weights-only-numpy-in-checkpoint",
+    ]
 
 
 def _fp(error=None, warns=()):
-    return {"error": error and {"type": error[0], "message": error[1]},
-            "warnings": [{"category": c, "message": m} for c, m in warns], "value": None}
+    return {
+        "error": error and {"type": error[0], "message": error[1]},
+        "warnings": [{"category": c, "message": m} for c, m in warns],
+        "value": None,
+    }
 
 
 def test_what_counts_as_a_symptom_message(monkeypatch):
@@ -309,10 +335,20 @@ def test_what_counts_as_a_symptom_message(monkeypatch):
         ("dataloader-iterator-next", RELEASE): (True, _fp(error=nxt), _fp()),
     }
     sources = [CaseSource(c, CASES[c].topic, CASES[c].source_sha256) for c in {c for c, _ in planted}]
-    records = {(c, v, "cpu"): Record(case=c, topic=CASES[c].topic, kind=CASES[c].case.kind, device="cpu",
-                                     outcome="reproduced" if seen else "absent", expected=seen, observed=seen,
-                                     source_sha256=CASES[c].source_sha256, fingerprints={"broken": b, "fixed": f})
-               for (c, v), (seen, b, f) in planted.items()}
+    records = {
+        (c, v, "cpu"): Record(
+            case=c,
+            topic=CASES[c].topic,
+            kind=CASES[c].case.kind,
+            device="cpu",
+            outcome="reproduced" if seen else "absent",
+            expected=seen,
+            observed=seen,
+            source_sha256=CASES[c].source_sha256,
+            fingerprints={"broken": b, "fixed": f},
+        )
+        for (c, v), (seen, b, f) in planted.items()
+    }
     matrix = Matrix(sources, ["2.12.1", RELEASE], ["cpu"], {}, _records=records)
     monkeypatch.setattr(torch_pitfalls.matrix, "load_matrix", lambda *a: matrix)
     monkeypatch.setattr(explain, "_CORPORA", {})
@@ -377,7 +413,8 @@ def test_the_watcher_explains_a_warning_at_the_case_line():
             lc.module.broken("cpu")
     found = [f for f in w.findings if f.kind == "explained"]
     assert [(f.case, Path(f.path).resolve(), f.line) for f in found] == [
-        ("tensor-copy-construct", lc.path.resolve(), _line_of(lc, "broken", "torch.tensor(scaled)"))]
+        ("tensor-copy-construct", lc.path.resolve(), _line_of(lc, "broken", "torch.tensor(scaled)"))
+    ]
     assert found[0].detail.startswith("recorded on torch ") and w.errors == []
 
 
@@ -388,7 +425,8 @@ def test_the_watcher_explains_an_exception_at_the_case_line():
             lc.module.broken("cpu")
     found = [f for f in w.findings if f.kind == "explained"]
     assert [(f.case, Path(f.path).resolve(), f.line) for f in found] == [
-        ("dataparallel-attribute", lc.path.resolve(), _line_of(lc, "broken", "model.freeze_backbone()"))]
+        ("dataparallel-attribute", lc.path.resolve(), _line_of(lc, "broken", "model.freeze_backbone()"))
+    ]
 
 
 # -- cost and failure -----------------------------------------------------------------------------
@@ -435,8 +473,10 @@ def test_a_warning_while_the_explainer_reads_does_not_recurse(monkeypatch, expla
 
     calls = []
     monkeypatch.setattr(explain, "load_corpus", lambda *a: calls.append(a) or noisy(*a))
-    said = ("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
-            "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).")
+    said = (
+        "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+        "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor)."
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("always")
         with watch() as w:
@@ -485,8 +525,10 @@ def test_a_pattern_of_mostly_wildcards_is_refused():
 def test_a_truncated_record_matches_as_a_prefix():
     recorded = "Trying to backward through the graph a second time (or directly access saved tensors after they …"
     p = pattern_of("error", "RuntimeError", recorded)
-    assert p.regex.match("Trying to backward through the graph a second time (or directly access saved tensors "
-                         "after they have already been freed). Saved intermediate values ...")
+    assert p.regex.match(
+        "Trying to backward through the graph a second time (or directly access saved tensors "
+        "after they have already been freed). Saved intermediate values ..."
+    )
     full = pattern_of("error", "RuntimeError", "step must be greater than zero")
     assert not full.regex.match("step must be greater than zero, and more")
 
@@ -496,7 +538,9 @@ def test_one_recorded_first_line_two_cases_told_apart_by_the_rest_of_the_message
     NumPy values; each case's own run.raised patterns, asked of the user's whole message, decide."""
     if torch.__version__.split("+")[0] != RELEASE:
         pytest.skip(f"the refusal is the default from 2.6; this checks the installed {RELEASE}")
-    for case_id, other in (("weights-only-numpy-in-checkpoint", "torch-load-weights-only-default"),
-                           ("torch-load-weights-only-default", "weights-only-numpy-in-checkpoint")):
+    for case_id, other in (
+        ("weights-only-numpy-in-checkpoint", "torch-load-weights-only-default"),
+        ("torch-load-weights-only-default", "weights-only-numpy-in-checkpoint"),
+    ):
         names, said = named_by(explainer, CASES[case_id], "broken")
         assert said and case_id in names and other not in names, (case_id, names)

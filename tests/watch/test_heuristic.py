@@ -7,6 +7,7 @@ the pitfall (other shapes, other call forms: Tensor method, torch function, F., 
 keyword or positional) are reported, and at least two correct look-alikes stay silent. Each
 re-spelling names, in a comment, the public repository (issue or file) its spelling comes from.
 """
+
 from __future__ import annotations
 
 import copy
@@ -15,12 +16,11 @@ import os
 import pytest
 import torch
 import torch.nn.functional as F
+from planting import ROOT
 from torch import nn
-
 from torch_pitfalls.loader import load_case
 from torch_pitfalls.watch import watch
 from torch_pitfalls.watch.detectors import all_detectors
-from planting import ROOT
 
 pytestmark = pytest.mark.filterwarnings("ignore:reduction. .mean. divides:UserWarning")  # the kl-div case warns itself
 
@@ -57,8 +57,9 @@ def reported(case_id: str, fn) -> None:
     found = _watched(case_id, fn)
     assert found, f"{fn.__name__}: {case_id} not reported"
     # at a line of this file: inside the spelling, or the helper it calls (a forward, a train_step)
-    assert all(os.path.realpath(f.path) == HERE and 1 <= f.line <= N_LINES for f in found), \
-        [(f.path, f.line) for f in found]
+    assert all(os.path.realpath(f.path) == HERE and 1 <= f.line <= N_LINES for f in found), [
+        (f.path, f.line) for f in found
+    ]
     assert all(f.pedantic for f in found)
 
 
@@ -137,8 +138,16 @@ def l2_normalize_flattened():
     return F.normalize(fmap.flatten(), dim=0).view_as(fmap)
 
 
-@pytest.mark.parametrize("spelling", [l2_batch_of_directions, l2_inplace_chain, l2_keepdim_over_every_axis,
-                                      l2_multiplied_by_rsqrt, l2_normalize_flattened])
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        l2_batch_of_directions,
+        l2_inplace_chain,
+        l2_keepdim_over_every_axis,
+        l2_multiplied_by_rsqrt,
+        l2_normalize_flattened,
+    ],
+)
 def test_l2_normalize_all_dims_respellings_reported(spelling):
     reported("l2-normalize-all-dims", spelling)
 
@@ -146,7 +155,7 @@ def test_l2_normalize_all_dims_respellings_reported(spelling):
 def l2_per_vector_sqrt_sum():
     # jddaggett/gumnet-implementation, gumnet_pytorch/models/layers/FeatureL2Norm.py: per position
     x = torch.randn(2, 8, 5, 5)
-    return x / torch.sqrt(torch.sum(x ** 2, dim=1, keepdim=True) + 1e-6)
+    return x / torch.sqrt(torch.sum(x**2, dim=1, keepdim=True) + 1e-6)
 
 
 def l2_one_vector():
@@ -173,8 +182,10 @@ def l2_hand_made_weight_view():
     return flat / flat.norm()
 
 
-@pytest.mark.parametrize("spelling", [l2_per_vector_sqrt_sum, l2_one_vector, l2_rms_of_weights,
-                                      l2_weight_by_frobenius_norm, l2_hand_made_weight_view])
+@pytest.mark.parametrize(
+    "spelling",
+    [l2_per_vector_sqrt_sum, l2_one_vector, l2_rms_of_weights, l2_weight_by_frobenius_norm, l2_hand_made_weight_view],
+)
 def test_l2_normalize_all_dims_near_misses_silent(spelling):
     silent("l2-normalize-all-dims", spelling)
 
@@ -189,8 +200,9 @@ def interpolate_feature_to_pair():
 def interpolate_disparity_unsqueezed_once():
     # vye16/shape-of-motion#69: interpolate(disp.unsqueeze(1), size=image.size[::-1], mode="bicubic")
     disp, image_size = torch.rand(48, 85), (85, 48)
-    return torch.nn.functional.interpolate(disp.unsqueeze(1), size=image_size[::-1], mode="bicubic",
-                                           align_corners=False)
+    return torch.nn.functional.interpolate(
+        disp.unsqueeze(1), size=image_size[::-1], mode="bicubic", align_corners=False
+    )
 
 
 def interpolate_upsample_module_on_image():
@@ -205,8 +217,15 @@ def interpolate_grey_mask_scale_factor():
     return F.interpolate(mask[None].float(), scale_factor=0.5, mode="nearest-exact")
 
 
-@pytest.mark.parametrize("spelling", [interpolate_feature_to_pair, interpolate_disparity_unsqueezed_once,
-                                      interpolate_upsample_module_on_image, interpolate_grey_mask_scale_factor])
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        interpolate_feature_to_pair,
+        interpolate_disparity_unsqueezed_once,
+        interpolate_upsample_module_on_image,
+        interpolate_grey_mask_scale_factor,
+    ],
+)
 def test_interpolate_3d_input_respellings_reported(spelling):
     reported("interpolate-3d-input", spelling)
 
@@ -251,6 +270,7 @@ def view_sizes_from_the_image():
 def view_numpy_image_batch_of_one():
     # own: an H x W x C array from OpenCV/PIL made a batch of one with -1
     import numpy as np
+
     arr = np.random.rand(8, 6, 3).astype("float32")
     return torch.from_numpy(arr).view(-1, 3, 8, 6)
 
@@ -261,8 +281,10 @@ def view_torch_reshape_time_major():
     return torch.reshape(seq, (7, 4, 5))
 
 
-@pytest.mark.parametrize("spelling", [view_bhwc_reshape, view_sizes_from_the_image, view_numpy_image_batch_of_one,
-                                      view_torch_reshape_time_major])
+@pytest.mark.parametrize(
+    "spelling",
+    [view_bhwc_reshape, view_sizes_from_the_image, view_numpy_image_batch_of_one, view_torch_reshape_time_major],
+)
 def test_view_instead_of_permute_respellings_reported(spelling):
     reported("view-instead-of-permute", spelling)
 
@@ -292,8 +314,9 @@ def test_view_instead_of_permute_near_misses_silent(spelling):
 
 # -- train-eval-mode -----------------------------------------------------------------------------
 def _cnn():
-    return nn.Sequential(nn.Conv2d(1, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.Flatten(), nn.Dropout(0.5),
-                         nn.Linear(4 * 6 * 6, 10))
+    return nn.Sequential(
+        nn.Conv2d(1, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.Flatten(), nn.Dropout(0.5), nn.Linear(4 * 6 * 6, 10)
+    )
 
 
 def _batches(n=3):
@@ -411,7 +434,9 @@ def shared_attribute_alias():
     return TwoHeads()
 
 
-@pytest.mark.parametrize("spelling", [shared_modulelist_times_n, shared_sequential_n_times_list, shared_attribute_alias])
+@pytest.mark.parametrize(
+    "spelling", [shared_modulelist_times_n, shared_sequential_n_times_list, shared_attribute_alias]
+)
 def test_shared_module_reuse_respellings_reported(spelling):
     reported("shared-module-reuse", spelling)
 
@@ -446,8 +471,9 @@ def shared_tied_weights():
     return TiedLM()
 
 
-@pytest.mark.parametrize("spelling", [shared_list_comprehension, shared_deepcopy, shared_activation_instance,
-                                      shared_tied_weights])
+@pytest.mark.parametrize(
+    "spelling", [shared_list_comprehension, shared_deepcopy, shared_activation_instance, shared_tied_weights]
+)
 def test_shared_module_reuse_near_misses_silent(spelling):
     silent("shared-module-reuse", spelling)
 
@@ -492,8 +518,15 @@ def ce_tensor_softmax_method():
     return torch.nn.CrossEntropyLoss()(out, torch.tensor([0, 1, 1, 0]))
 
 
-@pytest.mark.parametrize("spelling", [ce_model_returns_softmax, ce_sequence_logits_softmaxed,
-                                      ce_aux_layer_with_softmax_module, ce_tensor_softmax_method])
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        ce_model_returns_softmax,
+        ce_sequence_logits_softmaxed,
+        ce_aux_layer_with_softmax_module,
+        ce_tensor_softmax_method,
+    ],
+)
 def test_cross_entropy_after_softmax_respellings_reported(spelling):
     reported("cross-entropy-after-softmax", spelling)
 
@@ -542,11 +575,12 @@ def kl_module_batchmean_probabilities():
     temperature = 4.0
     pred_student = F.softmax(torch.randn(8, 10) / temperature, dim=1)
     pred_teacher = F.softmax(torch.randn(8, 10) / temperature, dim=1)
-    return nn.KLDivLoss(reduction="batchmean")(pred_student, pred_teacher) * temperature ** 2
+    return nn.KLDivLoss(reduction="batchmean")(pred_student, pred_teacher) * temperature**2
 
 
-@pytest.mark.parametrize("spelling", [kl_segmentation_softmax_both, kl_log_target_with_probabilities,
-                                      kl_module_batchmean_probabilities])
+@pytest.mark.parametrize(
+    "spelling", [kl_segmentation_softmax_both, kl_log_target_with_probabilities, kl_module_batchmean_probabilities]
+)
 def test_kldiv_expects_log_input_respellings_reported(spelling):
     reported("kldiv-expects-log-input", spelling)
 
@@ -567,8 +601,9 @@ def kl_log_of_probabilities():
 
 def kl_both_log_space():
     # own: log_target=True with log-probabilities on both sides
-    return F.kl_div(F.log_softmax(torch.randn(3, 4), 1), F.log_softmax(torch.randn(3, 4), 1),
-                    log_target=True, reduction="batchmean")
+    return F.kl_div(
+        F.log_softmax(torch.randn(3, 4), 1), F.log_softmax(torch.randn(3, 4), 1), log_target=True, reduction="batchmean"
+    )
 
 
 @pytest.mark.parametrize("spelling", [kl_distillation_as_written, kl_log_of_probabilities, kl_both_log_space])
@@ -638,8 +673,9 @@ def dropout2d_positional():
     return _in_eval(SpatialDropoutNet, torch.randn(1, 2, 6, 6))
 
 
-@pytest.mark.parametrize("spelling", [dropout_keyword_p, dropout_no_arguments, dropout_layer_built_in_forward,
-                                      dropout2d_positional])
+@pytest.mark.parametrize(
+    "spelling", [dropout_keyword_p, dropout_no_arguments, dropout_layer_built_in_forward, dropout2d_positional]
+)
 def test_functional_dropout_training_flag_respellings_reported(spelling):
     reported("functional-dropout-training-flag", spelling)
 
@@ -723,15 +759,16 @@ def zero_grad_once_per_epoch():
     # pytorch/pytorch#47175 ("calling it at the beginning of each epoch instead of each iteration")
     model = nn.Linear(3, 1)
     optimizer = torch.optim.Adam(model.parameters())
-    for epoch in range(2):
+    for _epoch in range(2):
         model.zero_grad()
         for x, y in _regression(3):
             F.mse_loss(model(x), y).backward()
             optimizer.step()
 
 
-@pytest.mark.parametrize("spelling", [zero_grad_outside_the_loop, zero_grad_missing_in_train_step,
-                                      zero_grad_once_per_epoch])
+@pytest.mark.parametrize(
+    "spelling", [zero_grad_outside_the_loop, zero_grad_missing_in_train_step, zero_grad_once_per_epoch]
+)
 def test_missing_zero_grad_respellings_reported(spelling):
     reported("missing-zero-grad", spelling)
 
@@ -797,8 +834,15 @@ def gradients_overwritten_each_step():
         optimizer.step()
 
 
-@pytest.mark.parametrize("spelling", [zero_grad_after_step, zero_grad_after_the_loss,
-                                      zero_grad_in_place_and_accumulation, zero_grad_in_closure,
-                                      gradients_overwritten_each_step])
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        zero_grad_after_step,
+        zero_grad_after_the_loss,
+        zero_grad_in_place_and_accumulation,
+        zero_grad_in_closure,
+        gradients_overwritten_each_step,
+    ],
+)
 def test_missing_zero_grad_near_misses_silent(spelling):
     silent("missing-zero-grad", spelling)

@@ -1,14 +1,14 @@
 """Every detector is proven by its case: under the watcher, the case's broken code is reported
 with the case's id at a line of the case file, and its fixed code and near miss are not. And no
 sound detector fires on any other variant of the corpus, but where the report is itself true."""
+
 from __future__ import annotations
 
 import pytest
-
-from torch_pitfalls.loader import load_cases
-from torch_pitfalls.watch.proofs import prove, watched
-from torch_pitfalls.watch.detectors import all_detectors
 from planting import ROOT, runs_other_interpreters
+from torch_pitfalls.loader import load_cases
+from torch_pitfalls.watch.detectors import all_detectors
+from torch_pitfalls.watch.proofs import prove, watched
 
 CASES = {lc.id: lc for lc in load_cases(ROOT / "cases")}
 DETECTORS = all_detectors()

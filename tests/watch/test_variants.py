@@ -1,6 +1,7 @@
 """The detectors on code they were not written from: each pitfall re-spelled as user scripts
 write it (bound names, modules, keywords, loops, helpers), and correct near-misses
 (tests/watch/variants.py). Run as a script, as ``pitfalls watch`` runs one."""
+
 from __future__ import annotations
 
 import warnings
@@ -8,7 +9,6 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
 from torch_pitfalls.watch import watch
 from torch_pitfalls.watch.cli import run_program
 from torch_pitfalls.watch.detectors import all_detectors

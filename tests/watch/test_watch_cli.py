@@ -1,4 +1,5 @@
 """`pitfalls watch` as a user runs it (a fresh interpreter each), and `pytest --pitfalls-watch`."""
+
 from __future__ import annotations
 
 import json
@@ -7,7 +8,6 @@ import sys
 import textwrap
 
 import pytest
-
 from planting import subprocess_env
 
 PROGRAM = textwrap.dedent("""\
@@ -30,8 +30,14 @@ def watch(tmp_path, *args, program=PROGRAM):
     script = tmp_path / "train.py"
     script.write_text(program, encoding="utf-8")
     cmd = [sys.executable, "-m", "torch_pitfalls", "watch", *args]
-    return subprocess.run([c.replace("SCRIPT", str(script)) for c in cmd], cwd=tmp_path, env=subprocess_env(),
-                          capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [c.replace("SCRIPT", str(script)) for c in cmd],
+        cwd=tmp_path,
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def test_json_on_a_stdout_of_its_own_the_programs_exit_status_and_its_error_explained(tmp_path):
@@ -65,18 +71,23 @@ def test_fail_turns_a_finding_into_exit_1_only_where_the_program_exited_0(tmp_pa
     from torch_pitfalls.cli import main
 
     script = tmp_path / "train.py"
-    for program, expected, said in ((CLEAN, 0, "pitfalls watch: nothing found"),
-                                    (PROGRAM, 1, "train.py:7: [target-shape-broadcast]")):
+    for program, expected, said in (
+        (CLEAN, 0, "pitfalls watch: nothing found"),
+        (PROGRAM, 1, "train.py:7: [target-shape-broadcast]"),
+    ):
         script.write_text(program, encoding="utf-8")
         assert main(["watch", "--fail", str(script)]) == expected
         assert said in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("args, message", [
-    (["nowhere.py"], "nowhere.py: no such file"),
-    (["--select", "no-such-case", "SCRIPT"], "--select no-such-case: no detector belongs to that case"),
-    (["--output", "{tmp}", "SCRIPT"], "--output {tmp}: is a directory"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["nowhere.py"], "nowhere.py: no such file"),
+        (["--select", "no-such-case", "SCRIPT"], "--select no-such-case: no detector belongs to that case"),
+        (["--output", "{tmp}", "SCRIPT"], "--output {tmp}: is a directory"),
+    ],
+)
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, args, message):
     """Refused before the program starts, so in this process: nothing of it runs."""
     from torch_pitfalls.cli import main
@@ -91,7 +102,8 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, args, message):
 
 
 def test_pytest_option_watches_a_users_own_tests(pytester):
-    pytester.makepyfile(test_user=textwrap.dedent("""\
+    pytester.makepyfile(
+        test_user=textwrap.dedent("""\
         import torch
         import torch.nn.functional as F
 
@@ -101,10 +113,18 @@ def test_pytest_option_watches_a_users_own_tests(pytester):
 
         def test_fine():
             assert torch.ones(2).sum() == 2
-    """))
+    """)
+    )
     out = pytester.path / "watch.json"
-    result = pytester.runpytest("-p", "torch_pitfalls.watch.plugin", "--pitfalls-watch-json", str(out),
-                                "--pitfalls-watch-fail", "-p", "no:randomly")
+    result = pytester.runpytest(
+        "-p",
+        "torch_pitfalls.watch.plugin",
+        "--pitfalls-watch-json",
+        str(out),
+        "--pitfalls-watch-fail",
+        "-p",
+        "no:randomly",
+    )
     result.stdout.fnmatch_lines(["*pitfalls watch*", "*test_user.py:6: [[]softmax-singleton-axis[]]*"])
     assert result.ret == 1  # the tests passed; --pitfalls-watch-fail fails the session on a finding
     (finding,) = json.loads(out.read_text())["findings"]

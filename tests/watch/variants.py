@@ -3,11 +3,15 @@ correct near-misses. Each program is a whole script; ``EXPECT`` maps it to the c
 must report (at a line of the script), or None for silence. Where a spelling was taken from
 public code, the comment names it."""
 
-PRELUDE = "import numpy as np\nimport torch\nimport torch.nn as nn\nimport torch.nn.functional as F\ntorch.manual_seed(0)\n"
+PRELUDE = (
+    "import numpy as np\nimport torch\nimport torch.nn as nn\nimport torch.nn.functional as F\ntorch.manual_seed(0)\n"
+)
 
 PROGRAMS = {
     # -- softmax-singleton-axis --------------------------------------------------------------
-    "softmax-binary-head-module": ("softmax-singleton-axis", """
+    "softmax-binary-head-module": (
+        "softmax-singleton-axis",
+        """
 class Net(nn.Module):
     def __init__(self):
         super().__init__()
@@ -19,77 +23,116 @@ class Net(nn.Module):
 net = Net()
 probs = net(torch.randn(4, 8))
 F.binary_cross_entropy(probs, torch.ones(4, 1)).backward()
-"""),
-    "softmax-tensor-method-last-dim": ("softmax-singleton-axis", """
+""",
+    ),
+    "softmax-tensor-method-last-dim": (
+        "softmax-singleton-axis",
+        """
 w = torch.randn(6, 1, requires_grad=True)
 scores = torch.randn(3, 6) @ w               # (3, 1)
 weights = scores.softmax(-1)
 (weights * 2).sum().backward()
-"""),
-    "softmax-implicit-dim": ("softmax-singleton-axis", """
+""",
+    ),
+    "softmax-implicit-dim": (
+        "softmax-singleton-axis",
+        """
 import warnings
 warnings.simplefilter("ignore")
 gate = nn.Conv2d(4, 1, 1)
 attn = F.softmax(gate(torch.randn(2, 4, 5, 5)))   # no dim: 4-D input picks dim 1, of size 1
 attn.mean().backward()
-"""),
-    "softmax-log-through-torch": ("softmax-singleton-axis", """
+""",
+    ),
+    "softmax-log-through-torch": (
+        "softmax-singleton-axis",
+        """
 logits = nn.Linear(5, 1)(torch.randn(7, 5))
 loss = F.nll_loss(torch.log_softmax(logits, dim=1), torch.zeros(7, dtype=torch.long))
 loss.backward()
-"""),
-    "softmax-over-classes-ok": (None, """
+""",
+    ),
+    "softmax-over-classes-ok": (
+        None,
+        """
 logits = nn.Linear(5, 3)(torch.randn(7, 5))
 F.cross_entropy(logits, torch.tensor([0, 1, 2, 0, 1, 2, 0])).backward()
 p = logits.softmax(dim=1)
-"""),
-    "softmax-decoding-one-key-no-grad": (None, """
+""",
+    ),
+    "softmax-decoding-one-key-no-grad": (
+        None,
+        """
 with torch.no_grad():                       # an attention step over a single cached key
     q, k = torch.randn(2, 4, 1, 8), torch.randn(2, 4, 1, 8)
     attn = torch.softmax(q @ k.transpose(-2, -1) / 8 ** 0.5, dim=-1)
-"""),
+""",
+    ),
     # -- target-shape-broadcast --------------------------------------------------------------
-    "mse-bound-criterion": ("target-shape-broadcast", """
+    "mse-bound-criterion": (
+        "target-shape-broadcast",
+        """
 model = nn.Sequential(nn.Linear(3, 8), nn.ReLU(), nn.Linear(8, 1))
 criterion = nn.MSELoss()
 x, y = torch.randn(16, 3), torch.randn(16)            # y: (N,)
 for _ in range(2):
     loss = criterion(model(x), y)                     # (N, 1) against (N,)
     loss.backward()
-"""),
-    "l1-functional-keyword": ("target-shape-broadcast", """
+""",
+    ),
+    "l1-functional-keyword": (
+        "target-shape-broadcast",
+        """
 pred = nn.Linear(2, 1)(torch.randn(5, 2))
 F.l1_loss(input=pred, target=torch.zeros(5)).backward()
-"""),
-    "smooth-l1-prediction-squeezed-target-not": ("target-shape-broadcast", """
+""",
+    ),
+    "smooth-l1-prediction-squeezed-target-not": (
+        "target-shape-broadcast",
+        """
 pred = nn.Linear(2, 1)(torch.randn(4, 2)).squeeze(-1)  # (4,)
 target = torch.randn(4).unsqueeze(1)                    # (4, 1)
 nn.SmoothL1Loss()(pred, target).backward()
-"""),
-    "mse-same-shape-ok": (None, """
+""",
+    ),
+    "mse-same-shape-ok": (
+        None,
+        """
 lin = nn.Linear(3, 1)
 nn.MSELoss()(lin(torch.randn(16, 3)).squeeze(1), torch.randn(16)).backward()
 nn.MSELoss()(lin(torch.randn(16, 3)), torch.randn(16, 1)).backward()
-"""),
-    "mse-scalar-target-ok": (None, """
+""",
+    ),
+    "mse-scalar-target-ok": (
+        None,
+        """
 z = nn.Linear(3, 4)(torch.randn(2, 3))
 F.mse_loss(z, torch.zeros(2, 4)).backward()          # equal shapes
-"""),
+""",
+    ),
     # -- nan-grad-through-mask ---------------------------------------------------------------
-    "nan-where-division": ("nan-grad-through-mask", """
+    "nan-where-division": (
+        "nan-grad-through-mask",
+        """
 x = torch.tensor([0.0, 2.0, 3.0], requires_grad=True)
 count = torch.tensor([0.0, 1.0, 2.0])
 mean = torch.where(count > 0, x / count, torch.zeros_like(x))
 mean.sum().backward()
-"""),
-    "nan-log-masked-by-index": ("nan-grad-through-mask", """
+""",
+    ),
+    "nan-log-masked-by-index": (
+        "nan-grad-through-mask",
+        """
 p = nn.Parameter(torch.tensor([0.0, 0.5, 0.9]))
 logp = torch.log(p)
 valid = p > 0
 loss = -(logp[valid]).mean()
 loss.backward()
-"""),
-    "nan-sqrt-distance-in-function": ("nan-grad-through-mask", """
+""",
+    ),
+    "nan-sqrt-distance-in-function": (
+        "nan-grad-through-mask",
+        """
 def pairwise_distance(a):
     d2 = ((a[:, None] - a[None]) ** 2).sum(-1)
     return torch.sqrt(d2)                     # sqrt'(0) is inf on the diagonal
@@ -97,42 +140,66 @@ pts = torch.randn(4, 2, requires_grad=True)
 d = pairwise_distance(pts)
 off = ~torch.eye(4, dtype=torch.bool)
 d[off].sum().backward()
-"""),
-    "nan-safe-double-where-ok": (None, """
+""",
+    ),
+    "nan-safe-double-where-ok": (
+        None,
+        """
 x = torch.tensor([0.0, 2.0, 3.0], requires_grad=True)
 count = torch.tensor([0.0, 1.0, 2.0])
 safe = torch.where(count > 0, count, torch.ones_like(count))
 torch.where(count > 0, x / safe, torch.zeros_like(x)).sum().backward()
-"""),
-    "nan-loss-itself-nan-ok": (None, """
+""",
+    ),
+    "nan-loss-itself-nan-ok": (
+        None,
+        """
 w = torch.tensor([float("nan"), 1.0], requires_grad=True)
 (w * 3).sum().backward()                     # NaN data: the loss is NaN too, another problem
-"""),
+""",
+    ),
     # -- uint8-conversion-wraparound ---------------------------------------------------------
-    "uint8-to-dtype": ("uint8-conversion-wraparound", """
+    "uint8-to-dtype": (
+        "uint8-conversion-wraparound",
+        """
 img = torch.rand(3, 4, 4) * 1.2 - 0.1          # a network output slightly outside [0, 1]
 pixels = (img * 255).to(torch.uint8)
-"""),
-    "uint8-type-keyword": ("uint8-conversion-wraparound", """
+""",
+    ),
+    "uint8-type-keyword": (
+        "uint8-conversion-wraparound",
+        """
 def to_image(t):
     return (t.permute(1, 2, 0) * 255.0 + 0.5).to(dtype=torch.uint8)
 out = to_image(torch.full((3, 2, 2), 1.01))
-"""),
-    "uint8-type-method": ("uint8-conversion-wraparound", """
+""",
+    ),
+    "uint8-type-method": (
+        "uint8-conversion-wraparound",
+        """
 depth = torch.randn(8, 8) * 300
 vis = depth.type(torch.uint8)
-"""),
-    "uint8-clamped-ok": (None, """
+""",
+    ),
+    "uint8-clamped-ok": (
+        None,
+        """
 img = torch.rand(3, 4, 4) * 1.2 - 0.1
 pixels = (img * 255).clamp(0, 255).to(torch.uint8)
 pixels2 = img.mul(255).round().clamp_(0, 255).byte()
-"""),
-    "uint8-in-range-ok": (None, """
+""",
+    ),
+    "uint8-in-range-ok": (
+        None,
+        """
 labels = torch.tensor([0.0, 3.0, 255.0])
 mask = labels.byte()
-"""),
+""",
+    ),
     # -- loss-target-requires-grad -----------------------------------------------------------
-    "dqn-target-not-detached": ("loss-target-requires-grad", """
+    "dqn-target-not-detached": (
+        "loss-target-requires-grad",
+        """
 q_net, target_net = nn.Linear(4, 2), nn.Linear(4, 2)
 opt = torch.optim.Adam(q_net.parameters())
 s, s2, r = torch.randn(8, 4), torch.randn(8, 4), torch.randn(8)
@@ -140,35 +207,50 @@ q = q_net(s).max(1)[0]
 target = r + 0.99 * target_net(s2).max(1)[0]      # no torch.no_grad(), no .detach()
 loss = F.smooth_l1_loss(q, target)
 loss.backward()
-"""),
-    "distillation-kl": ("loss-target-requires-grad", """
+""",
+    ),
+    "distillation-kl": (
+        "loss-target-requires-grad",
+        """
 student, teacher = nn.Linear(6, 3), nn.Linear(6, 3)
 x = torch.randn(5, 6)
 kd = nn.KLDivLoss(reduction="batchmean")
 loss = kd(F.log_softmax(student(x), dim=1), F.softmax(teacher(x), dim=1))
 loss.backward()
-"""),
-    "autoencoder-target-is-encoder-output": ("loss-target-requires-grad", """
+""",
+    ),
+    "autoencoder-target-is-encoder-output": (
+        "loss-target-requires-grad",
+        """
 enc, proj = nn.Linear(5, 3), nn.Linear(3, 3)
 h = enc(torch.randn(4, 5))
 criterion = nn.MSELoss()
 criterion(proj(h), h).backward()
-"""),
-    "dqn-target-no-grad-ok": (None, """
+""",
+    ),
+    "dqn-target-no-grad-ok": (
+        None,
+        """
 q_net, target_net = nn.Linear(4, 2), nn.Linear(4, 2)
 s, s2, r = torch.randn(8, 4), torch.randn(8, 4), torch.randn(8)
 with torch.no_grad():
     target = r + 0.99 * target_net(s2).max(1)[0]
 F.smooth_l1_loss(q_net(s).max(1)[0], target).backward()
-"""),
-    "labels-plain-tensor-ok": (None, """
+""",
+    ),
+    "labels-plain-tensor-ok": (
+        None,
+        """
 lin = nn.Linear(3, 2)
 F.mse_loss(lin(torch.randn(4, 3)), torch.randn(4, 2)).backward()
 pred = lin(torch.randn(4, 3))
 F.kl_div(F.log_softmax(pred, 1), F.softmax(torch.randn(4, 2), 1), reduction="batchmean").backward()
-"""),
+""",
+    ),
     # -- loss-append-keeps-graph -------------------------------------------------------------
-    "running-loss-plus-equals": ("loss-append-keeps-graph", """
+    "running-loss-plus-equals": (
+        "loss-append-keeps-graph",
+        """
 # the FAQ's loop (pytorch/pytorch#6017; google/brax#152)
 model, criterion = nn.Linear(3, 1), nn.MSELoss()
 opt = torch.optim.SGD(model.parameters(), lr=0.01)
@@ -179,8 +261,11 @@ for i in range(5):
     loss.backward()
     opt.step()
     total_loss += loss
-"""),
-    "losses-dict-of-lists": ("loss-append-keeps-graph", """
+""",
+    ),
+    "losses-dict-of-lists": (
+        "loss-append-keeps-graph",
+        """
 model = nn.Linear(3, 1)
 opt = torch.optim.SGD(model.parameters(), lr=0.01)
 history = {"train": []}
@@ -192,8 +277,11 @@ def step(x, y):
     return out
 for _ in range(6):
     history["train"].append(step(torch.randn(4, 3), torch.randn(4, 1)))
-"""),
-    "loss-sum-before-backward": ("loss-append-keeps-graph", """
+""",
+    ),
+    "loss-sum-before-backward": (
+        "loss-append-keeps-graph",
+        """
 # `loss_sum += loss` before backward (ray-project/ray#40940's loop)
 model = nn.Linear(3, 1)
 optimizer = torch.optim.AdamW(model.parameters())
@@ -204,8 +292,11 @@ for _ in range(4):
     loss.backward()
     optimizer.step()
     optimizer.zero_grad()
-"""),
-    "gan-step-sum-for-logging-ok": (None, """
+""",
+    ),
+    "gan-step-sum-for-logging-ok": (
+        None,
+        """
 # errD = errD_real + errD_fake after both backward() calls, read once (pytorch/examples dcgan/main.py)
 netD = nn.Linear(4, 1)
 optD = torch.optim.SGD(netD.parameters(), lr=0.01)
@@ -218,8 +309,11 @@ for _ in range(4):
     errD = errD_real + errD_fake
     optD.step()
     print(errD.item())
-"""),
-    "running-loss-item-ok": (None, """
+""",
+    ),
+    "running-loss-item-ok": (
+        None,
+        """
 model = nn.Linear(3, 1)
 opt = torch.optim.SGD(model.parameters(), lr=0.01)
 running, kept = 0.0, []
@@ -230,16 +324,22 @@ for _ in range(6):
     opt.step()
     running += loss.item()
     kept.append(loss.detach())
-"""),
-    "accumulate-then-backward-ok": (None, """
+""",
+    ),
+    "accumulate-then-backward-ok": (
+        None,
+        """
 model = nn.Linear(3, 1)
 total = 0
 for _ in range(4):                                  # gradient accumulation by summing losses
     total = total + model(torch.randn(2, 3)).pow(2).mean()
 total.backward()
-"""),
+""",
+    ),
     # -- param-reassignment-detaches-optimizer -----------------------------------------------
-    "new-head-after-optimizer": ("param-reassignment-detaches-optimizer", """
+    "new-head-after-optimizer": (
+        "param-reassignment-detaches-optimizer",
+        """
 backbone = nn.Sequential(nn.Linear(8, 8), nn.ReLU())
 model = nn.Sequential()
 model.features, model.fc = backbone, nn.Linear(8, 10)
@@ -248,38 +348,53 @@ model.fc = nn.Linear(8, 3)                         # the head for our 3 classes,
 out = model.fc(model.features(torch.randn(2, 8)))
 F.cross_entropy(out, torch.tensor([0, 2])).backward()
 optimizer.step()
-"""),
-    "weight-reinit-with-new-parameter": ("param-reassignment-detaches-optimizer", """
+""",
+    ),
+    "weight-reinit-with-new-parameter": (
+        "param-reassignment-detaches-optimizer",
+        """
 emb = nn.Embedding(10, 4)
 opt = torch.optim.Adam(emb.parameters())
 emb.weight = nn.Parameter(torch.zeros(10, 4))       # pretrained vectors, loaded the wrong way
 emb(torch.tensor([1, 2])).sum().backward()
 opt.step()
-"""),
-    "setattr-parameter": ("param-reassignment-detaches-optimizer", """
+""",
+    ),
+    "setattr-parameter": (
+        "param-reassignment-detaches-optimizer",
+        """
 lin = nn.Linear(3, 3)
 opt = torch.optim.SGD(lin.parameters(), lr=0.1)
 setattr(lin, "bias", nn.Parameter(torch.ones(3)))
 lin(torch.randn(1, 3)).sum().backward()
 opt.step()
-"""),
-    "new-head-before-optimizer-ok": (None, """
+""",
+    ),
+    "new-head-before-optimizer-ok": (
+        None,
+        """
 model = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 10))
 model[2] = nn.Linear(8, 3)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 F.cross_entropy(model(torch.randn(2, 8)), torch.tensor([0, 2])).backward()
 optimizer.step()
-"""),
-    "copy-into-parameter-ok": (None, """
+""",
+    ),
+    "copy-into-parameter-ok": (
+        None,
+        """
 emb = nn.Embedding(10, 4)
 opt = torch.optim.Adam(emb.parameters())
 with torch.no_grad():
     emb.weight.copy_(torch.zeros(10, 4))
 emb(torch.tensor([1, 2])).sum().backward()
 opt.step()
-"""),
+""",
+    ),
     # -- unregistered-tensor-attribute -------------------------------------------------------
-    "positional-encoding-plain-attribute": ("unregistered-tensor-attribute", """
+    "positional-encoding-plain-attribute": (
+        "unregistered-tensor-attribute",
+        """
 # `self.pe = torch.zeros(max_len, d_model)` (wenet-e2e/wenet#2413)
 class PositionalEncoding(nn.Module):
     def __init__(self, d_model, max_len=50):
@@ -291,8 +406,11 @@ class PositionalEncoding(nn.Module):
 model = PositionalEncoding(8)
 device = torch.device("cpu")
 model = model.to(device)
-"""),
-    "setattr-pos-embed-half": ("unregistered-tensor-attribute", """
+""",
+    ),
+    "setattr-pos-embed-half": (
+        "unregistered-tensor-attribute",
+        """
 # setattr(self, f'pos_embed{idx}', ...) then model.half() (lyuwenyu/RT-DETR#677)
 class Encoder(nn.Module):
     def __init__(self):
@@ -301,8 +419,11 @@ class Encoder(nn.Module):
         for idx in range(2):
             setattr(self, f"pos_embed{idx}", torch.randn(1, 3, 4))
 enc = Encoder().half()
-"""),
-    "nested-mask-double": ("unregistered-tensor-attribute", """
+""",
+    ),
+    "nested-mask-double": (
+        "unregistered-tensor-attribute",
+        """
 class Block(nn.Module):
     def __init__(self):
         super().__init__()
@@ -310,8 +431,11 @@ class Block(nn.Module):
         self.causal = torch.tril(torch.ones(5, 5))
 model = nn.Sequential(Block(), nn.Linear(4, 2))
 model.double()
-"""),
-    "registered-buffer-ok": (None, """
+""",
+    ),
+    "registered-buffer-ok": (
+        None,
+        """
 class PositionalEncoding(nn.Module):
     def __init__(self, d_model, max_len=50):
         super().__init__()
@@ -319,16 +443,22 @@ class PositionalEncoding(nn.Module):
         self.register_buffer("pe", torch.zeros(max_len, d_model), persistent=False)
         self.scale = 2.0
 model = PositionalEncoding(8).to(torch.float64)
-"""),
-    "weight-norm-recomputed-ok": (None, """
+""",
+    ),
+    "weight-norm-recomputed-ok": (
+        None,
+        """
 layer = nn.utils.parametrizations.weight_norm(nn.Linear(4, 4)).double()
 import warnings
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     old = nn.utils.weight_norm(nn.Linear(4, 4)).double()   # recomputes .weight in a pre-hook
-"""),
+""",
+    ),
     # -- from-numpy-shares-memory ------------------------------------------------------------
-    "dataset-normalizes-in-place": ("from-numpy-shares-memory", """
+    "dataset-normalizes-in-place": (
+        "from-numpy-shares-memory",
+        """
 class Frames(torch.utils.data.Dataset):
     def __init__(self):
         self.data = np.random.rand(4, 3, 8, 8).astype(np.float32)
@@ -340,31 +470,46 @@ class Frames(torch.utils.data.Dataset):
         return x
 for batch in torch.utils.data.DataLoader(Frames(), batch_size=2):
     pass
-"""),
-    "as-tensor-augmented-assign": ("from-numpy-shares-memory", """
+""",
+    ),
+    "as-tensor-augmented-assign": (
+        "from-numpy-shares-memory",
+        """
 arr = np.ones((2, 3), dtype=np.float32)
 t = torch.as_tensor(arr)
 t /= 255.0
-"""),
-    "from-numpy-view-clamp": ("from-numpy-shares-memory", """
+""",
+    ),
+    "from-numpy-view-clamp": (
+        "from-numpy-shares-memory",
+        """
 audio = np.random.randn(1000).astype(np.float32)
 wave = torch.from_numpy(audio).view(10, 100)
 wave.clamp_(-1.0, 1.0)
-"""),
-    "from-numpy-out-of-place-ok": (None, """
+""",
+    ),
+    "from-numpy-out-of-place-ok": (
+        None,
+        """
 arr = np.ones((2, 3), dtype=np.float32)
 t = torch.from_numpy(arr)
 t = (t - 0.5) / 0.25
 u = torch.tensor(arr)
 u -= 1
-"""),
-    "from-numpy-float-copy-ok": (None, """
+""",
+    ),
+    "from-numpy-float-copy-ok": (
+        None,
+        """
 arr = np.ones((2, 3))                               # float64
 t = torch.from_numpy(arr).float()                   # a copy in float32
 t.mul_(2)
-"""),
+""",
+    ),
     # -- eval-without-no-grad ----------------------------------------------------------------
-    "validate-loop-without-no-grad": ("eval-without-no-grad", """
+    "validate-loop-without-no-grad": (
+        "eval-without-no-grad",
+        """
 model = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 3))
 def evaluate(model, batches):
     model.eval()
@@ -374,28 +519,40 @@ def evaluate(model, batches):
         correct += (logits.argmax(1) == y).sum().item()
     return correct
 evaluate(model, [(torch.randn(4, 8), torch.tensor([0, 1, 2, 0]))] * 3)
-"""),
-    "predict-after-training": ("eval-without-no-grad", """
+""",
+    ),
+    "predict-after-training": (
+        "eval-without-no-grad",
+        """
 net = nn.Linear(4, 1)
 opt = torch.optim.SGD(net.parameters(), lr=0.1)
 for _ in range(2):
     opt.zero_grad(); F.mse_loss(net(torch.randn(3, 4)), torch.randn(3, 1)).backward(); opt.step()
 net.train(False)
 preds = [net(torch.randn(1, 4)).item() for _ in range(3)]
-"""),
-    "eval-module-returns-tuple": ("eval-without-no-grad", """
+""",
+    ),
+    "eval-module-returns-tuple": (
+        "eval-without-no-grad",
+        """
 lstm = nn.LSTM(4, 8, batch_first=True).eval()
 out, (h, c) = lstm(torch.randn(2, 5, 4))
 summary = out.mean().item()
-"""),
-    "eval-with-inference-mode-ok": (None, """
+""",
+    ),
+    "eval-with-inference-mode-ok": (
+        None,
+        """
 model = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 3)).eval()
 with torch.inference_mode():
     model(torch.randn(4, 8))
 with torch.no_grad():
     model(torch.randn(4, 8))
-"""),
-    "frozen-bn-finetune-ok": (None, """
+""",
+    ),
+    "frozen-bn-finetune-ok": (
+        None,
+        """
 model = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4), nn.Linear(4, 1))
 model.eval()                                        # BN statistics frozen while fine-tuning
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -404,5 +561,6 @@ for _ in range(3):
     loss = model(torch.randn(5, 4)).pow(2).mean()
     loss.backward()
     opt.step()
-"""),
+""",
+    ),
 }

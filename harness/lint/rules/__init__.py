@@ -7,6 +7,7 @@ its fixed code must not. A rule matches a node with its context (harness/lint/en
 The rules live in two modules: source_posts.py (PTF001-) and upgrades.py (PTF101-); base.py holds
 what they share.
 """
+
 from torch_pitfalls.lint.rules.base import Rule
 from torch_pitfalls.lint.rules.source_posts import SOURCE_POST_RULES
 from torch_pitfalls.lint.rules.upgrades import UPGRADE_RULES

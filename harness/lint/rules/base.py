@@ -51,8 +51,12 @@ def _method(node, *names) -> bool:
 
 def _use_of(node, ctx, *names) -> bool:
     """A reference to one of these qualified names, outside a feature or version guard."""
-    return (isinstance(node, (ast.Attribute, ast.Name)) and isinstance(node.ctx, ast.Load) and not ctx.guarded
-            and ctx.qualified(node) in names)
+    return (
+        isinstance(node, (ast.Attribute, ast.Name))
+        and isinstance(node.ctx, ast.Load)
+        and not ctx.guarded
+        and ctx.qualified(node) in names
+    )
 
 
 def _const(node, value) -> bool:
@@ -73,29 +77,92 @@ def _in_function_calls(ctx, method: str):
     return [n for n in ast.walk(ctx.function) if _method(n, method)] if ctx.function is not None else []
 
 
-TORCH_INIT_OLD = tuple(f"torch.nn.init.{n}" for n in ("uniform", "normal", "constant", "xavier_uniform", "xavier_normal",
-                                                       "kaiming_uniform", "kaiming_normal", "orthogonal", "sparse"))
-LEGACY_TYPES = tuple(f"torch.{t}" for t in ("FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor",
-                                            "ShortTensor", "ByteTensor", "CharTensor", "BoolTensor"))
-SCHEDULERS = tuple(f"torch.optim.lr_scheduler.{s}" for s in (
-    "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR", "ReduceLROnPlateau", "CyclicLR", "OneCycleLR",
-    "CosineAnnealingWarmRestarts", "LambdaLR", "MultiplicativeLR", "LinearLR", "ConstantLR", "PolynomialLR",
-    "SequentialLR", "ChainedScheduler"))
+TORCH_INIT_OLD = tuple(
+    f"torch.nn.init.{n}"
+    for n in (
+        "uniform",
+        "normal",
+        "constant",
+        "xavier_uniform",
+        "xavier_normal",
+        "kaiming_uniform",
+        "kaiming_normal",
+        "orthogonal",
+        "sparse",
+    )
+)
+LEGACY_TYPES = tuple(
+    f"torch.{t}"
+    for t in (
+        "FloatTensor",
+        "DoubleTensor",
+        "HalfTensor",
+        "LongTensor",
+        "IntTensor",
+        "ShortTensor",
+        "ByteTensor",
+        "CharTensor",
+        "BoolTensor",
+    )
+)
+SCHEDULERS = tuple(
+    f"torch.optim.lr_scheduler.{s}"
+    for s in (
+        "StepLR",
+        "MultiStepLR",
+        "ExponentialLR",
+        "CosineAnnealingLR",
+        "ReduceLROnPlateau",
+        "CyclicLR",
+        "OneCycleLR",
+        "CosineAnnealingWarmRestarts",
+        "LambdaLR",
+        "MultiplicativeLR",
+        "LinearLR",
+        "ConstantLR",
+        "PolynomialLR",
+        "SequentialLR",
+        "ChainedScheduler",
+    )
+)
 INTERP = ("torch.nn.functional.interpolate", "torch.nn.functional.upsample", "torch.nn.Upsample")
-DROPOUTS = tuple(f"torch.nn.functional.{d}" for d in ("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
-                                                       "feature_alpha_dropout"))
+DROPOUTS = tuple(
+    f"torch.nn.functional.{d}"
+    for d in ("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout")
+)
 SOFTMAXES = ("softmax", "Softmax", "sigmoid")
-FUNCTORCH = tuple(f"functorch.{f}" for f in ("vmap", "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd",
-                                              "hessian", "functionalize", "make_functional",
-                                              "make_functional_with_buffers", "combine_state_for_ensemble"))
-AO_QUANTIZATION = tuple(f"{m}.{f}" for m in ("torch.ao.quantization", "torch.quantization",
-                                               "torch.ao.quantization.quantize", "torch.quantization.quantize")
-                        for f in ("quantize_dynamic", "quantize", "quantize_qat", "prepare", "prepare_qat", "convert")) + tuple(
-    f"{m}.{f}" for m in ("torch.ao.quantization.quantize_fx", "torch.quantization.quantize_fx")
-    for f in ("prepare_fx", "prepare_qat_fx", "convert_fx"))
+FUNCTORCH = tuple(
+    f"functorch.{f}"
+    for f in (
+        "vmap",
+        "grad",
+        "grad_and_value",
+        "vjp",
+        "jvp",
+        "jacrev",
+        "jacfwd",
+        "hessian",
+        "functionalize",
+        "make_functional",
+        "make_functional_with_buffers",
+        "combine_state_for_ensemble",
+    )
+)
+AO_QUANTIZATION = tuple(
+    f"{m}.{f}"
+    for m in (
+        "torch.ao.quantization",
+        "torch.quantization",
+        "torch.ao.quantization.quantize",
+        "torch.quantization.quantize",
+    )
+    for f in ("quantize_dynamic", "quantize", "quantize_qat", "prepare", "prepare_qat", "convert")
+) + tuple(
+    f"{m}.{f}"
+    for m in ("torch.ao.quantization.quantize_fx", "torch.quantization.quantize_fx")
+    for f in ("prepare_fx", "prepare_qat_fx", "convert_fx")
+)
 CALL = ast.Call
 LOOPS = (ast.For, ast.While)
 IMPORTS = (ast.Import, ast.ImportFrom)
 REFS = (ast.Attribute, ast.Name)  # a reference to a qualified name
-
-

@@ -1,20 +1,31 @@
 """The source posts' pitfalls that show in code: rules PTF001-PTF099, each proven by its case."""
+
 from __future__ import annotations
 
 import ast
 
 from torch_pitfalls.lint.bindings import LOADER_NAME, NON_TENSOR_METHODS, TENSOR_FUNCTIONS, arguments
 from torch_pitfalls.lint.rules.base import (
-    Rule, _kw, _has_kw, _is_call_to, _method, _const,
-    _called_name, _in_function_calls, TORCH_INIT_OLD, LEGACY_TYPES, INTERP, DROPOUTS,
-    SOFTMAXES, CALL, LOOPS,
+    CALL,
+    DROPOUTS,
+    INTERP,
+    LEGACY_TYPES,
+    SOFTMAXES,
+    TORCH_INIT_OLD,
+    Rule,
+    _called_name,
+    _const,
+    _in_function_calls,
+    _is_call_to,
+    _kw,
+    _method,
 )
 
 
 # --- what the rules share -------------------------------------------------------------------
 def _arg(call: ast.Call, index: int, name: str):
     """An argument passed by position or by keyword."""
-    if len(call.args) > index and not any(isinstance(a, ast.Starred) for a in call.args[:index + 1]):
+    if len(call.args) > index and not any(isinstance(a, ast.Starred) for a in call.args[: index + 1]):
         return call.args[index]
     return _kw(call, name)
 
@@ -51,7 +62,11 @@ def _probabilities(node, ctx) -> str | None:
     if held is not None and held.kind == "tensor" and held.what in ("softmax", "sigmoid"):
         return held.what
     value = ctx.value_of(node, getattr(node, "lineno", 1 << 30))  # p = s.div(t).softmax(1): the receiver's kind unknown
-    if isinstance(value, ast.Call) and _called_name(value) in SOFTMAXES and isinstance(value.func, (ast.Attribute, ast.Name)):
+    if (
+        isinstance(value, ast.Call)
+        and _called_name(value) in SOFTMAXES
+        and isinstance(value.func, (ast.Attribute, ast.Name))
+    ):
         return _called_name(value).lower()
     return None
 
@@ -79,20 +94,34 @@ def _kl_div_on_probabilities(node, ctx) -> bool:
 
 def _module_method(ctx) -> bool:
     """The code is a method of an nn.Module subclass (``forward`` or a helper it calls)."""
-    return (ctx.klass is not None and isinstance(ctx.function, (ast.FunctionDef, ast.AsyncFunctionDef))
-            and ctx.function in ctx.klass.body and ctx.bindings.is_module_class(ctx.klass)
-            and not any(getattr(d, "id", None) == "staticmethod" for d in ctx.function.decorator_list))
+    return (
+        ctx.klass is not None
+        and isinstance(ctx.function, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and ctx.function in ctx.klass.body
+        and ctx.bindings.is_module_class(ctx.klass)
+        and not any(getattr(d, "id", None) == "staticmethod" for d in ctx.function.decorator_list)
+    )
 
 
-_DROPOUT_MODULES = ("torch.nn.Dropout", "torch.nn.Dropout1d", "torch.nn.Dropout2d", "torch.nn.Dropout3d",
-                    "torch.nn.AlphaDropout")
+_DROPOUT_MODULES = (
+    "torch.nn.Dropout",
+    "torch.nn.Dropout1d",
+    "torch.nn.Dropout2d",
+    "torch.nn.Dropout3d",
+    "torch.nn.AlphaDropout",
+)
 
 
 def _dropout_without_training(node, ctx) -> bool:
     """F.dropout in a module's method without a training flag (``training`` defaults to True), or an
     nn.Dropout built and called there (``nn.Dropout(0.5)(x)``: a fresh module, always in training mode)."""
-    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Call) and _is_call_to(node.func, ctx, *_DROPOUT_MODULES)
-            and _module_method(ctx) and ctx.function.name != "__init__"):
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Call)
+        and _is_call_to(node.func, ctx, *_DROPOUT_MODULES)
+        and _module_method(ctx)
+        and ctx.function.name != "__init__"
+    ):
         return True
     if not _is_call_to(node, ctx, *DROPOUTS):
         return False
@@ -132,8 +161,11 @@ def _bool_data(node) -> bool:
         return _bool_data(node.elt)
     if isinstance(node, ast.Call):
         dtype = _kw(node, "dtype") or (node.args[0] if _method(node, "astype") and node.args else None)
-        if dtype is not None and (getattr(dtype, "id", None) == "bool" or _const(dtype, "bool")
-                                  or getattr(dtype, "attr", None) in ("bool", "bool_")):
+        if dtype is not None and (
+            getattr(dtype, "id", None) == "bool"
+            or _const(dtype, "bool")
+            or getattr(dtype, "attr", None) in ("bool", "bool_")
+        ):
             return True
         return _called_name(node) in ("array", "asarray") and bool(node.args) and _bool_data(node.args[0])
     return False
@@ -172,8 +204,12 @@ def _interpolate_without_align_corners(node, ctx) -> bool:
     if not _is_call_to(node, ctx, *INTERP):
         return False
     mode, corners = _resize_mode(node, ctx)
-    if not (isinstance(mode, ast.Constant) and mode.value in _LINEAR_MODES and corners is None
-            and not any(k.arg is None for k in node.keywords)):
+    if not (
+        isinstance(mode, ast.Constant)
+        and mode.value in _LINEAR_MODES
+        and corners is None
+        and not any(k.arg is None for k in node.keywords)
+    ):
         return False
     if any(_is_call_to(n, ctx, *INTERP) and _const(_resize_mode(n, ctx)[1], True) for n in ast.walk(ctx.function)):
         return True
@@ -181,9 +217,13 @@ def _interpolate_without_align_corners(node, ctx) -> bool:
     # scale) with align_corners=True
     here = _resize_target(node, ctx)
     return here is not None and any(
-        _is_call_to(n, ctx, *INTERP) and _const(_resize_mode(n, ctx)[1], True) and _resize_target(n, ctx) == here
-        and isinstance(_resize_mode(n, ctx)[0], ast.Constant) and _resize_mode(n, ctx)[0].value == mode.value
-        for n in ast.walk(ctx.module))
+        _is_call_to(n, ctx, *INTERP)
+        and _const(_resize_mode(n, ctx)[1], True)
+        and _resize_target(n, ctx) == here
+        and isinstance(_resize_mode(n, ctx)[0], ast.Constant)
+        and _resize_mode(n, ctx)[0].value == mode.value
+        for n in ast.walk(ctx.module)
+    )
 
 
 def _resize_target(call, ctx) -> str | None:
@@ -206,8 +246,15 @@ def _result_checked(call, ctx) -> bool:
         return False
     if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
         name = parent.targets[0].id
-        uses = [n for n in ast.walk(ctx.function) if isinstance(n, ast.Name) and n.id == name
-                and isinstance(n.ctx, ast.Load) and n.lineno >= parent.lineno and n is not call]
+        uses = [
+            n
+            for n in ast.walk(ctx.function)
+            if isinstance(n, ast.Name)
+            and n.id == name
+            and isinstance(n.ctx, ast.Load)
+            and n.lineno >= parent.lineno
+            and n is not call
+        ]
         return any(_use_checks(u, ctx) for u in uses)
     if isinstance(parent, ast.Call) and call in parent.args:
         return _passed_to_a_check(parent, parent.args.index(call), ctx)
@@ -230,8 +277,10 @@ def _passed_to_a_check(call, index, ctx) -> bool:
     name = _called_name(call)
     if name in _REPORTERS or name in ("len", "bool", "any", "all"):
         return True
-    callee = next((n for n in ast.walk(ctx.module) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-                   and n.name == name), None)
+    callee = next(
+        (n for n in ast.walk(ctx.module) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name),
+        None,
+    )
     if callee is None:
         return True
     params = [a.arg for a in callee.args.args]
@@ -253,16 +302,23 @@ def _partial_by_design(state, ctx, line) -> bool:
     dict literal naming each key it loads, or the function compares the keys itself."""
     value = ctx.resolve(state, line) if state is not None else None
     if value is not None:
-        parts = [value] + [ctx.value_of(n, line) for n in ast.walk(value) if isinstance(n, ast.Name)]  # own = m.state_dict()
+        parts = [value] + [
+            ctx.value_of(n, line) for n in ast.walk(value) if isinstance(n, ast.Name)
+        ]  # own = m.state_dict()
         if any(_method(n, "state_dict") for p in parts if p is not None for n in ast.walk(p)):
             return True
     if isinstance(value, ast.DictComp) and any(g.ifs for g in value.generators):
         return True  # {k: v for k, v in sd.items() if k in own}: filtered; a renaming comprehension keeps every key
-    if isinstance(value, ast.Dict) and value.keys and all(isinstance(k, ast.Constant) and isinstance(k.value, str)
-                                                          for k in value.keys):
+    if (
+        isinstance(value, ast.Dict)
+        and value.keys
+        and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in value.keys)
+    ):
         return True  # {"embedding.weight": w}: the code names each key it loads, the rest is left as it is on purpose
-    if any(isinstance(n, ast.Name) and n.id in ("missing_keys", "unexpected_keys") and isinstance(n.ctx, ast.Store)
-           for n in ast.walk(ctx.function)):
+    if any(
+        isinstance(n, ast.Name) and n.id in ("missing_keys", "unexpected_keys") and isinstance(n.ctx, ast.Store)
+        for n in ast.walk(ctx.function)
+    ):
         return True  # the keys are compared by hand in this function
     if isinstance(state, ast.Attribute) and _kept_snapshot(state.attr, ctx):
         return True
@@ -271,7 +327,9 @@ def _partial_by_design(state, ctx, line) -> bool:
     for n in ast.walk(ctx.function):
         if _method(n, "pop") and getattr(n.func.value, "id", None) == state.id:
             return True
-        if isinstance(n, ast.Delete) and any(getattr(getattr(t, "value", None), "id", None) == state.id for t in n.targets):
+        if isinstance(n, ast.Delete) and any(
+            getattr(getattr(t, "value", None), "id", None) == state.id for t in n.targets
+        ):
             return True
     return False
 
@@ -283,8 +341,11 @@ def _kept_snapshot(attr: str, ctx) -> bool:
     (``m._saved = self._swap_in(m, new)``, which returns the layers it overwrote): its keys are the
     module's own, so loading the subset it holds is partial by design. A checkpoint kept there
     (``self._ckpt = torch.load(path)``) is not a snapshot."""
-    stored = [n.value for n in ast.walk(ctx.module) if isinstance(n, ast.Assign)
-              and any(isinstance(t, ast.Attribute) and t.attr == attr for t in n.targets)]
+    stored = [
+        n.value
+        for n in ast.walk(ctx.module)
+        if isinstance(n, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == attr for t in n.targets)
+    ]
     stored = [v for v in stored if not (isinstance(v, ast.Constant) and v.value is None)]
     return bool(stored) and all(_reads_state_dict(v, ctx) for v in stored)
 
@@ -294,19 +355,30 @@ def _reads_state_dict(expr, ctx) -> bool:
     ``self.helper(...)``) that does."""
     if any(_method(n, "state_dict") for n in ast.walk(expr)):
         return True
-    called = {c.func.id if isinstance(c.func, ast.Name) else c.func.attr for c in ast.walk(expr)
-              if isinstance(c, ast.Call) and (isinstance(c.func, ast.Name) or (
-                  isinstance(c.func, ast.Attribute) and getattr(c.func.value, "id", None) in ("self", "cls")))}
-    return any(isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name in called
-               and any(_method(n, "state_dict") for n in ast.walk(f)) for f in ast.walk(ctx.module))
+    called = {
+        c.func.id if isinstance(c.func, ast.Name) else c.func.attr
+        for c in ast.walk(expr)
+        if isinstance(c, ast.Call)
+        and (
+            isinstance(c.func, ast.Name)
+            or (isinstance(c.func, ast.Attribute) and getattr(c.func.value, "id", None) in ("self", "cls"))
+        )
+    }
+    return any(
+        isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and f.name in called
+        and any(_method(n, "state_dict") for n in ast.walk(f))
+        for f in ast.walk(ctx.module)
+    )
 
 
 def _retry_after_check(call, ctx) -> bool:
     """The load sits under ``if result.missing_keys:``: a second try after the keys were looked at."""
     node = ctx.parent(call)
     while node is not None and node is not ctx.function:
-        if isinstance(node, ast.If) and any(isinstance(n, ast.Attribute) and n.attr in ("missing_keys", "unexpected_keys")
-                                            for n in ast.walk(node.test)):
+        if isinstance(node, ast.If) and any(
+            isinstance(n, ast.Attribute) and n.attr in ("missing_keys", "unexpected_keys") for n in ast.walk(node.test)
+        ):
             return True
         node = ctx.parent(node)
     return False
@@ -393,8 +465,11 @@ def _fresh_optimizer(loop, ctx) -> bool:
     for call in ast.walk(loop):
         if isinstance(call, ast.Call) and _optimizer_step(call, ctx) and isinstance(call.func.value, ast.Name):
             ctor = ctx.value_of(call.func.value, call.lineno)
-            if isinstance(ctor, ast.Call) and (ctx.qualified(ctor.func) or "").startswith("torch.optim.") \
-                    and loop.lineno <= ctor.lineno <= call.lineno:
+            if (
+                isinstance(ctor, ast.Call)
+                and (ctx.qualified(ctor.func) or "").startswith("torch.optim.")
+                and loop.lineno <= ctor.lineno <= call.lineno
+            ):
                 return True
     return False
 
@@ -415,10 +490,16 @@ def _backward_twice(node, ctx) -> bool:
     if not _method(node, "backward"):
         return False
     loop = next(_enclosing_loops(node, ctx), None)  # both in one pass of the same loop (or both outside any)
-    first = [c for c in _in_function_calls(ctx, "backward") if c.lineno < node.lineno and _own_code(c, ctx)
-             and next(_enclosing_loops(c, ctx), None) is loop
-             and not _const(_kw(c, "retain_graph"), True) and _shared_graph(c, node, ctx)
-             and not _exclusive(c, node, ctx.function)]
+    first = [
+        c
+        for c in _in_function_calls(ctx, "backward")
+        if c.lineno < node.lineno
+        and _own_code(c, ctx)
+        and next(_enclosing_loops(c, ctx), None) is loop
+        and not _const(_kw(c, "retain_graph"), True)
+        and _shared_graph(c, node, ctx)
+        and not _exclusive(c, node, ctx.function)
+    ]
     return bool(first)
 
 
@@ -472,7 +553,9 @@ def _computed_sources(expr, ctx, line, depth=0, seen=None) -> set[str]:
             continue
         if isinstance(value, ast.Call) and _leaf_factory(value, ctx):
             continue  # ones_like(out) is a new leaf: out's graph does not come with it
-        if isinstance(value, (ast.BinOp, ast.UnaryOp)) or (isinstance(value, ast.Call) and not _leaf_factory(value, ctx)):
+        if isinstance(value, (ast.BinOp, ast.UnaryOp)) or (
+            isinstance(value, ast.Call) and not _leaf_factory(value, ctx)
+        ):
             out.add(n.id)
         out |= _computed_sources(value, ctx, line, depth + 1, seen)
     return out
@@ -483,8 +566,13 @@ def _unpacked_call(name: ast.Name, ctx, line) -> set:
     call itself (one node, the same for each of them) stands for it. A loader's batch (``x, y =
     batch``) is not a call."""
     binding, _ = ctx.bindings.lookup(name.id, ctx.chain(), line)
-    if binding is None or binding.how != "item" or not isinstance(binding.value, ast.Call) \
-            or not binding.value.args or not _forward_call(binding.value, ctx, line):
+    if (
+        binding is None
+        or binding.how != "item"
+        or not isinstance(binding.value, ast.Call)
+        or not binding.value.args
+        or not _forward_call(binding.value, ctx, line)
+    ):
         return set()
     return {binding.value}
 
@@ -508,14 +596,29 @@ def _graph_names(expr, ctx):
     todo = [expr]
     while todo:
         node = todo.pop()
-        if _method(node, "detach", "item", "numpy", "tolist") or (isinstance(node, ast.Call) and _leaf_factory(node, ctx)):
+        if _method(node, "detach", "item", "numpy", "tolist") or (
+            isinstance(node, ast.Call) and _leaf_factory(node, ctx)
+        ):
             continue
         yield node
         todo.extend(ast.iter_child_nodes(node))
 
 
-_LEAVES = _RAW_DATA[:9] + ("arange", "empty", "parameter", "zeros_like", "ones_like", "full_like", "empty_like",
-                           "rand_like", "randn_like", "randint", "randperm", "linspace", "eye")
+_LEAVES = _RAW_DATA[:9] + (
+    "arange",
+    "empty",
+    "parameter",
+    "zeros_like",
+    "ones_like",
+    "full_like",
+    "empty_like",
+    "rand_like",
+    "randn_like",
+    "randint",
+    "randperm",
+    "linspace",
+    "eye",
+)
 
 
 def _leaf_factory(call, ctx) -> bool:
@@ -523,7 +626,9 @@ def _leaf_factory(call, ctx) -> bool:
     held = ctx.held(call)
     if held is not None and held.kind == "tensor" and held.what in _LEAVES:
         return True
-    return (ctx.qualified(call.func) or "").split(".")[-1] in _LEAVES and (ctx.qualified(call.func) or "").startswith("torch.")
+    return (ctx.qualified(call.func) or "").split(".")[-1] in _LEAVES and (ctx.qualified(call.func) or "").startswith(
+        "torch."
+    )
 
 
 def _has_graph(expr, ctx, line, depth=0) -> bool:
@@ -601,12 +706,22 @@ def _whole_batch(name, ctx, line) -> bool:
     binding, _ = ctx.bindings.lookup(name.id, ctx.chain(), line)
     if binding is None or binding.how != "iter":
         return False
-    return any(isinstance(n, (ast.For, ast.AsyncFor)) and n.lineno == binding.line and (
-        (isinstance(n.target, ast.Name) and n.target.id == name.id)
-        or (isinstance(n.target, ast.Tuple) and any(getattr(e, "id", None) == name.id for e in n.target.elts)
-            and isinstance(n.iter, ast.Call) and getattr(n.iter.func, "id", None) == "enumerate"
-            and len(n.target.elts) == 2 and getattr(n.target.elts[1], "id", None) == name.id))
-        for n in ast.walk(ctx.function))
+    return any(
+        isinstance(n, (ast.For, ast.AsyncFor))
+        and n.lineno == binding.line
+        and (
+            (isinstance(n.target, ast.Name) and n.target.id == name.id)
+            or (
+                isinstance(n.target, ast.Tuple)
+                and any(getattr(e, "id", None) == name.id for e in n.target.elts)
+                and isinstance(n.iter, ast.Call)
+                and getattr(n.iter.func, "id", None) == "enumerate"
+                and len(n.target.elts) == 2
+                and getattr(n.target.elts[1], "id", None) == name.id
+            )
+        )
+        for n in ast.walk(ctx.function)
+    )
 
 
 _DOUBLE = ("float64", "double")
@@ -625,8 +740,11 @@ def _single_precision(expr, ctx) -> bool | None:
     if _method(value, "to", "type"):
         text = ast.unparse(value)
         return False if any(d in text for d in _DOUBLE) else (True if "float32" in text else None)
-    if isinstance(value, ast.Call) and (ctx.qualified(value.func) or "").split(".")[-1] in (
-            "rand", "randn", "zeros", "ones", "empty", "full") and (ctx.qualified(value.func) or "").count(".") == 1:
+    if (
+        isinstance(value, ast.Call)
+        and (ctx.qualified(value.func) or "").split(".")[-1] in ("rand", "randn", "zeros", "ones", "empty", "full")
+        and (ctx.qualified(value.func) or "").count(".") == 1
+    ):
         dtype = _kw(value, "dtype")
         if dtype is None:
             return True
@@ -636,8 +754,14 @@ def _single_precision(expr, ctx) -> bool | None:
 
 
 def _gradcheck_single_precision(node, ctx) -> bool:
-    if not _is_call_to(node, ctx, "torch.autograd.gradcheck", "torch.autograd.gradcheck.gradcheck",
-                       "torch.autograd.gradgradcheck", "torch.autograd.gradcheck.gradgradcheck"):
+    if not _is_call_to(
+        node,
+        ctx,
+        "torch.autograd.gradcheck",
+        "torch.autograd.gradcheck.gradcheck",
+        "torch.autograd.gradgradcheck",
+        "torch.autograd.gradcheck.gradgradcheck",
+    ):
         return False
     inputs = _arg(node, 1, "inputs")
     elements = inputs.elts if isinstance(inputs, (ast.Tuple, ast.List)) else [inputs]
@@ -651,8 +775,23 @@ def _gradcheck_single_precision(node, ctx) -> bool:
     return "float32" in text and not any(d in text for d in _DOUBLE)
 
 
-_FACTORIES = ("tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "rand", "randn", "randint",
-              "arange", "linspace", "eye", "zeros_like", "ones_like")
+_FACTORIES = (
+    "tensor",
+    "as_tensor",
+    "from_numpy",
+    "zeros",
+    "ones",
+    "empty",
+    "full",
+    "rand",
+    "randn",
+    "randint",
+    "arange",
+    "linspace",
+    "eye",
+    "zeros_like",
+    "ones_like",
+)
 
 
 def _unregistered_tensor_attribute(node, ctx) -> bool:
@@ -662,13 +801,21 @@ def _unregistered_tensor_attribute(node, ctx) -> bool:
         return False
     target = node.targets[0]
     fn = ctx.function
-    if not (isinstance(target, ast.Attribute) and getattr(target.value, "id", None) == "self"
-            and isinstance(fn, ast.FunctionDef) and fn.name == "__init__" and _module_method(ctx)):
+    if not (
+        isinstance(target, ast.Attribute)
+        and getattr(target.value, "id", None) == "self"
+        and isinstance(fn, ast.FunctionDef)
+        and fn.name == "__init__"
+        and _module_method(ctx)
+    ):
         return False
     if not _made_by_factory(node.value, ctx):
         return False
-    registered = {c.args[0].value for c in ast.walk(ctx.klass) if _method(c, "register_buffer", "register_parameter")
-                  and c.args and isinstance(c.args[0], ast.Constant)}
+    registered = {
+        c.args[0].value
+        for c in ast.walk(ctx.klass)
+        if _method(c, "register_buffer", "register_parameter") and c.args and isinstance(c.args[0], ast.Constant)
+    }
     # an ``_apply`` override in the package reassigning it from ``fn(...)`` moves it with the model
     return target.attr not in registered and target.attr not in ctx.moved_by_package()
 
@@ -710,8 +857,14 @@ def _is_eval_function(fn) -> bool:
     return any(w in name for w in _EVAL_NAME) or "eval" in name.split("_")
 
 
-_NO_GRAD = ("torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
-            "torch.set_grad_enabled", "torch.enable_grad")
+_NO_GRAD = (
+    "torch.no_grad",
+    "torch.inference_mode",
+    "torch.autograd.no_grad",
+    "torch.autograd.grad_mode.no_grad",
+    "torch.set_grad_enabled",
+    "torch.enable_grad",
+)
 
 
 def _no_grad_decorated(fn, ctx) -> bool:
@@ -724,19 +877,25 @@ def _no_grad_decorated(fn, ctx) -> bool:
 
 def _no_grad_block(node, ctx) -> bool:
     return isinstance(node, (ast.With, ast.AsyncWith)) and any(
-        isinstance(i.context_expr, ast.Call) and (ctx.qualified(i.context_expr.func) in _NO_GRAD
-                                                  or _called_name(i.context_expr) in ("no_grad", "inference_mode"))
-        for i in node.items)
+        isinstance(i.context_expr, ast.Call)
+        and (
+            ctx.qualified(i.context_expr.func) in _NO_GRAD
+            or _called_name(i.context_expr) in ("no_grad", "inference_mode")
+        )
+        for i in node.items
+    )
 
 
 def _called_under_no_grad(fn, ctx) -> bool:
     """This file calls the function inside ``with torch.no_grad():`` or from a no_grad-decorated function:
     the caller turned autograd off."""
     for n in ast.walk(ctx.module):
-        inside = _no_grad_block(n, ctx) or (isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-                                            and n is not fn and _no_grad_decorated(n, ctx))
-        if inside and any(isinstance(c, ast.Call) and _called_name(c) == fn.name
-                          for stmt in n.body for c in ast.walk(stmt)):
+        inside = _no_grad_block(n, ctx) or (
+            isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n is not fn and _no_grad_decorated(n, ctx)
+        )
+        if inside and any(
+            isinstance(c, ast.Call) and _called_name(c) == fn.name for stmt in n.body for c in ast.walk(stmt)
+        ):
             return True
     return False
 
@@ -748,20 +907,25 @@ def _eval_forward(fn, ctx):
     if not _is_eval_function(fn) or _no_grad_decorated(fn, ctx):
         return None
     calls = sorted((n for n in ast.walk(fn) if isinstance(n, ast.Call)), key=lambda n: (n.lineno, n.col_offset))
-    if any(ctx.qualified(c.func) in _NO_GRAD or _called_name(c) in ("no_grad", "inference_mode", "set_grad_enabled",
-                                                                     "enable_grad", "backward", "grad", "requires_grad_")
-           for c in calls):
+    if any(
+        ctx.qualified(c.func) in _NO_GRAD
+        or _called_name(c)
+        in ("no_grad", "inference_mode", "set_grad_enabled", "enable_grad", "backward", "grad", "requires_grad_")
+        for c in calls
+    ):
         return None
     chain = ctx.chain()
     # what the function puts in eval mode is a module, however it was bound (``self.model = model``)
     evaluated = {ast.dump(c.func.value) for c in calls if _method(c, "eval") and not c.args and not c.keywords}
+
     def is_model(expr, line):
         held = ctx.bindings.held(expr, chain, line, ctx.klass)
-        return (held is not None and held.kind == "module") or (held is None and (
-            _name_of_model(expr) or ast.dump(expr) in evaluated))
+        return (held is not None and held.kind == "module") or (
+            held is None and (_name_of_model(expr) or ast.dump(expr) in evaluated)
+        )
 
     for c in calls:
-        if is_model(c.func, c.lineno) or _helper_runs(c, lambda e: is_model(e, c.lineno), ctx):
+        if is_model(c.func, c.lineno) or _helper_runs(c, lambda e: is_model(e, c.lineno), ctx):  # noqa: B023 - called here
             return None if _called_under_no_grad(fn, ctx) else c
     return None
 
@@ -775,14 +939,17 @@ def _helper_runs(call, is_model, ctx, depth=0) -> bool:
     helper = ctx.bindings.module_function(call.func.id)
     if helper is None or _no_grad_decorated(helper, ctx):
         return False
-    handed = {param for param, arg in arguments(call, helper).items()
-              if not isinstance(arg, ast.Starred) and is_model(arg)}
+    handed = {
+        param for param, arg in arguments(call, helper).items() if not isinstance(arg, ast.Starred) and is_model(arg)
+    }
     if not handed:
         return False
     inner = [n for n in ast.walk(helper) if isinstance(n, ast.Call)]
-    if any(ctx.qualified(c.func) in _NO_GRAD or _called_name(c) in ("no_grad", "inference_mode", "set_grad_enabled",
-                                                                     "enable_grad", "backward", "grad")
-           for c in inner):
+    if any(
+        ctx.qualified(c.func) in _NO_GRAD
+        or _called_name(c) in ("no_grad", "inference_mode", "set_grad_enabled", "enable_grad", "backward", "grad")
+        for c in inner
+    ):
         return False
     by_param = lambda e: isinstance(e, ast.Name) and e.id in handed  # noqa: E731
     return any(by_param(c.func) or _helper_runs(c, by_param, ctx, depth + 1) for c in inner)
@@ -799,8 +966,12 @@ def _name_of_model(callee) -> bool:
 def _eval_without_no_grad(node, ctx) -> bool:
     """Reported at the forward call that records the graph (where no_grad() belongs)."""
     fn = ctx.function
-    if not (isinstance(node, ast.Call) and isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
-            and isinstance(node.func, (ast.Name, ast.Attribute)) and _is_eval_function(fn)):
+    if not (
+        isinstance(node, ast.Call)
+        and isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and isinstance(node.func, (ast.Name, ast.Attribute))
+        and _is_eval_function(fn)
+    ):
         return False
     found = ctx.__dict__.setdefault("_eval_forward", {})  # once per function, not per call in it
     if id(fn) not in found:
@@ -810,8 +981,12 @@ def _eval_without_no_grad(node, ctx) -> bool:
 
 def _tensor_copy_construct(node, ctx) -> bool:
     """``torch.tensor(t)`` where ``t`` already holds a tensor: a copy detached from the graph, with a warning."""
-    return (_is_call_to(node, ctx, "torch.tensor") and len(node.args) >= 1
-            and ctx.kind(node.args[0]) == "tensor" and not _type_tested(node, node.args[0], ctx))
+    return (
+        _is_call_to(node, ctx, "torch.tensor")
+        and len(node.args) >= 1
+        and ctx.kind(node.args[0]) == "tensor"
+        and not _type_tested(node, node.args[0], ctx)
+    )
 
 
 def _type_tested(node, value, ctx) -> bool:
@@ -822,8 +997,12 @@ def _type_tested(node, value, ctx) -> bool:
     while up is not None and up is not ctx.function:
         if isinstance(up, (ast.If, ast.IfExp)) and child is not up.test:
             for n in ast.walk(up.test):
-                if isinstance(n, ast.Call) and _called_name(n) in ("isinstance", "is_tensor") and n.args \
-                        and getattr(n.args[0], "id", None) == name:
+                if (
+                    isinstance(n, ast.Call)
+                    and _called_name(n) in ("isinstance", "is_tensor")
+                    and n.args
+                    and getattr(n.args[0], "id", None) == name
+                ):
                     return True
         up, child = ctx.parent(up), up
     return False
@@ -831,8 +1010,7 @@ def _type_tested(node, value, ctx) -> bool:
 
 def _iterator_next_method(node, ctx) -> bool:
     """``iter(loader).next()``: Python 3 iterators have no ``.next()`` (the builtin ``next(it)``)."""
-    return (_method(node, "next") and not node.args and not node.keywords
-            and ctx.kind(node.func.value) == "loader")
+    return _method(node, "next") and not node.args and not node.keywords and ctx.kind(node.func.value) == "loader"
 
 
 def _negative_step(node, ctx) -> bool:
@@ -840,16 +1018,34 @@ def _negative_step(node, ctx) -> bool:
     if not isinstance(node, ast.Subscript):
         return False
     parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-    negative = any(isinstance(p, ast.Slice) and isinstance(p.step, ast.UnaryOp) and isinstance(p.step.op, ast.USub)
-                   for p in parts)
+    negative = any(
+        isinstance(p, ast.Slice) and isinstance(p.step, ast.UnaryOp) and isinstance(p.step.op, ast.USub) for p in parts
+    )
     held = ctx.held(node.value) if negative else None
     return held is not None and held.kind == "tensor" and held.what != "output"  # a module's output may be a tuple
 
 
 _DETERMINISTIC_FACTORIES = ("zeros", "ones", "empty", "full", "arange", "eye", "linspace", "logspace")
 _RANDOM_FACTORIES = ("rand", "randn", "randint", "randperm")
-_DTYPE_WORDS = ("float", "double", "half", "int", "long", "bool", "uint8", "int8", "int16", "int32", "int64",
-                "float16", "float32", "float64", "bfloat16", "complex64", "complex128")
+_DTYPE_WORDS = (
+    "float",
+    "double",
+    "half",
+    "int",
+    "long",
+    "bool",
+    "uint8",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "float16",
+    "float32",
+    "float64",
+    "bfloat16",
+    "complex64",
+    "complex128",
+)
 
 
 def _moves_device(call, ctx) -> bool:
@@ -876,16 +1072,23 @@ def _cpu_factory_moved(node, ctx) -> bool:
     q = ctx.qualified(made.func) or ""
     # a random factory made on the CPU on purpose draws from a CPU generator= it is handed
     factories = _DETERMINISTIC_FACTORIES + (() if _kw(made, "generator") is not None else _RANDOM_FACTORIES)
-    return (q.count(".") == 1 and q.startswith("torch.") and q.split(".")[1] in factories
-            and _kw(made, "device") is None and not any(k.arg is None for k in made.keywords))
+    return (
+        q.count(".") == 1
+        and q.startswith("torch.")
+        and q.split(".")[1] in factories
+        and _kw(made, "device") is None
+        and not any(k.arg is None for k in made.keywords)
+    )
 
 
 # modules without parameters or buffers: the same instance twice shares nothing that matters
-_STATELESS = frozenset("""ReLU ReLU6 GELU SiLU Tanh Sigmoid LeakyReLU ELU SELU CELU Mish Hardswish Hardsigmoid Hardtanh
+_STATELESS = frozenset(
+    """ReLU ReLU6 GELU SiLU Tanh Sigmoid LeakyReLU ELU SELU CELU Mish Hardswish Hardsigmoid Hardtanh
 Softplus Softsign Softmax LogSoftmax Identity Dropout Dropout1d Dropout2d Dropout3d AlphaDropout MaxPool1d MaxPool2d
 MaxPool3d AvgPool1d AvgPool2d AvgPool3d AdaptiveAvgPool1d AdaptiveAvgPool2d AdaptiveAvgPool3d AdaptiveMaxPool1d
 AdaptiveMaxPool2d AdaptiveMaxPool3d Flatten Unflatten Upsample PixelShuffle PixelUnshuffle ZeroPad2d ReflectionPad2d
-ReplicationPad2d ConstantPad2d Tanhshrink Softshrink Hardshrink GLU Threshold""".split())
+ReplicationPad2d ConstantPad2d Tanhshrink Softshrink Hardshrink GLU Threshold""".split()
+)
 
 
 _CONTAINERS = ("torch.nn.Sequential", "torch.nn.ModuleList")
@@ -922,8 +1125,9 @@ def _sharing_chosen(node, ctx) -> bool:
     if not (isinstance(branch, ast.If) and branch.orelse):
         return False
     other = branch.orelse if stmt in branch.body else branch.body
-    return any(isinstance(n, ast.Assign) and any(ast.dump(t) == target for t in n.targets)
-               for s in other for n in ast.walk(s))
+    return any(
+        isinstance(n, ast.Assign) and any(ast.dump(t) == target for t in n.targets) for s in other for n in ast.walk(s)
+    )
 
 
 def _module_list_multiplied(node, ctx) -> bool:
@@ -948,8 +1152,11 @@ def _one_module_comprehended(node, ctx) -> bool:
     """``[layer for _ in range(n)]`` where ``layer`` names one module built before the comprehension
     (a name or ``self.`` attribute its loops do not bind): n references to one object, not n modules."""
     elt = node.elt
-    if not _bound_name(elt) or isinstance(elt, ast.Name) and elt.id in {
-            n.id for g in node.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)}:
+    if (
+        not _bound_name(elt)
+        or isinstance(elt, ast.Name)
+        and elt.id in {n.id for g in node.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)}
+    ):
         return False
     return _stateful_module(elt, ctx)
 
@@ -957,8 +1164,12 @@ def _one_module_comprehended(node, ctx) -> bool:
 def _parameter_replaced_after_optimizer(node, ctx) -> bool:
     """``m.weight = nn.Parameter(...)`` after an optimizer was built over ``m``'s parameters: the
     optimizer keeps updating the old tensor and never sees the new one."""
-    if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Attribute)
-            and _is_call_to(node.value, ctx, "torch.nn.Parameter", "torch.nn.parameter.Parameter")):
+    if not (
+        isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Attribute)
+        and _is_call_to(node.value, ctx, "torch.nn.Parameter", "torch.nn.parameter.Parameter")
+    ):
         return False
     roots = _model_roots(node.targets[0].value, ctx, node.lineno)
     return any(_optimized_before(root, node.lineno, ctx) for root in roots)
@@ -1026,8 +1237,16 @@ def _integer_tensor(value, ctx) -> bool:
     q = ctx.qualified(value.func) or ""
     dtype = _kw(value, "dtype")
     if dtype is not None:
-        return (ctx.qualified(dtype) or "").split(".")[-1] in ("long", "int", "int64", "int32", "int16", "int8",
-                                                               "uint8", "short")
+        return (ctx.qualified(dtype) or "").split(".")[-1] in (
+            "long",
+            "int",
+            "int64",
+            "int32",
+            "int16",
+            "int8",
+            "uint8",
+            "short",
+        )
     if q in ("torch.tensor", "torch.as_tensor") and value.args and isinstance(value.args[0], (ast.List, ast.Tuple)):
         elts = [e for e in ast.walk(value.args[0]) if isinstance(e, ast.Constant)]
         return bool(elts) and all(type(e.value) is int for e in elts)
@@ -1038,8 +1257,23 @@ def _integer_tensor(value, ctx) -> bool:
     return q in ("torch.randint", "torch.randperm")
 
 
-_INT_DTYPES = ("int", "int64", "int32", "int16", "int8", "uint8", "uint16", "uint32", "uint64", "intp", "long",
-               "longlong", "short", "byte", "bool_")
+_INT_DTYPES = (
+    "int",
+    "int64",
+    "int32",
+    "int16",
+    "int8",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "intp",
+    "long",
+    "longlong",
+    "short",
+    "byte",
+    "bool_",
+)
 
 
 def _int_dtype(dtype, ctx) -> bool:
@@ -1075,8 +1309,11 @@ def _integer_array(value, ctx) -> bool:
 
 def _inplace_float_into_int(node, ctx) -> bool:
     """``labels *= 0.9`` on an integer tensor: an in-place op cannot change the dtype (RuntimeError)."""
-    if not (isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name)
-            and isinstance(node.op, (ast.Mult, ast.Add, ast.Sub, ast.Div))):
+    if not (
+        isinstance(node, ast.AugAssign)
+        and isinstance(node.target, ast.Name)
+        and isinstance(node.op, (ast.Mult, ast.Add, ast.Sub, ast.Div))
+    ):
         return False
     floaty = isinstance(node.op, ast.Div) or (isinstance(node.value, ast.Constant) and type(node.value.value) is float)
     return floaty and _integer_tensor(ctx.value_of(node.target, node.lineno), ctx)
@@ -1115,8 +1352,10 @@ def _float_cast(value) -> bool:
         return False
     dtype = _kw(value, "dtype")
     candidates = [dtype] if dtype is not None else list(value.args)
-    return any(isinstance(c, (ast.Attribute, ast.Name)) and getattr(c, "attr", getattr(c, "id", "")) in _FLOAT_WORDS
-               for c in candidates)
+    return any(
+        isinstance(c, (ast.Attribute, ast.Name)) and getattr(c, "attr", getattr(c, "id", "")) in _FLOAT_WORDS
+        for c in candidates
+    )
 
 
 def _has_ignore_index(call, ctx) -> bool:
@@ -1124,8 +1363,12 @@ def _has_ignore_index(call, ctx) -> bool:
     if _kw(call, "ignore_index") is not None:
         return True
     ctor = ctx.value_of(call.func, call.lineno) if isinstance(call.func, ast.Name) else None
-    if ctor is None and isinstance(call.func, ast.Attribute) and getattr(call.func.value, "id", None) == "self" \
-            and ctx.klass is not None:
+    if (
+        ctor is None
+        and isinstance(call.func, ast.Attribute)
+        and getattr(call.func.value, "id", None) == "self"
+        and ctx.klass is not None
+    ):
         attrs = ctx.bindings.self_attributes(ctx.klass).get(call.func.attr)
         ctor = attrs[0][1] if attrs else None
     return isinstance(ctor, ast.Call) and _kw(ctor, "ignore_index") is not None
@@ -1143,7 +1386,8 @@ def _loader_element(name, ctx, line) -> bool:
 
 
 # what nn.Module (and DataParallel itself) answers; anything else is the wrapped model's, under .module
-_MODULE_API = frozenset("""
+_MODULE_API = frozenset(
+    """
 add_module apply bfloat16 buffers children compile cpu cuda double eval extra_repr float forward get_buffer
 get_extra_state get_parameter get_submodule half ipu load_state_dict modules mtia named_buffers named_children
 named_modules named_parameters parameters register_backward_hook register_buffer register_forward_hook
@@ -1152,7 +1396,8 @@ register_load_state_dict_pre_hook register_module register_parameter register_st
 register_state_dict_pre_hook requires_grad_ set_extra_state set_submodule share_memory state_dict to to_empty train
 type xpu zero_grad module device_ids output_device dim gather scatter replicate parallel_apply no_sync join
 join_hook register_comm_hook process_group training
-""".split())
+""".split()
+)
 
 
 def _dataparallel_attribute(node, ctx) -> bool:
@@ -1172,8 +1417,13 @@ def _dataparallel_attribute(node, ctx) -> bool:
     return held is not None and held.kind == "module" and held.what in _DATA_PARALLEL
 
 
-_DATA_PARALLEL = ("torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.DistributedDataParallel",
-                  "torch.nn.parallel.data_parallel.DataParallel", "torch.nn.parallel.distributed.DistributedDataParallel")
+_DATA_PARALLEL = (
+    "torch.nn.DataParallel",
+    "torch.nn.parallel.DataParallel",
+    "torch.nn.parallel.DistributedDataParallel",
+    "torch.nn.parallel.data_parallel.DataParallel",
+    "torch.nn.parallel.distributed.DistributedDataParallel",
+)
 
 
 def _wrap_checked(node: ast.Attribute, ctx) -> bool:
@@ -1183,11 +1433,18 @@ def _wrap_checked(node: ast.Attribute, ctx) -> bool:
     wrapper = ast.dump(node.value)
     child, up = node, ctx.parent(node)
     while up is not None and up is not ctx.function:
-        if isinstance(up, (ast.If, ast.IfExp, ast.While)) and child is not up.test and any(
-                isinstance(n, ast.Call) and getattr(n.func, "id", None) in ("hasattr", "isinstance") and n.args
+        if (
+            isinstance(up, (ast.If, ast.IfExp, ast.While))
+            and child is not up.test
+            and any(
+                isinstance(n, ast.Call)
+                and getattr(n.func, "id", None) in ("hasattr", "isinstance")
+                and n.args
                 and ast.dump(n.args[0]) == wrapper
                 and (n.func.id == "isinstance" or (len(n.args) > 1 and _const(n.args[1], "module")))
-                for n in ast.walk(up.test)):
+                for n in ast.walk(up.test)
+            )
+        ):
             return True
         child, up = up, ctx.parent(up)
     return False
@@ -1201,8 +1458,10 @@ def _wrapped_on_self(attr, ctx) -> bool:
     if not (isinstance(attr, ast.Attribute) and getattr(attr.value, "id", None) == "self" and ctx.klass is not None):
         return False
     assigned = ctx.bindings.self_attributes(ctx.klass).get(attr.attr, ())
-    here = sorted(((line, value) for method, value, line in assigned if method is ctx.function and line < attr.lineno),
-                  key=lambda lv: lv[0])  # (ast.walk is breadth-first: not in line order)
+    here = sorted(
+        ((line, value) for method, value, line in assigned if method is ctx.function and line < attr.lineno),
+        key=lambda lv: lv[0],
+    )  # (ast.walk is breadth-first: not in line order)
     if here:
         values = [here[-1][1]]
     else:
@@ -1219,8 +1478,11 @@ def _construction(klass) -> set[str]:
     init = next((m for m in klass.body if isinstance(m, ast.FunctionDef) and m.name == "__init__"), None)
     if init is None:
         return set()
-    return {"__init__"} | {n.func.attr for n in ast.walk(init) if isinstance(n, ast.Call)
-                           and isinstance(n.func, ast.Attribute) and getattr(n.func.value, "id", None) == "self"}
+    return {"__init__"} | {
+        n.func.attr
+        for n in ast.walk(init)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and getattr(n.func.value, "id", None) == "self"
+    }
 
 
 def _scheduler_step(call, ctx) -> bool:
@@ -1239,7 +1501,10 @@ def _uses_optimizer(call, ctx) -> bool:
     if _optimizer_step(call, ctx):
         return True
     return isinstance(call, ast.Call) and any(
-        ctx.kind(a) == "optimizer" or _looks_like_optimizer(a) for a in call.args if isinstance(a, (ast.Name, ast.Attribute)))
+        ctx.kind(a) == "optimizer" or _looks_like_optimizer(a)
+        for a in call.args
+        if isinstance(a, (ast.Name, ast.Attribute))
+    )
 
 
 def _scheduler_before_optimizer(node, ctx) -> bool:
@@ -1253,16 +1518,25 @@ def _scheduler_before_optimizer(node, ctx) -> bool:
     first_call = min(calls, key=lambda n: (n.lineno, n.col_offset))
     first = (first_call.lineno, first_call.col_offset)
     own = _schedulers_optimizer(first_call, ctx)
-    if own is None and any(isinstance(n, ast.Call) and (n.lineno, n.col_offset) < first and _optimizer_step(n, ctx)
-                           for stmt in node.body for n in ast.walk(stmt)):
+    if own is None and any(
+        isinstance(n, ast.Call) and (n.lineno, n.col_offset) < first and _optimizer_step(n, ctx)
+        for stmt in node.body
+        for n in ast.walk(stmt)
+    ):
         return False  # an optimizer stepped just before it: which one this scheduler drives is unknown
     # the loop's own body only: a scheduler in a nested loop is that loop's business
     direct = [n for stmt in node.body for n in _walk_no_loops(stmt)]
     if not any(isinstance(n, ast.Call) and (n.lineno, n.col_offset) == first for n in direct):
         return False
-    later = [n for stmt in node.body for n in ast.walk(stmt) if isinstance(n, ast.Call)
-             and (n.lineno, n.col_offset) > first and _uses_optimizer(n, ctx)
-             and (own is None or any(isinstance(x, ast.Name) and x.id == own for x in ast.walk(n)))]
+    later = [
+        n
+        for stmt in node.body
+        for n in ast.walk(stmt)
+        if isinstance(n, ast.Call)
+        and (n.lineno, n.col_offset) > first
+        and _uses_optimizer(n, ctx)
+        and (own is None or any(isinstance(x, ast.Name) and x.id == own for x in ast.walk(n)))
+    ]
     return bool(later)
 
 
@@ -1277,8 +1551,11 @@ def _schedulers_optimizer(step, ctx) -> str | None:
 
 
 _EPOCH_SCHEDULERS = ("StepLR", "MultiStepLR", "ExponentialLR")  # their sizes count epochs by design
-_LENGTH_SCHEDULERS = {"CosineAnnealingLR": ("T_max", 1), "CosineAnnealingWarmRestarts": ("T_0", 1),
-                      "PolynomialLR": ("total_iters", 1)}
+_LENGTH_SCHEDULERS = {
+    "CosineAnnealingLR": ("T_max", 1),
+    "CosineAnnealingWarmRestarts": ("T_0", 1),
+    "PolynomialLR": ("total_iters", 1),
+}
 
 
 def _counts_epochs(ctor, ctx) -> bool:
@@ -1304,7 +1581,9 @@ def _over_batches(loop, ctx) -> bool:
     if isinstance(it, ast.Call) and getattr(it.func, "id", None) in ("enumerate", "tqdm") and it.args:
         it = it.args[0]
     kind = ctx.kind(it)  # a DataLoader, or an unbound name that says it is one (train_loader, as bindings.py reads it)
-    return kind == "loader" or (kind is None and bool(LOADER_NAME.search(getattr(it, "id", getattr(it, "attr", "")) or "")))
+    return kind == "loader" or (
+        kind is None and bool(LOADER_NAME.search(getattr(it, "id", getattr(it, "attr", "")) or ""))
+    )
 
 
 def _epoch_scheduler_per_batch(node, ctx) -> bool:
@@ -1314,7 +1593,9 @@ def _epoch_scheduler_per_batch(node, ctx) -> bool:
         return False
     ctor = ctx.value_of(node.func.value, node.lineno)
     # a parameter: the scheduler every call site in the module passes (all of them epoch schedules)
-    ctors = [ctor] if ctor is not None else ctx.bindings.passed_values(node.func.value.id, ctx.chain(), node.lineno) or []
+    ctors = (
+        [ctor] if ctor is not None else ctx.bindings.passed_values(node.func.value.id, ctx.chain(), node.lineno) or []
+    )
     if not ctors or not all(isinstance(c, ast.Call) and _counts_epochs(c, ctx) for c in ctors):
         return False
     loop = next(_enclosing_loops(node, ctx), None)
@@ -1357,8 +1638,12 @@ def _scaled(expr, loop, ctx) -> bool:
         value = ctx.value_of(expr, getattr(expr, "lineno", 1 << 30))
         if value is not None and _divided(value):
             return True
-        return any(isinstance(n, ast.AugAssign) and getattr(n.target, "id", None) == expr.id
-                   and isinstance(n.op, (ast.Div, ast.Mult)) for n in ast.walk(loop))
+        return any(
+            isinstance(n, ast.AugAssign)
+            and getattr(n.target, "id", None) == expr.id
+            and isinstance(n.op, (ast.Div, ast.Mult))
+            for n in ast.walk(loop)
+        )
     if isinstance(expr, ast.Call) and _called_name(expr) == "scale" and expr.args:  # scaler.scale(loss)
         return _scaled(expr.args[0], loop, ctx)
     return False
@@ -1368,28 +1653,39 @@ def _accumulation_unscaled(node, ctx) -> bool:
     """Gradient accumulation: backward() on each micro-batch's mean loss, and one optimizer step after
     several (after the loop, or under ``if i % k == 0``), with the loss never divided by their number:
     the step sees k times the gradient of the big batch."""
-    if not isinstance(node, (ast.For, ast.While)) or any(isinstance(n, (ast.For, ast.While))
-                                                         for n in ast.walk(node) if n is not node):
+    if not isinstance(node, (ast.For, ast.While)) or any(
+        isinstance(n, (ast.For, ast.While)) for n in ast.walk(node) if n is not node
+    ):
         return False
     backwards = [n for n in ast.walk(node) if _method(n, "backward") and not n.args]
     if not backwards:
         return False
     steps_in = [n for n in ast.walk(node) if isinstance(n, ast.Call) and _optimizer_step(n, ctx)]
     if steps_in:
-        gated = any(isinstance(n, ast.If) and any(isinstance(m, ast.BinOp) and isinstance(m.op, ast.Mod)
-                                                  for m in ast.walk(n.test))
-                    and any(s in list(ast.walk(n)) for s in steps_in) for n in ast.walk(node))
+        gated = any(
+            isinstance(n, ast.If)
+            and any(isinstance(m, ast.BinOp) and isinstance(m.op, ast.Mod) for m in ast.walk(n.test))
+            and any(s in list(ast.walk(n)) for s in steps_in)
+            for n in ast.walk(node)
+        )
         if not gated:
             return False
     else:
-        after = [n for n in ast.walk(ctx.function) if isinstance(n, ast.Call) and _optimizer_step(n, ctx)
-                 and n.lineno > getattr(node, "end_lineno", node.lineno)]
+        after = [
+            n
+            for n in ast.walk(ctx.function)
+            if isinstance(n, ast.Call)
+            and _optimizer_step(n, ctx)
+            and n.lineno > getattr(node, "end_lineno", node.lineno)
+        ]
         before = [n for n in ast.walk(ctx.function) if _method(n, "zero_grad") and n.lineno < node.lineno]
         if not (after and before):
             return False
-    if any((_method(n, "div_", "mul_") and getattr(_root_attr(n.func.value), "attr", None) == "grad")
-           or (isinstance(n, ast.AugAssign) and getattr(_root_attr(n.target), "attr", None) == "grad")
-           for n in ast.walk(ctx.function)):
+    if any(
+        (_method(n, "div_", "mul_") and getattr(_root_attr(n.func.value), "attr", None) == "grad")
+        or (isinstance(n, ast.AugAssign) and getattr(_root_attr(n.target), "attr", None) == "grad")
+        for n in ast.walk(ctx.function)
+    ):
         return False  # the gradients are divided instead (p.grad /= k)
     return not any(_scaled(b.func.value, node, ctx) for b in backwards)
 
@@ -1409,8 +1705,27 @@ def _root_attr(node):
     return node
 
 
-_INPLACE_METHODS = ("add_", "sub_", "mul_", "div_", "clamp_", "clip_", "fill_", "zero_", "copy_", "normal_",
-                    "uniform_", "masked_fill_", "pow_", "sqrt_", "exp_", "log_", "abs_", "neg_", "round_")
+_INPLACE_METHODS = (
+    "add_",
+    "sub_",
+    "mul_",
+    "div_",
+    "clamp_",
+    "clip_",
+    "fill_",
+    "zero_",
+    "copy_",
+    "normal_",
+    "uniform_",
+    "masked_fill_",
+    "pow_",
+    "sqrt_",
+    "exp_",
+    "log_",
+    "abs_",
+    "neg_",
+    "round_",
+)
 
 
 def _shares_numpy_memory(name: ast.Name, ctx, line: int) -> bool:
@@ -1443,8 +1758,11 @@ def _fresh_array(expr, ctx) -> bool:
 
 
 # NumPy functions that always return a new array (not np.reshape, np.transpose, np.flip...: views)
-_NUMPY_MAKERS = frozenset(f"numpy.{f}" for f in """arange zeros ones empty full linspace logspace eye identity
-concatenate stack vstack hstack zeros_like ones_like empty_like full_like""".split())
+_NUMPY_MAKERS = frozenset(
+    f"numpy.{f}"
+    for f in """arange zeros ones empty full linspace logspace eye identity
+concatenate stack vstack hstack zeros_like ones_like empty_like full_like""".split()
+)
 
 
 def _inplace_on_from_numpy(node, ctx) -> bool:
@@ -1458,10 +1776,17 @@ def _inplace_on_from_numpy(node, ctx) -> bool:
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
         helper = ctx.bindings.module_function(node.func.id)
         return helper is not None and any(
-            isinstance(value, ast.Name) and _shares_numpy_memory(value, ctx, node.lineno) and _writes_in_place(helper, param)
-            for param, value in arguments(node, helper).items())
-    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Subscript) \
-            and isinstance(node.targets[0].value, ast.Name):
+            isinstance(value, ast.Name)
+            and _shares_numpy_memory(value, ctx, node.lineno)
+            and _writes_in_place(helper, param)
+            for param, value in arguments(node, helper).items()
+        )
+    if (
+        isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Subscript)
+        and isinstance(node.targets[0].value, ast.Name)
+    ):
         return _shares_numpy_memory(node.targets[0].value, ctx, node.lineno)
     return False
 
@@ -1471,8 +1796,10 @@ def _writes_in_place(fn, param: str) -> bool:
     iterating it yields (its rows are views: ``for t, m in zip(x, mean): t.sub_(m)``), an item
     assignment, an augmented assignment. A parameter the function rebinds first (``x = x.clone()``)
     is not the caller's tensor any more: not counted."""
-    if any(isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == param for t in n.targets)
-           for n in ast.walk(fn)):
+    if any(
+        isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == param for t in n.targets)
+        for n in ast.walk(fn)
+    ):
         return False
     views = {param}
     for loop in ast.walk(fn):  # for t in x / for t, m, s in zip(x, mean, std)
@@ -1481,15 +1808,19 @@ def _writes_in_place(fn, param: str) -> bool:
             if isinstance(it, ast.Name) and it.id == param and isinstance(target, ast.Name):
                 views.add(target.id)
             elif isinstance(it, ast.Call) and getattr(it.func, "id", None) == "zip" and isinstance(target, ast.Tuple):
-                views.update(t.id for a, t in zip(it.args, target.elts)
-                             if isinstance(a, ast.Name) and a.id == param and isinstance(t, ast.Name))
+                views.update(
+                    t.id
+                    for a, t in zip(it.args, target.elts)
+                    if isinstance(a, ast.Name) and a.id == param and isinstance(t, ast.Name)
+                )
     for n in ast.walk(fn):
         if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) and n.target.id == param:
             return True
         if isinstance(n, ast.Call) and _method(n, *_INPLACE_METHODS) and getattr(n.func.value, "id", None) in views:
             return True
-        if isinstance(n, ast.Assign) and any(isinstance(t, ast.Subscript) and getattr(t.value, "id", None) == param
-                                             for t in n.targets):
+        if isinstance(n, ast.Assign) and any(
+            isinstance(t, ast.Subscript) and getattr(t.value, "id", None) == param for t in n.targets
+        ):
             return True
     return False
 
@@ -1511,7 +1842,10 @@ def _float64_numpy(expr, ctx) -> bool:
     if isinstance(func, ast.Attribute) and func.attr in _NUMPY_RANDOM and isinstance(func.value, ast.Name):
         gen = ctx.value_of(func.value, value.lineno)  # rng = np.random.default_rng(0); rng.normal(...)
         return isinstance(gen, ast.Call) and ctx.qualified(gen.func) in (
-            "numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.Generator")
+            "numpy.random.default_rng",
+            "numpy.random.RandomState",
+            "numpy.random.Generator",
+        )
     return False
 
 
@@ -1531,13 +1865,20 @@ def _float64_weights(node, ctx) -> bool:
         if _method(value, "to") and any("float" in ast.unparse(a) or "half" in ast.unparse(a) for a in value.args):
             return False  # .to(torch.float32): converted
         value = value.func.value
-    return _is_call_to(value, ctx, "torch.from_numpy") and bool(value.args) and _float64_array(value.args[0], ctx, node.lineno)
+    return (
+        _is_call_to(value, ctx, "torch.from_numpy")
+        and bool(value.args)
+        and _float64_array(value.args[0], ctx, node.lineno)
+    )
 
 
 # NumPy functions whose result is float64 when an argument is (linear algebra keeps its input's dtype)
-_NUMPY_KEEPS_DTYPE = frozenset(f"numpy.{f}" for f in """matmul dot outer inner tensordot einsum kron
+_NUMPY_KEEPS_DTYPE = frozenset(
+    f"numpy.{f}"
+    for f in """matmul dot outer inner tensordot einsum kron
 linalg.svd linalg.qr linalg.eigh linalg.eig linalg.inv linalg.pinv linalg.solve linalg.cholesky linalg.lstsq
-linalg.matrix_power""".split())
+linalg.matrix_power""".split()
+)
 _FLOAT64_DTYPES = ("numpy.float64", "numpy.double", "numpy.float_", "float")
 _ARRAY_SAME_DTYPE_METHODS = ("copy", "reshape", "transpose", "squeeze", "ravel", "flatten", "clip", "round")
 
@@ -1563,8 +1904,11 @@ def _float64_array(expr, ctx, line, depth=0) -> bool:
         return False
     if _method(expr, "astype"):
         dtype = expr.args[0] if expr.args else _kw(expr, "dtype")
-        return dtype is not None and (ctx.qualified(dtype) in _FLOAT64_DTYPES or getattr(dtype, "id", None) == "float"
-                                      or (isinstance(dtype, ast.Constant) and dtype.value in ("float64", "double", "f8")))
+        return dtype is not None and (
+            ctx.qualified(dtype) in _FLOAT64_DTYPES
+            or getattr(dtype, "id", None) == "float"
+            or (isinstance(dtype, ast.Constant) and dtype.value in ("float64", "double", "f8"))
+        )
     if _method(expr, *_ARRAY_SAME_DTYPE_METHODS):
         return _float64_array(expr.func.value, ctx, line, depth + 1)
     if ctx.qualified(expr.func) in _NUMPY_KEEPS_DTYPE and _kw(expr, "dtype") is None:
@@ -1573,154 +1917,244 @@ def _float64_array(expr, ctx, line, depth=0) -> bool:
 
 
 SOURCE_POST_RULES: tuple[Rule, ...] = (
-    Rule("PTF001", ("deprecated-init-without-underscore",),
-         "nn.init's names without the trailing underscore are deprecated aliases that warn on every call; "
-         "call the in-place name (xavier_uniform_, kaiming_normal_, ...)",
-         lambda n, c: _is_call_to(n, c, *TORCH_INIT_OLD),
-         nodes=CALL),
-    Rule("PTF002", ("variable-tensor-merge",),
-         "Variable is a deprecated spelling since 0.4: Variable(t) returns a plain Tensor (requires_grad=True "
-         "still sets the flag); create the tensor with requires_grad=True or call t.requires_grad_()",
-         lambda n, c: _is_call_to(n, c, "torch.autograd.Variable", "torch.autograd.variable.Variable"),
-         nodes=CALL),
-    Rule("PTF003", ("cuda-async-keyword",),
-         "async is a reserved word since Python 3.7: .cuda(async=True) is a SyntaxError; write non_blocking=True",
-         lambda n, c: False,
-         nodes=()),  # found in the tokens of a file that does not parse (engine.keyword_async_positions)
-    Rule("PTF004", ("backward-hook-non-full",),
-         "register_backward_hook reports the gradients of the module's last operation, not of its inputs, "
-         "and is deprecated; use register_full_backward_hook",
-         lambda n, c: _method(n, "register_backward_hook")
-         or _is_call_to(n, c, "torch.nn.modules.module.register_module_backward_hook"),
-         nodes=CALL),
-    Rule("PTF005", ("cross-entropy-after-softmax",),
-         "cross_entropy applies log-softmax itself: feeding it softmax outputs squashes the loss and its "
-         "gradients; pass the raw logits",
-         _softmax_into_cross_entropy,
-         nodes=CALL),
-    Rule("PTF006", ("kldiv-expects-log-input",),
-         "kl_div/KLDivLoss expect log-probabilities as input; pass log_softmax (or .log()) of the prediction",
-         _kl_div_on_probabilities,
-         nodes=CALL),
-    Rule("PTF007", ("functional-dropout-training-flag",),
-         "F.dropout in a module's forward (or a method it calls) without training=self.training keeps dropping "
-         "in eval mode; pass "
-         "training=self.training or use nn.Dropout",
-         _dropout_without_training,
-         nodes=CALL),
-    Rule("PTF008", ("legacy-constructor-bool-ndarray",),
-         "legacy constructors read one int as a size (torch.FloatTensor(3) is 3 uninitialised floats, not [3.]) "
-         "and mishandled bool arrays before 1.2; use torch.tensor(data, dtype=..., device=...) or torch.zeros(size)",
-         _legacy_constructor_misread,
-         nodes=CALL),
-    Rule("PTF009", ("align-corners-mismatch",),
-         "interpolate with a linear mode and no align_corners uses align_corners=False, where the same function "
-         "(or the same resize elsewhere in the file) uses align_corners=True: resize the same way in training and "
-         "inference (pass it explicitly)",
-         _interpolate_without_align_corners,
-         nodes=CALL),
-    Rule("PTF010", ("load-state-dict-strict-false",),
-         "load_state_dict(strict=False) skips every key that does not match, silently (with a 'module.' prefix, "
-         "all of them), and this result is never looked at; check its missing_keys/unexpected_keys",
-         _strict_false_unchecked,
-         nodes=CALL),
-    Rule("PTF011", ("missing-zero-grad",),
-         "a training loop calls backward() and optimizer.step() but never zero_grad(): gradients add up across steps; "
-         "call optimizer.zero_grad() each step",
-         _backward_without_zero_grad,
-         nodes=CALL),
-    Rule("PTF012", ("backward-twice",),
-         "a second backward() through a graph the first one freed raises; pass retain_graph=True to the "
-         "first, or sum the losses and call backward once",
-         _backward_twice,
-         nodes=CALL),
-    Rule("PTF013", ("tensor-to-is-not-inplace",),
-         "Tensor.to()/.cuda() return a new tensor and leave the original where it was; assign the result",
-         _tensor_to_discarded,
-         nodes=ast.Expr),
-    Rule("PTF014", ("gradcheck-float32",),
-         "gradcheck in float32 can reject correct gradients (float32 finite differences are too coarse for its "
-         "tolerances); use "
-         "dtype=torch.float64 inputs and module",
-         _gradcheck_single_precision,
-         nodes=CALL),
-    Rule("PTF015", ("unregistered-tensor-attribute",),
-         "a tensor assigned as a plain attribute in an nn.Module's __init__ is not in state_dict() and is not "
-         "moved or converted by .to()/.cuda()/.double(); register it with self.register_buffer(name, tensor) "
-         "(or wrap it in nn.Parameter if it is learned)",
-         _unregistered_tensor_attribute,
-         nodes=ast.Assign),
-    Rule("PTF016", ("eval-without-no-grad",),
-         "this validation function runs the model with autograd recording (model.eval() does not stop it): "
-         "every activation is kept for a backward that never comes; wrap the loop in torch.no_grad() "
-         "(or torch.inference_mode())",
-         _eval_without_no_grad,
-         nodes=CALL),
-    Rule("PTF017", ("tensor-copy-construct",),
-         "torch.tensor(t) on a tensor copies it and cuts it from the graph, with a UserWarning; write "
-         "t.clone().detach() (or t.detach() where no copy is needed)",
-         _tensor_copy_construct,
-         nodes=CALL),
-    Rule("PTF018", ("dataloader-iterator-next",),
-         "a DataLoader iterator has no .next() method in Python 3 (AttributeError); call next(it)",
-         _iterator_next_method,
-         nodes=CALL),
-    Rule("PTF019", ("negative-step-slicing",),
-         "tensors do not support a negative slice step (ValueError); use t.flip(dim)",
-         _negative_step,
-         nodes=ast.Subscript),
-    Rule("PTF020", ("cpu-tensor-moved-to-cuda",),
-         "the tensor is made on the CPU and then copied to the device; create it there with device=...",
-         _cpu_factory_moved,
-         nodes=CALL, harm="speed"),
-    Rule("PTF021", ("shared-module-reuse",),
-         "one module object placed n times ([module] * n, or one name listed twice in a Sequential) shares "
-         "its weights across every entry; build a new module per entry ([nn.Linear(...) for _ in range(n)])",
-         _module_list_multiplied,
-         nodes=(ast.BinOp, ast.Call, ast.ListComp, ast.GeneratorExp)),
-    Rule("PTF022", ("param-reassignment-detaches-optimizer",),
-         "assigning a new nn.Parameter after the optimizer was built leaves the optimizer holding the old "
-         "tensor: the new one is never updated; copy into the existing parameter under torch.no_grad(), or "
-         "build the optimizer afterwards",
-         _parameter_replaced_after_optimizer,
-         nodes=ast.Assign),
-    Rule("PTF023", ("inplace-op-cannot-promote",),
-         "an in-place op cannot change an integer tensor into a float one (RuntimeError: result type Float "
-         "can't be cast); convert first (t = t.float()) or write it out of place",
-         _inplace_float_into_int,
-         nodes=ast.AugAssign),
-    Rule("PTF024", ("cross-entropy-target-dtype",),
-         "the cross-entropy target is a float tensor (a legacy constructor, or class labels cast to float): "
-         "class indices must be int64 (a float target is read as class probabilities from 1.10, an error "
-         "before); use torch.tensor(labels) or .long()",
-         _float_class_target,
-         nodes=CALL),
-    Rule("PTF025", ("dataparallel-attribute",),
-         "DataParallel/DistributedDataParallel wrap the model: its own methods and attributes are under "
-         ".module (AttributeError on the wrapper); call model.module.<name>",
-         _dataparallel_attribute,
-         nodes=ast.Attribute),
-    Rule("PTF026", ("scheduler-step-placement",),
-         "the LR scheduler is stepped in the wrong place: before the optimizer in this loop (the schedule's "
-         "first value is skipped; PyTorch warns since 1.1), or once per batch where its schedule counts epochs "
-         "(StepLR, CosineAnnealingLR(T_max=epochs): it runs len(loader) times too fast); step it after "
-         "optimizer.step(), once per epoch for an epoch schedule",
-         _scheduler_misplaced,
-         nodes=CALL),
-    Rule("PTF027", ("grad-accumulation-unscaled",),
-         "gradients are accumulated over several backward() calls per optimizer step, but each loss is not "
-         "divided by their number: the step uses k times the big batch's gradient; divide the loss by k",
-         _backward_unscaled,
-         nodes=CALL),
-    Rule("PTF028", ("from-numpy-shares-memory",),
-         "a tensor made by torch.from_numpy shares memory with the NumPy array: this in-place write changes "
-         "the array too; copy first (torch.tensor(arr)) or write it out of place (x = x - m)",
-         _inplace_on_from_numpy,
-         nodes=(ast.AugAssign, ast.Call, ast.Assign)),
-    Rule("PTF029", ("numpy-float64-weights",),
-         "NumPy makes float64 arrays by default: torch.from_numpy keeps float64, so this weight no longer matches "
-         "the model's float32 inputs (a dtype error in forward); convert with .float() or "
-         "copy_ into the existing parameter",
-         _float64_weights,
-         nodes=ast.Assign),
+    Rule(
+        "PTF001",
+        ("deprecated-init-without-underscore",),
+        "nn.init's names without the trailing underscore are deprecated aliases that warn on every call; "
+        "call the in-place name (xavier_uniform_, kaiming_normal_, ...)",
+        lambda n, c: _is_call_to(n, c, *TORCH_INIT_OLD),
+        nodes=CALL,
+    ),
+    Rule(
+        "PTF002",
+        ("variable-tensor-merge",),
+        "Variable is a deprecated spelling since 0.4: Variable(t) returns a plain Tensor (requires_grad=True "
+        "still sets the flag); create the tensor with requires_grad=True or call t.requires_grad_()",
+        lambda n, c: _is_call_to(n, c, "torch.autograd.Variable", "torch.autograd.variable.Variable"),
+        nodes=CALL,
+    ),
+    Rule(
+        "PTF003",
+        ("cuda-async-keyword",),
+        "async is a reserved word since Python 3.7: .cuda(async=True) is a SyntaxError; write non_blocking=True",
+        lambda n, c: False,
+        nodes=(),
+    ),  # found in the tokens of a file that does not parse (engine.keyword_async_positions)
+    Rule(
+        "PTF004",
+        ("backward-hook-non-full",),
+        "register_backward_hook reports the gradients of the module's last operation, not of its inputs, "
+        "and is deprecated; use register_full_backward_hook",
+        lambda n, c: (
+            _method(n, "register_backward_hook")
+            or _is_call_to(n, c, "torch.nn.modules.module.register_module_backward_hook")
+        ),
+        nodes=CALL,
+    ),
+    Rule(
+        "PTF005",
+        ("cross-entropy-after-softmax",),
+        "cross_entropy applies log-softmax itself: feeding it softmax outputs squashes the loss and its "
+        "gradients; pass the raw logits",
+        _softmax_into_cross_entropy,
+        nodes=CALL,
+    ),
+    Rule(
+        "PTF006",
+        ("kldiv-expects-log-input",),
+        "kl_div/KLDivLoss expect log-probabilities as input; pass log_softmax (or .log()) of the prediction",
+        _kl_div_on_probabilities,
+        nodes=CALL,
+    ),
+    Rule(
+        "PTF007",
+        ("functional-dropout-training-flag",),
+        "F.dropout in a module's forward (or a method it calls) without training=self.training keeps dropping "
+        "in eval mode; pass "
+        "training=self.training or use nn.Dropout",
+        _dropout_without_training,
+        nodes=CALL,
+    ),
+    Rule(
+        "PTF008",
+        ("legacy-constructor-bool-ndarray",),
+        "legacy constructors read one int as a size (torch.FloatTensor(3) is 3 uninitialised floats, not [3.]) "
+        "and mishandled bool arrays before 1.2; use torch.tensor(data, dtype=..., device=...) or torch.zeros(size)",
+        _legacy_constructor_misread,
+        nodes=CALL,
+    ),
+    Rule(
+        "PTF009",
+        ("align-corners-mismatch",),
+        "interpolate with a linear mode and no align_corners uses align_corners=False, where the same function "
+        "(or the same resize elsewhere in the file) uses align_corners=True: resize the same way in training and "
+        "inference (pass it explicitly)",
+        _interpolate_without_align_corners,
+        nodes=CALL,
+    ),
+    Rule(
+        "PTF010",
+        ("load-state-dict-strict-false",),
+        "load_state_dict(strict=False) skips every key that does not match, silently (with a 'module.' prefix, "
+        "all of them), and this result is never looked at; check its missing_keys/unexpected_keys",
+        _strict_false_unchecked,
+        nodes=CALL,
+    ),
+    Rule(
+        "PTF011",
+        ("missing-zero-grad",),
+        "a training loop calls backward() and optimizer.step() but never zero_grad(): gradients add up across steps; "
+        "call optimizer.zero_grad() each step",
+        _backward_without_zero_grad,
+        nodes=CALL,
+    ),
+    Rule(
+        "PTF012",
+        ("backward-twice",),
+        "a second backward() through a graph the first one freed raises; pass retain_graph=True to the "
+        "first, or sum the losses and call backward once",
+        _backward_twice,
+        nodes=CALL,
+    ),
+    Rule(
+        "PTF013",
+        ("tensor-to-is-not-inplace",),
+        "Tensor.to()/.cuda() return a new tensor and leave the original where it was; assign the result",
+        _tensor_to_discarded,
+        nodes=ast.Expr,
+    ),
+    Rule(
+        "PTF014",
+        ("gradcheck-float32",),
+        "gradcheck in float32 can reject correct gradients (float32 finite differences are too coarse for its "
+        "tolerances); use "
+        "dtype=torch.float64 inputs and module",
+        _gradcheck_single_precision,
+        nodes=CALL,
+    ),
+    Rule(
+        "PTF015",
+        ("unregistered-tensor-attribute",),
+        "a tensor assigned as a plain attribute in an nn.Module's __init__ is not in state_dict() and is not "
+        "moved or converted by .to()/.cuda()/.double(); register it with self.register_buffer(name, tensor) "
+        "(or wrap it in nn.Parameter if it is learned)",
+        _unregistered_tensor_attribute,
+        nodes=ast.Assign,
+    ),
+    Rule(
+        "PTF016",
+        ("eval-without-no-grad",),
+        "this validation function runs the model with autograd recording (model.eval() does not stop it): "
+        "every activation is kept for a backward that never comes; wrap the loop in torch.no_grad() "
+        "(or torch.inference_mode())",
+        _eval_without_no_grad,
+        nodes=CALL,
+    ),
+    Rule(
+        "PTF017",
+        ("tensor-copy-construct",),
+        "torch.tensor(t) on a tensor copies it and cuts it from the graph, with a UserWarning; write "
+        "t.clone().detach() (or t.detach() where no copy is needed)",
+        _tensor_copy_construct,
+        nodes=CALL,
+    ),
+    Rule(
+        "PTF018",
+        ("dataloader-iterator-next",),
+        "a DataLoader iterator has no .next() method in Python 3 (AttributeError); call next(it)",
+        _iterator_next_method,
+        nodes=CALL,
+    ),
+    Rule(
+        "PTF019",
+        ("negative-step-slicing",),
+        "tensors do not support a negative slice step (ValueError); use t.flip(dim)",
+        _negative_step,
+        nodes=ast.Subscript,
+    ),
+    Rule(
+        "PTF020",
+        ("cpu-tensor-moved-to-cuda",),
+        "the tensor is made on the CPU and then copied to the device; create it there with device=...",
+        _cpu_factory_moved,
+        nodes=CALL,
+        harm="speed",
+    ),
+    Rule(
+        "PTF021",
+        ("shared-module-reuse",),
+        "one module object placed n times ([module] * n, or one name listed twice in a Sequential) shares "
+        "its weights across every entry; build a new module per entry ([nn.Linear(...) for _ in range(n)])",
+        _module_list_multiplied,
+        nodes=(ast.BinOp, ast.Call, ast.ListComp, ast.GeneratorExp),
+    ),
+    Rule(
+        "PTF022",
+        ("param-reassignment-detaches-optimizer",),
+        "assigning a new nn.Parameter after the optimizer was built leaves the optimizer holding the old "
+        "tensor: the new one is never updated; copy into the existing parameter under torch.no_grad(), or "
+        "build the optimizer afterwards",
+        _parameter_replaced_after_optimizer,
+        nodes=ast.Assign,
+    ),
+    Rule(
+        "PTF023",
+        ("inplace-op-cannot-promote",),
+        "an in-place op cannot change an integer tensor into a float one (RuntimeError: result type Float "
+        "can't be cast); convert first (t = t.float()) or write it out of place",
+        _inplace_float_into_int,
+        nodes=ast.AugAssign,
+    ),
+    Rule(
+        "PTF024",
+        ("cross-entropy-target-dtype",),
+        "the cross-entropy target is a float tensor (a legacy constructor, or class labels cast to float): "
+        "class indices must be int64 (a float target is read as class probabilities from 1.10, an error "
+        "before); use torch.tensor(labels) or .long()",
+        _float_class_target,
+        nodes=CALL,
+    ),
+    Rule(
+        "PTF025",
+        ("dataparallel-attribute",),
+        "DataParallel/DistributedDataParallel wrap the model: its own methods and attributes are under "
+        ".module (AttributeError on the wrapper); call model.module.<name>",
+        _dataparallel_attribute,
+        nodes=ast.Attribute,
+    ),
+    Rule(
+        "PTF026",
+        ("scheduler-step-placement",),
+        "the LR scheduler is stepped in the wrong place: before the optimizer in this loop (the schedule's "
+        "first value is skipped; PyTorch warns since 1.1), or once per batch where its schedule counts epochs "
+        "(StepLR, CosineAnnealingLR(T_max=epochs): it runs len(loader) times too fast); step it after "
+        "optimizer.step(), once per epoch for an epoch schedule",
+        _scheduler_misplaced,
+        nodes=CALL,
+    ),
+    Rule(
+        "PTF027",
+        ("grad-accumulation-unscaled",),
+        "gradients are accumulated over several backward() calls per optimizer step, but each loss is not "
+        "divided by their number: the step uses k times the big batch's gradient; divide the loss by k",
+        _backward_unscaled,
+        nodes=CALL,
+    ),
+    Rule(
+        "PTF028",
+        ("from-numpy-shares-memory",),
+        "a tensor made by torch.from_numpy shares memory with the NumPy array: this in-place write changes "
+        "the array too; copy first (torch.tensor(arr)) or write it out of place (x = x - m)",
+        _inplace_on_from_numpy,
+        nodes=(ast.AugAssign, ast.Call, ast.Assign),
+    ),
+    Rule(
+        "PTF029",
+        ("numpy-float64-weights",),
+        "NumPy makes float64 arrays by default: torch.from_numpy keeps float64, so this weight no longer matches "
+        "the model's float32 inputs (a dtype error in forward); convert with .float() or "
+        "copy_ into the existing parameter",
+        _float64_weights,
+        nodes=ast.Assign,
+    ),
 )

@@ -5,6 +5,7 @@ A detector sees the torch calls it names (``functions``) through the watcher's
 state ``before`` gave. Detectors that need torch's global module or optimizer hooks, or one
 patched factory, install them in ``start`` and remove them in ``stop``. Every method runs
 guarded: an exception in it is one watcher error line, never the user's crash."""
+
 from __future__ import annotations
 
 

@@ -1,9 +1,9 @@
 """uint8-conversion-wraparound: a float tensor cast to uint8 keeps the low 8 bits of values
 outside 0..255 (256.02 becomes 0, -1.02 becomes 255)."""
+
 from __future__ import annotations
 
 import torch
-
 from torch_pitfalls.watch.detectors.base import Detector
 
 _UINT8_NAMES = ("torch.ByteTensor", "torch.cuda.ByteTensor")
@@ -22,8 +22,10 @@ def _asks_uint8(args, kwargs) -> bool:
 
 class Uint8ConversionWraparound(Detector):
     case = "uint8-conversion-wraparound"
-    message = ("a float tensor with values outside 0..255 is cast to uint8, which wraps around (256 -> 0, "
-               "-1 -> 255) instead of saturating; clamp to 0..255 first (x.clamp(0, 255).byte())")
+    message = (
+        "a float tensor with values outside 0..255 is cast to uint8, which wraps around (256 -> 0, "
+        "-1 -> 255) instead of saturating; clamp to 0..255 first (x.clamp(0, 255).byte())"
+    )
 
     def functions(self):
         return (torch.Tensor.byte, torch.Tensor.to, torch.Tensor.type)
@@ -37,5 +39,7 @@ class Uint8ConversionWraparound(Detector):
         values = x.detach()
         wraps = (values <= -1) | (values >= 256)  # what truncation toward zero cannot keep in 0..255
         if bool(wraps.any()):
-            self.report(f"{int(wraps.sum())} of {x.numel()} values outside 0..255 "
-                        f"(min {values.min().item():.4g}, max {values.max().item():.4g})")
+            self.report(
+                f"{int(wraps.sum())} of {x.numel()} values outside 0..255 "
+                f"(min {values.min().item():.4g}, max {values.max().item():.4g})"
+            )

@@ -1,12 +1,12 @@
 """eval-without-no-grad: a model in eval mode run with gradients on records a graph (and keeps
 its activations) that no backward ever uses."""
+
 from __future__ import annotations
 
 import weakref
 
 import torch
 from torch.nn.modules import module as nn_module
-
 from torch_pitfalls.watch.detectors.base import Detector
 from torch_pitfalls.watch.sites import user_site
 
@@ -24,8 +24,10 @@ class _Graph:
 
 class EvalWithoutNoGrad(Detector):
     case = "eval-without-no-grad"
-    message = ("a model in eval mode ran with gradients on: the forward recorded a graph and kept activations "
-               "that no backward used; wrap evaluation in torch.no_grad() (or torch.inference_mode())")
+    message = (
+        "a model in eval mode ran with gradients on: the forward recorded a graph and kept activations "
+        "that no backward used; wrap evaluation in torch.no_grad() (or torch.inference_mode())"
+    )
     KEY = "pitfalls_watch_eval_output"
 
     def start(self):

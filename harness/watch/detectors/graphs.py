@@ -1,12 +1,12 @@
 """What a backward pass shows: NaN gradients from a finite loss (nan-grad-through-mask), and
 losses kept with their graphs after backward (loss-append-keeps-graph)."""
+
 from __future__ import annotations
 
 import math
 import weakref
 
 import torch
-
 from torch_pitfalls.watch.detectors.base import Detector, arg
 from torch_pitfalls.watch.sites import user_site
 
@@ -46,9 +46,11 @@ def finite(t: torch.Tensor) -> bool:
 
 class NanGradThroughMask(Detector):
     case = "nan-grad-through-mask"
-    message = ("a finite loss gave NaN gradients: an inf computed in the forward (a division by zero, log or "
-               "sqrt at 0) was masked out afterwards, and its backward multiplies 0 by inf; make the input safe "
-               "before the operation (torch.where on the input, then on the result)")
+    message = (
+        "a finite loss gave NaN gradients: an inf computed in the forward (a division by zero, log or "
+        "sqrt at 0) was masked out afterwards, and its backward multiplies 0 by inf; make the input safe "
+        "before the operation (torch.where on the input, then on the result)"
+    )
 
     def functions(self):
         return BACKWARD
@@ -65,21 +67,38 @@ class NanGradThroughMask(Detector):
         grads = [t.grad for t in state if t.grad is not None]
         # One sum per gradient: NaN anywhere makes it NaN. Only then (or for +inf beside -inf)
         # look element by element.
-        if grads and bool(torch.stack([g.sum() for g in grads]).isnan().any()) \
-                and any(bool(torch.isnan(g).any()) for g in grads):
+        if (
+            grads
+            and bool(torch.stack([g.sum() for g in grads]).isnan().any())
+            and any(bool(torch.isnan(g).any()) for g in grads)
+        ):
             bad = [tuple(t.shape) for t in state if t.grad is not None and bool(torch.isnan(t.grad).any())]
             self.report(f"NaN in the gradient of {len(bad)} leaf tensor(s), shapes {bad[:3]}")
 
 
-ACCUMULATING = tuple(f for f in (torch.Tensor.add, torch.Tensor.__add__, torch.Tensor.__radd__, torch.Tensor.add_,
-                                 torch.Tensor.__iadd__, torch.add, torch.stack, torch.cat, torch.sum)
-                     if f is not None)
+ACCUMULATING = tuple(
+    f
+    for f in (
+        torch.Tensor.add,
+        torch.Tensor.__add__,
+        torch.Tensor.__radd__,
+        torch.Tensor.add_,
+        torch.Tensor.__iadd__,
+        torch.add,
+        torch.stack,
+        torch.cat,
+        torch.sum,
+    )
+    if f is not None
+)
 
 
 class LossAppendKeepsGraph(Detector):
     case = "loss-append-keeps-graph"
-    message = ("a loss that was already backpropagated is kept as a tensor, and with it its whole graph, every "
-               "step; keep loss.item() (or loss.detach()) for logging")
+    message = (
+        "a loss that was already backpropagated is kept as a tensor, and with it its whole graph, every "
+        "step; keep loss.item() (or loss.detach()) for logging"
+    )
     KEPT = 3  # this many backpropagated losses of one backward call alive at once
     # In a backpropagated root's grad_fn metadata: the optimizer steps run when its backward()
     # ran, and which backward of its line it was. A sum of the current step's losses is logging
@@ -150,5 +169,6 @@ class LossAppendKeepsGraph(Detector):
             kept.append(weakref.ref(r))
         self.alive[site] = kept
         if len(kept) > self.KEPT:
-            self.report(f"{len(kept) - 1} earlier losses backpropagated here are still alive, each holding its graph",
-                        site=site)
+            self.report(
+                f"{len(kept) - 1} earlier losses backpropagated here are still alive, each holding its graph", site=site
+            )

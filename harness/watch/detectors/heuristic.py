@@ -8,6 +8,7 @@ own norm, a 3-D tensor that looks like one image, a model in training mode predi
 are not. Each looks only at the torch calls it lists and leaves at the first cheap test that
 fails; the costly test (a norm, a row sum) runs only on the calls that passed the cheap ones.
 """
+
 from __future__ import annotations
 
 import ast
@@ -22,10 +23,10 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.modules import module as nn_module
 from torch.optim import optimizer as optim
-
 from torch_pitfalls.watch.detectors.base import Detector, arg
 from torch_pitfalls.watch.detectors.graphs import BACKWARD
 from torch_pitfalls.watch.sites import origin, user_site
+
 
 # -- where a call came from ---------------------------------------------------------------
 def _called_from_torch() -> bool:
@@ -85,8 +86,11 @@ def _several_vectors(t: torch.Tensor):
     return None
 
 
-_DIVIDE = _unique(torch.div, torch.true_divide,
-                  *_tensor_methods("div", "__truediv__", "div_", "__itruediv__", "true_divide", "true_divide_"))
+_DIVIDE = _unique(
+    torch.div,
+    torch.true_divide,
+    *_tensor_methods("div", "__truediv__", "div_", "__itruediv__", "true_divide", "true_divide_"),
+)
 _MULTIPLY = _unique(torch.mul, *_tensor_methods("mul", "__mul__", "__rmul__", "mul_", "__imul__"))
 
 
@@ -98,9 +102,11 @@ class L2NormalizeAllDims(Detector):
 
     case = "l2-normalize-all-dims"
     pedantic = True
-    message = ("a tensor of several feature vectors is divided by one L2 norm over all its elements, so the "
-               "vectors come out shorter than 1 and depend on the rest of the batch; normalise each vector "
-               "with F.normalize(x, dim=1) (the channel / feature axis)")
+    message = (
+        "a tensor of several feature vectors is divided by one L2 norm over all its elements, so the "
+        "vectors come out shorter than 1 and depend on the rest of the batch; normalise each vector "
+        "with F.normalize(x, dim=1) (the channel / feature axis)"
+    )
     RTOL = 1e-3  # an epsilon added to the norm (1e-12 .. 1e-6) stays far inside this
 
     def functions(self):
@@ -162,9 +168,11 @@ class Interpolate3dInput(Detector):
 
     case = "interpolate-3d-input"
     pedantic = True
-    message = ("F.interpolate got a 3-D tensor that looks like one C×H×W image; it reads N×C×W, so only the "
-               "width is resized (or a two-number size is refused); add the batch axis: "
-               "F.interpolate(img.unsqueeze(0), ...).squeeze(0)")
+    message = (
+        "F.interpolate got a 3-D tensor that looks like one C×H×W image; it reads N×C×W, so only the "
+        "width is resized (or a two-number size is refused); add the batch axis: "
+        "F.interpolate(img.unsqueeze(0), ...).squeeze(0)"
+    )
 
     def functions(self):
         return (F.interpolate,)
@@ -175,14 +183,18 @@ class Interpolate3dInput(Detector):
             return
         size, scale = arg(args, kwargs, 1, "size"), arg(args, kwargs, 2, "scale_factor")
         if _pair(size) or _pair(scale):
-            self.report(f"input {tuple(x.shape)} with {'size' if _pair(size) else 'scale_factor'}="
-                        f"{size if _pair(size) else scale}: two spatial sizes for a tensor with one spatial axis")
+            self.report(
+                f"input {tuple(x.shape)} with {'size' if _pair(size) else 'scale_factor'}="
+                f"{size if _pair(size) else scale}: two spatial sizes for a tensor with one spatial axis"
+            )
             return
         mode = arg(args, kwargs, 3, "mode", "nearest")
         c, h, w = x.shape
         if mode in _ONE_D_CAPABLE and c in _IMAGE_CHANNELS and min(h, w) >= 2 and max(h, w) <= _ASPECT * min(h, w):
-            self.report(f"input {tuple(x.shape)} read as {c} signals of {h} channels and length {w}; "
-                        f"mode={mode!r} resizes the width alone")
+            self.report(
+                f"input {tuple(x.shape)} read as {c} signals of {h} channels and length {w}; "
+                f"mode={mode!r} resizes the width alone"
+            )
 
 
 # -- view-instead-of-permute ------------------------------------------------------------------
@@ -194,9 +206,11 @@ class ViewInsteadOfPermute(Detector):
 
     case = "view-instead-of-permute"
     pedantic = True
-    message = ("view/reshape to a permutation of the tensor's own shape keeps the element order, so the new "
-               "axes hold scrambled data (HWC read as CHW: stripes of R, G, B); move axes with "
-               "permute/transpose (e.g. img.permute(2, 0, 1))")
+    message = (
+        "view/reshape to a permutation of the tensor's own shape keeps the element order, so the new "
+        "axes hold scrambled data (HWC read as CHW: stripes of R, G, B); move axes with "
+        "permute/transpose (e.g. img.permute(2, 0, 1))"
+    )
 
     def functions(self):
         return _unique(torch.reshape, *_tensor_methods("view", "reshape", "view_as", "reshape_as"))
@@ -250,9 +264,11 @@ class TrainEvalMode(Detector):
 
     case = "train-eval-mode"
     pedantic = True
-    message = ("a model in training mode predicts with gradients off, again and again: its BatchNorm uses each "
-               "batch's statistics and its dropout drops, so predictions depend on the batch; call "
-               "model.eval() before evaluating (and model.train() after)")
+    message = (
+        "a model in training mode predicts with gradients off, again and again: its BatchNorm uses each "
+        "batch's statistics and its dropout drops, so predictions depend on the batch; call "
+        "model.eval() before evaluating (and model.train() after)"
+    )
 
     def functions(self):
         return (*BACKWARD, torch.autograd.grad)
@@ -297,8 +313,11 @@ class TrainEvalMode(Detector):
         self.last[module] = self.backwards
         if seen == self.backwards:
             names = sorted({type(m).__name__ for m in training})
-            self.report(f"{type(module).__name__} in training mode under no_grad, twice without a backward "
-                        f"({', '.join(names)} in training mode)", site=site)
+            self.report(
+                f"{type(module).__name__} in training mode under no_grad, twice without a backward "
+                f"({', '.join(names)} in training mode)",
+                site=site,
+            )
 
     @staticmethod
     def _caller_file() -> str:
@@ -307,8 +326,11 @@ class TrainEvalMode(Detector):
         frame = sys._getframe(1)
         while frame is not None:
             name, code = frame.f_code.co_filename, frame.f_code.co_name
-            if not (origin(name) == "watch" or code in ("_call_impl", "_wrapped_call_impl")
-                    or name.endswith(os.path.join("nn", "modules", "module.py"))):
+            if not (
+                origin(name) == "watch"
+                or code in ("_call_impl", "_wrapped_call_impl")
+                or name.endswith(os.path.join("nn", "modules", "module.py"))
+            ):
                 return name
             frame = frame.f_back
         return ""
@@ -323,9 +345,11 @@ class SharedModuleReuse(Detector):
 
     case = "shared-module-reuse"
     pedantic = True
-    message = ("one module instance is registered as two layers, so both positions share one set of weights "
-               "and the model has the capacity of one layer; build a new module per position "
-               "([nn.Linear(4, 4) for _ in range(n)], or copy.deepcopy) unless the sharing is meant")
+    message = (
+        "one module instance is registered as two layers, so both positions share one set of weights "
+        "and the model has the capacity of one layer; build a new module per position "
+        "([nn.Linear(4, 4) for _ in range(n)], or copy.deepcopy) unless the sharing is meant"
+    )
 
     def start(self):
         self.handles = []
@@ -346,8 +370,10 @@ class SharedModuleReuse(Detector):
             return
         for other, child in parent._modules.items():
             if child is submodule and other != name:
-                self.report(f"{type(submodule).__name__} registered as {other!r} and {name!r} of "
-                            f"{type(parent).__name__}", site=user_site(2))
+                self.report(
+                    f"{type(submodule).__name__} registered as {other!r} and {name!r} of {type(parent).__name__}",
+                    site=user_site(2),
+                )
                 return
 
 
@@ -359,8 +385,10 @@ class CrossEntropyAfterSoftmax(Detector):
 
     case = "cross-entropy-after-softmax"
     pedantic = True
-    message = ("cross_entropy got probabilities (rows non-negative, summing to 1): a softmax ran before the loss, "
-               "which applies log-softmax itself, so gradients vanish; pass the raw scores (logits)")
+    message = (
+        "cross_entropy got probabilities (rows non-negative, summing to 1): a softmax ran before the loss, "
+        "which applies log-softmax itself, so gradients vanish; pass the raw scores (logits)"
+    )
 
     def functions(self):
         return (F.cross_entropy,)
@@ -373,9 +401,9 @@ class CrossEntropyAfterSoftmax(Detector):
         if x.shape[classes] < 2:
             return
         values = x.detach()
-        if bool(values.min() >= 0) and torch.allclose(values.sum(classes), torch.ones((), dtype=values.dtype,
-                                                                                     device=values.device),
-                                                       atol=1e-3, rtol=0):
+        if bool(values.min() >= 0) and torch.allclose(
+            values.sum(classes), torch.ones((), dtype=values.dtype, device=values.device), atol=1e-3, rtol=0
+        ):
             self.report(f"input of shape {tuple(x.shape)}: every row along dim {classes} sums to 1")
 
 
@@ -386,9 +414,11 @@ class KLDivExpectsLogInput(Detector):
 
     case = "kldiv-expects-log-input"
     pedantic = True
-    message = ("kl_div's input must be log-probabilities, and this one is non-negative (probabilities?); the "
-               "result is not KL(target || input): pass input.log() or log_softmax(...), and use "
-               "reduction='batchmean'")
+    message = (
+        "kl_div's input must be log-probabilities, and this one is non-negative (probabilities?); the "
+        "result is not KL(target || input): pass input.log() or log_softmax(...), and use "
+        "reduction='batchmean'"
+    )
 
     def functions(self):
         return (F.kl_div,)
@@ -399,13 +429,18 @@ class KLDivExpectsLogInput(Detector):
             return
         values = x.detach()
         if bool(values.min() >= 0) and bool(values.max() > 0):
-            self.report(f"input of shape {tuple(x.shape)} lies in [{values.min().item():.3g}, "
-                        f"{values.max().item():.3g}]; log-probabilities are <= 0")
+            self.report(
+                f"input of shape {tuple(x.shape)} lies in [{values.min().item():.3g}, "
+                f"{values.max().item():.3g}]; log-probabilities are <= 0"
+            )
 
 
 # -- functional-dropout-training-flag -------------------------------------------------------------
-_DROPOUTS = tuple(getattr(F, n) for n in ("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
-                                          "feature_alpha_dropout") if hasattr(F, n))
+_DROPOUTS = tuple(
+    getattr(F, n)
+    for n in ("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout")
+    if hasattr(F, n)
+)
 _FRAMES_UP = 8  # how far up from the F.dropout call to look for the module whose forward runs
 
 
@@ -446,9 +481,13 @@ def _call_as_written(caller):
     call = None
     try:
         line, end, col, end_col = list(caller.f_code.co_positions())[caller.f_lasti // 2]
-        lines = [text.encode() for text in linecache.getlines(caller.f_code.co_filename)[line - 1:end]]
+        lines = [text.encode() for text in linecache.getlines(caller.f_code.co_filename)[line - 1 : end]]
         if len(lines) == end - line + 1:  # offsets are in UTF-8 bytes
-            text = lines[0][col:end_col] if len(lines) == 1 else lines[0][col:] + b"".join(lines[1:-1]) + lines[-1][:end_col]
+            text = (
+                lines[0][col:end_col]
+                if len(lines) == 1
+                else lines[0][col:] + b"".join(lines[1:-1]) + lines[-1][:end_col]
+            )
             node = ast.parse(text.decode(), mode="eval").body
             call = node if isinstance(node, ast.Call) else None
     except (IndexError, TypeError, ValueError, SyntaxError):
@@ -467,9 +506,11 @@ class FunctionalDropoutTrainingFlag(Detector):
 
     case = "functional-dropout-training-flag"
     pedantic = True
-    message = ("dropout runs in training mode inside a module in eval mode: F.dropout's default is "
-               "training=True (and a layer built in forward is never switched); pass training=self.training, "
-               "or register an nn.Dropout layer in __init__")
+    message = (
+        "dropout runs in training mode inside a module in eval mode: F.dropout's default is "
+        "training=True (and a layer built in forward is never switched); pass training=self.training, "
+        "or register an nn.Dropout layer in __init__"
+    )
 
     def functions(self):
         return _DROPOUTS
@@ -486,19 +527,29 @@ class FunctionalDropoutTrainingFlag(Detector):
             return
         if origin(caller.f_code.co_filename) == "torch":  # nn.Dropout.forward passes self.training
             layer = caller.f_locals.get("self")
-            if (isinstance(layer, nn.modules.dropout._DropoutNd) and layer.training
-                    and not any(m is layer for m in module.modules())):
-                self.report(f"a {type(layer).__name__}(p={p}) built inside the forward of {type(module).__name__} "
-                            "(eval mode) is in training mode")
+            if (
+                isinstance(layer, nn.modules.dropout._DropoutNd)
+                and layer.training
+                and not any(m is layer for m in module.modules())
+            ):
+                self.report(
+                    f"a {type(layer).__name__}(p={p}) built inside the forward of {type(module).__name__} "
+                    "(eval mode) is in training mode"
+                )
             return
         call = _call_as_written(caller)
         if call is None:
             return
-        given = (len(call.args) >= 3 or any(isinstance(a, ast.Starred) for a in call.args)
-                 or any(k.arg in ("training", None) for k in call.keywords))
+        given = (
+            len(call.args) >= 3
+            or any(isinstance(a, ast.Starred) for a in call.args)
+            or any(k.arg in ("training", None) for k in call.keywords)
+        )
         if not given:
-            self.report(f"{func.__name__}(p={p}) without training= in the forward of {type(module).__name__}, "
-                        "which is in eval mode")
+            self.report(
+                f"{func.__name__}(p={p}) without training= in the forward of {type(module).__name__}, "
+                "which is in eval mode"
+            )
 
 
 # -- missing-zero-grad ---------------------------------------------------------------------------
@@ -510,20 +561,25 @@ class MissingZeroGrad(Detector):
 
     case = "missing-zero-grad"
     pedantic = True
-    message = ("optimizer.step() used gradients that still hold the previous steps' gradients: nothing reset "
-               ".grad between steps, and backward() adds to it; call optimizer.zero_grad() each step")
+    message = (
+        "optimizer.step() used gradients that still hold the previous steps' gradients: nothing reset "
+        ".grad between steps, and backward() adds to it; call optimizer.zero_grad() each step"
+    )
 
     def functions(self):
         # what resets a gradient in place: zero_ (zero_grad(set_to_none=False), p.grad.zero_()),
         # foreach zeroing, fill_(0), and copy_ (a gradient overwritten: averaged, or computed elsewhere)
-        return _unique(torch.Tensor.zero_, getattr(torch, "_foreach_zero_", None), torch.Tensor.fill_,
-                       torch.Tensor.copy_)
+        return _unique(
+            torch.Tensor.zero_, getattr(torch, "_foreach_zero_", None), torch.Tensor.fill_, torch.Tensor.copy_
+        )
 
     def start(self):
         self.stepped = weakref.WeakKeyDictionary()  # optimizer -> {id(param): (weakref(grad), version)}
         self.grads: dict[int, tuple] = {}  # data_ptr of a stepped grad -> (optimizer ref, id(param))
-        self.handles = [optim.register_optimizer_step_pre_hook(self._pre),
-                        optim.register_optimizer_step_post_hook(self._post)]
+        self.handles = [
+            optim.register_optimizer_step_pre_hook(self._pre),
+            optim.register_optimizer_step_post_hook(self._post),
+        ]
 
     def stop(self):
         for h in self.handles:
@@ -570,8 +626,11 @@ class MissingZeroGrad(Detector):
             if entry is not None and entry[0]() is p.grad and p.grad._version != entry[1]:
                 carried += 1
         if carried:
-            self.report(f"{type(opt).__name__}.step(): {carried} gradient(s) accumulated on top of the previous "
-                        "step's, never reset", site=user_site(2))
+            self.report(
+                f"{type(opt).__name__}.step(): {carried} gradient(s) accumulated on top of the previous "
+                "step's, never reset",
+                site=user_site(2),
+            )
 
     def _remember(self, opt):
         ref = weakref.ref(opt)

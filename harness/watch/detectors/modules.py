@@ -1,10 +1,10 @@
 """unregistered-tensor-attribute: a tensor kept as a plain module attribute is not moved or cast
 by ``module.to(...)`` and is missing from ``state_dict()``."""
+
 from __future__ import annotations
 
 import torch
 from torch import nn
-
 from torch_pitfalls.watch.detectors.base import Detector
 from torch_pitfalls.watch.sites import user_site
 
@@ -17,16 +17,22 @@ def plain_tensor_attributes(module: nn.Module):
 
 def reference(module: nn.Module) -> torch.Tensor | None:
     """A registered tensor of the module (its own first, else a child's): what .to() converted."""
-    for t in (*module.parameters(recurse=False), *module.buffers(recurse=False),
-              *module.parameters(), *module.buffers()):
+    for t in (
+        *module.parameters(recurse=False),
+        *module.buffers(recurse=False),
+        *module.parameters(),
+        *module.buffers(),
+    ):
         return t
     return None
 
 
 class UnregisteredTensorAttribute(Detector):
     case = "unregistered-tensor-attribute"
-    message = ("a tensor stored as a plain module attribute is skipped by .to()/.cuda()/.double() (left on its "
-               "device and dtype) and missing from state_dict(); register it: self.register_buffer(name, tensor)")
+    message = (
+        "a tensor stored as a plain module attribute is skipped by .to()/.cuda()/.double() (left on its "
+        "device and dtype) and missing from state_dict(); register it: self.register_buffer(name, tensor)"
+    )
 
     def start(self):
         self.original = nn.Module._apply
@@ -62,5 +68,8 @@ class UnregisteredTensorAttribute(Detector):
                 moved = value.device != ref.device
                 cast = value.is_floating_point() and ref.is_floating_point() and value.dtype != ref.dtype
                 state = "left behind" if moved or cast else "not converted"
-                self.report(f"{owner} ({state}: {value.dtype} on {value.device}; the module's tensors are "
-                            f"{ref.dtype} on {ref.device})", site=site)
+                self.report(
+                    f"{owner} ({state}: {value.dtype} on {value.device}; the module's tensors are "
+                    f"{ref.dtype} on {ref.device})",
+                    site=site,
+                )

@@ -1,16 +1,19 @@
 """from-numpy-shares-memory: a tensor from ``torch.from_numpy`` (or ``torch.as_tensor`` of an
 array) shares the array's memory, so an in-place op on it rewrites the NumPy data."""
+
 from __future__ import annotations
 
 import weakref
 
 import torch
-
 from torch_pitfalls.watch.detectors.base import Detector
 
 # Every public in-place Tensor method (add_, sub_, mul_, clamp_, copy_, ...): `x -= m` arrives as sub_.
-INPLACE = tuple(getattr(torch.Tensor, n) for n in dir(torch.Tensor)
-                if n.endswith("_") and not n.startswith("_") and callable(getattr(torch.Tensor, n, None)))
+INPLACE = tuple(
+    getattr(torch.Tensor, n)
+    for n in dir(torch.Tensor)
+    if n.endswith("_") and not n.startswith("_") and callable(getattr(torch.Tensor, n, None))
+)
 
 
 def storage_address(t: torch.Tensor) -> int:
@@ -20,8 +23,10 @@ def storage_address(t: torch.Tensor) -> int:
 
 class FromNumpySharesMemory(Detector):
     case = "from-numpy-shares-memory"
-    message = ("an in-place op writes into a tensor that shares memory with a NumPy array (torch.from_numpy / "
-               "torch.as_tensor), so the array changes too; work out of place, or copy first (torch.tensor(a))")
+    message = (
+        "an in-place op writes into a tensor that shares memory with a NumPy array (torch.from_numpy / "
+        "torch.as_tensor), so the array changes too; work out of place, or copy first (torch.tensor(a))"
+    )
 
     def functions(self):
         return (torch.as_tensor,)  # the in-place ops only once an array is shared (_remember)
@@ -54,8 +59,12 @@ class FromNumpySharesMemory(Detector):
             import numpy as np
 
             array = args[0] if args else kwargs.get("data")
-            if isinstance(array, np.ndarray) and isinstance(result, torch.Tensor) and result.device.type == "cpu" \
-                    and result.data_ptr() == array.__array_interface__["data"][0]:
+            if (
+                isinstance(array, np.ndarray)
+                and isinstance(result, torch.Tensor)
+                and result.device.type == "cpu"
+                and result.data_ptr() == array.__array_interface__["data"][0]
+            ):
                 self._remember(array, result)
 
     def before(self, func, args, kwargs):
@@ -65,5 +74,7 @@ class FromNumpySharesMemory(Detector):
         if isinstance(x, torch.Tensor) and x.device.type == "cpu":
             ref = self.shared.get(storage_address(x))
             if ref is not None and ref() is not None:
-                self.report(f"Tensor.{func.__name__} on a tensor of shape {tuple(x.shape)} over a NumPy array "
-                            f"of shape {ref().shape}")
+                self.report(
+                    f"Tensor.{func.__name__} on a tensor of shape {tuple(x.shape)} over a NumPy array "
+                    f"of shape {ref().shape}"
+                )

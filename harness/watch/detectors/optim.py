@@ -1,28 +1,32 @@
 """param-reassignment-detaches-optimizer: ``module.weight = nn.Parameter(...)`` (or a whole layer,
 ``model.fc = nn.Linear(...)``) after the optimizer was built leaves the optimizer stepping the old
 Parameters, which the model no longer uses."""
+
 from __future__ import annotations
 
 import weakref
 
 from torch.nn.modules import module as nn_module
 from torch.optim import optimizer as optim
-
 from torch_pitfalls.watch.detectors.base import Detector
 from torch_pitfalls.watch.sites import user_site
 
 
 class ParamReassignmentDetachesOptimizer(Detector):
     case = "param-reassignment-detaches-optimizer"
-    message = ("the optimizer steps a Parameter the model replaced after the optimizer was built, so the model's "
-               "new Parameter never changes; copy new values into the existing one (with torch.no_grad(): "
-               "p.copy_(...)) or build the optimizer after the replacement")
+    message = (
+        "the optimizer steps a Parameter the model replaced after the optimizer was built, so the model's "
+        "new Parameter never changes; copy new values into the existing one (with torch.no_grad(): "
+        "p.copy_(...)) or build the optimizer after the replacement"
+    )
 
     def start(self):
         self.replaced: dict[int, tuple] = {}  # id(old Parameter) -> (its weakref, where, which)
-        self.handles = [nn_module.register_module_parameter_registration_hook(self._registered),
-                        nn_module.register_module_module_registration_hook(self._module_registered),
-                        optim.register_optimizer_step_pre_hook(self._stepping)]
+        self.handles = [
+            nn_module.register_module_parameter_registration_hook(self._registered),
+            nn_module.register_module_module_registration_hook(self._module_registered),
+            optim.register_optimizer_step_pre_hook(self._stepping),
+        ]
 
     def stop(self):
         for h in self.handles:
@@ -63,5 +67,6 @@ class ParamReassignmentDetachesOptimizer(Detector):
             for p in group["params"]:
                 entry = self.replaced.get(id(p))
                 if entry is not None and entry[0]() is p:
-                    self.report(f"{entry[2]} was replaced; {type(opt).__name__}.step() still updates the old one",
-                                site=entry[1])
+                    self.report(
+                        f"{entry[2]} was replaced; {type(opt).__name__}.step() still updates the old one", site=entry[1]
+                    )

@@ -1,9 +1,9 @@
 """softmax-singleton-axis: a softmax over an axis of size 1 is 1.0 everywhere, with gradient 0."""
+
 from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
-
 from torch_pitfalls.watch.detectors.base import Detector, arg
 
 
@@ -14,12 +14,20 @@ def implicit_dim(ndim: int) -> int:
 
 class SoftmaxSingletonAxis(Detector):
     case = "softmax-singleton-axis"
-    message = ("softmax over an axis of size 1: every output is exactly 1.0 and no gradient flows back; "
-               "take the softmax over the axis that holds the alternatives (e.g. flatten H×W first)")
+    message = (
+        "softmax over an axis of size 1: every output is exactly 1.0 and no gradient flows back; "
+        "take the softmax over the axis that holds the alternatives (e.g. flatten H×W first)"
+    )
 
     def functions(self):
-        return (F.softmax, F.log_softmax, torch.softmax, torch.log_softmax, torch.Tensor.softmax,
-                torch.Tensor.log_softmax)
+        return (
+            F.softmax,
+            F.log_softmax,
+            torch.softmax,
+            torch.log_softmax,
+            torch.Tensor.softmax,
+            torch.Tensor.log_softmax,
+        )
 
     def before(self, func, args, kwargs):
         x = arg(args, kwargs, 0, "input")
