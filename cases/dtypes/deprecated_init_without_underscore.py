@@ -68,17 +68,18 @@ if __name__ == "__main__":
 
 # %% [markdown]
 # ## Where it comes from
-# The S1 notes initialise a network with `init.xavier_uniform(net1[0].weight)`, the name without
-# the underscore. pytorch/pytorch#6093 (March 2018, released in 0.4) added the underscore names
-# and turned the old ones into warning aliases; #17429 proposed deleting them, and as of 2.13.0
-# they are still there. In the 2.3.1 wheel `torch/nn/init.py` warns with no category (a
-# `UserWarning`), in the 2.4.1 wheel with `FutureWarning`: the work of pytorch/pytorch#126898,
-# which added `category=FutureWarning` to the deprecation warnings raised without one (merged in
-# May 2024, reverted over an internal failure, resubmitted as #127689); `affects` records both
-# forms, split at 2.4. The version matrix observed exactly that split on the CPU
-# (`reports/torch-*-cpu.json`): a `UserWarning` from 1.13.1 to 2.3.1 and a `FutureWarning` from
-# 2.4.1 to 2.15.0, so `pitfalls matrix` derives "form 'UserWarning' -> 'FutureWarning' in 2.4.1"
-# from the records.
+# The S1 notes initialise a network with `init.xavier_uniform(net1[0].weight)`, the name without the
+# underscore. pytorch/pytorch#6093 (March 2018, released in 0.4) added the underscore names and
+# turned the old ones into warning aliases; #17429 proposed deleting them, and as of 2.13.0 they are
+# still there. In the 2.3.1 wheel `torch/nn/init.py` warns with no category (a `UserWarning`), in
+# the 2.4.0 and 2.4.1 wheels with `FutureWarning`. The change is that of pytorch/pytorch#126898,
+# which added `category=FutureWarning` to the deprecation warnings raised without one; it was merged
+# in May 2024 and reverted three days later over an internal failure, and pytorch/pytorch#127689
+# ("This PR is split from PR #126898") is the likely carrier of the reland, though the commit that
+# brought it into 2.4 was not identified. `affects` records both forms, split at 2.4. The version
+# matrix observed exactly that split on the CPU (`reports/torch-*-cpu.json`): a `UserWarning` from
+# 1.13.1 to 2.3.1 and a `FutureWarning` from 2.4.1 to 2.15.0, so `pitfalls matrix` derives "form
+# 'UserWarning' -> 'FutureWarning' in 2.4.1" from the records.
 
 # %% [markdown]
 # ## How the harness checks it
@@ -129,7 +130,8 @@ CASE = Case(
         Affects(
             versions=">=2.4",
             form="FutureWarning",
-            reason="the alias warns with category=FutureWarning (observed from 2.4.1 on)",
+            reason="the alias warns with category=FutureWarning (observed from 2.4.1 on); "
+            "from #126898, which was reverted and relanded (likely as #127689; the commit is not identified)",
             issue="https://github.com/pytorch/pytorch/pull/126898",
         ),
         Affects(
@@ -149,7 +151,7 @@ CASE = Case(
     references=(
         "https://github.com/pytorch/pytorch/pull/6093",  # underscore names added, old ones deprecated
         "https://github.com/pytorch/pytorch/issues/17429",  # proposal to delete the old names
-        "https://github.com/pytorch/pytorch/pull/126898",  # deprecation warnings get FutureWarning (2.4)
-        "https://github.com/pytorch/pytorch/pull/127689",  # the same change resubmitted after #126898's revert
+        "https://github.com/pytorch/pytorch/pull/126898",  # FutureWarning change: merged, reverted three days later
+        "https://github.com/pytorch/pytorch/pull/127689",  # "split from PR #126898": likely reland, commit unknown
     ),
 )

@@ -61,16 +61,18 @@ if __name__ == "__main__":
 # %% [markdown]
 # ## Why
 # Quantization in torch grew three front ends in `torch.ao.quantization`: eager mode
-# (`quantize_dynamic`, `prepare`/`convert`), FX graph mode and pt2e. Their development moved to
-# the separate torchao library, and for 2.8 the eager and FX entry points were decorated with
-# `typing_extensions.deprecated` and a message that announces removal in 2.10 (the installed
-# 2.8.0 shows `@typing_extensions.deprecated(DEPRECATION_WARNING)` on `quantize_dynamic`; 2.7.1
-# has no decorator); that decorator's default category is `DeprecationWarning`.
-# The tracker pytorch/ao#2259 planned the deletion for 2.9 or 2.10; what was deleted by 2.13 is
-# the pt2e side (`torch.ao.quantization.quantizer` no longer imports), while `quantize_dynamic`
-# still works and warns on 2.15.0. Separately, 2.13 deprecated the quantized dtypes themselves
-# (`torch.quantize_per_tensor` and the `qint8` tensors the quantized modules store, with a
-# `UserWarning`), which `quantize_dynamic` triggers too.
+# (`quantize_dynamic`, `prepare`/`convert`), FX graph mode and pt2e. Their development moved to the
+# separate torchao library, and for 2.8 the eager and FX entry points were decorated with
+# `typing_extensions.deprecated` and a message that announces removal in 2.10 (the installed 2.8.0
+# shows `@typing_extensions.deprecated(DEPRECATION_WARNING)` on `quantize_dynamic`; 2.7.1 has no
+# decorator); that decorator's default category is `DeprecationWarning`. The tracker pytorch/ao#2259
+# planned the deletion for 2.9 or 2.10; what was deleted by 2.13 is the pt2e side
+# (`torch.ao.quantization.quantizer` no longer imports), while `quantize_dynamic` still works and
+# warns on 2.15.0. Separately, 2.13 deprecated the quantized dtypes themselves:
+# pytorch/pytorch#184984 ("add a deprecation warning for quantized tensor creation") makes torch's
+# C++ code warn, with a `UserWarning`, whenever a tensor of dtype `quint8`, `qint8` or `qint32` is
+# created (by `torch.quantize_per_tensor`, or for the `qint8` weights the quantized modules store),
+# and points to the tracking issue pytorch/pytorch#184982; `quantize_dynamic` triggers it too.
 #
 # ## The fix
 # No spelling in `torch.ao.quantization` stays quiet, and torchao, the migration the message
@@ -111,20 +113,19 @@ if __name__ == "__main__":
 
 # %% [markdown]
 # ## Where it comes from
-# pytorch/pytorch#153892 ("Add deprecation warning for `torch.ao.quantization`", May 2025)
-# shows in its test plan an earlier form of the warning, raised when the package is imported,
-# with the same migration list; what 2.8.0 ships is the decorator on the entry points, and this
-# project could not confirm that this PR is the one that landed it. The plan behind it is
-# pytorch/ao#2259 ("torch.ao.quantization deprecation tracker": duplicate pt2e in torchao,
-# migrate users, warn in pytorch, delete in 2.9 / 2.10), where a June 2026 comment drafts an
-# RFC to finish the deletion. Downstream the
-# warning shows in test logs, for example music-assistant's tests in a NixOS update
+# pytorch/pytorch#153892 ("Add deprecation warning for `torch.ao.quantization`", May 2025) shows in
+# its test plan an earlier form of the warning, raised when the package is imported, with the same
+# migration list; what 2.8.0 ships is the decorator on the entry points, and this project could not
+# confirm that this PR is the one that landed it. The plan behind it is pytorch/ao#2259
+# ("torch.ao.quantization deprecation tracker": duplicate pt2e in torchao, migrate users, warn in
+# pytorch, delete in 2.9 / 2.10), where a June 2026 comment drafts an RFC to finish the deletion.
+# Downstream the warning shows in test logs, for example music-assistant's tests in a NixOS update
 # (NixOS/nixpkgs#551547: `torch.ao.quantization.quantize_dynamic` on torch 2.12), and 2.13's
-# separate deprecation of quantized tensors fails fms-model-optimizer's CI
-# (foundation-model-stack/fms-model-optimizer#210). Observed here on CPU with this project's
-# venvs: `absent` on 1.13.1, 2.1.2, 2.2.2, 2.3.1, 2.4.1 and 2.7.1, the `DeprecationWarning` on
-# 2.8.0, 2.9.1, 2.13.0, 2.14.1 and 2.15.0 (the extra `UserWarning` about quantized tensors on
-# 2.13.0, 2.14.1 and 2.15.0, not on 2.8.0).
+# separate deprecation of quantized tensors (pytorch/pytorch#184984) fails fms-model-optimizer's CI
+# (foundation-model-stack/fms-model-optimizer#210). Observed here on CPU with this project's venvs:
+# `absent` on 1.13.1, 2.1.2, 2.2.2, 2.3.1, 2.4.1 and 2.7.1, the `DeprecationWarning` on 2.8.0,
+# 2.9.1, 2.13.0, 2.14.1 and 2.15.0 (the extra `UserWarning` about quantized tensors on 2.13.0,
+# 2.14.1 and 2.15.0, not on 2.8.0).
 
 # %% [markdown]
 # ## How the harness checks it
@@ -188,6 +189,8 @@ CASE = Case(
         "https://github.com/pytorch/pytorch/pull/153892",  # "Add deprecation warning for torch.ao.quantization"
         "https://github.com/pytorch/ao/issues/2259",  # the deprecation tracker: delete in 2.9 / 2.10
         "https://github.com/NixOS/nixpkgs/pull/551547",  # downstream: music-assistant's tests show it
+        "https://github.com/pytorch/pytorch/pull/184984",  # 2.13: creating quint8/qint8/qint32 tensors warns
+        "https://github.com/pytorch/pytorch/issues/184982",  # the tracking issue that warning links to
         "https://github.com/foundation-model-stack/fms-model-optimizer/issues/210",  # 2.13: quantized tensors warn too
     ),
 )

@@ -52,15 +52,16 @@ if __name__ == "__main__":
 
 # %% [markdown]
 # ## Why
-# functorch started as a separate library of JAX-like function transforms (`vmap`, `grad`,
-# `jacrev`, ...), was shipped inside the torch wheel in 1.13, and in 2.0 moved into torch
-# proper as `torch.func` (with `torch.vmap` as an alias). pytorch/pytorch#92279 turned the
-# `functorch.*` transforms into thin wrappers that warn and call the `torch.func` version: the
-# warning is a `UserWarning` because Python hides `DeprecationWarning` by default. In 2.4 the
-# `warnings.warn` in `torch/_functorch/deprecated.py` gained the `FutureWarning` category, as
-# part of pytorch/pytorch#126898, which gave that category to the deprecation warnings of
-# torch's Python code that were raised without one. The warning says the functorch names go
-# away in a release ">= 2.3"; as of 2.15.0 they still run.
+# functorch started as a separate library of JAX-like function transforms (`vmap`, `grad`, `jacrev`,
+# ...), was shipped inside the torch wheel in 1.13, and in 2.0 moved into torch proper as
+# `torch.func` (with `torch.vmap` as an alias). pytorch/pytorch#92279 turned the `functorch.*`
+# transforms into thin wrappers that warn and call the `torch.func` version: the warning is a
+# `UserWarning` because Python hides `DeprecationWarning` by default. In 2.4 the `warnings.warn` in
+# `torch/_functorch/deprecated.py` gained the `FutureWarning` category: the change of
+# pytorch/pytorch#126898, which gave that category to the deprecation warnings of torch's Python
+# code that were raised without one, and which reached 2.4 through a reland after it was reverted
+# (see below). The warning says the functorch names go away in a release ">= 2.3"; as of 2.15.0 they
+# still run.
 #
 # ## The fix
 # Use `torch.func.vmap` and `torch.func.grad`. They are the same functions, but `torch.func`
@@ -85,22 +86,22 @@ if __name__ == "__main__":
 
 # %% [markdown]
 # ## Where it comes from
-# The 2.0.0 release notes open their Deprecations with "We've deprecated the functorch module
-# in favor of the new torch.func module" (pytorch/pytorch#92279), pointing to a migration
-# guide. Downstream: moskomule/hypergrad#1 ("PyTorch 2.0 is released, and functorch is
-# deprecated") and unifyai/ivy#27440, which picks `torch.vmap` on 2.0 and functorch before,
-# the same guard as the fix. The category change at 2.4 comes from pytorch/pytorch#126898
-# ("[BE] wrap deprecated function/class with `typing_extensions.deprecated`"): where a
-# `warnings.warn` whose message contains "deprecated" or "deprecation" had no category, it added
-# `category=FutureWarning`. It was merged in May 2024, reverted three days later over an internal
-# failure, and resubmitted in June as #127689 ("split from PR #126898", same description); the
-# 2.4 code therefore came back through a later commit, most likely that one (torch's git history
-# was not at hand here to confirm it). Comparing the 2.3.1 and 2.4.1 wheels,
-# `warn_deprecated` went from `warnings.warn(warning, stacklevel=2)` to
-# `warnings.warn(warning, FutureWarning, stacklevel=3)`. Observed here on CPU:
-# quiet on 1.13.1, a `UserWarning` on 2.0.1 to 2.3.1, a `FutureWarning` from 2.4.1 on (releases
-# run: 1.13.1, 2.0.1, 2.1.2, 2.2.2, 2.3.1, 2.4.1, 2.5.1, 2.6.0, 2.7.1, 2.8.0, 2.9.1, 2.10.0,
-# 2.13.0, 2.14.1 and 2.15.0; each showed the form its range declares, `absent` on 1.13.1).
+# The 2.0.0 release notes open their Deprecations with "We've deprecated the functorch module in
+# favor of the new torch.func module" (pytorch/pytorch#92279), pointing to a migration guide.
+# Downstream: moskomule/hypergrad#1 ("PyTorch 2.0 is released, and functorch is deprecated") and
+# unifyai/ivy#27440, which picks `torch.vmap` on 2.0 and functorch before, the same guard as the
+# fix. The category change at 2.4 is the change of pytorch/pytorch#126898 ("[BE] wrap deprecated
+# function/class with `typing_extensions.deprecated`"): where a `warnings.warn` whose message
+# contains "deprecated" or "deprecation" had no category, it added `category=FutureWarning`. It was
+# merged in May 2024 and reverted three days later over an internal failure; in June #127689 ("This
+# PR is split from PR #126898", same description) took it up again, with #127690 stacked on it. The
+# 2.4 code therefore came back through a later commit, most likely #127689's; which commit it was is
+# not established here (torch's git history was not at hand). Comparing the 2.3.1 and 2.4.1 wheels,
+# `warn_deprecated` went from `warnings.warn(warning, stacklevel=2)` to `warnings.warn(warning,
+# FutureWarning, stacklevel=3)`. Observed here on CPU: quiet on 1.13.1, a `UserWarning` on 2.0.1 to
+# 2.3.1, a `FutureWarning` from 2.4.1 on (releases run: 1.13.1, 2.0.1, 2.1.2, 2.2.2, 2.3.1, 2.4.1,
+# 2.5.1, 2.6.0, 2.7.1, 2.8.0, 2.9.1, 2.10.0, 2.13.0, 2.14.1 and 2.15.0; each showed the form its
+# range declares, `absent` on 1.13.1).
 
 # %% [markdown]
 # ## How the harness checks it
@@ -152,7 +153,8 @@ CASE = Case(
         Affects(
             versions=">=2.4",
             form="FutureWarning",
-            reason="the functorch transforms warn with category=FutureWarning (observed 2.4.1 to 2.15.0)",
+            reason="the functorch transforms warn with category=FutureWarning (observed 2.4.1 to 2.15.0); "
+            "from #126898, which was reverted and relanded (likely as #127689; the commit is not identified)",
             issue="https://github.com/pytorch/pytorch/pull/126898",
         ),
         Affects(
@@ -173,8 +175,8 @@ CASE = Case(
     tags=("upgrade", "functorch", "vmap", "deprecation"),
     references=(
         "https://github.com/pytorch/pytorch/pull/92279",  # deprecation messages on functorch.* transforms
-        "https://github.com/pytorch/pytorch/pull/126898",  # 2.4: category=FutureWarning on deprecation warnings
-        "https://github.com/pytorch/pytorch/pull/127689",  # the same change resubmitted after #126898's revert
+        "https://github.com/pytorch/pytorch/pull/126898",  # FutureWarning change: merged, reverted three days later
+        "https://github.com/pytorch/pytorch/pull/127689",  # "split from PR #126898": likely reland, commit unknown
         "https://github.com/moskomule/hypergrad/issues/1",  # downstream: "functorch is deprecated" on 2.0
         "https://github.com/unifyai/ivy/pull/27440",  # downstream: torch.vmap on 2.0+, functorch before
     ),

@@ -51,16 +51,15 @@ if __name__ == "__main__":
 
 # %% [markdown]
 # ## Why
-# Attention masks come in two kinds: boolean (True = do not attend) and additive (a float added
-# to the scores, `-inf` to block). Byte masks were the boolean kind from before torch had a bool
-# dtype; pytorch/pytorch#33763 (1.6) accepted them beside bool masks with a deprecation
-# warning. For 2.0, pytorch/pytorch#92733 rewrote the mask handling of
-# `F.multi_head_attention_forward`: both masks are converted to one additive float mask before
-# use, so that they can be handed to the fused attention kernels, and the conversion accepts
-# only bool and floating masks. The byte mask, deprecated for six releases, now fails the
-# check. The padding mask had lost its byte spelling one release earlier: in 1.13.0
-# `nn.MultiheadAttention.forward` started to refuse a byte `key_padding_mask` (#86353, after
-# #86120).
+# Attention masks come in two kinds: boolean (True = do not attend) and additive (a float added to
+# the scores, `-inf` to block). Byte masks were the boolean kind from before torch had a bool dtype;
+# pytorch/pytorch#33763 (1.6) accepted them beside bool masks with a deprecation warning. For 2.0,
+# pytorch/pytorch#92733 rewrote the mask handling of `F.multi_head_attention_forward`: both masks
+# are converted to one additive float mask before use, so that they can be handed to the fused
+# attention kernels, and the conversion accepts only bool and floating masks. The byte mask,
+# deprecated for eight releases (1.6 to 1.13), now fails the check. The padding mask had lost its
+# byte spelling one release earlier: in 1.13.0 `nn.MultiheadAttention.forward` started to refuse a
+# byte `key_padding_mask` (#86353, after #86120).
 #
 # ## The fix
 # Build the mask as bool: `torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)`, or

@@ -46,14 +46,15 @@ if __name__ == "__main__":
 
 # %% [markdown]
 # ## Why
-# `torch.no_grad()` (like `enable_grad`, `inference_mode`) is a context manager that can also
-# wrap a function. Applied to a class it wraps the class the same way: `Scorer` becomes a plain
-# function that calls the class under `no_grad`. That happens to disable grad in `__init__`,
-# but not in any other method, and the name is no longer a type (no `isinstance`, no
-# subclassing, no class attributes through it). pytorch/pytorch#89522 deprecated it for 2.0
-# rather than removing it at once, because some code in the wild relied on it. In 2.4,
-# pytorch/pytorch#126898 gave torch's deprecation warnings that had no category the
-# `FutureWarning` category, this one included.
+# `torch.no_grad()` (like `enable_grad`, `inference_mode`) is a context manager that can also wrap a
+# function. Applied to a class it wraps the class the same way: `Scorer` becomes a plain function
+# that calls the class under `no_grad`. That happens to disable grad in `__init__`, but not in any
+# other method, and the name is no longer a type (no `isinstance`, no subclassing, no class
+# attributes through it). pytorch/pytorch#89522 deprecated it for 2.0 rather than removing it at
+# once, because some code in the wild relied on it. In 2.4 this warning became a `FutureWarning`,
+# with the other deprecation warnings of torch's that had no category: the change of
+# pytorch/pytorch#126898, which was reverted three days after it was merged and reached 2.4 through
+# a reland (most likely pytorch/pytorch#127689; see below).
 #
 # ## The fix
 # Decorate the method that should run without grad, here `__init__`; the class stays a class.
@@ -79,19 +80,22 @@ if __name__ == "__main__":
 
 # %% [markdown]
 # ## Where it comes from
-# pytorch/pytorch#89522 ("Deprecate decorating classes with torch.no_grad and similar", fixing
-# #89450) added the warning for 2.0, listed among the deprecations of the 2.0.0 notes;
+# pytorch/pytorch#89522 ("Deprecate decorating classes with torch.no_grad and similar",
+# fixing #89450) added the warning for 2.0, listed among the deprecations of the 2.0.0 notes;
 # pytorch/pytorch#89574 tracks turning it into an error, which had not happened as of 2.15.0.
 # What changed in 2.4 is only the category: in the 2.3.1 wheel the `warnings.warn` of
 # `torch/utils/_contextlib.py` has no category, in the 2.4.1 wheel it passes `FutureWarning`
-# (and `stacklevel=2`), the edit pytorch/pytorch#126898 made to torch's deprecation warnings
-# that had no category (merged in May 2024, reverted over an internal failure and resubmitted
-# as #127689). Downstream, MuseTalk's real-time inference prints it at every start on 2.x: the
-# log in TMElyralab/MuseTalk#163 (a report about something else) shows the `UserWarning` from
+# (and `stacklevel=2`), the edit that pytorch/pytorch#126898 made to torch's deprecation
+# warnings that had no category. That PR was merged in May 2024 and reverted three days later
+# over an internal failure; #127689 ("This PR is split from PR #126898", same description) is
+# the likely carrier of the reland, but the commit that brought the edit into 2.4 was not
+# identified here. The release itself is certain: the 2.3.1 and 2.4.0 wheels differ exactly
+# there. Downstream, MuseTalk's real-time inference prints it at every start on 2.x: the log
+# in TMElyralab/MuseTalk#163 (a report about something else) shows the `UserWarning` from
 # `torch/utils/_contextlib.py` before the first line of the run. Observed with this project's
-# venvs: silent on 1.13.1, a `UserWarning` on 2.0.1, 2.1.2, 2.2.2 and 2.3.1, a `FutureWarning`
-# on 2.4.1, 2.6.0, 2.13.0 and 2.15.0 (`python -m torch_pitfalls.surface diff` shows the category change
-# between 2.3.1 and 2.4.1).
+# venvs: silent on 1.13.1, a `UserWarning` on 2.0.1, 2.1.2, 2.2.2 and 2.3.1, a
+# `FutureWarning` on 2.4.1, 2.6.0, 2.13.0 and 2.15.0 (`python -m torch_pitfalls.surface diff`
+# shows the category change between 2.3.1 and 2.4.1).
 
 # %% [markdown]
 # ## How the harness checks it
@@ -138,7 +142,8 @@ CASE = Case(
         Affects(
             versions=">=2.4",
             form="FutureWarning",
-            reason="decorating a class warns with category=FutureWarning (observed from 2.4.1 to 2.15.0)",
+            reason="decorating a class warns with category=FutureWarning (observed from 2.4.1 to 2.15.0); "
+            "from #126898, which was reverted and relanded (likely as #127689; the commit is not identified)",
             issue="https://github.com/pytorch/pytorch/pull/126898",
         ),
         Affects(
@@ -159,7 +164,8 @@ CASE = Case(
         "https://github.com/pytorch/pytorch/pull/89522",  # the deprecation (fixes #89450)
         "https://github.com/pytorch/pytorch/issues/89450",
         "https://github.com/pytorch/pytorch/issues/89574",  # plan: make it an error
-        "https://github.com/pytorch/pytorch/pull/126898",  # 2.4: category=FutureWarning on deprecation warnings
+        "https://github.com/pytorch/pytorch/pull/126898",  # FutureWarning change: merged, reverted three days later
+        "https://github.com/pytorch/pytorch/pull/127689",  # "split from PR #126898": likely reland, commit unknown
         "https://github.com/TMElyralab/MuseTalk/issues/163",  # downstream: the warning in MuseTalk's startup log
     ),
 )

@@ -91,18 +91,21 @@ if __name__ == "__main__":
 
 # %% [markdown]
 # ## Why
-# `torch.utils._pytree` started as an internal module, and its registration function carried
-# the underscore that says so; libraries used it anyway, because nothing else let
-# `torch.fx`, `torch.compile` and later `torch.export` look inside their containers.
-# pytorch/pytorch#112111 (2.2) added the public `register_pytree_node`, which also registers the
-# type with the optional C++ pytree (optree), and made the private one warn and forward to the
-# Python registry only. The warning was a plain `warnings.warn`, a `UserWarning` (so it reads
-# in the installed 2.3.1). In 2.4 the function is decorated with
-# `typing_extensions.deprecated(..., category=FutureWarning)` instead: 2.4.1 warns with the
-# decorator's message, in backquotes, and the installed 2.7.1 shows the decorator. That is most
-# likely pytorch/pytorch#126898, which moved torch's deprecations to that decorator and to
-# `FutureWarning` for 2.4 (this project did not confirm that its diff is the one that
-# touched `_pytree.py`). As of 2.15.0 the private function still registers.
+# `torch.utils._pytree` started as an internal module, and its registration function carried the
+# underscore that says so; libraries used it anyway, because nothing else let `torch.fx`,
+# `torch.compile` and later `torch.export` look inside their containers. pytorch/pytorch#112111
+# (2.2) added the public `register_pytree_node`, which also registers the type with the optional C++
+# pytree (optree), and made the private one warn and forward to the Python registry only. The
+# warning was a plain `warnings.warn`, a `UserWarning` (so it reads in the installed 2.3.1). In 2.4
+# the function is decorated with `typing_extensions.deprecated(..., category=FutureWarning)`
+# instead: 2.4.1 warns with the decorator's message, in backquotes, and the installed 2.7.1 shows
+# the decorator. The release is certain from the wheels: 2.3.1's `_pytree.py` calls `warnings.warn`
+# with no category, 2.4.0's has `@deprecated(..., category=FutureWarning)` from `typing_extensions`.
+# The change is that of pytorch/pytorch#126898, which moved torch's deprecations to that decorator
+# and to `FutureWarning`; but that PR was merged in May 2024 and reverted three days later, so what
+# reached 2.4 is a reland, most likely pytorch/pytorch#127689 ("This PR is split from PR #126898",
+# same description). The commit that changed `_pytree.py` was not identified here. As of 2.15.0 the
+# private function still registers.
 #
 # ## The fix
 # Call `register_pytree_node` where it exists. It does not exist on 1.13 to 2.1, where the
@@ -182,7 +185,8 @@ CASE = Case(
         Affects(
             versions=">=2.4",
             form="FutureWarning",
-            reason="_register_pytree_node warns with category=FutureWarning (observed 2.4.1 to 2.15.0)",
+            reason="_register_pytree_node warns with category=FutureWarning (observed 2.4.1 to 2.15.0); "
+            "from #126898, which was reverted and relanded (likely as #127689; the commit is not identified)",
             issue="https://github.com/pytorch/pytorch/pull/126898",
         ),
         Affects(
@@ -203,7 +207,8 @@ CASE = Case(
     tags=("upgrade", "pytree", "deprecation"),
     references=(
         "https://github.com/pytorch/pytorch/pull/112111",  # the public register_pytree_node and the warning
-        "https://github.com/pytorch/pytorch/pull/126898",  # 2.4: deprecations via typing_extensions.deprecated (likely source)
+        "https://github.com/pytorch/pytorch/pull/126898",  # FutureWarning change: merged, reverted three days later
+        "https://github.com/pytorch/pytorch/pull/127689",  # "split from PR #126898": likely reland, commit unknown
         "https://github.com/huggingface/transformers/pull/27804",  # downstream: transformers' ModelOutput
         "https://github.com/huggingface/transformers/issues/31903",  # downstream: still warning on 2.4
         "https://github.com/huggingface/diffusers/issues/7000",  # downstream: diffusers' BaseOutput

@@ -10,15 +10,16 @@
 # # `torch.stft(..., return_complex=False)` is deprecated
 #
 # An audio pipeline computes its spectrogram with `torch.stft(wave, n_fft, window=...,
-# return_complex=False)` and reads the real and imaginary parts from the last dimension of
-# size 2, the layout torch used before it had complex tensors. Passing `return_complex`
-# explicitly was exactly what 1.x asked for, and on 1.13 the call is quiet. After the upgrade
-# to 2.0 the first call of the process prints `UserWarning: stft with return_complex=False is
-# deprecated. In a future pytorch release, stft will return complex tensors for all inputs,
-# and return_complex=False will raise an error.` The numbers are the same; the layout is on
-# its way out. (The code that did not pass `return_complex` at all stops working in 2.0 with a
-# `RuntimeError`, and the error message itself suggests `return_complex=False`: the
-# `stft-without-return-complex` case. This one is where following that suggestion leads.)
+# return_complex=False)` and reads the real and imaginary parts from the last dimension of size 2,
+# the layout torch used before it had complex tensors. Passing `return_complex` explicitly was
+# exactly what 1.7 to 1.13 asked for, and on 1.13 the call is quiet. After the upgrade to 2.0 the
+# first call of the process prints `UserWarning: stft with return_complex=False is deprecated. In a
+# future pytorch release, stft will return complex tensors for all inputs, and return_complex=False
+# will raise an error.` The numbers are the same; the layout is on its way out. (The code that did
+# not pass `return_complex` at all stops working in 2.0 with a `RuntimeError`: the
+# `stft-without-return-complex` case. That error names only `return_complex=True`, but the 2.0
+# release notes, like the 1.7 warning before them, show `return_complex=False` as the spelling that
+# keeps the old layout. This case is where following them leads.)
 
 # %%
 import torch
@@ -59,12 +60,12 @@ if __name__ == "__main__":
 # %% [markdown]
 # ## Why
 # Before torch had complex dtypes, `stft` returned its complex result as a real tensor with a
-# trailing dimension of 2 (real, imaginary). Since complex tensors arrived, torch has been
-# moving `stft` to return them: 1.8 started to warn when `return_complex` was not given, and
-# pytorch/pytorch#72882 laid out the next steps, an error for the unspecified default and a
-# warning for an explicit `return_complex=False`. In 2.0 the first step landed as a
-# backwards-incompatible change (pytorch/pytorch#86724: `return_complex` is required for real
-# input; the `stft-without-return-complex` case), and the explicit `False` started to warn, as
+# trailing dimension of 2 (real, imaginary). Since complex tensors arrived, torch has been moving
+# `stft` to return them: 1.7 already warned when `return_complex` was not given for real input (1.8
+# reworded the warning), and pytorch/pytorch#72882 laid out the next steps, an error for the
+# unspecified default and a warning for an explicit `return_complex=False`. In 2.0 the first step
+# landed as a backwards-incompatible change (pytorch/pytorch#86724: `return_complex` is required for
+# real input; the `stft-without-return-complex` case), and the explicit `False` started to warn, as
 # the surface diff of torch's native messages between 1.13.1 and 2.0.1 shows.
 #
 # ## The fix

@@ -55,15 +55,18 @@ if __name__ == "__main__":
 
 # %% [markdown]
 # ## Why
-# Before complex dtypes, `stft` returned each complex coefficient as two real numbers in a
-# trailing dimension of size 2. Once complex tensors existed, torch set out to make `stft`
-# return them: 1.8 deprecated leaving `return_complex` out for real input (the default had
-# been the old layout), and pytorch/pytorch#86724 turned that deprecation into an error for
-# 2.0, listed among the release's backwards-incompatible changes. Complex input still defaults
-# to a complex result. The error message and the 2.0 notes offer `return_complex=False` as the
-# spelling that keeps the old layout, but that spelling warns in its turn from 2.0 on (the
-# `stft-return-complex-false-deprecated` case): following the message trades an error for a
-# deprecation.
+# Before complex dtypes, `stft` returned each complex coefficient as two real numbers in a trailing
+# dimension of size 2. Once complex tensors existed, torch set out to make `stft` return them.
+# pytorch/pytorch#43886 added `return_complex` for 1.7, and the 1.7.0 release already warned when
+# real input left it out (the default stayed the old layout), in the wording of
+# pytorch/pytorch#45409, which told users to pass `return_complex=False` to preserve the current
+# behaviour. 1.8 reworded it into the "will soon require" warning that 1.13 still prints
+# (pytorch/pytorch#50102), and pytorch/pytorch#86724 turned it into an error for 2.0, listed among
+# the release's backwards-incompatible changes. Complex input still defaults to a complex result.
+# The 2.0 error names only `return_complex=True`; it is the 2.0 release notes, like the 1.7 warning
+# before them, that show `return_complex=False` as the spelling that keeps the old layout, and that
+# spelling warns in its turn from 2.0 on (the `stft-return-complex-false-deprecated` case):
+# following the notes trades an error for a deprecation.
 #
 # ## The fix
 # Ask for the complex result and, where the code needs the old layout, view it as real:
@@ -87,19 +90,22 @@ if __name__ == "__main__":
 
 # %% [markdown]
 # ## Where it comes from
-# The 2.0.0 release notes list "Require `return_complex` to be passed explicitly to `torch.stft`
-# for real input" (pytorch/pytorch#86724) among the backwards-incompatible changes, with 1.13 and
-# 2.0 spellings side by side. The PR says the behaviour had been deprecated since 1.8 and that
-# this step, first attempted in pytorch/pytorch#49022 (December 2020), had been put on hold for
-# years; torchaudio had already moved to `view_as_real(stft(..., return_complex=True))` in
-# pytorch/audio#1096 to avoid the deprecation. Downstream, the error stopped diff-svc's training
-# (prophesier/diff-svc#180 quotes it and adds `return_complex=False`, which then warns),
-# CoMoSpeech's `train.py` (zhenye234/CoMoSpeech#5) and PaSST's HEAR wrapper
-# (kkoutini/passt_hear21#7). The explicit `return_complex=False`, and its own deprecation, are the
-# subject of `stft-return-complex-false-deprecated`; this case is the call that left the argument
-# out. Observed with this project's venvs on CPU: on 1.13.1 the call returns the old layout with
-# the `UserWarning`; on 2.0.1, 2.13.0 and 2.15.0 it raises the `RuntimeError`, and the fix is
-# quiet and correct on all four. The other releases are left to the version matrix.
+# The 2.0.0 release notes list "Require `return_complex` to be passed explicitly to `torch.stft` for
+# real input" (pytorch/pytorch#86724) among the backwards-incompatible changes, with 1.13 and 2.0
+# spellings side by side (the 2.0 one passes `return_complex=False`). The PR says the behaviour had
+# been deprecated since 1.8, which holds for the docs and the 1.8 wording; the warning itself is one
+# release older: the 1.7.0 wheel already warns "stft will require the return_complex parameter ..."
+# (pytorch/pytorch#43886, pytorch/pytorch#45409). The PR also says that this step, first attempted
+# in pytorch/pytorch#49022 (December 2020, turned back into a warning by pytorch/pytorch#50102
+# before 1.8 was released), had been put on hold for years; torchaudio had already moved to
+# `view_as_real(stft(..., return_complex=True))` in pytorch/audio#1096 to avoid the deprecation.
+# Downstream, the error stopped diff-svc's training (prophesier/diff-svc#180 quotes it and adds
+# `return_complex=False`, which then warns), CoMoSpeech's `train.py` (zhenye234/CoMoSpeech#5) and
+# PaSST's HEAR wrapper (kkoutini/passt_hear21#7). The explicit `return_complex=False`, and its own
+# deprecation, are the subject of `stft-return-complex-false-deprecated`; this case is the call that
+# left the argument out. Observed with this project's venvs on CPU: on 1.13.1 the call returns the
+# old layout with the `UserWarning`; on 2.0.1, 2.13.0 and 2.15.0 it raises the `RuntimeError`, and
+# the fix is quiet and correct on all four. The other releases are left to the version matrix.
 
 # %% [markdown]
 # ## How the harness checks it
@@ -174,7 +180,10 @@ CASE = Case(
     tags=("upgrade", "stft", "complex", "removal"),
     references=(
         "https://github.com/pytorch/pytorch/pull/86724",  # 2.0: return_complex required for real input
+        "https://github.com/pytorch/pytorch/pull/43886",  # 1.7: return_complex added, with a first warning
+        "https://github.com/pytorch/pytorch/pull/45409",  # 1.7: the warning as released ("Use return_complex=False")
         "https://github.com/pytorch/pytorch/pull/49022",  # the same step, first tried for 1.8 and put on hold
+        "https://github.com/pytorch/pytorch/pull/50102",  # 1.8: #49022's error back to a warning, reworded
         "https://github.com/pytorch/audio/pull/1096",  # torchaudio moves to view_as_real(stft(..., True))
         "https://github.com/prophesier/diff-svc/pull/180",  # downstream: the RuntimeError on 2.0
         "https://github.com/zhenye234/CoMoSpeech/pull/5",  # downstream: the RuntimeError in train.py

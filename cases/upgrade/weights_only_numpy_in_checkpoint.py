@@ -73,16 +73,17 @@ if __name__ == "__main__":
 
 # %% [markdown]
 # ## Why
-# `weights_only=True` (the default since 2.6) loads through an unpickler that refuses every
-# global it was not told about. A NumPy value is pickled as a call to one of NumPy's rebuild
-# functions: `numpy.core.multiarray.scalar(dtype, bytes)` for a scalar, `_reconstruct(ndarray,
-# ...)` followed by a state for an array, and both carry a `numpy.dtype` whose concrete class
+# `weights_only=True` (the default since 2.6) loads through an unpickler that refuses every global
+# it was not told about. A NumPy value is pickled as a call to one of NumPy's rebuild functions:
+# `numpy.core.multiarray.scalar(dtype, bytes)` for a scalar, `_reconstruct(ndarray, ...)` followed
+# by a state for an array, and both carry a `numpy.dtype` whose concrete class
 # (`numpy.dtypes.Float64DType` on NumPy 1.26 and 2: one class per dtype) is only met when the
-# unpickler sets its state. Torch deliberately left NumPy off the default list (pytorch/xla#7799),
-# so each of these has to be allowlisted, and the error names them one at a time: allowlisting
-# `scalar` as the message suggests only moves the failure to `dtype` (suno-ai/bark#656). The
-# names also depend on the NumPy that wrote the file: NumPy 2 writes `numpy._core`, NumPy 1
-# `numpy.core`.
+# unpickler sets its state. Torch's maintainers left NumPy off the default list on purpose
+# (pytorch/pytorch#137444, below), so each of these has to be allowlisted, and the error names them
+# one at a time: allowlisting `scalar` as the message suggests only moves the failure to
+# `numpy.dtype` (the refusal ezyang quotes in pytorch/pytorch#146886), and allowlisting `dtype`
+# moves it to the dtype's class (pytorch/pytorch#139302). The names also depend on the NumPy that
+# wrote the file: NumPy 2 writes `numpy._core`, NumPy 1 `numpy.core`.
 #
 # ## The fix
 # Keep the safe loader and allowlist what the file needs, for this load only: the
@@ -128,18 +129,27 @@ if __name__ == "__main__":
 # `weights_only`, #137602 flipped the default in 2.6 (listed among the 2.6.0 release notes'
 # backwards incompatible changes), #124331 added `add_safe_globals` (2.4) and #127939 the
 # `safe_globals` context manager (2.5). #134346 improved the message for classes such as NumPy's
-# dtype classes, which only show up when their state is set, and a maintainer's review on
-# #135356 gives `type(np.dtype(np.int32))` as the way to name one. The maintainers chose to keep
-# NumPy off the default allowlist (pytorch/xla#7799). Downstream, the NumPy form is reported again
-# and again: suno-ai/bark#626 (`numpy.core.multiarray.scalar` in the released checkpoints),
-# MIC-DKFZ/nnUNet#2681 (v2 models stop loading), nerfstudio-project/nerfstudio#3702 (a bare NumPy
-# scalar in the saved state), HorizonRobotics/alf#1754 (a step counter saved as a NumPy value,
-# fixed by saving a tensor). Observed on the CPU with this case: quiet on 1.13.1, 2.0.1, 2.1.2,
-# 2.2.2 and 2.3.1; the `FutureWarning` on 2.4.1 and 2.5.1; the `UnpicklingError` on 2.6.0, 2.13.0
-# and 2.15.0 (on 2.13.0 it names `numpy._core.multiarray.scalar`: the matrix pairs torch 2.3 and
-# later with NumPy 2, and the releases before with NumPy 1.26, which pickles
-# `numpy.core.multiarray`). The fix takes the `safe_globals` branch from 2.5.1 on and the
-# `weights_only=False` branch before.
+# dtype classes, which only show up when their state is set, and a maintainer's review on #135356
+# gives `type(np.dtype(np.int32))` as the way to name one. The maintainers state their position in
+# their own threads: pytorch/pytorch#137444 (mikaylagawarecki, October 2024) records, "with the
+# move to `weights_only` by default", an "explicit decision not to allowlist GLOBALs required to
+# deserialize `numpy` tensors" by default (it links the torch_xla report pytorch/xla#7799); when
+# ezyang proposed adding `numpy.core.multiarray.scalar` to the default safe globals because Suno
+# bark's checkpoints need it (pytorch/pytorch#146885, February 2025), malfet replied that "it's
+# hard to claim that any object from 3rd-party library is safe"; ezyang's pytorch/pytorch#146886,
+# filed the same day, quotes the next refusal, `numpy.dtype`; and pytorch/pytorch#139302
+# (mikaylagawarecki) shows a NumPy array that fails to load with `np.dtype` allowlisted until
+# `type(np.dtype(np.float32))` is added too, which the 2.13.0 unpickler still requires (it builds
+# only types that are themselves allowlisted). Downstream, the NumPy form is reported again and
+# again: suno-ai/bark#626 (`numpy.core.multiarray.scalar` in the released checkpoints) and #656 (a
+# user who allowlisted `scalar` still cannot load them), MIC-DKFZ/nnUNet#2681 (v2 models stop
+# loading), nerfstudio-project/nerfstudio#3702 (a bare NumPy scalar in the saved state),
+# HorizonRobotics/alf#1754 (a step counter saved as a NumPy value, fixed by saving a tensor).
+# Observed on the CPU with this case: quiet on 1.13.1, 2.0.1, 2.1.2, 2.2.2 and 2.3.1; the
+# `FutureWarning` on 2.4.1 and 2.5.1; the `UnpicklingError` on 2.6.0, 2.13.0 and 2.15.0 (on 2.13.0
+# it names `numpy._core.multiarray.scalar`: the matrix pairs torch 2.3 and later with NumPy 2, and
+# the releases before with NumPy 1.26, which pickles `numpy.core.multiarray`). The fix takes the
+# `safe_globals` branch from 2.5.1 on and the `weights_only=False` branch before.
 
 # %% [markdown]
 # ## How the harness checks it
@@ -219,9 +229,13 @@ CASE = Case(
         "https://github.com/pytorch/pytorch/pull/124331",  # add_safe_globals (2.4)
         "https://github.com/pytorch/pytorch/pull/127939",  # the safe_globals context manager (2.5)
         "https://github.com/pytorch/pytorch/pull/134346",  # dtype classes only show up at BUILD
-        "https://github.com/pytorch/xla/issues/7799",  # NumPy's globals deliberately left off the default list
-        "https://github.com/suno-ai/bark/issues/626",  # numpy.core.multiarray.scalar in bark's checkpoints
-        "https://github.com/suno-ai/bark/issues/656",  # allowlisting scalar alone "has no effect"
+        "https://github.com/pytorch/pytorch/pull/137444",  # maintainers: NumPy kept off the default list
+        "https://github.com/pytorch/pytorch/issues/146885",  # ezyang: scalar as a default safe global; malfet demurs
+        "https://github.com/pytorch/pytorch/issues/146886",  # ezyang: after scalar, numpy.dtype is refused
+        "https://github.com/pytorch/pytorch/pull/139302",  # mikaylagawarecki: np.dtype allowed, its class still refused
+        "https://github.com/pytorch/xla/issues/7799",  # torch_xla's report, linked from #137444
+        "https://github.com/suno-ai/bark/issues/626",  # downstream: numpy.core.multiarray.scalar in bark's checkpoints
+        "https://github.com/suno-ai/bark/issues/656",  # downstream: allowlisting scalar alone "has no effect"
         "https://github.com/MIC-DKFZ/nnUNet/issues/2681",  # nnU-Net v2 models stop loading on 2.6
         "https://github.com/nerfstudio-project/nerfstudio/pull/3702",  # a bare NumPy scalar in the state
         "https://github.com/HorizonRobotics/alf/pull/1754",  # global_step saved as NumPy: _reconstruct

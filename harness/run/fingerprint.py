@@ -14,30 +14,90 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 from typing import Any
 
 VALUES_KEPT = 16  # elements of a tensor whose values enter the fingerprint; larger: a digest
 WARNINGS_KEPT = 5  # distinct warnings kept; a variant warning in a loop with new text stays small
 TEXT_KEPT = 300  # characters of a message or a repr
 
-_MASKS = (
-    # A C++ warning names the torch source line it came from; the build's path and the line
-    # number move between releases while the warning stays the same.
-    (re.compile(r"\s*\(Triggered internally at [^)]*\)?\.?"), " (Triggered internally at <torch source>)"),
+NOT_QUOTE = r"""[^\s'"():,]"""  # a character of a path or a name, not of the text around it
+TORCH_SOURCE = "<torch source>"  # where a C++ warning says it was triggered
+_TRIGGERED = r"\s*\(Triggered internally at [^)]*\)?\.?"
+
+
+@dataclass(frozen=True)
+class Mask:
+    """One kind of volatile text. ``raw`` finds it in a message and ``placeholder`` is written in its
+    place (``mask``); where a record holds the placeholder, followed by ``tail``, the explainer
+    (``torch_pitfalls.watch.patterns``) matches ``wildcard``: what a user's message holds there."""
+
+    name: str
+    raw: re.Pattern
+    placeholder: str
+    wildcard: str
+    tail: str = ""  # what a record may hold right after the placeholder (the rest of a path)
+
+    @property
+    def recorded(self) -> str:
+        """The regex that finds the placeholder (and its tail) in a record; a placeholder that
+        opens with a space finds it with any space or none (a message is stripped when masked)."""
+        text = self.placeholder
+        head = r"\s*" + re.escape(text.lstrip()) if text[:1].isspace() else re.escape(text)
+        return head + self.tail
+
+
+# A C++ warning names the torch source line it came from; the build's path and the line number
+# move between releases while the warning stays the same. A user's message matches with its
+# source line or without one.
+TRIGGERED = Mask(
+    "triggered",
+    re.compile(_TRIGGERED),
+    f" (Triggered internally at {TORCH_SOURCE})",
+    rf"(?:{_TRIGGERED})?",
+    tail=r"\.?",
+)
+# The masks, applied in this order: each is read by ``mask`` (the raw text to its placeholder) and by
+# the explainer (the placeholder back to a wildcard), so a record and its reading agree.
+MASKS = (
+    TRIGGERED,
     # Install and temp locations differ between environments, not between behaviours.
-    (re.compile(r"(?:/[^\s'\"():,]+)*/(?:site|dist)-packages/"), "<site-packages>/"),
-    (re.compile(r"(?:/[^\s'\"():,]+)*/lib/python3\.\d+/"), "<python-lib>/"),
-    (re.compile(r"(?:/[^\s'\"():,]*)*/(?:tmp|pitfalls-[\w-]+)[^\s'\"():,]*"), "<tmp>"),
-    (re.compile(r"\b0x[0-9a-fA-F]{4,}\b"), "0x…"),
-    (re.compile(r"\b(?:id|pid)[=: ]\s*\d+\b"), "id=…"),
-    (re.compile(r"\b\d+(?:\.\d+)?\s?(?:ns|us|µs|ms|s)\b(?![\w.])"), "<time>"),
+    Mask(
+        "site_packages",
+        re.compile(rf"(?:/{NOT_QUOTE}+)*/(?:site|dist)-packages/"),
+        "<site-packages>/",
+        rf"{NOT_QUOTE}*",
+        tail=rf"{NOT_QUOTE}*",
+    ),
+    Mask(
+        "python_lib",
+        re.compile(rf"(?:/{NOT_QUOTE}+)*/lib/python3\.\d+/"),
+        "<python-lib>/",
+        rf"{NOT_QUOTE}*",
+        tail=rf"{NOT_QUOTE}*",
+    ),
+    Mask(
+        "tmp",
+        re.compile(rf"(?:/{NOT_QUOTE}*)*/(?:tmp|pitfalls-[\w-]+){NOT_QUOTE}*"),
+        "<tmp>",
+        rf"{NOT_QUOTE}*",
+        tail=rf"{NOT_QUOTE}*",
+    ),
+    Mask("address", re.compile(r"\b0x[0-9a-fA-F]{4,}\b"), "0x…", r"0x[0-9a-fA-F]+"),
+    Mask("id", re.compile(r"\b(?:id|pid)[=: ]\s*\d+\b"), "id=…", r"(?:id|pid)[=: ]\s*\d+"),
+    Mask(
+        "time",
+        re.compile(r"\b\d+(?:\.\d+)?\s?(?:ns|us|µs|ms|s)\b(?![\w.])"),
+        "<time>",
+        r"\d+(?:\.\d+)?\s?(?:ns|us|µs|ms|s)",
+    ),
 )
 
 
 def mask(text: str) -> str:
     """``text`` with addresses, paths, ids and timings replaced by placeholders, cut short."""
-    for pattern, placeholder in _MASKS:
-        text = pattern.sub(placeholder, text)
+    for m in MASKS:
+        text = m.raw.sub(m.placeholder, text)
     text = " ".join(text.split())
     return text if len(text) <= TEXT_KEPT else text[: TEXT_KEPT - 1] + "…"
 

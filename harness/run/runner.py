@@ -175,7 +175,7 @@ def run_variant(fn, device: str, timeout: float, label: str):
     except subprocess.TimeoutExpired as exc:
         raise VariantFailure(
             f"{label} variant: the machine timed out, not the case: a process it started ran "
-            f"{exc.output or f'past {exc.timeout:g} s'}"
+            f"{exc.output or f'past its {exc.timeout:g} s time limit'}"
         ) from None
     if leaked:
         raise VariantFailure(f"{label} variant leaked global state: {', '.join(leaked)}")
@@ -385,9 +385,7 @@ def _in_subprocess(lc: LoadedCase, device: str, step: str):
         try:
             _, stderr = communicate(child, limit)
         except subprocess.TimeoutExpired as exc:
-            raise VariantFailure(
-                f"{step} variant: isolated run killed: the machine timed out after {exc.output}"
-            ) from None
+            raise VariantFailure(f"{step} variant: isolated run killed: the machine timed out, {exc.output}") from None
         proc = subprocess.CompletedProcess(cmd, child.returncode, "", stderr)
         if proc.returncode < 0:
             name = signal.Signals(-proc.returncode).name

@@ -1,24 +1,13 @@
 """The explainer: an exception or a warning torch gave the user's program, named by the corpus case
 that records it, with that case's fix.
 
-What it knows comes only from the recorded matrix (``reports/torch-<release>-<device>.json``, read
-through ``torch_pitfalls.matrix``): a message counts for a case when the case's broken variant produced it
-and its fixed variant did not, on the same release, where that record did not find the symptom
-absent. Two narrower rules keep it to the pitfall itself, read from the case's own file: a warning
-counts only when the case's symptom asks for it (a pattern of its ``run.warned`` calls finds it;
-``torch.jit.trace``'s deprecation notice beside the error a trace raises does not), and an error
-recorded beside such a warning is left to the warning (gradcheck's Jacobian mismatch is a real
-bug's too; the float32 warning is what tells the pitfall apart).
-
-Each recorded message (masked as the fingerprints mask it) becomes a pattern in which what the
-user's program chooses matches anything: numbers, shapes and sizes, addresses, paths and file
-names, URLs, ``'<lambda>'``, and the names the case's own code defines (``'freeze_backbone'``,
-``ScaleShiftBackward``). What torch and Python name stays literal (``'DataParallel'``, ``'verbose'``,
-dtypes, backquoted API names): that is what tells one pitfall from another. A pattern that says too
-little is refused rather than matched: one mostly made of wildcards; Python's own wording (``'X'
-object has no attribute 'Y'``, ``invalid syntax``, ``object.__init__() takes exactly one argument``)
-unless a name torch owns stays in it; the heading line of a longer error (``Error(s) in loading
-state_dict for Linear:``), when what tells pitfalls apart is in the lines a record does not keep.
+What it knows is the recorded matrix's symptom messages (``torch_pitfalls.watch.corpus``), each
+turned into a pattern (``torch_pitfalls.watch.patterns``). Two narrower rules keep it to the pitfall
+itself, read from the case's own file: a warning counts only when the case's symptom asks for it
+(a pattern of its ``run.warned`` calls finds it; ``torch.jit.trace``'s deprecation notice beside
+the error a trace raises does not), and an error recorded beside such a warning is left to the
+warning (gradcheck's Jacobian mismatch is a real bug's too; the float32 warning is what tells the
+pitfall apart).
 
 Version-aware: on a release the matrix recorded, a case is explained by what that release said
 (a case with no usable record there, by every release, nearest first); on any other torch, by
@@ -38,7 +27,17 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from torch_pitfalls.casefile import CaseFile, CaseFileError, read_case
+from torch_pitfalls.watch.corpus import (
+    CaseText,
+    Recorded,
+    case_text,
+    corpus_dir,
+    names_the_warning,
+    says_all_it_asks,
+    shared_corpus,
+    title_and_fix,
+)
+from torch_pitfalls.watch.patterns import pattern_of
 
 # -- what the watcher reports ----------------------------------------------------------------------
 
@@ -53,313 +52,6 @@ class Explanation:
     release: str  # the release whose wording matched
     recorded: str  # that wording (masked, as recorded)
     pedantic: bool = False
-
-
-# -- recorded messages into patterns ---------------------------------------------------------------
-
-# Python's own wording: any program can produce it, so it names a pitfall only together with a
-# name torch owns that stays literal in the pattern ('DataParallel', 'Tensor', 'torch._six').
-PYTHON_WORDING = re.compile(
-    r"""^(?:
-    invalid\ syntax
-  | '[^']*'\ object\ has\ no\ attribute\ '[^']*'
-  | '[^']*'\ object\ is\ not\ (?:callable|subscriptable|iterable)
-  | [\w.<>]+\(\)\ (?:got\ an\ unexpected\ keyword\ argument|got\ multiple\ values\ for\ argument|takes\ |missing\ \d)
-  | unsupported\ operand\ type
-  | No\ module\ named[ ]
-  | cannot\ import\ name[ ]
-  | object\.__init__\(\)\ takes\ exactly\ one\ argument
-  | name\ '[^']*'\ is\ not\ defined
-  | (?:list|tuple|string)\ index\ out\ of\ range
-  | division\ by\ zero
-)""",
-    re.X,
-)
-PYTHON_ERRORS = ("SyntaxError", "IndentationError", "TabError")  # always Python's wording
-BUILTIN_NAMES = frozenset(
-    {
-        "NoneType",
-        "int",
-        "float",
-        "str",
-        "bytes",
-        "bool",
-        "list",
-        "tuple",
-        "dict",
-        "set",
-        "object",
-        "type",
-        "function",
-        "method",
-        "module",
-        "builtin_function_or_method",
-        "generator",
-        "complex",
-    }
-)
-MIN_LITERAL_LETTERS = 16  # a pattern must keep at least this many letters of its own words ...
-LETTERS_PER_WILDCARD = 4  # ... and this many per wildcard it holds
-
-_NOT_QUOTE = r"""[^\s'"():,]"""
-_TRIGGERED = r"(?:\s*\(Triggered internally at [^)]*\)?\.?)?"  # a C++ warning's source line (masked in records)
-# The specifics of a recorded message, in order of precedence, each with the regex that stands for
-# it. The first group of names mirrors the placeholders of the fingerprints' masks.
-_SPECIFICS = [
-    ("triggered", r"\s*\(Triggered internally at <torch source>\)\.?", _TRIGGERED),
-    ("url", r"https?://[^\s'\"<>)]+", r"\S+?"),
-    ("install", rf"(?:<site-packages>|<python-lib>)/{_NOT_QUOTE}*", rf"{_NOT_QUOTE}*"),
-    ("tmp", rf"<tmp>{_NOT_QUOTE}*", rf"{_NOT_QUOTE}*"),
-    ("address", r"0x…", r"0x[0-9a-fA-F]+"),
-    ("id", r"id=…", r"(?:id|pid)[=: ]\s*\d+"),
-    ("time", r"<time>", r"\d+(?:\.\d+)?\s?(?:ns|us|µs|ms|s)"),
-    ("source", r"<torch source>", r".*?"),
-    ("anonymous", r"'<\w+>'", r"'[^']*'"),
-    ("path", rf"(?<![\w.])/{_NOT_QUOTE}+", rf"{_NOT_QUOTE}+"),
-    ("file", r"\b[\w.-]+\.(?:py|pt|pth|ckpt|bin|json|ya?ml|txt|csv|npy|npz|pkl|pickle|onnx|so)\b", rf"{_NOT_QUOTE}+"),
-    (
-        "shape",
-        r"\[\s*(?:-?\d+(?:\s*,\s*-?\d+)*)?\s*\]|\(\s*-?\d+\s*(?:,\s*-?\d+\s*)+,?\s*\)|\b\d+(?:x\d+)+\b",
-        r"(?:\[[-\d,\s]*\]|\([-\d,\s]*\)|\d+(?:x\d+)*)",
-    ),
-    ("number", r"(?<![\w.])-?\d+(?:\.\d+)*(?:e[-+]?\d+)?(?!\w)", r"-?\d+(?:\.\d+)*(?:e[-+]?\d+)?"),
-]
-_SPECIFIC = re.compile("|".join(f"(?P<{name}>{rx})" for name, rx, _ in _SPECIFICS))
-_WILDCARD = {name: wild for name, _, wild in _SPECIFICS}
-_QUOTED = re.compile(r"'([^'\s]+)'")
-
-
-@dataclass(frozen=True)
-class Pattern:
-    regex: re.Pattern | None  # None: refused (``refused`` says why)
-    refused: str = ""
-
-
-def pattern_of(
-    kind: str,
-    category: str,
-    recorded: str,
-    functions: frozenset[str] = frozenset(),
-    classes: frozenset[str] = frozenset(),
-) -> Pattern:
-    """The pattern a recorded (masked) message stands for. ``functions`` and ``classes``: the names
-    the case's own code defines, which a user's program names otherwise: quoted (``'freeze_backbone'``)
-    they match any quoted name, and a class name also as the head of a word (``ScaleShiftBackward``)."""
-    prefix = recorded.endswith("…")  # cut short when recorded: the user's message need only start with it
-    body = recorded[:-1] if prefix else recorded
-    parts: list[str] = []
-    literal: list[str] = []
-    wildcards = 0
-    kept_names: list[str] = []  # quoted names that stay literal
-    names_rx = _defined_names_regex(functions | classes, classes)
-    pos = 0
-    for m in _SPECIFIC.finditer(body):
-        wildcards += _literal(body[pos : m.start()], names_rx, parts, literal, kept_names)
-        parts.append(_WILDCARD[m.lastgroup])
-        wildcards += m.lastgroup != "triggered"
-        pos = m.end()
-    wildcards += _literal(body[pos:], names_rx, parts, literal, kept_names)
-    if not prefix and not body.endswith("<torch source>)"):
-        parts.append(_TRIGGERED)
-    letters = sum(c.isalpha() for c in "".join(literal))
-    if kind == "error" and not prefix and body.rstrip().endswith(":"):
-        return Pattern(None, "only the heading of a longer message is recorded; its lines tell pitfalls apart")
-    if (kind == "error" and category in PYTHON_ERRORS) or PYTHON_WORDING.match(body):
-        if not any(n not in BUILTIN_NAMES for n in kept_names):
-            return Pattern(None, "Python's own wording, with no name torch owns left in it")
-    if letters < MIN_LITERAL_LETTERS or letters < LETTERS_PER_WILDCARD * wildcards:
-        return Pattern(None, f"mostly wildcards ({letters} letters of its own, {wildcards} wildcards)")
-    source = "".join(parts) + ("" if prefix else r"\Z")
-    return Pattern(re.compile(source, re.S))
-
-
-def _defined_names_regex(quoted: frozenset[str], bare: frozenset[str]) -> re.Pattern | None:
-    def alternatives(names):
-        return "|".join(sorted((re.escape(n) for n in names), key=len, reverse=True))
-
-    rx = [rf"'(?:{alternatives(quoted)})'"] if quoted else []
-    if bare:  # a whole word, or the head of one (ScaleShift in ScaleShiftBackward)
-        rx.append(rf"\b(?:{alternatives(bare)})(?=[A-Z]|\b)")
-    return re.compile("|".join(rx)) if rx else None
-
-
-def _literal(text: str, names_rx, parts: list[str], literal: list[str], kept_names: list[str]) -> int:
-    """Escape a stretch of literal text into ``parts``, with the case's own names as wildcards;
-    the number of wildcards added."""
-    added, pos = 0, 0
-    for m in names_rx.finditer(text) if names_rx else ():
-        _keep(text[pos : m.start()], parts, literal, kept_names)
-        parts.append(r"'[^']*'" if m.group().startswith("'") else r"\w+?")
-        added += 1
-        pos = m.end()
-    _keep(text[pos:], parts, literal, kept_names)
-    return added
-
-
-def _keep(text: str, parts: list[str], literal: list[str], kept_names: list[str]) -> None:
-    if text:
-        parts.append(re.escape(text))
-        literal.append(text)
-        kept_names.extend(_QUOTED.findall(text))
-
-
-# -- what a case's file says of itself (read as text, never imported) -----------------------------
-
-# The harness's own variant names, and what torch's base classes define (forward, backward, ...).
-_HARNESS_NAMES = frozenset({"broken", "fixed", "symptom", "check", "near_miss", "stable"})
-
-
-@dataclass(frozen=True)
-class CaseText:
-    functions: frozenset[str]  # the names the case's code defines, which a user's program names otherwise
-    classes: frozenset[str]
-    warned: tuple[str | None, ...]  # the patterns of its run.warned / run.warned_as calls (None: any message)
-    raised: tuple[str, ...] = ()  # the patterns of its run.raised calls: what its error must say in full
-
-
-def case_text(case: CaseFile) -> CaseText:
-    """What the explainer asks of a case's file (read by ``torch_pitfalls.casefile``)."""
-    import torch
-
-    bases = (
-        torch.nn.Module,
-        torch.autograd.Function,
-        torch.utils.data.Dataset,
-        torch.utils.data.Sampler,
-        torch.optim.Optimizer,
-    )
-
-    def own(names):
-        return frozenset(
-            n for n in names if len(n) > 2 and n not in _HARNESS_NAMES and not any(hasattr(b, n) for b in bases)
-        )
-
-    functions, classes = case.defined_names()
-    return CaseText(own(functions), own(classes), case.warned_patterns, case.raised_patterns)
-
-
-def says_all_it_asks(text: CaseText, message: str) -> bool:
-    """Every pattern the case's symptom asks of its error finds the user's whole message. Two cases
-    whose records keep the same first line (torch.load's weights-only refusal, for an
-    argparse.Namespace or for NumPy values) are told apart by the lines after it."""
-    return all(re.search(p, message, re.IGNORECASE) for p in text.raised)
-
-
-def names_the_warning(text: CaseText, message: str) -> bool:
-    """The case's own symptom asks for this warning: a pattern of its ``run.warned`` calls finds it
-    (as ``Observation.warned`` does). A warning no pattern asks for is incidental to the pitfall
-    (``torch.jit.trace``'s deprecation beside the error a trace raises, a profiler's notice)."""
-    for pattern in text.warned:
-        if pattern is None:
-            return True
-        try:
-            if re.search(pattern, message, re.IGNORECASE):
-                return True
-        except re.error:
-            return True
-    return False
-
-
-def title_and_fix(case: CaseFile) -> tuple[str, str]:
-    """The case's ``title`` and the opening of its "## The fix" section (one or two sentences)."""
-    return case.title, _opening(case.fix_paragraph)
-
-
-def _opening(paragraph: str, enough: int = 80, limit: int = 320) -> str:
-    """The first sentence of a paragraph (the first two when the first is short), outside code."""
-    sentences, start, code = [], 0, False
-    for i, ch in enumerate(paragraph):
-        if ch == "`":
-            code = not code
-        elif ch in ".!?" and not code and (i + 1 == len(paragraph) or paragraph[i + 1] == " "):
-            sentences.append(paragraph[start : i + 1].strip())
-            start = i + 1
-            if sum(map(len, sentences)) >= enough:
-                break
-    if not sentences and paragraph.strip():
-        sentences = [paragraph.strip()]
-    text = " ".join(sentences)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _lower_first(text: str) -> str:
-    word = text.split(" ", 1)[0]
-    return text[0].lower() + text[1:] if word.isalpha() and word[0].isupper() and word[1:].islower() else text
-
-
-# -- the recorded symptom messages ---------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Recorded:
-    case: str
-    release: str
-    device: str
-    kind: str  # "error" or "warning"
-    category: str  # the exception type's or the warning category's class name
-    message: str  # masked, first line, as recorded
-
-
-@dataclass
-class Corpus:
-    """What the matrix recorded, once per process: every symptom message, the releases and
-    devices that recorded each case, and where each case's file is."""
-
-    versions: list[str]
-    messages: list[Recorded]
-    usable: dict[str, set[str]]  # case -> the releases with a usable record of it
-    files: dict[str, Path]
-
-    def case_file(self, case: str) -> CaseFile | None:
-        """The case's file, read once (``torch_pitfalls.casefile``); None where it cannot be read."""
-        try:
-            return read_case(self.files[case])
-        except (CaseFileError, KeyError, UnicodeDecodeError):
-            return None
-
-
-def symptom_messages(record) -> list[tuple[str, str, str]] | None:
-    """(kind, category, message) of what a record's broken variant said and its fixed variant did
-    not; None when the record cannot say (no fingerprint of one of the variants)."""
-    from torch_pitfalls.matrix.changes import remask  # today's masks, as the matrix compares records
-
-    fps = record.fingerprints or {}
-    broken, fixed = remask(fps.get("broken")), remask(fps.get("fixed"))
-    if broken is None or fixed is None:
-        return None
-    said = set()
-    if fixed["error"]:
-        said.add(("error", fixed["error"]["type"], fixed["error"]["message"]))
-    said.update(("warning", w["category"], w["message"]) for w in fixed["warnings"])
-    out = []
-    if broken["error"]:
-        out.append(("error", broken["error"]["type"], broken["error"]["message"]))
-    out += [("warning", w["category"], w["message"]) for w in broken["warnings"] if w["category"] != "…"]
-    return [m for m in out if m not in said]
-
-
-def load_corpus(reports_dir: Path, cases_dir: Path, matrix=None) -> Corpus:
-    """The recorded messages of the cases; ``matrix``: those dirs' matrix, where the caller has it."""
-    from torch_pitfalls.loader import case_id_of, find_case_files
-    from torch_pitfalls.matrix import NOT_OBSERVED, load_matrix
-
-    matrix = matrix if matrix is not None else load_matrix(reports_dir, cases_dir)
-    files = {case_id_of(p): p for p in find_case_files(Path(cases_dir))}
-    messages, usable = [], {}
-    for src in matrix.cases:
-        for device in matrix.devices:
-            for cell in matrix.row(src.id, device):
-                # a stale record still holds what torch said to an earlier text of the case
-                if cell.status == NOT_OBSERVED or cell.record is None:
-                    continue
-                said = symptom_messages(cell.record)
-                if said is None:
-                    continue
-                usable.setdefault(src.id, set()).add(cell.version)
-                if cell.record.observed is False:
-                    continue  # the symptom was absent there: what the broken code said is not it
-                messages += [Recorded(src.id, cell.version, device, *m) for m in said]
-    return Corpus(list(matrix.versions), messages, usable, files)
 
 
 # -- the explainer -----------------------------------------------------------------------------------
@@ -512,7 +204,7 @@ class Explainer:
     def _story(self, case: str) -> tuple[str, str]:
         if case not in self._stories:
             try:
-                found = _corpus(*self._resolved_dirs(), self._matrix).case_file(case)
+                found = shared_corpus(*self._resolved_dirs(), self._matrix).case_file(case)
                 self._stories[case] = title_and_fix(found) if found else ("", "")
             except Exception:  # noqa: BLE001 - a case file we cannot read: the id still names it
                 self._stories[case] = ("", "")
@@ -566,7 +258,7 @@ class Explainer:
         return (abs(minors(v) - minors(mine)), v > mine, abs(v.micro - mine.micro))
 
     def _build(self) -> dict:
-        corpus = _corpus(*self._resolved_dirs(), self._matrix)
+        corpus = shared_corpus(*self._resolved_dirs(), self._matrix)
         mine = str(self._installed_release())
         recorded_here = mine in corpus.versions
         texts = self._texts = {}
@@ -625,33 +317,15 @@ def _normalised(text: str, limit: int = 4000) -> str:
     return line[:limit]
 
 
+def _lower_first(text: str) -> str:
+    word = text.split(" ", 1)[0]
+    return text[0].lower() + text[1:] if word.isalpha() and word[0].isupper() and word[1:].islower() else text
+
+
 # -- once per process ---------------------------------------------------------------------------------
 
 _LOCK = threading.RLock()
 _SHARED: dict = {}
-_CORPORA: dict[tuple[Path, Path], Corpus] = {}
-
-
-def _corpus(reports_dir: Path, cases_dir: Path, matrix=None) -> Corpus:
-    with _LOCK:
-        key = (reports_dir, cases_dir)
-        if key not in _CORPORA:
-            _CORPORA[key] = load_corpus(reports_dir, cases_dir, matrix)
-        return _CORPORA[key]
-
-
-def corpus_dir() -> Path:
-    """The corpus's cases folder: ``torch_pitfalls.loader.default_cases_dir()`` when it is the corpus (it
-    holds the catalogue), else the one beside the harness package (a checkout) or inside it (the
-    wheel). A user's program may have a ``cases/`` folder of its own in its working directory."""
-    import torch_pitfalls
-    from torch_pitfalls.loader import CORPUS_MARKER, default_cases_dir
-
-    here = Path(torch_pitfalls.__file__).resolve().parent
-    for candidate in (default_cases_dir(), here.parent / "cases", here / "cases"):
-        if (Path(candidate) / CORPUS_MARKER).is_file():
-            return Path(candidate).resolve()
-    return Path(default_cases_dir()).resolve()
 
 
 def explained_cases(release: str | None = None) -> set[str]:

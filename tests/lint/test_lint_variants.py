@@ -5,7 +5,6 @@ must have no finding at all, from any rule. Rules run as with ``--all-versions``
 from __future__ import annotations
 
 import sys
-import warnings
 from pathlib import Path
 
 import pytest
@@ -18,27 +17,14 @@ from torch_pitfalls.lint import RULES, active_rules, lint_text  # noqa: E402
 MIN_RECALL = 0.8
 MIN_PITFALLS, MIN_NEAR_MISSES = 5, 3
 EVERY_RULE = active_rules(None)
-# rules whose variant set another helper is writing: the list must end empty. A listed rule whose
-# file has landed is tested like any other (and test_awaiting_variants_is_current warns to remove it)
-AWAITING_VARIANTS: tuple[str, ...] = ()
 
 
 def rule_ids():
     return [r.id for r in RULES]
 
 
-def test_awaiting_variants_is_current():
-    print(f"rules still awaiting a variant set ({len(AWAITING_VARIANTS)}): {', '.join(AWAITING_VARIANTS) or 'none'}")
-    landed = [rule for rule in AWAITING_VARIANTS if load(rule) is not None]
-    if landed:
-        warnings.warn(f"these now have a variant set: remove them from AWAITING_VARIANTS: {landed}")
-    assert set(AWAITING_VARIANTS) <= set(rule_ids()), "AWAITING_VARIANTS names a rule that does not exist"
-
-
 @pytest.mark.parametrize("rule", rule_ids())
 def test_rule_finds_its_pitfalls_and_nothing_in_near_misses(rule):
-    if rule in AWAITING_VARIANTS and load(rule) is None:
-        pytest.xfail(f"{rule}: no tests/lint/lint_variants/{rule.lower()}.py yet (AWAITING_VARIANTS)")
     variants = load(rule)
     assert variants is not None, f"{rule} has no variant set: write tests/lint/lint_variants/{rule.lower()}.py"
     assert len(variants.PITFALL) >= MIN_PITFALLS and len(variants.NEAR_MISS) >= MIN_NEAR_MISSES

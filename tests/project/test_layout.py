@@ -18,7 +18,9 @@ ALLOWED = {
     # the atomic write of a report (the recorded bench); the runner's standard for a fix (--fix's
     # proofs run a case's broken program, fixed by the linter, as its fix); the recorded matrix (--upgrade)
     "lint": {"case", "run", "matrix"},
-    "watch": {"case", "matrix"},  # the explainer reads the recorded fingerprints
+    # the explainer reads the recorded fingerprints, and turns their masks' placeholders back into
+    # wildcards with the masks' own table (run.fingerprint.MASKS)
+    "watch": {"case", "matrix", "run.fingerprint"},
     "cli": {"case", "run", "matrix", "lint", "watch"},  # `pitfalls` gathers every capability's commands
     "site": {"case", "run", "matrix", "lint", "watch"},
 }

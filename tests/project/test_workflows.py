@@ -82,5 +82,5 @@ def test_the_gpu_workflow_runs_the_cuda_lane_on_a_self_hosted_gpu_runner_by_hand
     assert set(workflow["on"]) == {"workflow_dispatch"}  # never a pull request's code
     (job,) = workflow["jobs"].values()
     assert job["runs-on"] == ["self-hosted", "linux", "gpu"]
-    assert "python3 -m torch_pitfalls run --json" in runs(job) and "-cuda.json" in runs(job)
+    assert "python3 -m pytest cases/" in runs(job) and "--pitfalls-json" in runs(job) and "-cuda.json" in runs(job)
     assert "pip install" not in runs(job)  # the runner's own torch, never replaced

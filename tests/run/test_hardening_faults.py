@@ -41,7 +41,8 @@ NAMED = {
     "fault-hang": (
         "cpu",
         "error",
-        f"broken variant: isolated run killed after {1 + int(WORKER_STARTUP_S)} s (time limit)",
+        f"broken variant: isolated run killed: the machine timed out, past its {1 + int(WORKER_STARTUP_S)} s time "
+        "limit (stretched with the machine's load)",
     ),
     "fault-leaks-global": ("cpu", "error", "broken variant leaked global state: default dtype, grad mode"),
     "fault-prints-megabyte": ("cpu", "reproduced", ""),

@@ -119,7 +119,10 @@ def test_every_variant_starts_from_the_same_seed(corpus):
 
 def test_an_in_process_hang_is_bounded(corpus):
     record = run(corpus, timeout=0.5, broken="while True:\n    pass")
-    assert record.outcome == "error" and "past its 0.5 s limit stretched" in record.detail
+    assert (
+        record.outcome == "error"
+        and "ran past its 0.5 s time limit (stretched with the machine's load)" in record.detail
+    )
 
 
 def test_a_crowded_machine_gives_a_slow_pass_not_a_timeout(corpus, monkeypatch):
@@ -156,8 +159,8 @@ def test_an_isolated_hang_is_killed(corpus, monkeypatch):
     # race with a line that would block the alarm): only the parent's kill ends it.
     hang = "import time\nwhile True:\n    try:\n        time.sleep(0.05)\n    except BaseException:\n        pass"
     record = run(corpus, isolate=("cpu",), timeout=0.5, broken=hang)
-    assert record.outcome == "error" and "killed: the machine timed out after" in record.detail
-    assert "past its 3.5 s limit" in record.detail
+    assert record.outcome == "error" and "killed: the machine timed out, " in record.detail
+    assert "past its 3.5 s time limit" in record.detail
 
 
 def test_an_isolated_case_reports_like_an_in_process_one(corpus):
@@ -282,7 +285,7 @@ def test_a_case_declaring_a_device_its_variants_never_use_is_refused(corpus):
     assert run_case(lc, "cpu").outcome == "reproduced"
     cuda = run_case(lc, "cuda")
     assert cuda.outcome == "skipped" and "device-independent" in cuda.detail
-    with pytest.raises(LoadError, match="device_independent=True, but broken and fixed use their device"):
+    with pytest.raises(LoadError, match="device_independent=True, but broken uses its device argument"):
         load_case(
             corpus.plant(
                 "device-claimed",

@@ -1,4 +1,4 @@
-"""The explainer (harness/watch/explain.py): an exception or a warning named by the case that
+"""The explainer (harness/watch/explain.py, corpus.py, patterns.py): an exception or a warning named by the case that
 records it. Proven by the corpus itself: every case whose recorded broken run on 2.13.0 says
 something its fixed run does not is run here, in this process, and what its broken variant says
 must name it, while what its fixed variant and its near miss say must not."""
@@ -17,8 +17,10 @@ from planting import ROOT, runs_other_interpreters, variant_run
 from torch_pitfalls.loader import load_cases
 from torch_pitfalls.matrix import load_matrix
 from torch_pitfalls.matrix.changes import remask
+from torch_pitfalls.watch import corpus as recorded_corpus
 from torch_pitfalls.watch import explain, watch
-from torch_pitfalls.watch.explain import Explainer, explained_cases, pattern_of
+from torch_pitfalls.watch.explain import Explainer, explained_cases
+from torch_pitfalls.watch.patterns import pattern_of
 
 RELEASE = "2.13.0"  # the release this project's environment runs, and the matrix's reference
 CASES_DIR, REPORTS = ROOT / "cases", ROOT / "reports"
@@ -351,7 +353,7 @@ def test_what_counts_as_a_symptom_message(monkeypatch):
     }
     matrix = Matrix(sources, ["2.12.1", RELEASE], ["cpu"], {}, _records=records)
     monkeypatch.setattr(torch_pitfalls.matrix, "load_matrix", lambda *a: matrix)
-    monkeypatch.setattr(explain, "_CORPORA", {})
+    monkeypatch.setattr(recorded_corpus, "_CORPORA", {})
     e = Explainer.for_release(RELEASE, REPORTS, CASES_DIR)
     assert e.for_warning(UserWarning, copy[1]) == []  # the fixed run said it too
     assert e.for_exception(RuntimeError(scalar[1])) == []  # the symptom was absent there
@@ -434,15 +436,15 @@ def test_the_watcher_explains_an_exception_at_the_case_line():
 
 def _read_once_already(explainer):
     """What load_corpus read for ``explainer`` (read once more here, not in the test's own time)."""
-    return explain._corpus(*explainer._resolved_dirs())
+    return recorded_corpus.shared_corpus(*explainer._resolved_dirs())
 
 
 def test_nothing_is_read_before_the_first_message(monkeypatch, explainer):
     calls = []
     corpus = _read_once_already(explainer)
-    monkeypatch.setattr(explain, "_CORPORA", {})
+    monkeypatch.setattr(recorded_corpus, "_CORPORA", {})
     monkeypatch.setattr(explain, "_SHARED", {})
-    monkeypatch.setattr(explain, "load_corpus", lambda *a: calls.append(a) or corpus)
+    monkeypatch.setattr(recorded_corpus, "load_corpus", lambda *a: calls.append(a) or corpus)
     with watch() as w:
         torch.ones(2).sum()
     assert calls == [] and w._explainer is None
@@ -464,7 +466,7 @@ def test_a_message_that_matches_nothing_is_read_once(monkeypatch, explainer):
 
 def test_a_warning_while_the_explainer_reads_does_not_recurse(monkeypatch, explainer):
     corpus = _read_once_already(explainer)
-    monkeypatch.setattr(explain, "_CORPORA", {})
+    monkeypatch.setattr(recorded_corpus, "_CORPORA", {})
     monkeypatch.setattr(explain, "_SHARED", {})
 
     def noisy(*args):
@@ -472,7 +474,7 @@ def test_a_warning_while_the_explainer_reads_does_not_recurse(monkeypatch, expla
         return corpus
 
     calls = []
-    monkeypatch.setattr(explain, "load_corpus", lambda *a: calls.append(a) or noisy(*a))
+    monkeypatch.setattr(recorded_corpus, "load_corpus", lambda *a: calls.append(a) or noisy(*a))
     said = (
         "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
         "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor)."
