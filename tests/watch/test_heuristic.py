@@ -3,9 +3,9 @@ written the way public code writes it.
 
 For every heuristic detector: the case's broken variant is reported with the case id, at a line
 of the case file, and only under ``pedantic=True`` (that its fixed variant and near miss are not
-reported is tests/watch/test_proofs.py's proof, for every detector). Then at least three re-spellings of
-the pitfall (other shapes, other call forms: Tensor method, torch function, F., nn module,
-keyword or positional) are reported, and at least two correct look-alikes stay silent. Each
+reported is proven for every detector by tests/watch/test_proofs.py). Then at least three
+re-spellings of the pitfall (other shapes, other call forms: Tensor method, torch function, F., nn
+module, keyword or positional) are reported, and at least two correct look-alikes stay silent. Each
 re-spelling names, in a comment, the public repository (issue or file) its spelling comes from.
 """
 
