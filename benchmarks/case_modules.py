@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 import torch
+
 from torch_pitfalls.loader import load_cases
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -6,6 +6,7 @@ import datetime as dt
 import pytest
 import torch
 from summary import pitfalls_record, summary_lines
+
 from torch_pitfalls.run.devices import device_names
 
 _RECORD = pytest.StashKey[dict]()

@@ -40,6 +40,7 @@ import torch
 import torch.nn.functional as F
 from summary import WATCH_GOAL
 from torch import nn
+
 from torch_pitfalls.watch import watch
 
 SIDES = ("off", "on", "anomaly")

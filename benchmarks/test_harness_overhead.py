@@ -33,6 +33,7 @@ from typing import NamedTuple
 import pytest
 from case_modules import _CASES, ROOT
 from summary import RSS_BUDGET_BYTES
+
 from torch_pitfalls.run.runner import not_run_reason
 
 CORPUS = list(_CASES.values())  # in the harness's own order

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from packaging.version import Version
+
 from torch_pitfalls.versions import MATRIX_FIRST, parse_range, release_of
 
 # The symptom index's headings, in the order a learner meets them (docs/site/symptom_page.py).

@@ -165,11 +165,11 @@ def notebooks(work: Path, py: Path, cwd: Path, env: dict) -> dict:
     torch (and its neighbours) but not torch-pitfalls: no wheel installed, no checkout on its path."""
     import nbclient
     import nbformat
-    from torch_pitfalls.loader import load_case
 
     from docs.site.execute import execute_case
     from docs.site.notebook import download_notebook
     from docs.site.stamp import Stamp
+    from torch_pitfalls.loader import load_case
 
     bare = work / "bare-venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", bare], check=True, env=env)

@@ -18,6 +18,7 @@
 
 # %%
 import torch
+
 from torch_pitfalls import observe
 
 X = [1.0, 2.0, 3.0, 4.0]

@@ -22,6 +22,7 @@
 # %%
 import torch
 from torch.autograd import Variable
+
 from torch_pitfalls import observe
 
 # %% [markdown]

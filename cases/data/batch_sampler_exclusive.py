@@ -18,6 +18,7 @@
 # %%
 import torch
 from torch.utils.data import BatchSampler, DataLoader, RandomSampler, SequentialSampler
+
 from torch_pitfalls import observe, seeded
 
 # %% [markdown]

@@ -17,6 +17,7 @@
 # %%
 import torch
 from torch.utils.data import DataLoader
+
 from torch_pitfalls import observe, seeded
 
 # %% [markdown]

@@ -18,6 +18,7 @@
 # %%
 import torch
 from torch.utils.data import DataLoader, DistributedSampler
+
 from torch_pitfalls import observe, seeded
 
 # %% [markdown]

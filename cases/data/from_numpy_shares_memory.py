@@ -18,6 +18,7 @@
 # %%
 import numpy as np
 import torch
+
 from torch_pitfalls import observe
 
 MEAN, STD = 50.0, 50.0

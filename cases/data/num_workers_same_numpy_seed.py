@@ -19,6 +19,7 @@
 # %%
 import numpy as np
 from torch.utils.data import DataLoader, Dataset, get_worker_info
+
 from torch_pitfalls import observe, seeded
 
 # %% [markdown]

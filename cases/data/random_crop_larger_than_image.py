@@ -18,6 +18,7 @@
 
 # %%
 import torch
+
 from torch_pitfalls import observe, seeded
 
 RGB = (128, 64, 32)

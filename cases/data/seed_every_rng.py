@@ -20,6 +20,7 @@ import random
 
 import numpy as np
 import torch
+
 from torch_pitfalls import observe, run_pythons
 
 # One "training run": seed as the script does, then draw what initialization (torch) and

@@ -19,6 +19,7 @@
 # %%
 import numpy as np
 import torch
+
 from torch_pitfalls import observe
 
 # An RGB image's bytes, 4x4, every value a multiple of 5: the ground truth of the round trip.

@@ -19,6 +19,7 @@
 # %%
 import numpy as np
 import torch
+
 from torch_pitfalls import observe
 
 # CIFAR-10's per-channel statistics, as in the source's pipeline.

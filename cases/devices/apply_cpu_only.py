@@ -18,6 +18,7 @@
 from typing import NamedTuple
 
 import torch
+
 from torch_pitfalls import observe
 
 

@@ -20,6 +20,7 @@
 from typing import NamedTuple
 
 import torch
+
 from torch_pitfalls import observe, ops_called
 
 

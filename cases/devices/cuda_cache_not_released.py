@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 import torch
 from torch.profiler import ProfilerActivity, profile
+
 from torch_pitfalls import observe
 
 BLOCK_ELEMENTS = 8 * 1024 * 1024  # float32: 32 MiB, far above the allocator's small-block pool

@@ -19,6 +19,7 @@
 import torch
 from torch import nn
 from torch.nn.modules.utils import consume_prefix_in_state_dict_if_present
+
 from torch_pitfalls import observe, seeded
 
 

@@ -26,6 +26,7 @@ import tempfile
 
 import torch
 from torch import nn
+
 from torch_pitfalls import communicate, observe
 
 WORLD = 2  # processes, as `torchrun --nproc_per_node 2` or mp.spawn(nprocs=2) would start

@@ -20,6 +20,7 @@
 from typing import NamedTuple
 
 import torch
+
 from torch_pitfalls import observe
 
 CONFIGURED = "cuda"  # how the config names the GPU: by its type alone

@@ -23,6 +23,7 @@ import re
 from typing import NamedTuple, Optional
 
 import torch
+
 from torch_pitfalls import observe
 
 # The table every variant indexes: 4 rows, so the valid row numbers are 0, 1, 2 and 3.

@@ -20,6 +20,7 @@ from typing import NamedTuple
 
 import torch
 from torch import nn
+
 from torch_pitfalls import observe, seeded
 
 

@@ -20,6 +20,7 @@
 from typing import NamedTuple
 
 import torch
+
 from torch_pitfalls import observe, ops_called
 
 # The sizes of the batch in the case: 6 channels, so the loop runs 6 times.

@@ -21,6 +21,7 @@ from typing import NamedTuple, Optional
 
 import torch
 from torch import nn
+
 from torch_pitfalls import observe, seeded
 
 

@@ -20,6 +20,7 @@
 import numpy as np
 import torch
 from torch import nn
+
 from torch_pitfalls import observe, seeded
 
 # %% [markdown]

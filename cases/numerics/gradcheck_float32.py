@@ -19,6 +19,7 @@
 import torch
 from torch import nn
 from torch.autograd import gradcheck
+
 from torch_pitfalls import observe, seeded
 
 try:

@@ -23,6 +23,7 @@ import math
 
 import torch
 from torch.autograd import gradcheck
+
 from torch_pitfalls import observe
 
 try:

@@ -16,6 +16,7 @@
 
 # %%
 import torch
+
 from torch_pitfalls import observe
 
 # %% [markdown]

@@ -21,6 +21,7 @@ import tempfile
 from pathlib import Path
 
 import torch
+
 from torch_pitfalls import observe, run_python
 
 # %% [markdown]

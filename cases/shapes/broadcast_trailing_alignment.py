@@ -20,6 +20,7 @@
 import re
 
 import torch
+
 from torch_pitfalls import observe
 
 # %% [markdown]

@@ -19,6 +19,7 @@
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
 from torch_pitfalls import observe, seeded
 
 # %% [markdown]

@@ -18,6 +18,7 @@
 # %%
 import torch
 from torch import nn
+
 from torch_pitfalls import observe, seeded
 
 # %% [markdown]

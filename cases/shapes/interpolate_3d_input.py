@@ -22,6 +22,7 @@ import re
 
 import torch
 import torch.nn.functional as F
+
 from torch_pitfalls import observe
 
 # %% [markdown]

@@ -18,6 +18,7 @@
 # %%
 import torch
 import torch.nn.functional as F
+
 from torch_pitfalls import observe
 
 # %% [markdown]

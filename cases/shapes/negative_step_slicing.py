@@ -17,6 +17,7 @@
 # %%
 import numpy as np
 import torch
+
 from torch_pitfalls import observe
 
 # %% [markdown]

@@ -19,6 +19,7 @@
 import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_sequence
+
 from torch_pitfalls import observe, seeded
 
 # %% [markdown]

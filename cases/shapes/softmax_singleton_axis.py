@@ -17,6 +17,7 @@
 # %%
 import torch
 import torch.nn.functional as F
+
 from torch_pitfalls import observe
 
 # %% [markdown]

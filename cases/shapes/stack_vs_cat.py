@@ -17,6 +17,7 @@
 
 # %%
 import torch
+
 from torch_pitfalls import observe
 
 # %% [markdown]

@@ -22,6 +22,7 @@ import math
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
 from torch_pitfalls import observe
 
 # %% [markdown]

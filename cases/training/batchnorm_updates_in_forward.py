@@ -17,6 +17,7 @@
 # %%
 import torch
 import torch.nn as nn
+
 from torch_pitfalls import observe
 
 # %% [markdown]

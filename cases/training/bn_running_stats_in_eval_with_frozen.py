@@ -20,6 +20,7 @@
 import torch
 import torch.nn.functional as F
 from torch import nn
+
 from torch_pitfalls import observe, seeded
 
 # %% [markdown]

@@ -17,6 +17,7 @@
 # %%
 import torch
 from torch import nn
+
 from torch_pitfalls import observe, seeded
 
 # %% [markdown]

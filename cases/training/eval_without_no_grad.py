@@ -17,6 +17,7 @@
 # %%
 import torch
 import torch.nn as nn
+
 from torch_pitfalls import observe, saved_bytes, seeded
 
 # %% [markdown]

@@ -18,6 +18,7 @@
 import torch
 import torch.nn as nn
 from torch.distributions import Categorical, kl_divergence
+
 from torch_pitfalls import observe
 
 # %% [markdown]

@@ -20,6 +20,7 @@
 import numpy as np
 import torch
 import torch.nn.functional as F
+
 from torch_pitfalls import observe, seeded
 
 # %% [markdown]

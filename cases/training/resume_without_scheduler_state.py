@@ -22,6 +22,7 @@ import tempfile
 import torch
 import torch.nn.functional as F
 from torch import nn
+
 from torch_pitfalls import observe, seeded
 
 # %% [markdown]

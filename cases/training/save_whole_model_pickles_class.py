@@ -23,6 +23,7 @@ from pathlib import Path
 
 import torch
 from torch import nn
+
 from torch_pitfalls import observe, run_python, seeded
 
 # %% [markdown]

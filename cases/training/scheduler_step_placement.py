@@ -20,6 +20,7 @@
 import math
 
 import torch
+
 from torch_pitfalls import observe
 
 # %% [markdown]

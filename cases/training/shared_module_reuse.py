@@ -17,6 +17,7 @@
 
 # %%
 from torch import nn
+
 from torch_pitfalls import observe, seeded
 
 # %% [markdown]

@@ -23,6 +23,7 @@ import warnings
 import torch
 from packaging.version import Version
 from torch.utils.checkpoint import checkpoint
+
 from torch_pitfalls import observe
 
 # %% [markdown]

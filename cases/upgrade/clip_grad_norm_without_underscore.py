@@ -22,6 +22,7 @@ import warnings
 
 import torch
 from torch import nn
+
 from torch_pitfalls import observe, seeded
 
 # %% [markdown]

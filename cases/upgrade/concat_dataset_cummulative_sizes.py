@@ -22,6 +22,7 @@ import warnings
 
 import torch
 from torch.utils.data import ConcatDataset, TensorDataset
+
 from torch_pitfalls import observe
 
 # %% [markdown]

@@ -22,6 +22,7 @@
 import functools
 
 import torch
+
 from torch_pitfalls import observe
 
 

@@ -19,6 +19,7 @@
 # %%
 import torch
 from torch.distributions import Distribution, Normal
+
 from torch_pitfalls import observe, seeded
 
 

@@ -20,6 +20,7 @@
 # %%
 import functorch
 import torch
+
 from torch_pitfalls import observe
 
 # %% [markdown]

@@ -21,6 +21,7 @@ import math
 
 import torch
 from torch import nn
+
 from torch_pitfalls import observe, seeded
 
 # %% [markdown]

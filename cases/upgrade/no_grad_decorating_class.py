@@ -21,6 +21,7 @@
 import inspect
 
 import torch
+
 from torch_pitfalls import observe
 
 # %% [markdown]

@@ -19,6 +19,7 @@
 
 # %%
 import torch
+
 from torch_pitfalls import observe
 
 # %% [markdown]

@@ -24,6 +24,7 @@ import contextlib
 
 import torch
 import torch.utils._pytree as _torch_pytree
+
 from torch_pitfalls import observe
 
 # %% [markdown]

@@ -20,6 +20,7 @@
 
 # %%
 import torch
+
 from torch_pitfalls import observe
 
 # %% [markdown]

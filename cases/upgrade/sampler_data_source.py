@@ -21,6 +21,7 @@
 # %%
 import torch
 from torch.utils.data import Sampler
+
 from torch_pitfalls import observe
 
 # %% [markdown]

@@ -24,6 +24,7 @@ import math
 
 import torch
 import torch.nn.functional as F
+
 from torch_pitfalls import observe
 
 

@@ -23,6 +23,7 @@ from collections import OrderedDict
 
 import torch
 from torch import nn
+
 from torch_pitfalls import observe, seeded
 
 

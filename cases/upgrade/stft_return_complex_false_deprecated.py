@@ -23,6 +23,7 @@
 
 # %%
 import torch
+
 from torch_pitfalls import observe
 
 # %% [markdown]

@@ -22,6 +22,7 @@ import tempfile
 import warnings
 
 import torch
+
 from torch_pitfalls import observe
 
 # %% [markdown]

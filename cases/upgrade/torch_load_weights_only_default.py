@@ -24,6 +24,7 @@ import pickle
 import tempfile
 
 import torch
+
 from torch_pitfalls import observe
 
 

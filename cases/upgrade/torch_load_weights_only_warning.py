@@ -23,6 +23,7 @@ import tempfile
 import warnings
 
 import torch
+
 from torch_pitfalls import observe
 
 

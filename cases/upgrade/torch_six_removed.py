@@ -21,6 +21,7 @@ import importlib
 import math
 
 import torch
+
 from torch_pitfalls import observe
 
 # %% [markdown]

@@ -19,6 +19,7 @@
 # %%
 import torch
 from torch import nn
+
 from torch_pitfalls import observe, seeded
 
 D_MODEL, NHEAD, FF = 8, 2, 16

@@ -21,6 +21,7 @@
 import contextlib
 
 import torch
+
 from torch_pitfalls import observe
 
 # %% [markdown]

@@ -19,6 +19,7 @@
 # %%
 import torch
 from torch import nn
+
 from torch_pitfalls import observe, seeded
 
 # %% [markdown]

@@ -27,6 +27,7 @@ import tempfile
 
 import numpy as np
 import torch
+
 from torch_pitfalls import observe
 
 SCORES = [0.75, 0.8125, 0.875, 0.8125]  # validation scores of four epochs

@@ -18,9 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
-from torch_pitfalls.loader import LoadError, load_cases
-from torch_pitfalls.matrix import Matrix, load_matrix
-from torch_pitfalls.run.report import ReportError
 
 from docs.site.bench_page import BenchError, choose_bench, other_devices, performance_page
 from docs.site.case_links import Repository
@@ -37,6 +34,9 @@ from docs.site.topic_page import topic_page
 from docs.site.upgrade_page import upgrade_page
 from docs.site.watching_page import load_detection, watching_page
 from docs.site.zh_build import zh_build
+from torch_pitfalls.loader import LoadError, load_cases
+from torch_pitfalls.matrix import Matrix, load_matrix
+from torch_pitfalls.run.report import ReportError
 
 ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "docs" / "writing-a-case.md"

@@ -16,8 +16,6 @@ import shutil
 from pathlib import Path
 
 import nbformat
-from torch_pitfalls.matrix import Matrix
-from torch_pitfalls.matrix.claims import all_claims
 
 from docs.site.case_links import case_links
 from docs.site.execute import ExecutedCase
@@ -27,6 +25,8 @@ from docs.site.matrix_page import case_matrix_section, newest_symptom
 from docs.site.notebook import download_notebook
 from docs.site.text import code, md
 from docs.site.watching_page import Detection, case_detection_line
+from torch_pitfalls.matrix import Matrix
+from torch_pitfalls.matrix.claims import all_claims
 
 
 def write_downloads(ex: ExecutedCase, folder: Path, m: Matrix | None = None) -> tuple[str, str]:

@@ -27,16 +27,16 @@ from typing import Callable
 import jupytext
 import nbformat
 import torch
-from torch_pitfalls.helpers import reseed
-from torch_pitfalls.loader import LoadedCase
-from torch_pitfalls.observation import CaseTimeout, Observation, first_line
-from torch_pitfalls.run import state
-from torch_pitfalls.run.runner import time_limit
 
 from docs.site.capture import Streams, captured, printed_into
 from docs.site.forked import ForkedFailure, for_each
 from docs.site.outputs import clean_outputs
 from docs.site.stamp import STAMP_KEY, Stamp
+from torch_pitfalls.helpers import reseed
+from torch_pitfalls.loader import LoadedCase
+from torch_pitfalls.observation import CaseTimeout, Observation, first_line
+from torch_pitfalls.run import state
+from torch_pitfalls.run.runner import time_limit
 
 EXPECTED_ERROR_TAG = "raises-exception"  # the Jupyter / MyST-NB tag for a cell meant to raise
 LESSON_CALLS = ("broken", "fixed")  # the functions a case page calls for the reader, on "cpu"

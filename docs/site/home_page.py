@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from torch_pitfalls.loader import LoadedCase
-from torch_pitfalls.matrix import Matrix
-from torch_pitfalls.matrix.claims import reason_of
-
 from docs.site.matrix_page import newest_symptom
 from docs.site.symptom_page import CATEGORIES, Symptom
 from docs.site.text import case_href, esc, raw_html
+from torch_pitfalls.loader import LoadedCase
+from torch_pitfalls.matrix import Matrix
+from torch_pitfalls.matrix.claims import reason_of
 
 INTRO = Path(__file__).with_name("home.md")  # the hand-written part of the home page
 ABOUT = Path(__file__).with_name("about.md")  # the hand-written part of the about page

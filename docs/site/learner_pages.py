@@ -6,14 +6,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from torch_pitfalls.loader import LoadedCase
-from torch_pitfalls.matrix import Matrix
-
 from docs.site.home_page import about_page, topics_of
 from docs.site.site_extension import DESCRIPTIONS
 from docs.site.start_page import start_page
 from docs.site.symptom_page import Symptom, SymptomError, load_symptoms, symptom_page
 from docs.site.upgrade_page import upgrade_files
+from torch_pitfalls.loader import LoadedCase
+from torch_pitfalls.matrix import Matrix
 
 PAGE_DESCRIPTIONS = {
     "index": "PyTorch pitfalls, each shown by the smallest program that has it, what it really prints, why, and the fix.",

@@ -25,12 +25,12 @@ import textwrap
 from dataclasses import dataclass, field
 
 import nbformat
-from torch_pitfalls.casefile import HELPER_MODULES, read_case, statements_of
-from torch_pitfalls.matrix import Matrix
 
 from docs.site.execute import LESSON_CALLS, LESSON_DEVICE, ExecutedCase
 from docs.site.outputs import call_outputs, clean, recorded_outputs
 from docs.site.stamp import STAMP_KEY, Stamp
+from torch_pitfalls.casefile import HELPER_MODULES, read_case, statements_of
+from torch_pitfalls.matrix import Matrix
 
 HARNESS_PACKAGE = "torch_pitfalls"
 DIFF_MAX_CHANGED = 12  # broken and fixed differing by more lines than this get no diff view

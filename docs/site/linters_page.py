@@ -6,9 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from torch_pitfalls.lint import RULES, rule_ranges
-
 from docs.site.text import code, esc
+from torch_pitfalls.lint import RULES, rule_ranges
 
 NOT_RECORDED = "not in the recorded lint bench"
 

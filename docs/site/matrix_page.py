@@ -6,14 +6,14 @@ Everything comes from ``torch_pitfalls.matrix`` (the recorded reports); nothing 
 from __future__ import annotations
 
 from packaging.version import Version
-from torch_pitfalls.case import DEVICES
-from torch_pitfalls.loader import LoadedCase
-from torch_pitfalls.matrix import NOT_OBSERVED, Matrix, device_kind
-from torch_pitfalls.matrix.cli import MARKS, column_labels, provenance_lines
 
 from docs.site.outputs import clean
 from docs.site.record_text import change_texts, seen_lines
 from docs.site.text import case_href, code, esc, raw_html, status_class
+from torch_pitfalls.case import DEVICES
+from torch_pitfalls.loader import LoadedCase
+from torch_pitfalls.matrix import NOT_OBSERVED, Matrix, device_kind
+from torch_pitfalls.matrix.cli import MARKS, column_labels, provenance_lines
 
 STATUS_MEANING = {
     "reproduced": "symptom expected here and seen; the fix holds",

@@ -15,11 +15,11 @@ import re
 import sys
 
 import nbformat
-from torch_pitfalls.matrix import Matrix
 
 from docs.site.execute import ExecutedCase
 from docs.site.lesson import Lesson, split_lesson
 from docs.site.stamp import STAMP_KEY
+from torch_pitfalls.matrix import Matrix
 
 WITH_TORCH = {"torch", "functorch"}  # what a torch wheel installs
 DISTRIBUTIONS = {"PIL": "pillow"}  # import name -> what pip installs, where they differ

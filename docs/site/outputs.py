@@ -18,9 +18,9 @@ import tempfile
 from pathlib import Path
 
 import nbformat
-from torch_pitfalls.observation import Observation
 
 from docs.site.text import ANSI
+from torch_pitfalls.observation import Observation
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import json
 
-from torch_pitfalls.matrix import Matrix
-
 from docs.site.outputs import clean
+from torch_pitfalls.matrix import Matrix
 
 
 def value_text(summary) -> str:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import nbformat
 import torch
+
 from torch_pitfalls.run.devices import device_names
 
 STAMP_KEY = "torch_pitfalls"  # metadata key of the stamp, on stamp outputs and the notebook

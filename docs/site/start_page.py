@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from torch_pitfalls.loader import LoadedCase
-
 from docs.site.symptom_page import Symptom
 from docs.site.text import md
+from torch_pitfalls.loader import LoadedCase
 
 # Ten to begin with, chosen from the pitfall catalogue (../shared/catalogue.md): the examples the
 # project was specified with (starred there) and the pitfalls that two of the five source posts

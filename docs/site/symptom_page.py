@@ -6,10 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from docs.site.text import md, raw_html
 from torch_pitfalls.case import SYMPTOM_CATEGORIES
 from torch_pitfalls.loader import LoadedCase
-
-from docs.site.text import md, raw_html
 
 # The categories in the order a learner meets them: key, heading, what it covers.
 CATEGORIES = {

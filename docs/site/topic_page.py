@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
+from docs.site.matrix_page import newest_symptom
+from docs.site.text import code, esc, md
 from torch_pitfalls.loader import LoadedCase
 from torch_pitfalls.matrix import NOT_OBSERVED, Matrix
 from torch_pitfalls.matrix.claims import observed_bounds
-
-from docs.site.matrix_page import newest_symptom
-from docs.site.text import code, esc, md
 
 
 def topic_page(topic: str, cases: list[LoadedCase], m: Matrix) -> str:

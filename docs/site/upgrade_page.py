@@ -13,11 +13,10 @@ from __future__ import annotations
 import json
 import re
 
-from torch_pitfalls.matrix import Matrix
-from torch_pitfalls.matrix.upgrade import upgrade
-
 from docs.site.record_text import change_texts
 from docs.site.text import code, esc, raw_html
+from torch_pitfalls.matrix import Matrix
+from torch_pitfalls.matrix.upgrade import upgrade
 
 FIX_WORDS = {
     True: "the fix works on both",

@@ -35,6 +35,7 @@ from pathlib import Path
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
+
 from torch_pitfalls.lint.releases import Releases
 
 

@@ -126,6 +126,7 @@ def _compiles(lc, text: str, rule_id: str, count: int) -> dict:
     only for want of a GPU (a TypeError for the keyword would refute it). The call's own run on CUDA
     is not observed here."""
     import torch
+
     from torch_pitfalls.observation import observe
 
     run = observe(lc.module.broken, "cpu")

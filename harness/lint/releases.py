@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
+
 from torch_pitfalls.versions import parse_range, release_of
 
 _GRID = tuple(

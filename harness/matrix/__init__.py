@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from packaging.version import Version
+
 from torch_pitfalls.loader import case_id_of, find_case_files, source_sha256
 from torch_pitfalls.matrix.changes import Change, between
 from torch_pitfalls.run.report import FAILING, PASSING, Record, ReportError, load_report, records_of

@@ -34,6 +34,7 @@ import time
 from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
+
 from torch_pitfalls.matrix import DEFAULT_VERSIONS, report_path
 from torch_pitfalls.run.devices import torch_version
 from torch_pitfalls.run.numpy_rule import numpy_requirement

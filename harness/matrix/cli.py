@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from packaging.version import Version
+
 from torch_pitfalls.matrix import NOT_OBSERVED, STALE, Matrix, default_reports_dir, device_kind, load_matrix
 from torch_pitfalls.matrix.changes import KINDS
 from torch_pitfalls.matrix.upgrade import text as upgrade_text

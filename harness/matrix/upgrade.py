@@ -14,6 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 from packaging.version import Version
+
 from torch_pitfalls.matrix import NOT_OBSERVED, STALE, Matrix
 from torch_pitfalls.matrix.changes import KINDS
 

@@ -19,6 +19,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 import pytest
+
 from torch_pitfalls.case import DEVICES, KINDS, TOPICS
 from torch_pitfalls.loader import LoadError, duplicate_id, is_case_file, load_case
 from torch_pitfalls.run.report import Record, build_report, summary_table, write_report
@@ -98,6 +99,7 @@ def pytest_report_header(config):
     if importlib.util.find_spec("torch") is None:  # installed, the plugin loads in every pytest run
         return "torch-pitfalls: torch is not installed here: install the torch to test, then run the cases"
     import torch
+
     from torch_pitfalls.run.devices import device_unavailable_reason
 
     cuda = device_unavailable_reason("cuda") or f"CUDA {torch.version.cuda}, {torch.cuda.get_device_name(0)}"

@@ -54,6 +54,7 @@ def environment() -> dict:
     """Where this run happens: torch, Python, platform and device names, and the provenance
     (harness/run/provenance.py) a reader of someone else's report needs to trust a cell."""
     import torch
+
     from torch_pitfalls.run.devices import device_names
     from torch_pitfalls.run.provenance import provenance
 

@@ -8,8 +8,9 @@ import shutil
 import sys
 from pathlib import Path
 
-import torch_pitfalls.surface
 from packaging.version import Version
+
+import torch_pitfalls.surface
 from torch_pitfalls.surface.diff import diff, print_diff
 from torch_pitfalls.surface.fetch import fetch
 from torch_pitfalls.surface.scan import scan_tree

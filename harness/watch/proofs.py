@@ -56,6 +56,7 @@ def prove(detector, lc, device="cpu") -> dict:
 def prove_all(cases_dir: Path | None = None, device: str = "cpu") -> dict:
     """Every detector proven on ``device``; a case that does not run there is left out (and named)."""
     import torch
+
     from torch_pitfalls.watch.detectors import all_detectors
 
     cases = {lc.id: lc for lc in load_cases(Path(cases_dir or default_cases_dir()))}

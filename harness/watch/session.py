@@ -46,6 +46,7 @@ class Watcher:
 
     def start(self) -> None:
         from torch.optim import optimizer as optim
+
         from torch_pitfalls.watch.detectors import detectors_for
         from torch_pitfalls.watch.mode import FastPathsKept, WatchMode
 

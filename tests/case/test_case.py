@@ -1,6 +1,7 @@
 """Case metadata is validated when it is built, naming the field."""
 
 import pytest
+
 from torch_pitfalls.case import Affects, Case, CaseError, Source
 
 GOOD = dict(id="a-case", title="A case", kind="silent", affects=">=2.0", devices=("cpu",), sources=(Source("s"),))

@@ -15,6 +15,7 @@ recorded matrix proves the case's fix where the symptom shows (a fresh ``reprodu
 from __future__ import annotations
 
 from planting import ROOT, real_case_ids
+
 from torch_pitfalls.loader import load_cases
 from torch_pitfalls.matrix import load_matrix
 from torch_pitfalls.run.report import PASSING

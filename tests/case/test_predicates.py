@@ -15,6 +15,7 @@ import warnings
 
 import pytest
 from planting import ROOT, variant_run
+
 from torch_pitfalls.loader import load_corpus
 from torch_pitfalls.observation import Observation
 

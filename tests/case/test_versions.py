@@ -1,6 +1,7 @@
 """Version ranges: packaging's PEP 440, with torch's local builds and nightlies handled on purpose."""
 
 import pytest
+
 from torch_pitfalls.versions import parse_range
 
 

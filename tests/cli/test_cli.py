@@ -6,6 +6,7 @@ import sys
 
 import pytest
 from planting import ROOT
+
 from torch_pitfalls.cli import main
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from planting import ROOT, subprocess_env
+
 from torch_pitfalls.cli import main
 
 

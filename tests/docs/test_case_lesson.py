@@ -21,11 +21,10 @@ from pyflakes.messages import UndefinedName
 
 pytest.importorskip("myst_nb", reason="the docs extra is not installed (pip install -e '.[test,docs]')")
 
-from torch_pitfalls import observe  # noqa: E402
-from torch_pitfalls.loader import load_case, load_cases  # noqa: E402
-
 from docs.site.outputs import clean, error_text, pretty  # noqa: E402
 from docs.site.outputs_check import problems  # noqa: E402
+from torch_pitfalls import observe  # noqa: E402
+from torch_pitfalls.loader import load_case, load_cases  # noqa: E402
 
 HARNESS_CODE = re.compile(
     r'def (?:symptom|check|near_miss|stable)\(|CASE = Case\(|print\(observe\((?:broken|fixed), "cpu"\)\)'

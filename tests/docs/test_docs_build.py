@@ -16,12 +16,11 @@ from planting import ROOT
 pytest.importorskip("sphinx", reason="the docs extra is not installed (pip install -e '.[test,docs]')")
 pytest.importorskip("myst_nb", reason="the docs extra is not installed (pip install -e '.[test,docs]')")
 
-from torch_pitfalls import observe  # noqa: E402
-from torch_pitfalls.loader import load_cases  # noqa: E402
-
 from docs.site.bench_page import BenchError, choose_bench, other_devices, performance_page  # noqa: E402
 from docs.site.execute import CaseRunError, execute_cases  # noqa: E402
 from docs.site.stamp import Stamp  # noqa: E402
+from torch_pitfalls import observe  # noqa: E402
+from torch_pitfalls.loader import load_cases  # noqa: E402
 
 # A case as an author writes one: prose cells, the code, demo cells printing what it produced.
 STORY = """\

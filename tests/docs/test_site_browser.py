@@ -22,11 +22,10 @@ from planting import ROOT
 
 pytest.importorskip("sphinx", reason="the docs extra is not installed (pip install -e '.[test,docs]')")
 
-from torch_pitfalls.loader import load_cases  # noqa: E402
-
 from docs.site.case_links import Repository, case_links  # noqa: E402
 from docs.site.start_page import TEN  # noqa: E402
 from docs.site.symptom_page import CATEGORIES, SymptomError, load_symptoms  # noqa: E402
+from torch_pitfalls.loader import load_cases  # noqa: E402
 
 CASES = load_cases(ROOT / "cases")
 IDS = {lc.id for lc in CASES}

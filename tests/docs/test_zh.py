@@ -23,11 +23,11 @@ pytest.importorskip("sphinx", reason="the docs extra is not installed (pip insta
 pytest.importorskip("babel", reason="the docs extra is not installed (pip install -e '.[test,docs]')")
 
 from babel.messages.pofile import read_po, write_po  # noqa: E402
-from torch_pitfalls.loader import load_cases  # noqa: E402
 
 from docs.site import i18n  # noqa: E402
 from docs.site.zh_build import STATUS, ZhStatus  # noqa: E402
 from docs.site.zh_build import main as zh_main
+from torch_pitfalls.loader import load_cases  # noqa: E402
 
 CASES = load_cases(ROOT / "cases")
 # More stale paragraphs than this on the real site fail the suite: an English change that outdates

@@ -9,6 +9,7 @@ from dataclasses import replace
 
 import pytest
 from planting import ROOT
+
 from torch_pitfalls.cli import main
 from torch_pitfalls.lint import RULES_BY_ID
 from torch_pitfalls.lint.fix_proofs import prove, prove_all

@@ -13,6 +13,7 @@ import textwrap
 import pytest
 import yaml
 from planting import ROOT
+
 from torch_pitfalls.casefile import read_case
 from torch_pitfalls.cli import main
 from torch_pitfalls.lint import RULES, active_rules, lint_text

@@ -7,6 +7,7 @@ import json
 import random
 
 from planting import ROOT
+
 from torch_pitfalls.lint import RULES
 from torch_pitfalls.lint.bench import stale_rows
 

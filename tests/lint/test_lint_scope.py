@@ -9,6 +9,7 @@ import json
 import textwrap
 
 import pytest
+
 from torch_pitfalls.cli import main
 from torch_pitfalls.lint import RULES_BY_ID, lint_text, rule_ranges
 from torch_pitfalls.lint.declared import declared_for

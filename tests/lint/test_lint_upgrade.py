@@ -10,6 +10,7 @@ import json
 import pytest
 from packaging.version import Version
 from planting import ROOT
+
 from torch_pitfalls.cli import main
 from torch_pitfalls.lint import RULES_BY_ID
 from torch_pitfalls.matrix import load_matrix

@@ -12,6 +12,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from lint_variants import load  # noqa: E402
+
 from torch_pitfalls.lint import RULES, active_rules, lint_text  # noqa: E402
 
 MIN_RECALL = 0.8

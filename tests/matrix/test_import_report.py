@@ -10,6 +10,7 @@ import json
 
 import pytest
 from planting import REPORT_ENV, case_sha
+
 from torch_pitfalls.cli import main
 from torch_pitfalls.loader import load_cases
 from torch_pitfalls.matrix import load_matrix

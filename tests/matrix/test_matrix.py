@@ -10,6 +10,7 @@ from dataclasses import replace
 import pytest
 from planting import REPORT_ENV as ENV
 from planting import case_sha
+
 from torch_pitfalls.case import Affects
 from torch_pitfalls.cli import main
 from torch_pitfalls.matrix import NOT_OBSERVED, STALE, load_matrix, report_path
@@ -227,6 +228,7 @@ def test_build_reruns_only_stale_cases_and_merges_them(project, capsys):
     edited case runs again, and the report says so."""
     import torch
     from packaging.version import Version
+
     from torch_pitfalls.matrix.build import main as build
 
     version = Version(torch.__version__).base_version
@@ -293,6 +295,7 @@ def test_changes_are_classified_from_fingerprints_and_noise_is_not_a_change(hist
 
 def test_upgrade_lists_every_change_in_the_span_and_validates(history, capsys):
     import jsonschema
+
     from torch_pitfalls.matrix.upgrade import SCHEMA_FILE
 
     args = ["--cases", str(history.cases), "upgrade", "2.0.1", "2.4.1", "--reports", str(history.reports)]

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from torch_pitfalls.loader import load_cases
 from torch_pitfalls.matrix import DEFAULT_VERSIONS, NOT_OBSERVED, STALE, load_matrix
 from torch_pitfalls.matrix.claims import observed_bounds

@@ -8,6 +8,7 @@ import subprocess
 import pytest
 import yaml
 from planting import ROOT
+
 from torch_pitfalls.matrix import DEFAULT_VERSIONS
 
 WORKFLOWS = ROOT / ".github" / "workflows"

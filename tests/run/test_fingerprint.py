@@ -6,6 +6,7 @@ import warnings
 
 import pytest
 import torch
+
 from torch_pitfalls.observation import observe
 from torch_pitfalls.run.fingerprint import fingerprint, mask, value_summary
 

@@ -19,6 +19,7 @@ from dataclasses import asdict
 import pytest
 from background import FAULTS, NAN, WORKER_STARTUP_S
 from planting import copied_case_ids, differences, outcomes
+
 from torch_pitfalls.case import DEVICES
 from torch_pitfalls.loader import load_case
 from torch_pitfalls.run.runner import run_case

@@ -6,6 +6,7 @@ import functools
 import json
 
 from planting import case_source, run_corpus
+
 from torch_pitfalls.run.report import OUTCOMES, SCHEMA, SCHEMA_VERSION
 
 

@@ -5,6 +5,7 @@ import json
 import os
 
 import pytest
+
 from torch_pitfalls.run.report import Record, build_report, summary_table, write_report
 
 

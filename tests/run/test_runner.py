@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 from planting import case_source
+
 from torch_pitfalls.loader import load_case
 from torch_pitfalls.run.runner import run_case
 

@@ -9,6 +9,7 @@ import types
 import warnings
 
 import pytest
+
 from torch_pitfalls.run import state
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -7,6 +7,7 @@ import json
 import textwrap
 
 import pytest
+
 from torch_pitfalls.surface.cli import main
 from torch_pitfalls.surface.diff import diff
 from torch_pitfalls.surface.scan import scan_tree

@@ -34,6 +34,7 @@ from planting import ROOT, runs_other_interpreters, variant_run
 from torch import nn
 from torch.nn.modules import module as nn_module
 from torch.optim import optimizer as optim_module
+
 from torch_pitfalls.loader import load_cases
 from torch_pitfalls.run.runner import not_run_reason, run_variant
 from torch_pitfalls.watch import watch

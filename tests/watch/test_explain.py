@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 from planting import ROOT, runs_other_interpreters, variant_run
+
 from torch_pitfalls.loader import load_cases
 from torch_pitfalls.matrix import load_matrix
 from torch_pitfalls.matrix.changes import remask

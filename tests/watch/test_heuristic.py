@@ -19,6 +19,7 @@ import torch
 import torch.nn.functional as F
 from planting import ROOT
 from torch import nn
+
 from torch_pitfalls.loader import load_case
 from torch_pitfalls.watch import watch
 from torch_pitfalls.watch.detectors import all_detectors

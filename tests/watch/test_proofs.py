@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 from planting import ROOT, runs_other_interpreters
+
 from torch_pitfalls.loader import load_cases
 from torch_pitfalls.watch.detectors import all_detectors
 from torch_pitfalls.watch.proofs import prove, watched

@@ -9,10 +9,11 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from variants import PRELUDE, PROGRAMS
+
 from torch_pitfalls.watch import watch
 from torch_pitfalls.watch.cli import run_program
 from torch_pitfalls.watch.detectors import all_detectors
-from variants import PRELUDE, PROGRAMS
 
 
 def run_watched(tmp_path: Path, name: str, body: str):

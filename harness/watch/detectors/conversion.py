@@ -4,6 +4,7 @@ outside 0..255 (256.02 becomes 0, -1.02 becomes 255)."""
 from __future__ import annotations
 
 import torch
+
 from torch_pitfalls.watch.detectors.base import Detector
 
 _UINT8_NAMES = ("torch.ByteTensor", "torch.cuda.ByteTensor")

@@ -7,6 +7,7 @@ import weakref
 
 import torch
 from torch.nn.modules import module as nn_module
+
 from torch_pitfalls.watch.detectors.base import Detector
 from torch_pitfalls.watch.sites import user_site
 

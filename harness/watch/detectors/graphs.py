@@ -7,6 +7,7 @@ import math
 import weakref
 
 import torch
+
 from torch_pitfalls.watch.detectors.base import Detector, arg
 from torch_pitfalls.watch.sites import user_site
 

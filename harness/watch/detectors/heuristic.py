@@ -23,6 +23,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.modules import module as nn_module
 from torch.optim import optimizer as optim
+
 from torch_pitfalls.watch.detectors.base import Detector, arg
 from torch_pitfalls.watch.detectors.graphs import BACKWARD
 from torch_pitfalls.watch.sites import origin, user_site

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
+
 from torch_pitfalls.watch.detectors.base import Detector, arg
 
 # Element-wise regression losses: they broadcast input against target, then reduce.

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import torch
 from torch import nn
+
 from torch_pitfalls.watch.detectors.base import Detector
 from torch_pitfalls.watch.sites import user_site
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import weakref
 
 import torch
+
 from torch_pitfalls.watch.detectors.base import Detector
 
 # Every public in-place Tensor method (add_, sub_, mul_, clamp_, copy_, ...): `x -= m` arrives as sub_.

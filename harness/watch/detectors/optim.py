@@ -8,6 +8,7 @@ import weakref
 
 from torch.nn.modules import module as nn_module
 from torch.optim import optimizer as optim
+
 from torch_pitfalls.watch.detectors.base import Detector
 from torch_pitfalls.watch.sites import user_site
 

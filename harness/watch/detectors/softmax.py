@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
+
 from torch_pitfalls.watch.detectors.base import Detector, arg
 
 
