@@ -155,7 +155,7 @@ CASE = Case(
             ">=2.0",
             form="RuntimeError",
             reason="torch.symeig is a stub that raises 'deprecated since version 1.9 and is now removed' "
-            "(observed here on 2.13.0; from 2.0 by torch's history)",
+            "(from 2.0, by torch's history)",
             issue="https://github.com/pytorch/pytorch/pull/70988",
         ),
         Affects(

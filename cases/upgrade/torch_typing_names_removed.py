@@ -142,7 +142,7 @@ CASE = Case(
         Affects(
             ">=2.5",
             reason="torch/__init__.py imports typing's names under private aliases (Any as _Any, ...); "
-            "the 2.4.0 wheel still imports them plainly (observed here on 2.13.0)",
+            "the 2.4.0 wheel still imports them plainly",
             issue="https://github.com/pytorch/pytorch/pull/129001",
         ),
     ),

@@ -70,7 +70,8 @@ def case_extras(version: str) -> list[str]:
     vision = TORCHVISION.get(version)
     # torch.utils.tensorboard of torch < 2.0 imports six, which tensorboard no longer brings
     board = ["six", "tensorboard"] if Version(version) < Version("2.0") else ["tensorboard"]
-    return [*board, f"torchvision=={vision}" if vision else "torchvision"]
+    # onnx-export-dynamo-default exports with what each release's torch.onnx.export needs
+    return [*board, f"torchvision=={vision}" if vision else "torchvision", "onnx", "onnxscript"]
 
 
 class BuildError(Exception):

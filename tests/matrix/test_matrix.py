@@ -383,8 +383,8 @@ def test_each_release_gets_the_torchvision_that_pins_it():
     from torch_pitfalls.matrix import DEFAULT_VERSIONS
     from torch_pitfalls.matrix.build import case_extras
 
-    assert case_extras("2.13.0") == ["tensorboard", "torchvision==0.28.0"]
-    assert case_extras("2.0.1") == ["tensorboard", "torchvision==0.15.2"]
+    assert case_extras("2.13.0") == ["tensorboard", "torchvision==0.28.0", "onnx", "onnxscript"]
+    assert case_extras("2.0.1") == ["tensorboard", "torchvision==0.15.2", "onnx", "onnxscript"]
     assert case_extras("1.13.1")[:2] == ["six", "tensorboard"]
     # none pins these (1.13.1's has no cp311 wheel; none pins 2.15.0): tried unpinned, unverified if absent
     assert case_extras("1.13.1")[-1] == case_extras("2.15.0")[-1] == "torchvision"
