@@ -266,6 +266,8 @@ CASE = Case(
     id="onnx-export-dynamo-default",
     title="torch.onnx.export switches to the torch.export-based exporter in 2.9, which needs onnxscript",
     kind="error",
+    symptom_category="error",
+    symptom_line="After upgrading to 2.9, torch.onnx.export fails: No module named 'onnxscript'.",
     affects=(
         Affects(
             ">=2.9",

@@ -150,6 +150,8 @@ CASE = Case(
     id="symeig-removed",
     title="torch.symeig is gone from 2.0",
     kind="error",
+    symptom_category="error",
+    symptom_line="torch.symeig raises on 2.0: deprecated since version 1.9 and is now removed.",
     affects=(
         Affects(
             ">=2.0",

@@ -138,6 +138,8 @@ CASE = Case(
     id="torch-typing-names-removed",
     title="typing names such as Any and Callable are no longer importable from torch from 2.5",
     kind="error",
+    symptom_category="error",
+    symptom_line="from torch import Any fails on 2.5: cannot import name 'Any' from 'torch'.",
     affects=(
         Affects(
             ">=2.5",
