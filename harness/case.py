@@ -115,7 +115,7 @@ class Case:
     references: tuple[str, ...] = ()  # upstream links: torch issues, PRs, docs, torchfix rules
     isolate: tuple[str, ...] = ()  # devices on which a run may crash or poison the process
     timeout: float = 60.0  # seconds per variant run; a hang becomes an `error`
-    requires: tuple[str, ...] = ()  # optional importable modules; missing -> `skipped`
+    requires: tuple[str, ...] = ()  # optional importable modules; missing -> `unverified` (the reason named)
     # The variants never use their device: one CPU run stands for every device, and no other
     # device records it (a CUDA "reproduction" of such a case would be a CPU run counted twice).
     device_independent: bool = False
