@@ -38,7 +38,7 @@ def home_page(cases: list[LoadedCase], m: Matrix, symptoms: dict[str, Symptom] |
         + "\n```\n"
     )
     out.append(
-        "```{toctree}\n:hidden:\n:titlesonly:\n:maxdepth: 1\n:caption: The corpus\n\nabout\nmatrix\nlinters\nwatching\nperformance\nwriting-a-case\n```\n"
+        "```{toctree}\n:hidden:\n:titlesonly:\n:maxdepth: 1\n:caption: The corpus\n\nabout\ncoverage\nmatrix\nlinters\nwatching\nperformance\nwriting-a-case\n```\n"
     )
     return "\n".join(out)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from docs.site.coverage_page import Coverage, CoverageError, coverage_page, load_coverage
 from docs.site.home_page import about_page, topics_of
 from docs.site.site_extension import DESCRIPTIONS
 from docs.site.start_page import start_page
@@ -21,6 +22,7 @@ PAGE_DESCRIPTIONS = {
     "upgrade": "What changes between two torch releases, observed case by case: pick the releases you upgrade between.",
     "matrix": "What every case did on every recorded torch release, leading with the cases whose behaviour changed.",
     "about": "How torch-pitfalls proves each pitfall and its fix, what its recorded runs observed, and how to run it.",
+    "coverage": "An independent list of the PyTorch pitfalls users hit, from sources this project did not write, held against the corpus.",
     "linters": "Which PyTorch pitfalls a static checker finds: pitfalls lint and TorchFix measured on every case.",
     "watching": "Which pitfalls the watcher finds in a running program, and which none of the tools can see.",
     "performance": "What the performance pitfalls cost: the broken code's time or memory against the fix's.",
@@ -33,12 +35,23 @@ def symptoms_for(root: Path, cases: list[LoadedCase]) -> dict[str, Symptom]:
     return load_symptoms(cases)
 
 
+def coverage_for(root: Path, cases: list[LoadedCase]) -> Coverage | None:
+    """The project's independent list of pitfalls, checked against its cases (None without one)."""
+    return load_coverage(root, {lc.id for lc in cases})
+
+
 def write_learner_pages(
-    src: Path, extra: Path, cases: list[LoadedCase], m: Matrix, symptoms: dict[str, Symptom]
+    src: Path,
+    extra: Path,
+    cases: list[LoadedCase],
+    m: Matrix,
+    symptoms: dict[str, Symptom],
+    coverage: Coverage | None = None,
 ) -> None:
     (src / "start.md").write_text(start_page(cases, symptoms), encoding="utf-8")
     (src / "symptoms.md").write_text(symptom_page(cases, symptoms), encoding="utf-8")
     (src / "about.md").write_text(about_page(cases, m), encoding="utf-8")
+    (src / "coverage.md").write_text(coverage_page(coverage, cases), encoding="utf-8")
     for relative, text in upgrade_files(m).items():
         path = extra / relative
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -61,4 +74,4 @@ def descriptions(cases: list[LoadedCase], symptoms: dict[str, Symptom]) -> dict[
     return out
 
 
-__all__ = ["SymptomError", "symptoms_for", "write_learner_pages"]
+__all__ = ["CoverageError", "SymptomError", "coverage_for", "symptoms_for", "write_learner_pages"]
