@@ -1,0 +1,97 @@
+"""PTF205 (loss-rewrapped-from-item): the loss's number wrapped in a new leaf tensor and backpropagated."""
+
+PITFALL = {
+    "rewrapped_then_backward": """
+import torch
+import torch.nn.functional as F
+def train(model, loader, opt):
+    for x, y in loader:
+        opt.zero_grad()
+        loss = F.mse_loss(model(x), y)
+        loss = torch.tensor(loss.item(), requires_grad=True)
+        loss.backward()
+        opt.step()
+""",
+    "lightning_returns_it": """
+import torch
+import torch.nn.functional as F
+class LitModel:
+    def training_step(self, batch, batch_idx):
+        generated_logits, labels = self.model(batch)
+        loss = F.cross_entropy(generated_logits.reshape(-1, generated_logits.shape[-1]), labels.view(-1))
+        loss_with_grad = torch.tensor(loss.item(), requires_grad=True)
+        return loss_with_grad
+""",
+    "score_to_loss": """
+import torch
+def calculate_loss(sim_incorrect, sim_best, sim_correct):
+    loss = sim_incorrect - 10 * sim_best - sim_correct
+    loss = torch.tensor(loss.item(), requires_grad=True)
+    return loss
+""",
+    "float_of_metric": """
+import torch
+def step(dice, opt):
+    dice_loss = torch.tensor(1 - float(dice), requires_grad=True)
+    dice_loss.backward()
+    opt.step()
+""",
+    "numpy_value": """
+import torch
+def step(pred, target, opt):
+    value = (pred - target).pow(2).mean().detach().cpu().numpy()
+    err = torch.tensor(value, requires_grad=True)
+    err.backward()
+    opt.step()
+""",
+    "item_through_name": """
+import torch
+def reinforce(log_probs, rewards, optimizer):
+    total = (log_probs * rewards).sum().item()
+    policy_loss = torch.tensor(-total, requires_grad=True)
+    optimizer.zero_grad()
+    policy_loss.backward()
+    optimizer.step()
+""",
+}
+
+NEAR_MISS = {
+    "backward_on_the_loss": """
+import torch.nn.functional as F
+def step(model, x, y, opt):
+    loss = F.mse_loss(model(x), y)
+    loss.backward()
+    opt.step()
+    return loss.item()
+""",
+    "learnable_temperature": """
+import torch
+def make_temperature(init):
+    return torch.nn.Parameter(torch.tensor(float(init)))
+""",
+    "logged_not_trained": """
+import torch
+def log_loss(loss, writer, step):
+    value = torch.tensor(loss.item())
+    writer.add_scalar("loss", value, step)
+""",
+    "new_leaf_from_data": """
+import numpy as np
+import torch
+log_alpha = torch.tensor(np.log(0.1), requires_grad=True)
+""",
+    "commented_out_hack": """
+def train(model, batch, loss_op, optimizer):
+    loss = loss_op(model(batch), batch.y)
+    # loss = torch.tensor(loss.item(), requires_grad=True)
+    loss.backward()
+    optimizer.step()
+""",
+}
+
+SEEN = {
+    "lightning_returns_it": "find_string 'torch.tensor(loss.item(), requires_grad=True)': loss_with_grad returned from a LightningModule's training_step",
+    "score_to_loss": "find_string 'torch.tensor(loss.item(), requires_grad=True)': calculate_loss() re-wrapping a similarity score as the loss",
+    "commented_out_hack": "find_string 'torch.tensor(loss.item(), requires_grad=True)': GNN training loops keeping the hack commented out ('even if the loss stays constant')",
+    "rewrapped_then_backward": "https://github.com/isayev/ReLeaSE/issues/39 (a loss made from .item()/.numpy() values: every grad None, weights not updating)",
+}
