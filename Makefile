@@ -19,7 +19,7 @@ VERSIONS ?=
 CASES ?=
 UV := $(VENV)/bin/uv
 
-.PHONY: venv run test bench clean matrix matrix-check docs serve-docs upgrade-scan watch-versions fix-versions
+.PHONY: venv run test bench clean matrix matrix-check docs docs-site serve-docs upgrade-scan watch-versions fix-versions
 
 venv: $(STAMP)
 
@@ -76,11 +76,17 @@ matrix-check: venv
 # from the case sources: every case's cells run once (one process), then Sphinx renders both
 # editions from scratch, side by side in two processes, so no page is ever stale; the Chinese
 # catalogues are docs/locale/ (python -m docs.site.i18n update, docs/locale/TRANSLATING.md).
+# `make docs` then runs the site's tests on it (tests/docs with PITFALLS_SITE): every case page,
+# both editions, links and outputs of the whole corpus (`make test` checks the site of a sample).
+# `make docs-site` only builds it.
 DOCS_PORT ?= 8000
-docs: venv
+docs: docs-site
+	PITFALLS_SITE=build/site $(PY) -m pytest tests/docs -p no:randomly
+
+docs-site: venv
 	$(PY) -m docs.site.build --out build/site
 
-serve-docs: docs
+serve-docs: docs-site
 	$(PY) -m http.server --bind 127.0.0.1 --directory build/site $(DOCS_PORT)
 
 clean:

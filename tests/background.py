@@ -4,7 +4,8 @@ Each run is a separate, whole run in a fresh interpreter (a pytest session, or `
 on a temp copy of the corpus. Started when pytest knows which tests were selected, they go on
 beside the in-process ``cases/`` items instead of after them, so on a 2-core machine the suite
 waits for the longest run rather than for their sum; no run is shortened to get there. A
-fixture that reads a run waits for it; a run no selected test reads is never started.
+fixture that reads a run waits for it; a run no selected test reads is never started. The docs
+site is built from a sample of the corpus (``_site``): the whole one is `make docs`'s.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from planting import ROOT, Corpus, case_source, copy_corpus, plant_rng_probes, subprocess_env
+from planting import ROOT, Corpus, case_source, copy_corpus, plant_rng_probes, plant_site_sample, subprocess_env
 
 TIMEOUT_S = 1200
 PYTEST = [
@@ -233,11 +234,16 @@ class Jobs:
         )
 
     def _site(self, root: Path) -> Job:
-        """The whole docs site, built the way `make docs` builds it (every case's cells run once)."""
-        root.mkdir(parents=True)
+        """The docs site of a sample of the corpus (``planting.plant_site_sample``), built the way
+        `make docs` builds the whole one (every case's cells run once, both editions); the whole
+        site is `make docs`'s, checked there by the same tests (PITFALLS_SITE)."""
+        project = root / "project"
+        project.mkdir(parents=True)
+        ids = plant_site_sample(project)
         out = root / "site"
         # one Sphinx reader: two cost 7% more CPU than one and were no faster, even alone
-        return self._launch("site", [sys.executable, "-m", "docs.site.build", "--out", out], ROOT, out)
+        cmd = [sys.executable, "-m", "docs.site.build", "--root", project, "--out", out]
+        return self._launch("site", cmd, ROOT, out, extra={"root": project, "ids": ids})
 
     def _mutants(self, root: Path) -> Job:
         """Every case with ``fixed`` replaced by a call to ``broken``, run by ``pitfalls run``."""
@@ -275,10 +281,10 @@ def needed(items, has_case_items: bool) -> list[str]:
         ("cli_run", "faults-cli"),
         ("pytest_run", "faults-pytest"),
         ("mutant_report", "mutants"),
-        ("site", "site"),
+        ("site", None if os.environ.get("PITFALLS_SITE") else "site"),  # a site built already: none to build
         ("installed", "install"),
     ):
-        if fixture in names:
+        if fixture in names and run:
             runs.append(run)
     if "run" in names and any("test_hardening_faults" in str(getattr(i, "path", "")) for i in items):
         runs += ["faults-cli", "faults-pytest"]

@@ -279,3 +279,61 @@ def case_sha(corpus: Corpus, case_id: str, topic: str = "autograd") -> str:
     import hashlib
 
     return hashlib.sha256((corpus.cases / topic / f"{case_id.replace('-', '_')}.py").read_bytes()).hexdigest()
+
+
+# --- the docs site of `make test`: a sample of the corpus ------------------------------------------
+# `make test` builds the docs site (both editions, every page kind) from a sample project, not from
+# the whole corpus: its cost then stays flat as cases are added. The whole site of the real corpus
+# is `make docs`'s, which runs tests/docs again on it (PITFALLS_SITE=build/site), and CI runs both.
+# The sample: the start page's ten, every case the docs tests name (a case id, or its file name, in
+# tests/docs/*.py: a test that needs a case names it, and the sample has it), and one case of every
+# topic folder (the first by file name, where the others leave the topic without one).
+DOCS_TESTS = ROOT / "tests" / "docs"
+_NAMED = re.compile(r"\b[a-z0-9]+(?:-[a-z0-9]+)+\b|\b([a-z0-9]+(?:_[a-z0-9]+)+)\.(?:py|ipynb)\b")
+
+
+def cases_named_in(paths, case_ids: set[str]) -> set[str]:
+    """The case ids ``paths`` name: as an id (``backward-twice``) or a file name (``backward_twice.py``)."""
+    found = set()
+    for path in paths:
+        for m in _NAMED.finditer(Path(path).read_text(encoding="utf-8")):
+            found.add(m[1].replace("_", "-") if m[1] else m[0])
+    return found & case_ids
+
+
+def site_sample_ids() -> list[str]:
+    """The ids of the cases the sample's site is built from (sorted)."""
+    from docs.site.start_page import TEN
+    from torch_pitfalls.loader import case_id_of, find_case_files
+
+    files = find_case_files(ROOT / "cases")
+    topic_of = {case_id_of(p): p.parent.name for p in files}
+    chosen = (set(TEN) & set(topic_of)) | cases_named_in(sorted(DOCS_TESTS.glob("*.py")), set(topic_of))
+    for path in files:  # in file order: the first of each topic still without a case
+        if not any(topic_of[c] == path.parent.name for c in chosen):
+            chosen.add(case_id_of(path))
+    return sorted(chosen)
+
+
+def plant_site_sample(root: Path) -> list[str]:
+    """A project under ``root`` that ``python -m docs.site.build --root ROOT`` builds a site from: the
+    sample's cases (copies of the real files, with the corpus's catalogue), a copy of the recorded
+    reports (the matrix, the lint bench, the watcher's proofs: records of the other cases are read
+    and left aside) and of build/bench.json where there is one. Returns the sample's ids."""
+    from torch_pitfalls.loader import case_id_of, find_case_files
+
+    ids = site_sample_ids()
+    for path in find_case_files(ROOT / "cases"):
+        if case_id_of(path) in ids:
+            (root / "cases" / path.parent.name).mkdir(parents=True, exist_ok=True)
+            shutil.copy(path, root / "cases" / path.parent.name / path.name)
+    for name in ("catalogue.csv", "__init__.py"):
+        shutil.copy(ROOT / "cases" / name, root / "cases" / name)
+    (root / "reports").mkdir()
+    for path in (ROOT / "reports").iterdir():  # the records, not what a run in progress leaves beside them
+        if path.is_file():
+            shutil.copy(path, root / "reports" / path.name)
+    if (ROOT / "build" / "bench.json").is_file():
+        (root / "build").mkdir()
+        shutil.copy(ROOT / "build" / "bench.json", root / "build" / "bench.json")
+    return ids

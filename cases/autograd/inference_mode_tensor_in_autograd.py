@@ -55,7 +55,7 @@ def broken(device):
     return head_gradient(head, cached, device)
 
 
-# %% tags=["raises-exception"]
+# %%
 if __name__ == "__main__":
     print(observe(broken, "cpu"))
 

@@ -48,7 +48,7 @@ def broken(device):
     return w.detach()
 
 
-# %% tags=["raises-exception"]
+# %%
 if __name__ == "__main__":
     print(observe(broken, "cpu"))
 

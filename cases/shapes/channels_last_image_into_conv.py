@@ -49,7 +49,7 @@ def broken(device):
     return conv(images)
 
 
-# %% tags=["raises-exception"]
+# %%
 if __name__ == "__main__":
     print(observe(broken, "cpu"))
 

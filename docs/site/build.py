@@ -24,7 +24,7 @@ from docs.site.case_links import Repository
 from docs.site.case_page import page_notebook, write_downloads
 from docs.site.execute import CaseRunError, ExecutedCase, execute_each
 from docs.site.home_page import home_page, topics_of
-from docs.site.learner_pages import SymptomError, symptoms_for, write_learner_pages
+from docs.site.learner_pages import CoverageError, SymptomError, coverage_for, symptoms_for, write_learner_pages
 from docs.site.lesson import LessonError
 from docs.site.linters_page import linters_page, load_bench
 from docs.site.matrix_page import matrix_page
@@ -109,7 +109,8 @@ def generate_sources(
         path, section, notes = choose_bench(bench_json, reports_dir)
         bench = (path, section, notes, other_devices(path, section, reports_dir))
         symptoms = symptoms_for(root, cases)
-    except (LoadError, ReportError, BenchError, SymptomError) as exc:
+        coverage = coverage_for(root, cases)
+    except (LoadError, ReportError, BenchError, SymptomError, CoverageError) as exc:
         raise BuildError(str(exc)) from None
     if not cases:
         raise BuildError(f"{cases_dir}: no case modules to build pages from")
@@ -121,7 +122,7 @@ def generate_sources(
         execute_each(cases, root, pages.write, processes=processes)
     except (CaseRunError, LessonError) as exc:
         raise BuildError(str(exc)) from None
-    write_sources(src, extra, cases, matrix, bench, lint_bench, cases_dir, symptoms, detection)
+    write_sources(src, extra, cases, matrix, bench, lint_bench, cases_dir, symptoms, detection, coverage)
     return cases
 
 
@@ -151,6 +152,7 @@ def write_sources(
     cases_dir: Path = ROOT / "cases",
     symptoms: dict | None = None,
     detection=None,
+    coverage=None,
 ) -> None:
     """The pages beside the case pages: topics, home, ways in, matrix, upgrade, linters, watching,
     performance and the guide."""
@@ -158,10 +160,10 @@ def write_sources(
     for topic in topics_of(cases):
         (src / "topics" / f"{topic}.md").write_text(topic_page(topic, cases, m), encoding="utf-8")
     (src / "index.md").write_text(home_page(cases, m, symptoms or {}), encoding="utf-8")
-    write_learner_pages(src, extra, cases, m, symptoms or {})
+    write_learner_pages(src, extra, cases, m, symptoms or {}, coverage)
     (src / "matrix.md").write_text(matrix_page(m, cases), encoding="utf-8")
     (src / "upgrade.md").write_text(upgrade_page(m), encoding="utf-8")
-    (src / "linters.md").write_text(linters_page(lint_bench, cases_dir), encoding="utf-8")
+    (src / "linters.md").write_text(linters_page(lint_bench, cases_dir, [lc.id for lc in cases]), encoding="utf-8")
     (src / "watching.md").write_text(watching_page(detection, [lc.id for lc in cases]), encoding="utf-8")
     path, section, notes, others = bench
     page, charts = performance_page(path, section, notes, {lc.id for lc in cases}, others)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from docs.site.text import code, esc
+from docs.site.text import case_link, code, esc
 from torch_pitfalls.lint import RULES, rule_ranges
 
 NOT_RECORDED = "not in the recorded lint bench"
@@ -39,7 +39,10 @@ def case_linter_line(bench: dict | None, case_id: str) -> str:
     return "Linters ([bench](../linters.md)): " + "; ".join(parts) + "."
 
 
-def linters_page(bench: dict | None, cases_dir: Path) -> str:
+def linters_page(bench: dict | None, cases_dir: Path, case_ids) -> str:
+    """The page; ``case_ids``: the cases this build has pages for. The bench and the rules name cases of
+    the corpus they were recorded from: only the built ones are linked, the others are named."""
+    built = frozenset(case_ids)
     out = [
         "# Linters\n",
         "Which pitfalls a static checker finds, measured on the corpus itself: every case's broken program "
@@ -63,7 +66,7 @@ def linters_page(bench: dict | None, cases_dir: Path) -> str:
         p, f = e["pitfalls-lint"], e["torchfix"]
         if p["broken"] or p["fixed"] or f["broken"] or f["fixed"]:
             out.append(
-                f"| [{esc(e['case'])}](cases/{e['case']}.ipynb) | {_ids(p['broken'])} | {_ids(p['fixed'])} | "
+                f"| {case_link(e['case'], built)} | {_ids(p['broken'])} | {_ids(p['fixed'])} | "
                 f"{_ids(f['broken'])} | {_ids(f['fixed'])} |"
             )
     quiet = [
@@ -87,5 +90,5 @@ def linters_page(bench: dict | None, cases_dir: Path) -> str:
             ranges = "; ".join(dict.fromkeys(rule_ranges(r, cases_dir)))  # where the rule fires: any of its cases'
         except LookupError:
             ranges = "?"
-        out.append(f"| {code(r.id)} | [{esc(r.case)}](cases/{r.case}.ipynb) | {code(ranges)} | {esc(r.message)} |")
+        out.append(f"| {code(r.id)} | {case_link(r.case, built)} | {code(ranges)} | {esc(r.message)} |")
     return "\n".join(out) + "\n"

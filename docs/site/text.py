@@ -34,6 +34,13 @@ def status_class(status: str) -> str:
     return "st-" + status.replace(" ", "-")
 
 
+def case_link(case_id: str, built: set[str] | frozenset[str], prefix: str = "") -> str:
+    """A Markdown link to a case's page where the corpus being built has that case, else its id as
+    code: a page read from another record (the lint bench, the watcher's proofs) may name a case
+    that this build has no page for (a site of part of the corpus, or a case since removed)."""
+    return f"[{esc(case_id)}]({prefix}cases/{case_id}.ipynb)" if case_id in built else code(case_id)
+
+
 def case_href(case_id: str, prefix: str = "") -> str:
     """The HTML page of a case, relative to a page ``prefix`` levels deep ("" or "../")."""
     return f"{prefix}cases/{case_id}.html"

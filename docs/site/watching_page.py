@@ -9,7 +9,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from docs.site.text import code, esc
+from docs.site.text import case_link, code, esc
 
 
 @dataclass(frozen=True)
@@ -81,10 +81,6 @@ def case_detection_line(det: Detection | None, case_id: str) -> str:
     return f"Caught by ([how](../watching.md)): {body}."
 
 
-def _case_link(case_id: str, built: set[str]) -> str:
-    return f"[{esc(case_id)}](cases/{case_id}.ipynb)" if case_id in built else code(case_id)
-
-
 def watching_page(det: Detection, case_ids: list[str]) -> str:
     built = set(case_ids)  # a site of part of the corpus links only to the pages it has
     sound = [d for d in det.watch.values() if not d.pedantic]
@@ -107,7 +103,7 @@ def watching_page(det: Detection, case_ids: list[str]) -> str:
     ]
     for d in [*sound, *heuristic]:
         kind = "heuristic (`--pedantic`)" if d.pedantic else "sound"
-        out.append(f"| {_case_link(d.case, built)} | {kind} | {esc(d.message)} | {_releases(det, d.case)} |")
+        out.append(f"| {case_link(d.case, built)} | {kind} | {esc(d.message)} | {_releases(det, d.case)} |")
     out.append(
         "\n*Proofs* are `python -m torch_pitfalls.watch.proofs` run with each torch of the version matrix "
         "(`make watch-versions`, recorded in `reports/watch-proofs.json`); a release with no record is "
@@ -119,7 +115,7 @@ def watching_page(det: Detection, case_ids: list[str]) -> str:
         "keeps each broken run's exception and warnings for every release), the report names the case and "
         "its fix, matched against the wording of your torch's release. On this build's torch it names "
         f"{len(det.explained)} cases: "
-        + (", ".join(_case_link(c, built) for c in sorted(det.explained)) or "none")
+        + (", ".join(case_link(c, built) for c in sorted(det.explained)) or "none")
         + ".\n"
     )
     if det.false_positives:
@@ -160,7 +156,7 @@ def _false_positive_section(record: dict, built: set[str]) -> list[str]:
             out.append(f"| {esc(prog['program'])} | {steps} | nothing | | | |")
         for f in prog.get("findings", []):
             out.append(
-                f"| {esc(prog['program'])} | {steps} | {_case_link(f['case'], built)} | "
+                f"| {esc(prog['program'])} | {steps} | {case_link(f['case'], built)} | "
                 f"{code(f.get('where', ''))} | {f.get('count', '')} | "
                 f"**{esc(f.get('verdict', ''))}**: {esc(f.get('why', ''))} |"
             )

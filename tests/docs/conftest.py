@@ -1,16 +1,27 @@
 """The docs site's fixtures, shared by the browser tests (test_docs_site.py, test_site_browser.py):
-one site build (the background run), one local server, one headless Debian Chromium."""
+one site build (the background run), one local server, one headless Debian Chromium.
+
+Two modes. In `make test` the site is built, in the background, from a sample project: a few real
+cases and a copy of the reports (tests/planting.py, ``plant_site_sample``), so its cost does not
+grow with the corpus. With PITFALLS_SITE=DIR (`make docs`, after building build/site from the real
+project) the tests read that site and the whole real corpus instead, and only the tests that read
+the site run (the others ran in `make test`). Either way a test learns which cases the site was
+built from through ``site_corpus``, never from ``cases/`` directly.
+"""
 
 from __future__ import annotations
 
 import functools
 import http.server
+import os
 import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 from browsing import local_page
+from planting import ROOT
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -23,13 +34,74 @@ CHROMIUM_ARGS = [
 ]
 
 
+BUILT = os.environ.get("PITFALLS_SITE")  # a site built already from the real project (`make docs`)
+
+
+def pytest_collection_modifyitems(config, items):
+    """With PITFALLS_SITE, only the tests that read the site: the others do not depend on it and
+    ran in `make test`."""
+    if not BUILT:
+        return
+    here = Path(__file__).parent
+    off = [i for i in items if here in Path(i.path).parents and "site" not in getattr(i, "fixturenames", ())]
+    if off:
+        config.hook.pytest_deselected(items=off)
+        items[:] = [i for i in items if i not in off]
+
+
 @pytest.fixture(scope="session")
 def site(jobs) -> Path:
-    """The whole site, built the way `make docs` builds it, into a temp folder (started with the
-    other whole runs when collection ends: ``background``)."""
+    """The site: with PITFALLS_SITE, that folder (the whole site of the real project); else the
+    sample's, built the way `make docs` builds the whole one, into a temp folder (started with the
+    other runs when collection ends: ``background``)."""
+    if BUILT:
+        folder = Path(BUILT).resolve()
+        assert (folder / "index.html").is_file() and (folder / "zh" / "index.html").is_file(), (
+            f"PITFALLS_SITE={BUILT}: no built site there (make docs builds build/site)"
+        )
+        return folder
     built = jobs.get("site")
     assert built.proc.returncode == 0, built.proc.stderr[-3000:]
     return built.output
+
+
+@dataclass
+class SiteCorpus:
+    """The project a site was built from: its root (cases/ and reports/) and its cases, loaded."""
+
+    root: Path
+    cases: list
+    ids: set[str] = field(init=False)
+
+    def __post_init__(self):
+        self.ids = {lc.id for lc in self.cases}
+
+    @functools.cached_property
+    def matrix(self):
+        from torch_pitfalls.matrix import load_matrix
+
+        return load_matrix(self.root / "reports", self.root / "cases")
+
+
+@pytest.fixture(scope="session")
+def real_cases() -> list:
+    """The real corpus, loaded once for the docs tests."""
+    from torch_pitfalls.loader import load_cases
+
+    return load_cases(ROOT / "cases")
+
+
+@pytest.fixture(scope="session")
+def site_corpus(site, jobs, real_cases) -> SiteCorpus:
+    """The corpus ``site`` was built from: the real one (PITFALLS_SITE), or the sample. The sample's
+    cases are the real modules of its ids (its files are copies of them), not loaded again."""
+    if BUILT:
+        return SiteCorpus(ROOT, real_cases)
+    built = jobs.get("site")
+    ids = set(built.extra["ids"])
+    cases = [lc for lc in real_cases if lc.id in ids]
+    assert {lc.id for lc in cases} == ids
+    return SiteCorpus(built.extra["root"], cases)
 
 
 @pytest.fixture(scope="session")

@@ -24,7 +24,7 @@ pytest.importorskip("myst_nb", reason="the docs extra is not installed (pip inst
 from docs.site.outputs import clean, error_text, pretty  # noqa: E402
 from docs.site.outputs_check import problems  # noqa: E402
 from torch_pitfalls import observe  # noqa: E402
-from torch_pitfalls.loader import load_case, load_cases  # noqa: E402
+from torch_pitfalls.loader import load_case  # noqa: E402
 
 HARNESS_CODE = re.compile(
     r'def (?:symptom|check|near_miss|stable)\(|CASE = Case\(|print\(observe\((?:broken|fixed), "cpu"\)\)'
@@ -67,20 +67,21 @@ def pages(site) -> dict[str, str]:
 
 
 @pytest.fixture(scope="session")
-def corpus():
-    return load_cases(ROOT / "cases")
+def corpus(site_corpus):
+    """The cases the site was built from (a sample in `make test`, all of them in `make docs`)."""
+    return site_corpus.cases
 
 
 @functools.cache
-def cpu_reports() -> tuple[dict, ...]:
-    return tuple(json.loads(p.read_text()) for p in (ROOT / "reports").glob("torch-*-cpu.json"))
+def cpu_reports(reports: Path) -> tuple[dict, ...]:
+    return tuple(json.loads(p.read_text()) for p in reports.glob("torch-*-cpu.json"))
 
 
-def newest_record(case_id: str, name: str) -> tuple[str, str]:
+def newest_record(reports: Path, case_id: str, name: str) -> tuple[str, str]:
     """(the release, the text of ``name``) of the newest cpu report whose record of the case has
-    one, read from the report files themselves."""
+    one, read from the report files themselves (those the site was built from: ``reports``)."""
     found = []
-    for report in cpu_reports():
+    for report in cpu_reports(reports):
         for record in report["records"]:
             if record["case"] == case_id and record.get(name):
                 found.append((tuple(int(x) for x in report["torch"].split("+")[0].split(".")), record[name]))
@@ -134,11 +135,11 @@ def test_outputs_are_what_the_call_gives_here(pages, case_id):
         assert call_output(pages[case_id], name) == clean(expected).strip(), f"{case_id}: {name}"
 
 
-def test_a_missing_optional_module_shows_the_matrix_record_stamped_with_its_release(pages):
+def test_a_missing_optional_module_shows_the_matrix_record_stamped_with_its_release(pages, site_corpus):
     for case_id in ("topilimage-float64", "transforms-expect-pil", "random-crop-larger-than-image"):
         page = pages[case_id]
         for name in ("broken", "fixed"):
-            version, text = newest_record(case_id, name)
+            version, text = newest_record(site_corpus.root / "reports", case_id, name)
             expected = text.removeprefix("returned ").removeprefix("raised ")
             assert call_output(page, name) == expected, f"{case_id}: {name}"
             assert f"recorded by the version matrix on torch {version} (reports/torch-{version}-cpu.json)" in text_of(
@@ -147,11 +148,11 @@ def test_a_missing_optional_module_shows_the_matrix_record_stamped_with_its_rele
         assert "No module named" not in "\n".join(c["output"] for c in cells(page))
 
 
-def test_tensorboard_runs_in_the_build(pages):
+def test_tensorboard_runs_in_the_build(pages, site_corpus):
     """tensorboard imports here: the page shows the build's own run, which the matrix also recorded."""
     page = pages["tensorboard-writer-not-closed"]
     assert "output of torch" in text_of(page)
-    _, recorded = newest_record("tensorboard-writer-not-closed", "broken")
+    _, recorded = newest_record(site_corpus.root / "reports", "tensorboard-writer-not-closed", "broken")
     assert call_output(page, "broken") == recorded.removeprefix("returned ")
 
 
@@ -223,13 +224,27 @@ def test_the_build_check_names_each_page_that_shows_the_machinery(tmp_path):
             "broken('cpu')",
             outputs=[
                 nbformat.v4.new_output(
-                    "stream", name="stdout", text=f"ModuleNotFoundError: No module named 'torchvision'\n{ROOT}/x.py"
+                    "stream", name="stdout", text=f"ModuleNotFoundError: No module named 'no_such_vision'\n{ROOT}/x.py"
                 )
             ],
         )
     )
     nbformat.write(nb, site / "downloads" / "needs_vision.ipynb")
-    found = problems(site, requires={"needs-vision": ("torchvision",)})
+    found = problems(site, requires={"needs-vision": ("no_such_vision",)})
+    # a module this machine has, shown missing: the case blocks it on purpose (its own story), as
+    # onnx-export-dynamo-default hides onnxscript from a child interpreter
+    blocked = nbformat.v4.new_notebook(metadata={"torch_pitfalls": {"case": "blocks-json"}})
+    blocked.cells.append(
+        nbformat.v4.new_code_cell(
+            "broken('cpu')",
+            outputs=[
+                nbformat.v4.new_output("stream", name="stdout", text="ModuleNotFoundError: No module named 'json'\n")
+            ],
+        )
+    )
+    nbformat.write(blocked, tmp_path / "blocks_json.ipynb")
+    shown = problems(site, [tmp_path / "blocks_json.ipynb"], requires={"blocks-json": ("json",)})
+    assert not [line for line in shown if "blocks_json" in line]
     assert [line.split(" (")[0] for line in found] == [
         "cases/ansi.html: an ANSI escape",
         "cases/fingerprint.html: a fingerprint dict",

@@ -274,3 +274,55 @@ def test_each_cell_is_stamped_with_the_devices_it_observed_on(tmp_path):
         if "torch_pitfalls" in o.get("metadata", {})
     ]
     assert stamped == [["cpu"], ["meta"], ["cpu"]]
+
+
+# A corpus lacking cases that the records name: the pages read from those records (the lint bench,
+# the watcher's proofs and detectors, the matrix, the benchmarks) link only the cases it has.
+PART = ("backward-twice", "nan-grad-through-mask", "weight-norm-deprecated")
+LINK = re.compile(
+    r"\]\((?:\.\./)?cases/([\w-]+)\.ipynb\)|\bcases/([\w-]+)\.html\b|<cases/([\w-]+)>|^\.\./cases/([\w-]+)$", re.M
+)
+
+
+def test_pages_from_other_records_link_only_the_cases_the_corpus_has(tmp_path):
+    import shutil
+
+    from docs.site.build import write_sources
+    from docs.site.learner_pages import symptoms_for
+    from docs.site.linters_page import load_bench
+    from docs.site.watching_page import load_detection
+    from torch_pitfalls.loader import find_case_files
+    from torch_pitfalls.matrix import load_matrix
+
+    reports = ROOT / "reports"
+    for path in find_case_files(ROOT / "cases"):
+        if path.stem.replace("_", "-") in PART:
+            (tmp_path / "cases" / path.parent.name).mkdir(parents=True, exist_ok=True)
+            shutil.copy(path, tmp_path / "cases" / path.parent.name / path.name)
+    cases = [lc for lc in load_cases(ROOT / "cases") if lc.id in PART]
+    bench = load_bench(reports)
+    # what the records name beyond this corpus: a case of the bench's table, and the case of rule PTF101
+    assert "zero-grad-set-to-none" in {row["case"] for row in bench["table"]}
+    matrix = load_matrix(reports, tmp_path / "cases")
+    detection = load_detection(reports, bench, tmp_path / "cases", matrix)
+    path, section, notes = choose_bench(ROOT / "build" / "bench.json", reports)
+    src, extra = tmp_path / "src", tmp_path / "extra"
+    write_sources(
+        src,
+        extra,
+        cases,
+        matrix,
+        (path, section, notes, other_devices(path, section, reports)),
+        bench,
+        tmp_path / "cases",
+        symptoms_for(tmp_path, cases),
+        detection,
+    )
+    linked = {
+        page.relative_to(src).as_posix(): {next(filter(None, m.groups())) for m in LINK.finditer(page.read_text())}
+        for page in src.rglob("*.md")
+    }
+    assert {case for found in linked.values() for case in found} == set(PART)  # each linked, none other
+    linters = (src / "linters.md").read_text(encoding="utf-8")
+    assert "`zero-grad-set-to-none`" in linters and "PTF101" in linters  # named, not linked
+    assert "[weight-norm-deprecated](cases/weight-norm-deprecated.ipynb)" in linters

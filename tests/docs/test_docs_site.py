@@ -1,6 +1,8 @@
 """The docs site as a reader meets it: built once per session, served on localhost, driven in
 headless Debian Chromium (apt-get install chromium; no browser is downloaded). The fixtures
-(site, base_url, browser, page) are in conftest.py, shared with test_site_browser.py."""
+(site, site_corpus, base_url, browser, page) are in conftest.py, shared with test_site_browser.py:
+the site is a sample's in `make test`, the whole real one in `make docs` (PITFALLS_SITE), and every
+count here is the count of the corpus it was built from (``site_corpus``)."""
 
 from __future__ import annotations
 
@@ -17,15 +19,12 @@ pytest.importorskip("sphinx", reason="the docs extra is not installed (pip insta
 pytest.importorskip("myst_nb", reason="the docs extra is not installed (pip install -e '.[test,docs]')")
 
 from torch_pitfalls import observe  # noqa: E402
-from torch_pitfalls.loader import load_cases  # noqa: E402
-from torch_pitfalls.matrix import load_matrix  # noqa: E402
-
-CASES = load_cases(ROOT / "cases")
 
 
-def test_every_case_has_a_page_and_the_site_has_its_other_pages(site):
-    assert sorted(p.stem for p in (site / "cases").glob("*.html")) == sorted(lc.id for lc in CASES)
-    assert sorted(p.stem for p in (site / "topics").glob("*.html")) == sorted({lc.topic for lc in CASES})
+def test_every_case_has_a_page_and_the_site_has_its_other_pages(site, site_corpus):
+    cases = site_corpus.cases
+    assert sorted(p.stem for p in (site / "cases").glob("*.html")) == sorted(lc.id for lc in cases)
+    assert sorted(p.stem for p in (site / "topics").glob("*.html")) == sorted({lc.topic for lc in cases})
     for name in ("index.html", "matrix.html", "upgrade.html", "linters.html", "performance.html", "search.html"):
         assert (site / name).is_file(), name
 
@@ -34,26 +33,26 @@ def visible_ids(page) -> list[str]:
     return page.eval_on_selector_all("#cases-table tbody tr:not([hidden])", "rows => rows.map(r => r.dataset.id)")
 
 
-def test_home_table_filters_by_topic_kind_and_tag(page):
+def test_home_table_filters_by_topic_kind_and_tag(page, site_corpus):
+    cases = site_corpus.cases
     page.goto(page.base + "index.html")
-    everything = sorted(lc.id for lc in CASES)
+    everything = sorted(lc.id for lc in cases)
     assert sorted(visible_ids(page)) == everything
 
     page.select_option("#filter-topic", "autograd")
-    autograd = sorted(lc.id for lc in CASES if lc.topic == "autograd")
+    autograd = sorted(lc.id for lc in cases if lc.topic == "autograd")
     assert sorted(visible_ids(page)) == autograd
-    assert page.inner_text("#cases-shown") == f"{len(autograd)} of {len(CASES)} cases"
+    assert page.inner_text("#cases-shown") == f"{len(autograd)} of {len(cases)} cases"
     assert page.locator("#cases-table tbody tr[data-id='stack-vs-cat']").is_hidden()
 
     page.select_option("#filter-kind", "silent")
-    assert sorted(visible_ids(page)) == sorted(
-        lc.id for lc in CASES if lc.topic == "autograd" and lc.case.kind == "silent"
-    )
+    silent = sorted(lc.id for lc in cases if lc.topic == "autograd" and lc.case.kind == "silent")
+    assert silent and sorted(visible_ids(page)) == silent  # nan-grad-through-mask, in a sample site too
 
     page.select_option("#filter-topic", "")
     page.select_option("#filter-kind", "")
     page.select_option("#filter-tag", "retain_graph")
-    assert sorted(visible_ids(page)) == sorted(lc.id for lc in CASES if "retain_graph" in lc.case.tags)
+    assert sorted(visible_ids(page)) == sorted(lc.id for lc in cases if "retain_graph" in lc.case.tags)
     page.select_option("#filter-tag", "")
     assert sorted(visible_ids(page)) == everything
 
@@ -75,8 +74,8 @@ def test_gradcheck_is_found_by_jacobian(page):
     page.locator("#search-results a[href*='cases/gradcheck-float32.html']").first.wait_for()
 
 
-def test_case_page_shows_the_broken_variants_real_output_and_the_torch_stamp(page):
-    case = next(lc for lc in CASES if lc.id == "backward-twice")
+def test_case_page_shows_the_broken_variants_real_output_and_the_torch_stamp(page, site_corpus):
+    case = next(lc for lc in site_corpus.cases if lc.id == "backward-twice")
     from docs.site.outputs import error_text
 
     # what a person calling broken("cpu") sees here: the exception's line, whole
@@ -92,10 +91,10 @@ def test_case_page_shows_the_broken_variants_real_output_and_the_torch_stamp(pag
     page.screenshot(path=str(SCREENSHOTS / "case-page.png"), full_page=True)
 
 
-def test_case_page_shows_its_row_of_the_version_matrix_its_evidence_and_folds_its_metadata(page):
+def test_case_page_shows_its_row_of_the_version_matrix_its_evidence_and_folds_its_metadata(page, site_corpus):
     from torch_pitfalls.matrix.cli import MARKS
 
-    matrix = load_matrix(ROOT / "reports", ROOT / "cases")
+    matrix = site_corpus.matrix
     page.goto(page.base + "cases/backward-twice.html")
     shown = page.locator("table.case-row tbody tr").first.locator("td").all_inner_texts()
     assert [t.strip()[:1] for t in shown] == [
@@ -111,8 +110,8 @@ def test_case_page_shows_its_row_of_the_version_matrix_its_evidence_and_folds_it
     assert not page.get_by_text("CASE = Case(", exact=False).first.is_visible()
 
 
-def test_matrix_page_leads_with_changes_and_shows_every_release_unclipped(page):
-    matrix = load_matrix(ROOT / "reports", ROOT / "cases")
+def test_matrix_page_leads_with_changes_and_shows_every_release_unclipped(page, site_corpus):
+    matrix = site_corpus.matrix
     page.goto(page.base + "matrix.html")
     table = page.locator("table#matrix-cpu")
     if matrix.versions and any(matrix.changes(c.id) for c in matrix.cases):
@@ -124,8 +123,8 @@ def test_matrix_page_leads_with_changes_and_shows_every_release_unclipped(page):
     assert "Unchanged on every release" in page.content()
 
 
-def test_upgrade_page_lists_consecutive_releases(page):
-    matrix = load_matrix(ROOT / "reports", ROOT / "cases")
+def test_upgrade_page_lists_consecutive_releases(page, site_corpus):
+    matrix = site_corpus.matrix
     page.goto(page.base + "upgrade.html")
     text = page.locator("article").inner_text()
     for a, b in zip(matrix.versions, matrix.versions[1:]):
@@ -140,10 +139,10 @@ def test_the_upgrade_topic_shows_each_boundary_as_observed(page):
     assert "2.0.1" in row and "1.13.1: absent" in row and "yes" in row
 
 
-def test_the_linters_page_and_a_case_pages_linter_line(page):
+def test_the_linters_page_and_a_case_pages_linter_line(page, site_corpus):
     import json
 
-    bench = json.loads((ROOT / "reports" / "lint-bench.json").read_text())
+    bench = json.loads((site_corpus.root / "reports" / "lint-bench.json").read_text())
     page.goto(page.base + "linters.html")
     text = page.locator("article").inner_text()
     t = bench["totals"]

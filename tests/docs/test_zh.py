@@ -17,7 +17,6 @@ from pathlib import Path
 import nbformat
 import pytest
 from browsing import local_page
-from planting import ROOT
 
 pytest.importorskip("sphinx", reason="the docs extra is not installed (pip install -e '.[test,docs]')")
 pytest.importorskip("babel", reason="the docs extra is not installed (pip install -e '.[test,docs]')")
@@ -27,9 +26,7 @@ from babel.messages.pofile import read_po, write_po  # noqa: E402
 from docs.site import i18n  # noqa: E402
 from docs.site.zh_build import STATUS, ZhStatus  # noqa: E402
 from docs.site.zh_build import main as zh_main
-from torch_pitfalls.loader import load_cases  # noqa: E402
 
-CASES = load_cases(ROOT / "cases")
 # More stale paragraphs than this on the real site fail the suite: an English change that outdates
 # this many translations brings their update with it (docs/locale/TRANSLATING.md, "The threshold").
 STALE_LIMIT = 20
@@ -167,19 +164,19 @@ def test_templates_carry_the_data_and_a_slot_that_is_not_there_leaves_the_englis
 
 
 # --- the real site --------------------------------------------------------------------------------
-def test_every_case_has_its_catalogue_under_its_topic():
+def test_every_case_has_its_catalogue_under_its_topic(real_cases):
     folder = i18n.messages_dir() / "cases"
     found = {(p.parent.name, p.stem) for p in folder.glob("*/*.po")}
-    assert found == {(lc.topic, lc.id) for lc in CASES}
+    assert found == {(lc.topic, lc.id) for lc in real_cases}
 
 
 PRE = re.compile(r"<pre\b.*?</pre>", re.S)
 
 
-def test_every_case_has_a_zh_page_with_the_english_pages_code_and_outputs(site):
+def test_every_case_has_a_zh_page_with_the_english_pages_code_and_outputs(site, site_corpus):
     zh = site / "zh"
-    assert sorted(p.stem for p in (zh / "cases").glob("*.html")) == sorted(lc.id for lc in CASES)
-    for lc in CASES:
+    assert sorted(p.stem for p in (zh / "cases").glob("*.html")) == sorted(lc.id for lc in site_corpus.cases)
+    for lc in site_corpus.cases:
         en_html = (site / "cases" / f"{lc.id}.html").read_text(encoding="utf-8")
         zh_html = (zh / "cases" / f"{lc.id}.html").read_text(encoding="utf-8")
         blocks = PRE.findall(en_html)
