@@ -376,6 +376,9 @@ def switched_on_state() -> dict:
 
     state = {
         "nn.Module._apply": nn.Module._apply,
+        "nn.Module.load_state_dict": nn.Module.load_state_dict,
+        "torch.no_grad.__enter__": torch.no_grad.__enter__,
+        "torch.Tensor.require_grad": vars(torch.Tensor).get("require_grad"),
         "torch.from_numpy": torch.from_numpy,
         "warnings.showwarning": warnings.showwarning,
         "torch-function modes": list(_get_current_function_mode_stack()),
@@ -389,6 +392,9 @@ def switched_on_state() -> dict:
 
 SWITCHED_ON = {
     "nn.Module._apply",
+    "nn.Module.load_state_dict",
+    "torch.no_grad.__enter__",
+    "torch.Tensor.require_grad",
     "torch.from_numpy",
     "warnings.showwarning",
     "torch-function modes",

@@ -22,6 +22,16 @@ TRUE_ELSEWHERE = {
     # its training steps keep `running_loss = running_loss + loss` (the near miss's comment says
     # "should be loss.item()"): a backpropagated loss kept with its graph
     ("eval-without-no-grad", "near_miss"): {"loss-append-keeps-graph"},
+    # each near miss is the other's broken code: a misspelled freeze (`p.require_grad = False`)
+    # beside a real freeze that SGD's momentum outlives
+    ("requires-grad-typo", "near_miss"): {"frozen-params-keep-moving"},
+    ("frozen-params-keep-moving", "near_miss"): {"requires-grad-typo"},
+    # its near miss loads every key, then calls model.reset_parameters() ("initialise the model"
+    # after loading it): the init-after-load ordering bug its prose names
+    ("load-state-dict-strict-false", "near_miss"): {"init-after-load-state-dict"},
+    # a distance of identical points: sqrt's infinite derivative at 0 times the zero gradient of
+    # its argument is NaN, the mechanism of the masked division (0 * inf in the backward)
+    ("sqrt-at-zero-nan-grad", "broken"): {"nan-grad-through-mask"},
 }
 
 

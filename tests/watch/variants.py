@@ -563,4 +563,603 @@ for _ in range(3):
     opt.step()
 """,
     ),
+    # -- requires-grad-typo -------------------------------------------------------------------
+    "typo-freeze-embedding-loop": (
+        "requires-grad-typo",
+        """
+# `p.require_grad = False` over a pretrained part (pytorch/benchmark#1771, codertimo/BERT-pytorch#104)
+class Tagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embedding = nn.Embedding(20, 8)
+        self.out = nn.Linear(8, 3)
+    def forward(self, tokens):
+        return self.out(self.embedding(tokens).mean(1))
+model = Tagger()
+for param in model.embedding.parameters():
+    param.require_grad = False
+opt = torch.optim.Adam(filter(lambda p: p.requires_grad, model.parameters()))
+for _ in range(2):
+    opt.zero_grad()
+    F.cross_entropy(model(torch.randint(0, 20, (4, 5))), torch.tensor([0, 1, 2, 0])).backward()
+    opt.step()
+""",
+    ),
+    "typo-requires-grads-setattr": (
+        "requires-grad-typo",
+        """
+backbone, head = nn.Linear(6, 6), nn.Linear(6, 2)
+for name, p in backbone.named_parameters():
+    setattr(p, "requires_grads", False)
+opt = torch.optim.SGD([*backbone.parameters(), *head.parameters()], lr=0.1)
+F.mse_loss(head(backbone(torch.randn(3, 6))), torch.zeros(3, 2)).backward()
+opt.step()
+""",
+    ),
+    "typo-meant-to-train-a-scale": (
+        "requires-grad-typo",
+        """
+model = nn.Linear(4, 1)
+temperature = torch.ones(1)
+temperature.require_grad = True                 # meant to learn it: it never gets a gradient
+opt = torch.optim.SGD([*model.parameters(), temperature], lr=0.1)
+F.mse_loss(model(torch.randn(5, 4)) / temperature, torch.zeros(5, 1)).backward()
+opt.step()
+""",
+    ),
+    "typo-on-constant-table-ok": (
+        None,
+        """
+# thuml/Time-Series-Library#743: the tensor did not require grad in the first place
+class PositionalEmbedding(nn.Module):
+    def __init__(self, d_model=8, max_len=16):
+        super().__init__()
+        pe = torch.zeros(max_len, d_model).float()
+        pe.require_grad = False
+        self.register_buffer("pe", pe)
+    def forward(self, x):
+        return x + self.pe[: x.size(1)]
+PositionalEmbedding()(torch.randn(2, 4, 8))
+""",
+    ),
+    "freeze-spelled-right-ok": (
+        None,
+        """
+backbone, head = nn.Linear(6, 6), nn.Linear(6, 2)
+for p in backbone.parameters():
+    p.requires_grad = False
+opt = torch.optim.SGD(head.parameters(), lr=0.1)
+for _ in range(2):
+    opt.zero_grad()
+    F.mse_loss(head(backbone(torch.randn(3, 6))), torch.zeros(3, 2)).backward()
+    opt.step()
+""",
+    ),
+    # -- frozen-params-keep-moving -----------------------------------------------------------
+    "freeze-midway-adam-zeroed-grads": (
+        "frozen-params-keep-moving",
+        """
+model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+x, y = torch.randn(16, 4), torch.randn(16, 1)
+for step in range(6):
+    if step == 3:
+        for p in model[0].parameters():          # stage 2: the encoder is done
+            p.requires_grad = False
+    opt.zero_grad(set_to_none=False)
+    F.mse_loss(model(x), y).backward()
+    opt.step()
+""",
+    ),
+    "freeze-with-weight-decay-manual-zero": (
+        "frozen-params-keep-moving",
+        """
+enc, head = nn.Linear(4, 4), nn.Linear(4, 1)
+opt = torch.optim.SGD([*enc.parameters(), *head.parameters()], lr=0.1, weight_decay=0.01)
+def train_step(x, y):
+    for p in [*enc.parameters(), *head.parameters()]:
+        if p.grad is not None:
+            p.grad.zero_()                        # the pre-2.0 way to clear gradients
+    F.mse_loss(head(enc(x)), y).backward()
+    opt.step()
+train_step(torch.randn(8, 4), torch.randn(8, 1))
+enc.requires_grad_(False)
+train_step(torch.randn(8, 4), torch.randn(8, 1))
+""",
+    ),
+    "freeze-module-zero-grad-keeps-buffers": (
+        "frozen-params-keep-moving",
+        """
+net = nn.Sequential(nn.Conv2d(1, 2, 3), nn.Flatten(), nn.Linear(2 * 4 * 4, 2))
+opt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+for epoch in range(4):
+    if epoch == 2:
+        net[0].requires_grad_(False)
+    net.zero_grad(set_to_none=False)
+    F.cross_entropy(net(torch.randn(3, 1, 6, 6)), torch.tensor([0, 1, 0])).backward()
+    opt.step()
+""",
+    ),
+    "freeze-then-new-optimizer-ok": (
+        None,
+        """
+model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+x, y = torch.randn(16, 4), torch.randn(16, 1)
+for step in range(4):
+    if step == 2:
+        model[0].requires_grad_(False)
+        opt = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=0.1, momentum=0.9)
+    opt.zero_grad(set_to_none=False)
+    F.mse_loss(model(x), y).backward()
+    opt.step()
+""",
+    ),
+    "freeze-plain-sgd-zeroed-ok": (
+        None,
+        """
+model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)     # no momentum, no decay: a zero gradient is no step
+x, y = torch.randn(16, 4), torch.randn(16, 1)
+for step in range(4):
+    if step == 2:
+        model[0].requires_grad_(False)
+    opt.zero_grad(set_to_none=False)
+    F.mse_loss(model(x), y).backward()
+    opt.step()
+""",
+    ),
+    # -- loss-rewrapped-from-item ------------------------------------------------------------
+    "rewrap-loss-from-numpy": (
+        "loss-rewrapped-from-item",
+        """
+# the loss turned into NumPy and back (isayev/ReLeaSE#39)
+model = nn.Linear(3, 1)
+opt = torch.optim.Adam(model.parameters())
+for _ in range(2):
+    opt.zero_grad()
+    errors = (model(torch.randn(8, 3)) - torch.randn(8, 1)).abs()
+    loss = torch.tensor(np.mean(errors.detach().numpy()), requires_grad=True)
+    loss.backward()
+    opt.step()
+""",
+    ),
+    "rewrap-detach-requires-grad": (
+        "loss-rewrapped-from-item",
+        """
+model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+def compute_loss(out, target):
+    loss = F.smooth_l1_loss(out, target)
+    return loss.detach().requires_grad_()    # "fixes" element 0 of tensors does not require grad
+optimizer.zero_grad()
+compute_loss(model(torch.randn(5, 3)), torch.randn(5, 1)).backward()
+optimizer.step()
+""",
+    ),
+    "rewrap-autograd-backward-from-item": (
+        "loss-rewrapped-from-item",
+        """
+policy = nn.Linear(4, 2)
+opt = torch.optim.Adam(policy.parameters())
+log_probs = F.log_softmax(policy(torch.randn(6, 4)), 1)[:, 0]
+returns = torch.randn(6)
+value = -(log_probs * returns).sum().item()
+torch.autograd.backward(torch.tensor(value, requires_grad=True))
+opt.step()
+""",
+    ),
+    "loss-item-for-logging-ok": (
+        None,
+        """
+model = nn.Linear(3, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+history = []
+for _ in range(3):
+    opt.zero_grad()
+    loss = F.mse_loss(model(torch.randn(8, 3)), torch.randn(8, 1))
+    loss.backward()
+    opt.step()
+    history.append(torch.tensor(loss.item()))
+""",
+    ),
+    "leaf-backward-without-model-ok": (
+        None,
+        """
+x = torch.tensor(3.0, requires_grad=True)     # autograd on a bare leaf: nothing else to train
+x.backward()
+y = torch.randn(3, requires_grad=True)
+(y ** 2).sum().backward()
+""",
+    ),
+    # -- parameter-unused-in-forward ------------------------------------------------------------
+    "unused-branch-flag-never-set": (
+        "parameter-unused-in-forward",
+        """
+class Encoder(nn.Module):
+    def __init__(self, use_attn=False):
+        super().__init__()
+        self.proj = nn.Linear(6, 6)
+        self.attn = nn.Linear(6, 6)
+        self.use_attn = use_attn
+        self.out = nn.Linear(6, 1)
+    def forward(self, x):
+        h = torch.relu(self.proj(x))
+        if self.use_attn:
+            h = h + self.attn(h)
+        return self.out(h)
+model = Encoder()
+opt = torch.optim.AdamW(model.parameters())
+for _ in range(3):
+    opt.zero_grad()
+    F.mse_loss(model(torch.randn(4, 6)), torch.randn(4, 1)).backward()
+    opt.step()
+""",
+    ),
+    "norm-module-replaced-by-functional": (
+        "parameter-unused-in-forward",
+        """
+# a LayerNorm's gain that never gets a gradient (lucidrains/PaLM-rlhf-pytorch#46)
+class Block(nn.Module):
+    def __init__(self, dim=8):
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+        self.ff = nn.Linear(dim, dim)
+    def forward(self, x):
+        return x + self.ff(F.layer_norm(x, x.shape[-1:]))   # not self.norm
+model = nn.Sequential(Block(), nn.Linear(8, 1))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(2):
+    opt.zero_grad()
+    model(torch.randn(3, 8)).pow(2).mean().backward()
+    opt.step()
+""",
+    ),
+    "aux-head-computed-not-in-loss": (
+        "parameter-unused-in-forward",
+        """
+# parameters "not used in producing loss" (Megvii-BaseDetection/YOLOX#885)
+class Detector(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(5, 8)
+        self.cls = nn.Linear(8, 3)
+        self.aux = nn.Linear(8, 2)
+    def forward(self, x):
+        h = torch.relu(self.body(x))
+        aux_logits = self.aux(h)                # computed, then dropped
+        return self.cls(h)
+det = Detector()
+opt = torch.optim.SGD(det.parameters(), lr=0.1)
+for _ in range(2):
+    opt.zero_grad()
+    F.cross_entropy(det(torch.randn(4, 5)), torch.tensor([0, 1, 2, 0])).backward()
+    opt.step()
+""",
+    ),
+    "layer-skipped-on-some-steps-ok": (
+        None,
+        """
+class Net(nn.Module):                           # LayerDrop: skipped on some steps, trained on others
+    def __init__(self):
+        super().__init__()
+        self.a, self.b, self.out = nn.Linear(4, 4), nn.Linear(4, 4), nn.Linear(4, 1)
+    def forward(self, x, skip_b):
+        h = torch.relu(self.a(x))
+        if not skip_b:
+            h = torch.relu(self.b(h))
+        return self.out(h)
+net = Net()
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+for step in range(4):
+    opt.zero_grad()
+    net(torch.randn(2, 4), skip_b=step % 2 == 0).sum().backward()
+    opt.step()
+""",
+    ),
+    "teacher-in-optimizer-target-detached-ok": (
+        None,
+        """
+both = nn.ModuleDict({"student": nn.Linear(3, 2), "teacher": nn.Linear(3, 2)})
+opt = torch.optim.SGD(both.parameters(), lr=0.1)    # the teacher is held, and never meant to move
+for _ in range(2):
+    x = torch.randn(4, 3)
+    target = both["teacher"](x).detach()
+    with torch.no_grad():
+        soft = both["teacher"](x).softmax(1)
+    opt.zero_grad()
+    (F.mse_loss(both["student"](x), target) + F.mse_loss(both["student"](x).softmax(1), soft)).backward()
+    opt.step()
+""",
+    ),
+    "frozen-embedding-in-optimizer-ok": (
+        None,
+        """
+emb, rnn_out = nn.Embedding(10, 4), nn.Linear(4, 2)
+emb.requires_grad_(False)                       # pretrained vectors, kept fixed
+opt = torch.optim.SGD([*emb.parameters(), *rnn_out.parameters()], lr=0.1)
+for _ in range(2):
+    opt.zero_grad()
+    rnn_out(emb(torch.tensor([1, 2, 3]))).sum().backward()
+    opt.step()
+""",
+    ),
+    # -- graph-cut-in-forward ----------------------------------------------------------------
+    "detach-inside-forward": (
+        "graph-cut-in-forward",
+        """
+# a detach() on the features inside the model cuts the encoder off (speechbrain/speechbrain#1396)
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = nn.Linear(4, 8)
+        self.decoder = nn.Linear(8, 1)
+    def forward(self, x):
+        feats = self.encoder(x).detach()
+        return self.decoder(torch.tanh(feats))
+model = Model()
+opt = torch.optim.Adam(model.parameters())
+for _ in range(2):
+    opt.zero_grad()
+    F.mse_loss(model(torch.randn(6, 4)), torch.randn(6, 1)).backward()
+    opt.step()
+""",
+    ),
+    "no-grad-block-inside-forward": (
+        "graph-cut-in-forward",
+        """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Linear(4, 8)
+        self.mix = nn.Linear(8, 8)
+        self.head = nn.Linear(8, 1)
+    def forward(self, x):
+        h = torch.relu(self.stem(x))
+        with torch.no_grad():                   # meant for a statistic, wraps the layer too
+            h = self.mix(h)
+        return self.head(h)
+net = Net()
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+for _ in range(2):
+    opt.zero_grad()
+    net(torch.randn(3, 4)).pow(2).mean().backward()
+    opt.step()
+""",
+    ),
+    "gate-value-taken-with-item": (
+        "graph-cut-in-forward",
+        """
+class Gated(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gate = nn.Linear(4, 1)
+        self.body = nn.Linear(4, 1)
+    def forward(self, x):
+        g = torch.sigmoid(self.gate(x)).mean().item()   # a number: the gate no longer learns
+        return g * self.body(x)
+m = Gated()
+opt = torch.optim.SGD(m.parameters(), lr=0.1)
+for _ in range(2):
+    opt.zero_grad()
+    F.mse_loss(m(torch.randn(5, 4)), torch.randn(5, 1)).backward()
+    opt.step()
+""",
+    ),
+    "stop-gradient-on-one-branch-ok": (
+        None,
+        """
+# SimSiam's stop-gradient: the encoder still learns through the other branch
+class SimSiam(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = nn.Linear(6, 4)
+        self.predictor = nn.Linear(4, 4)
+    def forward(self, x1, x2):
+        z1, z2 = self.encoder(x1), self.encoder(x2)
+        p1, p2 = self.predictor(z1), self.predictor(z2)
+        return -(F.cosine_similarity(p1, z2.detach()).mean() + F.cosine_similarity(p2, z1.detach()).mean()) / 2
+model = SimSiam()
+opt = torch.optim.SGD(model.parameters(), lr=0.05)
+for _ in range(2):
+    opt.zero_grad()
+    model(torch.randn(4, 6), torch.randn(4, 6)).backward()
+    opt.step()
+""",
+    ),
+    "straight-through-estimator-ok": (
+        None,
+        """
+class Quantizer(nn.Module):                      # VQ-VAE: z + (zq - z).detach()
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(4, 3)
+        self.codebook = nn.Embedding(5, 3)
+        self.dec = nn.Linear(3, 4)
+    def forward(self, x):
+        z = self.enc(x)
+        idx = torch.cdist(z, self.codebook.weight).argmin(1)
+        zq = self.codebook(idx)
+        commit = F.mse_loss(zq, z.detach())
+        return self.dec(z + (zq - z).detach()), commit
+vq = Quantizer()
+opt = torch.optim.Adam(vq.parameters())
+for _ in range(2):
+    opt.zero_grad()
+    x = torch.randn(6, 4)
+    out, commit = vq(x)
+    (F.mse_loss(out, x) + commit).backward()
+    opt.step()
+""",
+    ),
+    # -- submodules-in-plain-list ------------------------------------------------------------
+    "heads-in-plain-dict": (
+        "submodules-in-plain-list",
+        """
+class MultiTask(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.trunk = nn.Linear(4, 8)
+        self.heads = {"age": nn.Linear(8, 1), "score": nn.Linear(8, 1)}
+    def forward(self, x):
+        h = torch.relu(self.trunk(x))
+        return sum(head(h) for head in self.heads.values())
+model = MultiTask()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(3):
+    opt.zero_grad()
+    model(torch.randn(2, 4)).pow(2).mean().backward()
+    opt.step()
+""",
+    ),
+    "convs-appended-to-list": (
+        "submodules-in-plain-list",
+        """
+# layers built in a loop and kept in a list (pytorch/pytorch#8017)
+class Net(nn.Module):
+    def __init__(self, depth=2):
+        super().__init__()
+        self.convs = []
+        for _ in range(depth):
+            self.convs.append(nn.Conv1d(2, 2, 3, padding=1))
+        self.fc = nn.Linear(2 * 5, 1)
+    def forward(self, x):
+        for conv in self.convs:
+            x = F.relu(conv(x))
+        return self.fc(x.flatten(1))
+net = Net()
+optimizer = torch.optim.Adam(net.parameters())
+for _ in range(2):
+    optimizer.zero_grad()
+    net(torch.randn(3, 2, 5)).mean().backward()
+    optimizer.step()
+""",
+    ),
+    "layers-in-tuple": (
+        "submodules-in-plain-list",
+        """
+class Pair(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scale = nn.Parameter(torch.ones(1))
+        self.branches = (nn.Linear(3, 3), nn.Linear(3, 3))
+    def forward(self, x):
+        return self.scale * (self.branches[0](x) + self.branches[1](x))
+pair = Pair()
+opt = torch.optim.SGD(pair.parameters(), lr=0.1)
+for _ in range(2):
+    opt.zero_grad()
+    pair(torch.randn(2, 3)).sum().backward()
+    opt.step()
+""",
+    ),
+    "blocks-in-module-list-ok": (
+        None,
+        """
+class Tower(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList(nn.Linear(4, 4) for _ in range(3))
+        self.head = nn.Linear(4, 1)
+    def forward(self, x):
+        for b in self.blocks:
+            x = torch.relu(b(x))
+        return self.head(x)
+tower = Tower()
+opt = torch.optim.SGD(tower.parameters(), lr=0.1)
+for _ in range(3):
+    opt.zero_grad()
+    tower(torch.randn(2, 4)).sum().backward()
+    opt.step()
+""",
+    ),
+    "list-layers-given-to-optimizer-ok": (
+        None,
+        """
+class Tower(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = [nn.Linear(4, 4) for _ in range(2)]   # kept out of the state dict on purpose
+        self.head = nn.Linear(4, 1)
+    def forward(self, x):
+        for b in self.blocks:
+            x = torch.relu(b(x))
+        return self.head(x)
+tower = Tower()
+params = list(tower.parameters()) + [p for b in tower.blocks for p in b.parameters()]
+opt = torch.optim.SGD(params, lr=0.1)
+for _ in range(3):
+    opt.zero_grad()
+    tower(torch.randn(2, 4)).sum().backward()
+    opt.step()
+""",
+    ),
+    # -- init-after-load-state-dict ----------------------------------------------------------
+    "load-then-reset-parameters": (
+        "init-after-load-state-dict",
+        """
+model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+checkpoint = {k: torch.ones_like(v) for k, v in model.state_dict().items()}
+model.load_state_dict(checkpoint)
+for m in model.modules():
+    if hasattr(m, "reset_parameters"):
+        m.reset_parameters()                    # meant for training from scratch
+model(torch.randn(1, 4))
+""",
+    ),
+    "load-then-dcgan-weights-init": (
+        "init-after-load-state-dict",
+        """
+# pytorch/examples dcgan: weights_init via .data.normal_(), here applied after the load
+def weights_init(m):
+    classname = m.__class__.__name__
+    if classname.find("Conv") != -1:
+        m.weight.data.normal_(0.0, 0.02)
+    elif classname.find("BatchNorm") != -1:
+        m.weight.data.normal_(1.0, 0.02)
+        m.bias.data.fill_(0)
+netG = nn.Sequential(nn.ConvTranspose2d(4, 8, 4, bias=False), nn.BatchNorm2d(8), nn.ReLU())
+saved = {k: v.clone() + 1 for k, v in netG.state_dict().items()}
+netG.load_state_dict(saved)
+netG.apply(weights_init)
+""",
+    ),
+    "load-then-init-loop": (
+        "init-after-load-state-dict",
+        """
+# init_model_parameters after load_state_dict (huggingface/picotron#32)
+def init_model_parameters(model):
+    for name, p in model.named_parameters():
+        if "weight" in name:
+            nn.init.xavier_normal_(p)
+        else:
+            nn.init.zeros_(p)
+model = nn.Linear(6, 6)
+state = {"weight": torch.eye(6), "bias": torch.zeros(6)}
+model.load_state_dict(state)
+with torch.no_grad():
+    init_model_parameters(model)
+""",
+    ),
+    "load-then-reinit-head-ok": (
+        None,
+        """
+model = nn.Sequential(nn.Linear(32, 32), nn.ReLU(), nn.Linear(32, 2))
+model.load_state_dict({k: v.clone() for k, v in model.state_dict().items()})
+nn.init.zeros_(model[2].weight)                 # a fresh head for the new task
+nn.init.zeros_(model[2].bias)
+""",
+    ),
+    "load-then-copy-ema-ok": (
+        None,
+        """
+model, ema = nn.Linear(4, 4), nn.Linear(4, 4)
+ckpt = {"model": {k: v + 1 for k, v in model.state_dict().items()}, "ema": ema.state_dict()}
+model.load_state_dict(ckpt["model"])
+ema.load_state_dict(ckpt["ema"])
+with torch.no_grad():                           # evaluate with the EMA weights
+    for p, q in zip(model.parameters(), ema.parameters()):
+        p.copy_(q)
+""",
+    ),
 }

@@ -26,6 +26,15 @@ def all_detectors() -> list[type[Detector]]:
     from torch_pitfalls.watch.detectors.numpy_memory import FromNumpySharesMemory
     from torch_pitfalls.watch.detectors.optim import ParamReassignmentDetachesOptimizer
     from torch_pitfalls.watch.detectors.softmax import SoftmaxSingletonAxis
+    from torch_pitfalls.watch.detectors.training import (
+        FrozenParamsKeepMoving,
+        GraphCutInForward,
+        InitAfterLoadStateDict,
+        LossRewrappedFromItem,
+        ParameterUnusedInForward,
+        RequiresGradTypo,
+        SubmodulesInPlainList,
+    )
 
     return [
         SoftmaxSingletonAxis,
@@ -38,6 +47,13 @@ def all_detectors() -> list[type[Detector]]:
         ParamReassignmentDetachesOptimizer,
         FromNumpySharesMemory,
         EvalWithoutNoGrad,
+        RequiresGradTypo,
+        FrozenParamsKeepMoving,
+        LossRewrappedFromItem,
+        ParameterUnusedInForward,
+        GraphCutInForward,
+        SubmodulesInPlainList,
+        InitAfterLoadStateDict,
         # heuristic (pedantic = True): only with watch(pedantic=True) / --pedantic
         L2NormalizeAllDims,
         Interpolate3dInput,
