@@ -12,7 +12,7 @@ from docs.site.record_text import change_texts, seen_lines
 from docs.site.text import case_href, code, esc, raw_html, status_class
 from torch_pitfalls.case import DEVICES
 from torch_pitfalls.loader import LoadedCase
-from torch_pitfalls.matrix import NOT_OBSERVED, Matrix, device_kind
+from torch_pitfalls.matrix import DEVICE_INDEPENDENT, NOT_OBSERVED, Matrix, device_kind
 from torch_pitfalls.matrix.cli import MARKS, column_labels, provenance_lines
 
 STATUS_MEANING = {
@@ -26,6 +26,7 @@ STATUS_MEANING = {
     "skipped": "the device was not available",
     "stale": "recorded from an older text of the case",
     NOT_OBSERVED: "no report holds this case on this torch and device",
+    DEVICE_INDEPENDENT: "the case's variants never use the device: its cpu run stands for every device",
 }
 
 

@@ -41,6 +41,9 @@ DEFAULT_VERSIONS = (
     "2.15.0",
 )
 STALE, NOT_OBSERVED = "stale", "not observed"
+# A device-independent case's cell on another device: its cpu run stands for it; no record there
+# counts (a CUDA "reproduction" of a case that never uses the device would be a cpu run counted twice).
+DEVICE_INDEPENDENT = "device-independent"
 # torch-2.6.0-cpu.json: this project's own runs; torch-2.11.0-cuda-nvidia-h100-80gb-hbm3.json: a
 # contributed run (`pitfalls import-report`), whose column is the device kind and its model.
 REPORT_NAME = re.compile(
@@ -69,6 +72,7 @@ class CaseSource:
     id: str
     topic: str
     sha256: str
+    device_independent: bool = False  # its cpu run stands for every device: no other device records it
 
 
 @dataclass(frozen=True)
@@ -82,7 +86,8 @@ class Cell:
     @property
     def observed(self) -> bool | None:
         """The symptom was seen, from a fresh record; None when nothing fresh says."""
-        return self.record.observed if self.status not in (STALE, NOT_OBSERVED) and self.record else None
+        fresh = self.status not in (STALE, NOT_OBSERVED, DEVICE_INDEPENDENT)
+        return self.record.observed if fresh and self.record else None
 
     @property
     def form(self) -> str | None:
@@ -101,6 +106,8 @@ class Matrix:
     _histories: dict[tuple[str, str], tuple[Change, ...]] = field(default_factory=dict, repr=False)
 
     def cell(self, case: str, version: str, device: str = "cpu") -> Cell:
+        if device != "cpu" and self._source[case].device_independent:
+            return Cell(case, version, device, DEVICE_INDEPENDENT)  # whatever an old record says
         record = self._records.get((case, version, device))
         if record is None:
             return Cell(case, version, device, NOT_OBSERVED)
@@ -210,10 +217,19 @@ class Matrix:
         }
 
 
+def _device_independent(path: Path) -> bool:
+    from torch_pitfalls.casefile import CaseFileError, read_case
+
+    try:
+        return read_case(path).fact("device_independent") is True
+    except CaseFileError:
+        return False  # the loader says what is wrong with it
+
+
 def case_sources(cases_dir: str | Path) -> list[CaseSource]:
     """The current cases, by file: the loader requires ``<id with underscores>.py``."""
     return [
-        CaseSource(case_id_of(p), p.parent.name, source_sha256(p.read_bytes()))
+        CaseSource(case_id_of(p), p.parent.name, source_sha256(p.read_bytes()), _device_independent(p))
         for p in find_case_files(Path(cases_dir))
     ]
 

@@ -10,7 +10,15 @@ from pathlib import Path
 
 from packaging.version import Version
 
-from torch_pitfalls.matrix import NOT_OBSERVED, STALE, Matrix, default_reports_dir, device_kind, load_matrix
+from torch_pitfalls.matrix import (
+    DEVICE_INDEPENDENT,
+    NOT_OBSERVED,
+    STALE,
+    Matrix,
+    default_reports_dir,
+    device_kind,
+    load_matrix,
+)
 from torch_pitfalls.matrix.changes import KINDS
 from torch_pitfalls.matrix.upgrade import text as upgrade_text
 from torch_pitfalls.matrix.upgrade import upgrade
@@ -28,12 +36,13 @@ MARKS = {
     "skipped": "s",
     STALE: "~",
     NOT_OBSERVED: " ",
+    DEVICE_INDEPENDENT: "=",
 }
 LEGEND = (
     "R reproduced (symptom seen, expected)  . absent (not seen, not expected)  "
     "? unverified (nothing here tells the fix from the broken code)  M mismatch  "
     "F fix-failed  E error  s skipped  ~ stale (recorded from an older text of the case)  "
-    "blank: not observed"
+    "= device-independent (the cpu run stands for it)  blank: not observed"
 )
 
 

@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import pytest
 from planting import REPORT_ENV as ENV
-from planting import case_sha
+from planting import ROOT, case_sha
 
 from torch_pitfalls.case import Affects
 from torch_pitfalls.cli import main
@@ -443,3 +443,16 @@ def test_a_range_without_a_lower_bound_says_so(project, versions):
     write(project, "2.1.2", [record(project, "first-case", True)])
     case = replace(load_case(project.cases / "autograd" / "first_case.py").case, affects=versions)
     assert bound_claims(case, load_matrix(project.reports, project.cases)) == [f"{versions}: no known lower bound"]
+
+
+def test_a_device_independent_case_counts_on_no_other_device(tmp_path):
+    """A cuda record of a case whose variants never use the device is neither a reproduction nor
+    missing there: its cpu run stands for every device (the H200 run's five such records)."""
+    from torch_pitfalls.matrix import DEVICE_INDEPENDENT, load_matrix
+
+    m = load_matrix(ROOT / "reports", ROOT / "cases")
+    for case in ("argparse-in-notebook", "tensorboard-writer-not-closed", "ddp-every-rank-prints-and-saves"):
+        cuda = m.cell(case, "2.11.0", "cuda:nvidia-h200")
+        assert cuda.status == DEVICE_INDEPENDENT and cuda.observed is None
+        assert m.cell(case, "2.11.0", "cpu").status != DEVICE_INDEPENDENT
+    assert not [w for w in m.problems()["missing"] if w.startswith("argparse-in-notebook [cuda")]
