@@ -120,6 +120,12 @@ class Deadline:
         return f"past its {self.base_s:g} s time limit (stretched with the machine's load)"
 
 
+def stretched(seconds: float) -> float:
+    """A limit for work starting now: ``seconds`` on a quiet machine, times how crowded it is now
+    (for a call that takes its limit once, such as ``subprocess.run(timeout=...)``)."""
+    return seconds * crowding()
+
+
 def communicate(proc: subprocess.Popen, base_s: float) -> tuple[str, str]:
     """``proc.communicate()`` within a stretched limit; past it the process is killed and
     ``subprocess.TimeoutExpired`` raised, its message naming the machine's load."""

@@ -22,6 +22,8 @@ from pathlib import Path
 
 from planting import ROOT, Corpus, case_source, copy_corpus, plant_rng_probes, plant_site_sample, subprocess_env
 
+from torch_pitfalls.helpers import stretched
+
 TIMEOUT_S = 1200
 PYTEST = [
     sys.executable,
@@ -106,7 +108,7 @@ class Job:
     def wait(self) -> Finished:
         if self.finished is None:
             try:
-                self.proc.wait(timeout=TIMEOUT_S)
+                self.proc.wait(timeout=stretched(TIMEOUT_S))
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()

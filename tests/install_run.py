@@ -23,6 +23,8 @@ import sysconfig
 import tempfile
 from pathlib import Path
 
+from torch_pitfalls.helpers import stretched
+
 ROOT = Path(__file__).resolve().parent.parent
 # A sample that crosses the corpus: a warning, an error, a value through NumPy.
 SAMPLE = {"tensor-copy-construct": "dtypes", "backward-twice": "autograd", "from-numpy-shares-memory": "data"}
@@ -43,7 +45,12 @@ def main(out: Path) -> None:
 
     def step(name, cmd, cwd, **extra_env):
         done = subprocess.run(
-            [str(c) for c in cmd], cwd=cwd, env={**env, **extra_env}, capture_output=True, text=True, timeout=600
+            [str(c) for c in cmd],
+            cwd=cwd,
+            env={**env, **extra_env},
+            capture_output=True,
+            text=True,
+            timeout=stretched(600),
         )
         steps[name] = {
             "rc": done.returncode,
@@ -205,7 +212,7 @@ def notebooks(work: Path, py: Path, cwd: Path, env: dict) -> dict:
             nbclient.NotebookClient(
                 fresh,
                 kernel_name="pitfalls-venv",
-                timeout=300,
+                timeout=stretched(300),
                 allow_errors=False,
                 resources={"metadata": {"path": str(cwd)}},
             ).execute()

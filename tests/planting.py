@@ -10,6 +10,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+from torch_pitfalls.helpers import stretched
+
 ROOT = Path(__file__).resolve().parent.parent
 
 CASE_TEMPLATE = """\
@@ -168,7 +170,9 @@ def run_pytest(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess
         "no:benchmark",
         *args,
     ]
-    return subprocess.run(cmd, cwd=cwd, env=subprocess_env(**env), capture_output=True, text=True, timeout=1200)
+    return subprocess.run(
+        cmd, cwd=cwd, env=subprocess_env(**env), capture_output=True, text=True, timeout=stretched(1200)
+    )
 
 
 def outcomes(report: dict) -> dict[tuple[str, str], str]:

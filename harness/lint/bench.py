@@ -51,11 +51,13 @@ def run_torchfix(folder: Path, files=None) -> dict[str, list[str]]:
     targets = [str(folder / f) for f in files] if files is not None else [str(folder)]
     if not targets:
         return {}
+    from torch_pitfalls.helpers import stretched  # (imports torch: only when TorchFix is run)
+
     done = subprocess.run(
         [sys.executable, "-m", "torchfix", "--select", "ALL", "-j", "1", *targets],
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=stretched(600),
     )
     found: dict[str, set[str]] = {}
     for line in done.stdout.splitlines():

@@ -15,6 +15,7 @@ import pytest
 from planting import ROOT, subprocess_env
 
 from torch_pitfalls.cli import main
+from torch_pitfalls.helpers import stretched
 
 
 @pytest.fixture
@@ -97,7 +98,7 @@ def test_python_dash_m_harness_refuses_a_report_below_a_file(two_cases, out):
         "--json",
         str(out / "a-file" / "r.json"),
     ]
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=subprocess_env(), timeout=300)
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=subprocess_env(), timeout=stretched(300))
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr == f"pitfalls: error: --json {out}/a-file/r.json: {out}/a-file is a file, not a folder\n"
     assert [p.name for p in out.iterdir()] == ["a-file"]

@@ -20,6 +20,7 @@ from docs.site.bench_page import BenchError, choose_bench, other_devices, perfor
 from docs.site.execute import CaseRunError, execute_cases  # noqa: E402
 from docs.site.stamp import Stamp  # noqa: E402
 from torch_pitfalls import observe  # noqa: E402
+from torch_pitfalls.helpers import stretched  # noqa: E402
 from torch_pitfalls.loader import load_cases  # noqa: E402
 
 # A case as an author writes one: prose cells, the code, demo cells printing what it produced.
@@ -82,7 +83,7 @@ def build(root, out):
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=stretched(300),
     )
 
 

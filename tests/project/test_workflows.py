@@ -9,6 +9,7 @@ import pytest
 import yaml
 from planting import ROOT
 
+from torch_pitfalls.helpers import stretched
 from torch_pitfalls.matrix import DEFAULT_VERSIONS
 
 WORKFLOWS = ROOT / ".github" / "workflows"
@@ -36,7 +37,7 @@ def test_zizmor_finds_nothing_in_the_workflows():
             [zizmor, "--offline", f"--persona={persona}", "--no-progress", str(ROOT / ".github")],
             capture_output=True,
             text=True,
-            timeout=120,
+            timeout=stretched(120),
         )
         assert done.returncode == 0 and "No findings to report" in done.stdout + done.stderr, (
             persona,

@@ -10,6 +10,7 @@ import warnings
 
 import pytest
 
+from torch_pitfalls.helpers import stretched
 from torch_pitfalls.run import state
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -81,7 +82,7 @@ def test_setuptools_first_import_in_a_variant_leaks_nothing():
         capture_output=True,
         text=True,
         env={**os.environ, "PYTHONPATH": ROOT},
-        timeout=120,
+        timeout=stretched(120),
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "[]", done.stdout
@@ -122,7 +123,9 @@ print("imported" if "torch._dynamo" in sys.modules else "not imported", state.le
 def test_the_first_optimizer_step_of_a_fresh_process_leaks_nothing():
     env = {k: v for k, v in os.environ.items() if k != "TORCHINDUCTOR_CACHE_DIR"}
     env["PYTHONPATH"] = ROOT
-    done = subprocess.run([sys.executable, "-c", PROGRAM], capture_output=True, text=True, env=env, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", PROGRAM], capture_output=True, text=True, env=env, timeout=stretched(120)
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split()[0] == "imported" and done.stdout.strip().endswith("[]"), done.stdout
 

@@ -10,6 +10,8 @@ import textwrap
 import pytest
 from planting import subprocess_env
 
+from torch_pitfalls.helpers import stretched
+
 PROGRAM = textwrap.dedent("""\
     import sys
     import torch
@@ -36,7 +38,7 @@ def watch(tmp_path, *args, program=PROGRAM):
         env=subprocess_env(),
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=stretched(600),
     )
 
 
