@@ -259,18 +259,76 @@ class CaseFile:
         return frozenset(functions), frozenset(classes)
 
     @functools.cached_property
-    def raised_patterns(self) -> tuple[str, ...]:
-        """The constant patterns of the case's ``run.raised(type, pattern)`` calls."""
-        return tuple(
-            node.args[1].value
+    def _constants(self) -> dict[str, object]:
+        """Module-level names bound once to a literal (``C = 3``, ``SHAPE = "2x3"``)."""
+        bound: dict[str, list] = {}
+        for node in self.tree.body:
+            if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
+                continue
+            target, value = node.targets[0], node.value
+            if isinstance(target, ast.Name):
+                bound.setdefault(target.id, []).append(value)
+            elif isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts):
+                for name, item in zip(target.elts, value.elts):  # N, H, W = 2, 6, 8
+                    if isinstance(name, ast.Name):
+                        bound.setdefault(name.id, []).append(item)
+        return {
+            name: values[0].value
+            for name, values in bound.items()
+            if len(values) == 1 and isinstance(values[0], ast.Constant)
+        }
+
+    def _string(self, node: ast.AST) -> str | None:
+        """A string literal, or an f-string whose every value is such a constant (formatted as
+        Python would); None for anything known only at run time."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        if not isinstance(node, ast.JoinedStr):
+            return None
+        parts = []
+        for value in node.values:
+            if isinstance(value, ast.Constant):
+                parts.append(str(value.value))
+            elif (
+                isinstance(value, ast.FormattedValue)
+                and isinstance(value.value, ast.Name)
+                and value.value.id in self._constants
+                and value.conversion == -1
+                and value.format_spec is None
+            ):
+                parts.append(format(self._constants[value.value.id]))
+            else:
+                return None
+        return "".join(parts)
+
+    @functools.cached_property
+    def pinned_patterns(self) -> tuple[str, ...]:
+        """The ``run.raised`` patterns built from the case's own constants (``rf"got {H} channels"``):
+        they ask for values its program chose, which a user's program does not share."""
+        found = (
+            self._string(node.args[1])
             for node in ast.walk(self.tree)
             if isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
             and node.func.attr == "raised"
             and len(node.args) > 1
-            and isinstance(node.args[1], ast.Constant)
-            and isinstance(node.args[1].value, str)
+            and isinstance(node.args[1], ast.JoinedStr)
         )
+        return tuple(p for p in found if p is not None)
+
+    @functools.cached_property
+    def raised_patterns(self) -> tuple[str, ...]:
+        """The patterns of the case's ``run.raised(type, pattern)`` calls that the file fixes: a
+        literal, or an f-string of module-level constants (``rf"got {C} channels"``)."""
+        found = (
+            self._string(node.args[1])
+            for node in ast.walk(self.tree)
+            if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "raised"
+            and len(node.args) > 1
+        )
+        return tuple(p for p in found if p is not None)
 
     @functools.cached_property
     def warned_patterns(self) -> tuple[str | None, ...]:

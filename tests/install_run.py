@@ -212,7 +212,7 @@ def notebooks(work: Path, py: Path, cwd: Path, env: dict) -> dict:
             nbclient.NotebookClient(
                 fresh,
                 kernel_name="pitfalls-venv",
-                timeout=stretched(300),
+                timeout=int(stretched(300)),
                 allow_errors=False,
                 resources={"metadata": {"path": str(cwd)}},
             ).execute()

@@ -30,6 +30,7 @@ class CaseText:
     classes: frozenset[str]
     warned: tuple[str | None, ...]  # the patterns of its run.warned / run.warned_as calls (None: any message)
     raised: tuple[str, ...] = ()  # the patterns of its run.raised calls: what its error must say in full
+    pinned: tuple[str, ...] = ()  # those built from its own program's values (sizes, class counts)
 
 
 def case_text(case: CaseFile) -> CaseText:
@@ -50,7 +51,7 @@ def case_text(case: CaseFile) -> CaseText:
         )
 
     functions, classes = case.defined_names()
-    return CaseText(own(functions), own(classes), case.warned_patterns, case.raised_patterns)
+    return CaseText(own(functions), own(classes), case.warned_patterns, case.raised_patterns, case.pinned_patterns)
 
 
 def says_all_it_asks(text: CaseText, message: str) -> bool:

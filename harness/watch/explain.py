@@ -290,6 +290,13 @@ class Explainer:
         table: dict[tuple[str, str], list[Entry]] = {}
         for (case, kind, category, message), where in merged.items():
             text = texts[case]
+            if kind == "error" and text.pinned:
+                # its symptom tells the pitfall by values its own program chose (a size, a class
+                # count): a user's message of the same words, with their values, cannot be told apart
+                self._refused.setdefault(case, []).append(
+                    f"{category}: {message} (its symptom asks for its own values: {text.pinned[0]})"
+                )
+                continue
             pattern = pattern_of(kind, category, message, text.functions, text.classes)
             if pattern.regex is None:
                 self._refused.setdefault(case, []).append(f"{category}: {message} ({pattern.refused})")

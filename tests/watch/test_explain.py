@@ -35,6 +35,11 @@ REFUSED = {
     "cuda-async-keyword": "invalid syntax (train.py, line 1): any syntax error says so",
     "sampler-data-source": "object.__init__() takes exactly one argument: any class passing arguments up says so",
     "dataparallel-state-dict-prefix": "Error(s) in loading state_dict for Linear: its near miss says so too",
+    # their symptoms ask for the values their own programs chose (the image's height read as its
+    # channels; the label one past the last class): a grayscale batch or a -1 label says the same words
+    "channels-last-image-into-conv": "expected input[...] to have 3 channels, but got N channels: its near miss too",
+    "labels-start-at-one": "Target N is out of bounds: its near miss (a -1 label) too",
+    "torch-typing-names-removed": "cannot import name 'Any' from 'torch': Python's wording, the name the user's",
 }
 
 
