@@ -10,6 +10,7 @@ costs a second or two; everything else reads the suite's one site build (``site`
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -187,6 +188,10 @@ def test_every_case_has_a_zh_page_with_the_english_pages_code_and_outputs(site, 
 
 
 def test_the_real_sites_stale_translations_stay_under_the_threshold(site):
+    """On the whole site (`make docs`): a sample's pages (a matrix of 22 cases, a coverage page
+    without its list) say things no catalogue of the real pages holds, so there it cannot count."""
+    if not os.environ.get("PITFALLS_SITE"):
+        pytest.skip("the real site's translations are counted on the whole site: make docs (PITFALLS_SITE)")
     status = ZhStatus.read(site / "zh" / STATUS)
     assert status.pages == len(list((site / "zh").rglob("*.html"))) - 2  # every page but genindex and search
     assert sum(status.stale.values()) <= STALE_LIMIT, status.summary()
