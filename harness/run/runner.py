@@ -81,7 +81,9 @@ def time_limit(seconds: float):
     def arm(left: float) -> None:
         signal.setitimer(signal.ITIMER_REAL, left)
         try:  # the real stderr: sys.stderr may be a capture without a file descriptor
-            faulthandler.dump_traceback_later(left + BACKSTOP_S, exit=True, file=sys.__stderr__)
+            # the backstop stretches too, so an isolated worker's parent (whose limit is the case's
+            # plus the worker's start, stretched alike) always kills a hang before it fires
+            faulthandler.dump_traceback_later(left + BACKSTOP_S * deadline.factor, exit=True, file=sys.__stderr__)
         except (AttributeError, ValueError, OSError):  # no usable stderr at all: SIGALRM alone
             pass
 
