@@ -220,26 +220,9 @@ class CaseFile:
                     programs.append((f"{self.path.stem}.{variant}.{arg.id}.py", strings[arg.id]))
         return programs
 
-    def variant_lines(self, variant: str) -> range:
-        """The lines of the variant function itself (its decorators included)."""
-        node = self._defs.get(variant)
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            raise CaseFileError(f"{self.path}: no function {variant}()")
-        first = min([d.lineno for d in node.decorator_list] + [node.lineno])
-        return range(first, node.end_lineno + 1)
-
-    def variant_closure_lines(self, variant: str) -> set[int]:
-        """Every line of the variant's program but its imports: where a finding in it belongs."""
-        return {
-            line
-            for n in self.variant_nodes(variant)
-            if not isinstance(n, (ast.Import, ast.ImportFrom))
-            for line in range(n.lineno, n.end_lineno + 1)
-        }
-
     def uses_device(self, variant: str) -> bool:
-        """Whether the variant's code reads its ``device`` argument at all (itself or a helper it
-        hands it to): a variant that never does runs the same on every device."""
+        """Whether the variant's own body reads its ``device`` argument (handing it to a helper is
+        a read): a variant that never does runs the same on every device."""
         node = self._defs.get(variant)
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not node.args.args:
             return False
@@ -302,33 +285,29 @@ class CaseFile:
         return "".join(parts)
 
     @functools.cached_property
-    def pinned_patterns(self) -> tuple[str, ...]:
-        """The ``run.raised`` patterns built from the case's own constants (``rf"got {H} channels"``):
-        they ask for values its program chose, which a user's program does not share."""
-        found = (
-            self._string(node.args[1])
+    def _raised_arguments(self) -> tuple[ast.AST, ...]:
+        """The pattern argument of every ``run.raised(type, pattern)`` call of the file."""
+        return tuple(
+            node.args[1]
             for node in ast.walk(self.tree)
             if isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
             and node.func.attr == "raised"
             and len(node.args) > 1
-            and isinstance(node.args[1], ast.JoinedStr)
         )
+
+    @functools.cached_property
+    def pinned_patterns(self) -> tuple[str, ...]:
+        """The ``run.raised`` patterns built from the case's own constants (``rf"got {H} channels"``):
+        they ask for values its program chose, which a user's program does not share."""
+        found = (self._string(arg) for arg in self._raised_arguments if isinstance(arg, ast.JoinedStr))
         return tuple(p for p in found if p is not None)
 
     @functools.cached_property
     def raised_patterns(self) -> tuple[str, ...]:
         """The patterns of the case's ``run.raised(type, pattern)`` calls that the file fixes: a
         literal, or an f-string of module-level constants (``rf"got {C} channels"``)."""
-        found = (
-            self._string(node.args[1])
-            for node in ast.walk(self.tree)
-            if isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "raised"
-            and len(node.args) > 1
-        )
-        return tuple(p for p in found if p is not None)
+        return tuple(p for p in map(self._string, self._raised_arguments) if p is not None)
 
     @functools.cached_property
     def warned_patterns(self) -> tuple[str | None, ...]:
@@ -368,14 +347,6 @@ class CaseFile:
             else:
                 found.append(None)  # a pattern built at run time: it could be any
         return tuple(found)
-
-    def helpers_used(self) -> tuple[str, ...]:
-        """The package's helpers (``observe``, ``seeded``...) the story's code imports."""
-        names = []
-        for node in self.tree.body:
-            if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "torch_pitfalls":
-                names += [a.asname or a.name for a in node.names if a.name in HELPER_MODULES]
-        return tuple(dict.fromkeys(names))
 
 
 def statements_of(source: str) -> list[tuple[ast.stmt, str, int]]:

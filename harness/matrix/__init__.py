@@ -72,7 +72,13 @@ class CaseSource:
     id: str
     topic: str
     sha256: str
-    device_independent: bool = False  # its cpu run stands for every device: no other device records it
+    path: Path | None = field(default=None, compare=False)  # its file, read only when a fact is asked
+
+    @property
+    def device_independent(self) -> bool:
+        """Its cpu run stands for every device: no other device records it (read on first ask: the
+        cpu lane, which most readers of the matrix want, never parses a case file)."""
+        return self.path is not None and _device_independent(self.path)
 
 
 @dataclass(frozen=True)
@@ -217,6 +223,7 @@ class Matrix:
         }
 
 
+@functools.lru_cache(maxsize=None)
 def _device_independent(path: Path) -> bool:
     from torch_pitfalls.casefile import CaseFileError, read_case
 
@@ -229,7 +236,7 @@ def _device_independent(path: Path) -> bool:
 def case_sources(cases_dir: str | Path) -> list[CaseSource]:
     """The current cases, by file: the loader requires ``<id with underscores>.py``."""
     return [
-        CaseSource(case_id_of(p), p.parent.name, source_sha256(p.read_bytes()), _device_independent(p))
+        CaseSource(case_id_of(p), p.parent.name, source_sha256(p.read_bytes()), p)
         for p in find_case_files(Path(cases_dir))
     ]
 
