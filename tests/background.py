@@ -37,7 +37,6 @@ PYTEST = [
     "no:benchmark",
 ]
 HARNESS = [sys.executable, "-m", "torch_pitfalls"]
-MUTANT = "\n\ndef fixed(device):  # mutation: the fix is the broken code\n    return broken(device)\n"
 
 # The faults planted beside part of the real corpus (tests/run/test_hardening_faults.py reads them).
 NAN = "return torch.tensor(float('nan'), device=device)"
@@ -66,6 +65,13 @@ FAULTS = {
 }
 # Beside the other runs a worker's start may be slow: the hang is killed after 1 s + this.
 WORKER_STARTUP_S = "10"
+
+
+def _fault_env(root: Path) -> dict:
+    """The faulty runs' environment. torch keeps a compile cache of its own, meant to outlive
+    every run, under the temp folder unless told otherwise (2.13 makes it when an optimizer is
+    built): it goes beside the temp folder, which must end empty of the harness's own files."""
+    return {"PITFALLS_WORKER_STARTUP_S": WORKER_STARTUP_S, "TORCHINDUCTOR_CACHE_DIR": str(root / "torch-cache")}
 
 
 @dataclass
@@ -183,27 +189,23 @@ class Jobs:
 
     def _random(self, root: Path) -> Job:
         """The whole real corpus, RNG probes and an RNG-moving test beside it, shuffled (a new
-        seed each session, printed to replay it)."""
+        seed each session, printed to replay it) and shared by two xdist workers: both orders
+        and the merging of two workers' records into one report are checked on this one run."""
         import random
 
-        probes = plant_rng_probes(copy_corpus(root))
+        corpus = copy_corpus(root)
+        probes = plant_rng_probes(corpus)
         seed = random.SystemRandom().randrange(2**31)
         print(f"random order: --random-order-bucket=global --random-order-seed={seed}")
-        args = ["test_moves_rng.py", "cases", "--random-order-bucket=global", f"--random-order-seed={seed}"]
+        args = ["test_moves_rng.py", "cases", "--random-order-bucket=global", f"--random-order-seed={seed}", "-n", "2"]
         return self._launch(
             "random",
             [*PYTEST, *args, "--pitfalls-json", "random.json"],
             root,
             root / "random.json",
+            corpus=corpus,
             extra={"probes": probes, "seed": seed},
         )
-
-    def _xdist(self, root: Path) -> Job:
-        """Two xdist workers on a small corpus: their records must merge into one report."""
-        corpus = copy_corpus(root, topics=("numerics",))
-        probes = plant_rng_probes(corpus)
-        cmd = [*PYTEST, "test_moves_rng.py", "cases", "-n", "2", "--pitfalls-json", "xdist.json"]
-        return self._launch("xdist", cmd, root, root / "xdist.json", corpus=corpus, extra={"probes": probes})
 
     def _faulty(self, root: Path) -> Corpus:
         if not (root / "cases").exists():
@@ -218,7 +220,7 @@ class Jobs:
         cwd.mkdir(parents=True), tmpdir.mkdir()
         report = root / "out" / "not-yet" / "report.json"
         cmd = [*HARNESS, "--cases", corpus.cases, "run", "--json", report]
-        return self._launch("faults-cli", cmd, cwd, report, tmpdir, corpus, PITFALLS_WORKER_STARTUP_S=WORKER_STARTUP_S)
+        return self._launch("faults-cli", cmd, cwd, report, tmpdir, corpus, **_fault_env(root))
 
     def _faults_pytest(self, root: Path) -> Job:
         corpus = self._faulty(self.base / "faulty-corpus")
@@ -232,7 +234,7 @@ class Jobs:
             corpus.root / "report.json",
             tmpdir,
             corpus,
-            PITFALLS_WORKER_STARTUP_S=WORKER_STARTUP_S,
+            **_fault_env(root),
         )
 
     def _site(self, root: Path) -> Job:
@@ -246,16 +248,6 @@ class Jobs:
         # one Sphinx reader: two cost 7% more CPU than one and were no faster, even alone
         cmd = [sys.executable, "-m", "docs.site.build", "--root", project, "--out", out]
         return self._launch("site", cmd, ROOT, out, extra={"root": project, "ids": ids})
-
-    def _mutants(self, root: Path) -> Job:
-        """Every case with ``fixed`` replaced by a call to ``broken``, run by ``pitfalls run``."""
-        corpus = copy_corpus(root)
-        for path in corpus.cases.glob("*/*.py"):
-            path.write_text(path.read_text() + MUTANT)
-        report = root / "mutants.json"
-        return self._launch(
-            "mutants", [*HARNESS, "--cases", corpus.cases, "run", "-q", "--json", report], root, report, corpus=corpus
-        )
 
     def _install(self, root: Path) -> Job:
         """The wheel built, installed beside this torch in a fresh venv, and used from an empty
@@ -279,10 +271,9 @@ def needed(items, has_case_items: bool) -> list[str]:
         runs.append("clean")
     for fixture, run in (
         ("random_run", "random"),
-        ("xdist_run", "xdist"),
+        ("xdist_run", "random"),
         ("cli_run", "faults-cli"),
         ("pytest_run", "faults-pytest"),
-        ("mutant_report", "mutants"),
         ("site", None if os.environ.get("PITFALLS_SITE") else "site"),  # a site built already: none to build
         ("installed", "install"),
     ):
@@ -291,5 +282,5 @@ def needed(items, has_case_items: bool) -> list[str]:
     if "run" in names and any("test_hardening_faults" in str(getattr(i, "path", "")) for i in items):
         runs += ["faults-cli", "faults-pytest"]
     # the longest first: the others fit beside it
-    order = ["random", "site", "install", "mutants", "faults-pytest", "faults-cli", "clean", "xdist"]
+    order = ["random", "site", "install", "faults-pytest", "faults-cli", "clean"]
     return sorted(dict.fromkeys(runs), key=order.index)

@@ -34,7 +34,7 @@ def planted(pytester, monkeypatch) -> Corpus:
 
 # Tests that read a background run go last, the site's last of all: the foreground does every
 # other test while those runs go on, instead of waiting for each in file order.
-READS_A_RUN = {"clean_records", "random_run", "xdist_run", "cli_run", "pytest_run", "mutant_report", "installed"}
+READS_A_RUN = {"clean_records", "random_run", "xdist_run", "cli_run", "pytest_run", "installed"}
 READS_THE_SITE = {"site", "page"}
 
 
@@ -106,10 +106,6 @@ def random_run(jobs):
 
 
 @pytest.fixture(scope="session")
-def xdist_run(jobs):
-    return jobs.get("xdist")
-
-
-@pytest.fixture(scope="session")
-def mutant_report(jobs):
-    return jobs.get("mutants").report
+def xdist_run(random_run):
+    """The shuffled run is also the two-worker one (``background._random``)."""
+    return random_run

@@ -44,6 +44,9 @@ class Record:
     source_sha256: str = ""
     check: str = ""  # what the fix's check said of the broken result ("rejects …" proves the fix)
     fingerprints: dict | None = None  # {"broken": fp, "fixed": fp}: torch_pitfalls.run.fingerprint
+    # The outcome with the fix replaced by the broken code (the broken result judged as a fix);
+    # "" where the broken variant gave no verdict. Never a pass for a proven case.
+    mutant: str = ""
 
     @property
     def failed(self) -> bool:

@@ -59,6 +59,10 @@ class BrokenResult:
     check_rejects: bool = True  # the fix's check said no to this (broken) result
     check_note: str = ""  # why it said no, or that it said yes
     fingerprint: dict | None = None
+    # This result judged as a fix would be (``as_fix``): what a copy of the case whose ``fixed``
+    # calls ``broken`` gets, without running the broken code a second time.
+    as_fix_ok: bool = False
+    as_fix_problem: str = ""
 
 
 @dataclass
@@ -219,34 +223,48 @@ def _stable(lc: LoadedCase):
     return getattr(lc.module, "stable", None)
 
 
+def as_fix(obs, fp, symptom_seen: bool, accepted: bool, note: str) -> FixedResult:
+    """A run judged as a fix: it raises nothing, warns nothing, shows no symptom, and the case's
+    check accepts it. The one judgement of a fix, for the fixed run and for the broken run alike."""
+    if obs.error is not None:
+        return FixedResult(False, obs.summary(), "the fixed variant raised", fp)
+    if obs.warnings:
+        return FixedResult(False, obs.summary(), "the fixed variant emitted a warning", fp)
+    if symptom_seen:
+        return FixedResult(False, obs.summary(), "the fixed variant shows the symptom", fp)
+    if not accepted:
+        return FixedResult(False, obs.summary(), f"the fix's check rejects the fixed result ({note})", fp)
+    return FixedResult(True, obs.summary(), "", fp)
+
+
 def broken_step(lc: LoadedCase, device: str) -> BrokenResult:
     obs = run_variant(lc.module.broken, device, lc.case.timeout, "broken")
     verdict = _symptom(lc, obs, "broken")
     accepted, note = judge(lc, obs, device)
     form = verdict if isinstance(verdict, str) else None
+    fp = fingerprint(obs, _stable(lc))
+    judged = as_fix(obs, fp, bool(verdict), accepted, note)
     return BrokenResult(
         observed=bool(verdict),
         form=form,
         summary=obs.summary(),
         check_rejects=not accepted,
         check_note=note,
-        fingerprint=fingerprint(obs, _stable(lc)),
+        fingerprint=fp,
+        as_fix_ok=judged.ok,
+        as_fix_problem=judged.problem,
     )
 
 
 def fixed_step(lc: LoadedCase, device: str) -> FixedResult:
     obs = run_variant(lc.module.fixed, device, lc.case.timeout, "fixed")
     fp = fingerprint(obs, _stable(lc))
-    if obs.error is not None:
-        return FixedResult(False, obs.summary(), "the fixed variant raised", fp)
-    if obs.warnings:
-        return FixedResult(False, obs.summary(), "the fixed variant emitted a warning", fp)
-    if _symptom(lc, obs, "fixed"):
-        return FixedResult(False, obs.summary(), "the fixed variant shows the symptom", fp)
-    accepted, note = judge(lc, obs, device)
-    if not accepted:
-        return FixedResult(False, obs.summary(), f"the fix's check rejects the fixed result ({note})", fp)
-    return FixedResult(True, obs.summary(), "", fp)
+    seen, accepted, note = False, False, ""
+    if obs.error is None and not obs.warnings:  # asked only of a run that raised and warned nothing
+        seen = bool(_symptom(lc, obs, "fixed"))
+        if not seen:
+            accepted, note = judge(lc, obs, device)
+    return as_fix(obs, fp, seen, accepted, note)
 
 
 def decide(lc: LoadedCase, device: str, version: str, broken: BrokenResult, fixed: FixedResult) -> tuple[str, str]:
@@ -340,6 +358,9 @@ def run_case(lc: LoadedCase, device: str, version: str | None = None) -> Record:
         record.observed, record.form, record.broken = broken.observed, broken.form, broken.summary
         record.check = ("rejects" if broken.check_rejects else "accepts") + f" the broken result: {broken.check_note}"
         record.fingerprints = {"broken": broken.fingerprint}
+        # The mutation check: the outcome a copy whose fix calls the broken code would get.
+        mutant = FixedResult(broken.as_fix_ok, broken.summary, broken.as_fix_problem, broken.fingerprint)
+        record.mutant = decide(lc, device, version, broken, mutant)[0]
         fixed = step(lc, device, "fixed")
         record.fixed = fixed.summary
         record.fingerprints["fixed"] = fixed.fingerprint

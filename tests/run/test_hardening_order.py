@@ -6,8 +6,8 @@ lane the cuda items, with their allocator and context state, are the ones most l
 on what ran before. It is compared with the plain run of the same session (``clean_records``).
 Beside it: ``rng-probe-*`` cases, which depend on the global RNG state and nothing else, and a
 plain test that moves every global generator, as a test sharing `make test`'s session may (see
-``planting.plant_rng_probes``). The xdist run checks that two workers' records merge into one
-report and one table; a small corpus shows that as well as the whole one.
+``planting.plant_rng_probes``). The same run is shared by two xdist workers (one run, not two):
+their records must merge into one report and one table.
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def test_fingerprints_are_stable_across_runs_and_orders(random_run, clean_record
 def test_two_xdist_workers_give_the_plain_outcomes_in_one_report_and_one_table(xdist_run, clean_records):
     proc, report, probes = xdist_run.proc, xdist_run.report, xdist_run.extra["probes"]
     assert "2 workers [" in proc.stdout  # it did run on two workers
-    assert "report written to xdist.json" in proc.stdout
+    assert "report written to random.json" in proc.stdout
     real = copied_case_ids(xdist_run.corpus)
     changed = differences(_outcomes(clean_records, real), _outcomes(_by_key(report), real))
     assert not changed, "\n".join(changed)

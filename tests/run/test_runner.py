@@ -295,3 +295,34 @@ def test_a_case_declaring_a_device_its_variants_never_use_is_refused(corpus):
                 ),
             )
         )
+
+
+MUTANT_FIXED = "return broken(device)"
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {},  # a proven case: its check rejects the broken result
+        {
+            "broken": "import warnings\nwarnings.warn('old spelling')\nreturn torch.tensor(1.0, device=device)",
+            "symptom": "return False",
+            "affects": "'<1.0'",
+        },  # a warning outside its range
+        {"broken": "raise ValueError('no')", "symptom": "return isinstance(run.error, ValueError)"},
+        {
+            "check": "pass",
+            "affects": "'<1.0'",
+            "symptom": "return False",
+            "broken": "return torch.tensor(1.0, device=device)",
+        },  # nothing tells them apart here
+        {"check": "pass"},  # a check that accepts anything, where the symptom shows
+    ],
+    ids=["proven", "warns", "raises", "indistinguishable", "weak-check"],
+)
+def test_the_recorded_mutant_is_the_outcome_of_the_mutated_copy(corpus, fields):
+    """``Record.mutant`` (the broken run judged as a fix) is what running a copy whose ``fixed``
+    calls ``broken`` gives: the mutation check needs no second run of the broken code."""
+    original = run_case(load_case(corpus.plant("original", **fields)), "cpu")
+    copy = run_case(load_case(corpus.plant("mutated", **{**fields, "fixed": MUTANT_FIXED})), "cpu")
+    assert original.mutant == copy.outcome, (original, copy)
