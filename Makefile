@@ -19,7 +19,7 @@ VERSIONS ?=
 CASES ?=
 UV := $(VENV)/bin/uv
 
-.PHONY: venv run test bench clean matrix matrix-check docs docs-site serve-docs upgrade-scan watch-versions fix-versions
+.PHONY: venv run test install-check bench clean matrix matrix-check docs docs-site serve-docs upgrade-scan watch-versions fix-versions
 
 venv: $(STAMP)
 
@@ -35,8 +35,16 @@ $(STAMP): pyproject.toml
 run: venv
 	$(PY) -m torch_pitfalls run --json build/report.json
 
+# The corpus and the harness's own tests. Two groups of tests have targets of their own, which
+# .ci/run calls after this one: the docs site's (tests/docs: `make docs`, on the whole site) and
+# the installed wheel's (tests/project/test_install.py: `make install-check`). A plain
+# `pytest cases/ tests/` runs all of them, the site's on a sample of the corpus.
 test: venv
-	$(PY) -m pytest cases/ tests/
+	$(PY) -m pytest cases/ tests/ --ignore=tests/docs --ignore=tests/project/test_install.py
+
+# The wheel built, installed in a fresh venv beside this torch, and used from an empty directory.
+install-check: venv
+	$(PY) -m pytest tests/project/test_install.py
 
 # Broken/fixed pairs side by side, and the harness's own cost; the ratios land under the key
 # "pitfalls" of build/bench.json (benchmarks/summary.py) and in the terminal. -rs: why CUDA skipped.

@@ -19,6 +19,7 @@ import inspect
 import logging
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -31,7 +32,7 @@ from torch_pitfalls import communicate, observe
 
 WORLD = 2  # processes, as `torchrun --nproc_per_node 2` or mp.spawn(nprocs=2) would start
 EPOCHS = 2
-SCRIPT_TIMEOUT = 60.0  # seconds per rank on a quiet machine (a few, mostly importing torch); stretched with the load
+SCRIPT_TIMEOUT = 60.0  # seconds for a run on a quiet machine (a few, mostly importing torch); stretched with the load
 
 
 def make_data():
@@ -57,15 +58,18 @@ def evaluate(model, loader):
 # ## The broken code
 # A single-process training script moved to DDP the usual way: a process group, the model
 # wrapped in `DistributedDataParallel`, a `DistributedSampler` for each loader, and the rest
-# as before. It is started the way `torchrun --nproc_per_node 2 train.py` starts it: the same
-# `train.py` once per rank, each told `RANK`, `WORLD_SIZE`, `LOCAL_RANK`, `MASTER_ADDR` and
-# `MASTER_PORT` (a free port) in its environment, which `init_process_group` reads. It runs on
-# the CPU with the gloo backend; on GPUs only the backend and the device change.
+# as before. It runs once per rank, as `torchrun --nproc_per_node 2 train.py` or `mp.spawn`
+# runs it: here `train.py` starts its ranks with `torch.multiprocessing.start_processes` (what
+# `mp.spawn` calls) by forking, so torch is imported once, and each rank finds `RANK`,
+# `WORLD_SIZE`, `MASTER_ADDR` and `MASTER_PORT` (a free port) in its environment, which
+# `init_process_group` reads. It runs on the CPU with the gloo backend; on GPUs only the backend
+# and the device change.
 
 # %%
 HEADER = (
     f"""
-import torch, torch.distributed as dist
+import os
+import torch, torch.distributed as dist, torch.multiprocessing as mp
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils.data import DataLoader
@@ -79,8 +83,13 @@ WORLD, EPOCHS = {WORLD}, {EPOCHS}
 )
 
 LAUNCH = """
-if __name__ == "__main__":
+def rank_main(rank):
+    os.environ["RANK"] = os.environ["LOCAL_RANK"] = str(rank)
     main()
+
+
+if __name__ == "__main__":
+    mp.start_processes(rank_main, nprocs=WORLD, start_method="fork")  # one process per rank
 """
 
 BROKEN_MAIN = """
@@ -118,52 +127,41 @@ def free_port():
 
 
 def run_script(main_source):
-    """Write train.py into a temporary folder and start it WORLD times, as `torchrun
-    --nproc_per_node WORLD train.py` does: one process per rank, told its place through
-    RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT in its own environment (never
-    this process's). Returns what each rank printed and the checkpoint left behind (or None).
-    Every file goes with the folder; on a timeout every rank is killed."""
+    """Write train.py into a temporary folder and run it: it starts WORLD processes, one per
+    rank, told the rendezvous (WORLD_SIZE, MASTER_ADDR, MASTER_PORT) through the environment this
+    process gives it (never its own). Returns what the ranks printed and the checkpoint left
+    behind (or None). Every file goes with the folder; on a timeout every rank is killed."""
     with tempfile.TemporaryDirectory(prefix="ddp-") as tmp:
         path = os.path.join(tmp, "train.py")
         with open(path, "w") as f:
             f.write(HEADER + main_source + LAUNCH)
-        port = str(free_port())
-        ranks = []
+        env = dict(os.environ, WORLD_SIZE=str(WORLD), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()))
+        env["OMP_NUM_THREADS"] = "1"
+        # Buffered, each rank's lines leave in one piece when it exits; unbuffered, the two ranks'
+        # words interleave mid-line on the shared pipe, as on a shared terminal.
+        env.pop("PYTHONUNBUFFERED", None)
+        # its own process group, so that a timeout kills the ranks it forked too
+        proc = subprocess.Popen(
+            [sys.executable, path],
+            cwd=tmp,
+            env=env,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
         try:
-            for rank in range(WORLD):
-                env = dict(
-                    os.environ,
-                    RANK=str(rank),
-                    LOCAL_RANK=str(rank),
-                    WORLD_SIZE=str(WORLD),
-                    MASTER_ADDR="127.0.0.1",
-                    MASTER_PORT=port,
-                    OMP_NUM_THREADS="1",
-                )
-                ranks.append(
-                    subprocess.Popen(
-                        [sys.executable, path],
-                        cwd=tmp,
-                        env=env,
-                        text=True,
-                        stdout=subprocess.PIPE,
-                        stderr=subprocess.PIPE,
-                    )
-                )
-            # the ranks run side by side: after the first is waited for, the others are (nearly) done
-            results = [communicate(proc, SCRIPT_TIMEOUT) for proc in ranks]
-        except BaseException:  # a timeout, a failed start, or the harness's own time limit
-            for proc in ranks:
-                proc.kill()
-                proc.communicate()
+            out, err = communicate(proc, SCRIPT_TIMEOUT)
+        except BaseException:  # a timeout, or the harness's own time limit
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
             raise
         ckpt_path = os.path.join(tmp, "checkpoint.pt")
         checkpoint = torch.load(ckpt_path, weights_only=True) if os.path.exists(ckpt_path) else None
-    for proc, (_, err) in zip(ranks, results):
-        if proc.returncode != 0:
-            last = [line for line in err.strip().splitlines() if line.strip()][-1:] or [""]
-            raise RuntimeError(f"train.py exited with status {proc.returncode}: {last[0][:200]}")
-    return [out for out, _ in results], checkpoint
+    if proc.returncode != 0:
+        last = [line for line in err.strip().splitlines() if line.strip()][-1:] or [""]
+        raise RuntimeError(f"train.py exited with status {proc.returncode}: {last[0][:200]}")
+    return [out], checkpoint
 
 
 def summarize(world, outputs, checkpoint=None):
@@ -258,10 +256,10 @@ if __name__ == "__main__":
 # adapt, the notes list that the test loader should not be distributed, or several test results
 # come out, and that printing and saving should happen on process 0 only, or the console gets
 # several copies. The DDP tutorial's checkpoint section saves on one process and makes the others
-# wait with a barrier before they load. This case starts the processes as `torchrun` does, with
-# the gloo backend on the CPU, so that no GPU is needed; each rank is a fresh interpreter, and a
-# run takes a few seconds on an idle machine. The behaviour is the programming model, not a
-# release's quirk, so `affects` has no bounds.
+# wait with a barrier before they load. This case starts one process per rank, as `mp.spawn`
+# does (forked, so torch is imported once), with the gloo backend on the CPU, so that no GPU is
+# needed. The behaviour is the programming model, not a release's quirk, so `affects` has no
+# bounds.
 
 # %% [markdown]
 # ## How the harness checks it

@@ -22,6 +22,32 @@ from torch_pitfalls.lint.rules.base import (
     _use_of,
 )
 
+# typing's names that torch/__init__.py imported plainly, and so exported, until 2.5
+TYPING_NAMES = ("Any", "Callable", "Dict", "List", "Optional", "Set", "Tuple", "Union")
+TORCH_TYPING = tuple(f"torch.{name}" for name in TYPING_NAMES)
+
+
+def _annotated_with(fn, ctx, names) -> bool:
+    """A parameter or return annotation of ``fn`` names one of ``names``: Python evaluates it when
+    the ``def`` runs (unless the module defers annotations: ``from __future__ import annotations``)."""
+    if any(
+        isinstance(s, ast.ImportFrom) and s.module == "__future__" and any(a.name == "annotations" for a in s.names)
+        for s in ctx.module.body
+    ):
+        return False
+    args = fn.args
+    annotations = [
+        a.annotation
+        for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg)
+        if a is not None
+    ]
+    return any(
+        isinstance(node, ast.Attribute) and _use_of(node, ctx, *names)
+        for annotation in (*annotations, fn.returns)
+        if annotation is not None
+        for node in ast.walk(annotation)
+    )
+
 
 def _receiver_may_be_tensor(call: ast.Call, ctx) -> bool:
     """The object a method is called on could be a tensor: not an imported module
@@ -718,6 +744,42 @@ UPGRADE_RULES: tuple[Rule, ...] = (
         lambda n, c: _use_of(n, c, "torch.backends.cuda.sdp_kernel"),
         nodes=REFS,
     ),
+    Rule(
+        "PTF138",
+        ("symeig-removed",),
+        "torch.symeig (and Tensor.symeig()) was removed in torch 2.0 (RuntimeError; deprecated since 1.9); use "
+        "torch.linalg.eigh (eigenvalues ascending, the lower triangle by default), or torch.linalg.eigvalsh",
+        lambda n, c: (
+            _use_of(n, c, "torch.symeig")
+            or (
+                isinstance(n, ast.Call)
+                and _method(n, "symeig")
+                and c.qualified(n.func) is None
+                and _receiver_may_be_tensor(n, c)
+            )
+        ),
+        nodes=(ast.Attribute, ast.Name, ast.Call),
+    ),
+    Rule(
+        "PTF139",
+        ("torch-typing-names-removed",),
+        "typing's names (Any, Callable, Dict, List, Optional, Set, Tuple, Union) are no longer attributes "
+        "of torch from torch 2.5 (ImportError / AttributeError); import them from typing",
+        lambda n, c: (
+            (isinstance(n, ast.ImportFrom) and n.module == "torch" and any(a.name in TYPING_NAMES for a in n.names))
+            or (isinstance(n, ast.Attribute) and _use_of(n, c, *TORCH_TYPING))
+            or (isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and _annotated_with(n, c, TORCH_TYPING))
+        ),
+        nodes=(ast.ImportFrom, ast.Attribute, ast.FunctionDef, ast.AsyncFunctionDef),
+    ),
+    Rule(
+        "PTF140",
+        ("autocast-gpu-dtype-deprecated",),
+        "torch.get_autocast_gpu_dtype() is deprecated since torch 2.4 (DeprecationWarning on every call); use "
+        "torch.get_autocast_dtype('cuda'), behind hasattr(torch, 'get_autocast_dtype') for torch 2.3 and older",
+        lambda n, c: _use_of(n, c, "torch.get_autocast_gpu_dtype"),
+        nodes=REFS,
+    ),
 )
 
 
@@ -751,6 +813,7 @@ WARNS_ONLY = frozenset(
         "PTF134",
         "PTF136",
         "PTF137",
+        "PTF140",
     }
 )
 # The rules about a deprecated name (a function, module or method to stop using): one decision per
@@ -774,6 +837,8 @@ ONCE_PER_FILE = frozenset(
         "PTF134",
         "PTF136",
         "PTF137",
+        "PTF139",
+        "PTF140",
     }
 )
 
