@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 from docs.site.record_text import change_texts
 from docs.site.text import code, esc, raw_html
 from torch_pitfalls.matrix import Matrix
 from torch_pitfalls.matrix.upgrade import upgrade
 
+ENVIRONMENT_PAGE = Path(__file__).with_name("upgrade_environment.md")
 FIX_WORDS = {
     True: "the fix works on both",
     False: "the fix fails on one of them",
@@ -106,4 +108,6 @@ def upgrade_page(m: Matrix) -> str:
                         f"{code(ch['shown_before'])} → {code(ch['shown_after'])}"
                     )
             out.append("")
+    # the breaks of the environment no case can show: prose kept beside this module, in Markdown
+    out.append(ENVIRONMENT_PAGE.read_text(encoding="utf-8"))
     return "\n".join(out) + "\n"

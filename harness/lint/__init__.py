@@ -3,8 +3,9 @@
 Each rule (harness/lint/rules/) belongs to the case(s) that prove it and fires only where its
 case's ``affects`` holds for the torch in question (the installed one, ``--torch X.Y``, or with
 ``--all-versions`` every release the file's package declares: scope.py, declared.py). A ``# noqa: PTF101`` comment on the line (or a bare ``# noqa``)
-silences a finding there. A file that does not parse is a finding of its own (``PTF000``), and
-the others are still checked; ``.cuda(async=True)``, itself a SyntaxError, is found in its tokens.
+silences a finding there. A file that does not parse is a finding of its own (``PTF000``): nothing
+else in it is checked. One SyntaxError is a pitfall the corpus knows, ``.cuda(async=True)``: it is
+found in the tokens (PTF003), repaired in memory, and the rest of the file is checked as usual.
 """
 
 from __future__ import annotations
@@ -95,26 +96,48 @@ def lint_text(
     try:
         tree = ast.parse(text, filename=path)
     except SyntaxError as exc:
-        asyncs = keyword_async_positions(text) if "PTF003" in {r.id for r in rules} else []
-        rule = RULES_BY_ID["PTF003"]
-        findings += [Finding(path, line, col, rule.id, rule.message, rule.case) for line, col in asyncs]
-        if report_parse_errors and not asyncs:
-            findings.append(
-                Finding(
-                    path,
-                    exc.lineno or 1,
-                    exc.offset or 1,
-                    PARSE_ERROR,
-                    f"the file does not parse ({exc.msg}); nothing else in it was checked",
-                    None,
+        # The syntax errors the corpus knows are repaired in memory and reported; the rest of the
+        # file is read from the repaired text (same lines and columns), as a linter that goes on.
+        asyncs = keyword_async_positions(text)
+        if "PTF003" in {r.id for r in rules}:
+            rule = RULES_BY_ID["PTF003"]
+            findings += [Finding(path, line, col, rule.id, rule.message, rule.case) for line, col in asyncs]
+        tree, exc = _parse_repaired(text, path, asyncs, exc) if asyncs else (None, exc)
+        if tree is None:
+            if report_parse_errors:
+                findings.append(
+                    Finding(
+                        path,
+                        exc.lineno or 1,
+                        exc.offset or 1,
+                        PARSE_ERROR,
+                        f"the file does not parse ({exc.msg}); nothing else in it was checked",
+                        None,
+                    )
                 )
-            )
-        return [f for f in findings if not _silenced(lines[f.line - 1] if 0 < f.line <= len(lines) else "", f.rule)]
+            return [f for f in findings if not _silenced(lines[f.line - 1] if 0 < f.line <= len(lines) else "", f.rule)]
     for hit in walk(tree, rules, releases, path):
         rule = hit.rule
         findings.append(Finding(path, hit.line, hit.col, rule.id, rule.message, rule.case))
     unique = sorted(set(findings), key=lambda f: (f.line, f.col, f.rule))
     return [f for f in unique if not _silenced(lines[f.line - 1] if 0 < f.line <= len(lines) else "", f.rule)]
+
+
+# ``async`` as a keyword argument, renamed to an identifier of the same length: every later column
+# of the line stays where it was, so findings and fixes point into the original text.
+_ASYNC_STANDIN = "_sync"
+
+
+def _parse_repaired(text: str, path: str, asyncs: list[tuple[int, int]], error: SyntaxError):
+    """The tree of ``text`` with each ``async=`` keyword renamed, or (None, the error that is left)."""
+    lines = text.splitlines(keepends=True)
+    for line, col in asyncs:  # col is 1-based (a finding's), the keyword starts at col - 1
+        start = col - 1
+        lines[line - 1] = lines[line - 1][:start] + _ASYNC_STANDIN + lines[line - 1][start + len("async") :]
+    try:
+        return ast.parse("".join(lines), filename=path), None
+    except SyntaxError as left:
+        return None, left
 
 
 def python_files(paths) -> list[Path]:

@@ -129,6 +129,9 @@ def test_upgrade_page_lists_consecutive_releases(page, site_corpus):
     text = page.locator("article").inner_text()
     for a, b in zip(matrix.versions, matrix.versions[1:]):
         assert f"{a} → {b} (cpu)" in text
+    # the environment's breaks no case can show, after the releases (docs/site/upgrade_environment.md)
+    headings = page.locator("article h3").all_inner_texts()
+    assert headings[-2:] == ["NumPy 2 beside a torch older than 2.3", "A compiled extension after a torch upgrade"]
 
 
 def test_the_upgrade_topic_shows_each_boundary_as_observed(page):
