@@ -289,6 +289,10 @@ def read_catalogue(path: Path) -> Catalog:
             catalog = read_po(f, locale=LANGUAGE, abort_invalid=True)
     except Exception as exc:  # babel's errors name no file
         raise I18nError(f"{path}: cannot be read as a gettext catalogue: {exc}") from None
+    for message in catalog:
+        # babel reads the wrapped tail of a long ``#|`` line as a translator comment ("| msgid ..."),
+        # which each update wrote back and the next one read again: drop them (never a translator's)
+        message.user_comments = [c for c in message.user_comments if not c.startswith("| ")]
     previous = None
     for line in Path(path).read_text(encoding="utf-8").splitlines():
         if line.startswith('#| msgid "'):
