@@ -1,12 +1,12 @@
 """The docs site's fixtures, shared by the browser tests (test_docs_site.py, test_site_browser.py):
 one site build (the background run), one local server, one headless Debian Chromium.
 
-Two modes. In `make test` the site is built, in the background, from a sample project: a few real
-cases and a copy of the reports (tests/planting.py, ``plant_site_sample``), so its cost does not
-grow with the corpus. With PITFALLS_SITE=DIR (`make docs`, after building build/site from the real
-project) the tests read that site and the whole real corpus instead, and only the tests that read
-the site run (the others ran in `make test`). Either way a test learns which cases the site was
-built from through ``site_corpus``, never from ``cases/`` directly.
+Two modes. With PITFALLS_SITE=DIR (`make docs`, after building build/site from the real project,
+the way .ci/run runs these tests) the tests read that site and the whole real corpus. Without it
+(`pytest tests/docs` alone) the site is built, in the background, from a sample project: a few real
+cases and a copy of the reports (tests/planting.py, ``plant_site_sample``). Either way every test of
+tests/docs runs (the site builder's own tests build planted projects of their own), and a test learns
+which cases the site was built from through ``site_corpus``, never from ``cases/`` directly.
 """
 
 from __future__ import annotations
@@ -35,18 +35,6 @@ CHROMIUM_ARGS = [
 
 
 BUILT = os.environ.get("PITFALLS_SITE")  # a site built already from the real project (`make docs`)
-
-
-def pytest_collection_modifyitems(config, items):
-    """With PITFALLS_SITE, only the tests that read the site: the others do not depend on it and
-    ran in `make test`."""
-    if not BUILT:
-        return
-    here = Path(__file__).parent
-    off = [i for i in items if here in Path(i.path).parents and "site" not in getattr(i, "fixturenames", ())]
-    if off:
-        config.hook.pytest_deselected(items=off)
-        items[:] = [i for i in items if i not in off]
 
 
 @pytest.fixture(scope="session")
