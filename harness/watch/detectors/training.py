@@ -17,6 +17,7 @@ import os
 import sys
 import threading
 import weakref
+from pathlib import Path
 
 import torch
 from torch import nn
@@ -452,7 +453,7 @@ class _Run:
         try:
             frame = sys._getframe(2)  # the code entering no_grad
             code = frame.f_code
-            if code.co_name == "decorate_context" and origin(code.co_filename) == "torch":
+            if _decorator_wrapper(frame):
                 fn = frame.f_locals.get("func")
                 fn_code = getattr(fn, "__code__", None)
                 if fn_code is None or origin(fn_code.co_filename) != "user":
@@ -717,6 +718,18 @@ class LossRewrappedFromItem(Detector):
 # -- parameter-unused-in-forward, graph-cut-in-forward ------------------------------------------------------
 _DATA_GET = torch.Tensor.data.__get__
 CUTS = (torch.Tensor.detach, torch.Tensor.detach_, _DATA_GET, torch.Tensor.item, torch.Tensor.tolist)
+
+
+def _decorator_wrapper(frame) -> bool:
+    """The frame of torch's wrapper around a function decorated with a context manager
+    (``@torch.no_grad()``): named ``decorate_context`` until 2.14; from 2.15 renamed after the
+    context manager (``no_grad``), so it is known by its file and the function it holds."""
+    code = frame.f_code
+    if origin(code.co_filename) != "torch":
+        return False
+    return code.co_name == "decorate_context" or (
+        Path(code.co_filename).name == "_contextlib.py" and callable(frame.f_locals.get("func"))
+    )
 
 
 class _CensusDetector(Detector):
