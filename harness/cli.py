@@ -12,6 +12,7 @@ commands (its ``cli`` module):
                  [--fix | --diff] [--unsafe-fixes] | [--upgrade FROM TO]
     pitfalls lint-bench [--json] [--write PATH]                                   harness/lint/cli.py
     pitfalls watch [--format text|json|sarif] [--fail] [--pedantic] SCRIPT [ARGS...]  harness/watch/cli.py
+    pitfalls explain [TEXT]            the cases behind an error or traceback (stdin)  harness/watch/explain_cli.py
 
 ``list`` and ``show`` read the corpus itself and live here. Bad input (an unknown id or device, a
 bad option, a malformed case) is one line on stderr and exit status 2; ``run`` exits 1 when any
@@ -29,6 +30,7 @@ from torch_pitfalls.loader import load_for_command, select_cases
 from torch_pitfalls.matrix import cli as matrix_cli
 from torch_pitfalls.run import cli as run_cli
 from torch_pitfalls.watch import cli as watch_cli
+from torch_pitfalls.watch import explain_cli
 
 EXIT_FAILED, EXIT_USAGE = 1, 2
 
@@ -57,7 +59,7 @@ def _parser() -> argparse.ArgumentParser:
     show = sub.add_parser("show", help="print a case's story (prose and code)")
     show.add_argument("id")
     show.set_defaults(handler=cmd_show, needs_torch=True)
-    for capability in (run_cli, matrix_cli, lint_cli, watch_cli):
+    for capability in (run_cli, matrix_cli, lint_cli, watch_cli, explain_cli):
         capability.add_commands(sub)
     return p
 

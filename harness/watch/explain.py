@@ -133,6 +133,17 @@ class Explainer:
             self._switch_off(err)
             return []
 
+    def for_message(self, kind: str, name: str, text: str) -> list[Explanation]:
+        """A message read as text (``pitfalls explain``): ``kind`` "error" or "warning", ``name`` its
+        exception class or warning category as printed. With no class to walk, the name must be
+        the recorded one."""
+        category = type(name, (), {})  # only its name is read
+        try:
+            return self._explain(kind, category, text)
+        except Exception as exc:  # noqa: BLE001
+            self._switch_off(exc)
+            return []
+
     @property
     def refused(self) -> dict[str, list[str]]:
         """Case -> why no message names it (each recorded message was refused as a pattern)."""
