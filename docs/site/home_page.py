@@ -9,7 +9,7 @@ from docs.site.matrix_page import newest_symptom
 from docs.site.symptom_page import CATEGORIES, Symptom
 from docs.site.text import case_href, esc, raw_html
 from torch_pitfalls.loader import LoadedCase
-from torch_pitfalls.matrix import Matrix
+from torch_pitfalls.matrix import Matrix, device_kind
 from torch_pitfalls.matrix.claims import reason_of
 
 INTRO = Path(__file__).with_name("home.md")  # the hand-written part of the home page
@@ -78,10 +78,11 @@ def _evidence_summary(cases: list[LoadedCase], m: Matrix) -> str:
     seen = sum(w.startswith("observed") for w in words)
     unverified = sum(w.startswith("unverified") for w in words)
     inferred = sum(any(r.since for r in lc.case.rules) for lc in cases)
+    gpus = [d for d in m.devices if device_kind(d) == "cuda"]  # contributed columns: cuda:<model>
     cuda = (
-        "no CUDA report is recorded, so no CUDA claim is observed"
-        if "cuda" not in m.devices
-        else "CUDA reports are recorded"
+        f"CUDA is observed on {', '.join(gpus)} (its cells are in the version matrix)"
+        if gpus
+        else "no CUDA report is recorded, so no CUDA claim is observed"
     )
     return (
         f"On the newest recorded release (torch {m.versions[-1]}, CPU): **{seen}** cases observed as declared "
