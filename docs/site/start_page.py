@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from importlib import metadata
+
 from docs.site.symptom_page import Symptom
 from docs.site.text import md
 from torch_pitfalls.loader import LoadedCase
@@ -63,6 +65,21 @@ WAYS_ON = """\
 - Type a few words of an error message into the search box: it searches the text of every case page.
 - [What changes when you upgrade torch](upgrade.md): pick two releases and see what changes between them.
 - {ref}`The table of all cases <cases>`, which you can filter by topic, kind, tag and symptom.
+
+## The tools, on your own code
+
+The cases come with a command, `pitfalls`, in one package that installs beside the torch you already have and never
+installs or replaces torch. From a clone of the project's repository:
+
+```text
+python -m build --wheel && pip install dist/torch_pitfalls-{version}-py3-none-any.whl
+```
+
+- `pitfalls lint train.py`: the pitfalls that can be seen in the code itself ([Linters](linters.md)).
+- `pitfalls watch train.py`: runs your program and reports the pitfalls it meets while it runs ([Watching a run](watching.md)).
+- `python train.py 2>&1 | pitfalls explain`: names the cases behind an error or a warning torch printed.
+- `pitfalls upgrade 2.4.1 2.6.0`: what changes between two releases, case by case ([Upgrading torch](upgrade.md)).
+- `pytest --pyargs torch_pitfalls.cases`: every case, run on your torch and your device.
 """
 
 
@@ -74,5 +91,5 @@ def start_page(cases: list[LoadedCase], symptoms: dict[str, Symptom]) -> str:
         if case_id in symptoms:
             line += f": {md(symptoms[case_id].line)}"
         out.append(line)
-    out += ["", WAYS_ON]
+    out += ["", WAYS_ON.replace("{version}", metadata.version("torch-pitfalls"))]  # the wheel's name
     return "\n".join(out) + "\n"
