@@ -72,7 +72,8 @@ The cases come with a command, `pitfalls`, in one package that installs beside t
 installs or replaces torch. From a clone of the project's repository:
 
 ```text
-python -m build --wheel && pip install dist/torch_pitfalls-{version}-py3-none-any.whl
+python -m build --wheel
+pip install dist/torch_pitfalls-{version}-py3-none-any.whl
 ```
 
 - `pitfalls lint train.py`: the pitfalls that can be seen in the code itself ([Linters](linters.md)).

@@ -292,7 +292,7 @@ def test_the_start_page_names_ten_real_cases_and_the_symptom_index_every_case(si
     start = (site / "start.html").read_text(encoding="utf-8")
     assert all(f'href="cases/{cid}.html"' in start for cid in TEN)
     # how to get the tools, with a link to each tool's page
-    assert "python -m build --wheel &amp;&amp; pip install dist/torch_pitfalls-" in start
+    assert "python -m build --wheel\npip install dist/torch_pitfalls-" in start
     assert all(f'href="{page}.html"' in start for page in ("linters", "watching", "upgrade"))
     index = (site / "symptoms.html").read_text(encoding="utf-8").split('role="main"')[1]
     assert set(re.findall(r'href="cases/([\w-]+)\.html"', index)) == site_corpus.ids
