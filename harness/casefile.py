@@ -72,7 +72,6 @@ class CaseFile:
         except SyntaxError as e:
             raise CaseFileError(f"{self.path}: does not parse: {e.msg} (line {e.lineno})") from None
         self._defs = {name: node for node in self.tree.body for name in _defined(node)}
-        self._lines: list[bytes] | None = None  # the text's lines as UTF-8 (ast's offsets count bytes)
 
     # -- the story --------------------------------------------------------------------------------
 
@@ -194,19 +193,19 @@ class CaseFile:
         body = self.variant_nodes(variant)
         return "\n\n".join(self._segment(n) for n in body) + "\n"
 
+    @functools.cached_property
+    def _utf8_lines(self) -> list[bytes]:
+        """The text's lines as UTF-8 (ast's column offsets count bytes)."""
+        return [line.encode() for line in self.text.splitlines(keepends=True)]
+
     def _segment(self, node: ast.AST) -> str:
         """``ast.get_source_segment(self.text, node)``, from lines split once (that function splits
         the whole file on every call: most of the time the linter's bench spent reading cases)."""
-        if self._lines is None:
-            self._lines = [line.encode() for line in self.text.splitlines(keepends=True)]
+        lines = self._utf8_lines
         first, last = node.lineno - 1, node.end_lineno - 1
         if first == last:
-            return self._lines[first][node.col_offset : node.end_col_offset].decode()
-        parts = [
-            self._lines[first][node.col_offset :],
-            *self._lines[first + 1 : last],
-            self._lines[last][: node.end_col_offset],
-        ]
+            return lines[first][node.col_offset : node.end_col_offset].decode()
+        parts = [lines[first][node.col_offset :], *lines[first + 1 : last], lines[last][: node.end_col_offset]]
         return b"".join(parts).decode()
 
     def variant_programs(self, variant: str) -> list[tuple[str, str]]:

@@ -102,7 +102,7 @@ def lint_text(
         if "PTF003" in {r.id for r in rules}:
             rule = RULES_BY_ID["PTF003"]
             findings += [Finding(path, line, col, rule.id, rule.message, rule.case) for line, col in asyncs]
-        tree, exc = _parse_repaired(text, path, asyncs, exc) if asyncs else (None, exc)
+        tree, exc = _parse_repaired(text, path, asyncs) if asyncs else (None, exc)
         if tree is None:
             if report_parse_errors:
                 findings.append(
@@ -128,7 +128,7 @@ def lint_text(
 _ASYNC_STANDIN = "_sync"
 
 
-def _parse_repaired(text: str, path: str, asyncs: list[tuple[int, int]], error: SyntaxError):
+def _parse_repaired(text: str, path: str, asyncs: list[tuple[int, int]]):
     """The tree of ``text`` with each ``async=`` keyword renamed, or (None, the error that is left)."""
     lines = text.splitlines(keepends=True)
     for line, col in asyncs:  # col is 1-based (a finding's), the keyword starts at col - 1

@@ -30,22 +30,21 @@ TORCH_TYPING = tuple(f"torch.{name}" for name in TYPING_NAMES)
 def _annotated_with(fn, ctx, names) -> bool:
     """A parameter or return annotation of ``fn`` names one of ``names``: Python evaluates it when
     the ``def`` runs (unless the module defers annotations: ``from __future__ import annotations``)."""
-    if any(
-        isinstance(s, ast.ImportFrom) and s.module == "__future__" and any(a.name == "annotations" for a in s.names)
-        for s in ctx.module.body
-    ):
-        return False
     args = fn.args
     annotations = [
         a.annotation
         for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg)
         if a is not None
     ]
-    return any(
+    named = any(
         isinstance(node, ast.Attribute) and _use_of(node, ctx, *names)
         for annotation in (*annotations, fn.returns)
         if annotation is not None
         for node in ast.walk(annotation)
+    )
+    return named and not any(  # the module's imports are read only for a function that names one
+        isinstance(s, ast.ImportFrom) and s.module == "__future__" and any(a.name == "annotations" for a in s.names)
+        for s in ctx.module.body
     )
 
 
