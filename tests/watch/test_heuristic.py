@@ -40,6 +40,8 @@ CASE_FILES = {
     "kldiv-expects-log-input": "cases/training/kldiv_expects_log_input.py",
     "functional-dropout-training-flag": "cases/training/functional_dropout_training_flag.py",
     "missing-zero-grad": "cases/training/missing_zero_grad.py",
+    "frozen-by-name-filter": "cases/training/frozen_by_name_filter.py",
+    "model-eval-freezes-nothing": "cases/training/model_eval_freezes_nothing.py",
 }
 
 
@@ -842,3 +844,203 @@ def gradients_overwritten_each_step():
 )
 def test_missing_zero_grad_near_misses_silent(spelling):
     silent("missing-zero-grad", spelling)
+
+
+# -- frozen-by-name-filter ---------------------------------------------------------------------------
+class _Blocks(nn.Module):
+    """A small ResNet-shaped model: stem, layer1..layer4, a head given as ``head``."""
+
+    def __init__(self, head_name="fc"):
+        super().__init__()
+        self.stem = nn.Linear(6, 8)
+        self.bn1 = nn.BatchNorm1d(8)
+        for i in range(1, 5):
+            setattr(self, f"layer{i}", nn.Sequential(nn.Linear(8, 8), nn.ReLU()))
+        self.head_name = head_name
+        setattr(self, head_name, nn.Linear(8, 3))
+
+    def forward(self, x):
+        x = torch.relu(self.bn1(self.stem(x)))
+        for i in range(1, 5):
+            x = getattr(self, f"layer{i}")(x)
+        return getattr(self, self.head_name)(x)
+
+
+def _fit(model, steps=2):
+    opt = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=0.1, momentum=0.9)
+    for _ in range(steps):
+        opt.zero_grad()
+        F.cross_entropy(model(torch.randn(8, 6)), torch.randint(0, 3, (8,))).backward()
+        opt.step()
+
+
+def name_filter_after_the_new_head():
+    # pamintandrei/plantvillage_modele_ai load_model.py trains only "layer4" in name, and attaches
+    # the new fc afterwards; here the head is attached first, so the filter freezes it too
+    model = _Blocks()
+    model.fc = nn.Linear(8, 3)
+    for name, param in model.named_parameters():
+        param.requires_grad = "layer4" in name
+    _fit(model)
+
+
+def name_filter_for_another_head_name():
+    # own: a filter written for a head called "classifier", on a model whose head is "head"
+    model = _Blocks(head_name="head")
+    for name, p in model.named_parameters():
+        if not name.startswith("classifier"):
+            p.requires_grad_(False)
+        if name.startswith("layer3"):
+            p.requires_grad_(True)  # "and fine-tune the last blocks"
+    _fit(model)
+
+
+def name_filter_that_trains_only_norms():
+    # own: "train only BatchNorm (and the head)", written as one substring test
+    model = _Blocks()
+    for name, p in model.named_parameters():
+        if "bn" not in name:
+            p.requires_grad = False
+    _fit(model)
+
+
+@pytest.mark.parametrize(
+    "spelling", [name_filter_after_the_new_head, name_filter_for_another_head_name, name_filter_that_trains_only_norms]
+)
+def test_frozen_by_name_filter_respellings_reported(spelling):
+    reported("frozen-by-name-filter", spelling)
+
+
+def linear_probe():
+    # own: the backbone frozen by module, only the head trains
+    model = _Blocks()
+    for part in (model.stem, model.bn1, model.layer1, model.layer2, model.layer3, model.layer4):
+        part.requires_grad_(False)
+    _fit(model)
+
+
+def generator_step_through_a_frozen_discriminator():
+    # pytorch/examples dcgan main.py: G is trained through D(G(z)); here D is frozen for G's step
+    netG = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 6))
+    netD = nn.Sequential(nn.Linear(6, 8), nn.LeakyReLU(0.2), nn.Linear(8, 1))
+    optG = torch.optim.Adam(netG.parameters(), lr=2e-4)
+    netD.requires_grad_(False)
+    for _ in range(2):
+        optG.zero_grad()
+        F.binary_cross_entropy_with_logits(netD(netG(torch.randn(5, 4))), torch.ones(5, 1)).backward()
+        optG.step()
+
+
+def perceptual_loss_through_a_frozen_network():
+    # pytorch/examples fast_neural_style: the loss network (VGG) frozen, the transformer trained
+    transformer = nn.Sequential(nn.Linear(6, 6), nn.Tanh(), nn.Linear(6, 6))
+    vgg = nn.Sequential(nn.Linear(6, 12), nn.ReLU(), nn.Linear(12, 12))
+    vgg.requires_grad_(False)
+    opt = torch.optim.Adam(transformer.parameters(), lr=1e-3)
+    x = torch.randn(4, 6)
+    for _ in range(2):
+        opt.zero_grad()
+        F.mse_loss(vgg(transformer(x)), vgg(x)).backward()
+        opt.step()
+
+
+@pytest.mark.parametrize(
+    "spelling", [linear_probe, generator_step_through_a_frozen_discriminator, perceptual_loss_through_a_frozen_network]
+)
+def test_frozen_by_name_filter_near_misses_silent(spelling):
+    silent("frozen-by-name-filter", spelling)
+
+
+# -- model-eval-freezes-nothing ------------------------------------------------------------------------
+class _EncoderHead(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = nn.Sequential(nn.Linear(6, 8), nn.BatchNorm1d(8), nn.ReLU(), nn.Dropout(0.1))
+        self.head = nn.Linear(8, 2)
+
+    def forward(self, x):
+        return self.head(self.encoder(x))
+
+
+def _train_all(model, steps=2):
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    for _ in range(steps):
+        opt.zero_grad()
+        F.cross_entropy(model(torch.randn(8, 6)), torch.randint(0, 2, (8,))).backward()
+        opt.step()
+
+
+def train_false_on_the_encoder():
+    # own: train(False) meant as "do not train the encoder"
+    model = _EncoderHead()
+    model.encoder.train(False)
+    _train_all(model)
+
+
+def freeze_helper_that_only_evals():
+    # own, after the question "does model.eval() freeze the weights?" (jovian.ml forum,
+    # "Question About Model.eval() and when to unfreeze models?"): a freeze() that calls eval()
+    def freeze(module):
+        module.eval()
+        return module
+
+    model = _EncoderHead()
+    freeze(model.encoder)
+    _train_all(model)
+
+
+def eval_on_every_encoder_module():
+    # own: eval() module by module over the part meant to stay fixed
+    model = _EncoderHead()
+    for m in model.encoder.modules():
+        m.eval()
+    _train_all(model)
+
+
+@pytest.mark.parametrize(
+    "spelling", [train_false_on_the_encoder, freeze_helper_that_only_evals, eval_on_every_encoder_module]
+)
+def test_model_eval_freezes_nothing_respellings_reported(spelling):
+    reported("model-eval-freezes-nothing", spelling)
+
+
+def norm_layers_in_eval_while_training():
+    # open-mmlab/mmdetection backbones/resnet.py train(): norm_eval puts every BatchNorm in eval
+    # mode (fixed statistics) while its affine weights and the convolutions train
+    model = _EncoderHead()
+    model.train()
+    for m in model.modules():
+        if isinstance(m, nn.BatchNorm1d):
+            m.eval()
+    _train_all(model)
+
+
+def frozen_stage_eval_and_no_grad():
+    # open-mmlab/mmdetection backbones/resnet.py _freeze_stages(): eval() and requires_grad = False
+    model = _EncoderHead()
+    model.encoder.eval()
+    for p in model.encoder.parameters():
+        p.requires_grad = False
+    opt = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=1e-3)
+    for _ in range(2):
+        opt.zero_grad()
+        F.cross_entropy(model(torch.randn(8, 6)), torch.randint(0, 2, (8,))).backward()
+        opt.step()
+
+
+def validation_between_epochs():
+    # own: eval for validation, train() again before the next epoch's steps
+    model = _EncoderHead()
+    for _epoch in range(2):
+        model.train()
+        _train_all(model, steps=1)
+        model.eval()
+        with torch.no_grad():
+            model(torch.randn(4, 6))
+
+
+@pytest.mark.parametrize(
+    "spelling", [norm_layers_in_eval_while_training, frozen_stage_eval_and_no_grad, validation_between_epochs]
+)
+def test_model_eval_freezes_nothing_near_misses_silent(spelling):
+    silent("model-eval-freezes-nothing", spelling)

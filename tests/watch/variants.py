@@ -1162,4 +1162,243 @@ with torch.no_grad():                           # evaluate with the EMA weights
         p.copy_(q)
 """,
     ),
+    # -- inplace-edit-through-data ---------------------------------------------------------------
+    "data-edit-wgan-clip-before-backward": (
+        "inplace-edit-through-data",
+        """
+# WGAN weight clipping (martinarjovsky/WassersteinGAN main.py: p.data.clamp_), misplaced
+# between the critic's loss and its backward
+netD = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 1))
+optD = torch.optim.RMSprop(netD.parameters(), lr=5e-5)
+for _ in range(3):
+    real, fake = torch.randn(16, 4), torch.randn(16, 4)
+    optD.zero_grad()
+    errD = netD(fake).mean() - netD(real).mean()
+    for p in netD.parameters():
+        p.data.clamp_(-0.01, 0.01)
+    errD.backward()
+    optD.step()
+""",
+    ),
+    "data-edit-max-norm-method": (
+        "inplace-edit-through-data",
+        """
+class MaxNormNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.hidden = nn.Linear(8, 32)
+        self.out = nn.Linear(32, 3)
+    def forward(self, x):
+        return self.out(torch.relu(self.hidden(x)))
+    def renorm_(self, max_norm=0.5):
+        w = self.out.weight.data
+        norms = w.norm(dim=1, keepdim=True).clamp(min=max_norm)
+        w.mul_(max_norm / norms)
+net = MaxNormNet()
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+for _ in range(2):
+    loss = F.cross_entropy(net(torch.randn(10, 8)), torch.randint(0, 3, (10,)))
+    net.renorm_()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+""",
+    ),
+    "data-edit-zero-padding-row": (
+        "inplace-edit-through-data",
+        """
+emb = nn.Embedding(20, 8)
+head = nn.Linear(8, 2)
+tokens = torch.randint(0, 20, (4, 6))
+logits = head(emb(tokens).mean(1))
+emb.weight.data[0] = 0                          # keep the padding row at zero
+F.cross_entropy(logits, torch.tensor([0, 1, 0, 1])).backward()
+""",
+    ),
+    "data-edit-clip-after-step-ok": (
+        None,
+        """
+netD = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 1))
+optD = torch.optim.RMSprop(netD.parameters(), lr=5e-5)
+for _ in range(3):
+    for p in netD.parameters():                 # clipped before the critic runs, as WGAN does
+        p.data.clamp_(-0.01, 0.01)
+    optD.zero_grad()
+    errD = netD(torch.randn(16, 4)).mean() - netD(torch.randn(16, 4)).mean()
+    errD.backward()
+    optD.step()
+""",
+    ),
+    "data-read-between-forward-and-backward-ok": (
+        None,
+        """
+net = nn.Sequential(nn.Linear(6, 6), nn.Tanh(), nn.Linear(6, 1))
+opt = torch.optim.Adam(net.parameters(), lr=1e-3)
+for _ in range(3):
+    loss = net(torch.randn(5, 6)).pow(2).mean()
+    norms = [p.data.norm().item() for p in net.parameters()]   # logged, not edited
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    with torch.no_grad():
+        net[2].weight.clamp_(-1, 1)             # a constraint after the step
+""",
+    ),
+    # -- rnn-batch-first-mismatch ---------------------------------------------------------------
+    "time-first-lstm-last-step-classifier": (
+        "rnn-batch-first-mismatch",
+        """
+# yunjey/pytorch-tutorial#196: the tutorial's batch_first=True turned to False, out[:, -1, :] kept
+class RNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(28, 64, 2)
+        self.fc = nn.Linear(64, 10)
+    def forward(self, x):
+        out, _ = self.lstm(x)
+        return self.fc(out[:, -1, :])
+model = RNN()
+images = torch.randn(8, 28, 28)                 # (batch, rows as steps, pixels)
+F.cross_entropy(model(images), torch.randint(0, 10, (8,))).backward()
+""",
+    ),
+    "time-first-mha-first-token": (
+        "rnn-batch-first-mismatch",
+        """
+attn = nn.MultiheadAttention(embed_dim=16, num_heads=4)
+tokens = torch.randn(3, 7, 16)                  # (batch, tokens, dim) from the tokenizer
+ctx, _ = attn(tokens, tokens, tokens)
+cls = ctx[:, 0]                                 # "the [CLS] token"
+print(cls.shape)
+""",
+    ),
+    "time-first-gru-select": (
+        "rnn-batch-first-mismatch",
+        """
+# salesforce/cove#10: an encoder LSTM left time-first, read batch-first
+gru = nn.GRU(input_size=5, hidden_size=12, num_layers=1)
+seq = torch.randn(4, 9, 5)
+outputs, h = gru(seq)
+summary = outputs.select(1, -1)
+print(summary.shape)
+""",
+    ),
+    "time-first-encoder-layer-cls": (
+        "rnn-batch-first-mismatch",
+        """
+layer = nn.TransformerEncoderLayer(d_model=16, nhead=2, dim_feedforward=32, dropout=0.0)
+x = torch.randn(2, 5, 16)
+pooled = layer(x)[:, 0]
+print(pooled.shape)
+""",
+    ),
+    "time-first-used-time-first-ok": (
+        None,
+        """
+lstm = nn.LSTM(5, 12)
+batch = torch.randn(4, 9, 5)                    # (batch, time, features)
+out, (h, c) = lstm(batch.transpose(0, 1))       # (time, batch, features) as the layer wants
+last = out[-1]
+assert torch.allclose(last, h[-1])
+""",
+    ),
+    "time-first-batch-first-true-ok": (
+        None,
+        """
+gru = nn.GRU(5, 12, batch_first=True)
+out, h = gru(torch.randn(4, 9, 5))
+last = out[:, -1, :]
+mha = nn.MultiheadAttention(16, 2, batch_first=True)
+q = torch.randn(3, 7, 16)
+ctx, _ = mha(q, q, q)
+print(last.shape, ctx[:, 0].shape)
+""",
+    ),
+    # -- training-data-not-shuffled ----------------------------------------------------------------
+    "unshuffled-folder-per-class": (
+        "training-data-not-shuffled",
+        """
+from torch.utils.data import DataLoader, Dataset
+class FolderDataset(Dataset):                   # samples listed class folder by class folder
+    def __init__(self):
+        self.samples = [(torch.randn(3) + c, c) for c in range(4) for _ in range(40)]
+    def __len__(self):
+        return len(self.samples)
+    def __getitem__(self, i):
+        x, c = self.samples[i]
+        return x, c
+loader = DataLoader(FolderDataset(), batch_size=10)
+model = nn.Linear(3, 4)
+opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+for x, y in loader:
+    opt.zero_grad()
+    F.cross_entropy(model(x), y).backward()
+    opt.step()
+""",
+    ),
+    "unshuffled-dict-batches": (
+        "training-data-not-shuffled",
+        """
+from torch.utils.data import DataLoader
+records = [{"features": torch.randn(6), "label": label} for label in (0, 1) for _ in range(64)]
+train_loader = DataLoader(records, batch_size=16, shuffle=False)
+clf = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 2))
+optimizer = torch.optim.SGD(clf.parameters(), lr=0.1)
+for epoch in range(2):
+    for batch in train_loader:
+        loss = F.cross_entropy(clf(batch["features"]), batch["label"])
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+""",
+    ),
+    "unshuffled-concat-per-class": (
+        "training-data-not-shuffled",
+        """
+from torch.utils.data import ConcatDataset, DataLoader, TensorDataset
+parts = [TensorDataset(torch.randn(50, 4), torch.full((50,), c)) for c in range(3)]
+loader = DataLoader(ConcatDataset(parts), batch_size=8, drop_last=True)
+net = nn.Linear(4, 3)
+opt = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
+step = 0
+for xb, yb in loader:
+    opt.zero_grad()
+    F.cross_entropy(net(xb), yb).backward()
+    opt.step()
+    step += 1
+""",
+    ),
+    "unshuffled-eval-loader-ok": (
+        None,
+        """
+from torch.utils.data import DataLoader, TensorDataset
+x = torch.randn(120, 4)
+y = torch.arange(3).repeat_interleave(40)       # sorted by label
+train = DataLoader(TensorDataset(x, y), batch_size=8, shuffle=True)
+val = DataLoader(TensorDataset(x, y), batch_size=8)   # evaluation in order is fine
+net = nn.Linear(4, 3)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+for xb, yb in train:
+    opt.zero_grad()
+    F.cross_entropy(net(xb), yb).backward()
+    opt.step()
+with torch.no_grad():
+    correct = sum((net(xb).argmax(1) == yb).sum().item() for xb, yb in val)
+""",
+    ),
+    "unshuffled-mixed-order-ok": (
+        None,
+        """
+from torch.utils.data import DataLoader, TensorDataset
+x = torch.randn(96, 4)
+y = torch.arange(96) % 3                         # stored interleaved: every batch holds all classes
+loader = DataLoader(TensorDataset(x, y), batch_size=12)
+net = nn.Linear(4, 3)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+for xb, yb in loader:
+    opt.zero_grad()
+    F.cross_entropy(net(xb), yb).backward()
+    opt.step()
+""",
+    ),
 }

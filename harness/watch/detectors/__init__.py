@@ -8,7 +8,9 @@ from torch_pitfalls.watch.detectors.base import Detector
 def all_detectors() -> list[type[Detector]]:
     # imported here: each module imports torch, and the watcher is switched on only when asked
     from torch_pitfalls.watch.detectors.conversion import Uint8ConversionWraparound
+    from torch_pitfalls.watch.detectors.data_order import TrainingDataNotShuffled
     from torch_pitfalls.watch.detectors.eval_mode import EvalWithoutNoGrad
+    from torch_pitfalls.watch.detectors.freezing import FrozenOutputLayer, ModelEvalFreezesNothing
     from torch_pitfalls.watch.detectors.graphs import LossAppendKeepsGraph, NanGradThroughMask
     from torch_pitfalls.watch.detectors.heuristic import (
         CrossEntropyAfterSoftmax,
@@ -21,6 +23,8 @@ def all_detectors() -> list[type[Detector]]:
         TrainEvalMode,
         ViewInsteadOfPermute,
     )
+    from torch_pitfalls.watch.detectors.inplace import InplaceEditThroughData
+    from torch_pitfalls.watch.detectors.layout import BatchFirstMismatch
     from torch_pitfalls.watch.detectors.losses import LossTargetRequiresGrad, TargetShapeBroadcast
     from torch_pitfalls.watch.detectors.modules import UnregisteredTensorAttribute
     from torch_pitfalls.watch.detectors.numpy_memory import FromNumpySharesMemory
@@ -54,6 +58,9 @@ def all_detectors() -> list[type[Detector]]:
         GraphCutInForward,
         SubmodulesInPlainList,
         InitAfterLoadStateDict,
+        InplaceEditThroughData,
+        BatchFirstMismatch,
+        TrainingDataNotShuffled,
         # heuristic (pedantic = True): only with watch(pedantic=True) / --pedantic
         L2NormalizeAllDims,
         Interpolate3dInput,
@@ -64,6 +71,8 @@ def all_detectors() -> list[type[Detector]]:
         KLDivExpectsLogInput,
         FunctionalDropoutTrainingFlag,
         MissingZeroGrad,
+        FrozenOutputLayer,
+        ModelEvalFreezesNothing,
     ]
 
 

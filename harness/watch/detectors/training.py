@@ -133,6 +133,8 @@ class _Run:
         self.stack: list = []
         self.root_grad = True
         self.roots: dict[int, weakref.ref] = {}  # top-level modules that ran
+        self.on_root: list = []  # called with each top-level module as its call begins
+        self.on_return: list = []  # called with (module, output, stack) as each module call returns
         # the census (parameter-unused-in-forward, graph-cut-in-forward)
         self.backwards = 0
         self.states: dict[int, _Census] = {}
@@ -220,6 +222,8 @@ class _Run:
                 self.root_grad = torch.is_grad_enabled()
                 if self.census_on and self.need_cuts and not self.root_grad:
                     self._quiet(module)
+                for call in self.on_root:
+                    call(module)
                 ref = self.roots.get(id(module))
                 if ref is None or ref() is not module:
                     if len(self.roots) > 256:
@@ -240,6 +244,12 @@ class _Run:
                 if stack[i] is module:
                     del stack[i:]
                     break
+        if self.on_return and not (self.off or self.watcher.busy):
+            try:
+                for call in self.on_return:
+                    call(module, output, stack)
+            except Exception as exc:  # noqa: BLE001 - the user's program must never see it
+                self._fail(exc)
 
     def live_roots(self) -> list[nn.Module]:
         return [m for m in (r() for r in self.roots.values()) if m is not None]
