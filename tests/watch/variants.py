@@ -392,6 +392,23 @@ opt.step()
 """,
     ),
     # -- unregistered-tensor-attribute -------------------------------------------------------
+    "plain-tensor-checkpoint-cpu-only": (
+        "unregistered-tensor-attribute",
+        """
+import os, tempfile
+class Standardize(nn.Module):                   # statistics fitted once, kept as plain attributes
+    def __init__(self, data):
+        super().__init__()
+        self.mean, self.std = data.mean(0), data.std(0)
+        self.net = nn.Linear(3, 1)
+    def forward(self, x):
+        return self.net((x - self.mean) / self.std)
+model = Standardize(torch.randn(100, 3) * 5 + 2)
+model(torch.randn(4, 3)).sum().backward()
+with tempfile.TemporaryDirectory() as d:
+    torch.save(model.state_dict(), os.path.join(d, "model.pt"))   # saved without mean and std
+""",
+    ),
     "positional-encoding-plain-attribute": (
         "unregistered-tensor-attribute",
         """

@@ -3,13 +3,16 @@ losses kept with their graphs after backward (loss-append-keeps-graph)."""
 
 from __future__ import annotations
 
+import ast
+import linecache
 import math
+import sys
 import weakref
 
 import torch
 
 from torch_pitfalls.watch.detectors.base import Detector, arg
-from torch_pitfalls.watch.sites import user_site
+from torch_pitfalls.watch.sites import origin, user_site
 
 
 def _roots(func, args, kwargs) -> list[torch.Tensor]:
@@ -94,6 +97,102 @@ ACCUMULATING = tuple(
 )
 
 
+# -- where a kept loss was put: the append, not the backward that finds it ---------------------------
+APPENDERS = ("append", "extend", "insert", "appendleft")
+LOOKED_AT = 8  # the last elements of a list searched for a kept loss
+
+
+def _holds(container, tensors) -> bool:
+    if isinstance(container, dict):
+        return False
+    try:
+        tail = list(container)[-LOOKED_AT:] if isinstance(container, (list, tuple)) else []
+    except Exception:  # noqa: BLE001 - a foreign container
+        return False
+    return any(x is t for x in tail for t in tensors)
+
+
+def _holder_paths(name, value, tensors) -> list[tuple]:
+    """How a frame's variable reaches a list holding one of ``tensors``: (name,), (name, "[]") for
+    a dict's list, (name, attr) for an object's list attribute."""
+    if isinstance(value, list):
+        return [(name,)] if _holds(value, tensors) else []
+    if isinstance(value, dict):
+        return (
+            [(name, "[]")] if any(isinstance(v, list) and _holds(v, tensors) for v in list(value.values())[:64]) else []
+        )
+    attrs = getattr(value, "__dict__", None)
+    if isinstance(attrs, dict) and not isinstance(value, type):
+        return [(name, a) for a, v in list(attrs.items())[:256] if isinstance(v, list) and _holds(v, tensors)]
+    return []
+
+
+def _path(node) -> tuple:
+    """``losses`` -> ("losses",); ``self.losses`` -> ("self", "losses"); ``h["train"]`` -> ("h", "[]")."""
+    parts = []
+    while True:
+        if isinstance(node, ast.Name):
+            return (node.id, *reversed(parts))
+        if isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+        elif isinstance(node, ast.Subscript):
+            parts.append("[]")
+        else:
+            return ()
+        node = node.value
+
+
+def _appends_in(filename, first, last, paths) -> int | None:
+    """The first line between ``first`` and ``last`` that calls .append (.extend, ...) on one of ``paths``."""
+    try:
+        tree = ast.parse("".join(linecache.getlines(filename)))
+    except (SyntaxError, ValueError):
+        return None
+    found = [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in APPENDERS
+        and first <= node.lineno <= last
+        and _path(node.func.value) in paths
+    ]
+    return min(found) if found else None
+
+
+def _scope(filename, line) -> tuple[int, int]:
+    """The lines of the innermost function around ``line`` (the whole file at module level)."""
+    try:
+        tree = ast.parse("".join(linecache.getlines(filename)))
+    except (SyntaxError, ValueError):
+        return line, line
+    best = (1, 10**9)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line <= (node.end_lineno or 0):
+            if node.lineno >= best[0]:
+                best = (node.lineno, node.end_lineno)
+    return best
+
+
+def append_site(tensors) -> tuple | None:
+    """The user's line that appended one of ``tensors`` to a list its frame can reach, found from
+    the innermost user frame outwards: the cause of a loss kept alive with its graph."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        code = frame.f_code
+        if origin(code.co_filename) == "user":
+            paths = set()
+            for name, value in list(frame.f_locals.items()):
+                paths.update(_holder_paths(name, value, tensors))
+            if paths:
+                first, last = _scope(code.co_filename, frame.f_lineno)
+                line = _appends_in(code.co_filename, first, last, paths)
+                if line is not None:
+                    return code.co_filename, line, code.co_name
+        frame = frame.f_back
+    return None
+
+
 class LossAppendKeepsGraph(Detector):
     case = "loss-append-keeps-graph"
     message = (
@@ -141,8 +240,13 @@ class LossAppendKeepsGraph(Detector):
         if func in BACKWARD:
             self._backpropagated(func, args, kwargs)
         elif state and isinstance(result, torch.Tensor) and result.requires_grad:
-            # `total = total + loss` / `total += loss` / torch.stack(losses): a graph built on a finished one
-            self.report(f"{getattr(func, '__name__', func)} builds on a loss whose backward() already ran")
+            # `total = total + loss` / `total += loss` / torch.stack(losses): a graph built on a finished
+            # one; a list's losses were kept where they were appended
+            site = None
+            if func in (torch.stack, torch.cat):
+                parts = [t for a in args if isinstance(a, (list, tuple)) for t in a if isinstance(t, torch.Tensor)]
+                site = append_site(parts)
+            self.report(f"{getattr(func, '__name__', func)} builds on a loss whose backward() already ran", site=site)
 
     def _from_an_earlier_step(self, node) -> bool:
         """The node is a loss backpropagated in an earlier step, or sums one (`total = total +
@@ -170,6 +274,9 @@ class LossAppendKeepsGraph(Detector):
             kept.append(weakref.ref(r))
         self.alive[site] = kept
         if len(kept) > self.KEPT:
+            alive = [t for t in (ref() for ref in kept) if t is not None]
             self.report(
-                f"{len(kept) - 1} earlier losses backpropagated here are still alive, each holding its graph", site=site
+                f"{len(kept) - 1} earlier losses backpropagated at line {site[1] if site else '?'} are still alive, "
+                "each holding its graph",
+                site=append_site(alive) or site,
             )

@@ -26,7 +26,7 @@ from torch.optim import optimizer as optim
 
 from torch_pitfalls.watch.detectors.base import Detector, arg
 from torch_pitfalls.watch.detectors.graphs import BACKWARD
-from torch_pitfalls.watch.sites import origin, user_site
+from torch_pitfalls.watch.sites import origin, shown_path, user_site
 
 
 # -- where a call came from ---------------------------------------------------------------
@@ -382,7 +382,8 @@ class SharedModuleReuse(Detector):
 class CrossEntropyAfterSoftmax(Detector):
     """F.cross_entropy (nn.CrossEntropyLoss) given an input whose every row along the class
     axis is a probability distribution (non-negative, summing to 1): the softmax was applied
-    already, and the loss applies log-softmax again."""
+    already, and the loss applies log-softmax again. Reported at the softmax that made the input
+    (the cause: the line to delete) when the watcher saw it run, else at the loss."""
 
     case = "cross-entropy-after-softmax"
     pedantic = True
@@ -390,11 +391,48 @@ class CrossEntropyAfterSoftmax(Detector):
         "cross_entropy got probabilities (rows non-negative, summing to 1): a softmax ran before the loss, "
         "which applies log-softmax itself, so gradients vanish; pass the raw scores (logits)"
     )
+    FLAG = "pitfalls_watch_softmax_site"
+    HOPS = 3  # graph nodes between the softmax and the loss's input (a .float(), a view)
+
+    def __init__(self):
+        self.recent: dict[int, tuple] = {}  # id(softmax output without a graph) -> (weakref, site)
 
     def functions(self):
-        return (F.cross_entropy,)
+        return (F.cross_entropy, F.softmax, torch.softmax, torch.Tensor.softmax)
+
+    def after(self, func, args, kwargs, result, state):
+        if func is F.cross_entropy or not isinstance(result, torch.Tensor):
+            return
+        site = user_site(2)
+        if result.grad_fn is not None:
+            result.grad_fn.metadata[self.FLAG] = site
+            return
+        if len(self.recent) >= 32:
+            self.recent = {k: v for k, v in self.recent.items() if v[0]() is not None}
+            while len(self.recent) >= 32:
+                del self.recent[next(iter(self.recent))]
+        self.recent[id(result)] = (weakref.ref(result), site)
+
+    def _softmax_site(self, x):
+        entry = self.recent.get(id(x))
+        if entry is not None and entry[0]() is x:
+            return entry[1]
+        todo, hops = [x.grad_fn], 0
+        while todo and hops <= self.HOPS:
+            nxt = []
+            for node in todo:
+                if node is None:
+                    continue
+                site = node.metadata.get(self.FLAG)
+                if site is not None:
+                    return site
+                nxt += [parent for parent, _ in node.next_functions]
+            todo, hops = nxt, hops + 1
+        return None
 
     def before(self, func, args, kwargs):
+        if func is not F.cross_entropy:
+            return
         x = arg(args, kwargs, 0, "input")
         if not _is_float(x):
             return
@@ -405,7 +443,12 @@ class CrossEntropyAfterSoftmax(Detector):
         if bool(values.min() >= 0) and torch.allclose(
             values.sum(classes), torch.ones((), dtype=values.dtype, device=values.device), atol=1e-3, rtol=0
         ):
-            self.report(f"input of shape {tuple(x.shape)}: every row along dim {classes} sums to 1")
+            loss = user_site(2)
+            cause = self._softmax_site(x)
+            where = f"; the loss is at {shown_path(loss[0])}:{loss[1]}" if cause is not None and loss else ""
+            self.report(
+                f"input of shape {tuple(x.shape)}: every row along dim {classes} sums to 1{where}", site=cause or loss
+            )
 
 
 # -- kldiv-expects-log-input -------------------------------------------------------------------

@@ -1,5 +1,7 @@
 """unregistered-tensor-attribute: a tensor kept as a plain module attribute is not moved or cast
-by ``module.to(...)`` and is missing from ``state_dict()``."""
+by ``module.to(...)`` and is missing from ``state_dict()``. Seen at either: a conversion
+(``.to()``, ``.cuda()``, ``.double()``, even one that changes nothing, as on a CPU-only run) or a
+``state_dict()`` (a checkpoint that will not hold it)."""
 
 from __future__ import annotations
 
@@ -36,26 +38,35 @@ class UnregisteredTensorAttribute(Detector):
     )
 
     def start(self):
-        self.original = nn.Module._apply
         self.depth = 0
-        detector = self
+        self.originals = {name: nn.Module.__dict__[name] for name in ("_apply", "state_dict")}
+        self.patched = {name: self._wrap(name, fn) for name, fn in self.originals.items()}
+        for name, fn in self.patched.items():
+            setattr(nn.Module, name, fn)
 
-        def _apply(module, fn, *args, **kwargs):
+    def _wrap(self, name, original):
+        detector = self
+        saving = name == "state_dict"
+
+        def wrapper(module, *args, **kwargs):
             detector.depth += 1
             try:
-                return detector.original(module, fn, *args, **kwargs)
+                return original(module, *args, **kwargs)
             finally:
                 detector.depth -= 1
-                if detector.depth == 0:
-                    detector.watcher.guarded(detector, detector.check, module)
+                if detector.depth == 0 and not detector.watcher.busy:
+                    detector.watcher.guarded(detector, detector.check, module, saving)
 
-        nn.Module._apply = _apply
+        wrapper.__wrapped__ = original
+        wrapper.__doc__ = original.__doc__
+        return wrapper
 
     def stop(self):
-        if nn.Module._apply is not self.original:
-            nn.Module._apply = self.original
+        for name, fn in self.originals.items():
+            if nn.Module.__dict__.get(name) is self.patched[name]:
+                setattr(nn.Module, name, fn)
 
-    def check(self, root: nn.Module):
+    def check(self, root: nn.Module, saving: bool = False):
         site = None
         for qualified, module in root.named_modules():
             ref = reference(module)
@@ -68,7 +79,10 @@ class UnregisteredTensorAttribute(Detector):
                 owner = f"{type(module).__name__}.{name}" if not qualified else f"{qualified}.{name}"
                 moved = value.device != ref.device
                 cast = value.is_floating_point() and ref.is_floating_point() and value.dtype != ref.dtype
-                state = "left behind" if moved or cast else "not converted"
+                if saving:
+                    state = "not in this state_dict"
+                else:
+                    state = "left behind" if moved or cast else "not converted"
                 self.report(
                     f"{owner} ({state}: {value.dtype} on {value.device}; the module's tensors are "
                     f"{ref.dtype} on {ref.device})",

@@ -1,0 +1,130 @@
+"""Findings reported where the cause is (issue 40, item 2): the line to change, not the line where
+the harm shows. Each program marks its cause line with ``# <- cause``; the watcher's finding for
+the pitfall must be at that line."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+from variants import PRELUDE
+
+from torch_pitfalls.watch import watch
+from torch_pitfalls.watch.cli import run_program
+
+PROGRAMS = {
+    "losses-appended-to-a-local-list": (
+        "loss-append-keeps-graph",
+        False,
+        """
+model = nn.Linear(3, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+def fit(steps):
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = F.mse_loss(model(torch.randn(4, 3)), torch.randn(4, 1))
+        loss.backward()
+        opt.step()
+        losses.append(loss)  # <- cause
+    return losses
+fit(6)
+""",
+    ),
+    "losses-appended-to-an-attribute": (
+        "loss-append-keeps-graph",
+        False,
+        """
+class Trainer:
+    def __init__(self):
+        self.model = nn.Linear(3, 1)
+        self.opt = torch.optim.Adam(self.model.parameters())
+        self.history = []
+    def step(self):
+        self.opt.zero_grad()
+        loss = self.model(torch.randn(4, 3)).pow(2).mean()
+        loss.backward()
+        self.opt.step()
+        self.history.append(loss)  # <- cause
+t = Trainer()
+for _ in range(6):
+    t.step()
+""",
+    ),
+    "losses-stacked-after-the-loop": (
+        "loss-append-keeps-graph",
+        False,
+        """
+model = nn.Linear(3, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+epoch_losses = {"train": []}
+for _ in range(2):
+    opt.zero_grad()
+    loss = F.mse_loss(model(torch.randn(4, 3)), torch.randn(4, 1))
+    loss.backward()
+    opt.step()
+    epoch_losses["train"].append(loss)  # <- cause
+mean = torch.stack(epoch_losses["train"]).mean()
+""",
+    ),
+    "softmax-module-then-cross-entropy": (
+        "cross-entropy-after-softmax",
+        True,
+        """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+        self.act = nn.Softmax(dim=1)
+    def forward(self, x):
+        return self.act(self.fc(x))  # <- cause
+net = Net()
+loss = nn.CrossEntropyLoss()(net(torch.randn(5, 4)), torch.tensor([0, 1, 2, 0, 1]))
+loss.backward()
+""",
+    ),
+    "softmax-under-no-grad-then-cross-entropy": (
+        "cross-entropy-after-softmax",
+        True,
+        """
+logits = torch.randn(6, 4)
+with torch.no_grad():
+    probs = logits.softmax(dim=-1)  # <- cause
+print(F.cross_entropy(probs, torch.randint(0, 4, (6,))).item())
+""",
+    ),
+    "plain-attribute-saved-on-cpu": (
+        "unregistered-tensor-attribute",
+        False,
+        """
+import os, tempfile
+class Scaler(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scale = torch.full((3,), 2.0)
+        self.lin = nn.Linear(3, 3)
+    def forward(self, x):
+        return self.lin(x * self.scale)
+m = Scaler()
+m(torch.randn(2, 3))
+with tempfile.TemporaryDirectory() as d:
+    torch.save(m.state_dict(), os.path.join(d, "m.pt"))  # <- cause
+""",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_reported_at_the_cause(tmp_path, name):
+    case, pedantic, body = PROGRAMS[name]
+    source = PRELUDE + body
+    cause = next(i for i, line in enumerate(source.splitlines(), 1) if line.endswith("# <- cause"))
+    script = tmp_path / f"{name}.py"
+    script.write_text(source, encoding="utf-8")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with watch(explain=False, pedantic=pedantic, select=(case,)) as w:
+            assert run_program(str(script), [], as_module=False) == (0, None)
+    assert w.errors == []
+    lines = sorted({f.line for f in w.findings if f.case == case})
+    assert lines == [cause], [f.as_text() for f in w.findings]
