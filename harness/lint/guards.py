@@ -36,11 +36,15 @@ _COMPARES = re.compile(r"greater|less|newer|older|after|before|at_?least|(^|_)(g
 _BUILD_ATTRS = ("cuda", "hip", "git_version", "debug")
 
 
+# PyTorch's usual short name beside a release: WITH_PT20, _PT_2_1, IS_PT2 (not "pt" inside a word)
+_PT_RELEASE = re.compile(r"(^|_)pt_?\d")
+
+
 def _version_name(name: str | None) -> bool:
     if not name:
         return False
     low = name.lower()
-    return "version" in low or ("torch" in low and bool(_COMPARES.search(low)))
+    return "version" in low or (("torch" in low or bool(_PT_RELEASE.search(low))) and bool(_COMPARES.search(low)))
 
 
 def _mentions_guard(node: ast.AST, flags: frozenset) -> bool:
@@ -249,12 +253,32 @@ def _after_early_exit(module: ast.AST, flags: frozenset, assigned: dict) -> list
                     isinstance(stmt, ast.If)
                     and not stmt.orelse
                     and _is_guard_test(stmt.test, flags)
-                    and isinstance(stmt.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))
+                    and _always_leaves(stmt.body)
                     and _old_branch(stmt.test, assigned) != "body"
                 ):
                     spans.append(((block[i + 1].lineno, 0), (block[-1].end_lineno or block[-1].lineno, 1 << 20)))
                     break
     return spans
+
+
+def _always_leaves(block) -> bool:
+    """Every path through ``block`` ends in return/raise/continue/break: its last statement does, or is
+    an if/else, a ``with`` or a ``try`` (body and every handler) whose paths all do."""
+    if not block:
+        return False
+    last = block[-1]
+    if isinstance(last, (ast.Return, ast.Raise, ast.Continue, ast.Break)):
+        return True
+    if isinstance(last, ast.If):
+        return _always_leaves(last.body) and _always_leaves(last.orelse)
+    if isinstance(last, (ast.With, ast.AsyncWith)):
+        return _always_leaves(last.body)
+    if isinstance(last, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+        if last.finalbody and _always_leaves(last.finalbody):
+            return True
+        body = last.body + last.orelse if last.orelse else last.body
+        return _always_leaves(body) and all(_always_leaves(h.body) for h in last.handlers)
+    return False
 
 
 _CACHE: dict = {"module": None, "regions": ([], [])}

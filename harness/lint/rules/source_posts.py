@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import ast
+import builtins
 
 from torch_pitfalls.lint.bindings import LOADER_NAME, NON_TENSOR_METHODS, TENSOR_FUNCTIONS, arguments
+from torch_pitfalls.lint.guards import _always_leaves
 from torch_pitfalls.lint.rules.base import (
     CALL,
     DROPOUTS,
@@ -128,10 +130,38 @@ def _dropout_without_training(node, ctx) -> bool:
     flag = _arg(node, 2, "training")
     if flag is not None and not _const(flag, True):  # training=True, as a literal: on in eval mode too
         return False
+    if _under_training_test(node, ctx):
+        return False
     if _module_method(ctx):
         return True
     fn = ctx.function
     return isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and fn.name == "forward"
+
+
+def _under_training_test(node, ctx) -> bool:
+    """``node`` runs only where the module is training: in the body of ``if self.training ...:`` (or of
+    ``if p > 0 and self.training:``, ``x if self.training else y``), or in the ``else`` of
+    ``if not self.training:``; the dropout then never runs in eval mode."""
+    up, child = ctx.parent(node), node
+    while up is not None and up is not ctx.function:
+        if isinstance(up, (ast.If, ast.IfExp)) and child is not up.test:
+            in_body = child in up.body if isinstance(up.body, list) else child is up.body
+            test = up.test
+            negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+            if (in_body and not negated and _reads_training(test)) or (
+                not in_body and negated and _reads_training(test.operand)
+            ):
+                return True
+        up, child = ctx.parent(up), up
+    return False
+
+
+def _reads_training(test) -> bool:
+    """The test is ``self.training`` or a conjunction with it (``p > 0 and self.training``), or a
+    disjunction of it with another deliberate switch (``self.training or self.apply_in_eval``)."""
+    if isinstance(test, ast.BoolOp):
+        return any(_reads_training(v) for v in test.values)
+    return isinstance(test, ast.Attribute) and test.attr == "training" and getattr(test.value, "id", None) == "self"
 
 
 def _int_expr(node) -> bool:
@@ -182,8 +212,37 @@ def _legacy_constructor_misread(node, ctx) -> bool:
         return False
     data = ctx.resolve(node.args[0], node.lineno)
     if _int_expr(data):
-        return True
+        return not _filled_at_once(node, ctx)
     return ctx.qualified(node.func) not in ("torch.BoolTensor", "torch.cuda.BoolTensor") and _bool_data(data)
+
+
+# the in-place methods that overwrite every element of a tensor
+_FILLS = (
+    "uniform_",
+    "normal_",
+    "random_",
+    "fill_",
+    "zero_",
+    "bernoulli_",
+    "exponential_",
+    "geometric_",
+    "cauchy_",
+    "log_normal_",
+    "copy_",
+)
+
+
+def _filled_at_once(node, ctx) -> bool:
+    """``torch.FloatTensor(n).uniform_(-1, 1)`` (``torch.LongTensor(1).cuda().fill_(v)``): the int is
+    a size on purpose and every element is written before anything reads it, so no uninitialised value
+    is seen."""
+    while True:
+        up = ctx.parent(node)
+        if not isinstance(up, ast.Attribute) or not _method(ctx.parent(up), *_FILLS, *_CONVERSIONS):
+            return False
+        if up.attr in _FILLS:
+            return True
+        node = ctx.parent(up)  # a copy to another device or dtype: still uninitialised, look further
 
 
 _LINEAR_MODES = ("linear", "bilinear", "bicubic", "trilinear")
@@ -538,27 +597,47 @@ def _loss_of(call: ast.Call, ctx):
     return receiver
 
 
-def _computed_sources(expr, ctx, line, depth=0, seen=None) -> set[str]:
-    """The names of the computed tensors ``expr`` was derived from in this function: a name bound to an
-    op's result (a graph node). Parameters, loader batches and leaves made by a factory are not."""
+def _computed_sources(expr, ctx, line, depth=0, seen=None) -> dict:
+    """The computed tensors ``expr`` was derived from in this function: a name bound to an op's result
+    (a graph node), keyed by that binding (the assigned expression), so a name assigned again between
+    two backward calls (``output = model(batch)`` before each) is two sources, one graph each; the
+    value is the name to read the graph from. Parameters, loader batches and leaves made by a factory
+    are not sources."""
     seen = set() if seen is None else seen
-    out = set()
+    out = {}
     for n in _graph_names(expr, ctx):
         if not isinstance(n, ast.Name) or n.id in seen or n.id in ("self", "cls") or depth > 8:
             continue
         seen.add(n.id)
+        if _callable_name(n, ctx, line):
+            continue  # a model, a loss or a helper: shared by both losses, but not a node of either graph
         value = ctx.value_of(n, line)
         if value is None:
-            out |= _unpacked_call(n, ctx, line)
+            out.update((id(call), call) for call in _unpacked_call(n, ctx, line))
             continue
-        if isinstance(value, ast.Call) and _leaf_factory(value, ctx):
-            continue  # ones_like(out) is a new leaf: out's graph does not come with it
+        if isinstance(value, ast.Call) and (_leaf_factory(value, ctx) or _method(value, "requires_grad_")):
+            continue  # ones_like(out), t.requires_grad_(): a new leaf, no node of a graph
         if isinstance(value, (ast.BinOp, ast.UnaryOp)) or (
             isinstance(value, ast.Call) and not _leaf_factory(value, ctx)
         ):
-            out.add(n.id)
-        out |= _computed_sources(value, ctx, line, depth + 1, seen)
+            out[id(value)] = n.id
+        out.update(_computed_sources(value, ctx, line, depth + 1, seen))
     return out
+
+
+_NOT_TENSORS = ("module", "loss", "optimizer", "scheduler", "loader")
+
+
+def _callable_name(name: ast.Name, ctx, line) -> bool:
+    """``name`` holds a module, a loss, an optimizer, a scheduler or a loader, or the function calls it
+    (``model(*batch)``): a callable, not a tensor, so it is no node of a graph (what built it is not
+    either)."""
+    if ctx.kind(name, line) in _NOT_TENSORS:
+        return True
+    return any(
+        isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == name.id
+        for c in ast.walk(ctx.function or ctx.module)
+    )
 
 
 def _unpacked_call(name: ast.Name, ctx, line) -> set:
@@ -583,11 +662,29 @@ def _forward_call(call: ast.Call, ctx, line) -> bool:
     (``x, y = get_batch(i)``, ``ref, fp8 = build_pair(k, n)``: data or models, not one graph)."""
     func = call.func
     if isinstance(func, ast.Attribute):
-        return getattr(func.value, "id", None) == "self" and ctx.kind(func, line) in (None, "module")
+        if getattr(func.value, "id", None) != "self" or ctx.kind(func, line) not in (None, "module"):
+            return False
+        # ``self._setup(model_id)`` in a test or trainer class: one of its own methods, a helper
+        # that builds models and data, not a forward (which in an nn.Module it may be)
+        return not _helper_method(func, ctx)
     if not isinstance(func, ast.Name) or ctx.qualified(func) is not None:
         return False
     binding, _ = ctx.bindings.lookup(func.id, ctx.chain(), line)
     return binding is not None and binding.how in ("param", "assign") and ctx.kind(func, line) in (None, "module")
+
+
+def _helper_method(func, ctx) -> bool:
+    """``self.name`` where the enclosing class, which is no nn.Module (a test case, a trainer), defines
+    a method ``name``: a helper of that class, not a model (in an nn.Module, ``self.encode(x)`` runs
+    the model's own layers)."""
+    klass = ctx.klass
+    return (
+        isinstance(func, ast.Attribute)
+        and getattr(func.value, "id", None) == "self"
+        and klass is not None
+        and any(isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name == func.attr for f in klass.body)
+        and not ctx.bindings.is_module_class(klass)
+    )
 
 
 def _graph_names(expr, ctx):
@@ -596,8 +693,10 @@ def _graph_names(expr, ctx):
     todo = [expr]
     while todo:
         node = todo.pop()
-        if _method(node, "detach", "item", "numpy", "tolist") or (
-            isinstance(node, ast.Call) and _leaf_factory(node, ctx)
+        if (
+            _method(node, "detach", "item", "numpy", "tolist")
+            or (isinstance(node, ast.Call) and _leaf_factory(node, ctx))
+            or isinstance(node, ast.Compare)  # x is not None, x > 0: a bool, no graph
         ):
             continue
         yield node
@@ -615,6 +714,7 @@ _LEAVES = _RAW_DATA[:9] + (
     "rand_like",
     "randn_like",
     "randint",
+    "randint_like",
     "randperm",
     "linspace",
     "eye",
@@ -652,6 +752,11 @@ def _has_graph(expr, ctx, line, depth=0) -> bool:
         return _has_graph(expr.operand, ctx, line, d)
     if not isinstance(expr, ast.Call):
         return False
+    return _call_has_graph(expr, ctx, line, d)
+
+
+def _call_has_graph(expr: ast.Call, ctx, line, d) -> bool:
+    """``_has_graph`` of a call: a factory, a method, a library function, code of this module or a model."""
     if _leaf_factory(expr, ctx):
         return _const(_kw(expr, "requires_grad"), True)
     if _method(expr, "detach", "item", "numpy", "tolist", "detach_"):
@@ -663,6 +768,11 @@ def _has_graph(expr, ctx, line, depth=0) -> bool:
     func = expr.func
     if ctx.qualified(func) is not None:  # a library function (torch.*, an import): its inputs' graph
         return from_args
+    if (isinstance(func, ast.Name) and _plain_function(func, ctx, line)) or _helper_method(func, ctx):
+        # int(opt.ngpu), tilt(x), self.make_inputs(n) in a test class: a builtin, a function of this
+        # module or a method of a class that is no nn.Module, given only data, makes data; handed a
+        # model (helper(model, x)) it may run it
+        return from_args or any(isinstance(a, ast.Name) and _callable_name(a, ctx, line) for a in args)
     if isinstance(func, ast.Name) or (isinstance(func, ast.Attribute) and getattr(func.value, "id", None) == "self"):
         return True  # a model or a method of one: G(z), self.encoder(x)
     if isinstance(func, ast.Attribute):
@@ -673,6 +783,18 @@ def _has_graph(expr, ctx, line, depth=0) -> bool:
     return from_args
 
 
+def _plain_function(func: ast.Name, ctx, line) -> bool:
+    """``func`` names a Python builtin nobody rebound (``int``, ``len``, ``sum``) or a function defined
+    with ``def`` in this module: code, not a model object."""
+    binding, _ = ctx.bindings.lookup(func.id, ctx.chain(), line)
+    if binding is None:
+        return func.id in _BUILTINS
+    return isinstance(binding.value, (ast.FunctionDef, ast.AsyncFunctionDef))
+
+
+_BUILTINS = frozenset(dir(builtins))
+
+
 def _shared_graph(a: ast.Call, b: ast.Call, ctx) -> bool:
     """Both backward calls reach one computed intermediate that carries a graph (``y = x * x``,
     ``out = model(x)`` under both losses); sharing a leaf, a module, a target built by ``ones_like``,
@@ -680,8 +802,8 @@ def _shared_graph(a: ast.Call, b: ast.Call, ctx) -> bool:
     la, lb = _loss_of(a, ctx), _loss_of(b, ctx)
     if la is None or lb is None:
         return False
-    shared = _computed_sources(la, ctx, a.lineno) & _computed_sources(lb, ctx, b.lineno)
-    return any(_has_graph(name, ctx, a.lineno) for name in shared)
+    sources_a, sources_b = _computed_sources(la, ctx, a.lineno), _computed_sources(lb, ctx, b.lineno)
+    return any(_has_graph(sources_a[key], ctx, a.lineno) for key in sources_a.keys() & sources_b.keys())
 
 
 _CONVERSIONS = ("to", "cuda", "cpu", "double", "float", "half", "long", "int", "bfloat16", "bool", "type")
@@ -817,7 +939,46 @@ def _unregistered_tensor_attribute(node, ctx) -> bool:
         if _method(c, "register_buffer", "register_parameter") and c.args and isinstance(c.args[0], ast.Constant)
     }
     # an ``_apply`` override in the package reassigning it from ``fn(...)`` moves it with the model
-    return target.attr not in registered and target.attr not in ctx.moved_by_package()
+    if target.attr in registered or target.attr in ctx.moved_by_package():
+        return False
+    return not _kept_by_the_class(target.attr, ctx)
+
+
+_MOVES = ("to", "cuda", "type_as")
+
+
+def _kept_by_the_class(attr: str, ctx) -> bool:
+    """The class's other methods take care of ``self.<attr>`` themselves: they move it where it is used
+    (``self.bins.to(x.device)``, ``self.t = self.t.cuda()``) or replace it with a tensor computed at run
+    time (a cache or a placeholder: ``self.cached = emb.cos()``), so ``.to()`` not moving it loses nothing."""
+    for fn in ctx.klass.body:
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.name == "__init__":
+            continue
+        for n in ast.walk(fn):
+            if _method(n, *_MOVES) and _self_attr(n.func.value, attr):
+                return True
+            if (
+                isinstance(n, ast.Assign)
+                and any(_self_attr(t, attr) for t in n.targets)
+                and not _factory_call(n.value, ctx)
+            ):
+                return True
+    return False
+
+
+def _factory_call(expr, ctx) -> bool:
+    """``torch.zeros(n)`` (or a method chained on it, ``torch.ones(n).float()``) written out: a new
+    tensor on the default device, whatever the method's inputs were."""
+    while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and ctx.qualified(expr.func) is None:
+        expr = expr.func.value
+    if not isinstance(expr, ast.Call):
+        return False
+    q = ctx.qualified(expr.func) or ""
+    return q.count(".") == 1 and q.startswith("torch.") and q.split(".")[1] in _FACTORIES
+
+
+def _self_attr(node, attr: str) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == attr and getattr(node.value, "id", None) == "self"
 
 
 def _made_by_factory(expr, ctx, depth=0) -> bool:
@@ -904,7 +1065,7 @@ def _eval_forward(fn, ctx):
     """The first model forward of a validation/evaluation function that runs with autograd recording
     (no ``torch.no_grad()``/``inference_mode()`` in it, on it or around its calls, no backward in it),
     or None."""
-    if not _is_eval_function(fn) or _no_grad_decorated(fn, ctx):
+    if not _is_eval_function(fn) or _no_grad_decorated(fn, ctx) or _lightning_eval_hook(fn, ctx):
         return None
     calls = sorted((n for n in ast.walk(fn) if isinstance(n, ast.Call)), key=lambda n: (n.lineno, n.col_offset))
     if any(
@@ -912,8 +1073,8 @@ def _eval_forward(fn, ctx):
         or _called_name(c)
         in ("no_grad", "inference_mode", "set_grad_enabled", "enable_grad", "backward", "grad", "requires_grad_")
         for c in calls
-    ):
-        return None
+    ) or any(isinstance(n, ast.Attribute) and n.attr == "grad_fn" for n in ast.walk(fn)):
+        return None  # the function turns autograd off itself, or uses the graph (reads .grad_fn)
     chain = ctx.chain()
     # what the function puts in eval mode is a module, however it was bound (``self.model = model``)
     evaluated = {ast.dump(c.func.value) for c in calls if _method(c, "eval") and not c.args and not c.keywords}
@@ -924,10 +1085,50 @@ def _eval_forward(fn, ctx):
             held is None and (_name_of_model(expr) or ast.dump(expr) in evaluated)
         )
 
+    modes = [c for c in calls if _method(c, "train", "eval")]
     for c in calls:
+        if _in_train_mode(c, modes):
+            continue  # model.train() then model(x): a training forward, not an evaluation
         if is_model(c.func, c.lineno) or _helper_runs(c, lambda e: is_model(e, c.lineno), ctx):  # noqa: B023 - called here
             return None if _called_under_no_grad(fn, ctx) else c
     return None
+
+
+def _in_train_mode(call, modes) -> bool:
+    """The last ``.train()``/``.eval()`` the function called on ``call``'s model before it is ``.train()``
+    (``.train(False)`` is eval)."""
+    target = ast.dump(call.func)
+    before = [
+        m
+        for m in modes
+        if ast.dump(m.func.value) == target and (m.lineno, m.col_offset) < (call.lineno, call.col_offset)
+    ]
+    if not before:
+        return False
+    last = before[-1]
+    return last.func.attr == "train" and not (last.args and _const(last.args[0], False))
+
+
+# the hooks Lightning's evaluation loops call under torch.no_grad()/inference_mode(): the step
+# methods of a LightningModule (whose signature carries ``batch_idx``) and the evaluation hooks of a
+# LightningModule or a Callback
+_LIGHTNING_STEPS = ("validation_step", "test_step", "predict_step")
+_LIGHTNING_HOOKS = ("on_validation_", "on_test_", "on_predict_", "validation_epoch_end", "test_epoch_end")
+
+
+def _lightning_eval_hook(fn, ctx) -> bool:
+    klass = ctx.klass
+    if klass is None or fn not in klass.body:
+        return False
+    params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
+    if fn.name in _LIGHTNING_STEPS and "batch_idx" in params:
+        return True
+    lightning = any(
+        (q := ctx.qualified(b) or "").startswith(("lightning.", "pytorch_lightning."))
+        and q.rsplit(".", 1)[-1] in ("LightningModule", "Callback")
+        for b in klass.bases
+    )
+    return lightning and (fn.name in _LIGHTNING_STEPS or fn.name.startswith(_LIGHTNING_HOOKS))
 
 
 def _helper_runs(call, is_model, ctx, depth=0) -> bool:
@@ -993,17 +1194,32 @@ def _type_tested(node, value, ctx) -> bool:
     """``node`` runs under an ``if`` that tests the type of ``value`` (``isinstance(x, (list, tuple))``,
     ``not torch.is_tensor(x)``): the code knows what it holds there."""
     name = getattr(value, "id", None)
+
+    def tests_type(test) -> bool:
+        return any(
+            isinstance(n, ast.Call)
+            and _called_name(n) in ("isinstance", "is_tensor")
+            and n.args
+            and getattr(n.args[0], "id", None) == name
+            for n in ast.walk(test)
+        )
+
     up, child = ctx.parent(node), node
-    while up is not None and up is not ctx.function:
-        if isinstance(up, (ast.If, ast.IfExp)) and child is not up.test:
-            for n in ast.walk(up.test):
-                if (
-                    isinstance(n, ast.Call)
-                    and _called_name(n) in ("isinstance", "is_tensor")
-                    and n.args
-                    and getattr(n.args[0], "id", None) == name
+    while up is not None:
+        if isinstance(up, (ast.If, ast.IfExp)) and child is not up.test and tests_type(up.test):
+            return True
+        # ``if isinstance(x, Tensor): return x`` earlier in the same block: what follows sees the rest
+        for field in ("body", "orelse"):
+            block = getattr(up, field, None)
+            if isinstance(block, list) and child in block:
+                earlier = block[: block.index(child)]
+                if any(
+                    isinstance(s, ast.If) and not s.orelse and tests_type(s.test) and _always_leaves(s.body)
+                    for s in earlier
                 ):
                     return True
+        if up is ctx.function:
+            break
         up, child = ctx.parent(up), up
     return False
 
@@ -1730,7 +1946,36 @@ _INPLACE_METHODS = (
 
 def _shares_numpy_memory(name: ast.Name, ctx, line: int) -> bool:
     value = ctx.value_of(name, line)
-    return _is_call_to(value, ctx, "torch.from_numpy") and bool(value.args) and not _fresh_array(value.args[0], ctx)
+    if not (_is_call_to(value, ctx, "torch.from_numpy") and value.args):
+        return False
+    array = value.args[0]
+    if _fresh_array(array, ctx):
+        return False
+    return not _local_array_done_with(array, value, ctx)
+
+
+def _local_array_done_with(array, call, ctx) -> bool:
+    """``torch.from_numpy(buf)`` where ``buf`` is an array this function made itself (``np.full(...)``,
+    then filled) and never reads again after handing it over: the tensor is the array's only user, so
+    writing through it changes nothing anyone else sees. A module-level name is a global: anyone
+    (a notebook, an importer) may read it later."""
+    if not isinstance(array, ast.Name) or not isinstance(ctx.function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    made = ctx.value_of(array, call.lineno)
+    if made is None or not _fresh_array(made, ctx):
+        return False
+    return not any(
+        isinstance(n, ast.Name)
+        and n.id == array.id
+        and isinstance(n.ctx, ast.Load)
+        and (n.lineno, n.col_offset) > (call.end_lineno or call.lineno, call.end_col_offset or 0)
+        for n in ast.walk(ctx.function)
+    )
+
+
+# what a NumPy random generator (np.random.default_rng(seed), RandomState(seed)) is made by: its
+# sampling methods (rng.integers, rng.normal, ...) return a new array each call
+_NUMPY_GENERATORS = ("numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.Generator")
 
 
 _NUMPY_PASS_THROUGH = ("numpy.asarray", "numpy.ascontiguousarray", "numpy.asanyarray", "numpy.require")
@@ -1749,6 +1994,9 @@ def _fresh_array(expr, ctx) -> bool:
         copy = _arg(expr, 3, "copy")
         return copy is None or not _const(copy, False)
     q = ctx.qualified(expr.func) or ""
+    if isinstance(expr.func, ast.Attribute) and isinstance(expr.func.value, ast.Name) and not q:
+        maker = ctx.value_of(expr.func.value, expr.lineno)  # rng.integers(...) on rng = np.random.default_rng()
+        return isinstance(maker, ast.Call) and ctx.qualified(maker.func) in _NUMPY_GENERATORS
     if q in _NUMPY_PASS_THROUGH:
         return bool(expr.args) and _fresh_array(expr.args[0], ctx)
     if q in ("numpy.array", "numpy.copy"):

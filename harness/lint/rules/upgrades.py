@@ -92,13 +92,15 @@ def _zero_grad_then_use(node, ctx) -> bool:
     set_to_none = _kw(node, "set_to_none")
     if (set_to_none is not None and not _const(set_to_none, True)) or any(k.arg is None for k in node.keywords):
         return False
+    # a backward() between the zero_grad() and the write has filled .grad again: nothing is None there
+    backwards = [n.lineno for n in ast.walk(ctx.function) if _method(n, "backward") and n.lineno > node.lineno]
     writes = any(
-        (isinstance(n, ast.AugAssign) and _is_grad(n.target) and n.lineno > node.lineno)
-        or (
-            _method(n, "add_", "mul_", "copy_", "zero_", "sub_", "div_")
-            and _is_grad(n.func.value)
-            and n.lineno > node.lineno
+        (
+            (isinstance(n, ast.AugAssign) and _is_grad(n.target))
+            or (_method(n, "add_", "mul_", "copy_", "zero_", "sub_", "div_") and _is_grad(n.func.value))
         )
+        and n.lineno > node.lineno
+        and not any(b < n.lineno for b in backwards)
         for n in ast.walk(ctx.function)
     )
     return writes and not _checks_grad_none(ctx.function)
@@ -260,6 +262,11 @@ def _state_dict_positional(node, ctx) -> bool:
     Module's (other parameters, or a class with no bases): there the call is most likely that API."""
     if not (_method(node, "state_dict") and node.args) or ctx.kind(node.func.value) not in (None, "module", "loss"):
         return False  # an optimizer's, a scheduler's or a tensor's is not Module.state_dict
+    args = node.args
+    if isinstance(args[0], ast.Name) and args[0].id == "self":
+        args = args[1:]  # Base.state_dict(self, ...): the instance, not an argument
+    if all(isinstance(a, ast.Starred) for a in args):
+        return False  # super().state_dict(*args, **kwargs): passes on what its own caller passed
     klass = ctx.klass
     own = (
         next(
