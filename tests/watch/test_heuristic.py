@@ -997,8 +997,27 @@ def eval_on_every_encoder_module():
     _train_all(model)
 
 
+def eval_undone_by_the_loops_train():
+    # own: the encoder put in eval mode "to freeze it", then the training loop's own model.train()
+    # switches it back; its weights train either way
+    model = _EncoderHead()
+    model.encoder.eval()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(2):
+        model.train()
+        opt.zero_grad()
+        F.cross_entropy(model(torch.randn(8, 6)), torch.randint(0, 2, (8,))).backward()
+        opt.step()
+
+
 @pytest.mark.parametrize(
-    "spelling", [train_false_on_the_encoder, freeze_helper_that_only_evals, eval_on_every_encoder_module]
+    "spelling",
+    [
+        train_false_on_the_encoder,
+        freeze_helper_that_only_evals,
+        eval_on_every_encoder_module,
+        eval_undone_by_the_loops_train,
+    ],
 )
 def test_model_eval_freezes_nothing_respellings_reported(spelling):
     reported("model-eval-freezes-nothing", spelling)
@@ -1039,8 +1058,29 @@ def validation_between_epochs():
             model(torch.randn(4, 6))
 
 
+def encoder_evaluated_alone_mid_training():
+    # own, after the k-NN monitor of self-supervised training loops: the encoder alone put in eval
+    # mode and run under no_grad to score features, then model.train() and training goes on
+    model = _EncoderHead()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    for _ in range(2):
+        model.train()
+        opt.zero_grad()
+        F.cross_entropy(model(torch.randn(8, 6)), torch.randint(0, 2, (8,))).backward()
+        opt.step()
+        model.encoder.eval()
+        with torch.no_grad():
+            model.encoder(torch.randn(4, 6))
+
+
 @pytest.mark.parametrize(
-    "spelling", [norm_layers_in_eval_while_training, frozen_stage_eval_and_no_grad, validation_between_epochs]
+    "spelling",
+    [
+        norm_layers_in_eval_while_training,
+        frozen_stage_eval_and_no_grad,
+        validation_between_epochs,
+        encoder_evaluated_alone_mid_training,
+    ],
 )
 def test_model_eval_freezes_nothing_near_misses_silent(spelling):
     silent("model-eval-freezes-nothing", spelling)

@@ -111,6 +111,65 @@ with tempfile.TemporaryDirectory() as d:
     torch.save(m.state_dict(), os.path.join(d, "m.pt"))  # <- cause
 """,
     ),
+    "unshuffled-loader-at-its-construction": (
+        "training-data-not-shuffled",
+        False,
+        """
+from torch.utils.data import DataLoader, TensorDataset
+x = torch.randn(96, 4)
+y = torch.arange(3).repeat_interleave(32)
+loader = DataLoader(TensorDataset(x, y), batch_size=8)  # <- cause
+net = nn.Linear(4, 3)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+for xb, yb in loader:
+    opt.zero_grad()
+    F.cross_entropy(net(xb), yb).backward()
+    opt.step()
+""",
+    ),
+    "plain-list-at-its-assignment": (
+        "submodules-in-plain-list",
+        False,
+        """
+class Tower(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Linear(4, 8)
+        self.blocks = [nn.Linear(8, 8) for _ in range(3)]  # <- cause
+    def forward(self, x):
+        x = self.stem(x)
+        for block in self.blocks:
+            x = torch.relu(block(x))
+        return x.sum(1)
+tower = Tower()
+opt = torch.optim.Adam(tower.parameters())
+for _ in range(3):
+    opt.zero_grad()
+    tower(torch.randn(2, 4)).pow(2).mean().backward()
+    opt.step()
+""",
+    ),
+    "head-frozen-at-the-filter": (
+        "frozen-by-name-filter",
+        True,
+        """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 8))
+        self.out = nn.Linear(8, 2)
+    def forward(self, x):
+        return self.out(self.body(x))
+net = Net()
+for name, p in net.named_parameters():
+    p.requires_grad_(name.startswith("body.2"))  # <- cause
+opt = torch.optim.SGD([p for p in net.parameters() if p.requires_grad], lr=0.1)
+for _ in range(2):
+    opt.zero_grad()
+    F.cross_entropy(net(torch.randn(5, 4)), torch.randint(0, 2, (5,))).backward()
+    opt.step()
+""",
+    ),
 }
 
 

@@ -58,7 +58,7 @@ class TrainingDataNotShuffled(Detector):
     are training batches (an optimizer stepped after each) of one integer label each, at least
     ``SINGLE`` of them, with two labels or more among them, and no more batches of several labels
     than runs of one label (the batch at each run's end may straddle two). Reported once per loader, at the line that
-    drew the batch. Fix: ``DataLoader(..., shuffle=True)`` (or a ``DistributedSampler``)."""
+    built the loader (else the one that drew the batch). Fix: ``DataLoader(..., shuffle=True)`` (or a ``DistributedSampler``)."""
 
     case = "training-data-not-shuffled"
     message = (
@@ -74,8 +74,19 @@ class TrainingDataNotShuffled(Detector):
         self.orders: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # iterator -> _Order
         self.reported: set[int] = set()  # ids of the samplers reported
         self.handles = _step_hooks(pre=self._stepped)
+        self.made_at: dict[int, tuple] = {}  # id(sampler) -> (weakref, the user's DataLoader(...) line)
         self.original = dl._BaseDataLoaderIter.__dict__["__next__"]
+        self.original_init = dl.DataLoader.__dict__["__init__"]
         detector = self
+
+        def __init__(loader, *args, **kwargs):
+            detector.original_init(loader, *args, **kwargs)
+            if not is_compiling():
+                detector.watcher.guarded(detector, detector._made, loader)
+
+        __init__.__wrapped__ = self.original_init
+        self.patched_init = __init__
+        dl.DataLoader.__init__ = __init__
 
         def __next__(iterator):
             batch = detector.original(iterator)
@@ -92,6 +103,16 @@ class TrainingDataNotShuffled(Detector):
             h.remove()
         if dl._BaseDataLoaderIter.__dict__.get("__next__") is self.patched:
             dl._BaseDataLoaderIter.__next__ = self.original
+        if dl.DataLoader.__dict__.get("__init__") is self.patched_init:
+            dl.DataLoader.__init__ = self.original_init
+
+    def _made(self, loader) -> None:
+        """Where a loader that draws in order was built: the line to change."""
+        sampler = getattr(loader, "sampler", None)
+        if isinstance(sampler, SequentialSampler):
+            if len(self.made_at) > 256:
+                self.made_at = {k: v for k, v in self.made_at.items() if v[0]() is not None}
+            self.made_at[id(sampler)] = (weakref.ref(sampler), user_site(2))
 
     def _stepped(self, opt, args, kwargs):
         self.steps += 1
@@ -120,10 +141,14 @@ class TrainingDataNotShuffled(Detector):
                 order.done = True
                 sampler = iterator._index_sampler.sampler
                 self.reported.add(id(sampler))
+                made = self.made_at.get(id(sampler))
+                site = made[1] if made is not None and made[0]() is sampler else None
+                drawn = user_site(2)
+                where = f"; drawn at line {drawn[1]}" if site and drawn else ""
                 self.report(
                     f"{order.single} of the first {order.trained} training batches each held one label, "
-                    f"in runs: {', '.join(map(str, order.classes[:6]))}",
-                    site=user_site(2),
+                    f"in runs: {', '.join(map(str, order.classes[:6]))}{where}",
+                    site=site or drawn,
                 )
                 return
             if order.trained >= self.LOOKED:

@@ -31,13 +31,18 @@ def _first_tensor(out):
     return None
 
 
+REQUIRES_GRAD_SET = torch.Tensor.requires_grad.__set__
+FREEZES = (REQUIRES_GRAD_SET, torch.Tensor.requires_grad_)
+
+
 class FrozenOutputLayer(Detector):
     """In a top-level module's forward, run with gradients on, the last layer with parameters to
     run had every parameter frozen (``requires_grad`` False) and yet an output that requires grad
     (trainable layers before it), while an optimizer steps other parameters of that model: the
     layer that makes the predictions cannot learn, only what feeds it. What a name filter such as
     ``"fc" not in name`` does to a model whose head has another name. Reported once per model and
-    layer, at the line that called the model. Fix: freeze by module (``model.backbone.requires_grad_(False)``)
+    layer, at the line that froze the layer's parameter (``p.requires_grad = False``,
+    ``requires_grad_(False)``) when the watcher saw it, else at the line that called the model. Fix: freeze by module (``model.backbone.requires_grad_(False)``)
     and print the trainable names before training."""
 
     case = "frozen-by-name-filter"
@@ -50,7 +55,18 @@ class FrozenOutputLayer(Detector):
         "adapter fine-tuning)"
     )
 
+    def functions(self):
+        return FREEZES
+
+    def before(self, func, args, kwargs):
+        if len(args) < 1 or not isinstance(args[0], nn.Parameter):
+            return
+        value = args[1] if len(args) > 1 else kwargs.get("requires_grad", func is not REQUIRES_GRAD_SET)
+        if value is False and len(self.frozen_at) < 100_000:
+            self.frozen_at[id(args[0])] = (weakref.ref(args[0]), user_site(2))
+
     def start(self):
+        self.frozen_at: dict[int, tuple] = {}  # id(parameter) -> (weakref, the line that froze it)
         self.call = None  # (root, its call site) of the top-level call running
         self.last = None  # (layer, whether its output requires grad) of the last layer with parameters
         self.candidates: dict[tuple, tuple] = {}  # (id root, id layer) -> (weakrefs, site, name)
@@ -116,36 +132,41 @@ class FrozenOutputLayer(Detector):
             self.done.add(key)
             if any(p.requires_grad for p in _own(layer)):
                 continue  # unfrozen since
+            frozen = [self.frozen_at.get(id(p)) for p in _own(layer)]
+            at = next((f[1] for f, p in zip(frozen, _own(layer)) if f is not None and f[0]() is p and f[1]), None)
+            ran = f"; the model runs at line {site[1]}" if at and site else ""
             self.report(
                 f"{type(root).__name__}.{name} ({type(layer).__name__}), the last layer to run, is frozen; "
-                f"trainable: {_listed(trainable, 4)}",
-                site=site,
+                f"trainable: {_listed(trainable, 4)}{ran}",
+                site=at or site,
             )
 
 
 class ModelEvalFreezesNothing(Detector):
-    """A submodule put in eval mode (``.eval()``, ``.train(False)``) inside a model that is
-    training, whose layers' parameters still receive gradients that an optimizer steps: eval mode
-    only switches dropout and batch norm, it freezes no weight. Only layers whose behaviour eval
-    mode does not change count as evidence (a Linear, a convolution, an embedding; not a norm layer,
-    which recipes put in eval mode on purpose while training its affine weights). Reported at the
-    line that called ``.eval()``. Fix: ``requires_grad_(False)`` on the part to freeze (and eval
-    mode too, to keep its batch-norm statistics)."""
+    """``.eval()`` (``.train(False)``) called on a part of a model (a submodule, not the model a
+    loop calls), after which, within the next ``STEPS`` optimizer steps, an optimizer updates the
+    weights of that part: eval mode only switches dropout and batch norm, it freezes no weight (and
+    a later ``model.train()`` undoes even that). Only layers whose behaviour eval mode does not
+    change count as evidence (a Linear, a convolution, an embedding; not a norm layer, which recipes
+    put in eval mode on purpose while training its affine weights). A part that is then run with
+    gradients off was put in eval mode to be evaluated, and is left alone. Reported at the line
+    that called ``.eval()``. Fix: ``requires_grad_(False)`` on the part to freeze (and eval mode
+    too, to keep its batch-norm statistics)."""
 
     case = "model-eval-freezes-nothing"
     pedantic = True
     message = (
-        "a submodule was put in eval mode while the model trains, and an optimizer still updates its "
-        "weights: .eval() only switches dropout and batch norm, it does not freeze parameters; use "
+        "a part of the model was put in eval mode, and an optimizer then updated its weights: .eval() "
+        "only switches dropout and batch norm, it does not freeze parameters; use "
         "module.requires_grad_(False) to freeze (keep .eval() as well for frozen batch-norm statistics)"
     )
-    STEPS = 3  # optimizer steps looked at
+    STEPS = 3  # optimizer steps looked at after each .eval()
 
     def start(self):
-        self.sites: dict[int, tuple] = {}  # id(module) -> (weakref, site of its .eval())
+        self.sites: dict[int, list] = {}  # id(module) -> [weakref, site of its .eval(), steps since]
         self.depth = 0
-        self.steps = 0
         self.run = _Run.join(self)
+        self.run.on_return.append(self._returned)
         self.original = nn.Module.__dict__["train"]
         detector = self
 
@@ -169,37 +190,43 @@ class ModelEvalFreezesNothing(Detector):
             h.remove()
         if nn.Module.__dict__.get("train") is self.patched:
             nn.Module.train = self.original
+        if self._returned in self.run.on_return:
+            self.run.on_return.remove(self._returned)
         self.run.leave(self)
 
     def _evaluated(self, module) -> None:
         if len(self.sites) < 1000:
-            self.sites[id(module)] = (weakref.ref(module), user_site(2))
+            self.sites[id(module)] = [weakref.ref(module), user_site(2), 0]
+
+    def _returned(self, module, out, stack) -> None:
+        if self.sites and not torch.is_grad_enabled():
+            entry = self.sites.get(id(module))
+            if entry is not None and entry[0]() is module:
+                del self.sites[id(module)]  # run with gradients off: evaluated, not meant frozen
 
     def _stepping(self, opt, args, kwargs):
-        if self.sites and self.steps < self.STEPS:
-            self.steps += 1
+        if self.sites:
             self.watcher.guarded(self, self._step, opt)
 
     def _step(self, opt) -> None:
         stepped = {id(p) for p in _params(opt) if p.requires_grad and p.grad is not None}
-        training_roots = [r for r in self.run.live_roots() if r.training]
-        for key, (ref, site) in list(self.sites.items()):
-            module = ref()
-            if module is None or module.training:
-                del self.sites[key]
-                continue
-            if not any(any(m is module for m in root.modules()) for root in training_roots):
+        for key, entry in list(self.sites.items()):
+            module, site = entry[0](), entry[1]
+            entry[2] += 1
+            ran_alone = self.run.roots.get(key)
+            if module is None or entry[2] > self.STEPS or (ran_alone is not None and ran_alone() is module):
+                del self.sites[key]  # gone, looked at long enough, or a whole model (evaluated on its own)
                 continue
             layers = [
                 name
                 for name, m in module.named_modules()
-                if not m.training and not isinstance(m, _NormBase) and any(id(p) in stepped for p in _own(m))
+                if not isinstance(m, _NormBase) and any(id(p) in stepped for p in _own(m))
             ]
             if layers:
                 del self.sites[key]
+                still = "is still" if not module.training else "was put"
                 self.report(
-                    f"{type(module).__name__} is in eval mode inside a training model, and "
-                    f"{type(opt).__name__} steps the weights of {len(layers)} of its layers: "
-                    f"{_listed([n or type(module).__name__ for n in layers], 4)}",
+                    f"{type(module).__name__} {still} in eval mode, and {type(opt).__name__} steps the weights "
+                    f"of {len(layers)} of its layers: {_listed([n or type(module).__name__ for n in layers], 4)}",
                     site=site,
                 )

@@ -13,8 +13,11 @@ decided when watching ends, over every step that followed a backward: a layer sk
 
 from __future__ import annotations
 
+import ast
+import inspect
 import os
 import sys
+import textwrap
 import threading
 import weakref
 from pathlib import Path
@@ -813,8 +816,8 @@ class GraphCutInForward(_CensusDetector):
 
 
 # -- submodules-in-plain-list ---------------------------------------------------------------------------
-def _holder(root: nn.Module, module: nn.Module) -> str:
-    """Where the root keeps the module: 'Tower.blocks, a list', or ''."""
+def _holder(root: nn.Module, module: nn.Module) -> tuple[str, object, str]:
+    """Where the root keeps the module: ('Tower.blocks, a list', the owner, 'blocks'), or ('', None, '')."""
     for owner in root.modules():
         for attr, value in vars(owner).items():
             if isinstance(value, (list, tuple)):
@@ -824,8 +827,38 @@ def _holder(root: nn.Module, module: nn.Module) -> str:
             else:
                 continue
             if inside:
-                return f"{type(owner).__name__}.{attr}, a {type(value).__name__}"
-    return ""
+                return f"{type(owner).__name__}.{attr}, a {type(value).__name__}", owner, attr
+    return "", None, ""
+
+
+def _assigned_at(owner, attr: str) -> tuple[str, int, str] | None:
+    """The user's line in the owner's class that assigns ``self.<attr>`` (the plain container), or None."""
+    try:
+        filename = inspect.getsourcefile(type(owner))
+        lines, first = inspect.getsourcelines(type(owner))
+    except (OSError, TypeError):
+        return None
+    if filename is None or origin(filename) != "user":
+        return None
+    try:
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+    except SyntaxError:
+        return None
+    for fn in ast.walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for node in ast.walk(fn):
+            targets = (
+                node.targets
+                if isinstance(node, ast.Assign)
+                else [node.target]
+                if isinstance(node, ast.AnnAssign)
+                else []
+            )
+            for t in targets:
+                if isinstance(t, ast.Attribute) and t.attr == attr and getattr(t.value, "id", None) == "self":
+                    return filename, first + node.lineno - 1, fn.name
+    return None
 
 
 class SubmodulesInPlainList(Detector):
@@ -833,7 +866,9 @@ class SubmodulesInPlainList(Detector):
     a top-level module that does not register it (kept in a list, dict or tuple, created inside
     forward), while an optimizer trains that top-level module and no optimizer holds the module's
     parameters. Decided at that optimizer's second step (every optimizer of a loop has stepped
-    by then), or when watching ends. Fix: nn.ModuleList / nn.ModuleDict / nn.Sequential."""
+    by then), or when watching ends. Reported at the line that assigns the plain container
+    (``self.blocks = [...]``) when the class's source is the user's, else where the module ran.
+    Fix: nn.ModuleList / nn.ModuleDict / nn.Sequential."""
 
     case = "submodules-in-plain-list"
     message = (
@@ -859,12 +894,14 @@ class SubmodulesInPlainList(Detector):
     def _found(self, groups):
         for site, found in groups.items():
             module, root, _ = found[0]
-            where = _holder(root, module)
+            where, owner, attr = _holder(root, module)
             n = sum(k for _, _, k in found)
+            kept_at = _assigned_at(owner, attr) if owner is not None else None
+            ran = f"; they run at line {site[1]}" if kept_at and site else ""
             self.report(
                 f"{len(found)} {type(module).__name__} module(s) ran in {type(root).__name__}.forward "
-                f"unregistered{f' (in {where})' if where else ''}: {n} parameter(s) no optimizer holds",
-                site=site,
+                f"unregistered{f' (in {where})' if where else ''}: {n} parameter(s) no optimizer holds{ran}",
+                site=kept_at or site,
             )
 
 
