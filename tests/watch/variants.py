@@ -1261,6 +1261,20 @@ for _ in range(3):
         net[2].weight.clamp_(-1, 1)             # a constraint after the step
 """,
     ),
+    "data-nan-weights-keep-training-ok": (
+        None,
+        """
+net = nn.Linear(3, 1)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+x = torch.randn(8, 3)
+x[0, 0] = float("nan")                          # a corrupt sample: the weights turn NaN, nothing edits them
+for _ in range(3):
+    opt.zero_grad()
+    loss = net(x).pow(2).mean()
+    loss.backward()
+    opt.step()
+""",
+    ),
     # -- rnn-batch-first-mismatch ---------------------------------------------------------------
     "time-first-lstm-last-step-classifier": (
         "rnn-batch-first-mismatch",

@@ -15,6 +15,7 @@ training loop repeats at every step.
 
 from __future__ import annotations
 
+import math
 import weakref
 
 import torch
@@ -36,6 +37,11 @@ def _fingerprint(p: torch.Tensor) -> tuple:
         float(torch.linalg.vector_norm(t, 1)),
         float(torch.linalg.vector_norm(t, 2)),
     )
+
+
+def _same(a: tuple, b: tuple) -> bool:
+    """Equal fingerprints; NaN equals NaN (a parameter already NaN has not been edited)."""
+    return all(x == y or (math.isnan(x) and math.isnan(y)) for x, y in zip(a, b))
 
 
 class _Seen:
@@ -109,7 +115,7 @@ class InplaceEditThroughData(Detector):
                 continue  # gone, or changed where autograd could see it (it raises if that matters)
             if p.data_ptr() != entry.ptr or tuple(p.shape) != entry.shape:
                 continue  # .data rebound to other storage (ZeRO-3, FSDP), not edited in place
-            if _fingerprint(p) != entry.print:
+            if not _same(_fingerprint(p), entry.print):
                 edited.append(entry)
         if not edited:
             return
