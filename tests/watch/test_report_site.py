@@ -149,6 +149,34 @@ for _ in range(3):
     opt.step()
 """,
     ),
+    "plain-list-of-blocks-at-its-assignment": (
+        "submodules-in-plain-list",
+        False,
+        """
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mix = nn.Linear(6, 6)
+    def forward(self, x):
+        return torch.tanh(self.mix(x))
+class Stack(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inp = nn.Linear(3, 6)
+        self.blocks = [Block() for _ in range(2)]  # <- cause
+    def forward(self, x):
+        x = self.inp(x)
+        for b in self.blocks:
+            x = b(x)
+        return x.mean()
+model = Stack()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(3):
+    opt.zero_grad()
+    model(torch.randn(4, 3)).backward()
+    opt.step()
+""",
+    ),
     "head-frozen-at-the-filter": (
         "frozen-by-name-filter",
         True,

@@ -818,12 +818,16 @@ class GraphCutInForward(_CensusDetector):
 # -- submodules-in-plain-list ---------------------------------------------------------------------------
 def _holder(root: nn.Module, module: nn.Module) -> tuple[str, object, str]:
     """Where the root keeps the module: ('Tower.blocks, a list', the owner, 'blocks'), or ('', None, '')."""
+
+    def holds(v) -> bool:  # the module, or a module containing it (a block whose layers ran)
+        return v is module or (isinstance(v, nn.Module) and any(m is module for m in v.modules()))
+
     for owner in root.modules():
         for attr, value in vars(owner).items():
             if isinstance(value, (list, tuple)):
-                inside = any(v is module for v in value)
+                inside = any(holds(v) for v in value)
             elif isinstance(value, dict) and not attr.startswith("_"):
-                inside = any(v is module for v in value.values())
+                inside = any(holds(v) for v in value.values())
             else:
                 continue
             if inside:
