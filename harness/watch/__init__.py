@@ -12,11 +12,15 @@ module and optimizer hooks; none uses a ``TorchDispatchMode`` (it would switch t
     with watch() as w:
         train()
     print(w.text())
+
+In a notebook: ``%load_ext torch_pitfalls.watch``, then ``%%watch`` on a cell, or ``%watch on`` /
+``%watch off`` around several (harness/watch/magic.py).
 """
 
 from __future__ import annotations
 
 from torch_pitfalls.watch.findings import Finding
+from torch_pitfalls.watch.magic import load_ipython_extension, unload_ipython_extension
 from torch_pitfalls.watch.session import Watcher, watch
 
-__all__ = ["Finding", "Watcher", "watch"]
+__all__ = ["Finding", "Watcher", "load_ipython_extension", "unload_ipython_extension", "watch"]
