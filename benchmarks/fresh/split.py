@@ -1,0 +1,47 @@
+"""Recompute the tuning / held-out halves of benchmarks/fresh from the names and the seed in split.toml.
+
+Method: sort the lint script names (and, separately, the watch pair ids), shuffle each sorted list with
+its own random.Random(seed), and take the first half as the tuning half. Exits 1 if split.toml's halves,
+or the names it lists, differ from what the files on disk and the seed give.
+"""
+import random
+import sys
+import tomllib
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def halves(names, seed):
+    order = sorted(names)
+    random.Random(seed).shuffle(order)
+    half = len(order) // 2
+    return order[:half], order[half:]
+
+
+def main():
+    record = tomllib.loads((HERE / "split.toml").read_text())
+    seed = record["seed"]
+    on_disk = {
+        "lint": sorted(p.name for p in (HERE / "lint").glob("s[0-9][0-9]_*.py")),
+        "watch": sorted({p.name[:3] for p in (HERE / "watch").glob("p[0-9][0-9]_*.py")}),
+    }
+    ok = True
+    for kind, names in on_disk.items():
+        rec = record[kind]
+        if sorted(rec["names"]) != names:
+            print(f"{kind}: recorded names differ from the files on disk")
+            ok = False
+        tuning, held_out = halves(rec["names"], seed)
+        if tuning != rec["tuning"] or held_out != rec["held_out"]:
+            print(f"{kind}: recorded halves differ from the recomputed ones")
+            print(f"  recomputed tuning:   {tuning}")
+            print(f"  recomputed held_out: {held_out}")
+            ok = False
+        else:
+            print(f"{kind}: {len(tuning)} tuning, {len(held_out)} held out: matches the record")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
