@@ -20,8 +20,9 @@ import json
 import subprocess
 import sys
 import tempfile
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 HERE = Path(__file__).resolve().parent
 SPLIT = tomllib.loads((HERE / "split.toml").read_text(encoding="utf-8"))
@@ -89,15 +90,17 @@ def score_lint(half: str) -> dict:
             hits = [f for f in findings if _line(f) in lines]
             found.append({"pitfall": p["pitfall"], "corpus_case": p["corpus_case"], "found": bool(hits)})
             matched |= {id(f) for f in hits}
-        others = [f"{f.get('rule', f.get('code', '?'))}@{_line(f)}: {f.get('message', '')[:90]}" for f in findings if id(f) not in matched]
+        others = [
+            f"{f.get('rule', f.get('code', '?'))}@{_line(f)}: {f.get('message', '')[:90]}"
+            for f in findings
+            if id(f) not in matched
+        ]
         rows.append({"file": name, "planted": found, "other_findings": others})
     planted = [p for r in rows for p in r["planted"]]
     summary = {
         "planted": len(planted),
         "found": sum(p["found"] for p in planted),
-        "findings_at_planted_lines": sum(
-            1 for r in rows for p in r["planted"] if p["found"]
-        ),
+        "findings_at_planted_lines": sum(1 for r in rows for p in r["planted"] if p["found"]),
         "other_findings": sum(len(r["other_findings"]) for r in rows),
         "correct_scripts": sum(1 for r in rows if not r["planted"]),
         "findings_on_correct_scripts": sum(len(r["other_findings"]) for r in rows if not r["planted"]),

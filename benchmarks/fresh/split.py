@@ -4,10 +4,12 @@ Method: sort the lint script names (and, separately, the watch pair ids), shuffl
 its own random.Random(seed), and take the first half as the tuning half. Exits 1 if split.toml's halves,
 or the names it lists, differ from what the files on disk and the seed give.
 """
+
 import random
 import sys
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 HERE = Path(__file__).resolve().parent
 
