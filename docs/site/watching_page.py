@@ -21,6 +21,7 @@ class Detection:
     explained: frozenset  # case ids the explainer names on this build's torch
     proofs: dict  # release -> {case id: proven?} (reports/watch-proofs.json)
     false_positives: dict | None  # reports/watch-false-positives.json
+    fresh: dict | None = None  # reports/fresh-heldout.json: programs written outside, scored once
 
 
 def _json(path: Path):
@@ -48,7 +49,14 @@ def load_detection(reports_dir: Path, lint_bench: dict | None, cases_dir: Path |
     )
     record = _json(Path(reports_dir) / "watch-proofs.json") or {"releases": {}}
     proofs = {release: {p["case"]: p["proven"] for p in r["detectors"]} for release, r in record["releases"].items()}
-    return Detection(lint, watch, explained, proofs, _json(Path(reports_dir) / "watch-false-positives.json"))
+    return Detection(
+        lint,
+        watch,
+        explained,
+        proofs,
+        _json(Path(reports_dir) / "watch-false-positives.json"),
+        _json(Path(reports_dir) / "fresh-heldout.json"),
+    )
 
 
 def _releases(det: Detection, case_id: str) -> str:
@@ -93,7 +101,8 @@ def watching_page(det: Detection, case_ids: list[str]) -> str:
         "with how often that line met it and the case that explains it. "
         "`--format json` or `sarif` for tools, `--fail` to exit 1 when something was found, `--pedantic` for "
         "the heuristic detectors too. In Python, `with torch_pitfalls.watch.watch() as w: train()`; around your own "
-        "test suite, `pytest --pitfalls-watch`.\n",
+        "test suite, `pytest --pitfalls-watch`; in a notebook, `%load_ext torch_pitfalls.watch`, then `%%watch` "
+        "on a cell, or `%watch on` and `%watch off` around several.\n",
         "Each detector belongs to one case and is proven by it: run under the watcher, the case's broken code "
         "is reported with that case's id, its fixed code and its near miss are not. The watcher never changes "
         "what your program computes, and a detector that fails is switched off with one line in the report.\n",
@@ -120,6 +129,8 @@ def watching_page(det: Detection, case_ids: list[str]) -> str:
     )
     if det.false_positives:
         out += _false_positive_section(det.false_positives, built)
+    if det.fresh and det.fresh.get("watch"):
+        out += _fresh_section(det.fresh["watch"], built)
     out += [
         "## How each case is caught\n",
         "| case | `pitfalls lint` | `pitfalls watch` | explained |",
@@ -160,4 +171,31 @@ def _false_positive_section(record: dict, built: set[str]) -> list[str]:
                 f"{code(f.get('where', ''))} | {f.get('count', '')} | "
                 f"**{esc(f.get('verdict', ''))}**: {esc(f.get('why', ''))} |"
             )
+    return out + [""]
+
+
+def _fresh_section(record: dict, built: set[str]) -> list[str]:
+    """The held-out half of training programs written by someone who had not read the detectors
+    (benchmarks/fresh/), each broken program beside its correct twin, scored once after all tuning."""
+    pairs = record.get("pairs", [])
+    sound = record.get("summary", {}).get("sound", {})
+    any_report = sum(1 for p in pairs if p["sound"]["broken_findings"])
+    out = [
+        "## On programs written outside the project\n",
+        f"{len(pairs)} training programs, each with one silent failure and a correct twin, written by "
+        "someone who had not read the detectors or their tests (`benchmarks/fresh/`: the held-out half of a "
+        "random split, scored once, after all tuning, nothing changed since). Broken programs reported at the "
+        f"line of the mistake or where it bites, as the key names them: {sound.get('reported', 0)} of "
+        f"{sound.get('pairs', len(pairs))}; with a report anywhere in the program: {any_report}; reports on the "
+        f"correct twins: {sound.get('false_alarms_on_fixed', 0)}.\n",
+        "| program | the failure | closest case | reported (case@line) | on the twin |",
+        "|---|---|---|---|---|",
+    ]
+    for p in pairs:
+        found = ", ".join(p["sound"]["broken_findings"]) or "nothing"
+        twin = ", ".join(p["sound"]["false_alarms_on_fixed"]) or "nothing"
+        out.append(
+            f"| {esc(p['id'])} | {esc(p['pitfall'])} | {case_link(p['corpus_case'], built) if p['corpus_case'] else ''} "
+            f"| {code(found)} | {esc(twin)} |"
+        )
     return out + [""]
