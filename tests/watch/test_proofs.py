@@ -32,6 +32,11 @@ TRUE_ELSEWHERE = {
     # a distance of identical points: sqrt's infinite derivative at 0 times the zero gradient of
     # its argument is NaN, the mechanism of the masked division (0 * inf in the backward)
     ("sqrt-at-zero-nan-grad", "broken"): {"nan-grad-through-mask"},
+    # losses that grow a thousandfold and then overflow: the explosion exploding-gradients names, here
+    # from raw 0-255 pixels (and, in both near misses, a learning rate of 10)
+    ("input-never-normalized", "broken"): {"exploding-gradients-without-clipping"},
+    ("input-never-normalized", "near_miss"): {"exploding-gradients-without-clipping"},
+    ("learning-rate-off-by-orders", "near_miss"): {"exploding-gradients-without-clipping"},
 }
 
 

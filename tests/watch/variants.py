@@ -1432,4 +1432,85 @@ for xb, yb in loader:
     opt.step()
 """,
     ),
+    # -- exploding-gradients-without-clipping ----------------------------------------------------
+    "exploding-lr-too-high-regression": (
+        "exploding-gradients-without-clipping",
+        """
+# raw features in the hundreds, lr meant for standardised ones
+x = torch.rand(64, 3) * 100
+y = x @ torch.tensor([[0.5], [-1.0], [2.0]])
+model = nn.Linear(3, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+for epoch in range(60):
+    opt.zero_grad()
+    loss = F.mse_loss(model(x), y)
+    loss.backward()
+    opt.step()
+""",
+    ),
+    "exploding-deep-mlp-large-init": (
+        "exploding-gradients-without-clipping",
+        """
+layers = []
+for _ in range(8):
+    lin = nn.Linear(16, 16)
+    nn.init.normal_(lin.weight, std=0.6)        # too wide for 8 layers without normalisation
+    layers += [lin, nn.LeakyReLU()]
+net = nn.Sequential(*layers, nn.Linear(16, 1))
+opt = torch.optim.SGD(net.parameters(), lr=0.05)
+data, target = torch.randn(32, 16), torch.randn(32, 1)
+for _ in range(40):
+    opt.zero_grad()
+    F.mse_loss(net(data), target).backward()
+    opt.step()
+""",
+    ),
+    "exploding-rnn-cell-loop": (
+        "exploding-gradients-without-clipping",
+        """
+cell = nn.RNNCell(1, 24)
+head = nn.Linear(24, 1)
+with torch.no_grad():
+    nn.init.orthogonal_(cell.weight_hh, gain=1.5)
+params = [*cell.parameters(), *head.parameters()]
+opt = torch.optim.SGD(params, lr=0.3)
+seq = torch.randn(40, 8, 1)
+for step in range(30):
+    h = torch.zeros(8, 24)
+    for t in range(seq.shape[0]):
+        h = cell(seq[t], h)
+    loss = F.mse_loss(head(h), seq[-1])
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+""",
+    ),
+    "exploding-nan-from-the-start-ok": (
+        None,
+        """
+model = nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x = torch.randn(8, 4)
+x[2, 1] = float("nan")                          # a corrupt sample: NaN from the first step, no explosion
+for _ in range(5):
+    opt.zero_grad()
+    F.mse_loss(model(x), torch.zeros(8, 1)).backward()
+    opt.step()
+""",
+    ),
+    "exploding-clipped-ok": (
+        None,
+        """
+x = torch.rand(64, 3) * 100
+y = x @ torch.tensor([[0.5], [-1.0], [2.0]])
+model = nn.Linear(3, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+for epoch in range(60):
+    opt.zero_grad()
+    loss = F.mse_loss(model(x), y)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)
+    opt.step()
+""",
+    ),
 }

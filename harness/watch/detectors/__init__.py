@@ -11,7 +11,7 @@ def all_detectors() -> list[type[Detector]]:
     from torch_pitfalls.watch.detectors.data_order import TrainingDataNotShuffled
     from torch_pitfalls.watch.detectors.eval_mode import EvalWithoutNoGrad
     from torch_pitfalls.watch.detectors.freezing import FrozenOutputLayer, ModelEvalFreezesNothing
-    from torch_pitfalls.watch.detectors.graphs import LossAppendKeepsGraph, NanGradThroughMask
+    from torch_pitfalls.watch.detectors.graphs import ExplodingLoss, LossAppendKeepsGraph, NanGradThroughMask
     from torch_pitfalls.watch.detectors.heuristic import (
         CrossEntropyAfterSoftmax,
         FunctionalDropoutTrainingFlag,
@@ -61,6 +61,7 @@ def all_detectors() -> list[type[Detector]]:
         InplaceEditThroughData,
         BatchFirstMismatch,
         TrainingDataNotShuffled,
+        ExplodingLoss,
         # heuristic (pedantic = True): only with watch(pedantic=True) / --pedantic
         L2NormalizeAllDims,
         Interpolate3dInput,

@@ -280,3 +280,50 @@ class LossAppendKeepsGraph(Detector):
                 "each holding its graph",
                 site=append_site(alive) or site,
             )
+
+
+class ExplodingLoss(Detector):
+    """A loss that grew ``GROWTH`` times or more above its first finite value, then became inf or
+    NaN: exploding gradients, each step larger than the last, until the numbers overflowed. A loss
+    that is NaN from the first step (bad data, a log of zero) is another pitfall and is left alone.
+    Reported once, at the ``backward()`` of the first non-finite loss. Fix: clip the gradient norm
+    between ``backward()`` and ``step()`` (``torch.nn.utils.clip_grad_norm_``), and look at the
+    learning rate and the initialisation."""
+
+    case = "exploding-gradients-without-clipping"
+    message = (
+        "the loss grew by orders of magnitude and then became inf/nan: exploding gradients, each step larger "
+        "than the last; clip the gradient norm between backward() and step() "
+        "(torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)), and check the learning rate "
+        "and the scale of the inputs"
+    )
+    GROWTH = 1000.0
+
+    def __init__(self):
+        self.first = None  # |loss| of the first finite, non-zero loss
+        self.peak = 0.0
+        self.done = False
+
+    def functions(self):
+        return BACKWARD
+
+    def before(self, func, args, kwargs):
+        if self.done:
+            return
+        roots = [r for r in _roots(func, args, kwargs) if r.numel() == 1 and r.grad_fn is not None]
+        if len(roots) != 1 or not (roots[0].is_floating_point() or roots[0].is_complex()):
+            return
+        value = abs(roots[0].detach().item())
+        if math.isfinite(value):
+            if self.first is None:
+                if value > 0:
+                    self.first = value
+            else:
+                self.peak = max(self.peak, value)
+            return
+        if self.first is None:
+            self.done = True  # non-finite from the start: not an explosion
+            return
+        self.done = True
+        if self.peak >= self.GROWTH * self.first:
+            self.report(f"loss {self.first:.3g} at first, {self.peak:.3g} at its largest, then {value}")
