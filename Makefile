@@ -29,7 +29,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet $(PIP_INDEX) "torch==$(TORCH)"
 	echo "torch==$(TORCH)" > $(VENV)/torch-constraint.txt
 	$(PYTHON) harness/run/numpy_rule.py $(TORCH) >> $(VENV)/torch-constraint.txt  # numpy<2 before 2.3: one rule with the matrix
-	$(PY) -m pip install --quiet $(PIP_INDEX) -c $(VENV)/torch-constraint.txt -e ".[test,docs]"
+	$(PY) -m pip install --quiet $(PIP_INDEX) -c $(VENV)/torch-constraint.txt -e ".[test,docs,integrations]"
 	touch $@
 
 run: venv

@@ -82,6 +82,25 @@ class Watcher:
 
     def _enter_step(self, opt, args, kwargs):
         self._stepping, self.busy = self.busy, True
+        # A closure is the user's code (LBFGS; PyTorch Lightning runs training_step and backward in
+        # one): it is watched, inside the step that is not. args[0] is the optimizer.
+        in_kwargs = "closure" in kwargs
+        closure = kwargs["closure"] if in_kwargs else args[1] if len(args) > 1 else None
+        if closure is None or getattr(closure, "_pitfalls_watched", False):
+            return None
+        watcher = self
+
+        def watched(*a, **k):
+            was, watcher.busy = watcher.busy, watcher._stepping
+            try:
+                return closure(*a, **k)
+            finally:
+                watcher.busy = was
+
+        watched._pitfalls_watched = True
+        if in_kwargs:
+            return args, {**kwargs, "closure": watched}
+        return (args[0], watched, *args[2:]), kwargs
 
     def _leave_step(self, opt, args, kwargs):
         self.busy = self._stepping

@@ -196,6 +196,22 @@ labels = torch.tensor([0.0, 3.0, 255.0])
 mask = labels.byte()
 """,
     ),
+    "lbfgs-closure-target-broadcast": (
+        "target-shape-broadcast",
+        """
+# the loss computed inside an LBFGS closure (torch's own step runs it): watched like any other code
+model = nn.Linear(3, 1)
+x, y = torch.randn(16, 3), torch.randn(16)
+opt = torch.optim.LBFGS(model.parameters(), max_iter=3)
+def closure():
+    opt.zero_grad()
+    loss = F.mse_loss(model(x), y)
+    loss.backward()
+    return loss
+for _ in range(2):
+    opt.step(closure)
+""",
+    ),
     # -- loss-target-requires-grad -----------------------------------------------------------
     "dqn-target-not-detached": (
         "loss-target-requires-grad",
