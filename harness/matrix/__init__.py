@@ -248,9 +248,9 @@ def default_reports_dir(cases_dir: str | Path) -> Path:
     return Path(cases_dir).parent / "reports"
 
 
-def load_matrix(reports_dir: str | Path = "reports", cases_dir: str | Path = "cases") -> Matrix:
+def load_matrix(reports_dir: str | Path = "reports", cases_dir: str | Path = "cases", schema: bool = True) -> Matrix:
     """Every ``torch-<version>-<device>.json`` under ``reports_dir``, validated; a bad one raises
-    ReportError naming the file."""
+    ReportError naming the file. ``schema=False``: see ``load_report``."""
     cases = case_sources(cases_dir)
     known = {c.id for c in cases}
     reports_dir = Path(reports_dir)
@@ -263,7 +263,7 @@ def load_matrix(reports_dir: str | Path = "reports", cases_dir: str | Path = "ca
             raise ReportError(path, "a report's name must be torch-<X.Y.Z>-<device>[-<model>].json")
         version, kind = name["version"], name["device"]
         device = device_label(kind, name["model"])
-        report = load_report(path)
+        report = load_report(path, schema=schema)
         if release_of(report["torch"]) != Version(version):
             raise ReportError(path, f"its name says torch {version}, but it was recorded on torch {report['torch']}")
         matrix.reports[version, device] = path

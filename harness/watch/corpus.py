@@ -154,7 +154,9 @@ def load_corpus(reports_dir: Path, cases_dir: Path, matrix=None) -> Corpus:
     from torch_pitfalls.loader import case_id_of, find_case_files
     from torch_pitfalls.matrix import NOT_OBSERVED, load_matrix
 
-    matrix = matrix if matrix is not None else load_matrix(reports_dir, cases_dir)
+    # the shipped reports, validated by the project's own checks: the schema is not read again here,
+    # where a user's program waits on it (JSON, totals and one record per cell still are)
+    matrix = matrix if matrix is not None else load_matrix(reports_dir, cases_dir, schema=False)
     files = {case_id_of(p): p for p in find_case_files(Path(cases_dir))}
     messages, usable = [], {}
     for src in matrix.cases:

@@ -3,6 +3,7 @@
 import datetime as dt
 import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -51,3 +52,25 @@ def test_a_report_is_readable_by_others_as_any_new_file_is(tmp_path):
     umask = os.umask(0)
     os.umask(umask)
     assert path.stat().st_mode & 0o777 == 0o666 & ~umask  # not mkstemp's private 0600
+
+
+def test_without_the_schema_a_report_is_still_read_whole(tmp_path):
+    """``schema=False`` (the explainer's fast start) skips the schema alone: a truncated file and
+    totals that disagree with the records are still refused; a field the schema forbids is not."""
+    from torch_pitfalls.run.report import ReportError, load_report
+
+    shipped = sorted((Path(__file__).resolve().parents[2] / "reports").glob("torch-*-cpu.json"))[0]
+    report = json.loads(shipped.read_text(encoding="utf-8"))
+    truncated = tmp_path / "truncated.json"
+    truncated.write_text(shipped.read_text(encoding="utf-8")[:1000], encoding="utf-8")
+    with pytest.raises(ReportError, match="not valid JSON"):
+        load_report(truncated, schema=False)
+    wrong_totals = tmp_path / "totals.json"
+    wrong_totals.write_text(json.dumps({**report, "totals": {"reproduced": 1}}), encoding="utf-8")
+    with pytest.raises(ReportError, match="totals"):
+        load_report(wrong_totals, schema=False)
+    off_schema = tmp_path / "off-schema.json"
+    off_schema.write_text(json.dumps({**report, "an_unknown_field": 1}), encoding="utf-8")
+    with pytest.raises(ReportError, match="schema"):
+        load_report(off_schema)
+    assert load_report(off_schema, schema=False)["an_unknown_field"] == 1

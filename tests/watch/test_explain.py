@@ -358,7 +358,7 @@ def test_what_counts_as_a_symptom_message(monkeypatch):
         for (c, v), (seen, b, f) in planted.items()
     }
     matrix = Matrix(sources, ["2.12.1", RELEASE], ["cpu"], {}, _records=records)
-    monkeypatch.setattr(torch_pitfalls.matrix, "load_matrix", lambda *a: matrix)
+    monkeypatch.setattr(torch_pitfalls.matrix, "load_matrix", lambda *a, **k: matrix)
     monkeypatch.setattr(recorded_corpus, "_CORPORA", {})
     e = Explainer.for_release(RELEASE, REPORTS, CASES_DIR)
     assert e.for_warning(UserWarning, copy[1]) == []  # the fixed run said it too
