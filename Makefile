@@ -19,7 +19,7 @@ VERSIONS ?=
 CASES ?=
 UV := $(VENV)/bin/uv
 
-.PHONY: venv run test install-check bench clean matrix matrix-check docs docs-site serve-docs upgrade-scan watch-versions fix-versions
+.PHONY: integrations-check venv run test install-check bench clean matrix matrix-check docs docs-site serve-docs upgrade-scan watch-versions fix-versions
 
 venv: $(STAMP)
 
@@ -40,7 +40,14 @@ run: venv
 # the installed wheel's (tests/project/test_install.py: `make install-check`). A plain
 # `pytest cases/ tests/` runs all of them, the site's on a sample of the corpus.
 test: venv
-	$(PY) -m pytest cases/ tests/ --ignore=tests/docs --ignore=tests/project/test_install.py
+	$(PY) -m pytest cases/ tests/ --ignore=tests/docs --ignore=tests/project/test_install.py \
+		--ignore=tests/watch/test_integrations.py
+
+# The watcher's Lightning and Hugging Face Trainer callbacks with the real libraries (the
+# `integrations` extra, which make venv installs): a missing library is a failure here, not a skip.
+integrations-check: venv
+	$(PY) -c "import lightning, transformers, accelerate"
+	$(PY) -m pytest tests/watch/test_integrations.py
 
 # The wheel built, installed in a fresh venv beside this torch, and used from an empty directory.
 install-check: venv
