@@ -1529,4 +1529,112 @@ for epoch in range(60):
     opt.step()
 """,
     ),
+    # -- forgot-train-after-eval ---------------------------------------------------------------
+    "eval-in-trainer-evaluate-never-undone": (
+        "forgot-train-after-eval",
+        """
+class Trainer:
+    def __init__(self):
+        self.model = nn.Sequential(nn.Linear(4, 16), nn.BatchNorm1d(16), nn.ReLU(), nn.Linear(16, 1))
+        self.opt = torch.optim.Adam(self.model.parameters(), lr=1e-3)
+        self.model.train()
+    def evaluate(self):
+        self.model.eval()
+        with torch.no_grad():
+            return self.model(torch.randn(8, 4)).mean().item()
+    def fit(self, epochs):
+        for _ in range(epochs):
+            for _ in range(3):
+                self.opt.zero_grad()
+                F.mse_loss(self.model(torch.randn(8, 4)), torch.randn(8, 1)).backward()
+                self.opt.step()
+            self.evaluate()
+Trainer().fit(2)
+""",
+    ),
+    "eval-train-false-in-metrics-helper": (
+        "forgot-train-after-eval",
+        """
+def compute_metrics(net, batch):
+    net.train(False)                            # eval mode for the metrics
+    with torch.no_grad():
+        return (net(batch).argmax(1) == 0).float().mean().item()
+net = nn.Sequential(nn.Conv2d(1, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.Flatten(), nn.Linear(4 * 6 * 6, 2))
+optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+for epoch in range(2):
+    for _ in range(2):
+        optimizer.zero_grad()
+        F.cross_entropy(net(torch.randn(4, 1, 8, 8)), torch.randint(0, 2, (4,))).backward()
+        optimizer.step()
+    acc = compute_metrics(net, torch.randn(4, 1, 8, 8))
+""",
+    ),
+    "eval-every-few-steps-dropout-only": (
+        "forgot-train-after-eval",
+        """
+model = nn.Sequential(nn.Linear(6, 32), nn.ReLU(), nn.Dropout(0.3), nn.Linear(32, 3))
+opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+model.train()
+for step in range(6):
+    loss = F.cross_entropy(model(torch.randn(10, 6)), torch.randint(0, 3, (10,)))
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    if step == 2:                               # a quick validation halfway
+        model.eval()
+        with torch.no_grad():
+            val = model(torch.randn(10, 6)).softmax(-1).max(-1).values.mean()
+""",
+    ),
+    "eval-and-train-toggled-ok": (
+        None,
+        """
+model = nn.Sequential(nn.Linear(4, 16), nn.BatchNorm1d(16), nn.ReLU(), nn.Dropout(0.1), nn.Linear(16, 1))
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+for epoch in range(3):
+    model.train()
+    for _ in range(2):
+        opt.zero_grad()
+        F.mse_loss(model(torch.randn(8, 4)), torch.randn(8, 1)).backward()
+        opt.step()
+    model.eval()
+    with torch.no_grad():
+        model(torch.randn(8, 4))
+""",
+    ),
+    "eval-finetune-with-given-bn-statistics-ok": (
+        None,
+        """
+# fine-tuning in eval mode on purpose: batch norm keeps the statistics it was given
+backbone = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.ReLU())
+backbone.train()
+with torch.no_grad():
+    for _ in range(5):
+        backbone(torch.randn(16, 4))            # statistics computed (a pretrained model's)
+model = nn.Sequential(backbone, nn.Linear(8, 1))
+model.eval()
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+for _ in range(3):
+    opt.zero_grad()
+    F.mse_loss(model(torch.randn(8, 4)), torch.randn(8, 1)).backward()
+    opt.step()
+""",
+    ),
+    "eval-teacher-beside-training-student-ok": (
+        None,
+        """
+teacher = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.2), nn.Linear(8, 3))
+student = nn.Sequential(nn.Linear(4, 3))
+teacher.eval()
+teacher.requires_grad_(False)
+opt = torch.optim.Adam(student.parameters(), lr=1e-3)
+for _ in range(3):
+    x = torch.randn(8, 4)
+    soft = teacher(x).softmax(-1)
+    loss = F.kl_div(student(x).log_softmax(-1), soft, reduction="batchmean")
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+""",
+    ),
 }

@@ -10,7 +10,11 @@ def all_detectors() -> list[type[Detector]]:
     from torch_pitfalls.watch.detectors.conversion import Uint8ConversionWraparound
     from torch_pitfalls.watch.detectors.data_order import TrainingDataNotShuffled
     from torch_pitfalls.watch.detectors.eval_mode import EvalWithoutNoGrad
-    from torch_pitfalls.watch.detectors.freezing import FrozenOutputLayer, ModelEvalFreezesNothing
+    from torch_pitfalls.watch.detectors.freezing import (
+        ForgotTrainAfterEval,
+        FrozenOutputLayer,
+        ModelEvalFreezesNothing,
+    )
     from torch_pitfalls.watch.detectors.graphs import ExplodingLoss, LossAppendKeepsGraph, NanGradThroughMask
     from torch_pitfalls.watch.detectors.heuristic import (
         CrossEntropyAfterSoftmax,
@@ -62,6 +66,7 @@ def all_detectors() -> list[type[Detector]]:
         BatchFirstMismatch,
         TrainingDataNotShuffled,
         ExplodingLoss,
+        ForgotTrainAfterEval,
         # heuristic (pedantic = True): only with watch(pedantic=True) / --pedantic
         L2NormalizeAllDims,
         Interpolate3dInput,

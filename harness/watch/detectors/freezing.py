@@ -1,9 +1,12 @@
-"""Freezing gone wrong, seen from the modules that run: the output layer frozen while layers before
-it train (frozen-by-name-filter), and ``.eval()`` taken for a freeze (model-eval-freezes-nothing).
+"""Freezing and modes gone wrong, seen from the modules that run: the output layer frozen while
+layers before it train (frozen-by-name-filter), ``.eval()`` taken for a freeze
+(model-eval-freezes-nothing), and training left in eval mode after an evaluation
+(forgot-train-after-eval).
 
-Both are heuristic (``--pedantic``): freezing the output layer is what adapter fine-tuning does on
-purpose (LoRA or prompt tuning leave a language model's head as it was), and training a submodule
-in eval mode is how some fine-tuning recipes keep dropout off.
+The first two are heuristic (``--pedantic``): freezing the output layer is what adapter fine-tuning
+does on purpose (LoRA or prompt tuning leave a language model's head as it was), and training a
+submodule in eval mode is how some fine-tuning recipes keep dropout off. The third is sound: it asks
+for a model that took steps in training mode before.
 """
 
 from __future__ import annotations
@@ -228,5 +231,82 @@ class ModelEvalFreezesNothing(Detector):
                 self.report(
                     f"{type(module).__name__} {still} in eval mode, and {type(opt).__name__} steps the weights "
                     f"of {len(layers)} of its layers: {_listed([n or type(module).__name__ for n in layers], 4)}",
+                    site=site,
+                )
+
+
+# -- forgot-train-after-eval -------------------------------------------------------------------------------
+def _mode_layers(module) -> list:
+    """The submodules whose forward depends on the mode: dropout that drops, batch norm that tracks."""
+    return [
+        m
+        for m in module.modules()
+        if (isinstance(m, nn.modules.dropout._DropoutNd) and m.p > 0)
+        or (isinstance(m, nn.modules.batchnorm._BatchNorm) and m.track_running_stats)
+    ]
+
+
+class ForgotTrainAfterEval(Detector):
+    """Optimizer steps on a model whose forward ran in eval mode although it holds dropout or batch
+    norm, after the same model took steps in training mode: an evaluation switched it to eval and
+    nothing switched it back. A model fine-tuned in eval mode on purpose is in eval mode from its
+    first step and is left alone (so is one trained in eval mode from the start by mistake: no sign
+    tells the two apart). Reported once per model, at the line of the forward that ran in eval mode. Fix: ``model.train()`` at the start of
+    every epoch (evaluation calls ``model.eval()``)."""
+
+    case = "forgot-train-after-eval"
+    message = (
+        "the model trains in eval mode: an evaluation called model.eval() and nothing called model.train() "
+        "again, so dropout is off and batch norm neither uses the batch's statistics nor updates its running "
+        "ones; call model.train() at the start of every epoch"
+    )
+
+    def start(self):
+        self.ran: dict[
+            int, tuple
+        ] = {}  # id(root) -> (weakref, training, site) of its grad-enabled calls since the step
+        self.trained: set[int] = set()  # roots that took a step in training mode
+        self.done: set[int] = set()
+        self.run = _Run.join(self)
+        self.run.on_root.append(self._root)
+        self.handles = _step_hooks(pre=self._stepping)
+
+    def stop(self):
+        for h in self.handles:
+            h.remove()
+        if self._root in self.run.on_root:
+            self.run.on_root.remove(self._root)
+        self.run.leave(self)
+
+    def _root(self, module) -> None:
+        if not torch.is_grad_enabled() or id(module) in self.done:
+            return
+        entry = self.ran.get(id(module))
+        if entry is None or entry[0]() is not module or entry[1] != module.training:
+            if len(self.ran) > 256:
+                self.ran = {k: v for k, v in self.ran.items() if v[0]() is not None}
+            self.ran[id(module)] = (weakref.ref(module), module.training, user_site(3))
+
+    def _stepping(self, opt, args, kwargs):
+        if self.ran:
+            self.watcher.guarded(self, self._step, opt)
+
+    def _step(self, opt) -> None:
+        stepped = {id(p) for p in _params(opt) if p.grad is not None}
+        ran, self.ran = self.ran, {}
+        for key, (ref, training, site) in ran.items():
+            root = ref()
+            if root is None or not any(id(p) in stepped for p in root.parameters()):
+                continue  # not what this optimizer trains
+            if training:
+                self.trained.add(key)
+                continue
+            layers = _mode_layers(root)
+            if layers and key in self.trained:
+                self.done.add(key)
+                kinds = sorted({type(m).__name__ for m in layers})
+                self.report(
+                    f"{type(root).__name__} ran in eval mode ({', '.join(kinds)} inside) for a "
+                    f"{type(opt).__name__} step after steps in training mode",
                     site=site,
                 )
