@@ -142,12 +142,8 @@ def _path(node) -> tuple:
         node = node.value
 
 
-def _appends_in(filename, first, last, paths) -> int | None:
+def _appends_in(tree, first, last, paths) -> int | None:
     """The first line between ``first`` and ``last`` that calls .append (.extend, ...) on one of ``paths``."""
-    try:
-        tree = ast.parse("".join(linecache.getlines(filename)))
-    except (SyntaxError, ValueError):
-        return None
     found = [
         node.lineno
         for node in ast.walk(tree)
@@ -160,12 +156,8 @@ def _appends_in(filename, first, last, paths) -> int | None:
     return min(found) if found else None
 
 
-def _scope(filename, line) -> tuple[int, int]:
+def _scope(tree, line) -> tuple[int, int]:
     """The lines of the innermost function around ``line`` (the whole file at module level)."""
-    try:
-        tree = ast.parse("".join(linecache.getlines(filename)))
-    except (SyntaxError, ValueError):
-        return line, line
     best = (1, 10**9)
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line <= (node.end_lineno or 0):
@@ -185,10 +177,15 @@ def append_site(tensors) -> tuple | None:
             for name, value in list(frame.f_locals.items()):
                 paths.update(_holder_paths(name, value, tensors))
             if paths:
-                first, last = _scope(code.co_filename, frame.f_lineno)
-                line = _appends_in(code.co_filename, first, last, paths)
-                if line is not None:
-                    return code.co_filename, line, code.co_name
+                try:  # the file read once, for the function around the line and the appends in it
+                    tree = ast.parse("".join(linecache.getlines(code.co_filename)))
+                except (SyntaxError, ValueError):
+                    tree = None
+                if tree is not None:
+                    first, last = _scope(tree, frame.f_lineno)
+                    line = _appends_in(tree, first, last, paths)
+                    if line is not None:
+                        return code.co_filename, line, code.co_name
         frame = frame.f_back
     return None
 
