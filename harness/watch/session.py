@@ -16,6 +16,12 @@ from torch_pitfalls.watch.findings import Finding, json_report, sarif_report, te
 from torch_pitfalls.watch.sites import origin, shown_path, user_site, user_site_of
 
 
+def closure_of(args, kwargs):
+    """The closure an optimizer step was given, as a global step hook sees the call (args[0] is the
+    optimizer), or None."""
+    return kwargs.get("closure", args[1] if len(args) > 1 else None)
+
+
 class Watcher:
     def __init__(self, pedantic: bool = False, explain: bool = True, select: tuple[str, ...] = ()):
         self.pedantic, self.explain, self.select = pedantic, explain, tuple(select)
@@ -85,7 +91,7 @@ class Watcher:
         # A closure is the user's code (LBFGS; PyTorch Lightning runs training_step and backward in
         # one): it is watched, inside the step that is not. args[0] is the optimizer.
         in_kwargs = "closure" in kwargs
-        closure = kwargs["closure"] if in_kwargs else args[1] if len(args) > 1 else None
+        closure = closure_of(args, kwargs)
         if closure is None or getattr(closure, "_pitfalls_watched", False):
             return None
         watcher = self
@@ -115,7 +121,7 @@ class Watcher:
             warnings.showwarning, self._showwarning = self._showwarning, None
         self._mode.__exit__(None, None, None)
         self._mode = None
-        for d in self.detectors:
+        for d in reversed(self.detectors):  # last started, first stopped: patches on patches come off in turn
             self._failed.discard(id(d))  # switched off after an error, it still takes back its hooks and patches
             self.guarded(d, d.stop)
 

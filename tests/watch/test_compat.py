@@ -377,6 +377,9 @@ def switched_on_state() -> dict:
     state = {
         "nn.Module._apply": nn.Module._apply,
         "nn.Module.load_state_dict": nn.Module.load_state_dict,
+        "nn.Module.state_dict": nn.Module.state_dict,
+        "DataLoader.__init__": torch.utils.data.DataLoader.__init__,
+        "_BaseDataLoaderIter.__next__": torch.utils.data.dataloader._BaseDataLoaderIter.__next__,
         "torch.no_grad.__enter__": torch.no_grad.__enter__,
         "torch.Tensor.require_grad": vars(torch.Tensor).get("require_grad"),
         "torch.from_numpy": torch.from_numpy,
@@ -393,6 +396,9 @@ def switched_on_state() -> dict:
 SWITCHED_ON = {
     "nn.Module._apply",
     "nn.Module.load_state_dict",
+    "nn.Module.state_dict",
+    "DataLoader.__init__",
+    "_BaseDataLoaderIter.__next__",
     "torch.no_grad.__enter__",
     "torch.Tensor.require_grad",
     "torch.from_numpy",

@@ -8,6 +8,8 @@ guarded: an exception in it is one watcher error line, never the user's crash.""
 
 from __future__ import annotations
 
+import functools
+
 
 class Detector:
     case: str = ""  # the corpus case that proves this detector
@@ -40,3 +42,20 @@ def arg(args, kwargs, index: int, name: str, default=None):
     if len(args) > index:
         return args[index]
     return kwargs.get(name, default)
+
+
+class ClassPatch:
+    """One attribute of a class (``nn.Module.train``, ``DataLoader.__init__``) replaced, while a
+    detector watches, by ``make(original)``; ``restore`` puts the original back only if the patch is
+    still the class's own (a patch made on top of it later is not undone; the watcher stops its
+    detectors in the reverse order of their start, so patches come off in turn)."""
+
+    def __init__(self, owner: type, name: str, make):
+        self.owner, self.name = owner, name
+        self.original = owner.__dict__[name]
+        self.patched = functools.wraps(self.original)(make(self.original))
+        setattr(owner, name, self.patched)
+
+    def restore(self) -> None:
+        if self.owner.__dict__.get(self.name) is self.patched:
+            setattr(self.owner, self.name, self.original)

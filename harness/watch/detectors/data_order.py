@@ -17,7 +17,7 @@ import torch
 from torch.utils.data import SequentialSampler
 from torch.utils.data import dataloader as dl
 
-from torch_pitfalls.watch.detectors.base import Detector
+from torch_pitfalls.watch.detectors.base import ClassPatch, Detector
 from torch_pitfalls.watch.detectors.training import _step_hooks
 from torch_pitfalls.watch.mode import is_compiling
 from torch_pitfalls.watch.sites import user_site
@@ -75,36 +75,35 @@ class TrainingDataNotShuffled(Detector):
         self.reported: set[int] = set()  # ids of the samplers reported
         self.handles = _step_hooks(pre=self._stepped)
         self.made_at: dict[int, tuple] = {}  # id(sampler) -> (weakref, the user's DataLoader(...) line)
-        self.original = dl._BaseDataLoaderIter.__dict__["__next__"]
-        self.original_init = dl.DataLoader.__dict__["__init__"]
         detector = self
 
-        def __init__(loader, *args, **kwargs):
-            detector.original_init(loader, *args, **kwargs)
-            if not is_compiling():
-                detector.watcher.guarded(detector, detector._made, loader)
+        def made(original):
+            def __init__(loader, *args, **kwargs):
+                original(loader, *args, **kwargs)
+                if not is_compiling():
+                    detector.watcher.guarded(detector, detector._made, loader)
 
-        __init__.__wrapped__ = self.original_init
-        self.patched_init = __init__
-        dl.DataLoader.__init__ = __init__
+            return __init__
 
-        def __next__(iterator):
-            batch = detector.original(iterator)
-            if not is_compiling():
-                detector.watcher.guarded(detector, detector._drawn, iterator, batch)
-            return batch
+        def drawn(original):
+            def __next__(iterator):
+                batch = original(iterator)
+                if not is_compiling():
+                    detector.watcher.guarded(detector, detector._drawn, iterator, batch)
+                return batch
 
-        __next__.__wrapped__ = self.original
-        self.patched = __next__
-        dl._BaseDataLoaderIter.__next__ = __next__
+            return __next__
+
+        self.patches = [
+            ClassPatch(dl.DataLoader, "__init__", made),
+            ClassPatch(dl._BaseDataLoaderIter, "__next__", drawn),
+        ]
 
     def stop(self):
         for h in self.handles:
             h.remove()
-        if dl._BaseDataLoaderIter.__dict__.get("__next__") is self.patched:
-            dl._BaseDataLoaderIter.__next__ = self.original
-        if dl.DataLoader.__dict__.get("__init__") is self.patched_init:
-            dl.DataLoader.__init__ = self.original_init
+        for patch in self.patches:
+            patch.restore()
 
     def _made(self, loader) -> None:
         """Where a loader that draws in order was built: the line to change."""

@@ -17,7 +17,7 @@ import torch
 from torch import nn
 from torch.nn.modules.batchnorm import _NormBase
 
-from torch_pitfalls.watch.detectors.base import Detector
+from torch_pitfalls.watch.detectors.base import ClassPatch, Detector
 from torch_pitfalls.watch.detectors.training import _listed, _params, _Run, _step_hooks
 from torch_pitfalls.watch.sites import user_site
 
@@ -170,29 +170,27 @@ class ModelEvalFreezesNothing(Detector):
         self.depth = 0
         self.run = _Run.join(self)
         self.run.on_return.append(self._returned)
-        self.original = nn.Module.__dict__["train"]
         detector = self
 
-        def train(module, mode=True):
-            detector.depth += 1
-            try:
-                return detector.original(module, mode)
-            finally:
-                detector.depth -= 1
-                if detector.depth == 0 and mode is False:
-                    detector.watcher.guarded(detector, detector._evaluated, module)
+        def watched(original):
+            def train(module, mode=True):
+                detector.depth += 1
+                try:
+                    return original(module, mode)
+                finally:
+                    detector.depth -= 1
+                    if detector.depth == 0 and mode is False:
+                        detector.watcher.guarded(detector, detector._evaluated, module)
 
-        train.__wrapped__ = self.original
-        train.__doc__ = self.original.__doc__
-        self.patched = train
-        nn.Module.train = train
+            return train
+
+        self.patch = ClassPatch(nn.Module, "train", watched)
         self.handles = _step_hooks(pre=self._stepping)
 
     def stop(self):
         for h in self.handles:
             h.remove()
-        if nn.Module.__dict__.get("train") is self.patched:
-            nn.Module.train = self.original
+        self.patch.restore()
         if self._returned in self.run.on_return:
             self.run.on_return.remove(self._returned)
         self.run.leave(self)

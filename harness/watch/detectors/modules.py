@@ -8,7 +8,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from torch_pitfalls.watch.detectors.base import Detector
+from torch_pitfalls.watch.detectors.base import ClassPatch, Detector
 from torch_pitfalls.watch.sites import user_site
 
 
@@ -39,32 +39,30 @@ class UnregisteredTensorAttribute(Detector):
 
     def start(self):
         self.depth = 0
-        self.originals = {name: nn.Module.__dict__[name] for name in ("_apply", "state_dict")}
-        self.patched = {name: self._wrap(name, fn) for name, fn in self.originals.items()}
-        for name, fn in self.patched.items():
-            setattr(nn.Module, name, fn)
+        self.patches = [
+            ClassPatch(nn.Module, name, self._wrap(name == "state_dict")) for name in ("_apply", "state_dict")
+        ]
 
-    def _wrap(self, name, original):
+    def _wrap(self, saving: bool):
         detector = self
-        saving = name == "state_dict"
 
-        def wrapper(module, *args, **kwargs):
-            detector.depth += 1
-            try:
-                return original(module, *args, **kwargs)
-            finally:
-                detector.depth -= 1
-                if detector.depth == 0 and not detector.watcher.busy:
-                    detector.watcher.guarded(detector, detector.check, module, saving)
+        def make(original):
+            def wrapper(module, *args, **kwargs):
+                detector.depth += 1
+                try:
+                    return original(module, *args, **kwargs)
+                finally:
+                    detector.depth -= 1
+                    if detector.depth == 0 and not detector.watcher.busy:
+                        detector.watcher.guarded(detector, detector.check, module, saving)
 
-        wrapper.__wrapped__ = original
-        wrapper.__doc__ = original.__doc__
-        return wrapper
+            return wrapper
+
+        return make
 
     def stop(self):
-        for name, fn in self.originals.items():
-            if nn.Module.__dict__.get(name) is self.patched[name]:
-                setattr(nn.Module, name, fn)
+        for patch in self.patches:
+            patch.restore()
 
     def check(self, root: nn.Module, saving: bool = False):
         site = None

@@ -28,9 +28,10 @@ from torch.autograd import grad_mode
 from torch.nn.modules import module as nn_module
 from torch.optim import optimizer as optim
 
-from torch_pitfalls.watch.detectors.base import Detector
+from torch_pitfalls.watch.detectors.base import ClassPatch, Detector
 from torch_pitfalls.watch.detectors.graphs import BACKWARD, _roots
 from torch_pitfalls.watch.mode import is_compiling
+from torch_pitfalls.watch.session import closure_of
 from torch_pitfalls.watch.sites import origin, user_site
 
 _MODULE_PY = os.path.join("nn", "modules", "module.py")
@@ -44,10 +45,6 @@ def _step_hooks(pre=None, post=None) -> list:
     if post is not None and hasattr(optim, "register_optimizer_step_post_hook"):
         handles.append(optim.register_optimizer_step_post_hook(post))
     return handles
-
-
-def _closure(args, kwargs):
-    return kwargs.get("closure", args[1] if len(args) > 1 else None)  # args[0] is the optimizer
 
 
 def _params(opt):
@@ -337,7 +334,7 @@ class _Run:
             if census is not None:
                 self.finished.append(census)
             census = self.states[id(opt)] = _Census(opt)
-        if _closure(args, kwargs) is not None or census.backwards == self.backwards:
+        if closure_of(args, kwargs) is not None or census.backwards == self.backwards:
             return  # a closure computes its gradients inside the step; no backward since the last step
         census.backwards = self.backwards
         census.steps += 1
@@ -954,30 +951,28 @@ class InitAfterLoadStateDict(Detector):
     def start(self):
         self.loaded: dict[int, tuple] = {}  # data_ptr -> (weakref, numel, its load, name)
         self.depth = 0
-        self.original = nn.Module.__dict__["load_state_dict"]
         detector = self
 
-        def load_state_dict(module, state_dict, *args, **kwargs):
-            detector.depth += 1
-            try:
-                result = detector.original(module, state_dict, *args, **kwargs)
-            finally:
-                detector.depth -= 1
-            if detector.depth == 0 and not is_compiling():
-                detector.watcher.guarded(detector, detector._loaded, module, state_dict)
-            return result
+        def watched(original):
+            def load_state_dict(module, state_dict, *args, **kwargs):
+                detector.depth += 1
+                try:
+                    result = original(module, state_dict, *args, **kwargs)
+                finally:
+                    detector.depth -= 1
+                if detector.depth == 0 and not is_compiling():
+                    detector.watcher.guarded(detector, detector._loaded, module, state_dict)
+                return result
 
-        load_state_dict.__wrapped__ = self.original
-        load_state_dict.__doc__ = self.original.__doc__
-        self.patched = load_state_dict
-        nn.Module.load_state_dict = load_state_dict
+            return load_state_dict
+
+        self.patch = ClassPatch(nn.Module, "load_state_dict", watched)
         self.handles = _step_hooks(pre=self._stepping)
 
     def stop(self):
         for h in self.handles:
             h.remove()
-        if nn.Module.__dict__.get("load_state_dict") is self.patched:
-            nn.Module.load_state_dict = self.original
+        self.patch.restore()
 
     def _stepping(self, opt, args, kwargs):
         if self.loaded:
