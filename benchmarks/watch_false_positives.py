@@ -16,7 +16,7 @@ silent detector is seen to have looked. A finding with no verdict is
 "unjudged", and the script then exits 1, so a new firing cannot slip into the report unread.
 
 The programs run on the CPU, one at a time (the machine may be shared); the whole study takes
-about a minute. Standard library only, plus the harness and torch.
+two to three minutes on two shared cores (22 programs). Standard library only, plus the harness and torch.
 """
 
 from __future__ import annotations
@@ -55,6 +55,22 @@ STEPS = {
     "super_resolution": "2 epochs x 3 batches (Adam) + test() of 2 batches",
     "torch_transformer": "4 steps of nn.Transformer (Adam, clip_grad_norm_) + 2 no_grad validation "
     "batches each + greedy decoding under inference_mode",
+    "transfer_learning": "fine-tuning a ResNet stand-in, then training only fc over the frozen one "
+    "(requires_grad = False): 2 epochs x (4 train + 2 val batches) each, SGD + StepLR, the best "
+    "checkpoint reloaded, visualize_model() under eval/no_grad",
+    "char_rnn_classification": "300 names through a hand-written RNN (rnn.zero_grad, manual "
+    "p.data.add_ update) + 100-name confusion matrix + 3 predictions under no_grad",
+    "seq2seq_translation": "40 pairs through a GRU encoder and attention GRU decoder (two SGD "
+    "optimizers, teacher forcing half the time) + 5 greedy translations under no_grad",
+    "reinforcement_q_learning": "6 DQN episodes of 5 to 30 steps (RMSprop, batch 16 from replay, "
+    "grad clamped through .data), target network copied by load_state_dict every 2 episodes",
+    "nanogpt": "7 iterations x 2 accumulated micro-batches of a 2-layer GPT (AdamW decay groups, "
+    "GradScaler (disabled without CUDA), clip_grad_norm_, cosine lr) + 3 estimate_loss() of "
+    "4 batches per split, a checkpoint when val improves",
+    "siamese_network": "2 epochs x 12 training batches of image pairs (Adadelta, StepLR) + test() of 2 "
+    "batches, a shared ResNet stand-in on both images",
+    "image_captioning": "2 epochs x 4 batches of a frozen-backbone CNN encoder + batch_first LSTM "
+    "decoder (Adam over decoder, linear, bn), checkpoints reloaded by sample.py's eval-mode encoder",
 }
 
 # (program, case, a piece of the flagged line's source) -> (verdict, why). Filled after reading
@@ -80,6 +96,46 @@ VERDICTS: dict[tuple[str, str, str], tuple[str, str]] = {
         "torch warned (a UserWarning) that a float causal tgt_mask "
         "(generate_square_subsequent_mask) is combined with boolean key-padding masks, the "
         "deprecated mix that case records; the fix is masks of one type",
+    ),
+    ("seq2seq_translation", "train-eval-mode", "decoder_output, decoder_hidden, decoder_attention = decoder("): (
+        "right",
+        "evaluate() decodes under torch.no_grad() but the tutorial never calls .eval(): "
+        "AttnDecoderRNN's nn.Dropout(p=0.1) on the embedded input stays on while translating, so "
+        "every evaluateRandomly/evaluateAndShowAttention decoding draws dropout masks and the "
+        "greedy translation is randomised; the fix is encoder.eval(); decoder.eval() first",
+    ),
+    ("reinforcement_q_learning", "train-eval-mode", "return policy_net(state).max(1)[1].view(1, 1)"): (
+        "right",
+        "select_action() runs policy_net under no_grad in training mode (only target_net is put "
+        "in eval()): its three BatchNorm2d layers normalise the one screen by its own statistics "
+        "and fold every acting step's single-screen statistics into the running means that "
+        "target_net, copied by load_state_dict and in eval mode, computes its targets with; the "
+        "actions are not those the net gives in eval mode",
+    ),
+    ("reinforcement_q_learning", "eval-without-no-grad", "target_net(non_final_next_states).max(1)[0].detach()"): (
+        "right",
+        "target_net is in eval mode but its parameters still require grad and the call is not "
+        "under no_grad: every optimisation step records a graph through the whole target "
+        "network (batch of screens) only to .detach() it; the result is correct, the graph and "
+        "its activations are wasted (later versions of the tutorial wrap this line in "
+        "torch.no_grad())",
+    ),
+    # Explained from torch's FutureWarning; the finding's place is typing_extensions.py (the frame
+    # of torch's @deprecated wrapper, which the watcher counts as the user's), not the line
+    # `scaler = torch.cuda.amp.GradScaler(enabled=(dtype == 'float16'))` that made it.
+    ("nanogpt", "cuda-amp-gradscaler-deprecated", "scaler = torch.cuda.amp.GradScaler("): (
+        "right",
+        "train.py builds torch.cuda.amp.GradScaler(enabled=(dtype == 'float16')), the form torch "
+        "deprecates for torch.amp.GradScaler('cuda', ...); torch warned so (a FutureWarning). Its "
+        "first run placed the finding in typing_extensions.py (torch's @deprecated wrapper): the "
+        "watcher now takes the line the warning's own stacklevel names",
+    ),
+    ("image_captioning", "eval-without-no-grad", "feature = encoder(image_tensor)"): (
+        "right",
+        "sample.py puts the encoder in eval() but calls it (and decoder.sample) with gradients "
+        "on: the backbone is under no_grad inside forward, but encoder.linear and encoder.bn "
+        "record a graph that no backward uses; one image, so little is wasted, but the "
+        "pitfall is there: the fix is torch.no_grad() around sampling",
     ),
 }
 

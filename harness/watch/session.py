@@ -13,7 +13,7 @@ import warnings
 
 from torch_pitfalls.watch.detectors.base import Detector
 from torch_pitfalls.watch.findings import Finding, json_report, sarif_report, text_report
-from torch_pitfalls.watch.sites import origin, shown_path, user_site, user_site_of
+from torch_pitfalls.watch.sites import origin, shown_path, site_on_stack, user_site, user_site_of
 
 
 def closure_of(args, kwargs):
@@ -175,6 +175,10 @@ class Watcher:
 
     def _on_warning(self, message, category, filename, lineno, file=None, line=None):
         site = user_site(2)
+        if origin(filename) == "user" and (site is None or site[:2] != (filename, lineno)):
+            # the warning's own stacklevel named the user's line, past a wrapper in an installed
+            # package (typing_extensions' @deprecated, which torch uses): that line is the site
+            site = site_on_stack(filename, lineno, skip=2)
         self.explain_warning(category, str(message), site)
         if site is not None and origin(filename) == "watch" and not filename.startswith("<"):
             # torch's stacklevel counted the mode's frame: show the user's line, as without the watcher

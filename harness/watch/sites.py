@@ -56,6 +56,17 @@ def user_site(skip: int = 1) -> tuple[str, int, str] | None:
     return None
 
 
+def site_on_stack(filename: str, lineno: int, skip: int = 1) -> tuple[str, int, str]:
+    """(file, line, function) for a line a warning names: its function from the frame that is
+    at that line, if one is on the stack."""
+    frame = sys._getframe(skip)
+    while frame is not None:
+        if frame.f_code.co_filename == filename and frame.f_lineno == lineno:
+            return filename, lineno, frame.f_code.co_name
+        frame = frame.f_back
+    return filename, lineno, "<module>"
+
+
 def user_site_of(tb) -> tuple[str, int, str] | None:
     """(file, line, function) of the innermost user frame of a traceback, or None."""
     site = None

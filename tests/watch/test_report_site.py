@@ -215,3 +215,23 @@ def test_reported_at_the_cause(tmp_path, name):
     assert w.errors == []
     lines = sorted({f.line for f in w.findings if f.case == case})
     assert lines == [cause], [f.as_text() for f in w.findings]
+
+
+def test_a_warning_raised_through_a_deprecation_wrapper_is_explained_at_the_users_line(tmp_path):
+    """torch marks some APIs with typing_extensions' ``@deprecated``, an installed package's frame
+    between torch's call and the user's: the warning's own stacklevel names the user's line, and
+    the explained finding is there, not in typing_extensions (found by the false-positive study's
+    nanoGPT program)."""
+    import torch
+
+    script = tmp_path / "scaler.py"
+    script.write_text("import torch\nscaler = torch.cuda.amp.GradScaler(enabled=False)  # <- cause\n", encoding="utf-8")
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        with watch(explain=True) as w:
+            assert run_program(str(script), [], as_module=False) == (0, None)
+    found = [f for f in w.findings if f.case == "cuda-amp-gradscaler-deprecated"]
+    if not hasattr(torch.amp, "GradScaler"):  # before 2.3 the API was not deprecated
+        assert found == []
+        return
+    assert [(f.path, f.line) for f in found] == [(str(script), 2)], [f.as_text() for f in w.findings]
