@@ -39,8 +39,11 @@ run: venv
 # .ci/run calls after this one: the docs site's (tests/docs: `make docs`, on the whole site) and
 # the installed wheel's (tests/project/test_install.py: `make install-check`). A plain
 # `pytest cases/ tests/` runs all of them, the site's on a sample of the corpus.
+# One torch thread per process: the suite runs its whole-corpus runs beside the in-process items
+# (tests/background.py), and two processes each spinning two OpenMP threads on two cores wait on
+# each other (a case's backward pass measured 50x slower so). The processes share the cores instead.
 test: venv
-	$(PY) -m pytest cases/ tests/ --ignore=tests/docs --ignore=tests/project/test_install.py \
+	OMP_NUM_THREADS=1 $(PY) -m pytest cases/ tests/ --ignore=tests/docs --ignore=tests/project/test_install.py \
 		--ignore=tests/watch/test_integrations.py
 
 # The watcher's Lightning and Hugging Face Trainer callbacks with the real libraries (the

@@ -107,8 +107,8 @@ def _short(value: Any) -> str:
         text = (
             f"tensor(shape={tuple(value.shape)}, dtype={str(value.dtype).replace('torch.', '')}, device={value.device})"
         )
-        if value.numel() <= 16 and value.device.type == "cpu" and not value.is_meta:
-            text = repr(value.detach())
+        if value.numel() <= 16 and not value.is_meta:  # a CUDA result's values too, copied back
+            text = repr(value.detach().cpu())
     else:
         text = repr(value)
     text = " ".join(text.split())

@@ -162,7 +162,7 @@ def write_sources(
     (src / "index.md").write_text(home_page(cases, m, symptoms or {}), encoding="utf-8")
     write_learner_pages(src, extra, cases, m, symptoms or {}, coverage)
     (src / "matrix.md").write_text(matrix_page(m, cases), encoding="utf-8")
-    (src / "upgrade.md").write_text(upgrade_page(m), encoding="utf-8")
+    (src / "upgrade.md").write_text(upgrade_page(m, {lc.id: lc.case.title for lc in cases}), encoding="utf-8")
     (src / "linters.md").write_text(linters_page(lint_bench, cases_dir, [lc.id for lc in cases]), encoding="utf-8")
     (src / "watching.md").write_text(watching_page(detection, [lc.id for lc in cases]), encoding="utf-8")
     path, section, notes, others = bench

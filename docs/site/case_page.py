@@ -1,9 +1,9 @@
 """A case's page and downloads, from its executed notebook.
 
-The page is the lesson (``docs.site.lesson``): the title and symptom, the facts of its metadata,
-the imports folded, the broken code and what ``broken("cpu")`` did, why, the fix and what
+The page is the lesson (``docs.site.lesson``), first: the title, the buttons (downloads, Colab,
+source), the story's opening, the imports folded, the broken code and what ``broken("cpu")`` did, why, the fix and what
 ``fixed("cpu")`` did, a diff of the two where they differ by a few lines, where it comes from.
-Then its sources and upstream links, and one section, "How this corpus proves it", holding the
+Then the facts of its metadata, folded ("About this case"), its sources and upstream links, and one section, "How this corpus proves it", holding the
 harness's code folded (metadata, predicates, near miss, checks) and what the claims rest on;
 then its version-matrix row and the downloads: the case module as it is (it runs under the
 harness) and the lesson's notebook (``docs.site.notebook``: it runs with torch alone).
@@ -57,16 +57,13 @@ def page_notebook(
     lesson = split_lesson(ex, m)
     cells = copy.deepcopy(lesson.cells)
     at = 1 if cells and cells[0].cell_type == "markdown" and cells[0].source.lstrip().startswith("# ") else 0
-    lines = [
-        case_links(ex.loaded.path, downloads),
-        _facts(ex, m),
-        case_linter_line(lint_bench, ex.loaded.id),
-        case_detection_line(detection, ex.loaded.id),
-    ]
-    head = [_markdown("\n\n".join(filter(None, lines)))]
-    if lesson.setup:  # the imports (and any inlined helper), folded as galleries fold set-up
-        head.append(_folded(lesson.setup))
+    # The lesson comes first (on a phone too): the title, the buttons, the story's opening, then the
+    # broken code. The facts about the case wait, folded, below the lesson.
+    head = [_markdown(case_links(ex.loaded.path, downloads))]
     cells[at:at] = head
+    if lesson.setup:  # the imports (and any inlined helper), folded as galleries fold set-up
+        cells.insert(_first_code(cells, at + len(head)), _folded(lesson.setup))
+    cells.append(_markdown(_about(ex, m, lint_bench, detection)))
     cells.append(_markdown(_sources(ex)))
     cells.append(_markdown(HARNESS_INTRO))
     cells.extend(_markdown(text) for text in lesson.harness_prose)
@@ -90,19 +87,38 @@ def _markdown(text: str) -> nbformat.NotebookNode:
     return nbformat.v4.new_markdown_cell(text.strip() + "\n")
 
 
-def _facts(ex: ExecutedCase, m: Matrix) -> str:
+def _first_code(cells: list, start: int) -> int:
+    """Where the lesson's first code cell is, at or after ``start`` (the imports go just before it)."""
+    for n in range(start, len(cells)):
+        if cells[n].cell_type == "code":
+            return n
+    return len(cells)
+
+
+def _about(ex: ExecutedCase, m: Matrix, lint_bench: dict | None, detection: Detection | None) -> str:
+    """The case's facts, folded below the lesson: a plain ``<details>`` (no script), a list rather
+    than a table so that it reads on a phone in either edition."""
     case, topic = ex.loaded.case, ex.loaded.topic
     tags = ", ".join(code(t) for t in case.tags) or "none"
-    return "\n".join(
-        [
-            "| topic | kind | devices | symptom expected on torch | tags |",
-            "|---|---|---|---|---|",
-            f"| [{topic}](../topics/{topic}.md) | {case.kind} | {', '.join(case.devices)} | {code(case.affects_text)} | {tags} |",
-            "",
-            f"Symptom on the newest torch observed: **{md(newest_symptom(m, case.id))}**. "
-            f"Case id {code(case.id)}; source {code(str(ex.loaded.path.relative_to(ex.loaded.path.parents[2])))}.",
-        ]
-    )
+    affects = "every release" if case.affects_text in ("*", "any") else code(case.affects_text)
+    source = str(ex.loaded.path.relative_to(ex.loaded.path.parents[2]))
+    facts = [
+        f"- Topic: [{topic}](../topics/{topic}.md)",
+        f"- Kind: {case.kind}",
+        f"- Devices: {', '.join(case.devices)}",
+        f"- Symptom expected on torch: {affects}",
+        f"- Tags: {tags}",
+        f"- Symptom on the newest torch observed: **{md(newest_symptom(m, case.id))}**",
+        f"- Case id {code(case.id)}; source {code(source)}",
+    ]
+    lines = [
+        '<details class="case-about">\n<summary>About this case</summary>',
+        "\n".join(facts),
+        case_linter_line(lint_bench, case.id),
+        case_detection_line(detection, case.id),
+        "</details>",
+    ]
+    return "\n\n".join(filter(None, lines))
 
 
 def _evidence(ex: ExecutedCase, m: Matrix) -> str:

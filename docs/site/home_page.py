@@ -92,11 +92,27 @@ def _evidence_summary(cases: list[LoadedCase], m: Matrix) -> str:
     )
 
 
+# What a reader reads for a kind and a topic (the data keys stay the ids): words, which the zh
+# edition translates, where the bare key would be left as data.
+KIND_LABELS = {
+    "error": "raises an error",
+    "silent": "silently wrong",
+    "warning": "warns",
+    "performance": "slow or memory-hungry",
+    "historical": "only in old releases",
+}
+FILTER_LABELS = {"topic": "Topic", "kind": "Kind", "tag": "Tag", "symptom": "Symptom"}
+
+
+def topic_label(topic: str) -> str:
+    return topic.capitalize()
+
+
 def _select(name: str, values: list[str], labels: dict[str, str] | None = None) -> str:
     labels = labels or {}
     options = "".join(f'<option value="{esc(v)}">{esc(labels.get(v, v))}</option>' for v in values)
     return (
-        f'<label>{name} <select id="filter-{name}" data-filter="{name}">'
+        f'<label>{FILTER_LABELS[name]} <select id="filter-{name}" data-filter="{name}">'
         f'<option value="">all</option>{options}</select></label>'
     )
 
@@ -106,7 +122,8 @@ def _filters(cases: list[LoadedCase], symptoms: dict[str, Symptom]) -> str:
     tags = sorted({t for lc in cases for t in lc.case.tags})
     used = [k for k in CATEGORIES if any(s.category == k for s in symptoms.values())]
     return (
-        f'<div class="case-filters">{_select("topic", topics_of(cases))}{_select("kind", kinds)}'
+        f'<div class="case-filters">{_select("topic", topics_of(cases), {t: topic_label(t) for t in topics_of(cases)})}'
+        f"{_select('kind', kinds, KIND_LABELS)}"
         f"{_select('tag', tags)}{_select('symptom', used, {k: CATEGORIES[k][0] for k in used})} "
         f'<span id="cases-shown">{len(cases)} of {len(cases)} cases</span></div>'
     )
@@ -123,8 +140,8 @@ def _table(cases: list[LoadedCase], m: Matrix, symptoms: dict[str, Symptom]) -> 
             f'<td><a href="{case_href(c.id)}">{esc(c.title)}</a><div class="case-id"><code>{esc(c.id)}</code></div>'
             f'<div class="case-tags">{" ".join(f"<span>{esc(t)}</span>" for t in c.tags)}</div></td>'
             f"<td>{esc(seen.line) if seen else ''}</td>"
-            f'<td><a href="topics/{esc(lc.topic)}.html">{esc(lc.topic)}</a></td>'
-            f"<td>{esc(c.kind)}</td><td>{esc(', '.join(c.devices))}</td>"
+            f'<td><a href="topics/{esc(lc.topic)}.html">{esc(topic_label(lc.topic))}</a></td>'
+            f"<td>{esc(KIND_LABELS.get(c.kind, c.kind))}</td><td>{esc(', '.join(c.devices))}</td>"
             f"<td>{esc(newest_symptom(m, c.id))}</td><td>{esc(evidence(m, lc))}</td></tr>"
         )
     return (

@@ -357,6 +357,21 @@ def build_catalogues(out: Path, locale_dir: Path = LOCALE_DIR) -> Catalogues:
     return state
 
 
+THEME = "sphinx"  # the domain of the theme's words (furo's templates, the footer): sphinx.po
+
+
+def compile_theme_catalogue(out: Path, locale_dir: Path = LOCALE_DIR) -> None:
+    """``sphinx.po`` compiled alone, before Sphinx starts: Sphinx reads the theme's translations
+    when it starts, before the ``config-inited`` event at which ``build_catalogues`` runs."""
+
+    po = messages_dir(locale_dir) / f"{THEME}.po"
+    if po.is_file():
+        mo = Path(out) / LANGUAGE / "LC_MESSAGES" / f"{THEME}.mo"
+        mo.parent.mkdir(parents=True, exist_ok=True)
+        with mo.open("wb") as f:
+            write_mo(f, read_catalogue(po), use_fuzzy=False)
+
+
 class I18nError(Exception):
     """A catalogue that cannot be used; the message names it."""
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import copy
 import difflib
+import html
 import importlib
 import inspect
 import textwrap
@@ -335,9 +336,10 @@ def recorded_call(m: Matrix, case_id: str, name: str) -> tuple[str, str, str] | 
 
 def _recorded_stamp(version: str, report: str) -> nbformat.NotebookNode:
     text = f"recorded by the version matrix on torch {version} ({report})"
+    markup = f"recorded by the version matrix on <samp>torch {html.escape(version)} ({html.escape(report)})</samp>"
     return nbformat.v4.new_output(
         "display_data",
-        data={"text/plain": f"[{text}]", "text/html": f'<p class="pitfalls-stamp">{text}</p>'},
+        data={"text/plain": f"[{text}]", "text/html": f'<p class="pitfalls-stamp">{markup}</p>'},
         metadata={STAMP_KEY: {"torch": version, "devices": [LESSON_DEVICE], "recorded": report}},
     )
 

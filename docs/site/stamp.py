@@ -34,7 +34,9 @@ class Stamp:
             "display_data",
             data={
                 "text/plain": f"[output of {text}]",
-                "text/html": f'<p class="pitfalls-stamp">output of {html.escape(text)}</p>',
+                # the words a reader reads outside <samp>, the machine's own names inside: the zh
+                # edition translates the words (docs.site.zh) and keeps the names
+                "text/html": f'<p class="pitfalls-stamp">output of <samp>{html.escape(text)}</samp></p>',
             },
             metadata={STAMP_KEY: {"torch": self.torch, "devices": devices}},
         )

@@ -53,7 +53,15 @@ def shown_upgrade(m: Matrix, start: str, end: str, device: str) -> dict:
     return result
 
 
-def _picker(m: Matrix) -> str:
+def _titles(m: Matrix, titles: dict[str, str]) -> str:
+    """Each case that changes anywhere in the matrix, under its title: the picker shows the title
+    (and the zh edition translates this list as it translates every title)."""
+    changing = sorted({case for case in titles if any(m.changes(case, d) for d in m.devices)})
+    items = "".join(f'<li data-case="{esc(case)}">{esc(titles[case])}</li>' for case in changing)
+    return f'<ul id="upgrade-titles" hidden>{items}</ul>'
+
+
+def _picker(m: Matrix, titles: dict[str, str]) -> str:
     def options(selected: str) -> str:
         return "".join(
             f'<option value="{esc(v)}"{" selected" if v == selected else ""}>{esc(v)}</option>' for v in m.versions
@@ -68,11 +76,12 @@ def _picker(m: Matrix) -> str:
         '</form><div id="upgrade-result" class="upgrade-result" aria-live="polite">'
         "<p>Choose two releases to see what changes between them. (This needs the page to be served, as "
         "<code>make serve-docs</code> or the published site does; in a terminal, <code>pitfalls upgrade</code> "
-        "gives the same answer.)</p></div>"
+        "gives the same answer.)</p></div>" + _titles(m, titles)
     )
 
 
-def upgrade_page(m: Matrix) -> str:
+def upgrade_page(m: Matrix, titles: dict[str, str]) -> str:
+    """The page; ``titles``: case id -> title, for the cases the site has pages for."""
     out = [
         "# Upgrading torch\n",
         "Pick the torch you have and the one you are moving to: the list shows every change in what a case's "
@@ -82,7 +91,7 @@ def upgrade_page(m: Matrix) -> str:
         "a CI job).\n",
     ]
     if len(m.versions) >= 2:
-        out.append(raw_html(_picker(m)))
+        out.append(raw_html(_picker(m, titles)))
     else:
         out.append("Fewer than two releases are recorded, so there is nothing to compare yet.\n")
     out.append("## From one release to the next\n")

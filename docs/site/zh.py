@@ -167,11 +167,17 @@ class MarkStale(SphinxTransform):
             self.document.insert(0, banner)
 
 
+STAMP = 'class="pitfalls-stamp"'
+
+
 def _is_prose(node) -> bool:
     """Text a generator or an author wrote, not a notebook's metadata or a cell's output (outputs
-    are never translated: the zh page shows the English build's, as they were printed)."""
+    are never translated: the zh page shows the English build's, as they were printed). The
+    stamp under an output (``docs.site.stamp``: which torch printed it) is the site's own words."""
     if isinstance(node, nodes.meta):
         return False
+    if isinstance(node, nodes.raw) and node.astext().startswith(f"<p {STAMP}>"):
+        return True
     for parent in _ancestors(node):
         # the notebook's metadata, a field list before the title: Sphinx takes it off the page
         if isinstance(parent, nodes.docinfo) or (
@@ -234,15 +240,20 @@ def _merge(app, env, docnames, other) -> None:
 
 
 def _switcher(app, pagename, templatename, context, doctree) -> None:
-    """A link to the same page in the other edition: the zh site is the folder zh/ of the English one."""
+    """A link to the same page in the other edition (the zh site is the folder zh/ of the English
+    one), beside the link to the project's repository where the build names it."""
     up = "../" * pagename.count("/")
     if is_zh(app.config):
         context["language"] = "zh-CN"  # furo writes <html lang="{{ language }}">: a BCP 47 tag, not zh_CN
         href, lang, label, title = f"{up}../{pagename}.html", "en", "English", "Read this page in English"
     else:
         href, lang, label, title = f"{up}zh/{pagename}.html", "zh-CN", "中文", "本页的中文版"
+    repo = ""
+    if app.config.pitfalls_repo:  # the repository the workflow names; a local build names none
+        repo_title = "本项目的代码仓库" if is_zh(app.config) else "The project's repository"
+        repo = f'<a class="repo-link" href="{html.escape(app.config.pitfalls_repo)}" title="{repo_title}">GitHub</a> '
     link = (
-        f'<div class="lang-switch"><a href="{href}" hreflang="{lang}" lang="{lang}" title="{title}" '
+        f'<div class="lang-switch">{repo}<a href="{href}" hreflang="{lang}" lang="{lang}" title="{title}" '
         f'data-lang-switch="{lang}">{label}</a></div>'
     )
     if "body" in context:

@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from docs.site.i18n import LANGUAGE, LOCALE_DIR
+from docs.site.i18n import LANGUAGE, LOCALE_DIR, compile_theme_catalogue
 
 ROOT = Path(__file__).resolve().parents[2]
 STATUS = "translation-status.json"  # written by docs.site.zh into the zh site
@@ -125,6 +125,11 @@ def zh_overrides(overrides: dict, compiled: Path, locale_dir: Path) -> dict:
         "html_search_language": "zh",
         "html_search_options": {"dict": str(words)} if words.exists() else {},
         "pitfalls_locale_source": str(locale_dir),
+        # MyST-NB's fold of a code cell ("Show code cell source"); furo's footer credit without the
+        # possessive it hard-codes in English ("@pradyunsg's")
+        "nb_code_prompt_show": "显示代码",
+        "nb_code_prompt_hide": "隐藏代码",
+        "html_show_sphinx": False,
         **overrides,
     }
 
@@ -147,6 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         overrides = zh_overrides(json.loads(args.overrides), args.compiled, args.locale_dir)
         started = time.perf_counter()
+        compile_theme_catalogue(args.compiled, args.locale_dir)
         run_sphinx_builder("html", args.src, args.out, args.doctrees, overrides)
         status = json.loads((args.out / STATUS).read_text(encoding="utf-8"))
         status["seconds"] = round(time.perf_counter() - started, 2)

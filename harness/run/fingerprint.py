@@ -131,8 +131,9 @@ def value_summary(value: Any) -> Any:
             "shape": list(value.shape),
             "device": value.device.type,
         }
-        if value.device.type == "cpu" and not value.is_meta and value.layout == torch.strided:
-            flat = value.detach().reshape(-1)
+        # values from any device (a CUDA result copied back): the NaN a lesson is about must show on every device
+        if not value.is_meta and value.layout == torch.strided:
+            flat = value.detach().reshape(-1).cpu()
             if flat.numel() <= VALUES_KEPT:
                 out["values"] = [_number(x) for x in flat.tolist()]
             elif flat.dtype.is_floating_point or flat.dtype.is_complex:

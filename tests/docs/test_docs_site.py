@@ -152,7 +152,10 @@ def test_the_linters_page_and_a_case_pages_linter_line(page, site_corpus):
     assert f"catches {t['pitfalls-lint']['catches']} and fires on 0 fixed programs" in text
     assert "PTF101" in text and "zero-grad-set-to-none" in text
     page.goto(page.base + "cases/weight-norm-deprecated.html")
-    line = page.locator("p", has_text="Linters").first.inner_text()
+    about = page.locator("details.case-about")
+    assert not about.get_attribute("open")  # folded below the lesson: a reader opens it
+    about.locator("summary").click()
+    line = about.locator("p", has_text="Linters").first.inner_text()
     assert "pitfalls lint reports PTF111 on the broken code" in line and "TOR101" in line
 
 

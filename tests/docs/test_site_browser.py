@@ -32,7 +32,9 @@ PAGES = {
     "case": f"cases/{CASE}.html",
     "matrix": "matrix.html",
     "upgrade": "upgrade.html?from=2.3.1&to=2.6.0",
+    "performance": "performance.html",
 }
+PAGES.update({f"zh-{name}": f"zh/{url}" for name, url in list(PAGES.items())})  # the same pages, in Chinese
 WIDTHS = {"desktop": 1280, "phone": 400}
 SCHEMES = ("light", "dark")
 
@@ -45,7 +47,7 @@ MEASURE = r"""({phone, whole}) => {
   // what must not be needed) holds in view
   const article = document.querySelector("article");
   const overflowing = [];
-  for (const el of phone && article ? article.querySelectorAll("*") : []) {
+  for (const el of article ? article.querySelectorAll("*") : []) {
     const r = el.getBoundingClientRect();
     if (r.width === 0 || r.right <= vw + 1) continue;
     let box = el.parentElement, held = false;
@@ -82,12 +84,32 @@ MEASURE = r"""({phone, whole}) => {
     const a = luminance(rgb(getComputedStyle(td).color).slice(0, 3)), b = luminance(background(td));
     contrasts.push([(Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05), td.className]);
   }
+  // on a zh page, runs of text in English only, outside code, outputs and the other edition's link
+  function english() {
+    if (!document.documentElement.lang.startsWith("zh")) return [];
+    const skip = "code, pre, samp, kbd, script, style, svg, .cell_output, .highlight, [lang='en'], .lang-switch";
+    const runs = [];
+    const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+      const t = n.textContent.trim();
+      if (!/[A-Za-z]{3,}/.test(t) || /[\u4e00-\u9fff]/.test(t) || n.parentElement.closest(skip)) continue;
+      if (n.parentElement.closest("[hidden], .sidebar-drawer .toctree-l3")) continue;
+      runs.push(t.replace(/\s+/g, " ").slice(0, 80));
+    }
+    return runs;
+  }
   return {
     width: vw, scrollWidth: document.documentElement.scrollWidth, overflowing: overflowing.slice(0, 5),
     unmarked: unmarked.slice(0, 5), marked: marked.length, markedFont: marked[0] || "",
     cjkFont: document.fonts.check('16px "Noto Sans CJK SC"', "中文"),
     contrasts, text: whole && article ? article.innerText : "", html: whole ? document.documentElement.outerHTML : "",
     copyButtons: document.querySelectorAll("button.copybtn").length,
+    // the lesson's first code (the broken code): its top, from the top of the page
+    lessonTop: (() => {
+      const code = document.querySelector("article .cell:not(.tag_hide-input) .cell_input");
+      return code ? code.getBoundingClientRect().top + window.scrollY : null;
+    })(),
+    english: english(),
     footer: (document.querySelector(".pitfalls-footer") || {}).innerText || "",
     copyright: /Copyright\s*©/.test(document.body.innerText),
   };
@@ -107,7 +129,7 @@ def views(browser, base_url, wait_ms, tmp_path_factory):
         page.set_viewport_size({"width": WIDTHS["desktop"], "height": 900})
         page.emulate_media(color_scheme="light")
         page.goto(base_url + url)
-        if name == "upgrade":  # the picker has fetched and drawn its answer
+        if name.endswith("upgrade"):  # the picker has fetched and drawn its answer
             page.wait_for_selector("#upgrade-result[data-shown='2.3.1_2.6.0']")
         for width_name, scheme in (("desktop", "light"), ("desktop", "dark"), ("phone", "dark"), ("phone", "light")):
             page.set_viewport_size({"width": WIDTHS[width_name], "height": 900})
@@ -135,11 +157,12 @@ def test_every_view_is_screenshotted(views):
     assert names == sorted(f"{p}-{w}-{s}.png" for p in PAGES for w in WIDTHS for s in SCHEMES)
 
 
-def test_nothing_runs_off_a_phone_screen(views):
+def test_nothing_runs_off_the_screen(views):
+    """On a phone and on a desktop, in both editions: no text or table reaches past the right edge
+    (a wide table scrolls inside its own box, whose edge is on the screen)."""
     for (name, width, scheme), v in each_view(views):
-        if width == "phone":
-            assert v["scrollWidth"] <= v["width"], (name, scheme, v["scrollWidth"])
-            assert v["overflowing"] == [], (name, scheme, v["overflowing"])
+        assert v["scrollWidth"] <= v["width"], (name, width, scheme, v["scrollWidth"])
+        assert v["overflowing"] == [], (name, width, scheme, v["overflowing"])
 
 
 def test_no_colour_code_and_no_path_of_the_build_machine(views, site_corpus):
@@ -170,8 +193,56 @@ def test_matrix_cells_are_readable_in_the_dark_and_in_the_light(views):
 
 def test_code_blocks_have_a_copy_button_and_pages_a_footer(views):
     assert views["case", "desktop", "light"]["copyButtons"] >= 2
-    for key, v in each_view(views):
-        assert "torch-pitfalls: PyTorch pitfalls" in v["footer"] and not v["copyright"], key
+    for (name, width, scheme), v in each_view(views):
+        words = "torch-pitfalls：PyTorch 常见的坑" if name.startswith("zh-") else "torch-pitfalls: PyTorch pitfalls"
+        assert words in v["footer"] and not v["copyright"], (name, width, scheme, v["footer"])
+
+
+def test_the_broken_code_is_on_a_phones_first_screen(views):
+    """The lesson first: on a 400 x 900 screen the broken code starts within the first screen, with
+    room to read some of it, in both editions and both colour schemes."""
+    for name in ("case", "zh-case"):
+        for scheme in SCHEMES:
+            top = views[name, "phone", scheme]["lessonTop"]
+            assert top is not None and top <= 900 - 150, (name, scheme, top)
+
+
+# What a zh page may show in English outside code and outputs: names (of the project, of torch's
+# APIs, of products, of devices and machines, of releases), case ids and tags, addresses and issue
+# references, code written inline in a title, and quoted text: torch's messages and the titles of
+# English sources, which TRANSLATING.md keeps in English.
+ALLOWED_ENGLISH = [
+    re.compile(
+        r"^(?:torch-pitfalls|PyTorch|GitHub|Python|Furo|Sphinx|TorchFix|CUDA|CPU|NaN|NumPy|Colab|cpu"
+        r"|cuda(?::[\w-]+)?|（[\w:.-]+）|torch(?: [\d.+\w–-]+)?|[a-z0-9]+(?:-[a-z0-9]+)+|[a-z_][a-z0-9_.]*"
+        r"|https?://\S+|[\w.-]+\.(?:py|ipynb|json)|NumPy [\d.]+|[A-Z][A-Za-z0-9]+(?:\.[A-Za-z0-9_]+)*)$"
+    ),
+    re.compile(r"[()=\[\]_@#`]|\w\.\w|C\+\+|x86_64"),  # code, an issue reference, a machine
+    re.compile(r"^[\"'“‘]|[\"'”’]$"),  # quoted: a message or a source's title
+]
+
+
+# torch's own words inside case titles, which the zh titles keep as torch prints them (the sidebar
+# and the home table show a title without its code markup)
+TORCH_WORDS = {
+    "Jacobian mismatch",
+    "-inf",
+    "1/den",
+    "from torch import Any",
+    "can't convert cuda:0",
+    "result type Float can't be cast to Long",
+}
+
+
+def is_allowed_english(run: str) -> bool:
+    return run in TORCH_WORDS or any(p.search(run) for p in ALLOWED_ENGLISH)
+
+
+def test_a_zh_page_shows_no_english_ui(views):
+    for (name, width, scheme), v in each_view(views):
+        if name.startswith("zh-") and width == "desktop" and scheme == "light":
+            english = [run for run in v["english"] if not is_allowed_english(run)]
+            assert english == [], (name, english[:20])
 
 
 def test_matrix_details_open_on_a_tap(browser, base_url, wait_ms):
@@ -211,21 +282,29 @@ def cli_upgrade(matrix, start: str, end: str) -> tuple[list[tuple], dict]:
     return changes, fixes
 
 
-def test_the_upgrade_picker_says_what_the_cli_says(page, matrix):
+def test_the_upgrade_picker_says_what_the_cli_says(page, matrix, site_corpus):
     page.goto(page.base + "upgrade.html")
     page.select_option("#upgrade-from", "2.3.1")
     page.select_option("#upgrade-to", "2.6.0")
     page.wait_for_selector("#upgrade-result[data-shown='2.3.1_2.6.0']")
-    shown = page.eval_on_selector_all(
+    lines = page.eval_on_selector_all(
         "#upgrade-result li[data-kind]",
         "items => items.map(i => [i.dataset.case, i.dataset.variant, i.dataset.since, i.dataset.kind])",
     )
-    fixes = page.eval_on_selector_all("ul.upgrade-fixes li", "items => items.map(i => i.innerText)")
+    # a line holds the variants that changed alike ("the broken code and the fixed code")
+    shown = [(case, variant, since, kind) for case, variants, since, kind in lines for variant in variants.split()]
+    fixes = page.eval_on_selector_all(
+        "ul.upgrade-fixes li", "items => items.map(i => [i.dataset.case, i.innerText.split(': ').pop()])"
+    )
     changes, cli_fixes = cli_upgrade(matrix, "2.3.1", "2.6.0")
     # torch.load's weights_only default flips in 2.6: a change the picker shows (on a sample site too)
     assert "torch-load-weights-only-default" in {case for case, *_ in changes}
-    assert [tuple(s) for s in shown] == changes
-    assert fixes == [f"{case}: {word}" for case, word in cli_fixes.items()]
+    assert sorted(shown) == sorted(changes) and len(lines) <= len(changes)
+    assert [tuple(f) for f in fixes] == list(cli_fixes.items())
+    # each case under its title, not its id
+    titles = {lc.id: lc.case.title for lc in site_corpus.cases}
+    links = page.eval_on_selector_all("ul.upgrade-changes li > a", "links => links.map(a => [a.title, a.innerText])")
+    assert links and all(text == titles[case] for case, text in links), links[:3]
     assert "from=2.3.1&to=2.6.0" in page.url  # the choice can be linked to
     text = page.inner_text("#upgrade-result")
     assert "\x1b" not in text and '{"type"' not in text

@@ -235,3 +235,36 @@ def test_a_warning_raised_through_a_deprecation_wrapper_is_explained_at_the_user
         assert found == []
         return
     assert [(f.path, f.line) for f in found] == [(str(script), 2)], [f.as_text() for f in w.findings]
+
+
+def test_an_explosion_names_the_first_module_whose_output_was_not_finite(tmp_path):
+    """A classifier whose logits overflow before its loss does: the report names the layer where
+    the overflow starts (the second Linear of the Sequential) and the line that called the model;
+    with a mean-squared error the loss overflows first, and the report says so."""
+    body = """
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(8, 64), nn.ReLU(), nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 3))
+opt = torch.optim.SGD(model.parameters(), lr=2.0)
+x, y = torch.randn(32, 8) * 30, torch.randint(0, 3, (32,))
+for step in range(100):
+    opt.zero_grad()
+    loss = {loss}  # <- called
+    loss.backward()
+    opt.step()
+"""
+    details = {}
+    for name, loss in (("ce", "F.cross_entropy(model(x), y)"), ("mse", "F.mse_loss(model(x), torch.zeros(32, 3))")):
+        source = PRELUDE + body.replace("{loss}", loss)
+        called = next(i for i, line in enumerate(source.splitlines(), 1) if line.endswith("# <- called"))
+        script = tmp_path / f"{name}.py"
+        script.write_text(source, encoding="utf-8")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with watch(explain=False, select=("exploding-gradients-without-clipping",)) as w:
+                assert run_program(str(script), [], as_module=False) == (0, None)
+        assert w.errors == []
+        [found] = w.findings
+        details[name] = (found.detail, called, str(script))
+    detail, called, script = details["ce"]
+    assert f"the first module whose output was not finite: Sequential.2 (Linear) at {script}:{called}" in detail
+    assert "the loss itself overflowed" in details["mse"][0]

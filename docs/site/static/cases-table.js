@@ -16,7 +16,8 @@ document.addEventListener("DOMContentLoaded", () => {
       row.hidden = !selects.every((s) => matches(row, s.dataset.filter, s.value));
       if (!row.hidden) count += 1;
     }
-    shown.textContent = `${count} of ${rows.length} cases`;
+    shown.textContent = document.documentElement.lang.startsWith("zh")
+      ? `显示 ${count} / ${rows.length} 个案例` : `${count} of ${rows.length} cases`;
   };
   const readAddress = () => {
     const params = new URLSearchParams(window.location.search);

@@ -12,7 +12,7 @@ import weakref
 import torch
 
 from torch_pitfalls.watch.detectors.base import Detector, arg
-from torch_pitfalls.watch.sites import origin, user_site
+from torch_pitfalls.watch.sites import origin, shown_path, user_site
 
 
 def _roots(func, args, kwargs) -> list[torch.Tensor]:
@@ -285,7 +285,12 @@ class ExplodingLoss(Detector):
     that is NaN from the first step (bad data, a log of zero) is another pitfall and is left alone.
     Reported once, at the ``backward()`` of the first non-finite loss. Fix: clip the gradient norm
     between ``backward()`` and ``step()`` (``torch.nn.utils.clip_grad_norm_``), and look at the
-    learning rate and the initialisation."""
+    learning rate and the initialisation.
+
+    The report also names the first module whose output was not finite in the forward pass that
+    gave that loss, and the line that called it: where the overflow starts, what guardtower and
+    torch-audit report for any NaN. A global forward hook finds it, checking each module's output;
+    it is armed only once the loss has grown ``ARM`` times, so a healthy run never pays for it."""
 
     case = "exploding-gradients-without-clipping"
     message = (
@@ -295,14 +300,61 @@ class ExplodingLoss(Detector):
         "and the scale of the inputs"
     )
     GROWTH = 1000.0
+    ARM = 10.0
 
     def __init__(self):
         self.first = None  # |loss| of the first finite, non-zero loss
         self.peak = 0.0
         self.done = False
+        self.hooks = []  # the forward hooks, once armed
+        self.root, self.depth = None, 0  # the outermost module in its forward, and how deep we are
+        self.first_bad = None  # (module's name, site) of this step's first non-finite output
 
     def functions(self):
         return BACKWARD
+
+    def stop(self) -> None:
+        self._disarm()
+
+    def _arm(self) -> None:
+        from torch.nn.modules import module as nn_module
+
+        if self.hooks:
+            return
+        try:  # a forward that raises still ends (2.1+), so the depth stays right
+            post = nn_module.register_module_forward_hook(self._output, always_call=True)
+        except TypeError:
+            post = nn_module.register_module_forward_hook(self._output)
+        self.hooks = [nn_module.register_module_forward_pre_hook(self._enter), post]
+        self.root, self.depth = None, 0
+
+    def _disarm(self) -> None:
+        for h in self.hooks:
+            h.remove()
+        self.hooks = []
+
+    def _enter(self, module, args) -> None:
+        if self.depth == 0:
+            self.root = module
+        self.depth += 1
+
+    def _output(self, module, args, output) -> None:
+        self.depth = max(self.depth - 1, 0)
+        # hooks run innermost first: the first non-finite output seen is the module where it starts
+        if self.first_bad is not None or self.watcher.busy:
+            return
+        if isinstance(output, torch.Tensor) and output.is_floating_point() and output.numel():
+            if not bool(torch.isfinite(output.detach()).all()):
+                self.first_bad = (self._name(module), user_site(2))
+
+    def _name(self, module) -> str:
+        """``head.2 (Linear)``: its path in the outermost module being run, and its type."""
+        kind = type(module).__name__
+        if self.root is not None and module is not self.root:
+            for name, sub in self.root.named_modules():
+                if sub is module:
+                    return f"{type(self.root).__name__}.{name} ({kind})"
+        return kind
 
     def before(self, func, args, kwargs):
         if self.done:
@@ -317,10 +369,22 @@ class ExplodingLoss(Detector):
                     self.first = value
             else:
                 self.peak = max(self.peak, value)
+                if self.peak >= self.ARM * self.first:
+                    self._arm()
+            self.first_bad = None  # the next forward pass is looked at afresh
             return
+        armed = bool(self.hooks)
+        self._disarm()
         if self.first is None:
             self.done = True  # non-finite from the start: not an explosion
             return
         self.done = True
         if self.peak >= self.GROWTH * self.first:
-            self.report(f"loss {self.first:.3g} at first, {self.peak:.3g} at its largest, then {value}")
+            detail = f"loss {self.first:.3g} at first, {self.peak:.3g} at its largest, then {value}"
+            if self.first_bad is not None:
+                kind, site = self.first_bad
+                where = f" at {shown_path(site[0])}:{site[1]}" if site else ""
+                detail += f"; the first module whose output was not finite: {kind}{where}"
+            elif armed:
+                detail += "; every module's output was finite in that forward pass: the loss itself overflowed"
+            self.report(detail)
