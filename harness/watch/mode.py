@@ -90,3 +90,20 @@ class FastPathsKept:
     def _after(self, module, args, output):
         if isinstance(module, FAST_PATH) and self.popped and self.popped.pop():
             torch._C._push_on_torch_function_stack(self.mode)
+
+
+def set_aside(mode: WatchMode) -> bool:
+    """Take ``mode`` off the top of torch's function-mode stack, where it is on top: the calls
+    that follow (an optimizer's step, which the watcher does not look into) then skip the
+    Python dispatch entirely. True when it was taken off; ``put_back`` returns it."""
+    if not hasattr(torch._C, "_pop_torch_function_stack"):  # 1.13: one mode, no stack to edit
+        return False
+    n = torch._C._len_torch_function_stack()
+    if n and torch._C._get_function_stack_at(n - 1) is mode:
+        torch._C._pop_torch_function_stack()
+        return True
+    return False
+
+
+def put_back(mode: WatchMode) -> None:
+    torch._C._push_on_torch_function_stack(mode)

@@ -38,6 +38,7 @@ class Watcher:
         self._table: dict = {}
         self._handles: list = []
         self._stepping = False
+        self._aside = False  # the mode is off the stack while an optimizer steps
 
     # -- switching on and off -------------------------------------------------------------
     def __enter__(self) -> "Watcher":
@@ -54,7 +55,7 @@ class Watcher:
         from torch.optim import optimizer as optim
 
         from torch_pitfalls.watch.detectors import detectors_for
-        from torch_pitfalls.watch.mode import FastPathsKept, WatchMode
+        from torch_pitfalls.watch.mode import FastPathsKept, WatchMode, put_back, set_aside
 
         self.detectors = detectors_for(self.pedantic, self.select)
         self._table = {}
@@ -64,6 +65,7 @@ class Watcher:
             self.watch_functions(d, self.guarded(d, d.functions) or ())
         self._mode = WatchMode(self, self._table)
         self._mode.__enter__()
+        self._set_aside, self._put_mode_back = set_aside, put_back
         self._fast_paths = FastPathsKept(self._mode)
         self._fast_paths.start()
         # An optimizer's step is torch's own code updating parameters: nothing there is the user's
@@ -88,6 +90,8 @@ class Watcher:
 
     def _enter_step(self, opt, args, kwargs):
         self._stepping, self.busy = self.busy, True
+        if not self._aside:  # the step's dozens of ops skip the mode altogether (its closure excepted)
+            self._aside = self._set_aside(self._mode)
         # A closure is the user's code (LBFGS; PyTorch Lightning runs training_step and backward in
         # one): it is watched, inside the step that is not. args[0] is the optimizer.
         in_kwargs = "closure" in kwargs
@@ -98,9 +102,12 @@ class Watcher:
 
         def watched(*a, **k):
             was, watcher.busy = watcher.busy, watcher._stepping
+            back = watcher._put_back()
             try:
                 return closure(*a, **k)
             finally:
+                if back:
+                    watcher._aside = watcher._set_aside(watcher._mode)
                 watcher.busy = was
 
         watched._pitfalls_watched = True
@@ -110,12 +117,22 @@ class Watcher:
 
     def _leave_step(self, opt, args, kwargs):
         self.busy = self._stepping
+        self._put_back()
+
+    def _put_back(self) -> bool:
+        """The mode back on the stack, if a step set it aside; whether it was."""
+        if not self._aside:
+            return False
+        self._put_mode_back(self._mode)
+        self._aside = False
+        return True
 
     def stop(self) -> None:
         if self._mode is None:
             return
         for h in self._handles:
             h.remove()
+        self._put_back()  # a step that raised never came back to _leave_step
         self._fast_paths.stop()
         if self._showwarning is not None:
             warnings.showwarning, self._showwarning = self._showwarning, None

@@ -476,3 +476,39 @@ def test_the_watcher_restores_what_failed_detectors_switched_on(monkeypatch):
         d.stop()
     assert len(w.errors) == 4, w.errors
     assert left_on == []
+
+
+@pytest.mark.skipif(
+    not hasattr(torch._C, "_pop_torch_function_stack"), reason="torch 1.13: one function mode, no stack to edit"
+)
+def test_an_optimizer_step_runs_with_the_mode_set_aside_and_its_closure_with_it():
+    """The watcher does not look into an optimizer's step: its ops skip the mode (the cost of a
+    watched step), while the closure the step calls is the user's code and is watched; a step that
+    raises leaves the mode stack as it found it."""
+    seen = []
+
+    class Probe(torch.optim.SGD):
+        def step(self, closure=None):
+            seen.append(("step", torch._C._len_torch_function_stack()))
+            if closure is not None:
+                closure()
+            seen.append(("after closure", torch._C._len_torch_function_stack()))
+            return super().step() if not getattr(self, "fail", False) else 1 / 0
+
+    def closure():
+        seen.append(("closure", torch._C._len_torch_function_stack()))
+        return model(torch.ones(1, 2)).sum()
+
+    model = nn.Linear(2, 1)
+    opt = Probe(model.parameters(), lr=0.1)
+    with watch():
+        seen.append(("forward", torch._C._len_torch_function_stack()))
+        opt.step(closure)
+        opt.fail = True
+        with pytest.raises(ZeroDivisionError):
+            opt.step()
+    assert seen[:4] == [("forward", 1), ("step", 0), ("closure", 1), ("after closure", 0)], seen
+    assert torch._C._len_torch_function_stack() == 0
+    with watch() as w:  # and the next watcher works as before
+        torch.softmax(torch.randn(3, 1, requires_grad=True), dim=1)
+    assert [f.case for f in w.findings] == ["softmax-singleton-axis"]
