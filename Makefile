@@ -101,8 +101,10 @@ DOCS_PORT ?= 8000
 docs: docs-site
 	PITFALLS_SITE=build/site $(PY) -m pytest tests/docs -p no:randomly
 
+# One torch thread per process here too: two processes run the cases, and the zh build runs
+# beside the English one.
 docs-site: venv
-	$(PY) -m docs.site.build --out build/site
+	OMP_NUM_THREADS=1 $(PY) -m docs.site.build --out build/site
 
 serve-docs: docs-site
 	$(PY) -m http.server --bind 127.0.0.1 --directory build/site $(DOCS_PORT)

@@ -8,6 +8,7 @@ own. With none, the page says no benchmark is recorded and the build goes on.
 
 from __future__ import annotations
 
+import ast
 import io
 import json
 from pathlib import Path
@@ -94,6 +95,24 @@ def _check(path: Path, section) -> None:
                 bad(f"ratios[{i}].{key}", "missing or of the wrong type")
 
 
+SLOWER = 0.95  # a time ratio below this: the fix is slower (around 1 is the timer's noise)
+
+
+def fix_cost_notes(bench_dir: Path) -> dict[str, str]:
+    """case id -> why its fix costs time: the ``WHY_THE_FIX_COSTS`` of its benchmark module
+    (``benchmarks/test_bench_*.py``, read without importing it), for the ratios below 1."""
+    notes = {}
+    for path in sorted(Path(bench_dir).glob("test_bench_*.py")):
+        values = {}
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                if node.targets[0].id in ("GROUP", "WHY_THE_FIX_COSTS"):
+                    values[node.targets[0].id] = ast.literal_eval(node.value)
+        if "WHY_THE_FIX_COSTS" in values and "GROUP" in values:
+            notes[values["GROUP"]] = values["WHY_THE_FIX_COSTS"]
+    return notes
+
+
 def chart_svg(section: dict) -> bytes:
     """Horizontal bars, one per case × device × metric, on a log scale when ratios spread."""
     from matplotlib.figure import Figure
@@ -120,10 +139,16 @@ def chart_svg(section: dict) -> bytes:
 
 
 def performance_page(
-    path: Path | None, section: dict | None, notes: list[str], case_ids: set[str], others: list[tuple[Path, dict]] = ()
+    path: Path | None,
+    section: dict | None,
+    notes: list[str],
+    case_ids: set[str],
+    others: list[tuple[Path, dict]] = (),
+    why: dict[str, str] | None = None,
 ) -> tuple[str, dict[str, bytes]]:
     """(the page's Markdown, its charts' SVGs by file name). ``others``: benchmarks of devices the
-    chosen one did not measure (``other_devices``), each in a section of its own."""
+    chosen one did not measure (``other_devices``), each in a section of its own; ``why``: why a
+    case's fix costs time (``fix_cost_notes``), said under a ratio below 1."""
     out = [
         "# What the performance pitfalls cost\n",
         "Each performance case is timed (or its peak memory measured) broken and fixed, by "
@@ -137,7 +162,7 @@ def performance_page(
         )
         return "\n".join(out), {}
     charts = {}
-    out.extend(_run_section(path, section, case_ids, "performance.svg", charts))
+    out.extend(_run_section(path, section, case_ids, "performance.svg", charts, why or {}))
     overhead = section.get("harness", {}).get("overhead_ratio") if isinstance(section.get("harness"), dict) else None
     if section["ratios"] and isinstance(overhead, (int, float)):
         out.append(
@@ -146,11 +171,13 @@ def performance_page(
     for i, (other_path, other) in enumerate(others, start=2):
         kinds = ", ".join(sorted({r["device"] for r in other["ratios"]} - {"cpu"})) or "cpu"
         out.append(f"\n## On {md(kinds)}\n")
-        out.extend(_run_section(other_path, other, case_ids, f"performance-{i}.svg", charts))
+        out.extend(_run_section(other_path, other, case_ids, f"performance-{i}.svg", charts, why or {}))
     return "\n".join(out) + "\n", charts
 
 
-def _run_section(path: Path, section: dict, case_ids: set[str], svg_name: str, charts: dict) -> list[str]:
+def _run_section(
+    path: Path, section: dict, case_ids: set[str], svg_name: str, charts: dict, why: dict[str, str]
+) -> list[str]:
     """Where one benchmark ran, its chart (added to ``charts``) and its table of ratios."""
     devices = ", ".join(f"{d}: {name}" for d, name in section["devices"].items())
     out = [f"From {code(path.name)}: torch {code(section['torch'])}, run on {md(devices)}, {md(section['date'])}.\n"]
@@ -165,4 +192,10 @@ def _run_section(path: Path, section: dict, case_ids: set[str], svg_name: str, c
             f"| {name} | {md(r['device'])} | {md(r['metric'])} | "
             f"{r['broken']:.3g} {md(r['unit'])} | {r['fixed']:.3g} {md(r['unit'])} | {r['ratio']:.3g}× |"
         )
+    slower = [r for r in section["ratios"] if r["ratio"] < SLOWER and r["metric"] == "time"]
+    if slower:
+        out.append("\nWhere the fix is clearly the slower of the two:\n")
+    for r in slower:
+        reason = why.get(r["case"], "the case's page says what the fix buys instead")
+        out.append(f"- {md(r['case'])} on {md(r['device'])} ({r['ratio']:.3g}×): {md(reason)}")
     return out

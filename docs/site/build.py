@@ -19,7 +19,7 @@ from pathlib import Path
 
 import nbformat
 
-from docs.site.bench_page import BenchError, choose_bench, other_devices, performance_page
+from docs.site.bench_page import BenchError, choose_bench, fix_cost_notes, other_devices, performance_page
 from docs.site.case_links import Repository
 from docs.site.case_page import page_notebook, write_downloads
 from docs.site.execute import CaseRunError, ExecutedCase, execute_each
@@ -107,7 +107,7 @@ def generate_sources(
         cases = load_cases(cases_dir)
         matrix = load_matrix(reports_dir=reports_dir, cases_dir=cases_dir)
         path, section, notes = choose_bench(bench_json, reports_dir)
-        bench = (path, section, notes, other_devices(path, section, reports_dir))
+        bench = (path, section, notes, other_devices(path, section, reports_dir), fix_cost_notes(root / "benchmarks"))
         symptoms = symptoms_for(root, cases)
         coverage = coverage_for(root, cases)
     except (LoadError, ReportError, BenchError, SymptomError, CoverageError) as exc:
@@ -165,8 +165,8 @@ def write_sources(
     (src / "upgrade.md").write_text(upgrade_page(m, {lc.id: lc.case.title for lc in cases}), encoding="utf-8")
     (src / "linters.md").write_text(linters_page(lint_bench, cases_dir, [lc.id for lc in cases]), encoding="utf-8")
     (src / "watching.md").write_text(watching_page(detection, [lc.id for lc in cases]), encoding="utf-8")
-    path, section, notes, others = bench
-    page, charts = performance_page(path, section, notes, {lc.id for lc in cases}, others)
+    path, section, notes, others, why = bench
+    page, charts = performance_page(path, section, notes, {lc.id for lc in cases}, others, why)
     (src / "performance.md").write_text(page, encoding="utf-8")
     for name, svg in charts.items():
         (src / name).write_bytes(svg)

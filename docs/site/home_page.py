@@ -145,7 +145,8 @@ def _table(cases: list[LoadedCase], m: Matrix, symptoms: dict[str, Symptom]) -> 
             f"<td>{esc(newest_symptom(m, c.id))}</td><td>{esc(evidence(m, lc))}</td></tr>"
         )
     return (
-        '<table id="cases-table" class="pitfalls-cases"><thead><tr><th>case</th><th>what you see</th><th>topic</th>'
-        "<th>kind</th><th>devices</th><th>symptom on the newest torch observed</th><th>evidence</th></tr></thead>"
+        # headings in words, not the filters' keys (topic, kind), which the zh edition leaves as data
+        '<table id="cases-table" class="pitfalls-cases"><thead><tr><th>Case</th><th>What you see</th><th>Topic</th>'
+        "<th>Kind</th><th>Devices</th><th>Symptom on the newest torch observed</th><th>Evidence</th></tr></thead>"
         f"<tbody>{''.join(rows)}</tbody></table>"
     )

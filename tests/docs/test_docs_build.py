@@ -313,7 +313,7 @@ def test_pages_from_other_records_link_only_the_cases_the_corpus_has(tmp_path):
         extra,
         cases,
         matrix,
-        (path, section, notes, other_devices(path, section, reports)),
+        (path, section, notes, other_devices(path, section, reports), {}),
         bench,
         tmp_path / "cases",
         symptoms_for(tmp_path, cases),

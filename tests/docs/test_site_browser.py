@@ -87,7 +87,9 @@ MEASURE = r"""({phone, whole}) => {
   // on a zh page, runs of text in English only, outside code, outputs and the other edition's link
   function english() {
     if (!document.documentElement.lang.startsWith("zh")) return [];
-    const skip = "code, pre, samp, kbd, script, style, svg, .cell_output, .highlight, [lang='en'], .lang-switch";
+    // data, not words: code, outputs, the other edition's link, a case's id and tags
+    const skip = "code, pre, samp, kbd, script, style, svg, .cell_output, .highlight, [lang='en'], .lang-switch, " +
+      ".case-id, .case-tags, #filter-tag";
     const runs = [];
     const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
     for (let n = walk.nextNode(); n; n = walk.nextNode()) {
@@ -213,8 +215,9 @@ def test_the_broken_code_is_on_a_phones_first_screen(views):
 # English sources, which TRANSLATING.md keeps in English.
 ALLOWED_ENGLISH = [
     re.compile(
-        r"^(?:torch-pitfalls|PyTorch|GitHub|Python|Furo|Sphinx|TorchFix|CUDA|CPU|NaN|NumPy|Colab|cpu"
-        r"|cuda(?::[\w-]+)?|（[\w:.-]+）|torch(?: [\d.+\w–-]+)?|[a-z0-9]+(?:-[a-z0-9]+)+|[a-z_][a-z0-9_.]*"
+        r"^(?:torch-pitfalls|PyTorch|GitHub|Python|Furo|Sphinx|TorchFix|CUDA|CPU|NaN|NumPy|Colab"
+        r"|(?:cpu|cuda(?::[\w-]+)?)(?:, (?:cpu|cuda(?::[\w-]+)?))*|（[\w:.-]+）|torch(?: [\d.+\w–-]+)?"
+        r"|[a-z0-9]+(?:-[a-z0-9]+)+|[a-z0-9]+(?:_[a-z0-9]+)+"
         r"|https?://\S+|[\w.-]+\.(?:py|ipynb|json)|NumPy [\d.]+|[A-Z][A-Za-z0-9]+(?:\.[A-Za-z0-9_]+)*)$"
     ),
     re.compile(r"[()=\[\]_@#`]|\w\.\w|C\+\+|x86_64"),  # code, an issue reference, a machine
@@ -231,11 +234,24 @@ TORCH_WORDS = {
     "from torch import Any",
     "can't convert cuda:0",
     "result type Float can't be cast to Long",
+    "logits",  # a loss's argument
+    "onnxscript",  # a package
 }
 
 
+def is_torch_name(word: str) -> bool:
+    """A name of torch's API (torch.softmax, Tensor.backward, Module.forward, torch.float16,
+    torch.autograd.gradcheck) or a Python keyword, written without its code markup."""
+    import keyword
+
+    import torch
+
+    spaces = (torch, torch.Tensor, torch.nn.Module, torch.nn.functional, torch.autograd)
+    return keyword.iskeyword(word) or any(hasattr(space, word) for space in spaces)
+
+
 def is_allowed_english(run: str) -> bool:
-    return run in TORCH_WORDS or any(p.search(run) for p in ALLOWED_ENGLISH)
+    return run in TORCH_WORDS or is_torch_name(run) or any(p.search(run) for p in ALLOWED_ENGLISH)
 
 
 def test_a_zh_page_shows_no_english_ui(views):

@@ -15,6 +15,8 @@ document.addEventListener("DOMContentLoaded", () => {
       fixes: "Does the fix work on every release in between?",
       fix: { true: "yes", false: "no", null: "not observed on every release" },
       since: (v) => `from ${v}`,
+      sep: [": ", ", "],
+      verdict: {},
       variant: { broken: "the broken code", fixed: "the fixed code", symptom: "the symptom" },
       and: " and ",
       unobserved: "Not observed (stale or missing records):",
@@ -44,6 +46,9 @@ document.addEventListener("DOMContentLoaded", () => {
       fixes: "修复写法在中间的每个版本上都有效吗？",
       fix: { true: "有效", false: "无效", null: "并非每个版本都有观察记录" },
       since: (v) => `自 ${v} 起`,
+      sep: ["：", "，"],
+      // the matrix's words for a symptom's verdict, shown in place of the recorded text
+      verdict: { "no symptom": "没有出现症状", "symptom seen": "出现症状" },
       variant: { broken: "错误写法", fixed: "修复写法", symptom: "症状" },
       and: "和",
       unobserved: "没有观察记录（记录过期或缺失）：",
@@ -111,9 +116,10 @@ document.addEventListener("DOMContentLoaded", () => {
           for (const ch of same.values()) {
             const item = el("li", undefined, { "data-case": c.case, "data-variant": ch.variants.join(" "), "data-since": ch.since, "data-kind": kind });
             const who = ch.variants.map((v) => words.variant[v] || v).join(words.and);
-            item.append(caseLink(c.case), `: ${who}, ${words.since(ch.since)}`);
+            item.append(caseLink(c.case), `${words.sep[0]}${who}${words.sep[1]}${words.since(ch.since)}`);
             const change = el("div", undefined, { class: "upgrade-change" });
-            change.append(el("code", ch.shown_before), " → ", el("code", ch.shown_after));
+            const shown = (text) => words.verdict[text] || text;
+            change.append(el("code", shown(ch.shown_before)), " → ", el("code", shown(ch.shown_after)));
             item.append(change);
             list.append(item);
           }
@@ -124,7 +130,7 @@ document.addEventListener("DOMContentLoaded", () => {
       const fixes = el("ul", undefined, { class: "upgrade-fixes" });
       for (const c of r.cases) {
         const item = el("li", undefined, { "data-case": c.case });
-        item.append(caseLink(c.case), `: ${words.fix[String(c.portable_fix)]}`);
+        item.append(caseLink(c.case), `${words.sep[0]}${words.fix[String(c.portable_fix)]}`);
         fixes.append(item);
       }
       result.append(fixes);
