@@ -22,6 +22,7 @@ class Detection:
     proofs: dict  # release -> {case id: proven?} (reports/watch-proofs.json)
     false_positives: dict | None  # reports/watch-false-positives.json
     fresh: dict | None = None  # reports/fresh-heldout.json: programs written outside, scored once
+    peers: dict | None = None  # reports/watch-peers.json: the same programs under the other tools
 
 
 def _json(path: Path):
@@ -56,6 +57,7 @@ def load_detection(reports_dir: Path, lint_bench: dict | None, cases_dir: Path |
         proofs,
         _json(Path(reports_dir) / "watch-false-positives.json"),
         _json(Path(reports_dir) / "fresh-heldout.json"),
+        _json(Path(reports_dir) / "watch-peers.json"),
     )
 
 
@@ -131,6 +133,8 @@ def watching_page(det: Detection, case_ids: list[str]) -> str:
         out += _false_positive_section(det.false_positives, built)
     if det.fresh and det.fresh.get("watch"):
         out += _fresh_section(det.fresh["watch"], built)
+    if det.peers and det.peers.get("rows"):
+        out += _peers_section(det.peers, built)
     out += [
         "## How each case is caught\n",
         "| case | `pitfalls lint` | `pitfalls watch` | explained |",
@@ -198,4 +202,111 @@ def _fresh_section(record: dict, built: set[str]) -> list[str]:
             f"| {esc(p['id'])} | {esc(p['pitfall'])} | {case_link(p['corpus_case'], built) if p['corpus_case'] else ''} "
             f"| {code(found)} | {esc(twin)} |"
         )
+    return out + [""]
+
+
+def _cell(text: object) -> str:
+    """Text for a table cell: escaped, on one line, its pipes kept from splitting the cell."""
+    return esc(" ".join(str(text).split())).replace("|", "\\|")
+
+
+def _peer_result(row: dict | None, variant: str) -> str:
+    """What a tool did with one program, in a word or two: on a broken program, whether it found
+    the pitfall; on a fixed one, whether it stayed quiet."""
+    if row is None:
+        return ""
+    if row.get("unjudged"):
+        return "unjudged"
+    if not row["reported"]:
+        return "failed" if row.get("tool_errors") else ("nothing" if variant == "broken" else "quiet")
+    if row["on_target"]:
+        return "found" if variant == "broken" else "false alarm"
+    return "other"
+
+
+def _peers_section(record: dict, built: set[str]) -> list[str]:
+    """The watcher beside the other run-time tools, on the same broken and fixed programs
+    (benchmarks/watch_peers.py): which reported what, each report judged by hand, and what each
+    costs a training loop. Every figure is the record's."""
+    tools = record.get("tools", {})
+    order = list(tools)
+    rows = record.get("rows", [])
+    by = {(r["case"], r["variant"], r["tool"]): r for r in rows}
+    cases = [c for c in record.get("cases", []) if any(r["case"] == c for r in rows)]
+    summary = record.get("summary", {})
+
+    def name(tool: str) -> str:
+        return tools.get(tool, {}).get("name") or tool
+
+    out = [
+        "## Side by side with other tools\n",
+        f"The broken and the fixed programs of {len(cases)} cases whose silent training failures the "
+        "watcher's detectors report ran under `pitfalls watch` and under the other tools that look for such "
+        f"failures at run time (`benchmarks/watch_peers.py`, on torch {esc(record.get('torch', '?'))}, on the "
+        "CPU, each program in a fresh interpreter). Each tool was applied as its own documentation says; a tool "
+        "that sits in the training loop was attached to the model, the optimizer and the first batch that the "
+        "program builds. Every report was read and judged by hand: *found* when it is about the case's pitfall, "
+        "*other* when it is about something else. On a fixed program, a report of the pitfall is a "
+        "*false alarm*.\n",
+        "| tool | version | how it was applied | broken programs with a report | of them, about the pitfall "
+        "| fixed programs with a report |",
+        "|---|---|---|---|---|---|",
+    ]
+    for tool in order:
+        t, s = tools[tool], summary.get(tool, {})
+        if t.get("status") != "ran":
+            out.append(
+                f"| {_cell(name(tool))} | {_cell(t.get('version') or '')} | not run: {_cell(t.get('why_not'))} | | | |"
+            )
+            continue
+        out.append(
+            f"| {_cell(name(tool))} | {_cell(t.get('version') or '')} | {_cell(t.get('applied', ''))} | "
+            f"{s.get('broken_reported', 0)} of {s.get('cases', 0)} | {s.get('broken_on_target', 0)} | "
+            f"{s.get('fixed_reported', 0)} of {s.get('cases', 0)} |"
+        )
+    out += [
+        "",
+        "Each cell is the broken program, then the fixed one: *found*, *other* or *nothing* on the broken "
+        "program; *quiet*, *false alarm* or *other* on the fixed one (*failed*: the tool could not run it).\n",
+        "| case | " + " | ".join(_cell(name(t)) for t in order) + " |",
+        "|---|" + "---|" * len(order),
+    ]
+    for case in cases:
+        cells = [
+            f"{_peer_result(by.get((case, 'broken', t)), 'broken')} / {_peer_result(by.get((case, 'fixed', t)), 'fixed')}"
+            for t in order
+        ]
+        out.append(f"| {case_link(case, built)} | " + " | ".join(cells) + " |")
+    judged = sum(1 for r in rows if r["reported"] or r.get("tool_errors"))
+    out += [
+        "",
+        f"Every report ({judged} in all), its first lines and the verdict on it, with the line it rests on, is in "
+        "`reports/watch-peers.json`.\n",
+    ]
+    overhead = record.get("overhead")
+    if overhead and overhead.get("ratios"):
+        sides = overhead.get("sides", {})
+        out += [
+            "",
+            "### What each costs a training loop\n",
+            f"One training loop ({_cell(overhead.get('workload', ''))}), {overhead.get('steps', '?')} steps, ran "
+            "plain and under each tool as it was applied above, in interleaved rounds: "
+            f"{overhead.get('rounds', '?')} rounds in one interpreter"
+            + (
+                f", and {overhead['traincheck_rounds']} for TrainCheck, which runs the loop in its own "
+                "instrumented interpreter (the loop timed from inside the program)"
+                if overhead.get("traincheck_rounds")
+                else ""
+            )
+            + ". A ratio is the median over the rounds of the loop's time under the tool over the plain loop's "
+            "time in the same round, CPU time of the process, wall-clock time beside; a one-off check on the first "
+            "batch counts in its side's time.\n",
+            "| around the loop | CPU time, times the plain loop | wall time, times the plain loop |",
+            "|---|---|---|",
+        ]
+        for side, ratio in overhead["ratios"].items():
+            wall = overhead.get("wall_ratios", {}).get(side, "")
+            out.append(f"| {_cell(sides.get(side, side))} | {ratio} | {wall} |")
+        for side, error in overhead.get("errors", {}).items():
+            out.append(f"| {_cell(sides.get(side, side))} | could not run: {_cell(error)} | |")
     return out + [""]
