@@ -100,7 +100,7 @@ SLOWER = 0.95  # a time ratio below this: the fix is slower (around 1 is the tim
 
 def fix_cost_notes(bench_dir: Path) -> dict[str, str]:
     """case id -> why its fix costs time: the ``WHY_THE_FIX_COSTS`` of its benchmark module
-    (``benchmarks/test_bench_*.py``, read without importing it), for the ratios below 1."""
+    (``benchmarks/test_bench_*.py``, read without importing it), said under a time ratio below ``SLOWER``."""
     notes = {}
     for path in sorted(Path(bench_dir).glob("test_bench_*.py")):
         values = {}
@@ -148,7 +148,7 @@ def performance_page(
 ) -> tuple[str, dict[str, bytes]]:
     """(the page's Markdown, its charts' SVGs by file name). ``others``: benchmarks of devices the
     chosen one did not measure (``other_devices``), each in a section of its own; ``why``: why a
-    case's fix costs time (``fix_cost_notes``), said under a ratio below 1."""
+    case's fix costs time (``fix_cost_notes``), said under a time ratio below ``SLOWER``."""
     out = [
         "# What the performance pitfalls cost\n",
         "Each performance case is timed (or its peak memory measured) broken and fixed, by "

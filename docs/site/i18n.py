@@ -350,11 +350,16 @@ def build_catalogues(out: Path, locale_dir: Path = LOCALE_DIR) -> Catalogues:
         state.translated[page] = {m.id: m.string for m in catalog if m.id and m.string and not m.fuzzy}
         state.fuzzy[page] = {m.id for m in catalog if m.id and m.fuzzy}
         state.empty[page] = {m.id for m in catalog if m.id and not m.string}
-        mo = Path(out) / LANGUAGE / "LC_MESSAGES" / f"{page}.mo"
-        mo.parent.mkdir(parents=True, exist_ok=True)
-        with mo.open("wb") as f:
-            write_mo(f, catalog, use_fuzzy=False)
+        _write_mo(catalog, out, page)
     return state
+
+
+def _write_mo(catalog: Catalog, out: Path, name: str) -> None:
+    """``catalog`` compiled to ``out/zh_CN/LC_MESSAGES/<name>.mo``, fuzzy entries left out."""
+    mo = Path(out) / LANGUAGE / "LC_MESSAGES" / f"{name}.mo"
+    mo.parent.mkdir(parents=True, exist_ok=True)
+    with mo.open("wb") as f:
+        write_mo(f, catalog, use_fuzzy=False)
 
 
 THEME = "sphinx"  # the domain of the theme's words (furo's templates, the footer): sphinx.po
@@ -363,13 +368,9 @@ THEME = "sphinx"  # the domain of the theme's words (furo's templates, the foote
 def compile_theme_catalogue(out: Path, locale_dir: Path = LOCALE_DIR) -> None:
     """``sphinx.po`` compiled alone, before Sphinx starts: Sphinx reads the theme's translations
     when it starts, before the ``config-inited`` event at which ``build_catalogues`` runs."""
-
     po = messages_dir(locale_dir) / f"{THEME}.po"
     if po.is_file():
-        mo = Path(out) / LANGUAGE / "LC_MESSAGES" / f"{THEME}.mo"
-        mo.parent.mkdir(parents=True, exist_ok=True)
-        with mo.open("wb") as f:
-            write_mo(f, read_catalogue(po), use_fuzzy=False)
+        _write_mo(read_catalogue(po), out, THEME)
 
 
 class I18nError(Exception):
