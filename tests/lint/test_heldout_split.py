@@ -1,16 +1,19 @@
-"""The precision measurement's split (benchmarks/lint_heldout.toml) is the one its recorded seed
-gives, its halves do not overlap, and no library the rules were tuned on before is in it."""
+"""Each precision measurement's split (benchmarks/lint_heldout.toml, lint_heldout_round2.toml) is
+the one its recorded seed gives, its halves do not overlap, no library the rules were tuned on before
+is in it, and round 2 shares no library with round 1."""
 
 from __future__ import annotations
 
+import re
 import sys
 
+import pytest
 import tomllib
 from planting import ROOT
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from lint_heldout import RECORD, split  # noqa: E402
+from lint_heldout import RECORDS, names, split  # noqa: E402
 
 # the fifteen libraries of benchmarks/lint_review.md and lint_review_untuned.md
 TUNED_ON = {
@@ -20,9 +23,25 @@ TUNED_ON = {
 }  # fmt: skip
 
 
-def test_the_recorded_split_is_the_seeds():
-    record = tomllib.loads(RECORD.read_text(encoding="utf-8"))
-    tuning, held_out = record["tuning"]["libraries"], record["held_out"]["libraries"]
+def _halves(path):
+    record = tomllib.loads(path.read_text(encoding="utf-8"))
+    return record, names(record["tuning"]["libraries"]), names(record["held_out"]["libraries"])
+
+
+def _plain(name: str) -> str:
+    """``owner/repo`` or a package folder, as one comparable word: ``pytorch_geometric`` -> ``pytorchgeometric``."""
+    return re.sub(r"[^a-z0-9]", "", name.rsplit("/", 1)[-1].lower())
+
+
+@pytest.mark.parametrize("path", RECORDS, ids=lambda p: p.name)
+def test_the_recorded_split_is_the_seeds(path):
+    record, tuning, held_out = _halves(path)
     assert not set(tuning) & set(held_out) and len(tuning) + len(held_out) >= 30
     assert split(tuning + held_out, record["split"]["seed"]) == (tuning, held_out)
-    assert not {name.split("/")[1].lower() for name in tuning + held_out} & TUNED_ON
+    assert not {_plain(name) for name in tuning + held_out} & {_plain(name) for name in TUNED_ON}
+
+
+def test_round_two_is_new_code():
+    _, *first = _halves(RECORDS[0])
+    _, *second = _halves(RECORDS[1])
+    assert not {_plain(n) for half in first for n in half} & {_plain(n) for half in second for n in half}
