@@ -1,4 +1,5 @@
-"""Recompute the tuning / held-out halves of benchmarks/fresh from the names and the seed in split.toml.
+"""Recompute the tuning / held-out halves of benchmarks/fresh from the names and the seed in split.toml
+(and of the second lint set, lint2/, from lint2/split.toml: its own seed, drawn when it was written).
 
 Method: sort the lint script names (and, separately, the watch pair ids), shuffle each sorted list with
 its own random.Random(seed), and take the first half as the tuning half. Exits 1 if split.toml's halves,
@@ -22,15 +23,17 @@ def halves(names, seed):
 
 
 def main():
-    record = tomllib.loads((HERE / "split.toml").read_text())
-    seed = record["seed"]
+    first = tomllib.loads((HERE / "split.toml").read_text())
+    second = tomllib.loads((HERE / "lint2" / "split.toml").read_text())
     on_disk = {
-        "lint": sorted(p.name for p in (HERE / "lint").glob("s[0-9][0-9]_*.py")),
-        "watch": sorted({p.name[:3] for p in (HERE / "watch").glob("p[0-9][0-9]_*.py")}),
+        "lint": (first, "lint", sorted(p.name for p in (HERE / "lint").glob("s[0-9][0-9]_*.py"))),
+        "watch": (first, "watch", sorted({p.name[:3] for p in (HERE / "watch").glob("p[0-9][0-9]_*.py")})),
+        "lint2": (second, "lint", sorted(p.name for p in (HERE / "lint2").glob("t[0-9][0-9]_*.py"))),
     }
     ok = True
-    for kind, names in on_disk.items():
-        rec = record[kind]
+    for kind, (record, section, names) in on_disk.items():
+        seed = record["seed"]
+        rec = record[section]
         if sorted(rec["names"]) != names:
             print(f"{kind}: recorded names differ from the files on disk")
             ok = False
