@@ -8,7 +8,7 @@ commands (its ``cli`` module):
     pitfalls upgrade FROM TO [--json] [--fail-on KIND[,KIND]]
     pitfalls import-report FILE [--reports DIR] [--replace]
     pitfalls lint PATH... [--format text|json|sarif] [--select ID] [--ignore ID]
-                 [--torch X.Y | --all-versions [--ignore-declared]] [--speed-in-tests]
+                 [--torch X.Y | --all-versions [--ignore-declared]] [--costs-in-tests] [--preview]
                  [--fix | --diff] [--unsafe-fixes] | [--upgrade FROM TO]
     pitfalls lint-bench [--json] [--write PATH]                                   harness/lint/cli.py
     pitfalls watch [--format text|json|sarif] [--fail] [--pedantic] SCRIPT [ARGS...]  harness/watch/cli.py

@@ -25,6 +25,9 @@ NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)
 RULES_BY_ID = {r.id: r for r in RULES}
 
 
+PREVIEW_LABEL = "[preview: on an object not known to be torch's]"
+
+
 @dataclass(frozen=True)
 class Finding:
     path: str
@@ -33,9 +36,11 @@ class Finding:
     rule: str
     message: str
     case: str | None  # None for a file that does not parse
+    preview: bool = False  # reported only with --preview: the rule's pattern on an object of unknown type
 
     def as_text(self) -> str:
-        return f"{self.path}:{self.line}:{self.col}: {self.rule} {self.message}"
+        label = f" {PREVIEW_LABEL}" if self.preview else ""
+        return f"{self.path}:{self.line}:{self.col}: {self.rule} {self.message}{label}"
 
     def to_json(self) -> dict:
         # the case's page on the site (relative to the site's root), where the pitfall is run and explained
@@ -87,10 +92,16 @@ def _silenced(line_text: str, rule: str) -> bool:
 
 
 def lint_text(
-    text: str, path: str, rules: list[Rule], report_parse_errors: bool = True, releases: Releases | None = None
+    text: str,
+    path: str,
+    rules: list[Rule],
+    report_parse_errors: bool = True,
+    releases: Releases | None = None,
+    preview: bool = False,
 ) -> list[Finding]:
     """The findings in one file's text; ``releases``: the torch it runs on (every release if None),
-    for the rules whose premise depends on which of their case's ranges the code meets (PTF126)."""
+    for the rules whose premise depends on which of their case's ranges the code meets (PTF126);
+    ``preview``: also the matches on objects not known to be torch's, labelled."""
     lines = text.splitlines()
     findings = []
     try:
@@ -116,9 +127,9 @@ def lint_text(
                     )
                 )
             return [f for f in findings if not _silenced(lines[f.line - 1] if 0 < f.line <= len(lines) else "", f.rule)]
-    for hit in walk(tree, rules, releases, path):
+    for hit in walk(tree, rules, releases, path, preview):
         rule = hit.rule
-        findings.append(Finding(path, hit.line, hit.col, rule.id, rule.message, rule.case))
+        findings.append(Finding(path, hit.line, hit.col, rule.id, rule.message, rule.case, not hit.sure))
     unique = sorted(set(findings), key=lambda f: (f.line, f.col, f.rule))
     return [f for f in unique if not _silenced(lines[f.line - 1] if 0 < f.line <= len(lines) else "", f.rule)]
 

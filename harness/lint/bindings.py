@@ -35,7 +35,7 @@ import ast
 import re
 from dataclasses import dataclass
 
-MODULE, LOSS, OPTIMIZER, SCHEDULER, TENSOR, NDARRAY, LOADER = (
+MODULE, LOSS, OPTIMIZER, SCHEDULER, TENSOR, NDARRAY, LOADER, DISTRIBUTION = (
     "module",
     "loss",
     "optimizer",
@@ -43,6 +43,7 @@ MODULE, LOSS, OPTIMIZER, SCHEDULER, TENSOR, NDARRAY, LOADER = (
     "tensor",
     "ndarray",
     "loader",
+    "distribution",
 )
 
 MODULE_BASES = (
@@ -101,6 +102,7 @@ class Binding:
     line: int
     how: str  # assign, item (an element of value), iter (an element of iterating value), param, aug, other
     value: ast.AST | None
+    index: int | None = None  # for an item: its position in a flat unpacking (``ckpt, model = f()``)
 
 
 class _Scope:
@@ -125,8 +127,8 @@ class _Scope:
             for (lo1, hi1), (lo2, hi2) in self.branches
         )
 
-    def add(self, name: str, line: int, how: str, value):
-        self.names.setdefault(name, []).append(Binding(line, how, value))
+    def add(self, name: str, line: int, how: str, value, index: int | None = None):
+        self.names.setdefault(name, []).append(Binding(line, how, value, index))
 
     def _params(self, fn):
         a = fn.args
@@ -134,9 +136,9 @@ class _Scope:
         for arg in every:
             self.add(arg.arg, fn.lineno - 1, "param", getattr(arg, "annotation", None))
 
-    def _target(self, target, line, how, value):
+    def _target(self, target, line, how, value, index: int | None = None):
         if isinstance(target, ast.Name):
-            self.add(target.id, line, how, value)
+            self.add(target.id, line, how, value, index)
         elif isinstance(target, (ast.Tuple, ast.List)):
             paired = (
                 how == "assign" and isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts)
@@ -146,8 +148,11 @@ class _Scope:
                     self._target(elt, line, "assign", value.elts[i])
                 elif isinstance(elt, ast.Starred):
                     self._target(elt.value, line, "other", None)
+                elif how == "assign":
+                    flat = not any(isinstance(e, ast.Starred) for e in target.elts)
+                    self._target(elt, line, "item", value, i if flat else None)
                 else:
-                    self._target(elt, line, "item" if how == "assign" else how, value)
+                    self._target(elt, line, how, value)
         elif isinstance(target, ast.Starred):
             self._target(target.value, line, "other", None)
 
@@ -224,6 +229,7 @@ class Bindings:
         self._held: dict[tuple, Held | None] = {}  # (node, scope, line) -> what it holds: rules ask often
         self._calls: dict[str, list[tuple[ast.Call, tuple, ast.ClassDef | None]]] | None = None
         self._params: dict[tuple[int, str], Held | None] = {}  # (function, parameter) -> what call sites pass
+        self._returns: dict[tuple[int, int | None], Held | None] = {}  # (function, tuple index) -> what it returns
 
     # --- scopes -------------------------------------------------------------------------
     def scope(self, node: ast.AST) -> _Scope:
@@ -372,6 +378,9 @@ class Bindings:
         if binding.how == "assign":
             return self.held(binding.value, where, binding.line, klass, d)
         if binding.how == "item":  # ``x, y = batch``; not ``feats, pos = neck(x)`` (a module's parts may be tuples)
+            function = self._local_function(binding.value, where, binding.line)
+            if function is not None and binding.index is not None:  # ``ckpt, model = build(cfg)``
+                return self._returned_held(function, binding.index, d)
             whole = self.held(binding.value, where, binding.line, klass, d)
             return (
                 Held(whole.kind) if whole and whole.kind in (TENSOR, NDARRAY) and whole.what != MODEL_OUTPUT else None
@@ -385,6 +394,8 @@ class Bindings:
             q = self.qualify(binding.value)
             if q in TENSOR_ANNOTATIONS:
                 return Held(TENSOR)
+            if q and q.startswith("torch.distributions."):
+                return Held(DISTRIBUTION, q)
             if q in MODULE_BASES:
                 return Held(MODULE, q)
             if q and q.startswith("torch.optim.") and not q.startswith("torch.optim.lr_scheduler"):
@@ -392,6 +403,36 @@ class Bindings:
             if q in LOADERS:
                 return Held(LOADER, q)
         return None
+
+    # --- what the module's own functions return ---------------------------------------------------
+    def _local_function(self, call, chain, line) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The module-level function a call by plain name calls, where the name is not rebound here."""
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
+            return None
+        fn = self.module_function(call.func.id)
+        binding, _ = self.lookup(call.func.id, chain, line)
+        return fn if fn is not None and (binding is None or binding.value is fn) else None
+
+    def _returned_held(self, fn, index: int | None, d) -> Held | None:
+        """What every ``return`` of ``fn`` holds (element ``index`` of a returned tuple), when they
+        all agree; once per (function, index)."""
+        key = (id(fn), index)
+        if key in self._returns:
+            return self._returns[key]
+        self._returns[key] = None  # a function returning a call of itself tells nothing more
+        values = []
+        for node in _own_nodes(fn):
+            if isinstance(node, ast.Return) and node.value is not None:
+                value = node.value
+                if index is not None:
+                    if not (isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) > index):
+                        values = []
+                        break
+                    value = value.elts[index]
+                values.append((value, node.lineno))
+        helds = {self.held(v, (fn, self.tree), at + 1, None, d) for v, at in values}
+        found = self._returns[key] = helds.pop() if len(helds) == 1 else None
+        return found
 
     # --- parameters, from the module's own call sites ---------------------------------------------
     def call_sites(self, name: str) -> list[tuple[ast.Call, tuple, ast.ClassDef | None]]:
@@ -485,6 +526,19 @@ class Bindings:
             and ((self.qualify(iterable.func) or getattr(iterable.func, "id", "")).split(".")[-1] in ("tqdm", "iter"))
         ):
             iterable = iterable.args[0]  # tqdm(loader), iter(loader): the loader's batches
+        if (
+            isinstance(iterable, ast.Call)
+            and isinstance(iterable.func, ast.Attribute)
+            and iterable.func.attr in ("parameters", "buffers")
+            and (self.held(iterable.func.value, where, line, klass, d) or Held("")).kind == MODULE
+        ):
+            return Held(TENSOR, "parameter")  # model.parameters(): its tensors
+        if isinstance(iterable, ast.Name):  # bufs = [a, b] ... for b in bufs
+            listed = self.value_of(iterable.id, where, line)
+            iterable = listed if isinstance(listed, (ast.List, ast.Tuple)) else iterable
+        if isinstance(iterable, (ast.List, ast.Tuple)) and iterable.elts:  # [a, b]: what every element holds
+            helds = {self.held(e, where, line, klass, d) for e in iterable.elts}
+            return helds.pop() if len(helds) == 1 else None
         whole = self.held(iterable, where, line, klass, d)
         if whole is not None and whole.kind == LOADER:
             return Held(TENSOR, "batch")
@@ -501,6 +555,8 @@ class Bindings:
             last = q.rsplit(".", 1)[-1]
             if q.startswith("torch.optim.lr_scheduler."):
                 return Held(SCHEDULER, q)
+            if q.startswith("torch.distributions.") and last[:1].isupper():
+                return Held(DISTRIBUTION, q)
             if q.startswith("torch.optim.") and last[:1].isupper():
                 return Held(OPTIMIZER, q)
             if q in LOADERS:
@@ -545,6 +601,9 @@ class Bindings:
                 if any(isinstance(n, ast.Name) and n.id.endswith("Loss") for n in [func]):
                     return Held(LOSS, func.id)
                 return Held(MODULE, func.id)
+            function = self._local_function(call, chain, line)
+            if function is not None:  # ``model = build_model(cfg)``, a function of this module
+                return self._returned_held(function, None, d)
         if isinstance(func, ast.Attribute):
             receiver = self.held(func.value, chain, line, klass, d)
             if receiver is not None:
@@ -661,6 +720,17 @@ _TUPLE_MODULES = (
     "AdaptiveMaxPool2d",
     "AdaptiveLogSoftmaxWithLoss",
 )
+
+
+def _own_nodes(fn):
+    """The nodes of a function's body, not those of the functions, classes and lambdas inside it."""
+    todo = list(fn.body)
+    while todo:
+        node = todo.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                todo.append(child)
 
 
 def _single_tensor_module(held: Held) -> bool:

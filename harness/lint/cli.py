@@ -1,5 +1,5 @@
 """``pitfalls lint [PATH...] [--format text|json|sarif] [--select ID,..] [--ignore ID,..]
-[--torch X.Y | --all-versions [--ignore-declared]] [--speed-in-tests] [--fix [--unsafe-fixes] | --diff]
+[--torch X.Y | --all-versions [--ignore-declared]] [--costs-in-tests] [--preview] [--fix [--unsafe-fixes] | --diff]
 [--upgrade FROM TO]``: exit 1
 when something is found (or, with ``--diff``, would change), 0 when nothing, 2 on bad input; no
 PATH (what pre-commit passes when no staged file matches) checks nothing and exits 0. And
@@ -14,8 +14,9 @@ Which torch: ``--torch X.Y`` that release; no option, the installed one; ``--all
 release each file's package declares it supports (harness/lint/declared.py: the nearest
 pyproject.toml, setup.cfg or dist-info METADATA; every release where none names torch), and with
 ``--ignore-declared`` every release whatever is declared. A declaration that cannot be read is a
-usage error (exit 2) naming the file. Speed rules (PTF020) are quiet in test code unless
-``--speed-in-tests`` (harness/lint/scope.py).
+usage error (exit 2) naming the file. Rules whose harm is a cost (time, memory) are quiet in test
+code unless ``--costs-in-tests`` (harness/lint/scope.py). A rule fires where what it matches is
+torch's; ``--preview`` adds its matches on objects of unknown type, labelled (rules/base.py UNSURE).
 """
 
 from __future__ import annotations
@@ -88,12 +89,21 @@ def add_arguments(p) -> None:
         "--ignore-declared", action="store_true", help="with --all-versions: every release, whatever the code declares"
     )
     p.add_argument(
+        "--costs-in-tests",
         "--speed-in-tests",
+        dest="costs_in_tests",
         action="store_true",
-        help="run the speed rules (PTF020) in test code too: by default they are quiet in test_*.py, "
-        "*_test.py, conftest.py, testing.py/testing_utils.py/test_utils.py and under tests/, test/, testing/ or "
-        "test_utils/ folders (a copy made once in a test changes nothing it checks); correctness "
-        "rules always run there",
+        help="run the rules whose harm is a cost (time: PTF020; memory: PTF016) in test code too: by default "
+        "they are quiet in test_*.py, *_test.py, conftest.py, testing.py/testing_utils.py/test_utils.py and "
+        "under tests/, test/, testing/ or test_utils/ folders (a copy made once, or a graph kept for one small "
+        "batch, changes nothing a test checks); correctness rules always run there",
+    )
+    p.add_argument(
+        "--preview",
+        action="store_true",
+        help="also report a rule's pattern on an object not known to be torch's (a method name such as "
+        ".cholesky() or load_state_dict(strict=False) on a receiver the bindings cannot tell the type of), "
+        "labelled [preview]; by default a rule fires only where what it matches is torch's",
     )
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--fix", action="store_true", help=FIX_HELP)
@@ -170,7 +180,7 @@ def run_lint(args, usage_error) -> int:
         if args.all_versions and not args.ignore_declared
         else (Releases.every() if version is None else Releases.one(version))
     )
-    scope = FileRules(fixed, select, ignore, speed_in_tests=args.speed_in_tests)
+    scope = FileRules(fixed, select, ignore, costs_in_tests=args.costs_in_tests)
     parse_errors = not ignore or not any(PARSE_ERROR.startswith(i) for i in ignore)
     files = python_files(args.paths)
     fixes = FixInfo(args)
@@ -185,7 +195,9 @@ def run_lint(args, usage_error) -> int:
         text = _read(path, findings)
         if text is not None:
             rules, releases = scope.for_path(path)
-            findings += lint_text(text, str(path), rules, report_parse_errors=parse_errors, releases=releases)
+            findings += lint_text(
+                text, str(path), rules, report_parse_errors=parse_errors, releases=releases, preview=args.preview
+            )
     if args.upgrade:
         return _upgrade_report(args, findings, matrix, len(files))
     _report(args, findings, scope, len(files), version, said, fixes)

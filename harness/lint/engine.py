@@ -112,14 +112,15 @@ class Hit:
     rule: "object"
     line: int
     col: int
+    sure: bool = True  # False: the rule answered UNSURE (rules/base.py), reported only with --preview
 
 
 class Walker(ast.NodeVisitor):
     """Each node is offered only to the rules that look at its type (a rule's ``nodes``): most
     rules look at calls, a few at names, attributes, imports, loops or classes."""
 
-    def __init__(self, rules, tree, releases: Releases | None = None, path: str | None = None):
-        self.rules = rules
+    def __init__(self, rules, tree, releases: Releases | None = None, path: str | None = None, preview: bool = False):
+        self.rules, self.preview = rules, preview
         imports = import_map(ast.Module(body=_imports(tree), type_ignores=[]))
         self.ctx = Context(
             module_aliases(tree, imports),
@@ -139,8 +140,10 @@ class Walker(ast.NodeVisitor):
         if rules is None:  # a rule without ``nodes`` looks at every node
             rules = self._by_type[cls] = [r for r in self.rules if issubclass(cls, getattr(r, "nodes", ast.AST))]
         for rule in rules:
-            if rule.matches(node, self.ctx):
-                self.hits.append(Hit(rule, getattr(node, "lineno", 1), getattr(node, "col_offset", 0) + 1))
+            found = rule.matches(node, self.ctx)
+            if found or (self.preview and found is not False):  # not False: UNSURE (rules/base.py)
+                sure = found is True
+                self.hits.append(Hit(rule, getattr(node, "lineno", 1), getattr(node, "col_offset", 0) + 1, sure))
 
     def visit(self, node):
         cls = type(node)
@@ -221,8 +224,10 @@ class Walker(ast.NodeVisitor):
         self.ctx.guarded = saved
 
 
-def walk(tree: ast.AST, rules, releases: Releases | None = None, path: str | None = None) -> list[Hit]:
-    walker = Walker(rules, tree, releases, path)
+def walk(
+    tree: ast.AST, rules, releases: Releases | None = None, path: str | None = None, preview: bool = False
+) -> list[Hit]:
+    walker = Walker(rules, tree, releases, path, preview)
     walker.visit(tree)
     return walker.hits
 

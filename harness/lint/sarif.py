@@ -41,12 +41,16 @@ def sarif(findings, rules, fix_of=lambda finding: None, extra=lambda finding: {}
     )
     results = []
     for f in findings:
-        properties = {**({"fix": fix_of(f)} if fix_of(f) else {}), **extra(f)}
+        properties = {
+            **({"fix": fix_of(f)} if fix_of(f) else {}),
+            **({"preview": True} if f.preview else {}),
+            **extra(f),
+        }
         results.append(
             {
                 "ruleId": f.rule,
                 "ruleIndex": ids.index(f.rule) if f.rule in ids else 0,
-                "level": "error" if f.rule == PARSE_ERROR else "warning",
+                "level": "error" if f.rule == PARSE_ERROR else ("note" if f.preview else "warning"),
                 "message": {"text": f.message},
                 "locations": [
                     {

@@ -1,15 +1,17 @@
 """Which rules each file gets, and for which torch: the releases asked for (``--torch``, the installed
 one), or with ``--all-versions`` the releases its package declares (declared.py; every release when
-it declares nothing, or with ``--ignore-declared``); and, in test code, no speed rule.
+it declares nothing, or with ``--ignore-declared``); and, in test code, no rule whose harm is a cost.
 
 Test code is what pytest collects by default (``test_*.py``, ``*_test.py``), ``conftest.py``, any
 file under a ``tests``/``test`` folder (below the project's root where one is found, so that a
 checkout inside a folder named ``test`` is not all test code), and the test-support modules that
 the usual names mark (``testing``/``test_utils`` folders, ``testing_utils.py``/``test_utils.py``:
-``numpy.testing``, ``torch.testing``, ``transformers.testing_utils``, ``accelerate.test_utils``). A speed rule's harm is time: a tensor
-made on the CPU and copied once in a test costs microseconds and changes nothing the test checks,
-so it is noise there, where ruff users silence such rules with per-file-ignores. Correctness rules
-stay on in tests (a wrong result in a test is a wrong result). ``--speed-in-tests`` turns them back on.
+``numpy.testing``, ``torch.testing``, ``transformers.testing_utils``, ``accelerate.test_utils``). Some rules'
+harm is a cost (rules/base.py COST_HARMS): time (a tensor made on the CPU and copied once in a test
+costs microseconds) or memory (a graph recorded for one small evaluation batch). Neither changes
+anything a test checks, so they are noise there, where ruff users silence such rules with
+per-file-ignores. Correctness rules stay on in tests (a wrong result in a test is a wrong result).
+``--costs-in-tests`` turns the others back on.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pathlib import Path
 from torch_pitfalls.lint import Rule, active_rules
 from torch_pitfalls.lint.declared import Declared, declared_for
 from torch_pitfalls.lint.releases import Releases
+from torch_pitfalls.lint.rules.base import COST_HARMS
 
 TEST_FOLDERS = ("tests", "test", "testing", "test_utils")
 TEST_SUPPORT_MODULES = ("testing_utils.py", "test_utils.py", "testing.py")
@@ -46,8 +49,8 @@ class FileRules:
     """The rules and releases for each file: ``releases`` fixed (``--torch``, installed), or None to
     read each package's declaration (``--all-versions``)."""
 
-    def __init__(self, releases: Releases | None, select=(), ignore=(), speed_in_tests: bool = False):
-        self.releases, self.select, self.ignore, self.speed_in_tests = releases, select, ignore, speed_in_tests
+    def __init__(self, releases: Releases | None, select=(), ignore=(), costs_in_tests: bool = False):
+        self.releases, self.select, self.ignore, self.costs_in_tests = releases, select, ignore, costs_in_tests
         self.declarations: dict[Path, Declared] = {}  # the ones met, by root, for the report's header
         self._rules: dict[tuple, list[Rule]] = {}
         self._by_folder: dict[Path, Declared | None] = {}
@@ -71,11 +74,11 @@ class FileRules:
         if declared is not None:
             self.declarations.setdefault(declared.root, declared)
         releases = self.releases or (declared.releases if declared else Releases.every())
-        in_tests = not self.speed_in_tests and is_test_file(path, declared.root if declared else None)
+        in_tests = not self.costs_in_tests and is_test_file(path, declared.root if declared else None)
         key = (releases, in_tests)
         if key not in self._rules:
             rules = active_rules(releases, self.select, self.ignore)
-            self._rules[key] = [r for r in rules if not (in_tests and r.harm == "speed")]
+            self._rules[key] = [r for r in rules if not (in_tests and r.harm in COST_HARMS)]
         return self._rules[key], releases
 
     def every_rule(self) -> list[Rule]:

@@ -1,7 +1,7 @@
 """Which torch the linted code runs on (harness/lint/declared.py, releases.py) and which rules a
 file gets (harness/lint/scope.py): a package's declared torch requirement narrows --all-versions,
 PTF126 reads what a load holds where the code only runs on >= 2.6, and the speed rule (PTF020) is
-quiet in test code unless --speed-in-tests."""
+quiet in test code unless --costs-in-tests (alias --speed-in-tests)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ CODE = textwrap.dedent("""\
     from torch.autograd import Variable
 
     def run(model, path):
-        x = Variable(torch.ones(2))
+        x = Variable(torch.ones(2), volatile=True)
         anything = torch.load(path)
         with tempfile.NamedTemporaryFile() as f:
             torch.save(model.state_dict(), f.name)

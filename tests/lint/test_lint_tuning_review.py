@@ -374,7 +374,7 @@ CAUGHT = {
             return torch.tensor(value)
         """,
     ),
-    "storage-unguarded": ("PTF106", "def nbytes(t):\n    return t.storage().size()\n"),
+    "storage-unguarded": ("PTF106", "import torch\n\ndef nbytes(t: torch.Tensor):\n    return t.storage().size()\n"),
     "load-unguarded": ("PTF126", "import torch\n\ndef read(path):\n    return torch.load(path)\n"),
 }
 

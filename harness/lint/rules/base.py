@@ -10,6 +10,25 @@ from typing import Callable
 from torch_pitfalls.lint.engine import Context
 
 
+class _Unsure:
+    """A check's third answer: the pattern is there, on an object the bindings cannot prove to be
+    torch's (a method name on a receiver of unknown type). False in a boolean test, so ``a and
+    unsure`` stays quiet; reported only with ``--preview``, labelled (engine.py). As ``a and b``
+    returns the first falsy operand, a check puts the part that may be UNSURE last."""
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return "UNSURE"
+
+
+UNSURE = _Unsure()
+# what each kind of harm costs; a rule whose harm is a cost (time, memory) is quiet in test code,
+# where one small run pays it once and no result changes (scope.py, --costs-in-tests)
+COST_HARMS = ("speed", "memory")
+
+
 @dataclass(frozen=True)
 class Rule:
     id: str
@@ -17,15 +36,18 @@ class Rule:
     message: str  # what goes wrong, and the fix
     test: Callable[[ast.AST, Context], bool]
     nodes: type | tuple[type, ...] = ast.AST  # the node types it looks at (the engine offers it only those)
-    # what goes wrong: "correctness" (a wrong result, an error, a warning) or "speed" (the same result,
-    # slower); a speed rule is quiet in test code unless asked (harness/lint/scope.py)
+    # what goes wrong: "correctness" (a wrong result, an error, a warning), "speed" (the same result,
+    # slower) or "memory" (the same result, more memory held); a cost is quiet in test code unless
+    # asked (COST_HARMS, harness/lint/scope.py)
     harm: str = "correctness"
 
-    def matches(self, node: ast.AST, ctx: Context) -> bool:
+    def matches(self, node: ast.AST, ctx: Context):
+        """True, False, or UNSURE (the pattern on an object not known to be torch's)."""
         try:
-            return bool(self.test(node, ctx))
+            found = self.test(node, ctx)
         except (AttributeError, IndexError, TypeError, ValueError):  # an unusual shape of code: no finding
             return False
+        return found if found is UNSURE else bool(found)
 
     @property
     def case(self) -> str:
@@ -71,6 +93,25 @@ def _called_name(node) -> str:
             return _called_name(f)
         return getattr(f, "attr", getattr(f, "id", ""))
     return ""
+
+
+def receiver_holds(call_or_attr, ctx, *kinds):
+    """Whether the object a method is called on (or an attribute read from) holds one of ``kinds``
+    (bindings.py: "tensor", "module", "optimizer", ...): True where the bindings prove it, False
+    where they prove something else or it is an imported module other than torch, UNSURE where
+    nothing is known (a parameter, another library's object)."""
+    func = call_or_attr.func if isinstance(call_or_attr, ast.Call) else call_or_attr
+    receiver = func.value
+    q = ctx.qualified(receiver)
+    if q is not None:
+        return q.startswith("torch.") and "tensor" in kinds and q in TENSOR_NAMES_OF_TORCH
+    kind = ctx.kind(receiver)
+    if kind is None:
+        return UNSURE
+    return kind in kinds
+
+
+TENSOR_NAMES_OF_TORCH = ("torch.Tensor",)  # Tensor.cholesky(x): the method through the class
 
 
 def _in_function_calls(ctx, method: str):

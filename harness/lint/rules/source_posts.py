@@ -21,6 +21,7 @@ from torch_pitfalls.lint.rules.base import (
     _is_call_to,
     _kw,
     _method,
+    receiver_holds,
 )
 
 
@@ -127,8 +128,7 @@ def _dropout_without_training(node, ctx) -> bool:
         return True
     if not _is_call_to(node, ctx, *DROPOUTS):
         return False
-    flag = _arg(node, 2, "training")
-    if flag is not None and not _const(flag, True):  # training=True, as a literal: on in eval mode too
+    if _arg(node, 2, "training") is not None:  # passed: self.training, or True written out on purpose (a prenet)
         return False
     if _under_training_test(node, ctx):
         return False
@@ -162,6 +162,24 @@ def _reads_training(test) -> bool:
     if isinstance(test, ast.BoolOp):
         return any(_reads_training(v) for v in test.values)
     return isinstance(test, ast.Attribute) and test.attr == "training" and getattr(test.value, "id", None) == "self"
+
+
+_VARIABLE = ("torch.autograd.Variable", "torch.autograd.variable.Variable")
+
+
+def _variable_relied_on(node, ctx) -> bool:
+    """Code that relies on Variable being something other than a tensor: ``isinstance(x, Variable)``
+    (true of every tensor), ``Variable(t, volatile=True)`` (ignored since 0.4: the graph is recorded),
+    or a Variable wrapped again. ``Variable(t)`` alone returns the tensor and changes nothing."""
+    if isinstance(node.func, ast.Name) and node.func.id == "isinstance" and len(node.args) == 2:
+        kinds = node.args[1].elts if isinstance(node.args[1], ast.Tuple) else [node.args[1]]
+        return any(ctx.qualified(k) in _VARIABLE for k in kinds)
+    if not _is_call_to(node, ctx, *_VARIABLE):
+        return False
+    if _kw(node, "volatile") is not None:
+        return True
+    inner = ctx.resolve(node.args[0], node.lineno) if node.args else None
+    return isinstance(inner, ast.Call) and _is_call_to(inner, ctx, *_VARIABLE)
 
 
 def _int_expr(node) -> bool:
@@ -235,14 +253,40 @@ _FILLS = (
 def _filled_at_once(node, ctx) -> bool:
     """``torch.FloatTensor(n).uniform_(-1, 1)`` (``torch.LongTensor(1).cuda().fill_(v)``): the int is
     a size on purpose and every element is written before anything reads it, so no uninitialised value
-    is seen."""
+    is seen; or ``buf = torch.FloatTensor(n)`` whose next use fills it (``buf.fill_(0)``, ``buf[:] = x``)."""
     while True:
         up = ctx.parent(node)
-        if not isinstance(up, ast.Attribute) or not _method(ctx.parent(up), *_FILLS, *_CONVERSIONS):
+        if isinstance(up, ast.Assign) and len(up.targets) == 1 and isinstance(up.targets[0], ast.Name):
+            return _next_use_fills(up.targets[0].id, up, ctx)
+        if not isinstance(up, ast.Attribute) or not _method(ctx.parent(up), *_FILLS, *_CONVERSIONS, "contiguous"):
             return False
         if up.attr in _FILLS:
             return True
         node = ctx.parent(up)  # a copy to another device or dtype: still uninitialised, look further
+
+
+def _next_use_fills(name: str, assign, ctx) -> bool:
+    """The first use of ``name`` after ``assign`` in this function writes every element: a fill method
+    (``name.zero_()``), or a whole-slice store (``name[:] = x``, ``name[...] = x``)."""
+    uses = sorted(
+        (n for n in ast.walk(ctx.function) if isinstance(n, ast.Name) and n.id == name and n.lineno > assign.lineno),
+        key=lambda n: (n.lineno, n.col_offset),
+    )
+    if not uses:
+        return False
+    up = ctx.parent(uses[0])
+    if isinstance(up, ast.Attribute) and _method(ctx.parent(up), *_FILLS):
+        return True
+    return (
+        isinstance(up, ast.Subscript)
+        and isinstance(up.ctx, ast.Store)
+        and (
+            isinstance(up.slice, ast.Slice)
+            and up.slice.lower is None
+            and up.slice.upper is None
+            or _const(up.slice, Ellipsis)
+        )
+    )
 
 
 _LINEAR_MODES = ("linear", "bilinear", "bicubic", "trilinear")
@@ -451,7 +495,8 @@ def _strict_false_unchecked(node, ctx) -> bool:
         return False
     if _result_checked(node, ctx) or _retry_after_check(node, ctx):
         return False
-    return not _partial_by_design(_arg(node, 0, "state_dict"), ctx, node.lineno)
+    # a module's key matching; UNSURE on other objects (TensorDict.load_state_dict restores a storage)
+    return not _partial_by_design(_arg(node, 0, "state_dict"), ctx, node.lineno) and receiver_holds(node, ctx, "module")
 
 
 _OPTIMIZER_NAME = ("optimizer", "optim", "opt", "optimiser")
@@ -931,7 +976,9 @@ def _unregistered_tensor_attribute(node, ctx) -> bool:
         and _module_method(ctx)
     ):
         return False
-    if not _made_by_factory(node.value, ctx):
+    if not _made_by_factory(node.value, ctx) or _scalar_or_placed(node.value, ctx):
+        return False
+    if _used_while_building_only(target.attr, node, ctx):  # a size or a mask read in __init__ alone
         return False
     registered = {
         c.args[0].value
@@ -947,6 +994,43 @@ def _unregistered_tensor_attribute(node, ctx) -> bool:
 _MOVES = ("to", "cuda", "type_as")
 
 
+def _scalar_or_placed(expr, ctx) -> bool:
+    """A 0-dim tensor (``torch.tensor(0.5)``: it combines with a tensor on any device), or one made
+    with an explicit ``device=`` (placed where the module's author wants it); not one made to be
+    learnt (``requires_grad=True``: left out of parameters(), no optimizer ever sees it)."""
+    call = ctx.resolve(expr, getattr(expr, "lineno", 1 << 30))
+    while isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and ctx.qualified(call.func) is None:
+        call = call.func.value  # torch.tensor(2.0).log(): the factory's call
+    if not isinstance(call, ast.Call) or _const(_kw(call, "requires_grad"), True):
+        return False
+    if _kw(call, "device") is not None:
+        return True
+    name = (ctx.qualified(call.func) or "").rsplit(".", 1)[-1]
+    if name in ("tensor", "as_tensor", "scalar_tensor") and call.args:
+        return isinstance(call.args[0], ast.Constant) or (
+            isinstance(call.args[0], ast.UnaryOp) and isinstance(call.args[0].operand, ast.Constant)
+        )
+    return name in ("zeros", "ones", "empty", "full", "randn", "rand") and (
+        not call.args or (len(call.args) == 1 and isinstance(call.args[0], ast.Tuple) and not call.args[0].elts)
+    )
+
+
+def _used_while_building_only(attr: str, assign, ctx) -> bool:
+    """``self.<attr>`` is read later in ``__init__`` (a layer size, a mask that picks parameters) and in
+    no other method of the class: no forward ever meets it on another device."""
+
+    def reads(fn):
+        return [
+            n
+            for n in ast.walk(fn)
+            if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load) and _self_attr(n, attr)
+        ]
+
+    methods = [fn for fn in ctx.klass.body if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    in_init = [n for fn in methods if fn.name == "__init__" for n in reads(fn) if n.lineno > assign.lineno]
+    return bool(in_init) and not any(reads(fn) for fn in methods if fn.name != "__init__")
+
+
 def _kept_by_the_class(attr: str, ctx) -> bool:
     """The class's other methods take care of ``self.<attr>`` themselves: they move it where it is used
     (``self.bins.to(x.device)``, ``self.t = self.t.cuda()``) or replace it with a tensor computed at run
@@ -954,8 +1038,8 @@ def _kept_by_the_class(attr: str, ctx) -> bool:
     for fn in ctx.klass.body:
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.name == "__init__":
             continue
-        for n in ast.walk(fn):
-            if _method(n, *_MOVES) and _self_attr(n.func.value, attr):
+        for n in ast.walk(fn):  # moved at use: self.bins.to(x.device), torch.as_tensor(self.m).to(x.device)
+            if _method(n, *_MOVES) and any(_self_attr(x, attr) for x in ast.walk(n.func.value)):
                 return True
             if (
                 isinstance(n, ast.Assign)
@@ -1985,9 +2069,15 @@ def _fresh_array(expr, ctx) -> bool:
     """An array made for this call that no one else holds: ``a.astype(t)`` (a copy unless copy=False),
     ``a.copy()``, ``np.array(a)`` (copy=True by default), and np.ascontiguousarray/np.asarray of one of
     those (they pass an array through, so only a fresh one stays fresh). A name, a view or a slice
-    is the caller's array: writing through the tensor changes it."""
+    is the caller's array: writing through the tensor changes it. Arithmetic and comparisons make a
+    new array (``rng.rand(n) < p``), and so does a function called by plain name (``load_image(p)``,
+    ``ensure_rng(r).rand(n)``'s helper) as far as this file can tell: no one else holds its result."""
+    if isinstance(expr, (ast.Compare, ast.BinOp, ast.UnaryOp)):
+        return True
     if not isinstance(expr, ast.Call):
         return False
+    if isinstance(expr.func, ast.Name) and ctx.qualified(expr.func) is None and expr.func.id not in _BUILTINS:
+        return True
     if _method(expr, "copy") and not expr.args:
         return True
     if _method(expr, "astype"):
@@ -2176,9 +2266,10 @@ SOURCE_POST_RULES: tuple[Rule, ...] = (
     Rule(
         "PTF002",
         ("variable-tensor-merge",),
-        "Variable is a deprecated spelling since 0.4: Variable(t) returns a plain Tensor (requires_grad=True "
-        "still sets the flag); create the tensor with requires_grad=True or call t.requires_grad_()",
-        lambda n, c: _is_call_to(n, c, "torch.autograd.Variable", "torch.autograd.variable.Variable"),
+        "Variable is a deprecated spelling since 0.4: Variable(t) returns a plain Tensor, so isinstance(x, "
+        "Variable) is true of every tensor and volatile= is ignored (the graph is recorded); drop Variable: "
+        "create the tensor with requires_grad=True, call t.requires_grad_(), or use torch.no_grad()",
+        _variable_relied_on,
         nodes=CALL,
     ),
     Rule(
@@ -2297,6 +2388,7 @@ SOURCE_POST_RULES: tuple[Rule, ...] = (
         "(or torch.inference_mode())",
         _eval_without_no_grad,
         nodes=CALL,
+        harm="memory",  # the same results, every activation held: nothing a small test checks
     ),
     Rule(
         "PTF017",

@@ -13,6 +13,7 @@ from torch_pitfalls.lint.rules.base import (
     IMPORTS,
     REFS,
     SCHEDULERS,
+    UNSURE,
     Rule,
     _const,
     _has_kw,
@@ -20,6 +21,7 @@ from torch_pitfalls.lint.rules.base import (
     _kw,
     _method,
     _use_of,
+    receiver_holds,
 )
 
 # typing's names that torch/__init__.py imported plainly, and so exported, until 2.5
@@ -48,20 +50,19 @@ def _annotated_with(fn, ctx, names) -> bool:
     )
 
 
-def _receiver_may_be_tensor(call: ast.Call, ctx) -> bool:
-    """The object a method is called on could be a tensor: not an imported module
-    (``torch_scatter.scatter(..., reduce=...)`` is another library's function), and not ``self`` in a
-    class that defines the method itself (``self.storage()`` of a storage-backend class)."""
+def _receiver_may_be_tensor(call: ast.Call, ctx):
+    """Whether the object a method is called on is a tensor: True where the bindings prove it,
+    UNSURE where they cannot tell (``lazy_covar.cholesky()``, ``td.refine_names(...)``: other
+    libraries' objects have these methods too), False for an imported module other than torch
+    (``torch_scatter.scatter(..., reduce=...)``), an object known to be something else, or ``self``
+    in a class that defines the method itself (``self.storage()`` of a storage-backend class)."""
     receiver = call.func.value
-    if ctx.qualified(receiver) is not None and not (ctx.qualified(receiver) or "").startswith("torch."):
-        return False
-    if ctx.kind(receiver) not in (None, "tensor"):  # bindings.py: known to hold a module, an ndarray, ...
-        return False
     if isinstance(receiver, ast.Name) and receiver.id in ("self", "cls") and ctx.klass is not None:
-        return not any(
+        if any(
             isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == call.func.attr for s in ctx.klass.body
-        )
-    return True
+        ):
+            return False
+    return receiver_holds(call, ctx, "tensor")
 
 
 def _is_grad(node) -> bool:
@@ -286,8 +287,10 @@ def _state_dict_positional(node, ctx) -> bool:
     return bool(klass.bases) and params[:1] == ["destination"]
 
 
-def _names_of_tensor(node, ctx) -> bool:
-    """Named tensors: ``names=`` to a factory, ``.refine_names``/``.align_to``, or reading ``t.names``."""
+def _names_of_tensor(node, ctx):
+    """Named tensors: ``names=`` to a torch factory, ``.refine_names``/``.align_to``/``.rename_`` or
+    reading ``.names`` on what the bindings prove a tensor (UNSURE on anything else: TensorDict and
+    torchrl specs have their own ``names`` and ``refine_names``)."""
     if (
         isinstance(node, ast.Call)
         and (ctx.qualified(node.func) or "").startswith("torch.")
@@ -295,24 +298,16 @@ def _names_of_tensor(node, ctx) -> bool:
     ):
         return True
     if _method(node, "refine_names", "align_to", "rename_"):
-        return True
+        return receiver_holds(node, ctx, "tensor")
     if not (
         isinstance(node, ast.Attribute)
         and node.attr == "names"
         and isinstance(node.ctx, ast.Load)
-        and isinstance(node.value, ast.Name)
         and not ctx.guarded
         and ctx.qualified(node) is None
     ):
         return False
-    # a tensor, by the company it keeps: the same name's .shape, .dim() or .size() in the function
-    return any(
-        isinstance(n, ast.Attribute)
-        and n.attr in ("shape", "dim", "size", "ndim")
-        and isinstance(n.value, ast.Name)
-        and n.value.id == node.value.id
-        for n in ast.walk(ctx.function)
-    )
+    return receiver_holds(node, ctx, "tensor")
 
 
 def _stft_without_return_complex(node, ctx) -> bool:
@@ -490,11 +485,11 @@ UPGRADE_RULES: tuple[Rule, ...] = (
         "scatter's reduce= with a tensor src is deprecated since torch 2.0; use scatter_add_ or "
         "scatter_reduce_(..., reduce='sum'|'prod'|'amax'|'amin'|'mean')",
         lambda n, c: (
-            (
+            _kw(n, "reduce") is not None
+            and (
                 _is_call_to(n, c, "torch.scatter")
                 or (_method(n, "scatter", "scatter_") and _receiver_may_be_tensor(n, c))
             )
-            and _kw(n, "reduce") is not None
         ),
         nodes=CALL,
     ),
@@ -607,7 +602,7 @@ UPGRADE_RULES: tuple[Rule, ...] = (
         "PTF122",
         ("distribution-sample-n",),
         "Distribution.sample_n(n) is deprecated (FutureWarning since torch 2.4); call sample((n,))",
-        lambda n, c: _method(n, "sample_n"),
+        lambda n, c: _method(n, "sample_n") and receiver_holds(n, c, "distribution"),
         nodes=CALL,
     ),
     Rule(
@@ -855,14 +850,15 @@ def _considered(rule: Rule) -> Rule:
     test, warns, once = rule.test, rule.id in WARNS_ONLY, rule.id in ONCE_PER_FILE
     seen = {"module": None}
 
-    def considered(node, ctx) -> bool:
-        if not test(node, ctx) or deliberate(node, ctx.module, warns):
+    def considered(node, ctx):
+        found = test(node, ctx)
+        if (not found and found is not UNSURE) or deliberate(node, ctx.module, warns):
             return False
-        if once:
+        if once and found is not UNSURE:  # a preview finding does not take the file's one
             if seen["module"] is ctx.module:
                 return False
             seen["module"] = ctx.module
-        return True
+        return found
 
     return replace(rule, test=considered)
 

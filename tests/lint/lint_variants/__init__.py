@@ -3,6 +3,8 @@
 * ``PITFALL``: name -> a small program with the rule's pitfall, spelled the ways people write it
   (bound names, aliases, inside loops and methods, keyword or positional arguments, chains);
 * ``NEAR_MISS``: name -> a correct program that looks alike (the rule must stay quiet);
+* ``PREVIEW`` (optional): name -> the pitfall on an object whose type the file does not show, which
+  the rule reports only with ``--preview``;
 * ``SEEN``: spelling name -> where such code appears in public code or issues.
 
 tests/lint/test_lint_variants.py holds every rule to its set; benchmarks/lint_variants.py reports recall

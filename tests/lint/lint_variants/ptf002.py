@@ -1,6 +1,55 @@
-"""PTF002: torch.autograd.Variable, a deprecated spelling since 0.4."""
+"""PTF002: code that relies on torch.autograd.Variable being something other than a tensor, which
+it has not been since 0.4: volatile=, isinstance(x, Variable), a Variable wrapped again. Variable(t)
+alone returns the tensor and changes nothing: those spellings are near misses (quiet)."""
 
 PITFALL = {
+    "volatile_eval": """
+import torch
+from torch.autograd import Variable
+def evaluate(model, loader):
+    for images, labels in loader:
+        images = Variable(images, volatile=True)
+        outputs = model(images)
+""",
+    "volatile_false_train": """
+import torch
+from torch.autograd import Variable
+def step(model, x, training):
+    x = Variable(x, volatile=not training)
+    return model(x)
+""",
+    "isinstance_unwrap": """
+import torch
+from torch.autograd import Variable
+def to_numpy(x):
+    if isinstance(x, Variable):
+        x = x.data
+    return x.cpu().numpy()
+""",
+    "isinstance_tuple": """
+import torch
+from torch.autograd import Variable
+def check(x):
+    assert isinstance(x, (Variable, torch.Tensor))
+    if isinstance(x, (Variable,)):
+        return x.data
+    return x
+""",
+    "wrapped_again": """
+import torch
+from torch.autograd import Variable
+x = Variable(torch.ones(2), requires_grad=True)
+y = Variable(x)
+""",
+    "wrapped_again_inline": """
+import torch
+from torch import autograd
+h = autograd.Variable(autograd.Variable(torch.zeros(1, 4)))
+""",
+}
+
+# Variable(t) alone: deprecated, but it returns the tensor (requires_grad= still sets the flag)
+PLAIN_WRAPPERS = {
     "requires_grad_kw": """
 import torch
 from torch.autograd import Variable
@@ -34,6 +83,7 @@ orth_loss = V(torch.FloatTensor(1).zero_(), requires_grad=True)
 }
 
 NEAR_MISS = {
+    **PLAIN_WRAPPERS,
     "tensor_requires_grad": """
 import torch
 w = torch.randn(3, 1, requires_grad=True)
@@ -52,6 +102,9 @@ v = Variable("x")
 }
 
 SEEN = {
+    "volatile_eval": "https://github.com/WuJie1010/Facial-Expression-Recognition.Pytorch/issues/87 (inputs, targets = Variable(inputs, volatile=True), Variable(targets) in the evaluation loop)",
+    "volatile_false_train": "https://github.com/IBM/pytorch-seq2seq/issues/149 (torchtext's return Variable(arr, volatile=not train))",
+    "isinstance_unwrap": "not found by search; the pre-0.4 unwrap idiom (if isinstance(x, Variable): x = x.data)",
     "requires_grad_kw": "https://github.com/hunkim/PyTorchZeroToAll/issues/29",
     "renamed_import": "https://github.com/kevinzakka/pytorch-goodies/issues/8",
     "full_path": "https://github.com/wiseodd/generative-models/pull/69",

@@ -130,3 +130,8 @@ class Block(nn.Module):
 """
 SEEN["training_true_keyword_in_helper"] = "https://github.com/BogiHsu/Tacotron2-PyTorch/issues/8 (F.dropout(..., training=True) in the prenet: on in evaluation)"
 SEEN["training_positional_self_training"] = "https://github.com/delip/PyTorchNLPBook/issues/28 (the fix: training=self.training)"
+
+# training=True written out is a choice, not a forgotten flag: Tacotron 2 keeps its prenet dropout on at
+# inference on purpose (https://github.com/NVIDIA/tacotron2/issues/247, "mentioned in the original
+# Tacotron2 paper"; https://github.com/NVIDIA/DeepLearningExamples/pull/457, "This is intentional")
+NEAR_MISS.update({name: PITFALL.pop(name) for name in ("training_true_positional", "training_true_keyword_in_helper")})

@@ -40,6 +40,12 @@ def load(model, sd):
     result = model.load_state_dict(sd, strict=False)
     return record(model, result)
 """,
+    "module_class_of_the_file": "import torch\nimport torch.nn as nn\n\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 2)\n\nmodel = Net()\nmodel.load_state_dict(torch.load('ckpt.pt'), strict=False)\n",
+    "built_by_a_function": "import torch\nimport torchvision\n\ndef build_model(num_classes):\n    model = torchvision.models.resnet50()\n    model.fc = torch.nn.Linear(2048, num_classes)\n    return model\n\ndef main(path):\n    model = build_model(10)\n    model.load_state_dict(torch.load(path, map_location='cpu'), strict=False)\n    return model\n",
+    "unpacked_from_a_function": "import torch\nimport torch.nn as nn\n\ndef make(cfg):\n    net = nn.Sequential(nn.Linear(cfg, 8), nn.ReLU(), nn.Linear(8, 1))\n    opt = torch.optim.SGD(net.parameters(), lr=0.1)\n    return net, opt\n\nnet, opt = make(16)\nsd = torch.load('last.pt')\nnet.load_state_dict(sd['model'], strict=False)\n",
+    "self_module_attribute": 'import torch\nimport torch.nn as nn\nfrom torchvision.models import resnet18\n\nclass Classifier(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.backbone = resnet18()\n        self.head = nn.Linear(1000, 5)\n\n    def load_backbone(self, path):\n        self.backbone.load_state_dict(torch.load(path), strict=False)\n',
+    "parameter_passed_a_module": "import torch\nimport torch.nn as nn\n\ndef restore(model, path):\n    model.load_state_dict(torch.load(path, weights_only=True), strict=False)\n    return model\n\nmodel = restore(nn.LSTM(10, 20), 'lstm.pt')\n",
+    "annotated_parameter": 'import torch\nfrom torch import nn\n\ndef warm_start(model: nn.Module, path: str) -> None:\n    model.load_state_dict(torch.load(path), strict=False)\n',
 }
 
 NEAR_MISS = {
@@ -188,3 +194,6 @@ SEEN["restore_kept_snapshot"] = ("EMA callbacks keep the live weights on an attr
                                  "code search)")
 SEEN["restore_layers_a_helper_overwrote"] = ("diffusers/loaders/lora_pipeline.py:1921 (build/realcode/untuned: the "
                                              "norm layers a LoRA overwrote, kept on the transformer and restored on unfuse)")
+
+# the pitfall on an object whose type the file does not show: reported only with --preview
+PREVIEW = {name: PITFALL.pop(name) for name in ("discarded_keyword", "bound_never_read", "self_backbone_in_method", "passed_on_unchecked", "renamed_keys_positional_strict", "checkpoint_kept_on_attribute", "attribute_also_set_from_a_file")}
