@@ -4,8 +4,9 @@ Each rule (harness/lint/rules/) belongs to the case(s) that prove it and fires o
 case's ``affects`` holds for the torch in question (the installed one, ``--torch X.Y``, or with
 ``--all-versions`` every release the file's package declares: scope.py, declared.py). A ``# noqa: PTF101`` comment on the line (or a bare ``# noqa``)
 silences a finding there. A file that does not parse is a finding of its own (``PTF000``): nothing
-else in it is checked. One SyntaxError is a pitfall the corpus knows, ``.cuda(async=True)``: it is
-found in the tokens (PTF003), repaired in memory, and the rest of the file is checked as usual.
+else in it is checked. A SyntaxError that is a pitfall the corpus knows (``.cuda(async=True)``) is
+a rule's (its ``on_syntax_error``: PTF003 finds it in the tokens): reported, repaired in memory,
+and the rest of the file is checked as usual.
 """
 
 from __future__ import annotations
@@ -16,13 +17,16 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from torch_pitfalls.casefile import read_case
-from torch_pitfalls.lint.engine import keyword_async_positions, walk
+from torch_pitfalls.lint.engine import walk
 from torch_pitfalls.lint.releases import Releases
 from torch_pitfalls.lint.rules import RULES, Rule
 
 PARSE_ERROR = "PTF000"
 NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*))?", re.I)
 RULES_BY_ID = {r.id: r for r in RULES}
+# the rules that read a file that does not parse, all of them whatever is selected: their repair
+# lets the other rules check the rest of the file
+SYNTAX_RULES = tuple(r for r in RULES if r.on_syntax_error is not None)
 
 
 PREVIEW_LABEL = "[preview: on an object not known to be torch's]"
@@ -107,13 +111,16 @@ def lint_text(
     try:
         tree = ast.parse(text, filename=path)
     except SyntaxError as exc:
-        # The syntax errors the corpus knows are repaired in memory and reported; the rest of the
-        # file is read from the repaired text (same lines and columns), as a linter that goes on.
-        asyncs = keyword_async_positions(text)
-        if "PTF003" in {r.id for r in rules}:
-            rule = RULES_BY_ID["PTF003"]
-            findings += [Finding(path, line, col, rule.id, rule.message, rule.case) for line, col in asyncs]
-        tree, exc = _parse_repaired(text, path, asyncs) if asyncs else (None, exc)
+        # The syntax errors the corpus knows are its rules' (on_syntax_error): reported where asked,
+        # and repaired in memory; the rest of the file is read from the repaired text (same lines
+        # and columns), as a linter that goes on.
+        asked, repaired, found = {r.id for r in rules}, text, False
+        for rule in SYNTAX_RULES:
+            where, repaired = rule.on_syntax_error(repaired)
+            found = found or bool(where)
+            if rule.id in asked:
+                findings += [Finding(path, line, col, rule.id, rule.message, rule.case) for line, col in where]
+        tree, exc = _parse_repaired(repaired, path) if found else (None, exc)
         if tree is None:
             if report_parse_errors:
                 findings.append(
@@ -134,19 +141,10 @@ def lint_text(
     return [f for f in unique if not _silenced(lines[f.line - 1] if 0 < f.line <= len(lines) else "", f.rule)]
 
 
-# ``async`` as a keyword argument, renamed to an identifier of the same length: every later column
-# of the line stays where it was, so findings and fixes point into the original text.
-_ASYNC_STANDIN = "_sync"
-
-
-def _parse_repaired(text: str, path: str, asyncs: list[tuple[int, int]]):
-    """The tree of ``text`` with each ``async=`` keyword renamed, or (None, the error that is left)."""
-    lines = text.splitlines(keepends=True)
-    for line, col in asyncs:  # col is 1-based (a finding's), the keyword starts at col - 1
-        start = col - 1
-        lines[line - 1] = lines[line - 1][:start] + _ASYNC_STANDIN + lines[line - 1][start + len("async") :]
+def _parse_repaired(repaired: str, path: str):
+    """The tree of the repaired text, or (None, the error that is left)."""
     try:
-        return ast.parse("".join(lines), filename=path), None
+        return ast.parse(repaired, filename=path), None
     except SyntaxError as left:
         return None, left
 

@@ -224,7 +224,7 @@ def _matrix(args, usage_error):
 
 
 class FixInfo:
-    """Whether a finding has a fix, and whether that fix is safe (harness/lint/fixes.py)."""
+    """Whether a finding has a fix (its rule's), and whether that fix is safe (harness/lint/fixes.py)."""
 
     def __init__(self, args):
         self.args = args
@@ -244,7 +244,7 @@ class FixInfo:
         return self._why[rule_id]
 
     def of(self, finding) -> dict | None:
-        from torch_pitfalls.lint.fixes import FIXES
+        from torch_pitfalls.lint.rules import FIXES
 
         fix = FIXES.get(finding.rule)
         if fix is None:

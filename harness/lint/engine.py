@@ -9,9 +9,7 @@ fixes use, which name the old API on purpose).
 from __future__ import annotations
 
 import ast
-import io
 import os
-import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -133,6 +131,7 @@ class Walker(ast.NodeVisitor):
         self.hits: list[Hit] = []
         self._by_type: dict[type, list] = {}
         self._methods: dict[type, object] = {}
+        self._found_once: set[str] = set()  # the once-per-file rules that made this file's finding
 
     def _check(self, node):
         cls = type(node)
@@ -141,6 +140,10 @@ class Walker(ast.NodeVisitor):
             rules = self._by_type[cls] = [r for r in self.rules if issubclass(cls, getattr(r, "nodes", ast.AST))]
         for rule in rules:
             found = rule.matches(node, self.ctx)
+            if found is True and rule.once_per_file:  # an UNSURE match does not take the file's one finding
+                if rule.id in self._found_once:
+                    continue
+                self._found_once.add(rule.id)
             if found or (self.preview and found is not False):  # not False: UNSURE (rules/base.py)
                 sure = found is True
                 self.hits.append(Hit(rule, getattr(node, "lineno", 1), getattr(node, "col_offset", 0) + 1, sure))
@@ -230,17 +233,3 @@ def walk(
     walker = Walker(rules, tree, releases, path, preview)
     walker.visit(tree)
     return walker.hits
-
-
-def keyword_async_positions(text: str) -> list[tuple[int, int]]:
-    """Where ``async=`` is used as a keyword argument (``.cuda(async=True)``): a SyntaxError since
-    Python 3.7, found in the tokens of a file that does not parse."""
-    out = []
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
-    except (tokenize.TokenError, IndentationError, SyntaxError):
-        return out
-    for a, b, c in zip(tokens, tokens[1:], tokens[2:]):
-        if a.string in ("(", ",") and b.string == "async" and c.string == "=":
-            out.append((b.start[0], b.start[1] + 1))
-    return out

@@ -1,15 +1,18 @@
 """Each ``--fix`` proven by running it, in this interpreter, on this torch.
 
-For every fix (harness/lint/fixes.py) and every case of its rule: the linter lints the case
-module's broken program (the ``broken`` function and the definitions it uses, and the program
-strings it compiles), applies the rule's fix there, and the modified module is loaded from a temp
-folder with ``broken`` standing in as the fix. It is then held to the standard of the case's own
-fix (torch_pitfalls.run.runner.fixed_step): it raises nothing and warns nothing, the case's ``symptom``
-says no, and the case's ``check`` accepts its result. The rule must also no longer flag it.
+For every fix (a rule's, in the rule's module: harness/lint/rules/) and every case of its rule: the
+linter lints the case module's broken program (the ``broken`` function and the definitions it uses,
+and the program strings it compiles), applies the rule's fix there, and the modified module is
+loaded from a temp folder with ``broken`` standing in as the fix. It is then held to the standard of
+the case's own fix (torch_pitfalls.run.runner.fixed_step): it raises nothing and warns nothing, the
+case's ``symptom`` says no, and the case's ``check`` accepts its result. The rule must also no
+longer flag it.
 
 tests/lint/test_fix.py asserts it on the local torch; ``python -m torch_pitfalls.lint.fix_proofs --json
 PATH`` records it for another release (the matrix build's ``--fix-proofs``, into
-``reports/lint-fix-proofs.json``), which is what makes a fix safe (harness/lint/fixes.py).
+``reports/lint-fix-proofs.json``), which is what makes a fix safe (harness/lint/fixes.py). Each
+fix's record keeps the hash of its rule's module (``sha256``: fixes.fix_sha256), so a record stays
+valid until that rule's own text changes.
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ from pathlib import Path
 
 from torch_pitfalls.casefile import CaseFile
 from torch_pitfalls.lint import RULES_BY_ID, lint_text
-from torch_pitfalls.lint.fixes import FIXES, fix_file_text, fixes_sha256
+from torch_pitfalls.lint.fixes import fix_file_text, fix_sha256
+from torch_pitfalls.lint.rules import FIXES
 from torch_pitfalls.loader import case_id_of, default_cases_dir, find_case_files, load_case
 
 
@@ -174,13 +178,13 @@ def prove_all(cases_dir: Path | None = None, rules=None) -> dict:
     files = {case_id_of(p): p for p in find_case_files(Path(cases_dir or default_cases_dir()))}
     fixes = {}
     for rule_id in sorted(rules or FIXES):
+        key = fix_sha256(rule_id)  # the text of the rule's module that this proof is of
         cases = {case: prove(rule_id, files[case]) for case in RULES_BY_ID[rule_id].cases}
         failed = [f"{case}: {r['why']}" for case, r in cases.items() if not r["proven"]]
-        fixes[rule_id] = {"proven": not failed, "why": "; ".join(failed), "cases": cases}
+        fixes[rule_id] = {"sha256": key, "proven": not failed, "why": "; ".join(failed), "cases": cases}
     return {
         "torch": torch.__version__,
         "python": sys.version.split()[0],
-        "fixes_sha256": fixes_sha256(),
         "fixes": fixes,
         "proven": sum(f["proven"] for f in fixes.values()),
         "total": len(fixes),

@@ -1,11 +1,15 @@
-"""``pitfalls lint --fix``: the mechanical fixes, one per rule id, as data (``FIXES``), and how a
-fix is applied to a file's text.
+"""``pitfalls lint --fix``: how a fix is made and applied to a file's text, and which fixes are safe.
+
+Each fix lives in its rule's module (harness/lint/rules/ptf*.py), beside the check that makes the
+finding, as the rule record's ``fix`` (a ``Fix`` of this module). This module holds what they are
+made of: a file's ``Source``, ``Edit``, ``Refused``, the edits several fixes share, applying the
+fixes of a file's findings (``fix_text``, ``fix_file_text``), and the proofs that make one safe.
 
 A fix is a set of text edits placed by the finding's position: the rule's node is found again by
 re-parsing the file (line and column, then the shape the fix needs), and the edit is made at the
 node's exact ``ast`` positions, so the rest of the file keeps its formatting. ``.cuda(async=True)``
-does not parse: its fix works on the tokens. A fix that cannot be placed (an unusual shape of code)
-is refused with the reason, and a set of edits that would leave a file that does not parse is
+does not parse: its fix works on the lines' text. A fix that cannot be placed (an unusual shape of
+code) is refused with the reason, and a set of edits that would leave a file that does not parse is
 refused whole: nothing is written.
 
 Which fixes are *safe* (applied by ``--fix``; the others need ``--unsafe-fixes``) is observed, not
@@ -15,8 +19,11 @@ runs them (harness/lint/fix_proofs.py), and the matrix build records that on eve
 its rule, on every release of the matrix (``torch_pitfalls.matrix.DEFAULT_VERSIONS``) where the rule
 applies (a release inside one of its cases' ``affects`` ranges), and the fix has no ``caution``
 (a fix that changes what the program means, such as ``weights_only=False``, is never safe). A
-release with no record, or with a record made from another text of this module (its hash is
-recorded), makes it unsafe too: "not observed on X".
+release with no record, or with a record made from another text of the rule's module (each fix's
+record keeps that module's hash: ``fix_sha256``), makes it unsafe too: "not observed on X". A
+proof hangs on its own rule's module only, so editing one rule leaves every other fix proven. The
+edits here that fixes share are not in that key: tests/lint/test_fix.py proves every fix again on
+the local torch, and after such a change ``make fix-versions`` records every release again.
 """
 
 from __future__ import annotations
@@ -32,11 +39,14 @@ from torch_pitfalls.lint.names import dotted, import_map
 PROOFS_FILE = "lint-fix-proofs.json"  # beside the recorded reports
 
 
-def fixes_sha256() -> str:
-    """The hash of this module's text: a proof recorded from another text of the fixes is stale."""
+def fix_sha256(rule_id: str) -> str:
+    """The hash of the text of the rule's module, which holds its check, its record and its fix: a
+    proof recorded from another text of it is stale (a change elsewhere leaves it standing)."""
     import hashlib
 
-    return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+    from torch_pitfalls.lint.rules import module_of
+
+    return hashlib.sha256(Path(module_of(rule_id).__file__).read_bytes()).hexdigest()
 
 
 class Refused(Exception):
@@ -171,7 +181,7 @@ def _torch_chain(src: Source, node: ast.AST, tail: str) -> str:
     return torch
 
 
-# --- the fixes, by rule ---------------------------------------------------------------------
+# --- the fixes that several rules build from ---------------------------------------------
 def _rename_called_method(old_names, new: Callable[[str], str]):
     """A call of ``<anything>.old(...)`` renamed ``<anything>.new(...)``; a bare ``old(...)``
     (imported by name) is refused: its import would need the new name too."""
@@ -188,49 +198,6 @@ def _rename_called_method(old_names, new: Callable[[str], str]):
     return edits
 
 
-INIT_OLD = {
-    "uniform",
-    "normal",
-    "constant",
-    "xavier_uniform",
-    "xavier_normal",
-    "kaiming_uniform",
-    "kaiming_normal",
-    "orthogonal",
-    "sparse",
-}
-
-
-def _async_keyword(src: Source, finding) -> list[Edit]:
-    """``async=`` -> ``non_blocking=``, in the tokens (the file does not parse)."""
-    line = finding.line
-    text = src.lines[line - 1] if 0 < line <= len(src.lines) else ""
-    col = finding.col - 1  # tokenize counts characters
-    if text[col : col + 5] != "async":
-        raise Refused("no async keyword at the finding's position")
-    start = src._starts[line - 1] + col
-    if not text[col + 5 :].lstrip().startswith("="):
-        raise Refused("async is not a keyword argument here")
-    return [Edit(start, start + 5, "non_blocking")]
-
-
-def _assign_to(src: Source, finding) -> list[Edit]:
-    """``x.to(device)`` as a statement -> ``x = x.to(device)``."""
-    stmt = _one(
-        [
-            s
-            for s in src.at(finding, ast.Expr)
-            if isinstance(s.value, ast.Call) and isinstance(s.value.func, ast.Attribute)
-        ],
-        "statement calling a method",
-    )
-    receiver = stmt.value.func.value
-    if not isinstance(receiver, (ast.Name, ast.Attribute, ast.Subscript)):
-        raise Refused("the converted value is not a name, attribute or item: assign the result by hand")
-    at = src.start(stmt)
-    return [Edit(at, at, f"{src.segment(receiver)} = ")]
-
-
 def _add_keyword(method_names: tuple[str, ...], text: str, require=lambda call: True, why=""):
     def edits(src: Source, finding) -> list[Edit]:
         calls = [
@@ -239,38 +206,6 @@ def _add_keyword(method_names: tuple[str, ...], text: str, require=lambda call: 
             if getattr(c.func, "attr", getattr(c.func, "id", None)) in method_names and require(c)
         ]
         return [_add_argument(src, _one(calls, why or "call of " + "/".join(method_names)), text)]
-
-    return edits
-
-
-def _drop_verbose(src: Source, finding) -> list[Edit]:
-    call = _one(
-        [c for c in src.at(finding, ast.Call) if any(k.arg == "verbose" for k in c.keywords)],
-        "scheduler call with verbose=",
-    )
-    return [_drop_keyword(src, call, "verbose")]
-
-
-def _functorch(src: Source, finding) -> list[Edit]:
-    """``functorch.vmap`` -> ``torch.func.vmap`` (same functions, same signatures)."""
-    refs = [
-        n
-        for n in src.at(finding, ast.Attribute)
-        if isinstance(n.value, ast.Name) and import_map(src.tree).get(n.value.id) == "functorch"
-    ]
-    if not refs:
-        raise Refused("imported from functorch by name: change the import to torch.func")
-    ref = refs[0]
-    return [Edit(src.start(ref.value), src.end(ref.value), f"{src.torch_name()}.func")]
-
-
-def _rename_reference(tail: str, new_tail: str):
-    """``<torch>.<tail>`` -> ``<torch>.<new_tail>``, where it is written so."""
-
-    def edits(src: Source, finding) -> list[Edit]:
-        ref = _ref(src, finding, tail.rsplit(".", 1)[-1])
-        torch = _torch_chain(src, ref, tail)
-        return [Edit(src.start(ref), src.end(ref), f"{torch}.{new_tail}")]
 
     return edits
 
@@ -293,168 +228,17 @@ def _to_autocast(device: str):
     return edits
 
 
-def _grad_scaler(src: Source, finding) -> list[Edit]:
-    """``torch.cuda.amp.GradScaler(...)`` -> ``torch.amp.GradScaler("cuda", ...)`` (the device first)."""
-    ref = _ref(src, finding, "GradScaler")
-    torch = _torch_chain(src, ref, "cuda.amp.GradScaler")
-    call = _call_of(src, ref)
-    return [
-        Edit(src.start(ref), src.end(ref), f"{torch}.amp.GradScaler"),
-        _add_argument(src, call, '"cuda"', first=True),
-    ]
-
-
-def _sample_n(src: Source, finding) -> list[Edit]:
-    """``d.sample_n(n)`` -> ``d.sample((n,))``."""
-    call = _one([c for c in src.at(finding, ast.Call) if getattr(c.func, "attr", None) == "sample_n"], "sample_n call")
-    if len(call.args) != 1 or call.keywords or isinstance(call.args[0], ast.Starred):
-        raise Refused("sample_n takes one count here: rewrite it by hand")
-    arg = call.args[0]
-    return [_rename_attr(src, call.func, "sample"), Edit(src.start(arg), src.end(arg), f"({src.segment(arg)},)")]
-
-
-def _local_rank(src: Source, finding) -> list[Edit]:
-    """``add_argument("--local_rank", ...)`` -> ``add_argument("--local-rank", "--local_rank", ...)``:
-    the dest stays ``local_rank`` (argparse takes it from the first long option)."""
-    call = _one(
-        [c for c in src.at(finding, ast.Call) if getattr(c.func, "attr", None) == "add_argument"], "add_argument call"
-    )
-    old = next((a for a in call.args if isinstance(a, ast.Constant) and a.value == "--local_rank"), None)
-    if old is None:
-        raise Refused("no '--local_rank' option string in the call")
-    at = src.start(old)
-    return [Edit(at, at, '"--local-rank", ')]
-
-
-def _register_pytree(src: Source, finding) -> list[Edit]:
-    ref = _ref(src, finding, "_register_pytree_node")
-    if not isinstance(ref, ast.Attribute):
-        raise Refused("imported by name: rename it in the import too")
-    call = _call_of(src, ref)
-    if len(call.args) > 3 or any(k.arg in ("to_str_fn", "maybe_from_str_fn") for k in call.keywords):
-        raise Refused("to_str_fn/maybe_from_str_fn have no counterpart in register_pytree_node")
-    return [_rename_attr(src, ref, "register_pytree_node")]
-
-
-def _stft_complex(src: Source, finding) -> list[Edit]:
-    """``torch.stft(...)`` -> ``torch.view_as_real(torch.stft(..., return_complex=True))``: the
-    (..., 2) real layout the call returned before torch 2.0, from the complex result."""
-    call = _one(
-        [
-            c
-            for c in src.at(finding, ast.Call)
-            if getattr(c.func, "attr", getattr(c.func, "id", None)) == "stft"
-            and not any(k.arg == "return_complex" for k in c.keywords)
-        ],
-        "stft call without return_complex",
-    )
-    start, end = src.start(call), src.end(call)
-    return [
-        Edit(start, start, f"{src.torch_name()}.view_as_real("),
-        _add_argument(src, call, "return_complex=True"),
-        Edit(end, end, ")"),
-    ]
-
-
-def _rename_attribute(old: str, new: str):
-    def edits(src: Source, finding) -> list[Edit]:
-        ref = _one([n for n in src.at(finding, ast.Attribute) if n.attr == old], f".{old}")
-        return [_rename_attr(src, ref, new)]
-
-    return edits
-
-
 @dataclass(frozen=True)
 class Fix:
-    rule: str
+    """A rule's fix (the rule record's ``fix``)."""
+
     does: str  # what the fix writes, in words
     edits: Callable[[Source, object], list[Edit]]  # raises Refused
     caution: str | None = None  # why it is never applied without --unsafe-fixes, whatever the proofs say
-    works_on_tokens: bool = False  # the file it fixes does not parse
     # How fix_proofs judges it: "run" (the linter-fixed broken program held to the case's own fix) or
     # "compile" (a fix to a file that does not parse: it must compile, the symptom go, and torch
     # accept the call's arguments; the case's check, which runs its own program, does not apply).
     proof: str = "run"
-
-
-FIXES: dict[str, Fix] = {
-    f.rule: f
-    for f in (
-        Fix(
-            "PTF001",
-            "xavier_uniform(...) -> xavier_uniform_(...) (the in-place name)",
-            _rename_called_method(INIT_OLD, lambda name: name + "_"),
-        ),
-        Fix(
-            "PTF003",
-            ".cuda(async=True) -> .cuda(non_blocking=True)",
-            _async_keyword,
-            works_on_tokens=True,
-            proof="compile",
-        ),
-        Fix(
-            "PTF004",
-            "register_backward_hook -> register_full_backward_hook",
-            _rename_called_method({"register_backward_hook"}, lambda name: "register_full_backward_hook"),
-        ),
-        Fix("PTF013", "x.to(...) -> x = x.to(...)", _assign_to),
-        Fix(
-            "PTF101",
-            "zero_grad() -> zero_grad(set_to_none=False) (zeros, as before torch 2.0)",
-            _add_keyword(("zero_grad",), "set_to_none=False", lambda c: not c.args and not c.keywords),
-        ),
-        Fix("PTF105", "functorch.X -> torch.func.X", _functorch),
-        Fix(
-            "PTF112",
-            "checkpoint(f, x) -> checkpoint(f, x, use_reentrant=True) (what it did when not passed)",
-            _add_keyword(
-                ("checkpoint", "checkpoint_sequential"),
-                "use_reentrant=True",
-                lambda c: not any(k.arg in ("use_reentrant", None) for k in c.keywords),
-            ),
-        ),
-        Fix("PTF114", "drops verbose= from the scheduler", _drop_verbose),
-        Fix(
-            "PTF115",
-            "cross(a, b) -> cross(a, b, dim=-1)",
-            _add_keyword(("cross",), "dim=-1", lambda c: not any(k.arg == "dim" for k in c.keywords)),
-        ),
-        Fix(
-            "PTF117",
-            "clip_grad_norm(...) -> clip_grad_norm_(...)",
-            _rename_called_method({"clip_grad_norm"}, lambda name: "clip_grad_norm_"),
-        ),
-        Fix(
-            "PTF118",
-            ".cummulative_sizes -> .cumulative_sizes",
-            _rename_attribute("cummulative_sizes", "cumulative_sizes"),
-        ),
-        Fix("PTF119", 'torch.cpu.amp.autocast(...) -> torch.autocast("cpu", ...)', _to_autocast("cpu")),
-        Fix("PTF121", 'torch.cuda.amp.GradScaler(...) -> torch.amp.GradScaler("cuda", ...)', _grad_scaler),
-        Fix("PTF122", ".sample_n(n) -> .sample((n,))", _sample_n),
-        Fix(
-            "PTF126",
-            "torch.load(f) -> torch.load(f, weights_only=False) (what it did before torch 2.6)",
-            _add_keyword(
-                ("load",), "weights_only=False", lambda c: not any(k.arg == "weights_only" for k in c.keywords)
-            ),
-            caution="weights_only=False unpickles whatever the file holds: pass it only for files you trust, "
-            "else weights_only=True (with torch.serialization.safe_globals for what the file needs)",
-        ),
-        Fix(
-            "PTF130",
-            "torch.stft(...) -> torch.view_as_real(torch.stft(..., return_complex=True)) (the same real layout)",
-            _stft_complex,
-        ),
-        Fix(
-            "PTF132",
-            'add_argument("--local_rank", ...) -> add_argument("--local-rank", "--local_rank", ...)',
-            _local_rank,
-        ),
-        Fix("PTF133", "_register_pytree_node -> register_pytree_node", _register_pytree),
-        Fix("PTF136", 'torch.cuda.amp.autocast(...) -> torch.autocast("cuda", ...)', _to_autocast("cuda")),
-    )
-}
 
 
 # --- applying them --------------------------------------------------------------------------
@@ -473,6 +257,8 @@ def fix_text(text: str, findings, allowed: Callable[[str], str | None] = lambda 
     """Apply the fixes of these findings to ``text``. ``allowed(rule)`` returns None to apply the
     rule's fix, or the reason not to (a fix that is not safe). Overlapping edits: the first wins,
     the others wait for the next run. Edits that would leave a file that does not parse: none."""
+    from torch_pitfalls.lint.rules import FIXES  # the rules' modules import this one
+
     src, result, planned = Source(text), Result(text), []
     for finding in findings:
         fix = FIXES.get(finding.rule)
@@ -539,12 +325,13 @@ def load_proofs(reports_dir: str | Path) -> dict:
 
 def safety(rule, proofs: dict, releases, rule_ranges: tuple[str, ...]) -> str | None:
     """None when the rule's fix is safe (see the module's docstring), else why not."""
+    from torch_pitfalls.lint.rules import FIXES
     from torch_pitfalls.versions import affected
 
     fix = FIXES[rule.id]
     if fix.caution:
         return fix.caution
-    problems, current = [], fixes_sha256()
+    problems, current = [], fix_sha256(rule.id)
     for version in releases:
         if not affected(rule_ranges, version):
             continue
@@ -552,10 +339,8 @@ def safety(rule, proofs: dict, releases, rule_ranges: tuple[str, ...]) -> str | 
         record = release.get("fixes", {}).get(rule.id)
         if record is None:
             problems.append(f"not observed on {version}")
-        elif release.get("fixes_sha256") != current:
-            problems.append(
-                f"not observed on {version} (proven with another text of harness/lint/fixes.py: make fix-versions)"
-            )
+        elif record.get("sha256") != current:  # a record of the whole-file hash (fixes_sha256) has none: stale
+            problems.append(f"not observed on {version}: recorded from another text of the rule (make fix-versions)")
         elif not record["proven"]:
             problems.append(f"not proven on {version}: {record['why']}")
     if problems:

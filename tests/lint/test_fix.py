@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from planting import ROOT
@@ -13,7 +14,8 @@ from planting import ROOT
 from torch_pitfalls.cli import main
 from torch_pitfalls.lint import RULES_BY_ID
 from torch_pitfalls.lint.fix_proofs import prove, prove_all
-from torch_pitfalls.lint.fixes import FIXES, Edit, fixes_sha256, safety
+from torch_pitfalls.lint.fixes import Edit, fix_sha256, safety
+from torch_pitfalls.lint.rules import FIXES, module_of
 from torch_pitfalls.loader import case_id_of, find_case_files
 from torch_pitfalls.matrix import DEFAULT_VERSIONS
 
@@ -38,7 +40,7 @@ def test_every_fix_is_proven_by_running_it_on_the_local_torch(local_proofs):
         else:
             assert proof["proven"], (rule, proof["why"])
             assert all(case["fixed"] >= 1 for case in proof["cases"].values()), rule  # the fix did something
-    assert local_proofs["fixes_sha256"] == fixes_sha256()
+    assert all(proof["sha256"] == fix_sha256(rule) for rule, proof in local_proofs["fixes"].items())
 
 
 def test_a_wrong_fix_and_a_fix_that_does_nothing_are_not_proven(monkeypatch):
@@ -70,12 +72,16 @@ def test_a_syntax_fix_is_proven_by_compiling_and_by_torch_accepting_its_keyword(
 
 
 def _record(proven: dict[str, bool], sha=None) -> dict:
+    """A record of these fixes on every release, each keyed by its rule's module as it is now."""
     return {
         "releases": {
             v: {
-                "fixes_sha256": sha or fixes_sha256(),
                 "fixes": {
-                    rule: {"proven": ok, "why": "" if ok else "the linter-fixed program emitted a warning"}
+                    rule: {
+                        "sha256": sha or fix_sha256(rule),
+                        "proven": ok,
+                        "why": "" if ok else "the linter-fixed program emitted a warning",
+                    }
                     for rule, ok in proven.items()
                 },
             }
@@ -91,19 +97,54 @@ def test_safe_means_proven_on_every_release_where_the_rule_applies():
     ranges = rule_ranges(rule)
     assert safety(rule, _record({"PTF117": True}), DEFAULT_VERSIONS, ranges) is None
     broken = _record({"PTF117": True})
-    broken["releases"]["2.5.1"]["fixes"]["PTF117"] = {"proven": False, "why": "the check rejects it"}
+    broken["releases"]["2.5.1"]["fixes"]["PTF117"].update(proven=False, why="the check rejects it")
     assert safety(rule, broken, DEFAULT_VERSIONS, ranges) == "not proven on 2.5.1: the check rejects it"
     before = _record({"PTF117": True})
-    before["releases"]["1.13.1"]["fixes"]["PTF117"] = {"proven": False, "why": "no such function"}
+    before["releases"]["1.13.1"]["fixes"]["PTF117"].update(proven=False, why="no such function")
     assert safety(rule, before, DEFAULT_VERSIONS, ranges) is None  # 1.13.1: the rule does not apply there
     missing = _record({"PTF117": True})
     del missing["releases"]["2.6.0"]
     assert safety(rule, missing, DEFAULT_VERSIONS, ranges) == "not observed on 2.6.0"
     stale = safety(rule, _record({"PTF117": True}, sha="0" * 64), DEFAULT_VERSIONS, ranges)
-    assert stale.startswith("not observed on 2.4.1 (proven with another text")
+    assert stale.startswith("not observed on 2.4.1: recorded from another text of the rule")
     assert safety(
         RULES_BY_ID["PTF126"], _record({"PTF126": True}), DEFAULT_VERSIONS, rule_ranges(RULES_BY_ID["PTF126"])
     ).startswith("weights_only=False unpickles")
+
+
+def _safe_fixes(record: dict) -> dict[str, str | None]:
+    from torch_pitfalls.lint import rule_ranges
+
+    return {rule: safety(RULES_BY_ID[rule], record, DEFAULT_VERSIONS, rule_ranges(RULES_BY_ID[rule])) for rule in FIXES}
+
+
+def test_editing_one_rules_module_unproves_its_fix_alone(monkeypatch, tmp_path):
+    """A proof is keyed by its rule's module (check, record and fix): a copy of PTF117's module with one
+    line changed stands in for an edit of it, and only PTF117's fix loses its proof."""
+    record = _record({rule: True for rule in FIXES})
+    before = _safe_fixes(record)
+    assert before["PTF117"] is None and before["PTF001"] is None  # proven as recorded
+    module = module_of("PTF117")
+    edited = tmp_path / Path(module.__file__).name
+    edited.write_text(Path(module.__file__).read_text() + "# an edit\n")
+    monkeypatch.setattr(module, "__file__", str(edited))
+    after = _safe_fixes(record)
+    assert after.pop("PTF117").startswith("not observed on 2.4.1: recorded from another text of the rule")
+    assert after == {rule: why for rule, why in before.items() if rule != "PTF117"}  # every other fix as it was
+
+
+def test_a_record_of_the_whole_fixes_file_is_stale_everywhere():
+    """Records made before the per-rule keys (one hash of harness/lint/fixes.py for the release) are read
+    as another text of every rule: each fix waits for `make fix-versions`."""
+    old = _record({rule: True for rule in FIXES})
+    for release in old["releases"].values():
+        release["fixes_sha256"] = "0" * 64
+        for proof in release["fixes"].values():
+            del proof["sha256"]
+    assert all(
+        why is not None and (why.startswith("not observed on") or FIXES[rule].caution == why)
+        for rule, why in _safe_fixes(old).items()
+    )
 
 
 CODE = """\
@@ -152,7 +193,7 @@ def test_fix_applies_the_safe_fixes_and_says_why_not_the_others(checkout, capsys
 
 def test_an_unproven_fix_is_not_applied_and_the_record_says_why(checkout, capsys):
     record = _record({r: True for r in FIXES})
-    record["releases"]["2.9.1"]["fixes"]["PTF001"] = {"proven": False, "why": "the check rejects it"}
+    record["releases"]["2.9.1"]["fixes"]["PTF001"].update(proven=False, why="the check rejects it")
     (checkout / "reports" / "lint-fix-proofs.json").write_text(json.dumps(record))
     target = checkout / "code" / "init.py"
     assert lint(checkout, "--fix", "--select", "PTF001", str(target)) == 1

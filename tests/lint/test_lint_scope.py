@@ -14,7 +14,7 @@ from torch_pitfalls.cli import main
 from torch_pitfalls.lint import RULES_BY_ID, lint_text, rule_ranges
 from torch_pitfalls.lint.declared import declared_for
 from torch_pitfalls.lint.releases import Releases
-from torch_pitfalls.lint.rules.upgrades import WEIGHTS_ONLY_WARNS
+from torch_pitfalls.lint.rules.ptf126_torch_load_weights_only_default import WEIGHTS_ONLY_WARNS
 
 # Variable (a <0.4 case), a load of unknown content, a load of a state dict saved just before, one
 # handed to load_state_dict (torchao's test_awq.py:177 and hieradet.py:285 in build/realcode), and

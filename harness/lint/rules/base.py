@@ -1,13 +1,18 @@
-"""What every rule is made of: the ``Rule`` record and the small matchers and name lists the
-rules share (which call, which method, which keyword, which qualified name)."""
+"""What every rule is made of: the ``Rule`` record and the small matchers the rules share (which
+call, which method, which keyword, which qualified name, what a receiver holds). A name list or
+a helper that one rule uses lives in that rule's module; one that several use, in rules/shared/."""
 
 from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from torch_pitfalls.lint.engine import Context
+from torch_pitfalls.lint.guards import deliberate
+
+if TYPE_CHECKING:
+    from torch_pitfalls.lint.fixes import Fix
 
 
 class _Unsure:
@@ -34,17 +39,33 @@ class Rule:
     id: str
     cases: tuple[str, ...]  # the cases whose broken code it flags (the first is its page)
     message: str  # what goes wrong, and the fix
-    test: Callable[[ast.AST, Context], bool]
+    test: Callable[[ast.AST, Context], bool] | None  # None: a rule with nothing to match in a tree (on_syntax_error)
     nodes: type | tuple[type, ...] = ast.AST  # the node types it looks at (the engine offers it only those)
     # what goes wrong: "correctness" (a wrong result, an error, a warning), "speed" (the same result,
     # slower) or "memory" (the same result, more memory held); a cost is quiet in test code unless
     # asked (COST_HARMS, harness/lint/scope.py)
     harm: str = "correctness"
+    # An upgrade case's rule (an API a release removed, deprecated or changed): quiet where the code
+    # keeps the older API on purpose, behind a guard the engine cannot see from one statement or in
+    # an ``except`` fallback (guards.deliberate) and, with ``deliberate_warning`` (a rule whose effect
+    # on the releases it names is a warning), where that warning is silenced on purpose.
+    upgrade: bool = False
+    deliberate_warning: bool = False
+    # A deprecated name to stop using is one decision per file (the import, or a file-wide rename):
+    # one finding per file, the first sure one of the walk (engine.Walker; an UNSURE one does not count).
+    once_per_file: bool = False
+    fix: Fix | None = None  # the mechanical fix of ``pitfalls lint --fix`` (fixes.py), built in this rule's module
+    # For a pitfall that is a SyntaxError (the file does not parse): ``on_syntax_error(text)`` returns
+    # where it is in the text, (line, column) each, and the text repaired in memory with every line
+    # and column kept, from which the rest of the file is checked (harness/lint/__init__.py).
+    on_syntax_error: Callable[[str], tuple[list[tuple[int, int]], str]] | None = None
 
     def matches(self, node: ast.AST, ctx: Context):
         """True, False, or UNSURE (the pattern on an object not known to be torch's)."""
         try:
             found = self.test(node, ctx)
+            if (found or found is UNSURE) and self.upgrade and deliberate(node, ctx.module, self.deliberate_warning):
+                return False
         except (AttributeError, IndexError, TypeError, ValueError):  # an unusual shape of code: no finding
             return False
         return found if found is UNSURE else bool(found)
@@ -114,96 +135,32 @@ def receiver_holds(call_or_attr, ctx, *kinds):
 TENSOR_NAMES_OF_TORCH = ("torch.Tensor",)  # Tensor.cholesky(x): the method through the class
 
 
-def _in_function_calls(ctx, method: str):
-    return [n for n in ast.walk(ctx.function) if _method(n, method)] if ctx.function is not None else []
+def _arg(call: ast.Call, index: int, name: str):
+    """An argument passed by position or by keyword."""
+    if len(call.args) > index and not any(isinstance(a, ast.Starred) for a in call.args[: index + 1]):
+        return call.args[index]
+    return _kw(call, name)
 
 
-TORCH_INIT_OLD = tuple(
-    f"torch.nn.init.{n}"
-    for n in (
-        "uniform",
-        "normal",
-        "constant",
-        "xavier_uniform",
-        "xavier_normal",
-        "kaiming_uniform",
-        "kaiming_normal",
-        "orthogonal",
-        "sparse",
-    )
-)
-LEGACY_TYPES = tuple(
-    f"torch.{t}"
-    for t in (
-        "FloatTensor",
-        "DoubleTensor",
-        "HalfTensor",
-        "LongTensor",
-        "IntTensor",
-        "ShortTensor",
-        "ByteTensor",
-        "CharTensor",
-        "BoolTensor",
-    )
-)
-SCHEDULERS = tuple(
-    f"torch.optim.lr_scheduler.{s}"
-    for s in (
-        "StepLR",
-        "MultiStepLR",
-        "ExponentialLR",
-        "CosineAnnealingLR",
-        "ReduceLROnPlateau",
-        "CyclicLR",
-        "OneCycleLR",
-        "CosineAnnealingWarmRestarts",
-        "LambdaLR",
-        "MultiplicativeLR",
-        "LinearLR",
-        "ConstantLR",
-        "PolynomialLR",
-        "SequentialLR",
-        "ChainedScheduler",
-    )
-)
-INTERP = ("torch.nn.functional.interpolate", "torch.nn.functional.upsample", "torch.nn.Upsample")
-DROPOUTS = tuple(
-    f"torch.nn.functional.{d}"
-    for d in ("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout")
-)
-SOFTMAXES = ("softmax", "Softmax", "sigmoid")
-FUNCTORCH = tuple(
-    f"functorch.{f}"
-    for f in (
-        "vmap",
-        "grad",
-        "grad_and_value",
-        "vjp",
-        "jvp",
-        "jacrev",
-        "jacfwd",
-        "hessian",
-        "functionalize",
-        "make_functional",
-        "make_functional_with_buffers",
-        "combine_state_for_ensemble",
-    )
-)
-AO_QUANTIZATION = tuple(
-    f"{m}.{f}"
-    for m in (
-        "torch.ao.quantization",
-        "torch.quantization",
-        "torch.ao.quantization.quantize",
-        "torch.quantization.quantize",
-    )
-    for f in ("quantize_dynamic", "quantize", "quantize_qat", "prepare", "prepare_qat", "convert")
-) + tuple(
-    f"{m}.{f}"
-    for m in ("torch.ao.quantization.quantize_fx", "torch.quantization.quantize_fx")
-    for f in ("prepare_fx", "prepare_qat_fx", "convert_fx")
-)
+def _bound_name(node) -> bool:
+    """A name or a ``self.`` attribute: what bindings can tell the value of."""
+    return isinstance(node, ast.Name) or (isinstance(node, ast.Attribute) and getattr(node.value, "id", None) == "self")
+
+
+def _receiver_may_be_tensor(call: ast.Call, ctx):
+    """Whether the object a method is called on is a tensor: True where the bindings prove it,
+    UNSURE where they cannot tell (``lazy_covar.cholesky()``, ``td.refine_names(...)``: other
+    libraries' objects have these methods too), False for an imported module other than torch
+    (``torch_scatter.scatter(..., reduce=...)``), an object known to be something else, or ``self``
+    in a class that defines the method itself (``self.storage()`` of a storage-backend class)."""
+    receiver = call.func.value
+    if isinstance(receiver, ast.Name) and receiver.id in ("self", "cls") and ctx.klass is not None:
+        if any(
+            isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == call.func.attr for s in ctx.klass.body
+        ):
+            return False
+    return receiver_holds(call, ctx, "tensor")
+
+
 CALL = ast.Call
-LOOPS = (ast.For, ast.While)
-IMPORTS = (ast.Import, ast.ImportFrom)
 REFS = (ast.Attribute, ast.Name)  # a reference to a qualified name

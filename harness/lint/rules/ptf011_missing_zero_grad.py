@@ -1,0 +1,73 @@
+"""What: A training loop that calls backward() and optimizer.step() but never clears the gradients.
+Why: Gradients add up across steps: each step uses the sum of all the earlier ones.
+Fix: call optimizer.zero_grad() each step.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from torch_pitfalls.lint.rules.base import CALL, Rule, _method
+from torch_pitfalls.lint.rules.shared.training_loop import _enclosing_loops, _first_backward, _optimizer_step
+
+
+def _clears_grads(node) -> bool:
+    for n in ast.walk(node):
+        if _method(n, "zero_grad", "clear_grad"):
+            return True
+        if isinstance(n, ast.Assign) and any(getattr(t, "attr", None) == "grad" for t in n.targets):
+            return True
+        if _method(n, "zero_", "detach_") and getattr(n.func.value, "attr", None) in ("grad", "data"):
+            return True
+    return False
+
+
+def _trains(loop, ctx) -> bool:
+    calls = [n for n in ast.walk(loop) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)]
+    return any(c.func.attr == "backward" for c in calls) and any(_optimizer_step(c, ctx) for c in calls)
+
+
+def _backward_without_zero_grad(node, ctx) -> bool:
+    """Reported at the backward() of the innermost loop that trains without clearing gradients: the line
+    above which zero_grad() belongs."""
+    if not _method(node, "backward"):
+        return False
+    for loop in _enclosing_loops(node, ctx):
+        if _trains(loop, ctx):
+            return _loop_without_zero_grad(loop, ctx) and _first_backward(loop, node)
+    return False
+
+
+def _fresh_optimizer(loop, ctx) -> bool:
+    """The optimizer stepped in the loop is built in it: a new one (over new tensors) each pass."""
+    for call in ast.walk(loop):
+        if isinstance(call, ast.Call) and _optimizer_step(call, ctx) and isinstance(call.func.value, ast.Name):
+            ctor = ctx.value_of(call.func.value, call.lineno)
+            if (
+                isinstance(ctor, ast.Call)
+                and (ctx.qualified(ctor.func) or "").startswith("torch.optim.")
+                and loop.lineno <= ctor.lineno <= call.lineno
+            ):
+                return True
+    return False
+
+
+def _loop_without_zero_grad(node, ctx) -> bool:
+    """The innermost loop that calls backward() and an optimizer's step() clears no gradients (an
+    optimizer built afresh in each pass starts from tensors of that pass)."""
+    if not isinstance(node, (ast.For, ast.While)) or not _trains(node, ctx) or _clears_grads(node):
+        return False
+    if _fresh_optimizer(node, ctx):
+        return False
+    inner = [n for n in ast.walk(node) if n is not node and isinstance(n, (ast.For, ast.While))]
+    return not any(_trains(n, ctx) for n in inner)
+
+
+RULE = Rule(
+    "PTF011",
+    ("missing-zero-grad",),
+    "a training loop calls backward() and optimizer.step() but never zero_grad(): gradients add up across steps; "
+    "call optimizer.zero_grad() each step",
+    _backward_without_zero_grad,
+    nodes=CALL,
+)

@@ -1,0 +1,263 @@
+"""What: A second backward() through a graph the first backward() already freed.
+Why: backward() frees the graph's saved tensors: the second call raises a RuntimeError.
+Fix: pass retain_graph=True to the first call, or sum the losses and call backward() once.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from torch_pitfalls.lint.rules.base import CALL, Rule, _called_name, _const, _kw, _method
+from torch_pitfalls.lint.rules.shared.flow import _BUILTINS, _exclusive, _own_code
+from torch_pitfalls.lint.rules.shared.tensors import _RAW_DATA
+from torch_pitfalls.lint.rules.shared.training_loop import _enclosing_loops
+
+
+def _in_function_calls(ctx, method: str):
+    return [n for n in ast.walk(ctx.function) if _method(n, method)] if ctx.function is not None else []
+
+
+def _backward_twice(node, ctx) -> bool:
+    """The second ``x.backward()`` on a graph whose first backward did not retain it."""
+    if not _method(node, "backward"):
+        return False
+    loop = next(_enclosing_loops(node, ctx), None)  # both in one pass of the same loop (or both outside any)
+    first = [
+        c
+        for c in _in_function_calls(ctx, "backward")
+        if c.lineno < node.lineno
+        and _own_code(c, ctx)
+        and next(_enclosing_loops(c, ctx), None) is loop
+        and not _const(_kw(c, "retain_graph"), True)
+        and _shared_graph(c, node, ctx)
+        and not _exclusive(c, node, ctx.function)
+    ]
+    return bool(first)
+
+
+def _loss_of(call: ast.Call, ctx):
+    """What a backward call differentiates: ``loss.backward()``'s receiver; ``fabric.backward(loss)``'s
+    argument (a framework's backward takes the loss); None when neither is a tensor we can see."""
+    receiver = call.func.value
+    if call.args and ctx.kind(receiver) != "tensor":
+        made = ctx.value_of(receiver, call.lineno)  # out = model(x); out.backward(grad): a tensor, grad its gradient
+        if isinstance(made, ast.Call) and not _called_name(made)[:1].isupper():  # not Accelerator()/Fabric()
+            return receiver
+        return call.args[0]
+    return receiver
+
+
+def _computed_sources(expr, ctx, line, depth=0, seen=None) -> dict:
+    """The computed tensors ``expr`` was derived from in this function: a name bound to an op's result
+    (a graph node), keyed by that binding (the assigned expression), so a name assigned again between
+    two backward calls (``output = model(batch)`` before each) is two sources, one graph each; the
+    value is the name to read the graph from. Parameters, loader batches and leaves made by a factory
+    are not sources."""
+    seen = set() if seen is None else seen
+    out = {}
+    for n in _graph_names(expr, ctx):
+        if not isinstance(n, ast.Name) or n.id in seen or n.id in ("self", "cls") or depth > 8:
+            continue
+        seen.add(n.id)
+        if _callable_name(n, ctx, line):
+            continue  # a model, a loss or a helper: shared by both losses, but not a node of either graph
+        value = ctx.value_of(n, line)
+        if value is None:
+            out.update((id(call), call) for call in _unpacked_call(n, ctx, line))
+            continue
+        if isinstance(value, ast.Call) and (_leaf_factory(value, ctx) or _method(value, "requires_grad_")):
+            continue  # ones_like(out), t.requires_grad_(): a new leaf, no node of a graph
+        if isinstance(value, (ast.BinOp, ast.UnaryOp)) or (
+            isinstance(value, ast.Call) and not _leaf_factory(value, ctx)
+        ):
+            out[id(value)] = n.id
+        out.update(_computed_sources(value, ctx, line, depth + 1, seen))
+    return out
+
+
+_NOT_TENSORS = ("module", "loss", "optimizer", "scheduler", "loader")
+
+
+def _callable_name(name: ast.Name, ctx, line) -> bool:
+    """``name`` holds a module, a loss, an optimizer, a scheduler or a loader, or the function calls it
+    (``model(*batch)``): a callable, not a tensor, so it is no node of a graph (what built it is not
+    either)."""
+    if ctx.kind(name, line) in _NOT_TENSORS:
+        return True
+    return any(
+        isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == name.id
+        for c in ast.walk(ctx.function or ctx.module)
+    )
+
+
+def _unpacked_call(name: ast.Name, ctx, line) -> set:
+    """``logits, feats = model(x)``: the names unpacked from one call share that call's graph; the
+    call itself (one node, the same for each of them) stands for it. A loader's batch (``x, y =
+    batch``) is not a call."""
+    binding, _ = ctx.bindings.lookup(name.id, ctx.chain(), line)
+    if (
+        binding is None
+        or binding.how != "item"
+        or not isinstance(binding.value, ast.Call)
+        or not binding.value.args
+        or not _forward_call(binding.value, ctx, line)
+    ):
+        return set()
+    return {binding.value}
+
+
+def _forward_call(call: ast.Call, ctx, line) -> bool:
+    """A model run on its input: a ``self.`` attribute (``self.model(x)``) or a callable the function was
+    handed or built (``net(x)``, ``gen(z)``); not a function of this module or a library's
+    (``x, y = get_batch(i)``, ``ref, fp8 = build_pair(k, n)``: data or models, not one graph)."""
+    func = call.func
+    if isinstance(func, ast.Attribute):
+        if getattr(func.value, "id", None) != "self" or ctx.kind(func, line) not in (None, "module"):
+            return False
+        # ``self._setup(model_id)`` in a test or trainer class: one of its own methods, a helper
+        # that builds models and data, not a forward (which in an nn.Module it may be)
+        return not _helper_method(func, ctx)
+    if not isinstance(func, ast.Name) or ctx.qualified(func) is not None:
+        return False
+    binding, _ = ctx.bindings.lookup(func.id, ctx.chain(), line)
+    return binding is not None and binding.how in ("param", "assign") and ctx.kind(func, line) in (None, "module")
+
+
+def _helper_method(func, ctx) -> bool:
+    """``self.name`` where the enclosing class, which is no nn.Module (a test case, a trainer), defines
+    a method ``name``: a helper of that class, not a model (in an nn.Module, ``self.encode(x)`` runs
+    the model's own layers)."""
+    klass = ctx.klass
+    return (
+        isinstance(func, ast.Attribute)
+        and getattr(func.value, "id", None) == "self"
+        and klass is not None
+        and any(isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name == func.attr for f in klass.body)
+        and not ctx.bindings.is_module_class(klass)
+    )
+
+
+def _graph_names(expr, ctx):
+    """The names in ``expr`` that carry its graph: not those under ``.detach()``/``.item()`` or a
+    factory (``torch.ones_like(out)``)."""
+    todo = [expr]
+    while todo:
+        node = todo.pop()
+        if (
+            _method(node, "detach", "item", "numpy", "tolist")
+            or (isinstance(node, ast.Call) and _leaf_factory(node, ctx))
+            or isinstance(node, ast.Compare)  # x is not None, x > 0: a bool, no graph
+        ):
+            continue
+        yield node
+        todo.extend(ast.iter_child_nodes(node))
+
+
+_LEAVES = _RAW_DATA[:9] + (
+    "arange",
+    "empty",
+    "parameter",
+    "zeros_like",
+    "ones_like",
+    "full_like",
+    "empty_like",
+    "rand_like",
+    "randn_like",
+    "randint",
+    "randint_like",
+    "randperm",
+    "linspace",
+    "eye",
+)
+
+
+def _leaf_factory(call, ctx) -> bool:
+    """A tensor made from nothing (a factory, ``ones_like(out)`` included): it carries no graph."""
+    held = ctx.held(call)
+    if held is not None and held.kind == "tensor" and held.what in _LEAVES:
+        return True
+    return (ctx.qualified(call.func) or "").split(".")[-1] in _LEAVES and (ctx.qualified(call.func) or "").startswith(
+        "torch."
+    )
+
+
+def _has_graph(expr, ctx, line, depth=0) -> bool:
+    """The expression carries an autograd graph as far as the code shows: it comes out of a model (a
+    callable the function was handed or built: ``G(z)``, ``self.encoder(x)``) or from a leaf made with
+    requires_grad=True, through ops; a factory's tensor, a library function of grad-free data, or a
+    ``.detach()`` does not."""
+    if depth > 10 or expr is None:
+        return False
+    d = depth + 1
+    if isinstance(expr, (ast.Name, str)):
+        value = ctx.bindings.value_of(getattr(expr, "id", expr), ctx.chain(), line)
+        if value is None or ctx.kind(value, line) in ("module", "loss", "optimizer", "scheduler", "loader", "ndarray"):
+            return False  # unknown, or the model itself rather than a tensor out of it
+        return _has_graph(value, ctx, line, d)
+    if isinstance(expr, (ast.Attribute, ast.Subscript, ast.Starred)):
+        return _has_graph(expr.value, ctx, line, d)
+    if isinstance(expr, ast.BinOp):
+        return _has_graph(expr.left, ctx, line, d) or _has_graph(expr.right, ctx, line, d)
+    if isinstance(expr, ast.UnaryOp):
+        return _has_graph(expr.operand, ctx, line, d)
+    if not isinstance(expr, ast.Call):
+        return False
+    return _call_has_graph(expr, ctx, line, d)
+
+
+def _call_has_graph(expr: ast.Call, ctx, line, d) -> bool:
+    """``_has_graph`` of a call: a factory, a method, a library function, code of this module or a model."""
+    if _leaf_factory(expr, ctx):
+        return _const(_kw(expr, "requires_grad"), True)
+    if _method(expr, "detach", "item", "numpy", "tolist", "detach_"):
+        return False
+    if _method(expr, "requires_grad_"):
+        return True
+    args = [*expr.args, *(k.value for k in expr.keywords)]
+    from_args = any(_has_graph(a, ctx, line, d) for a in args)
+    func = expr.func
+    if ctx.qualified(func) is not None:  # a library function (torch.*, an import): its inputs' graph
+        return from_args
+    if (isinstance(func, ast.Name) and _plain_function(func, ctx, line)) or _helper_method(func, ctx):
+        # int(opt.ngpu), tilt(x), self.make_inputs(n) in a test class: a builtin, a function of this
+        # module or a method of a class that is no nn.Module, given only data, makes data; handed a
+        # model (helper(model, x)) it may run it
+        return from_args or any(isinstance(a, ast.Name) and _callable_name(a, ctx, line) for a in args)
+    if isinstance(func, ast.Name) or (isinstance(func, ast.Attribute) and getattr(func.value, "id", None) == "self"):
+        return True  # a model or a method of one: G(z), self.encoder(x)
+    if isinstance(func, ast.Attribute):
+        held = ctx.held(func.value)
+        if held is not None and held.kind in ("module", "loss"):
+            return True
+        return from_args or _has_graph(func.value, ctx, line, d)
+    return from_args
+
+
+def _plain_function(func: ast.Name, ctx, line) -> bool:
+    """``func`` names a Python builtin nobody rebound (``int``, ``len``, ``sum``) or a function defined
+    with ``def`` in this module: code, not a model object."""
+    binding, _ = ctx.bindings.lookup(func.id, ctx.chain(), line)
+    if binding is None:
+        return func.id in _BUILTINS
+    return isinstance(binding.value, (ast.FunctionDef, ast.AsyncFunctionDef))
+
+
+def _shared_graph(a: ast.Call, b: ast.Call, ctx) -> bool:
+    """Both backward calls reach one computed intermediate that carries a graph (``y = x * x``,
+    ``out = model(x)`` under both losses); sharing a leaf, a module, a target built by ``ones_like``,
+    a grad-free input or a variable name is not sharing a graph."""
+    la, lb = _loss_of(a, ctx), _loss_of(b, ctx)
+    if la is None or lb is None:
+        return False
+    sources_a, sources_b = _computed_sources(la, ctx, a.lineno), _computed_sources(lb, ctx, b.lineno)
+    return any(_has_graph(sources_a[key], ctx, a.lineno) for key in sources_a.keys() & sources_b.keys())
+
+
+RULE = Rule(
+    "PTF012",
+    ("backward-twice",),
+    "a second backward() through a graph the first one freed raises; pass retain_graph=True to the "
+    "first, or sum the losses and call backward once",
+    _backward_twice,
+    nodes=CALL,
+)

@@ -1,0 +1,171 @@
+"""What: A tensor assigned as a plain attribute in an nn.Module's __init__.
+Why: It is not in state_dict() and is not moved or converted by .to()/.cuda()/.double().
+Fix: register it with self.register_buffer(name, tensor), or wrap it in nn.Parameter if it is learned.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from torch_pitfalls.lint.bindings import NON_TENSOR_METHODS, TENSOR_FUNCTIONS
+from torch_pitfalls.lint.rules.base import Rule, _const, _kw, _method
+from torch_pitfalls.lint.rules.shared.modules import _module_method
+
+_FACTORIES = (
+    "tensor",
+    "as_tensor",
+    "from_numpy",
+    "zeros",
+    "ones",
+    "empty",
+    "full",
+    "rand",
+    "randn",
+    "randint",
+    "arange",
+    "linspace",
+    "eye",
+    "zeros_like",
+    "ones_like",
+)
+
+
+def _unregistered_tensor_attribute(node, ctx) -> bool:
+    """``self.x = torch.zeros(...)`` in an nn.Module's ``__init__``, never registered as a buffer or
+    wrapped in nn.Parameter: the tensor is left out of state_dict() and of .to()/.double()/.cuda()."""
+    if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
+        return False
+    target = node.targets[0]
+    fn = ctx.function
+    if not (
+        isinstance(target, ast.Attribute)
+        and getattr(target.value, "id", None) == "self"
+        and isinstance(fn, ast.FunctionDef)
+        and fn.name == "__init__"
+        and _module_method(ctx)
+    ):
+        return False
+    if not _made_by_factory(node.value, ctx) or _scalar_or_placed(node.value, ctx):
+        return False
+    if _used_while_building_only(target.attr, node, ctx):  # a size or a mask read in __init__ alone
+        return False
+    registered = {
+        c.args[0].value
+        for c in ast.walk(ctx.klass)
+        if _method(c, "register_buffer", "register_parameter") and c.args and isinstance(c.args[0], ast.Constant)
+    }
+    # an ``_apply`` override in the package reassigning it from ``fn(...)`` moves it with the model
+    if target.attr in registered or target.attr in ctx.moved_by_package():
+        return False
+    return not _kept_by_the_class(target.attr, ctx)
+
+
+_MOVES = ("to", "cuda", "type_as")
+
+
+def _scalar_or_placed(expr, ctx) -> bool:
+    """A 0-dim tensor (``torch.tensor(0.5)``: it combines with a tensor on any device), or one made
+    with an explicit ``device=`` (placed where the module's author wants it); not one made to be
+    learnt (``requires_grad=True``: left out of parameters(), no optimizer ever sees it)."""
+    call = ctx.resolve(expr, getattr(expr, "lineno", 1 << 30))
+    while isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and ctx.qualified(call.func) is None:
+        call = call.func.value  # torch.tensor(2.0).log(): the factory's call
+    if not isinstance(call, ast.Call) or _const(_kw(call, "requires_grad"), True):
+        return False
+    if _kw(call, "device") is not None:
+        return True
+    name = (ctx.qualified(call.func) or "").rsplit(".", 1)[-1]
+    if name in ("tensor", "as_tensor", "scalar_tensor") and call.args:
+        return isinstance(call.args[0], ast.Constant) or (
+            isinstance(call.args[0], ast.UnaryOp) and isinstance(call.args[0].operand, ast.Constant)
+        )
+    return name in ("zeros", "ones", "empty", "full", "randn", "rand") and (
+        not call.args or (len(call.args) == 1 and isinstance(call.args[0], ast.Tuple) and not call.args[0].elts)
+    )
+
+
+def _used_while_building_only(attr: str, assign, ctx) -> bool:
+    """``self.<attr>`` is read later in ``__init__`` (a layer size, a mask that picks parameters) and in
+    no other method of the class: no forward ever meets it on another device."""
+
+    def reads(fn):
+        return [
+            n
+            for n in ast.walk(fn)
+            if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load) and _self_attr(n, attr)
+        ]
+
+    methods = [fn for fn in ctx.klass.body if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    in_init = [n for fn in methods if fn.name == "__init__" for n in reads(fn) if n.lineno > assign.lineno]
+    return bool(in_init) and not any(reads(fn) for fn in methods if fn.name != "__init__")
+
+
+def _kept_by_the_class(attr: str, ctx) -> bool:
+    """The class's other methods take care of ``self.<attr>`` themselves: they move it where it is used
+    (``self.bins.to(x.device)``, ``self.t = self.t.cuda()``) or replace it with a tensor computed at run
+    time (a cache or a placeholder: ``self.cached = emb.cos()``), so ``.to()`` not moving it loses nothing."""
+    for fn in ctx.klass.body:
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.name == "__init__":
+            continue
+        for n in ast.walk(fn):  # moved at use: self.bins.to(x.device), torch.as_tensor(self.m).to(x.device)
+            if _method(n, *_MOVES) and any(_self_attr(x, attr) for x in ast.walk(n.func.value)):
+                return True
+            if (
+                isinstance(n, ast.Assign)
+                and any(_self_attr(t, attr) for t in n.targets)
+                and not _factory_call(n.value, ctx)
+            ):
+                return True
+    return False
+
+
+def _factory_call(expr, ctx) -> bool:
+    """``torch.zeros(n)`` (or a method chained on it, ``torch.ones(n).float()``) written out: a new
+    tensor on the default device, whatever the method's inputs were."""
+    while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and ctx.qualified(expr.func) is None:
+        expr = expr.func.value
+    if not isinstance(expr, ast.Call):
+        return False
+    q = ctx.qualified(expr.func) or ""
+    return q.count(".") == 1 and q.startswith("torch.") and q.split(".")[1] in _FACTORIES
+
+
+def _self_attr(node, attr: str) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == attr and getattr(node.value, "id", None) == "self"
+
+
+def _made_by_factory(expr, ctx, depth=0) -> bool:
+    """A tensor made here by a torch factory: ``torch.ones(d)``, and what arithmetic or a tensor method
+    makes of one (``torch.ones(d) * d ** -0.5``, ``-torch.arange(n).float() / n``), directly or through
+    a local name bound to one (``freq = torch.as_tensor(counts)``; ``(freq.sum() / freq).clamp(...)``)."""
+    if depth > 8:
+        return False
+    if isinstance(expr, ast.Name):
+        value = ctx.value_of(expr, expr.lineno)
+        return value is not None and _made_by_factory(value, ctx, depth + 1)
+    if isinstance(expr, ast.BinOp):
+        return _made_by_factory(expr.left, ctx, depth + 1) or _made_by_factory(expr.right, ctx, depth + 1)
+    if isinstance(expr, ast.UnaryOp):
+        return _made_by_factory(expr.operand, ctx, depth + 1)
+    if not isinstance(expr, ast.Call):
+        return False
+    if isinstance(expr.func, ast.Attribute) and ctx.qualified(expr.func) is None:  # a method of what it is called on
+        return expr.func.attr not in NON_TENSOR_METHODS and _made_by_factory(expr.func.value, ctx, depth + 1)
+    q = ctx.qualified(expr.func) or ""
+    if not (q.count(".") == 1 and q.startswith("torch.")):
+        return False
+    if q.split(".")[1] in _FACTORIES:
+        return True
+    # torch.tril(t), torch.log(t): an op on a tensor made here is one too
+    return q.split(".")[1] in TENSOR_FUNCTIONS and bool(expr.args) and _made_by_factory(expr.args[0], ctx, depth + 1)
+
+
+RULE = Rule(
+    "PTF015",
+    ("unregistered-tensor-attribute",),
+    "a tensor assigned as a plain attribute in an nn.Module's __init__ is not in state_dict() and is not "
+    "moved or converted by .to()/.cuda()/.double(); register it with self.register_buffer(name, tensor) "
+    "(or wrap it in nn.Parameter if it is learned)",
+    _unregistered_tensor_attribute,
+    nodes=ast.Assign,
+)

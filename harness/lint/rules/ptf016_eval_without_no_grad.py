@@ -1,0 +1,198 @@
+"""What: A validation function that runs the model with autograd recording.
+Why: model.eval() does not stop autograd: every activation is kept for a backward that never comes. The
+harm is memory, so the rule is quiet in test code.
+Fix: wrap the loop in torch.no_grad() (or torch.inference_mode()).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from torch_pitfalls.lint.bindings import arguments
+from torch_pitfalls.lint.rules.base import CALL, Rule, _called_name, _const, _method
+
+_EVAL_NAME = ("valid", "evaluat")
+
+
+def _is_eval_function(fn) -> bool:
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    name = fn.name.lower()
+    # ``eval`` as a word of the name (eval_one_epoch, _run_eval, do_eval), not inside one (retrieval)
+    return any(w in name for w in _EVAL_NAME) or "eval" in name.split("_")
+
+
+_NO_GRAD = (
+    "torch.no_grad",
+    "torch.inference_mode",
+    "torch.autograd.no_grad",
+    "torch.autograd.grad_mode.no_grad",
+    "torch.set_grad_enabled",
+    "torch.enable_grad",
+)
+
+
+def _no_grad_decorated(fn, ctx) -> bool:
+    for d in fn.decorator_list:
+        target = d.func if isinstance(d, ast.Call) else d
+        if ctx.qualified(target) in _NO_GRAD or getattr(target, "attr", "") in ("no_grad", "inference_mode"):
+            return True
+    return False
+
+
+def _no_grad_block(node, ctx) -> bool:
+    return isinstance(node, (ast.With, ast.AsyncWith)) and any(
+        isinstance(i.context_expr, ast.Call)
+        and (
+            ctx.qualified(i.context_expr.func) in _NO_GRAD
+            or _called_name(i.context_expr) in ("no_grad", "inference_mode")
+        )
+        for i in node.items
+    )
+
+
+def _called_under_no_grad(fn, ctx) -> bool:
+    """This file calls the function inside ``with torch.no_grad():`` or from a no_grad-decorated function:
+    the caller turned autograd off."""
+    for n in ast.walk(ctx.module):
+        inside = _no_grad_block(n, ctx) or (
+            isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n is not fn and _no_grad_decorated(n, ctx)
+        )
+        if inside and any(
+            isinstance(c, ast.Call) and _called_name(c) == fn.name for stmt in n.body for c in ast.walk(stmt)
+        ):
+            return True
+    return False
+
+
+def _eval_forward(fn, ctx):
+    """The first model forward of a validation/evaluation function that runs with autograd recording
+    (no ``torch.no_grad()``/``inference_mode()`` in it, on it or around its calls, no backward in it),
+    or None."""
+    if not _is_eval_function(fn) or _no_grad_decorated(fn, ctx) or _lightning_eval_hook(fn, ctx):
+        return None
+    calls = sorted((n for n in ast.walk(fn) if isinstance(n, ast.Call)), key=lambda n: (n.lineno, n.col_offset))
+    if any(
+        ctx.qualified(c.func) in _NO_GRAD
+        or _called_name(c)
+        in ("no_grad", "inference_mode", "set_grad_enabled", "enable_grad", "backward", "grad", "requires_grad_")
+        for c in calls
+    ) or any(isinstance(n, ast.Attribute) and n.attr == "grad_fn" for n in ast.walk(fn)):
+        return None  # the function turns autograd off itself, or uses the graph (reads .grad_fn)
+    chain = ctx.chain()
+    # what the function puts in eval mode is a module, however it was bound (``self.model = model``)
+    evaluated = {ast.dump(c.func.value) for c in calls if _method(c, "eval") and not c.args and not c.keywords}
+
+    def is_model(expr, line):
+        held = ctx.bindings.held(expr, chain, line, ctx.klass)
+        return (held is not None and held.kind == "module") or (
+            held is None and (_name_of_model(expr) or ast.dump(expr) in evaluated)
+        )
+
+    modes = [c for c in calls if _method(c, "train", "eval")]
+    for c in calls:
+        if _in_train_mode(c, modes):
+            continue  # model.train() then model(x): a training forward, not an evaluation
+        if is_model(c.func, c.lineno) or _helper_runs(c, lambda e: is_model(e, c.lineno), ctx):  # noqa: B023 - called here
+            return None if _called_under_no_grad(fn, ctx) else c
+    return None
+
+
+def _in_train_mode(call, modes) -> bool:
+    """The last ``.train()``/``.eval()`` the function called on ``call``'s model before it is ``.train()``
+    (``.train(False)`` is eval)."""
+    target = ast.dump(call.func)
+    before = [
+        m
+        for m in modes
+        if ast.dump(m.func.value) == target and (m.lineno, m.col_offset) < (call.lineno, call.col_offset)
+    ]
+    if not before:
+        return False
+    last = before[-1]
+    return last.func.attr == "train" and not (last.args and _const(last.args[0], False))
+
+
+# the hooks Lightning's evaluation loops call under torch.no_grad()/inference_mode(): the step
+# methods of a LightningModule (whose signature carries ``batch_idx``) and the evaluation hooks of a
+# LightningModule or a Callback
+_LIGHTNING_STEPS = ("validation_step", "test_step", "predict_step")
+
+
+_LIGHTNING_HOOKS = ("on_validation_", "on_test_", "on_predict_", "validation_epoch_end", "test_epoch_end")
+
+
+def _lightning_eval_hook(fn, ctx) -> bool:
+    klass = ctx.klass
+    if klass is None or fn not in klass.body:
+        return False
+    params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
+    if fn.name in _LIGHTNING_STEPS and "batch_idx" in params:
+        return True
+    lightning = any(
+        (q := ctx.qualified(b) or "").startswith(("lightning.", "pytorch_lightning."))
+        and q.rsplit(".", 1)[-1] in ("LightningModule", "Callback")
+        for b in klass.bases
+    )
+    return lightning and (fn.name in _LIGHTNING_STEPS or fn.name.startswith(_LIGHTNING_HOOKS))
+
+
+def _helper_runs(call, is_model, ctx, depth=0) -> bool:
+    """``compute_loss(model, batch)``: a function of this module handed the model calls it (directly, or
+    through another such function), with no no_grad()/inference_mode() of its own, on it or in it.
+    A helper that only reads ``model.training`` or its parameters does not run a forward."""
+    if not isinstance(call.func, ast.Name) or depth > 3:
+        return False
+    helper = ctx.bindings.module_function(call.func.id)
+    if helper is None or _no_grad_decorated(helper, ctx):
+        return False
+    handed = {
+        param for param, arg in arguments(call, helper).items() if not isinstance(arg, ast.Starred) and is_model(arg)
+    }
+    if not handed:
+        return False
+    inner = [n for n in ast.walk(helper) if isinstance(n, ast.Call)]
+    if any(
+        ctx.qualified(c.func) in _NO_GRAD
+        or _called_name(c) in ("no_grad", "inference_mode", "set_grad_enabled", "enable_grad", "backward", "grad")
+        for c in inner
+    ):
+        return False
+    by_param = lambda e: isinstance(e, ast.Name) and e.id in handed  # noqa: E731
+    return any(by_param(c.func) or _helper_runs(c, by_param, ctx, depth + 1) for c in inner)
+
+
+def _name_of_model(callee) -> bool:
+    """``model``/``net``, or ``self.model``/``self.net``: the usual names of the model being validated
+    (a parameter, or a trainer's attribute set from one)."""
+    if isinstance(callee, ast.Attribute) and getattr(callee.value, "id", None) == "self":
+        callee = ast.Name(callee.attr)
+    return isinstance(callee, ast.Name) and callee.id in ("model", "net")
+
+
+def _eval_without_no_grad(node, ctx) -> bool:
+    """Reported at the forward call that records the graph (where no_grad() belongs)."""
+    fn = ctx.function
+    if not (
+        isinstance(node, ast.Call)
+        and isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and isinstance(node.func, (ast.Name, ast.Attribute))
+        and _is_eval_function(fn)
+    ):
+        return False
+    found = ctx.__dict__.setdefault("_eval_forward", {})  # once per function, not per call in it
+    if id(fn) not in found:
+        found[id(fn)] = _eval_forward(fn, ctx)
+    return found[id(fn)] is node
+
+
+RULE = Rule(
+    "PTF016",
+    ("eval-without-no-grad",),
+    "this validation function runs the model with autograd recording (model.eval() does not stop it): "
+    "every activation is kept for a backward that never comes; wrap the loop in torch.no_grad() "
+    "(or torch.inference_mode())",
+    _eval_without_no_grad,
+    nodes=CALL,
+    harm="memory",  # the same results, every activation held: nothing a small test checks
+)

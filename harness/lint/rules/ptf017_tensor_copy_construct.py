@@ -1,0 +1,65 @@
+"""What: torch.tensor(t) where t is already a tensor.
+Why: It copies t and cuts the copy from the graph, with a UserWarning.
+Fix: write t.clone().detach() (or t.detach() where no copy is needed).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from torch_pitfalls.lint.guards import _always_leaves
+from torch_pitfalls.lint.rules.base import CALL, Rule, _called_name, _is_call_to
+
+
+def _tensor_copy_construct(node, ctx) -> bool:
+    """``torch.tensor(t)`` where ``t`` already holds a tensor: a copy detached from the graph, with a warning."""
+    return (
+        _is_call_to(node, ctx, "torch.tensor")
+        and len(node.args) >= 1
+        and ctx.kind(node.args[0]) == "tensor"
+        and not _type_tested(node, node.args[0], ctx)
+    )
+
+
+def _type_tested(node, value, ctx) -> bool:
+    """``node`` runs under an ``if`` that tests the type of ``value`` (``isinstance(x, (list, tuple))``,
+    ``not torch.is_tensor(x)``): the code knows what it holds there."""
+    name = getattr(value, "id", None)
+
+    def tests_type(test) -> bool:
+        return any(
+            isinstance(n, ast.Call)
+            and _called_name(n) in ("isinstance", "is_tensor")
+            and n.args
+            and getattr(n.args[0], "id", None) == name
+            for n in ast.walk(test)
+        )
+
+    up, child = ctx.parent(node), node
+    while up is not None:
+        if isinstance(up, (ast.If, ast.IfExp)) and child is not up.test and tests_type(up.test):
+            return True
+        # ``if isinstance(x, Tensor): return x`` earlier in the same block: what follows sees the rest
+        for field in ("body", "orelse"):
+            block = getattr(up, field, None)
+            if isinstance(block, list) and child in block:
+                earlier = block[: block.index(child)]
+                if any(
+                    isinstance(s, ast.If) and not s.orelse and tests_type(s.test) and _always_leaves(s.body)
+                    for s in earlier
+                ):
+                    return True
+        if up is ctx.function:
+            break
+        up, child = ctx.parent(up), up
+    return False
+
+
+RULE = Rule(
+    "PTF017",
+    ("tensor-copy-construct",),
+    "torch.tensor(t) on a tensor copies it and cuts it from the graph, with a UserWarning; write "
+    "t.clone().detach() (or t.detach() where no copy is needed)",
+    _tensor_copy_construct,
+    nodes=CALL,
+)

@@ -1,0 +1,90 @@
+"""What: One module object placed n times: [module] * n, or one name listed twice in a Sequential.
+Why: Every entry is the same object, so they all share one set of weights.
+Fix: build a new module per entry ([nn.Linear(...) for _ in range(n)]).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from torch_pitfalls.lint.rules.base import Rule, _bound_name, _is_call_to
+from torch_pitfalls.lint.rules.shared.modules import _STATELESS
+
+_CONTAINERS = ("torch.nn.Sequential", "torch.nn.ModuleList")
+
+
+def _stateful_module(elt, ctx) -> bool:
+    held = ctx.held(elt)
+    return held is not None and held.kind == "module" and (held.what or "").rsplit(".", 1)[-1] not in _STATELESS
+
+
+def _module_listed_twice(node, ctx) -> bool:
+    """``nn.Sequential(block, block)``: one module object (a name bound to one instance) placed twice."""
+    if not _is_call_to(node, ctx, *_CONTAINERS):
+        return False
+    elts = node.args
+    if len(elts) == 1 and isinstance(elts[0], (ast.List, ast.Tuple)):  # nn.ModuleList([block, block])
+        elts = elts[0].elts
+    names = [e.id for e in elts if isinstance(e, ast.Name)]
+    twice = {n for n in names if names.count(n) > 1}
+    return any(isinstance(e, ast.Name) and e.id in twice and _stateful_module(e, ctx) for e in elts)
+
+
+def _sharing_chosen(node, ctx) -> bool:
+    """The list sits in one branch of an if/else whose other branch builds the same target another way
+    (``if config.share_head: head = [m] * n else: head = [M() for _ in range(n)]``): sharing is a choice."""
+    stmt, up = node, ctx.parent(node)
+    while up is not None and not isinstance(up, ast.stmt):
+        up = ctx.parent(up)
+    stmt = up
+    if not isinstance(stmt, ast.Assign):
+        return False
+    target = ast.dump(stmt.targets[0])
+    branch = ctx.parent(stmt)
+    if not (isinstance(branch, ast.If) and branch.orelse):
+        return False
+    other = branch.orelse if stmt in branch.body else branch.body
+    return any(
+        isinstance(n, ast.Assign) and any(ast.dump(t) == target for t in n.targets) for s in other for n in ast.walk(s)
+    )
+
+
+def _module_list_multiplied(node, ctx) -> bool:
+    """``[nn.Linear(4, 4)] * n`` or ``[block] * n``: one module object listed n times, so its weights
+    are shared (unless the code chooses between sharing and not: ``_sharing_chosen``)."""
+    if _sharing_chosen(node, ctx):
+        return False
+    if isinstance(node, ast.Call):
+        return _module_listed_twice(node, ctx)
+    if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
+        return _one_module_comprehended(node, ctx)
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)):
+        return False
+    for side in (node.left, node.right):
+        if isinstance(side, (ast.List, ast.Tuple)):
+            if any(isinstance(elt, (ast.Call, ast.Name)) and _stateful_module(elt, ctx) for elt in side.elts):
+                return True
+    return False
+
+
+def _one_module_comprehended(node, ctx) -> bool:
+    """``[layer for _ in range(n)]`` where ``layer`` names one module built before the comprehension
+    (a name or ``self.`` attribute its loops do not bind): n references to one object, not n modules."""
+    elt = node.elt
+    if (
+        not _bound_name(elt)
+        or isinstance(elt, ast.Name)
+        and elt.id in {n.id for g in node.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)}
+    ):
+        return False
+    return _stateful_module(elt, ctx)
+
+
+RULE = Rule(
+    "PTF021",
+    ("shared-module-reuse",),
+    "one module object placed n times ([module] * n, or one name listed twice in a Sequential) shares "
+    "its weights across every entry; build a new module per entry ([nn.Linear(...) for _ in range(n)])",
+    _module_list_multiplied,
+    nodes=(ast.BinOp, ast.Call, ast.ListComp, ast.GeneratorExp),
+)

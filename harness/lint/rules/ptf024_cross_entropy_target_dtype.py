@@ -1,0 +1,89 @@
+"""What: A cross-entropy target that is a float tensor (a legacy constructor, or class labels cast to
+float).
+Why: Class indices must be int64: from 1.10 a float target is read as class probabilities, before that
+it is an error.
+Fix: use torch.tensor(labels) or .long().
+"""
+
+from __future__ import annotations
+
+import ast
+
+from torch_pitfalls.lint.rules.base import CALL, Rule, _arg, _is_call_to, _kw, _method
+from torch_pitfalls.lint.rules.shared.losses import _loss_call
+
+_FLOAT_LEGACY = ("torch.Tensor", "torch.FloatTensor", "torch.DoubleTensor", "torch.cuda.FloatTensor")
+
+
+def _float_class_target(node, ctx) -> bool:
+    """cross_entropy whose target is built by a float legacy constructor (``torch.Tensor([1, 0])``):
+    class indices as floats, read as probabilities (from 1.10) or refused."""
+    if not _loss_call(node, ctx, "cross_entropy", "torch.nn.CrossEntropyLoss"):
+        return False
+    target = _arg(node, 1, "target")
+    if target is None:
+        return False
+    value = ctx.resolve(target, node.lineno)
+    cast = value.func.value if _float_cast(value) else None
+    while _method(cast, "to", "cuda", "cpu", "contiguous"):  # labels.to(device).float(): still the labels
+        cast = cast.func.value
+    if cast is not None and (_has_ignore_index(node, ctx) or _loader_element(cast, ctx, value.lineno)):
+        return True  # class indices (a loader's labels, or a loss told which index to ignore) cast to float
+    while _method(value, "to", "cuda", "cpu") and not _method(value, "float", "double"):
+        value = value.func.value
+    return _is_call_to(value, ctx, *_FLOAT_LEGACY)
+
+
+_FLOAT_WORDS = ("float", "float32", "float64", "double", "half", "float16", "bfloat16", "FloatTensor", "DoubleTensor")
+
+
+def _float_cast(value) -> bool:
+    """``t.float()``, ``t.to(torch.float32)``, ``t.to(device=d, dtype=torch.float)``, ``t.type(torch.FloatTensor)``."""
+    if _method(value, "float", "double", "half"):
+        return True
+    if not _method(value, "to", "type"):
+        return False
+    dtype = _kw(value, "dtype")
+    candidates = [dtype] if dtype is not None else list(value.args)
+    return any(
+        isinstance(c, (ast.Attribute, ast.Name)) and getattr(c, "attr", getattr(c, "id", "")) in _FLOAT_WORDS
+        for c in candidates
+    )
+
+
+def _has_ignore_index(call, ctx) -> bool:
+    """The loss was told an index to ignore: its targets are class indices by construction."""
+    if _kw(call, "ignore_index") is not None:
+        return True
+    ctor = ctx.value_of(call.func, call.lineno) if isinstance(call.func, ast.Name) else None
+    if (
+        ctor is None
+        and isinstance(call.func, ast.Attribute)
+        and getattr(call.func.value, "id", None) == "self"
+        and ctx.klass is not None
+    ):
+        attrs = ctx.bindings.self_attributes(ctx.klass).get(call.func.attr)
+        ctor = attrs[0][1] if attrs else None
+    return isinstance(ctor, ast.Call) and _kw(ctor, "ignore_index") is not None
+
+
+def _loader_element(name, ctx, line) -> bool:
+    """A name bound by unpacking a DataLoader's batch (``for imgs, masks in loader``): the dataset's labels."""
+    if not isinstance(name, ast.Name):
+        return False
+    binding, _ = ctx.bindings.lookup(name.id, ctx.chain(), line)
+    if binding is None or binding.how != "iter" or binding.value is None:
+        return False
+    held = ctx.held(name, line)  # a batch: of a DataLoader, or of a parameter named as one (bindings.py)
+    return held is not None and held.what == "batch"
+
+
+RULE = Rule(
+    "PTF024",
+    ("cross-entropy-target-dtype",),
+    "the cross-entropy target is a float tensor (a legacy constructor, or class labels cast to float): "
+    "class indices must be int64 (a float target is read as class probabilities from 1.10, an error "
+    "before); use torch.tensor(labels) or .long()",
+    _float_class_target,
+    nodes=CALL,
+)

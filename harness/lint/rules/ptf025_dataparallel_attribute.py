@@ -1,0 +1,109 @@
+"""What: The model's own methods or attributes read through a DataParallel / DistributedDataParallel
+wrapper.
+Why: The wrapper keeps the model under .module: AttributeError on the wrapper.
+Fix: call model.module.<name>.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from torch_pitfalls.lint.rules.base import Rule, _bound_name, _const
+from torch_pitfalls.lint.rules.shared.modules import _construction
+
+# what nn.Module (and DataParallel itself) answers; anything else is the wrapped model's, under .module
+_MODULE_API = frozenset(
+    """
+add_module apply bfloat16 buffers children compile cpu cuda double eval extra_repr float forward get_buffer
+get_extra_state get_parameter get_submodule half ipu load_state_dict modules mtia named_buffers named_children
+named_modules named_parameters parameters register_backward_hook register_buffer register_forward_hook
+register_forward_pre_hook register_full_backward_hook register_full_backward_pre_hook register_load_state_dict_post_hook
+register_load_state_dict_pre_hook register_module register_parameter register_state_dict_post_hook
+register_state_dict_pre_hook requires_grad_ set_extra_state set_submodule share_memory state_dict to to_empty train
+type xpu zero_grad module device_ids output_device dim gather scatter replicate parallel_apply no_sync join
+join_hook register_comm_hook process_group training
+""".split()
+)
+
+
+def _dataparallel_attribute(node, ctx) -> bool:
+    """``model.my_method()`` or ``model.fc`` on a DataParallel/DistributedDataParallel wrapper: the
+    wrapper has only nn.Module's API; the model's own methods and layers are under ``model.module``.
+    A value stored on the wrapper (``model.fc = ...``) is the wrapper's own, so only reads count."""
+    if not (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load)) or node.attr in _MODULE_API:
+        return False
+    if node.attr.startswith("__") or not _bound_name(node.value) or _wrap_checked(node, ctx):
+        return False
+    if _wrapped_on_self(node.value, ctx):
+        return True
+    alias = ctx.value_of(node.value, node.lineno) if isinstance(node.value, ast.Name) else None
+    if _wrapped_on_self(alias, ctx):  # model = self.model; model.backbone
+        return True
+    held = ctx.held(node.value)
+    return held is not None and held.kind == "module" and held.what in _DATA_PARALLEL
+
+
+_DATA_PARALLEL = (
+    "torch.nn.DataParallel",
+    "torch.nn.parallel.DataParallel",
+    "torch.nn.parallel.DistributedDataParallel",
+    "torch.nn.parallel.data_parallel.DataParallel",
+    "torch.nn.parallel.distributed.DistributedDataParallel",
+)
+
+
+def _wrap_checked(node: ast.Attribute, ctx) -> bool:
+    """The read sits in a branch of a test that asks whether this very object is wrapped
+    (``m.module.fc if hasattr(m, "module") else m.fc``, ``if isinstance(m, (DataParallel, DDP))``):
+    the code reads ``.module`` where it is there and the model's own attribute where it is not."""
+    wrapper = ast.dump(node.value)
+    child, up = node, ctx.parent(node)
+    while up is not None and up is not ctx.function:
+        if (
+            isinstance(up, (ast.If, ast.IfExp, ast.While))
+            and child is not up.test
+            and any(
+                isinstance(n, ast.Call)
+                and getattr(n.func, "id", None) in ("hasattr", "isinstance")
+                and n.args
+                and ast.dump(n.args[0]) == wrapper
+                and (n.func.id == "isinstance" or (len(n.args) > 1 and _const(n.args[1], "module")))
+                for n in ast.walk(up.test)
+            )
+        ):
+            return True
+        child, up = up, ctx.parent(up)
+    return False
+
+
+def _wrapped_on_self(attr, ctx) -> bool:
+    """``self.model`` where the class wraps it (``self.model = DataParallel(self.model)``): in this method,
+    when its last assignment above is the wrapper; from another method, when ``__init__`` (or a method it
+    calls) wraps it, since construction runs first. A wrap in some other method (``prepare_distributed()``)
+    may come after this read (timm's tasks compile, reading ``.student``, then wrap)."""
+    if not (isinstance(attr, ast.Attribute) and getattr(attr.value, "id", None) == "self" and ctx.klass is not None):
+        return False
+    assigned = ctx.bindings.self_attributes(ctx.klass).get(attr.attr, ())
+    here = sorted(
+        ((line, value) for method, value, line in assigned if method is ctx.function and line < attr.lineno),
+        key=lambda lv: lv[0],
+    )  # (ast.walk is breadth-first: not in line order)
+    if here:
+        values = [here[-1][1]]
+    else:
+        made = ctx.__dict__.setdefault("_construction", {})  # once per class, not per attribute read
+        if id(ctx.klass) not in made:
+            made[id(ctx.klass)] = _construction(ctx.klass)
+        first = made[id(ctx.klass)]
+        values = [value for method, value, _ in assigned if method is not ctx.function and method.name in first]
+    return any(isinstance(v, ast.Call) and ctx.qualified(v.func) in _DATA_PARALLEL for v in values)
+
+
+RULE = Rule(
+    "PTF025",
+    ("dataparallel-attribute",),
+    "DataParallel/DistributedDataParallel wrap the model: its own methods and attributes are under "
+    ".module (AttributeError on the wrapper); call model.module.<name>",
+    _dataparallel_attribute,
+    nodes=ast.Attribute,
+)

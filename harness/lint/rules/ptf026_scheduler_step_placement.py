@@ -1,0 +1,168 @@
+"""What: An LR scheduler stepped before the optimizer in a loop, or once per batch for a schedule that
+counts epochs.
+Why: Before optimizer.step() the schedule's first value is skipped (PyTorch warns since 1.1); per batch,
+StepLR or CosineAnnealingLR(T_max=epochs) runs len(loader) times too fast.
+Fix: step it after optimizer.step(), once per epoch for an epoch schedule.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from torch_pitfalls.lint.bindings import LOADER_NAME
+from torch_pitfalls.lint.rules.base import CALL, Rule, _arg, _method
+from torch_pitfalls.lint.rules.shared.training_loop import _enclosing_loops, _looks_like_optimizer, _optimizer_step
+
+
+def _scheduler_step(call, ctx) -> bool:
+    if not _method(call, "step") or len(call.args) > 1:  # a diffusion scheduler's step(out, t, x) is not this
+        return False
+    receiver = call.func.value
+    held = ctx.held(receiver)
+    if held is not None:
+        return held.kind == "scheduler"
+    name = (getattr(receiver, "id", getattr(receiver, "attr", "")) or "").lower()
+    return "sched" in name and not call.args
+
+
+def _uses_optimizer(call, ctx) -> bool:
+    """An optimizer step, or a call handed the optimizer (``train_step(model, opt)``)."""
+    if _optimizer_step(call, ctx):
+        return True
+    return isinstance(call, ast.Call) and any(
+        ctx.kind(a) == "optimizer" or _looks_like_optimizer(a)
+        for a in call.args
+        if isinstance(a, (ast.Name, ast.Attribute))
+    )
+
+
+def _scheduler_before_optimizer(node, ctx) -> bool:
+    """In one loop body, the LR scheduler steps before the optimizer does: the first learning rate
+    of the schedule is skipped (PyTorch warns from 1.1); step the scheduler after optimizer.step()."""
+    if not isinstance(node, (ast.For, ast.While)):
+        return False
+    calls = [n for n in ast.walk(node) if isinstance(n, ast.Call) and _scheduler_step(n, ctx)]
+    if not calls:
+        return False
+    first_call = min(calls, key=lambda n: (n.lineno, n.col_offset))
+    first = (first_call.lineno, first_call.col_offset)
+    own = _schedulers_optimizer(first_call, ctx)
+    if own is None and any(
+        isinstance(n, ast.Call) and (n.lineno, n.col_offset) < first and _optimizer_step(n, ctx)
+        for stmt in node.body
+        for n in ast.walk(stmt)
+    ):
+        return False  # an optimizer stepped just before it: which one this scheduler drives is unknown
+    # the loop's own body only: a scheduler in a nested loop is that loop's business
+    direct = [n for stmt in node.body for n in _walk_no_loops(stmt)]
+    if not any(isinstance(n, ast.Call) and (n.lineno, n.col_offset) == first for n in direct):
+        return False
+    later = [
+        n
+        for stmt in node.body
+        for n in ast.walk(stmt)
+        if isinstance(n, ast.Call)
+        and (n.lineno, n.col_offset) > first
+        and _uses_optimizer(n, ctx)
+        and (own is None or any(isinstance(x, ast.Name) and x.id == own for x in ast.walk(n)))
+    ]
+    return bool(later)
+
+
+def _schedulers_optimizer(step, ctx) -> str | None:
+    """The name of the optimizer a scheduler was built on (``StepLR(opt, ...)`` -> ``opt``), or None:
+    another optimizer's step later in the loop is that optimizer's business."""
+    receiver = step.func.value
+    ctor = ctx.value_of(receiver, step.lineno) if isinstance(receiver, ast.Name) else None
+    if isinstance(ctor, ast.Call) and ctor.args and isinstance(ctor.args[0], ast.Name):
+        return ctor.args[0].id
+    return None
+
+
+_EPOCH_SCHEDULERS = ("StepLR", "MultiStepLR", "ExponentialLR")  # their sizes count epochs by design
+
+
+_LENGTH_SCHEDULERS = {
+    "CosineAnnealingLR": ("T_max", 1),
+    "CosineAnnealingWarmRestarts": ("T_0", 1),
+    "PolynomialLR": ("total_iters", 1),
+}
+
+
+def _counts_epochs(ctor, ctx) -> bool:
+    """The scheduler's schedule is written in epochs: StepLR/MultiStepLR/ExponentialLR, or a cosine or
+    polynomial one whose length is the number of epochs (``T_max=args.epochs``)."""
+    name = (ctx.qualified(ctor.func) or "").rsplit(".", 1)[-1]
+    if not (ctx.qualified(ctor.func) or "").startswith("torch.optim.lr_scheduler."):
+        return False
+    if name in _EPOCH_SCHEDULERS:
+        return True
+    if name in _LENGTH_SCHEDULERS:
+        kw, at = _LENGTH_SCHEDULERS[name]
+        length = _arg(ctor, at, kw)
+        return length is not None and "epoch" in ast.unparse(length).lower() and "len(" not in ast.unparse(length)
+    return False
+
+
+def _over_batches(loop, ctx) -> bool:
+    """A loop over a DataLoader's batches (``for x, y in loader``, ``enumerate(loader)``)."""
+    if not isinstance(loop, ast.For):
+        return False
+    it = loop.iter
+    if isinstance(it, ast.Call) and getattr(it.func, "id", None) in ("enumerate", "tqdm") and it.args:
+        it = it.args[0]
+    kind = ctx.kind(it)  # a DataLoader, or an unbound name that says it is one (train_loader, as bindings.py reads it)
+    return kind == "loader" or (
+        kind is None and bool(LOADER_NAME.search(getattr(it, "id", getattr(it, "attr", "")) or ""))
+    )
+
+
+def _epoch_scheduler_per_batch(node, ctx) -> bool:
+    """``scheduler.step()`` in the loop over batches where the schedule counts epochs: it runs
+    len(loader) times faster than written (CosineAnnealingLR(T_max=epochs) done in one epoch)."""
+    if not (_method(node, "step") and not node.args and isinstance(node.func.value, ast.Name)):
+        return False
+    ctor = ctx.value_of(node.func.value, node.lineno)
+    # a parameter: the scheduler every call site in the module passes (all of them epoch schedules)
+    ctors = (
+        [ctor] if ctor is not None else ctx.bindings.passed_values(node.func.value.id, ctx.chain(), node.lineno) or []
+    )
+    if not ctors or not all(isinstance(c, ast.Call) and _counts_epochs(c, ctx) for c in ctors):
+        return False
+    loop = next(_enclosing_loops(node, ctx), None)
+    return loop is not None and _over_batches(loop, ctx)
+
+
+def _scheduler_misplaced(node, ctx) -> bool:
+    """Reported at the scheduler.step() to move: the one stepped per batch, or the first one of a loop
+    body that steps it before the optimizer."""
+    if not (isinstance(node, ast.Call) and _scheduler_step(node, ctx)):
+        return False
+    if _epoch_scheduler_per_batch(node, ctx):
+        return True
+    for loop in _enclosing_loops(node, ctx):
+        if _scheduler_before_optimizer(loop, ctx):
+            steps = [n for n in ast.walk(loop) if isinstance(n, ast.Call) and _scheduler_step(n, ctx)]
+            return min(steps, key=lambda n: (n.lineno, n.col_offset)) is node
+    return False
+
+
+def _walk_no_loops(node):
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        yield n
+        if not isinstance(n, (ast.For, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            todo.extend(ast.iter_child_nodes(n))
+
+
+RULE = Rule(
+    "PTF026",
+    ("scheduler-step-placement",),
+    "the LR scheduler is stepped in the wrong place: before the optimizer in this loop (the schedule's "
+    "first value is skipped; PyTorch warns since 1.1), or once per batch where its schedule counts epochs "
+    "(StepLR, CosineAnnealingLR(T_max=epochs): it runs len(loader) times too fast); step it after "
+    "optimizer.step(), once per epoch for an epoch schedule",
+    _scheduler_misplaced,
+    nodes=CALL,
+)

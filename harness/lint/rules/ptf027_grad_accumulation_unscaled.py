@@ -1,0 +1,102 @@
+"""What: Several backward() calls per optimizer step (gradient accumulation), each loss not divided by
+their number.
+Why: The gradients add up: the step uses k times the big batch's gradient.
+Fix: divide each loss by k.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from torch_pitfalls.lint.rules.base import CALL, Rule, _called_name, _method
+from torch_pitfalls.lint.rules.shared.training_loop import _enclosing_loops, _first_backward, _optimizer_step
+
+
+def _divided(expr) -> bool:
+    """``x / k``, ``x * w``, ``x.div(k)`` at the top of the expression (a mean inside is not a scaling)."""
+    return (isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Div, ast.Mult))) or _method(expr, "div", "mul")
+
+
+def _scaled(expr, loop, ctx) -> bool:
+    """The loss is divided (``loss / k``, ``loss /= k``, ``loss = loss / k``) before its backward."""
+    if _divided(expr):
+        return True
+    if isinstance(expr, ast.Name):
+        value = ctx.value_of(expr, getattr(expr, "lineno", 1 << 30))
+        if value is not None and _divided(value):
+            return True
+        return any(
+            isinstance(n, ast.AugAssign)
+            and getattr(n.target, "id", None) == expr.id
+            and isinstance(n.op, (ast.Div, ast.Mult))
+            for n in ast.walk(loop)
+        )
+    if isinstance(expr, ast.Call) and _called_name(expr) == "scale" and expr.args:  # scaler.scale(loss)
+        return _scaled(expr.args[0], loop, ctx)
+    return False
+
+
+def _accumulation_unscaled(node, ctx) -> bool:
+    """Gradient accumulation: backward() on each micro-batch's mean loss, and one optimizer step after
+    several (after the loop, or under ``if i % k == 0``), with the loss never divided by their number:
+    the step sees k times the gradient of the big batch."""
+    if not isinstance(node, (ast.For, ast.While)) or any(
+        isinstance(n, (ast.For, ast.While)) for n in ast.walk(node) if n is not node
+    ):
+        return False
+    backwards = [n for n in ast.walk(node) if _method(n, "backward") and not n.args]
+    if not backwards:
+        return False
+    steps_in = [n for n in ast.walk(node) if isinstance(n, ast.Call) and _optimizer_step(n, ctx)]
+    if steps_in:
+        gated = any(
+            isinstance(n, ast.If)
+            and any(isinstance(m, ast.BinOp) and isinstance(m.op, ast.Mod) for m in ast.walk(n.test))
+            and any(s in list(ast.walk(n)) for s in steps_in)
+            for n in ast.walk(node)
+        )
+        if not gated:
+            return False
+    else:
+        after = [
+            n
+            for n in ast.walk(ctx.function)
+            if isinstance(n, ast.Call)
+            and _optimizer_step(n, ctx)
+            and n.lineno > getattr(node, "end_lineno", node.lineno)
+        ]
+        before = [n for n in ast.walk(ctx.function) if _method(n, "zero_grad") and n.lineno < node.lineno]
+        if not (after and before):
+            return False
+    if any(
+        (_method(n, "div_", "mul_") and getattr(_root_attr(n.func.value), "attr", None) == "grad")
+        or (isinstance(n, ast.AugAssign) and getattr(_root_attr(n.target), "attr", None) == "grad")
+        for n in ast.walk(ctx.function)
+    ):
+        return False  # the gradients are divided instead (p.grad /= k)
+    return not any(_scaled(b.func.value, node, ctx) for b in backwards)
+
+
+def _backward_unscaled(node, ctx) -> bool:
+    """Reported at the micro-batch's backward(): the loss there is the one to divide."""
+    if not (_method(node, "backward") and not node.args):
+        return False
+    loop = next(_enclosing_loops(node, ctx), None)
+    return loop is not None and _first_backward(loop, node) and _accumulation_unscaled(loop, ctx)
+
+
+def _root_attr(node):
+    """``p.grad.data`` -> the ``.grad`` attribute node (what a ``.data`` hangs off)."""
+    while isinstance(node, ast.Attribute) and node.attr == "data":
+        node = node.value
+    return node
+
+
+RULE = Rule(
+    "PTF027",
+    ("grad-accumulation-unscaled",),
+    "gradients are accumulated over several backward() calls per optimizer step, but each loss is not "
+    "divided by their number: the step uses k times the big batch's gradient; divide the loss by k",
+    _backward_unscaled,
+    nodes=CALL,
+)

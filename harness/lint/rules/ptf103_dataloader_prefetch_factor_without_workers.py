@@ -1,0 +1,38 @@
+"""What: DataLoader(prefetch_factor=...) with num_workers=0 (or num_workers left out).
+Why: Since torch 2.0 that combination raises ValueError.
+Fix: pass prefetch_factor only when num_workers > 0.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from torch_pitfalls.lint.rules.base import CALL, Rule, _const, _is_call_to, _kw
+
+
+def _prefetch_without_workers(node, ctx) -> bool:
+    if not (
+        _is_call_to(node, ctx, "torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader")
+        and _kw(node, "prefetch_factor") is not None
+    ):
+        return False
+    workers = _kw(node, "num_workers")
+    if workers is None:
+        return True
+    value = ctx.resolve(workers, node.lineno)
+    if isinstance(value, ast.Name) and ctx.function is not None:
+        # a parameter: 0 when every call site in the module passes 0 (or leaves its default of 0)
+        passed = ctx.bindings.passed_values(value.id, ctx.chain(), node.lineno)
+        return bool(passed) and all(_const(v, 0) for v in passed)
+    return _const(value, 0)
+
+
+RULE = Rule(
+    "PTF103",
+    ("dataloader-prefetch-factor-without-workers",),
+    "since torch 2.0 DataLoader raises ValueError when prefetch_factor is given with num_workers=0; pass it "
+    "only when num_workers > 0",
+    _prefetch_without_workers,
+    nodes=CALL,
+    upgrade=True,
+)

@@ -1,0 +1,54 @@
+"""What: Softmax probabilities passed to NLLLoss / nll_loss.
+Why: nll_loss takes no logarithm: it returns minus the probability, a negative loss with vanishing
+gradients.
+Fix: feed it log_softmax, or use cross_entropy on the logits.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from torch_pitfalls.lint.rules.base import CALL, Rule, _arg, _const, _kw, _method
+from torch_pitfalls.lint.rules.shared.flow import _dead
+from torch_pitfalls.lint.rules.shared.losses import _loss_call, _probabilities
+
+
+def _used_as_loss(call, ctx) -> bool:
+    """The loss values are reduced or differentiated: the call (or the name it is bound to) is
+    ``.backward()``-ed, ``.mean()``-ed or ``.sum()``-ed."""
+    parent = ctx.parent(call)
+    if isinstance(parent, ast.Attribute) and parent.attr in ("backward", "mean", "sum"):
+        return True
+    if not (isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name)):
+        return False
+    name = parent.targets[0].id
+    return any(
+        _method(n, "backward", "mean", "sum") and getattr(n.func.value, "id", None) == name
+        for n in ast.walk(ctx.function)
+    )
+
+
+def _nll_on_softmax(node, ctx) -> bool:
+    """nll_loss / NLLLoss given softmax probabilities (``F.nll_loss(F.softmax(x, 1), y)``, an
+    ``nn.Softmax`` output layer): NLLLoss takes no logarithm, it returns ``-input[target]``, so the loss
+    is minus the probability, between -1 and 0, and its gradient is nearly zero where the model is
+    confidently wrong. ``reduction='none'`` whose values are never reduced nor differentiated is the
+    gather idiom (``1 - p`` as a focal weight) and stays quiet. The fix: log_softmax (or
+    cross_entropy on the logits)."""
+    if not _loss_call(node, ctx, "nll_loss", "torch.nn.NLLLoss", "torch.nn.NLLLoss2d"):
+        return False
+    if _probabilities(_arg(node, 0, "input"), ctx) != "softmax" or _dead(node, ctx):
+        return False
+    if _const(_kw(node, "reduction"), "none"):
+        return _used_as_loss(node, ctx)
+    return True
+
+
+RULE = Rule(
+    "PTF203",
+    ("nll-loss-without-log-softmax",),
+    "NLLLoss/nll_loss takes no logarithm: given softmax probabilities it returns minus the probability "
+    "(a negative loss, vanishing gradients); feed it log_softmax, or use cross_entropy on the logits",
+    _nll_on_softmax,
+    nodes=CALL,
+)

@@ -1,0 +1,100 @@
+"""What: A loss class called with the tensors: nn.CrossEntropyLoss(outputs, labels).
+Why: That builds a module: the tensors become its options (size_average, reduce), and their truth value
+is ambiguous.
+Fix: build the loss, then call it: nn.CrossEntropyLoss()(outputs, labels), or F.cross_entropy(outputs,
+labels).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from torch_pitfalls.lint.rules.base import CALL, Rule, _method
+from torch_pitfalls.lint.rules.shared.flow import _assigned
+
+_LOSSES = frozenset(
+    """L1Loss MSELoss CrossEntropyLoss CTCLoss NLLLoss NLLLoss2d PoissonNLLLoss GaussianNLLLoss KLDivLoss BCELoss
+BCEWithLogitsLoss MarginRankingLoss HingeEmbeddingLoss MultiLabelMarginLoss HuberLoss SmoothL1Loss SoftMarginLoss
+MultiLabelSoftMarginLoss CosineEmbeddingLoss MultiMarginLoss TripletMarginLoss""".split()
+)
+
+
+_WEIGHT_FIRST = frozenset(
+    "CrossEntropyLoss NLLLoss NLLLoss2d BCELoss BCEWithLogitsLoss MultiLabelSoftMarginLoss".split()
+)
+
+
+_VALUE_USES = ("backward", "item", "mean", "sum", "detach")
+
+
+def _takes_tensor_at(loss: str, index: int) -> bool:
+    """The constructor's positional parameter ``index`` may be a tensor: the class weights first, or
+    MultiMarginLoss's third (``p, margin, weight``)."""
+    return (loss in _WEIGHT_FIRST and index == 0) or (loss == "MultiMarginLoss" and index == 2)
+
+
+def _model_output(expr, ctx) -> bool:
+    """A model's output, directly or through one name: a call of what the bindings prove is a module,
+    or ``self(x)``/``self.forward(x)`` in a method of a module class (a LightningModule's
+    training_step). Never a loss's class weights."""
+    value = _assigned(expr, ctx, getattr(expr, "lineno", 1 << 30))
+    if not isinstance(value, ast.Call):
+        return False
+    f = value.func
+    if ctx.kind(f) == "module":
+        return True
+    if ctx.klass is None or not ctx.bindings.is_module_class(ctx.klass):
+        return False
+    return getattr(f, "id", None) == "self" or (isinstance(f, ast.Attribute) and getattr(f.value, "id", None) == "self")
+
+
+def _used_as_value(call, ctx) -> bool:
+    """What the constructor built is then used as a loss value: ``.backward()``/``.item()`` on it, or on
+    the name it is bound to, or arithmetic with it."""
+    parent = ctx.parent(call)
+    if isinstance(parent, ast.Attribute) and parent.attr in _VALUE_USES:
+        return True
+    if isinstance(parent, ast.BinOp):
+        return True
+    if not (isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name)):
+        return False
+    name = parent.targets[0].id
+    for n in ast.walk(ctx.function):
+        if _method(n, *_VALUE_USES) and getattr(n.func.value, "id", None) == name:
+            return True
+        if isinstance(n, ast.BinOp) and any(getattr(s, "id", None) == name for s in (n.left, n.right)):
+            return True
+    return False
+
+
+def _loss_class_given_tensors(node, ctx) -> bool:
+    """``nn.CrossEntropyLoss(outputs, labels)``: the loss class called as if it were the loss. The
+    tensors land in the constructor's options (``size_average``, ``reduce``), whose truth value is
+    taken: "Boolean value of Tensor with more than one value is ambiguous" (or, with one-element
+    tensors, a module where a loss was expected). Flagged where a positional argument the constructor
+    never takes as a tensor is proven one, or the built object is then used as a value
+    (``.backward()``, ``.item()``, arithmetic). The fix: build the loss, then call it:
+    ``nn.CrossEntropyLoss()(outputs, labels)`` (or ``F.cross_entropy``)."""
+    if not isinstance(node, ast.Call) or len(node.args) < 2 or any(isinstance(a, ast.Starred) for a in node.args):
+        return False
+    q = ctx.qualified(node.func) or ""
+    loss = q.rsplit(".", 1)[-1]
+    if not (q.startswith("torch.nn.") and loss in _LOSSES):
+        return False
+    for i, arg in enumerate(node.args):
+        if _model_output(arg, ctx) or (not _takes_tensor_at(loss, i) and ctx.kind(arg) == "tensor"):
+            return True
+    if any(isinstance(a, ast.Constant) for a in node.args):
+        return False  # nn.NLLLoss(weight, True): the old positional size_average
+    return ctx.function is not None and _used_as_value(node, ctx)
+
+
+RULE = Rule(
+    "PTF204",
+    ("bool-of-multielement-tensor",),
+    "a loss class called with the tensors builds a module: the tensors become its options (size_average, "
+    "reduce) and their truth value is ambiguous; build the loss first, then call it: "
+    "nn.CrossEntropyLoss()(outputs, labels) or F.cross_entropy(outputs, labels)",
+    _loss_class_given_tensors,
+    nodes=CALL,
+)

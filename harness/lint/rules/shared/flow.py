@@ -1,0 +1,183 @@
+"""Which code runs, and what a name holds there: a parameter's values from the module's own call sites,
+the branches no call takes, a function's own code, exclusive branches."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+
+from torch_pitfalls.lint.rules.base import _method
+
+
+def _own_code(node, ctx) -> bool:
+    """``node`` belongs to the current function (or the module's own statements), not to a function
+    or class nested in it."""
+    up = ctx.parent(node)
+    while up is not None and up is not ctx.function:
+        if isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            return False
+        up = ctx.parent(up)
+    return True
+
+
+def _exclusive(a: ast.AST, b: ast.AST, function: ast.AST) -> bool:
+    """``a`` and ``b`` sit in different branches of one ``if``: at most one of them runs."""
+    for n in ast.walk(function):
+        if isinstance(n, (ast.If, ast.IfExp)):
+            body = n.body if isinstance(n.body, list) else [n.body]
+            orelse = n.orelse if isinstance(n.orelse, list) else [n.orelse]
+            inside = [{id(x) for s in branch for x in ast.walk(s)} for branch in (body, orelse)]
+            if (id(a) in inside[0] and id(b) in inside[1]) or (id(a) in inside[1] and id(b) in inside[0]):
+                return True
+    return False
+
+
+_BUILTINS = frozenset(dir(builtins))
+
+
+def _class_call_args(fn, param: str, bindings) -> list | None:
+    """``__init__``'s parameter: what each ``Class(...)`` call of the module passes for it."""
+    klass = next(
+        (c for c in bindings.classes().values() if fn in c.body and fn.name == "__init__"),
+        None,
+    )
+    if klass is None:
+        return None
+    a = fn.args
+    positional = [x.arg for x in (*a.posonlyargs, *a.args)][1:]  # not self
+    defaults = dict(zip(positional[len(positional) - len(a.defaults) :], a.defaults))
+    out = []
+    for call, chain, _ in bindings.call_sites(klass.name):
+        if any(isinstance(x, ast.Starred) for x in call.args) or any(k.arg is None for k in call.keywords):
+            return None
+        given = dict(zip(positional, call.args))
+        given.update({k.arg: k.value for k in call.keywords})
+        value = given.get(param, defaults.get(param))
+        if value is None:
+            return None
+        out.append((value, chain, call.lineno))
+    return out or None
+
+
+def _site_args(fn, param: str, bindings) -> list | None:
+    """(expression, caller's scopes, line) for what each call of the module passes for ``param``."""
+    sites = bindings.passed(fn, param)
+    if sites is not None:
+        return [(value, chain, line) for value, chain, line, _ in sites]
+    if isinstance(fn, ast.FunctionDef) and fn.name == "__init__":
+        return _class_call_args(fn, param, bindings)
+    return None
+
+
+def _bound_once(name: str, scope, bindings) -> bool:
+    """``name`` is bound exactly once in its scope and declared ``global`` nowhere: its one binding is
+    what it holds everywhere (a flag set in one branch and reset in another is not)."""
+    if len(bindings.scope(scope).names.get(name, ())) != 1:
+        return False
+    declared = bindings.__dict__.get("_declared_global")
+    if declared is None:  # once per module
+        declared = bindings.__dict__["_declared_global"] = {
+            n for g in ast.walk(bindings.tree) if isinstance(g, ast.Global) for n in g.names
+        }
+    return name not in declared
+
+
+def _values(name: str, chain, line: int, bindings, depth: int = 0) -> list | None:
+    """Every expression ``name`` may hold at ``line``: what it was assigned, or for a parameter what
+    each call site of the module passes (followed through the callers' own parameters); a name bound
+    nowhere (a builtin: ``list``) stands for itself. Only a name bound once in its scope (a parameter
+    never reassigned, a constant). None where that cannot be told."""
+    if depth > 6:
+        return None
+    binding, where = bindings.lookup(name, chain, line)
+    if binding is None:
+        return [ast.Name(id=name, ctx=ast.Load())]
+    if not _bound_once(name, where[0], bindings):
+        return None
+    if binding.how == "assign":
+        value = binding.value
+        if isinstance(value, ast.Name):
+            return _values(value.id, where, binding.line, bindings, depth + 1)
+        return [value]
+    if binding.how != "param":
+        return None
+    sites = _site_args(where[0], name, bindings)
+    if not sites:
+        return None
+    out = []
+    for value, caller, at in sites:
+        inner = _values(value.id, caller, at, bindings, depth + 1) if isinstance(value, ast.Name) else [value]
+        if inner is None:
+            return None
+        out.extend(inner)
+    return out
+
+
+def _scopes_of(node, ctx) -> tuple:
+    """The scopes ``node`` looks names up in, innermost first (its functions, then the module)."""
+    found, up = [], ctx.parent(node)
+    while up is not None:
+        if isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            found.append(up)
+        up = ctx.parent(up)
+    return (*found, ctx.module)
+
+
+def _truth(test, ctx, line: int) -> bool | None:
+    """The value of an ``if`` test that the module decides: a literal, ``not`` one, or a name bound once
+    to a literal (a module constant, a parameter to which every call of the module passes the same
+    literal). None: it may go either way."""
+    if isinstance(test, ast.Constant):
+        return bool(test.value)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _truth(test.operand, ctx, line)
+        return None if inner is None else not inner
+    if isinstance(test, ast.Name) and ctx.module is not None:
+        values = _values(test.id, _scopes_of(test, ctx), line, ctx.bindings)
+        if values and all(isinstance(v, ast.Constant) for v in values):
+            found = {bool(v.value) for v in values}
+            return found.pop() if len(found) == 1 else None
+    return None
+
+
+def _dead(node, ctx) -> bool:
+    """``node`` sits in a branch that no call of the module takes (``if rewrap:`` where every call
+    passes ``rewrap=False``; the ``else`` of one every call makes true), or in a function defined there."""
+    child, up = node, ctx.parent(node)
+    while up is not None:
+        if isinstance(up, (ast.If, ast.IfExp)) and child is not up.test:
+            body = up.body if isinstance(up.body, list) else [up.body]
+            truth = _truth(up.test, ctx, up.lineno)
+            if truth is not None and (child in body) != truth:
+                return True
+        child, up = up, ctx.parent(up)
+    return False
+
+
+def _chosen(expr, ctx, line: int):
+    """``a if flag else b`` where the module decides ``flag``: the branch taken; else the expression."""
+    while isinstance(expr, ast.IfExp):
+        truth = _truth(expr.test, ctx, line)
+        if truth is None:
+            return expr
+        expr = expr.body if truth else expr.orelse
+    return expr
+
+
+def _assigned(expr, ctx, line: int):
+    """What a bare name was last assigned above ``line`` (the branch its module takes, for an
+    ``a if flag else b``), or the expression itself."""
+    value = ctx.value_of(expr, line) if isinstance(expr, ast.Name) else None
+    return _chosen(value, ctx, line) if value is not None else expr
+
+
+def _own_calls(ctx, *methods: str):
+    """The calls of these methods in the current function's own code (not in functions nested in it)
+    that run."""
+    if ctx.function is None:
+        return []
+    return [n for n in ast.walk(ctx.function) if _method(n, *methods) and _own_code(n, ctx) and not _dead(n, ctx)]
+
+
+def _before(a, b) -> bool:
+    return (a.lineno, a.col_offset) < (b.lineno, b.col_offset)

@@ -1,0 +1,46 @@
+"""What the loss rules share: a call of a given loss (functional, class, or a name bound to one),
+and an expression that holds probabilities (softmax, sigmoid)."""
+
+from __future__ import annotations
+
+import ast
+
+from torch_pitfalls.lint.rules.base import _bound_name, _called_name
+
+SOFTMAXES = ("softmax", "Softmax", "sigmoid")
+
+
+def _loss_call(node, ctx, functional: str, *classes: str) -> bool:
+    """A call of this loss: ``F.<functional>(...)``, ``nn.<Class>()(...)``, or a name or ``self.``
+    attribute bound to an instance of the class (``criterion = nn.CrossEntropyLoss()``)."""
+    if not isinstance(node, ast.Call):
+        return False
+    if ctx.qualified(node.func) == f"torch.nn.functional.{functional}":
+        return True
+    if isinstance(node.func, ast.Call):
+        return ctx.qualified(node.func.func) in classes
+    if not _bound_name(node.func):
+        return False
+    held = ctx.held(node.func)
+    return held is not None and held.kind == "loss" and held.what in classes
+
+
+def _probabilities(node, ctx) -> str | None:
+    """``softmax``/``sigmoid`` where the expression holds an activation's probabilities (through
+    names, ``self.`` modules, ``nn.Softmax()(x)``, ``x.softmax(1)``, a Sequential ending in one)."""
+    if node is None:
+        return None
+    name = _called_name(node)
+    if isinstance(node, ast.Call) and name in SOFTMAXES:  # F.softmax(x), x.softmax(1), nn.Softmax(1)(x)
+        return name.lower()
+    held = ctx.held(node)
+    if held is not None and held.kind == "tensor" and held.what in ("softmax", "sigmoid"):
+        return held.what
+    value = ctx.value_of(node, getattr(node, "lineno", 1 << 30))  # p = s.div(t).softmax(1): the receiver's kind unknown
+    if (
+        isinstance(value, ast.Call)
+        and _called_name(value) in SOFTMAXES
+        and isinstance(value.func, (ast.Attribute, ast.Name))
+    ):
+        return _called_name(value).lower()
+    return None

@@ -1,0 +1,39 @@
+"""nn.Module classes as several rules read them: a module's own method, what runs while it is
+built, the layers that hold no state."""
+
+from __future__ import annotations
+
+import ast
+
+
+def _module_method(ctx) -> bool:
+    """The code is a method of an nn.Module subclass (``forward`` or a helper it calls)."""
+    return (
+        ctx.klass is not None
+        and isinstance(ctx.function, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and ctx.function in ctx.klass.body
+        and ctx.bindings.is_module_class(ctx.klass)
+        and not any(getattr(d, "id", None) == "staticmethod" for d in ctx.function.decorator_list)
+    )
+
+
+# modules without parameters or buffers: the same instance twice shares nothing that matters
+_STATELESS = frozenset(
+    """ReLU ReLU6 GELU SiLU Tanh Sigmoid LeakyReLU ELU SELU CELU Mish Hardswish Hardsigmoid Hardtanh
+Softplus Softsign Softmax LogSoftmax Identity Dropout Dropout1d Dropout2d Dropout3d AlphaDropout MaxPool1d MaxPool2d
+MaxPool3d AvgPool1d AvgPool2d AvgPool3d AdaptiveAvgPool1d AdaptiveAvgPool2d AdaptiveAvgPool3d AdaptiveMaxPool1d
+AdaptiveMaxPool2d AdaptiveMaxPool3d Flatten Unflatten Upsample PixelShuffle PixelUnshuffle ZeroPad2d ReflectionPad2d
+ReplicationPad2d ConstantPad2d Tanhshrink Softshrink Hardshrink GLU Threshold""".split()
+)
+
+
+def _construction(klass) -> set[str]:
+    """``__init__`` and the methods it calls on ``self``: what has run before any other method."""
+    init = next((m for m in klass.body if isinstance(m, ast.FunctionDef) and m.name == "__init__"), None)
+    if init is None:
+        return set()
+    return {"__init__"} | {
+        n.func.attr
+        for n in ast.walk(init)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and getattr(n.func.value, "id", None) == "self"
+    }
