@@ -13,7 +13,7 @@ import json
 import re
 from pathlib import Path
 
-from docs.site import navigation
+from docs.site import navigation, search_words, sidebar
 
 DESCRIPTIONS = "page-descriptions.json"
 # Han characters, CJK punctuation and full-width forms; a run may hold spaces and ASCII
@@ -90,6 +90,8 @@ def setup(app):
     _default_settings_once()
     _parser_reused_once()
     navigation.install()  # the sidebar tree without copying every section of every page
+    sidebar.install()  # furo's sidebar markup without parsing the tree again on every page
+    search_words.install()  # each word of the search index stemmed once per build, not once per page
     app.add_config_value("pitfalls_torch", "", "html")  # the torch release that printed the outputs
     app.add_config_value("pitfalls_repo", "", "html")  # https://github.com/OWNER/NAME, when the workflow says
     app.connect("html-page-context", _page_context)
