@@ -108,13 +108,16 @@ def lint_text(
     ``preview``: also the matches on objects not known to be torch's, labelled."""
     lines = text.splitlines()
     findings = []
+    # a byte-order mark starts some files (Python reads past it: the file runs); the tree is read
+    # without it, as the interpreter does, its first line's columns one short
+    source = text[1:] if text.startswith("\ufeff") else text
     try:
-        tree = ast.parse(text, filename=path)
+        tree = ast.parse(source, filename=path)
     except SyntaxError as exc:
         # The syntax errors the corpus knows are its rules' (on_syntax_error): reported where asked,
         # and repaired in memory; the rest of the file is read from the repaired text (same lines
         # and columns), as a linter that goes on.
-        asked, repaired, found = {r.id for r in rules}, text, False
+        asked, repaired, found = {r.id for r in rules}, source, False
         for rule in SYNTAX_RULES:
             where, repaired = rule.on_syntax_error(repaired)
             found = found or bool(where)

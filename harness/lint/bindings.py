@@ -341,9 +341,9 @@ class Bindings:
         if isinstance(node, ast.Attribute):
             if klass is not None and isinstance(node.value, ast.Name) and node.value.id == "self":
                 attrs = self.self_attributes(klass).get(node.attr)
-                if attrs:
-                    method, value, at = attrs[0]
-                    return self.held(value, (method, *chain[-1:]), at + 1, klass, d)
+                if attrs:  # assigned in several places (one loss per config branch): only what all agree on
+                    helds = {self.held(value, (method, *chain[-1:]), at + 1, klass, d) for method, value, at in attrs}
+                    return helds.pop() if len(helds) == 1 else None
                 return None
             if node.attr in ("data", "grad", "T", "mT", "real", "imag"):
                 inner = self.held(node.value, chain, line, klass, d)
@@ -529,10 +529,10 @@ class Bindings:
         if (
             isinstance(iterable, ast.Call)
             and isinstance(iterable.func, ast.Attribute)
-            and iterable.func.attr in ("parameters", "buffers")
+            and iterable.func.attr in ("parameters", "buffers", "children", "modules")
             and (self.held(iterable.func.value, where, line, klass, d) or Held("")).kind == MODULE
-        ):
-            return Held(TENSOR, "parameter")  # model.parameters(): its tensors
+        ):  # model.parameters(): its tensors; model.children(): its modules
+            return Held(TENSOR, "parameter") if iterable.func.attr in ("parameters", "buffers") else Held(MODULE)
         if isinstance(iterable, ast.Name):  # bufs = [a, b] ... for b in bufs
             listed = self.value_of(iterable.id, where, line)
             iterable = listed if isinstance(listed, (ast.List, ast.Tuple)) else iterable

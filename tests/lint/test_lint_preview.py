@@ -66,3 +66,11 @@ def test_a_memory_rule_is_quiet_in_test_code_unless_asked(tmp_path, capsys):
     assert [f["path"].rsplit("/", 1)[-1] for f in json.loads(out)["findings"]] == ["train.py"]
     _, out = lint(["--select", "PTF016", "--format", "json", "--costs-in-tests", str(tmp_path)], capsys)
     assert sorted(f["path"].rsplit("/", 1)[-1] for f in json.loads(out)["findings"]) == ["test_eval.py", "train.py"]
+
+
+def test_a_file_with_a_byte_order_mark_is_read(tmp_path, capsys):
+    """Python runs a file that starts with a UTF-8 byte-order mark; the linter reads it too."""
+    path = tmp_path / "m.py"
+    path.write_text("\ufeff" + CODE, encoding="utf-8")
+    _, out = lint(["--format", "json", str(path)], capsys)
+    assert [(f["rule"], f["line"]) for f in json.loads(out)["findings"]] == [("PTF135", 8)]

@@ -352,7 +352,9 @@ CAUGHT = {
     "positional-state-dict": (
         "PTF125",
         """
-        def save(layer, dest):
+        import torch.nn as nn
+
+        def save(layer: nn.Module, dest):
             return layer.state_dict(dest, "layer.")
         """,
     ),

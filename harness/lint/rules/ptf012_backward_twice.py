@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 
+from torch_pitfalls.lint.guards import _always_leaves
 from torch_pitfalls.lint.rules.base import CALL, Rule, _called_name, _const, _kw, _method
 from torch_pitfalls.lint.rules.shared.flow import _BUILTINS, _exclusive, _own_code
 from torch_pitfalls.lint.rules.shared.tensors import _RAW_DATA
@@ -31,8 +32,24 @@ def _backward_twice(node, ctx) -> bool:
         and not _const(_kw(c, "retain_graph"), True)
         and _shared_graph(c, node, ctx)
         and not _exclusive(c, node, ctx.function)
+        and not _leaves_after(c, node, ctx)
     ]
     return bool(first)
+
+
+def _leaves_after(first: ast.Call, second: ast.Call, ctx) -> bool:
+    """After ``first`` its block always leaves (``continue``, ``break``, ``return``, ``raise``) before
+    ``second`` is reached: a warm-up branch that steps and goes on to the next batch."""
+    statement, up = first, ctx.parent(first)
+    while up is not None and up is not ctx.function:
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(up, field, None)
+            if isinstance(block, list) and statement in block:
+                inside = any(second is n for s in block for n in ast.walk(s))
+                if not inside and _always_leaves(block[block.index(statement) :]):
+                    return True
+        statement, up = up, ctx.parent(up)
+    return False
 
 
 def _loss_of(call: ast.Call, ctx):
@@ -194,6 +211,8 @@ def _has_graph(expr, ctx, line, depth=0) -> bool:
         if value is None or ctx.kind(value, line) in ("module", "loss", "optimizer", "scheduler", "loader", "ndarray"):
             return False  # unknown, or the model itself rather than a tensor out of it
         return _has_graph(value, ctx, line, d)
+    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and _callable_name(expr.value, ctx, line):
+        return False  # discriminator.output_shape: a setting of the model, not its output
     if isinstance(expr, (ast.Attribute, ast.Subscript, ast.Starred)):
         return _has_graph(expr.value, ctx, line, d)
     if isinstance(expr, ast.BinOp):
@@ -216,7 +235,7 @@ def _call_has_graph(expr: ast.Call, ctx, line, d) -> bool:
     args = [*expr.args, *(k.value for k in expr.keywords)]
     from_args = any(_has_graph(a, ctx, line, d) for a in args)
     func = expr.func
-    if ctx.qualified(func) is not None:  # a library function (torch.*, an import): its inputs' graph
+    if ctx.qualified(func) is not None or _names_torch(func, ctx, line):  # a library function: its inputs' graph
         return from_args
     if (isinstance(func, ast.Name) and _plain_function(func, ctx, line)) or _helper_method(func, ctx):
         # int(opt.ngpu), tilt(x), self.make_inputs(n) in a test class: a builtin, a function of this
@@ -231,6 +250,16 @@ def _call_has_graph(expr: ast.Call, ctx, line, d) -> bool:
             return True
         return from_args or _has_graph(func.value, ctx, line, d)
     return from_args
+
+
+def _names_torch(func, ctx, line) -> bool:
+    """A name bound to torch's own callables: ``Tensor = torch.cuda.FloatTensor if cuda else
+    torch.FloatTensor`` (a constructor, not a model)."""
+    if not isinstance(func, ast.Name):
+        return False
+    value = ctx.bindings.value_of(func.id, ctx.chain(), line)
+    parts = [value.body, value.orelse] if isinstance(value, ast.IfExp) else [value]
+    return value is not None and all((ctx.qualified(p) or "").startswith("torch.") for p in parts)
 
 
 def _plain_function(func: ast.Name, ctx, line) -> bool:

@@ -47,8 +47,8 @@ def _unregistered_tensor_attribute(node, ctx) -> bool:
         return False
     if not _made_by_factory(node.value, ctx) or _scalar_or_placed(node.value, ctx):
         return False
-    if _used_while_building_only(target.attr, node, ctx):  # a size or a mask read in __init__ alone
-        return False
+    if _used_while_building_only(target.attr, node, ctx) or _indexes_only(target.attr, ctx):
+        return False  # a size or a mask read in __init__ alone; an index, which works from any device
     registered = {
         c.args[0].value
         for c in ast.walk(ctx.klass)
@@ -76,12 +76,57 @@ def _scalar_or_placed(expr, ctx) -> bool:
         return True
     name = (ctx.qualified(call.func) or "").rsplit(".", 1)[-1]
     if name in ("tensor", "as_tensor", "scalar_tensor") and call.args:
-        return isinstance(call.args[0], ast.Constant) or (
-            isinstance(call.args[0], ast.UnaryOp) and isinstance(call.args[0].operand, ast.Constant)
-        )
+        return _a_number(call.args[0], ctx)
     return name in ("zeros", "ones", "empty", "full", "randn", "rand") and (
         not call.args or (len(call.args) == 1 and isinstance(call.args[0], ast.Tuple) and not call.args[0].elts)
     )
+
+
+def _a_number(expr, ctx) -> bool:
+    """A Python number: a literal (``0.5``, ``-1``), or a parameter of the enclosing function whose
+    default is one (``def __init__(self, temp=0.07)``) or that is annotated ``float``/``int``."""
+    if isinstance(expr, ast.UnaryOp):
+        expr = expr.operand
+    if isinstance(expr, ast.Constant):
+        return isinstance(expr.value, (int, float))  # bool is an int
+    fn = ctx.function
+    if not (isinstance(expr, ast.Name) and isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))):
+        return False
+    if ctx.value_of(expr, expr.lineno) is not None:  # rebound in the function: not the parameter any more
+        return False
+    a = fn.args
+    positional = [*a.posonlyargs, *a.args]
+    defaults = dict(zip([p.arg for p in positional[len(positional) - len(a.defaults) :]], a.defaults))
+    defaults.update({p.arg: v for p, v in zip(a.kwonlyargs, a.kw_defaults) if v is not None})
+    param = next((p for p in [*positional, *a.kwonlyargs] if p.arg == expr.id), None)
+    if param is None:
+        return False
+    if getattr(param.annotation, "id", None) in ("float", "int", "bool"):
+        return True
+    default = defaults.get(expr.id)
+    if isinstance(default, ast.UnaryOp):
+        default = default.operand
+    return isinstance(default, ast.Constant) and isinstance(default.value, (int, float))
+
+
+def _indexes_only(attr: str, ctx) -> bool:
+    """Every read of ``self.<attr>`` outside ``__init__`` is an index into another tensor
+    (``x[:, self.cont_idx]``): a CPU index tensor indexes a tensor on any device."""
+    reads = [
+        n
+        for fn in ctx.klass.body
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and fn.name != "__init__"
+        for n in ast.walk(fn)
+        if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load) and _self_attr(n, attr)
+    ]
+    return bool(reads) and all(_in_a_subscript_slice(n, ctx) for n in reads)
+
+
+def _in_a_subscript_slice(node, ctx) -> bool:
+    up, child = ctx.parent(node), node
+    while isinstance(up, ast.Tuple):  # x[:, self.idx]
+        up, child = ctx.parent(up), up
+    return isinstance(up, ast.Subscript) and up.slice is child
 
 
 def _used_while_building_only(attr: str, assign, ctx) -> bool:

@@ -49,13 +49,16 @@ def _accumulation_unscaled(node, ctx) -> bool:
         return False
     steps_in = [n for n in ast.walk(node) if isinstance(n, ast.Call) and _optimizer_step(n, ctx)]
     if steps_in:
-        gated = any(
-            isinstance(n, ast.If)
-            and any(isinstance(m, ast.BinOp) and isinstance(m.op, ast.Mod) for m in ast.walk(n.test))
-            and any(s in list(ast.walk(n)) for s in steps_in)
+        every_k = [  # the steps under ``if i % k == 0``
+            n
             for n in ast.walk(node)
-        )
-        if not gated:
+            if isinstance(n, ast.If)
+            and any(isinstance(m, ast.BinOp) and isinstance(m.op, ast.Mod) for m in ast.walk(n.test))
+        ]
+        gated = {id(s) for n in every_k for s in ast.walk(n)}
+        # a step that runs every pass (a GAN's discriminator beside a generator stepped every k passes)
+        # uses the gradients of that pass: nothing accumulates
+        if not steps_in or not all(id(s) in gated for s in steps_in):
             return False
     else:
         after = [

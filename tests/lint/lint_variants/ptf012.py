@@ -80,6 +80,8 @@ def step(loss, fabric, use_fabric):
     else:
         loss.backward()
 """,
+    "gan_targets_from_a_type_alias": 'import torch\nfrom torch.autograd import Variable\nfrom models import Generator, Discriminator\n\ncuda = torch.cuda.is_available()\nTensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor\ngenerator, discriminator = Generator(), Discriminator()\nadversarial_loss = torch.nn.BCELoss()\nopt_G = torch.optim.Adam(generator.parameters())\nopt_D = torch.optim.Adam(discriminator.parameters())\nfor imgs, _ in loader:\n    valid = Variable(Tensor(imgs.shape[0], *discriminator.output_shape).fill_(1.0), requires_grad=False)\n    fake = Variable(Tensor(imgs.shape[0], *discriminator.output_shape).fill_(0.0), requires_grad=False)\n    opt_G.zero_grad()\n    gen_imgs = generator(torch.randn(imgs.shape[0], 100))\n    g_loss = adversarial_loss(discriminator(gen_imgs), valid)\n    g_loss.backward()\n    opt_G.step()\n    opt_D.zero_grad()\n    real_loss = adversarial_loss(discriminator(imgs), valid)\n    fake_loss = adversarial_loss(discriminator(gen_imgs.detach()), fake)\n    d_loss = (real_loss + fake_loss) / 2\n    d_loss.backward()\n    opt_D.step()\n',
+    "warm_up_branch_goes_on": 'import torch\n\ndef train(generator, discriminator, loader, opt_G, warmup):\n    for i, (lr, hr) in enumerate(loader):\n        opt_G.zero_grad()\n        gen_hr = generator(lr)\n        loss_pixel = torch.nn.functional.l1_loss(gen_hr, hr)\n        if i < warmup:\n            loss_pixel.backward()\n            opt_G.step()\n            continue\n        loss_G = loss_pixel + 1e-3 * discriminator(gen_hr).mean()\n        loss_G.backward()\n        opt_G.step()\n',
 }
 
 SEEN = {

@@ -80,6 +80,8 @@ class Probe(nn.Module):
         self.last = torch.zeros_like(x)
         return x
 """,
+    "scalar_from_a_number_parameter": 'import torch\nfrom torch import nn\n\nclass DropPath(nn.Module):\n    def __init__(self, drop_rate=0.1):\n        super().__init__()\n        self.drop_rate = torch.tensor(drop_rate)\n\n    def forward(self, x):\n        keep = torch.rand(x.shape[0], 1, device=x.device) > self.drop_rate\n        return x * keep\n',
+    "index_mask_only": 'import torch\nfrom torch import nn\n\nclass Embedder(nn.Module):\n    def __init__(self, n_features, n_continuous):\n        super().__init__()\n        self.continuous_idx = torch.zeros(n_features, dtype=torch.bool)\n        self.continuous_idx[:n_continuous] = True\n        self.proj = nn.Linear(n_continuous, 8)\n\n    def forward(self, x):\n        return self.proj(x[:, self.continuous_idx])\n',
 }
 
 SEEN = {

@@ -91,6 +91,7 @@ def train(model, loader, optimizer, k):
             optimizer.step()
             optimizer.zero_grad()
 """,
+    "critic_every_pass_generator_every_k": 'import torch\n\ndef train(generator, critic, loader, opt_G, opt_D, n_critic=5):\n    for i, (imgs, _) in enumerate(loader):\n        opt_D.zero_grad()\n        fake = generator(torch.randn(imgs.size(0), 100))\n        d_loss = -critic(imgs).mean() + critic(fake.detach()).mean()\n        d_loss.backward()\n        opt_D.step()\n        if i % n_critic == 0:\n            opt_G.zero_grad()\n            g_loss = -critic(generator(torch.randn(imgs.size(0), 100))).mean()\n            g_loss.backward()\n            opt_G.step()\n',
 }
 
 SEEN = {
