@@ -70,10 +70,10 @@ import torch.nn.functional as F
 def step(logits, y):
     return F.nll_loss(F.log_softmax(logits, dim=1), y)
 """,
-    "log_of_softmax": """
+    "log_softmax_given": """
 import torch.nn.functional as F
 def step(pred, target):
-    return F.nll_loss(F.softmax(pred).log(), target)
+    return F.nll_loss(F.log_softmax(pred, dim=1), target)
 """,
     "cross_entropy_on_logits": """
 import torch.nn as nn
@@ -105,5 +105,4 @@ SEEN = {
     "criterion_attribute": "https://github.com/clvrai/ACGAN-PyTorch/pull/4 (the auxiliary classifier's Softmax changed to LogSoftmax for NLLLoss)",
     "tensor_method_softmax": "https://github.com/midas-research/man-sf-emnlp/issues/2 (F.softmax where F.log_softmax belongs before nll_loss)",
     "gather_for_focal_weight": "find_string 'F.nll_loss(F.softmax(': focal_frequency = F.nll_loss(F.softmax(input, dim=1), target, reduction='none'); focal_frequency += 1.0 (1 - p as a weight)",
-    "log_of_softmax": "find_string 'F.nll_loss(F.softmax(': classif_loss += F.nll_loss(F.softmax(pred_exits[i]).log(), target)",
 }

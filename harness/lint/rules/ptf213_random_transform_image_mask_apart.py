@@ -1,0 +1,157 @@
+"""What: one random transform called separately on two paired inputs (an image and its mask).
+Why: Each call draws anew: about half the time one of the two is flipped or cropped and the other not,
+and the model learns from labels that no longer match their images.
+Fix: draw once and apply the same parameters to both (a joint transform, or torchvision.transforms.v2 on both).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from torch_pitfalls.lint.rules.base import CALL, Rule
+
+# torchvision transforms that draw at every call without saying Random in their name
+_RANDOM_TRANSFORMS = ("ColorJitter", "RandAugment", "AutoAugment", "TrivialAugmentWide", "AugMix", "GaussianBlur")
+_DRAWING_METHODS = (
+    "random",
+    "rand",
+    "randn",
+    "randint",
+    "integers",
+    "uniform",
+    "normal",
+    "choice",
+    "shuffle",
+    "bernoulli_",
+    "normal_",
+    "uniform_",
+    "permutation",
+)
+
+
+def _draws(fn, ctx) -> bool:
+    """The function's body draws random numbers: torch's, Python's or NumPy's samplers, or a
+    generator's (``self.rng.integers(...)``)."""
+    for n in ast.walk(fn):
+        if not isinstance(n, ast.Call):
+            continue
+        q = ctx.qualified(n.func) or ""
+        if q.startswith(("random.", "numpy.random.")) or q in (
+            "torch.rand",
+            "torch.randn",
+            "torch.randint",
+            "torch.randperm",
+            "torch.bernoulli",
+            "torch.normal",
+            "torch.multinomial",
+            "torch.rand_like",
+            "torch.randn_like",
+        ):
+            return True
+        if not q and isinstance(n.func, ast.Attribute) and n.func.attr in _DRAWING_METHODS:
+            return True
+    return False
+
+
+def _random_callable(expr, ctx, depth: int = 0) -> bool:
+    """What ``expr`` calls draws at every call: a function or a class of this file that draws, a
+    torchvision Random* transform, or a Compose holding one; through names and ``self.`` attributes."""
+    if depth > 4 or expr is None:
+        return False
+    q = ctx.qualified(expr) if isinstance(expr, (ast.Name, ast.Attribute)) else None
+    if isinstance(expr, ast.Call):
+        made = ctx.qualified(expr.func) or ""
+        last = made.rsplit(".", 1)[-1]
+        if made.startswith("torchvision.") and (last.startswith("Random") or last in _RANDOM_TRANSFORMS):
+            return True
+        if last == "Compose" and expr.args and isinstance(expr.args[0], (ast.List, ast.Tuple)):
+            return any(_random_callable(e, ctx, depth + 1) for e in expr.args[0].elts)
+        klass = ctx.bindings.classes().get(getattr(expr.func, "id", None))
+        if klass is None:
+            return False
+        if any(
+            isinstance(m, ast.FunctionDef) and m.name in ("__call__", "forward") and _draws(m, ctx) for m in klass.body
+        ):
+            return True
+        # built from random callables (a Compose of this file): it applies them
+        parts = [e for a in expr.args for e in (a.elts if isinstance(a, (ast.List, ast.Tuple)) else [a])]
+        return any(isinstance(p, ast.Call) and _random_callable(p, ctx, depth + 1) for p in parts)
+    if isinstance(expr, ast.Name) and q is None:
+        fn = ctx.bindings.module_function(expr.id)
+        if fn is not None:
+            return _draws(fn, ctx)
+        value = ctx.value_of(expr, expr.lineno)
+        return _random_callable(value, ctx, depth + 1)
+    if isinstance(expr, ast.Attribute) and getattr(expr.value, "id", None) == "self" and ctx.klass is not None:
+        values = ctx.bindings.self_attributes(ctx.klass).get(expr.attr) or []
+        return bool(values) and all(_random_callable(v, ctx, depth + 1) for _, v, _ in values)
+    return False
+
+
+def _same_callee(a, b) -> bool:
+    return ast.dump(a.func) == ast.dump(b.func) and isinstance(a.func, (ast.Name, ast.Attribute))
+
+
+def _paired(a, b, call, ctx) -> bool:
+    """Two inputs that belong together: unpacked from one value (``image, mask = sample``, ``for image,
+    mask in zip(...)``), both parameters of this function, or both read with the same index of it
+    (``self.images[idx]`` and ``self.masks[idx]``)."""
+    if not (isinstance(a, ast.Name) and isinstance(b, ast.Name)) or a.id == b.id:
+        return False
+    fn = ctx.function
+    for n in ast.walk(fn):
+        targets = (
+            n.targets
+            if isinstance(n, ast.Assign)
+            else [n.target]
+            if isinstance(n, (ast.For, ast.comprehension))
+            else []
+        )
+        for t in targets:
+            if isinstance(t, ast.Tuple) and {a.id, b.id} <= {getattr(e, "id", None) for e in t.elts}:
+                return True
+    if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        params = {p.arg for p in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]} - {"self", "cls"}
+        if {a.id, b.id} <= params:
+            return True
+        made_a, made_b = _first_value(a, fn, call), _first_value(b, fn, call)
+        if made_a is not None and made_b is not None:
+            used = lambda v: {n.id for n in ast.walk(v) if isinstance(n, ast.Name)} & params  # noqa: E731
+            return bool(used(made_a) & used(made_b))
+    return False
+
+
+def _first_value(name, fn, before):
+    """What ``name`` was first assigned in the function (the sample it was loaded from)."""
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Assign) and n.lineno < before.lineno:
+            if any(isinstance(t, ast.Name) and t.id == name.id for t in n.targets):
+                return n.value
+    return None
+
+
+def _transformed_apart(node, ctx) -> bool:
+    """The second of two calls of one random transform, on two paired inputs, in one function."""
+    if not (isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords):
+        return False
+    earlier = [
+        c
+        for c in ast.walk(ctx.function)
+        if isinstance(c, ast.Call)
+        and c is not node
+        and (c.lineno, c.col_offset) < (node.lineno, node.col_offset)
+        and len(c.args) == 1
+        and _same_callee(c, node)
+    ]
+    return any(_paired(c.args[0], node.args[0], node, ctx) for c in earlier) and _random_callable(node.func, ctx)
+
+
+RULE = Rule(
+    "PTF213",
+    ("random-transform-image-mask-apart",),
+    "one random transform is called separately on two inputs that belong together (an image and its "
+    "mask): each call draws anew, so they are flipped or cropped differently; draw once and apply the "
+    "same parameters to both (a joint transform, or torchvision.transforms.v2 called on both at once)",
+    _transformed_apart,
+    nodes=CALL,
+)

@@ -1,0 +1,116 @@
+"""PTF213 (random-transform-image-mask-apart): one random transform called on an image and, again,
+on its mask."""
+
+PITFALL = {
+    "torchvision_compose_on_both": """
+import torchvision.transforms as T
+from PIL import Image
+from torch.utils.data import Dataset
+class Seg(Dataset):
+    def __init__(self, images, masks):
+        self.images, self.masks = images, masks
+        self.transform = T.Compose([T.RandomHorizontalFlip(), T.RandomRotation(15), T.ToTensor()])
+    def __len__(self):
+        return len(self.images)
+    def __getitem__(self, idx):
+        image = Image.open(self.images[idx]).convert("RGB")
+        mask = Image.open(self.masks[idx])
+        image = self.transform(image)
+        mask = self.transform(mask)
+        return image, mask
+""",
+    "own_flip_in_a_loop": """
+import torch
+def random_hflip(t, p=0.5):
+    return torch.flip(t, dims=[-1]) if torch.rand(()) < p else t
+def augment_batch(images, masks):
+    out_images, out_masks = [], []
+    for image, mask in zip(images, masks):
+        out_images.append(random_hflip(image))
+        out_masks.append(random_hflip(mask))
+    return torch.stack(out_images), torch.stack(out_masks)
+""",
+    "parameters_of_a_helper": """
+import torchvision.transforms as T
+rotate = T.RandomRotation(degrees=30)
+def augment(image, mask):
+    return rotate(image), rotate(mask)
+""",
+    "unpacked_sample": """
+from torchvision import transforms
+train_tf = transforms.Compose([transforms.RandomResizedCrop(256), transforms.ToTensor()])
+def prepare(sample):
+    img, seg = sample
+    return train_tf(img), train_tf(seg)
+""",
+    "own_random_class": """
+import random
+class RandomShift:
+    def __init__(self, max_shift):
+        self.max_shift = max_shift
+    def __call__(self, a):
+        dx = random.randint(-self.max_shift, self.max_shift)
+        return a.roll(dx, dims=-1)
+shift = RandomShift(4)
+def load_pair(images, labels, index):
+    x = images[index]
+    y = labels[index]
+    return shift(x), shift(y)
+""",
+}
+
+NEAR_MISS = {
+    "two_views_of_one_image": """
+import torchvision.transforms as T
+from torch.utils.data import Dataset
+class TwoViews(Dataset):
+    def __init__(self, images):
+        self.images = images
+        self.t = T.Compose([T.RandomResizedCrop(96), T.ColorJitter(0.4, 0.4, 0.4), T.ToTensor()])
+    def __len__(self):
+        return len(self.images)
+    def __getitem__(self, idx):
+        x = self.images[idx]
+        return self.t(x), self.t(x)
+""",
+    "deterministic_on_both": """
+import torchvision.transforms as T
+resize = T.Compose([T.Resize((256, 256)), T.ToTensor()])
+def load_pair(image, mask):
+    return resize(image), resize(mask)
+""",
+    "joint_transform": """
+import random
+import torchvision.transforms.functional as TF
+def joint_flip(image, mask):
+    if random.random() < 0.5:
+        image, mask = TF.hflip(image), TF.hflip(mask)
+    return image, mask
+def load_pair(image, mask):
+    return joint_flip(image, mask)
+""",
+    "two_samples_mixed": """
+import numpy as np
+import torchvision.transforms as T
+from torch.utils.data import Dataset
+class Mixup(Dataset):
+    def __init__(self, data):
+        self.data = data
+        self.aug = T.RandomHorizontalFlip()
+    def __len__(self):
+        return len(self.data)
+    def __getitem__(self, i):
+        j = np.random.randint(len(self.data))
+        a = self.data[i]
+        b = self.data[j]
+        lam = np.random.beta(0.4, 0.4)
+        return lam * self.aug(a) + (1 - lam) * self.aug(b)
+""",
+}
+
+SEEN = {
+    "torchvision_compose_on_both": "https://github.com/pytorch/vision/issues/6753 (a RandomHorizontalFlip Compose applied to each image and mask: 'flipped in an uncoordinated fashion')",
+    "own_random_class": "https://github.com/albumentations-team/albumentations/issues/397 (spatialTransforms(image=image) then spatialTransforms(image=mask): different draws)",
+    "joint_transform": "https://github.com/mapbox/robosat/pull/19 (a JointCompose: 'when we flip the image we also need to flip the mask')",
+    "own_flip_in_a_loop": "not found by search; the spelling of this corpus's case (cases/data/random_transform_image_mask_apart.py)",
+}
