@@ -108,8 +108,9 @@ def _paired(a, b, call, ctx) -> bool:
             else []
         )
         for t in targets:
-            if isinstance(t, ast.Tuple) and {a.id, b.id} <= {getattr(e, "id", None) for e in t.elts}:
-                return True
+            names = [getattr(e, "id", None) for e in t.elts] if isinstance(t, ast.Tuple) else []
+            if a.id in names and b.id in names:
+                return not _views_of_one_input(n, names.index(a.id), names.index(b.id))
     if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
         params = {p.arg for p in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]} - {"self", "cls"}
         if {a.id, b.id} <= params:
@@ -119,6 +120,16 @@ def _paired(a, b, call, ctx) -> bool:
             used = lambda v: {n.id for n in ast.walk(v) if isinstance(n, ast.Name)} & params  # noqa: E731
             return bool(used(made_a) & used(made_b))
     return False
+
+
+def _views_of_one_input(assign, i: int, j: int) -> bool:
+    """``one, two = aug1(x), aug2(x)``: two views made from the same input (DINO, SimCLR), which are
+    meant to differ, not an image and its mask."""
+    value = getattr(assign, "value", None)
+    if not (isinstance(assign, ast.Assign) and isinstance(value, ast.Tuple) and len(value.elts) > max(i, j)):
+        return False
+    names = [{n.id for n in ast.walk(value.elts[k]) if isinstance(n, ast.Name)} - {"self"} for k in (i, j)]
+    return bool(names[0] & names[1])
 
 
 def _first_value(name, fn, before):

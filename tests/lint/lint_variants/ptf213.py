@@ -106,6 +106,7 @@ class Mixup(Dataset):
         lam = np.random.beta(0.4, 0.4)
         return lam * self.aug(a) + (1 - lam) * self.aug(b)
 """,
+    "two_views_then_crops": 'import torchvision.transforms as T\nfrom torch import nn\nclass Dino(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.augment1 = T.RandomResizedCrop(224)\n        self.augment2 = T.RandomResizedCrop(224)\n        self.local_crop = T.RandomResizedCrop(96, scale=(0.05, 0.4))\n    def forward(self, x):\n        image_one, image_two = self.augment1(x), self.augment2(x)\n        local_one, local_two = self.local_crop(image_one), self.local_crop(image_two)\n        return local_one, local_two\n',
 }
 
 SEEN = {
