@@ -202,10 +202,13 @@ class CaseFile:
         """``ast.get_source_segment(self.text, node)``, from lines split once (that function splits
         the whole file on every call: most of the time the linter's bench spent reading cases)."""
         lines = self._utf8_lines
-        first, last = node.lineno - 1, node.end_lineno - 1
+        first, last, start = node.lineno - 1, node.end_lineno - 1, node.col_offset
+        decorators = getattr(node, "decorator_list", None)
+        if decorators:  # a definition's source starts at its first decorator's @ (ast's starts at def)
+            first, start = min(d.lineno for d in decorators) - 1, node.col_offset
         if first == last:
-            return lines[first][node.col_offset : node.end_col_offset].decode()
-        parts = [lines[first][node.col_offset :], *lines[first + 1 : last], lines[last][: node.end_col_offset]]
+            return lines[first][start : node.end_col_offset].decode()
+        parts = [lines[first][start:], *lines[first + 1 : last], lines[last][: node.end_col_offset]]
         return b"".join(parts).decode()
 
     def variant_programs(self, variant: str) -> list[tuple[str, str]]:

@@ -192,3 +192,10 @@ def test_a_deprecated_name_is_reported_once_per_file_and_the_older_branch_is_del
         """)
     found = [(f.rule, f.line) for f in lint_text(text, "m.py", EVERY_RULE) if f.rule in ("PTF111", "PTF126")]
     assert found == [("PTF111", 5), ("PTF126", 10)]  # the second weight_norm and the else branch: quiet
+
+
+def test_a_variant_program_keeps_its_decorators():
+    """The program the linter reads is the case's code as written: a helper's @torch.no_grad() is
+    part of graph-cut-in-forward's pitfall (ast's source of a def starts at ``def``)."""
+    broken = programs("graph-cut-in-forward", "broken")[0][1]
+    assert "@torch.no_grad()  # written for evaluation, where no gradient is needed\ndef standardize(h):" in broken

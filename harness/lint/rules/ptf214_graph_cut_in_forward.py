@@ -1,0 +1,102 @@
+"""What: a module's forward passes its activations through a function decorated with @torch.no_grad().
+Why: Nothing the helper computes is recorded, so every layer before the call gets no gradient and
+never trains; no error, no warning.
+Fix: drop the decorator (or write a differentiable copy) for code that runs inside forward.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from torch_pitfalls.lint.rules.base import CALL, Rule
+from torch_pitfalls.lint.rules.shared.flow import _site_args
+
+_GRAD_OFF = ("torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad")
+
+
+def _grad_off(fn, ctx) -> bool:
+    """``@torch.no_grad()`` (or ``inference_mode``) on the function, or its whole body in ``with torch.no_grad():``."""
+    for d in fn.decorator_list:
+        if ctx.qualified(d.func if isinstance(d, ast.Call) else d) in _GRAD_OFF:
+            return True
+    body = [s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]  # docstring
+    return (
+        len(body) == 1
+        and isinstance(body[0], ast.With)
+        and any(
+            isinstance(i.context_expr, ast.Call) and ctx.qualified(i.context_expr.func) in _GRAD_OFF
+            for i in body[0].items
+        )
+    )
+
+
+def _functions(name: str, chain, line: int, ctx, depth: int = 0) -> list | None:
+    """The module-level functions a name may hold at ``line``: the function itself, or for a
+    parameter what the module's own calls pass (``Net(norm)`` ... ``setup(device, standardize)``);
+    None where something else may be passed."""
+    bindings = ctx.bindings
+    binding, where = bindings.lookup(name, chain, line)
+    fn = bindings.module_function(name)
+    if fn is not None and (binding is None or binding.value is fn):
+        return [fn]
+    if binding is None or depth > 6:
+        return None
+    if binding.how == "assign" and isinstance(binding.value, ast.Name):
+        return _functions(binding.value.id, where, binding.line, ctx, depth + 1)
+    if binding.how != "param":
+        return None
+    sites = _site_args(where[0], name, bindings)
+    if not sites:
+        return None
+    out = []
+    for value, caller, at in sites:
+        found = _functions(value.id, caller, at, ctx, depth + 1) if isinstance(value, ast.Name) else None
+        if found is None:
+            return None
+        out += found
+    return out
+
+
+def _called_functions(func, ctx) -> list | None:
+    """What a call in a method calls, where it is a function of this module: by name, or through a
+    ``self.`` attribute set from one (``self.norm = norm`` in ``__init__``)."""
+    if isinstance(func, ast.Name):
+        return _functions(func.id, ctx.chain(), func.lineno, ctx)
+    if isinstance(func, ast.Attribute) and getattr(func.value, "id", None) == "self" and ctx.klass is not None:
+        assigned = ctx.bindings.self_attributes(ctx.klass).get(func.attr) or []
+        out = []
+        for method, value, at in assigned:
+            found = _functions(value.id, (method, ctx.module), at + 1, ctx) if isinstance(value, ast.Name) else None
+            if found is None:
+                return None
+            out += found
+        return out or None
+    return None
+
+
+def _graph_cut(node, ctx) -> bool:
+    """A call in an nn.Module's ``forward`` whose result is used, handed the activations (an
+    argument), of a function of this module that turns gradients off."""
+    fn = ctx.function
+    if not (
+        isinstance(node, ast.Call)
+        and node.args
+        and getattr(fn, "name", None) == "forward"
+        and ctx.klass is not None
+        and ctx.bindings.is_module_class(ctx.klass)
+        and not isinstance(ctx.parent(node), ast.Expr)  # a momentum update returns nothing to the graph
+    ):
+        return False
+    called = _called_functions(node.func, ctx)
+    return bool(called) and all(_grad_off(f, ctx) for f in called)
+
+
+RULE = Rule(
+    "PTF214",
+    ("graph-cut-in-forward",),
+    "forward passes its activations through a function that turns gradients off (@torch.no_grad()): "
+    "nothing before this call gets a gradient, so those layers never train; drop the decorator for code "
+    "that runs inside forward",
+    _graph_cut,
+    nodes=CALL,
+)

@@ -1,0 +1,123 @@
+"""PTF214 (graph-cut-in-forward): a module's forward through a helper that turns gradients off."""
+
+PITFALL = {
+    "decorated_helper_by_name": """
+import torch
+from torch import nn
+@torch.no_grad()
+def pair_norm(h, eps=1e-6):
+    h = h - h.mean(0)
+    return h / (h.pow(2).sum(1).mean().sqrt() + eps)
+class GNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(16, 16) for _ in range(3))
+    def forward(self, h):
+        for layer in self.layers:
+            h = pair_norm(layer(h).relu())
+        return h
+""",
+    "helper_handed_to_the_module": """
+import torch
+from torch import nn
+@torch.no_grad()
+def standardize(h):
+    return (h - h.mean(0)) / (h.std(0) + 1e-5)
+class Net(nn.Module):
+    def __init__(self, norm):
+        super().__init__()
+        self.encoder = nn.Linear(4, 8)
+        self.head = nn.Linear(8, 1)
+        self.norm = norm
+    def forward(self, x):
+        return self.head(self.norm(torch.tanh(self.encoder(x))))
+model = Net(standardize)
+""",
+    "inference_mode_helper": """
+import torch
+import torch.nn.functional as F
+from torch import nn
+@torch.inference_mode()
+def l2_normalize(z):
+    return F.normalize(z, dim=-1)
+class Projector(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mlp = nn.Sequential(nn.Linear(512, 256), nn.ReLU(), nn.Linear(256, 128))
+    def forward(self, x):
+        return l2_normalize(self.mlp(x))
+""",
+    "body_under_no_grad": """
+import torch
+from torch import nn
+def clamp_outliers(x, k=3.0):
+    with torch.no_grad():
+        mu, sd = x.mean(), x.std()
+        return x.clamp(mu - k * sd, mu + k * sd)
+class Regressor(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(10, 10)
+        self.out = nn.Linear(10, 1)
+    def forward(self, x):
+        h = clamp_outliers(self.body(x))
+        return self.out(h)
+""",
+    "in_a_layers_own_forward": """
+import torch
+from torch import nn
+@torch.no_grad()
+def quantize(w, bits=8):
+    scale = w.abs().max() / (2 ** (bits - 1) - 1)
+    return (w / scale).round() * scale
+class QLinear(nn.Linear):
+    def forward(self, x):
+        return nn.functional.linear(x, quantize(self.weight), self.bias)
+""",
+}
+
+NEAR_MISS = {
+    "momentum_update_returns_nothing": """
+import torch
+from torch import nn
+class MoCo(nn.Module):
+    def __init__(self, encoder_q, encoder_k):
+        super().__init__()
+        self.encoder_q, self.encoder_k = encoder_q, encoder_k
+    @torch.no_grad()
+    def _momentum_update(self):
+        for q, k in zip(self.encoder_q.parameters(), self.encoder_k.parameters()):
+            k.mul_(0.999).add_(q.detach(), alpha=0.001)
+    def forward(self, im_q, im_k):
+        q = self.encoder_q(im_q)
+        self._momentum_update()
+        with torch.no_grad():
+            k = self.encoder_k(im_k)
+        return q, k
+""",
+    "differentiable_helper": """
+import torch
+from torch import nn
+def standardize(h):
+    return (h - h.mean(0)) / (h.std(0) + 1e-5)
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = nn.Linear(4, 8)
+    def forward(self, x):
+        return standardize(self.encoder(x))
+""",
+    "evaluation_function_outside_forward": """
+import torch
+@torch.no_grad()
+def predict(model, x):
+    return model(x).argmax(-1)
+def accuracy(model, loader):
+    return sum((predict(model, x) == y).float().mean() for x, y in loader) / len(loader)
+""",
+}
+
+SEEN = {
+    "helper_handed_to_the_module": "not found by search; the spelling of this corpus's case (cases/autograd/graph_cut_in_forward.py)",
+    "momentum_update_returns_nothing": "benchmarks/fresh/lint2/t26_moco_pretrain.py (a tuning-half near miss: a @torch.no_grad() momentum update called in forward, returning nothing)",
+}
