@@ -100,6 +100,10 @@ def _filled_at_once(node, ctx) -> bool:
         node = ctx.parent(up)  # a copy to another device or dtype: still uninitialised, look further
 
 
+# torch.distributed's calls that write their tensor argument on the receiving ranks
+_RECEIVES = ("broadcast", "recv", "irecv", "scatter", "all_gather", "all_gather_into_tensor", "broadcast_object_list")
+
+
 def _next_use_fills(name: str, assign, ctx) -> bool:
     """The first use of ``name`` after ``assign`` in this function writes every element: a fill method
     (``name.zero_()``), or a whole-slice store (``name[:] = x``, ``name[...] = x``)."""
@@ -112,6 +116,8 @@ def _next_use_fills(name: str, assign, ctx) -> bool:
     up = ctx.parent(uses[0])
     if isinstance(up, ast.Attribute) and _method(ctx.parent(up), *_FILLS):
         return True
+    if isinstance(up, ast.Call) and (ctx.qualified(up.func) or "").split(".")[-1] in _RECEIVES and uses[0] in up.args:
+        return True  # a receive buffer: dist.broadcast(buf, 0) writes it on every rank that reads it
     return (
         isinstance(up, ast.Subscript)
         and isinstance(up.ctx, ast.Store)

@@ -69,6 +69,8 @@ def _scalar_or_placed(expr, ctx) -> bool:
     learnt (``requires_grad=True``: left out of parameters(), no optimizer ever sees it)."""
     call = ctx.resolve(expr, getattr(expr, "lineno", 1 << 30))
     while isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and ctx.qualified(call.func) is None:
+        if call.func.attr in _MOVES and (call.args or call.keywords or call.func.attr == "cuda"):
+            return True  # torch.randn(n).cuda(), .to(device): placed by hand where it is made
         call = call.func.value  # torch.tensor(2.0).log(): the factory's call
     if not isinstance(call, ast.Call) or _const(_kw(call, "requires_grad"), True):
         return False
@@ -77,9 +79,18 @@ def _scalar_or_placed(expr, ctx) -> bool:
     name = (ctx.qualified(call.func) or "").rsplit(".", 1)[-1]
     if name in ("tensor", "as_tensor", "scalar_tensor") and call.args:
         return _a_number(call.args[0], ctx)
+    if name in _REDUCTIONS and len(call.args) == 1 and not call.keywords:
+        return True  # torch.prod(torch.tensor(shape)): reduced to 0-dim
+    sizes = [a for a in call.args if not isinstance(a, ast.Starred)]
+    if name in ("zeros", "ones", "empty", "full", "randn", "rand") and any(_const(a, 0) for a in sizes):
+        return True  # torch.empty(0): a placeholder with no element to be on a device
     return name in ("zeros", "ones", "empty", "full", "randn", "rand") and (
         not call.args or (len(call.args) == 1 and isinstance(call.args[0], ast.Tuple) and not call.args[0].elts)
     )
+
+
+# torch's reductions, which make a 0-dim tensor when given no dim
+_REDUCTIONS = ("prod", "sum", "mean", "amax", "amin", "max", "min", "norm", "numel", "std", "var")
 
 
 def _a_number(expr, ctx) -> bool:
@@ -158,9 +169,20 @@ def _kept_by_the_class(attr: str, ctx) -> bool:
             if (
                 isinstance(n, ast.Assign)
                 and any(_self_attr(t, attr) for t in n.targets)
-                and not _factory_call(n.value, ctx)
+                and (not _factory_call(n.value, ctx) or _placed(n.value, ctx))
             ):
-                return True
+                return True  # replaced at run time, computed or placed (set_timesteps(..., device))
+    return False
+
+
+def _placed(expr, ctx) -> bool:
+    """A value put on a device where it is made: ``device=`` given, or ``.to(...)``/``.cuda()`` chained."""
+    while isinstance(expr, ast.Call):
+        if _kw(expr, "device") is not None or (
+            isinstance(expr.func, ast.Attribute) and expr.func.attr in ("to", "cuda")
+        ):
+            return True
+        expr = expr.func.value if isinstance(expr.func, ast.Attribute) else None
     return False
 
 

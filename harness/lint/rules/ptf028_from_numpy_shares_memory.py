@@ -71,6 +71,29 @@ _NUMPY_GENERATORS = ("numpy.random.default_rng", "numpy.random.RandomState", "nu
 _NUMPY_PASS_THROUGH = ("numpy.asarray", "numpy.ascontiguousarray", "numpy.asanyarray", "numpy.require")
 
 
+# a random generator's sampling methods (NumPy's RandomState and Generator): each call returns a new array
+_SAMPLERS = frozenset(
+    (
+        "rand",
+        "randn",
+        "randint",
+        "random",
+        "random_sample",
+        "uniform",
+        "normal",
+        "integers",
+        "choice",
+        "permutation",
+        "standard_normal",
+        "binomial",
+        "poisson",
+        "beta",
+        "exponential",
+        "multinomial",
+    )
+)
+
+
 def _fresh_array(expr, ctx) -> bool:
     """An array made for this call that no one else holds: ``a.astype(t)`` (a copy unless copy=False),
     ``a.copy()``, ``np.array(a)`` (copy=True by default), and np.ascontiguousarray/np.asarray of one of
@@ -82,8 +105,11 @@ def _fresh_array(expr, ctx) -> bool:
         return True
     if not isinstance(expr, ast.Call):
         return False
-    if isinstance(expr.func, ast.Name) and ctx.qualified(expr.func) is None and expr.func.id not in _BUILTINS:
-        return True
+    q = ctx.qualified(expr.func) or ""
+    if isinstance(expr.func, ast.Name) and expr.func.id not in _BUILTINS and not q.startswith("numpy."):
+        return True  # bbox_overlaps(a, b), load_image(p): another module's function returns its own array
+    if isinstance(expr.func, ast.Attribute) and not q and expr.func.attr in _SAMPLERS:
+        return True  # rng.randint(...), whatever made rng: a sample is a new array
     if _method(expr, "copy") and not expr.args:
         return True
     if _method(expr, "astype"):

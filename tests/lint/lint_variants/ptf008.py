@@ -53,6 +53,7 @@ import numpy as np
 import torch
 m = torch.BoolTensor(np.array([True, False]))
 """,
+    "receive_buffer_of_a_broadcast": 'import torch\nimport torch.distributed as dist\n\ndef agree_on_choice(rank, n):\n    choice = torch.cuda.LongTensor(1)\n    if rank == 0:\n        choice.fill_(torch.randint(n, (1,)).item())\n    dist.broadcast(choice, 0)\n    return int(choice)\n',
 }
 
 SEEN = {

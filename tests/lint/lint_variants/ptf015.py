@@ -82,6 +82,9 @@ class Probe(nn.Module):
 """,
     "scalar_from_a_number_parameter": 'import torch\nfrom torch import nn\n\nclass DropPath(nn.Module):\n    def __init__(self, drop_rate=0.1):\n        super().__init__()\n        self.drop_rate = torch.tensor(drop_rate)\n\n    def forward(self, x):\n        keep = torch.rand(x.shape[0], 1, device=x.device) > self.drop_rate\n        return x * keep\n',
     "index_mask_only": 'import torch\nfrom torch import nn\n\nclass Embedder(nn.Module):\n    def __init__(self, n_features, n_continuous):\n        super().__init__()\n        self.continuous_idx = torch.zeros(n_features, dtype=torch.bool)\n        self.continuous_idx[:n_continuous] = True\n        self.proj = nn.Linear(n_continuous, 8)\n\n    def forward(self, x):\n        return self.proj(x[:, self.continuous_idx])\n',
+    "placeholder_with_no_element": 'import torch\nfrom torch import nn\n\nclass Packed(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.dummy_offsets = torch.empty(0)\n\n    def forward(self, x, offsets=None):\n        return x if offsets is None else x + self.dummy_offsets.sum()\n',
+    "reduced_to_a_scalar": 'import torch\nfrom torch import nn\n\nclass Head(nn.Module):\n    def __init__(self, input_shape):\n        super().__init__()\n        self.fea_dim = torch.prod(torch.tensor(input_shape[1:]))\n\n    def forward(self, x):\n        return x.flatten(1) / self.fea_dim\n',
+    "replaced_on_the_device_at_run_time": 'import torch\nfrom torch import nn\n\nclass Scheduler(nn.Module):\n    def __init__(self, n=1000):\n        super().__init__()\n        self.timesteps = torch.arange(n - 1, -1, -1)\n\n    def set_timesteps(self, k, device):\n        self.timesteps = torch.linspace(0, 999, k).long().to(device)\n\n    def forward(self, x):\n        return x * self.timesteps[0]\n',
 }
 
 SEEN = {

@@ -124,6 +124,8 @@ arr = np.arange(3)
 x = torch.from_numpy(arr).float()
 x /= 2
 """,
+    "sample_of_any_generator": 'import torch\n\ndef random_assign(rng, n, p):\n    inds = torch.from_numpy(rng.randint(0, 10, size=n))\n    inds[inds > 5] = -1\n    return inds\n',
+    "another_modules_function": 'import torch\nfrom mmdet.structures.bbox import bbox_overlaps\n\ndef match(a, b):\n    iou = torch.from_numpy(bbox_overlaps(a, b))\n    iou[0, :] = 0.0\n    return iou\n',
 }
 
 SEEN = {
