@@ -87,8 +87,22 @@ def _graph_cut(node, ctx) -> bool:
         and not isinstance(ctx.parent(node), ast.Expr)  # a momentum update returns nothing to the graph
     ):
         return False
+    if _under_no_grad(node, ctx):
+        return False  # the forward itself turns gradients off here: targets made on purpose (SwAV's codes)
     called = _called_functions(node.func, ctx)
     return bool(called) and all(_grad_off(f, ctx) for f in called)
+
+
+def _under_no_grad(node, ctx) -> bool:
+    """``node`` sits in a ``with torch.no_grad():`` (or inference_mode) block of the function."""
+    up = ctx.parent(node)
+    while up is not None and up is not ctx.function:
+        if isinstance(up, ast.With) and any(
+            isinstance(i.context_expr, ast.Call) and ctx.qualified(i.context_expr.func) in _GRAD_OFF for i in up.items
+        ):
+            return True
+        up = ctx.parent(up)
+    return False
 
 
 RULE = Rule(

@@ -115,6 +115,7 @@ def predict(model, x):
 def accuracy(model, loader):
     return sum((predict(model, x) == y).float().mean() for x, y in loader) / len(loader)
 """,
+    "targets_made_under_no_grad": 'import torch\nfrom torch import nn\n@torch.no_grad()\ndef sinkhorn(scores, iterations=3):\n    q = torch.exp(scores).t()\n    for _ in range(iterations):\n        q /= q.sum(dim=1, keepdim=True)\n        q /= q.sum(dim=0, keepdim=True)\n    return q.t()\nclass SwaVLoss(nn.Module):\n    def forward(self, high, low):\n        with torch.no_grad():\n            q = sinkhorn(high.detach())\n        return -(q * torch.log_softmax(low, dim=1)).sum(dim=1).mean()\n',
 }
 
 SEEN = {
