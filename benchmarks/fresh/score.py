@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/fresh/score.py tuning      # the half rules and detectors may be tuned on
     .venv/bin/python benchmarks/fresh/score.py held_out --json reports/fresh-heldout.json
+    .venv/bin/python benchmarks/fresh/score.py held_out --only lint --lint-set lint2   # the second set
 
 watch: each pair's broken and fixed program run under `pitfalls watch --format json` (sound
 detectors), then again with `--pedantic`. A broken program counts as reported when a finding of
@@ -78,11 +79,13 @@ def score_watch(half: str) -> dict:
     return {"summary": summary, "pairs": rows}
 
 
-def score_lint(half: str) -> dict:
-    key = {s["file"]: s for s in tomllib.loads((HERE / "lint" / "key.toml").read_text(encoding="utf-8"))["script"]}
+def score_lint(half: str, folder: str = "lint") -> dict:
+    """``folder``: lint (the first set, split in split.toml) or lint2 (the second, split in lint2/split.toml)."""
+    split = SPLIT if folder == "lint" else tomllib.loads((HERE / folder / "split.toml").read_text(encoding="utf-8"))
+    key = {s["file"]: s for s in tomllib.loads((HERE / folder / "key.toml").read_text(encoding="utf-8"))["script"]}
     rows = []
-    for name in SPLIT["lint"][half]:
-        findings = _tool(["lint", name], HERE / "lint")
+    for name in split["lint"][half]:
+        findings = _tool(["lint", name], HERE / folder)
         planted = key[name]["planted"]
         matched, found = set(), []
         for p in planted:
@@ -113,12 +116,13 @@ def main(argv=None) -> int:
     parser.add_argument("half", choices=("tuning", "held_out"))
     parser.add_argument("--json", type=Path)
     parser.add_argument("--only", choices=("lint", "watch"))
+    parser.add_argument("--lint-set", choices=("lint", "lint2"), default="lint", help="which set of lint scripts")
     args = parser.parse_args(argv)
-    result = {"half": args.half}
+    result = {"half": args.half, "lint_set": args.lint_set}
     if args.only in (None, "watch"):
         result["watch"] = score_watch(args.half)
     if args.only in (None, "lint"):
-        result["lint"] = score_lint(args.half)
+        result["lint"] = score_lint(args.half, args.lint_set)
     text = json.dumps(result, indent=2)
     if args.json:
         args.json.write_text(text + "\n", encoding="utf-8")
