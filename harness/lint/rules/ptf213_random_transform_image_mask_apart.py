@@ -88,8 +88,27 @@ def _random_callable(expr, ctx, depth: int = 0) -> bool:
     return False
 
 
-def _same_callee(a, b) -> bool:
-    return ast.dump(a.func) == ast.dump(b.func) and isinstance(a.func, (ast.Name, ast.Attribute))
+def _callee_key(func):
+    """A plain name or a ``self.`` attribute, as something to compare calls by; None for anything else."""
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        return f"{func.value.id}.{func.attr}"
+    return None
+
+
+def _one_argument_calls(ctx) -> dict:
+    """The function's one-argument calls by callee, found once per function (a walk per call was
+    quadratic in the function's length)."""
+    cache = ctx.__dict__.setdefault("_one_argument_calls", {})
+    held = cache.get(id(ctx.function))
+    if held is None or held[0] is not ctx.function:
+        groups: dict = {}
+        for c in ast.walk(ctx.function):
+            if isinstance(c, ast.Call) and len(c.args) == 1 and not c.keywords and (key := _callee_key(c.func)):
+                groups.setdefault(key, []).append(c)
+        held = cache[id(ctx.function)] = (ctx.function, groups)
+    return held[1]
 
 
 def _paired(a, b, call, ctx) -> bool:
@@ -145,15 +164,9 @@ def _transformed_apart(node, ctx) -> bool:
     """The second of two calls of one random transform, on two paired inputs, in one function."""
     if not (isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords):
         return False
-    earlier = [
-        c
-        for c in ast.walk(ctx.function)
-        if isinstance(c, ast.Call)
-        and c is not node
-        and (c.lineno, c.col_offset) < (node.lineno, node.col_offset)
-        and len(c.args) == 1
-        and _same_callee(c, node)
-    ]
+    key = _callee_key(node.func)
+    same = _one_argument_calls(ctx).get(key, ()) if key else ()
+    earlier = [c for c in same if c is not node and (c.lineno, c.col_offset) < (node.lineno, node.col_offset)]
     return any(_paired(c.args[0], node.args[0], node, ctx) for c in earlier) and _random_callable(node.func, ctx)
 
 
