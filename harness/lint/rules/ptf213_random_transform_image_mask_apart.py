@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 
 from torch_pitfalls.lint.rules.base import CALL, Rule
+from torch_pitfalls.lint.rules.shared.flow import _BUILTINS
 
 # torchvision transforms that draw at every call without saying Random in their name
 _RANDOM_TRANSFORMS = ("ColorJitter", "RandAugment", "AutoAugment", "TrivialAugmentWide", "AugMix", "GaussianBlur")
@@ -91,7 +92,7 @@ def _random_callable(expr, ctx, depth: int = 0) -> bool:
 def _callee_key(func):
     """A plain name or a ``self.`` attribute, as something to compare calls by; None for anything else."""
     if isinstance(func, ast.Name):
-        return func.id
+        return None if func.id in _BUILTINS else func.id  # len(x), str(y): never a transform
     if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
         return f"{func.value.id}.{func.attr}"
     return None
