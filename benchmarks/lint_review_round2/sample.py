@@ -1,7 +1,14 @@
 """Sample the held-out findings for reading: every finding of a rule with at most 25, else 25 drawn
 with random.Random(f"38-round2:{rule}") from the findings sorted by (path, line, col)."""
-import json, glob, random, collections, sys
-src = sys.argv[1]; out = sys.argv[2]
+
+import collections
+import glob
+import json
+import random
+import sys
+
+src = sys.argv[1]
+out = sys.argv[2]
 findings = []
 for f in sorted(glob.glob(f"{src}/*.json")):
     findings += json.load(open(f))["findings"]
@@ -13,4 +20,10 @@ for rule, fs in sorted(by.items()):
     fs = sorted(fs, key=lambda f: (f["path"], f["line"], f["col"]))
     sample[rule] = fs if len(fs) <= 25 else random.Random(f"38-round2:{rule}").sample(fs, 25)
 json.dump({"counts": {r: len(v) for r, v in by.items()}, "sample": sample}, open(out, "w"), indent=1)
-print({r: len(v) for r, v in sorted(by.items())}, sum(len(v) for v in by.values()), "findings;", sum(len(v) for v in sample.values()), "to read")
+print(
+    {r: len(v) for r, v in sorted(by.items())},
+    sum(len(v) for v in by.values()),
+    "findings;",
+    sum(len(v) for v in sample.values()),
+    "to read",
+)
