@@ -90,5 +90,6 @@ def linters_page(bench: dict | None, cases_dir: Path, case_ids) -> str:
             ranges = "; ".join(dict.fromkeys(rule_ranges(r, cases_dir)))  # where the rule fires: any of its cases'
         except LookupError:
             ranges = "?"
-        out.append(f"| {code(r.id)} | {case_link(r.case, built)} | {code(ranges)} | {esc(r.message)} |")
+        message = esc(r.message).replace("__", "\\_\\_")  # __init__ as written, not bold "init"
+        out.append(f"| {code(r.id)} | {case_link(r.case, built)} | {code(ranges)} | {message} |")
     return "\n".join(out) + "\n"
