@@ -92,14 +92,18 @@ def navigation_tree(toctree_html: str) -> str:
             classes.append("current-page")
         if classes != entry.classes:
             edits.append((entry.start, entry.tag_end, f'<li class="{" ".join(classes)}">'))
-    out = toctree_html
-    for start, end, text in sorted(edits, key=lambda e: e[0], reverse=True):
-        out = out[:start] + text + out[end:]
-    return out
+    return _spliced(toctree_html, edits)
 
 
 _CURRENT_LINK = '<a class="reference internal" href="{href}">'
 _NO_PAGE = "\x00sidebar"  # a document name no page has: the tree with no branch marked
+
+
+def _spliced(text: str, edits: list[tuple[int, int, str]]) -> str:
+    """``text`` with each (start, end, replacement) made, from the last to the first (the edits do not overlap)."""
+    for start, end, new in sorted(edits, key=lambda e: e[0], reverse=True):
+        text = text[:start] + new + text[end:]
+    return text
 
 
 def marked(tree: str, href: str) -> str:
@@ -123,10 +127,7 @@ def marked(tree: str, href: str) -> str:
         found = _CLASS.search(match.group(3))
         classes = (found.group(1) + " current") if found else "current"
         edits.append((match.start(), match.end(), f'<{match.group(2)} class="{classes}">'))
-    out = tree
-    for start, end, text in sorted(edits, reverse=True):
-        out = out[:start] + text + out[end:]
-    return out
+    return _spliced(tree, edits)
 
 
 def install() -> bool:

@@ -7,13 +7,11 @@ from __future__ import annotations
 
 import ast
 
+from torch_pitfalls.lint.bindings import LOADERS
 from torch_pitfalls.lint.rules.base import CALL, Rule, _arg, _is_call_to
 from torch_pitfalls.lint.rules.shared.flow import _dead, _truth
 
 _DISTRIBUTED_SAMPLERS = ("torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler")
-
-
-_LOADERS = ("torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader")
 
 
 _CALLS_SET_EPOCH = ("pytorch_lightning", "lightning", "accelerate")  # frameworks that call set_epoch themselves
@@ -46,7 +44,7 @@ def _loader_of(sampler, name: str | None, ctx):
     """The names of the DataLoaders of this function built with this sampler."""
     out = []
     for n in ast.walk(ctx.function):
-        if not _is_call_to(n, ctx, *_LOADERS):
+        if not _is_call_to(n, ctx, *LOADERS):
             continue
         given = _arg(n, 3, "sampler")
         if given is sampler or (name is not None and isinstance(given, ast.Name) and given.id == name):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 
+from torch_pitfalls.lint.bindings import LOADERS
 from torch_pitfalls.lint.rules.base import UNSURE, Rule, _const, _kw
 from torch_pitfalls.lint.rules.shared.flow import _scopes_of, _values
 
@@ -19,7 +20,6 @@ GENERATORS = (
     "torch.Generator",
 )
 DATASETS = ("torch.utils.data.Dataset", "torch.utils.data.IterableDataset", "torch.utils.data.dataset.Dataset")
-LOADERS = ("torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader")
 
 
 def _generator_made(value, ctx) -> bool:

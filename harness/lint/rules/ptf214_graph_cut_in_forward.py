@@ -10,6 +10,7 @@ import ast
 
 from torch_pitfalls.lint.rules.base import CALL, Rule
 from torch_pitfalls.lint.rules.shared.flow import _site_args
+from torch_pitfalls.lint.rules.shared.modules import _module_method
 
 _GRAD_OFF = ("torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad")
 
@@ -82,8 +83,7 @@ def _graph_cut(node, ctx) -> bool:
         isinstance(node, ast.Call)
         and node.args
         and getattr(fn, "name", None) == "forward"
-        and ctx.klass is not None
-        and ctx.bindings.is_module_class(ctx.klass)
+        and _module_method(ctx)
         and not isinstance(ctx.parent(node), ast.Expr)  # a momentum update returns nothing to the graph
     ):
         return False
