@@ -1,0 +1,133 @@
+"""What: a recurrent state carried from one training step to the next without detach():
+``out, h = rnn(x, h)`` in a loop that calls ``loss.backward()`` every step.
+Why: the new state is the end of this step's graph. The next step's backward() walks into it, through a
+graph the previous backward() has already freed: "Trying to backward through the graph a second time"
+(or, with retain_graph=True, backpropagation through the whole history, slower at every step).
+Fix: cut the state at each step boundary: ``h = h.detach()`` (``tuple(s.detach() for s in h)`` for an
+LSTM's pair), as pytorch/examples' word language model does in ``repackage_hidden``.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from torch_pitfalls.lint.rules.base import CALL, UNSURE, Rule, _const, _kw, _method
+from torch_pitfalls.lint.rules.shared.flow import _own_code, _values
+from torch_pitfalls.lint.rules.shared.training_loop import _enclosing_loops
+
+_GRAD_OFF = ("no_grad", "inference_mode")
+
+
+def _names(target) -> set[str]:
+    return {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+
+
+def _detaches(fn) -> bool:
+    """A function (or lambda) whose body cuts the graph: ``.detach()``, ``.detach_()``, ``.data``."""
+    return any(
+        _method(n, "detach", "detach_") or (isinstance(n, ast.Attribute) and n.attr == "data") for n in ast.walk(fn)
+    )
+
+
+def _passes_through(call, ctx) -> bool:
+    """``carry(h)``: a function every value of which the module shows and none of which detaches (a
+    helper that is not in this file, ``repackage_hidden(h)``, is taken to cut the graph)."""
+    if not isinstance(call.func, ast.Name) or len(call.args) != 1 or call.keywords:
+        return False
+    values = _values(call.func.id, ctx.chain(), call.lineno, ctx.bindings)
+    if not values:
+        return False
+    for value in values:
+        if isinstance(value, ast.Name):  # a function of the module, by name
+            value = ctx.bindings.module_function(value.id)
+        if not isinstance(value, (ast.Lambda, ast.FunctionDef)) or _detaches(value):
+            return False
+    return True
+
+
+def _carried(arg, state: set[str], ctx) -> bool:
+    """The argument hands the step's own state on: ``h``, ``(h, c)``, or ``carry(h)`` that passes it through."""
+    if isinstance(arg, ast.Name):
+        return arg.id in state
+    if isinstance(arg, ast.Tuple):
+        return bool(arg.elts) and all(_carried(e, state, ctx) for e in arg.elts)
+    if isinstance(arg, ast.Call) and arg.args and _carried(arg.args[0], state, ctx):
+        return _passes_through(arg, ctx)
+    return False
+
+
+def _grad_off(node, ctx) -> bool:
+    """``node`` runs under ``with torch.no_grad():`` (a rollout or an evaluation builds no graph)."""
+    up = ctx.parent(node)
+    while up is not None and up is not ctx.function:
+        if isinstance(up, ast.With) and any(
+            isinstance(i.context_expr, ast.Call) and getattr(i.context_expr.func, "attr", None) in _GRAD_OFF
+            for i in up.items
+        ):
+            return True
+        up = ctx.parent(up)
+    return False
+
+
+def _step_backward(loop) -> bool:
+    """The loop body differentiates every step (``loss.backward()``, ``scaler.scale(loss).backward()``,
+    ``accelerator.backward(loss)``), without keeping the graph (``retain_graph=True`` is a choice)."""
+    calls = [n for n in ast.walk(loop) if _method(n, "backward", "manual_backward")]
+    return bool(calls) and not any(_const(_kw(c, "retain_graph"), True) for c in calls)
+
+
+def _cut_in_loop(loop, statement, state: set[str]) -> bool:
+    """The loop cuts or resets the state somewhere: ``h.detach_()``, ``h = h.detach()``,
+    ``h = repackage_hidden(h)``, ``h = model.init_hidden(b)``: any other binding of a state name."""
+    for n in ast.walk(loop):
+        if _method(n, "detach_", "detach") and _names(n.func.value) & state:  # h.detach_(), hidden[0].detach_()
+            return True
+        targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AnnAssign) else []
+        if n is not statement and any(_names(t) & state for t in targets):
+            return True
+    return False
+
+
+def _model_detaches(call, ctx) -> bool:
+    """The module is a class of this file whose forward detaches the state itself."""
+    held = ctx.held(call.func)
+    cls = ctx.bindings.classes().get((held.what or "") if held else "")
+    forward = cls and next((m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name == "forward"), None)
+    return bool(forward) and _detaches(forward)
+
+
+def _state_carried_across_backward(node, ctx):
+    """``out, h = rnn(x, h)`` in a loop whose every step calls backward(), the state never detached or
+    reset in the loop. Sure where the callee is known to be a module; UNSURE where its type is unknown."""
+    statement = ctx.parent(node)
+    if not (isinstance(statement, ast.Assign) and statement.value is node and len(statement.targets) == 1):
+        return False
+    target = statement.targets[0]
+    state = _names(target)
+    # the state rides beside the input (``rnn(x, h)``, ``model(x, hidden=h)``): a call whose first
+    # argument is what it returns (``batch = to_device(batch)``, ``best = max(best, acc)``) transforms a value
+    arguments = [*node.args[1:], *(k.value for k in node.keywords)]
+    carried = {n for a in arguments if _carried(a, state, ctx) for n in _names(a)} & state
+    if not carried or (node.args and _names(node.args[0]) & state):
+        return False
+    loop = next(_enclosing_loops(node, ctx), None)
+    if loop is None or not _own_code(node, ctx) or _grad_off(node, ctx):
+        return False
+    if not _step_backward(loop) or _cut_in_loop(loop, statement, carried) or _model_detaches(node, ctx):
+        return False
+    kind = ctx.kind(node.func)
+    if kind == "module":
+        return True
+    # of unknown type: a step of a recurrence only where it returns the output beside the state
+    return UNSURE if kind is None and isinstance(target, ast.Tuple) else False
+
+
+RULE = Rule(
+    "PTF218",
+    ("tbptt-hidden-not-detached",),
+    "the recurrent state is carried into the next step without detach(): the next backward() walks into "
+    "the graph the previous one freed (an error, or backprop through all history with retain_graph); "
+    "cut it at each step: h = h.detach() (tuple(s.detach() for s in h) for an LSTM)",
+    _state_carried_across_backward,
+    nodes=CALL,
+)
