@@ -1,5 +1,7 @@
 """What: A tensor made on the CPU by a factory and then moved to the device (torch.zeros(n).cuda()).
-Why: It is built on the CPU and copied over. The harm is time, so the rule is quiet in test code.
+Why: It is built on the CPU and copied over, a cost paid at every call. The harm is time, so the rule is
+quiet in test code and where the copy runs once: module-level code, a ``__main__`` block, a module's
+construction (``__init__`` and what it calls), and a first-use branch that fills the object's own state.
 Fix: create it there with device=....
 """
 
@@ -8,6 +10,7 @@ from __future__ import annotations
 import ast
 
 from torch_pitfalls.lint.rules.base import CALL, Rule, _kw, _method
+from torch_pitfalls.lint.rules.shared.modules import _construction
 
 _DETERMINISTIC_FACTORIES = ("zeros", "ones", "empty", "full", "arange", "eye", "linspace", "logspace")
 
@@ -52,6 +55,58 @@ def _moves_device(call, ctx) -> bool:
     return "device" in text or "cuda" in text or text in ("dev", "gpu")
 
 
+def _self_state(test) -> set[str]:
+    """The ``self.`` attributes a test asks to be unset: ``self.x is None``, ``not self.ready``,
+    ``len(self.memory) == 0``."""
+    if isinstance(test, ast.BoolOp):
+        return set().union(*(_self_state(v) for v in test.values))
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test = test.operand
+    elif isinstance(test, ast.Compare) and len(test.ops) == 1:
+        unset = isinstance(test.ops[0], (ast.Is, ast.Eq)) and isinstance(test.comparators[0], ast.Constant)
+        test = test.left if unset and test.comparators[0].value in (None, 0, False) else None
+    if isinstance(test, ast.Call) and getattr(test.func, "id", None) == "len" and len(test.args) == 1:
+        test = test.args[0]
+    if isinstance(test, ast.Attribute) and getattr(test.value, "id", None) == "self":
+        return {test.attr}
+    return set()
+
+
+def _fills_state(branch, attrs: set[str]) -> bool:
+    """The branch sets one of those attributes, or calls a method of the object to do it."""
+    for n in (x for s in branch for x in ast.walk(s)):
+        on_self = isinstance(n, ast.Attribute) and getattr(n.value, "id", None) == "self"
+        if on_self and n.attr in attrs and isinstance(n.ctx, ast.Store):
+            return True
+        if (
+            isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute)
+            and getattr(n.func.value, "id", None) == "self"
+        ):
+            return True
+    return False
+
+
+def _runs_once(node, ctx) -> bool:
+    """The copy is made once, not per step: at module level, under ``if __name__ == "__main__":``, while
+    a class builds its object, or in a first-use branch (``if self.buf is None: self.buf = ...``)."""
+    if isinstance(ctx.function, ast.Module):
+        return True
+    if ctx.klass is not None and getattr(ctx.function, "name", None) in _construction(ctx.klass):
+        return True
+    child, up = node, ctx.parent(node)
+    while up is not None:
+        if isinstance(up, ast.If) and child is not up.test:
+            test = up.test
+            if isinstance(test, ast.Compare) and getattr(test.left, "id", None) == "__name__":
+                return True
+            attrs = _self_state(test)
+            if attrs and child in up.body and _fills_state(up.body, attrs):
+                return True
+        child, up = up, ctx.parent(up)
+    return False
+
+
 def _cpu_factory_moved(node, ctx) -> bool:
     """``torch.zeros(...).to(device)``: made on the CPU, then copied; pass ``device=`` to the factory."""
     if not (_moves_device(node, ctx) and isinstance(node.func.value, ast.Call)):
@@ -66,6 +121,7 @@ def _cpu_factory_moved(node, ctx) -> bool:
         and q.split(".")[1] in factories
         and _kw(made, "device") is None
         and not any(k.arg is None for k in made.keywords)
+        and not _runs_once(node, ctx)
     )
 
 

@@ -9,8 +9,25 @@ from __future__ import annotations
 
 import ast
 
-from torch_pitfalls.lint.rules.base import CALL, Rule, _is_call_to, _method
+from torch_pitfalls.lint.rules.base import CALL, Rule, _called_name, _is_call_to, _method
 from torch_pitfalls.lint.rules.shared.losses import _probabilities
+
+
+def _shifted_toward_one(inner, ctx) -> bool:
+    """``sigmoid(h + 2)``: a scale built to start near 1 (Glow's and RealNVP's affine couplings). Its log
+    is -inf only for ``h`` below about -90, where the coupling has already scaled its input to 0: the
+    log is not what breaks there."""
+    made = ctx.resolve(inner, getattr(inner, "lineno", 1 << 30)) if isinstance(inner, ast.Name) else inner
+    if _called_name(made) != "sigmoid":
+        return False
+    x = made.args[0] if made.args else made.func.value if isinstance(made.func, ast.Attribute) else None
+    return (
+        isinstance(x, ast.BinOp)
+        and isinstance(x.op, ast.Add)
+        and any(
+            isinstance(v, ast.Constant) and isinstance(v.value, (int, float)) and v.value > 0 for v in (x.left, x.right)
+        )
+    )
 
 
 def _log_of_probabilities(node, ctx) -> bool:
@@ -22,7 +39,11 @@ def _log_of_probabilities(node, ctx) -> bool:
         inner = node.func.value
     else:
         return False
-    return isinstance(inner, (ast.Call, ast.Name, ast.Attribute)) and _probabilities(inner, ctx) is not None
+    return (
+        isinstance(inner, (ast.Call, ast.Name, ast.Attribute))
+        and _probabilities(inner, ctx) is not None
+        and not _shifted_toward_one(inner, ctx)
+    )
 
 
 RULE = Rule(

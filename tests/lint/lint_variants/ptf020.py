@@ -8,7 +8,9 @@ def make(device):
 """,
     "ones_cuda": """
 import torch
-mask = torch.ones(8, 8).cuda()
+def masked(scores):
+    mask = torch.ones(8, 8).cuda()
+    return scores * mask
 """,
     "arange_to_tensor_device": """
 import torch
@@ -34,6 +36,31 @@ class Whiten(nn.Module):
 }
 
 NEAR_MISS = {
+    "allocated_once_in_init": """
+import torch
+from torch import nn
+class StreamingLDA(nn.Module):
+    def __init__(self, dim, classes, device):
+        super().__init__()
+        self.sigma = torch.ones(dim, dim).to(device)
+        self.means = torch.zeros(classes, dim).to(device)
+""",
+    "first_use_branch_fills_the_object": """
+import torch
+class Prototypes:
+    def __init__(self):
+        self.bank = None
+    def update(self, feats):
+        if self.bank is None:
+            self.bank = torch.zeros(100, feats.size(1)).to(feats.device)
+        self.bank[:10] = feats[:10]
+""",
+    "usage_example_under_main": """
+import torch
+if __name__ == "__main__":
+    x = torch.randn(2, 3).cuda()
+    print(model(x))
+""",
     "device_keyword": """
 import torch
 def make(device):
@@ -75,4 +102,6 @@ def sample(netG, b, nz):
     z = torch.randn(b, nz, 1, 1).cuda()
     return netG(z)
 """
-SEEN["noise_randn_cuda"] = "https://github.com/murumura/DCGAN-pytorch (main.py, a DCGAN script; search: fixed_noise = torch.randn(64, nz, 1, 1) then to the device)"
+SEEN["noise_randn_cuda"] = (
+    "https://github.com/murumura/DCGAN-pytorch (main.py, a DCGAN script; search: fixed_noise = torch.randn(64, nz, 1, 1) then to the device)"
+)

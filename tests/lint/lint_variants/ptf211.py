@@ -58,6 +58,13 @@ def step(pred, target):
 }
 
 NEAR_MISS = {
+    "glow_scale_shifted_toward_one": """
+import torch
+def couple(z2, h):
+    shift, raw = h[:, 0::2], h[:, 1::2]
+    scale = torch.sigmoid(raw + 2.0)
+    return (z2 + shift) * scale, torch.log(scale).sum(dim=1)
+""",
     "log_softmax": """
 import torch.nn.functional as F
 def nll(logits, y):
@@ -83,6 +90,7 @@ def gaussian_nll(mu, var, x):
 }
 
 SEEN = {
+    "glow_scale_shifted_toward_one": "openai/glow model.py and normflows flows/affine/coupling.py (scale = sigmoid(h + 2.), its log the log-determinant; round 2's read held-out half judged four such findings harmless)",
     "softmax_module": "https://github.com/pytorch/pytorch/issues/1620 (crit(torch.log(sm(model(data))), target) gives nan gradients where nn.LogSoftmax does not)",
     "bound_name": "https://github.com/allenai/allennlp/issues/2797 (label_probs = softmax(...); -torch.log(label_probs): a probability of exactly 0 and a nan loss)",
     "model_with_a_softmax_head": "https://github.com/skorch-dev/skorch/issues/481 (torch.log(y_pred) of a softmax output yields -inf; PyTorch recommends log_softmax)",
