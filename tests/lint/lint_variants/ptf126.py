@@ -5,8 +5,6 @@ PITFALL = {
     "bare_path": "import torch\n\ncheckpoint = torch.load(PATH)\nmodel.load_state_dict(checkpoint['model_state_dict'])\n",
     "lambda_map_location": "import torch\n\ndef torch_load_cpu(load_path):\n    return torch.load(load_path, map_location=lambda storage, loc: storage)\n",
     "nested_in_load_state_dict": "import torch\n\nmodel.load_state_dict(torch.load(PATH, map_location=device))\n",
-    "newer_branch_of_a_version_flag": "lightning/fabric/strategies/model_parallel.py:540 (torch.load(path, mmap=True, ...) if _TORCH_GREATER_EQUAL_2_3 else _lazy_load(path), in build/realcode/src)",
-    "after_a_raise_for_old_torch": "lightning/fabric/utilities/load.py:263 (after 'if not _TORCH_GREATER_EQUAL_2_3: raise ImportError', in build/realcode/src)",
     "branches_by_device": "import torch\n\ndef load(path, use_cuda):\n    if use_cuda:\n        ckpt = torch.load(path)\n    else:\n        ckpt = torch.load(path, map_location='cpu')\n    return ckpt\n",
     "newer_branch_of_a_version_flag": "import torch\nfrom lightning_utilities.core.imports import RequirementCache\n_TORCH_GREATER_EQUAL_2_3 = RequirementCache('torch>=2.3')\n\ndef load(path):\n    return torch.load(path, mmap=True, map_location='cpu') if _TORCH_GREATER_EQUAL_2_3 else _lazy_load(path)\n",
     "after_a_raise_for_old_torch": "import torch\nfrom packaging.version import Version\n\ndef load_extra(path):\n    if Version(torch.__version__) < Version('2.3'):\n        raise ImportError('needs torch >= 2.3')\n    return torch.load(path, map_location='cpu')\n",
