@@ -11,6 +11,8 @@ check it was not chosen by hand:
 
 Round 2 (lint_heldout_round2.toml) is the same method on 43 other libraries, drawn after round 1's
 held-out half had been read (its entries are tables naming each library's source and version).
+Round 3 (lint_heldout_round3.toml) is the same method again, on 38 libraries and applications in
+neither earlier round.
 """
 
 from __future__ import annotations
@@ -21,7 +23,10 @@ from pathlib import Path
 
 import tomllib
 
-RECORDS = (Path(__file__).with_name("lint_heldout.toml"), Path(__file__).with_name("lint_heldout_round2.toml"))
+RECORDS = tuple(
+    Path(__file__).with_name(name)
+    for name in ("lint_heldout.toml", "lint_heldout_round2.toml", "lint_heldout_round3.toml")
+)
 
 
 def split(libraries: list[str], seed: int) -> tuple[list[str], list[str]]:
