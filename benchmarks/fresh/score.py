@@ -80,7 +80,7 @@ def score_watch(half: str) -> dict:
 
 
 def score_lint(half: str, folder: str = "lint") -> dict:
-    """``folder``: lint (the first set, split in split.toml) or lint2 (the second, split in lint2/split.toml)."""
+    """``folder``: lint (the first set, split in split.toml), lint2 or lint3 (each split in its own split.toml)."""
     split = SPLIT if folder == "lint" else tomllib.loads((HERE / folder / "split.toml").read_text(encoding="utf-8"))
     key = {s["file"]: s for s in tomllib.loads((HERE / folder / "key.toml").read_text(encoding="utf-8"))["script"]}
     rows = []
@@ -116,7 +116,7 @@ def main(argv=None) -> int:
     parser.add_argument("half", choices=("tuning", "held_out"))
     parser.add_argument("--json", type=Path)
     parser.add_argument("--only", choices=("lint", "watch"))
-    parser.add_argument("--lint-set", choices=("lint", "lint2"), default="lint", help="which set of lint scripts")
+    parser.add_argument("--lint-set", choices=("lint", "lint2", "lint3"), default="lint", help="which set of lint scripts")
     args = parser.parse_args(argv)
     result = {"half": args.half, "lint_set": args.lint_set}
     if args.only in (None, "watch"):
