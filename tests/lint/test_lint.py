@@ -71,7 +71,7 @@ BAD = textwrap.dedent("""\
 @pytest.fixture
 def project(tmp_path):
     (tmp_path / "bad.py").write_text(BAD)
-    (tmp_path / "async_kw.py").write_text("import torch\nx = torch.zeros(1).cuda(async=True)\n")
+    (tmp_path / "async_kw.py").write_text("import torch\ndef f():\n    return torch.zeros(1).cuda(async=True)\n")
     (tmp_path / "broken_syntax.py").write_text("def f(:\n")
     (tmp_path / "clean.py").write_text("import torch\nx = torch.zeros(1)\n")
     return tmp_path
@@ -83,9 +83,9 @@ def test_text_output_exit_codes_noqa_and_files_that_do_not_parse(project, capsys
     assert any(line.startswith(f"{project / 'bad.py'}:5:5: PTF001 ") for line in out)
     assert any(line.startswith(f"{project / 'bad.py'}:6:13: PTF126 ") for line in out)
     assert not any("PTF110" in line for line in out)  # silenced on its line
-    assert any(line.startswith(f"{project / 'async_kw.py'}:2:25: PTF003 ") for line in out)
+    assert any(line.startswith(f"{project / 'async_kw.py'}:3:32: PTF003 ") for line in out)
     # the SyntaxError the corpus knows is repaired in memory and the rest of that file is read
-    assert any(line.startswith(f"{project / 'async_kw.py'}:2:5: PTF020 ") for line in out)
+    assert any(line.startswith(f"{project / 'async_kw.py'}:3:12: PTF020 ") for line in out)
     assert any(
         line.startswith(f"{project / 'broken_syntax.py'}:1:") and " PTF000 the file does not parse" in line
         for line in out

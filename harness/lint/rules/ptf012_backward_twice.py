@@ -9,7 +9,7 @@ import ast
 
 from torch_pitfalls.lint.guards import _always_leaves
 from torch_pitfalls.lint.rules.base import CALL, Rule, _called_name, _const, _kw, _method
-from torch_pitfalls.lint.rules.shared.flow import _BUILTINS, _exclusive, _own_code
+from torch_pitfalls.lint.rules.shared.flow import _BUILTINS, _exclusive, _grad_off, _own_code
 from torch_pitfalls.lint.rules.shared.tensors import _RAW_DATA
 from torch_pitfalls.lint.rules.shared.training_loop import _enclosing_loops
 
@@ -210,6 +210,8 @@ def _has_graph(expr, ctx, line, depth=0) -> bool:
         value = ctx.bindings.value_of(getattr(expr, "id", expr), ctx.chain(), line)
         if value is None or ctx.kind(value, line) in ("module", "loss", "optimizer", "scheduler", "loader", "ndarray"):
             return False  # unknown, or the model itself rather than a tensor out of it
+        if _grad_off(value, ctx):
+            return False  # a target computed under torch.no_grad(): shared by both losses, a graph of neither
         return _has_graph(value, ctx, line, d)
     if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and _callable_name(expr.value, ctx, line):
         return False  # discriminator.output_shape: a setting of the model, not its output

@@ -1,10 +1,8 @@
-"""What: a recurrent state carried from one training step to the next without detach():
-``out, h = rnn(x, h)`` in a loop that calls ``loss.backward()`` every step.
-Why: the new state is the end of this step's graph. The next step's backward() walks into it, through a
-graph the previous backward() has already freed: "Trying to backward through the graph a second time"
-(or, with retain_graph=True, backpropagation through the whole history, slower at every step).
-Fix: cut the state at each step boundary: ``h = h.detach()`` (``tuple(s.detach() for s in h)`` for an
-LSTM's pair), as pytorch/examples' word language model does in ``repackage_hidden``.
+"""What: a recurrent state carried into the next training step undetached: ``out, h = rnn(x, h)`` in a loop
+that calls ``loss.backward()`` every step.
+Why: the next backward() walks into the graph the previous one freed: "Trying to backward through the graph
+a second time" (with retain_graph=True, backprop through the whole history, slower every step).
+Fix: cut the state at each step: ``h = h.detach()`` (``tuple(s.detach() for s in h)`` for an LSTM's pair).
 """
 
 from __future__ import annotations
@@ -12,10 +10,8 @@ from __future__ import annotations
 import ast
 
 from torch_pitfalls.lint.rules.base import CALL, UNSURE, Rule, _const, _kw, _method
-from torch_pitfalls.lint.rules.shared.flow import _own_code, _values
+from torch_pitfalls.lint.rules.shared.flow import _grad_off, _own_code, _values
 from torch_pitfalls.lint.rules.shared.training_loop import _enclosing_loops
-
-_GRAD_OFF = ("no_grad", "inference_mode")
 
 
 def _names(target) -> set[str]:
@@ -53,19 +49,6 @@ def _carried(arg, state: set[str], ctx) -> bool:
         return bool(arg.elts) and all(_carried(e, state, ctx) for e in arg.elts)
     if isinstance(arg, ast.Call) and arg.args and _carried(arg.args[0], state, ctx):
         return _passes_through(arg, ctx)
-    return False
-
-
-def _grad_off(node, ctx) -> bool:
-    """``node`` runs under ``with torch.no_grad():`` (a rollout or an evaluation builds no graph)."""
-    up = ctx.parent(node)
-    while up is not None and up is not ctx.function:
-        if isinstance(up, ast.With) and any(
-            isinstance(i.context_expr, ast.Call) and getattr(i.context_expr.func, "attr", None) in _GRAD_OFF
-            for i in up.items
-        ):
-            return True
-        up = ctx.parent(up)
     return False
 
 

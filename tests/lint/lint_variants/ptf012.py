@@ -80,8 +80,8 @@ def step(loss, fabric, use_fabric):
     else:
         loss.backward()
 """,
-    "gan_targets_from_a_type_alias": 'import torch\nfrom torch.autograd import Variable\nfrom models import Generator, Discriminator\n\ncuda = torch.cuda.is_available()\nTensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor\ngenerator, discriminator = Generator(), Discriminator()\nadversarial_loss = torch.nn.BCELoss()\nopt_G = torch.optim.Adam(generator.parameters())\nopt_D = torch.optim.Adam(discriminator.parameters())\nfor imgs, _ in loader:\n    valid = Variable(Tensor(imgs.shape[0], *discriminator.output_shape).fill_(1.0), requires_grad=False)\n    fake = Variable(Tensor(imgs.shape[0], *discriminator.output_shape).fill_(0.0), requires_grad=False)\n    opt_G.zero_grad()\n    gen_imgs = generator(torch.randn(imgs.shape[0], 100))\n    g_loss = adversarial_loss(discriminator(gen_imgs), valid)\n    g_loss.backward()\n    opt_G.step()\n    opt_D.zero_grad()\n    real_loss = adversarial_loss(discriminator(imgs), valid)\n    fake_loss = adversarial_loss(discriminator(gen_imgs.detach()), fake)\n    d_loss = (real_loss + fake_loss) / 2\n    d_loss.backward()\n    opt_D.step()\n',
-    "warm_up_branch_goes_on": 'import torch\n\ndef train(generator, discriminator, loader, opt_G, warmup):\n    for i, (lr, hr) in enumerate(loader):\n        opt_G.zero_grad()\n        gen_hr = generator(lr)\n        loss_pixel = torch.nn.functional.l1_loss(gen_hr, hr)\n        if i < warmup:\n            loss_pixel.backward()\n            opt_G.step()\n            continue\n        loss_G = loss_pixel + 1e-3 * discriminator(gen_hr).mean()\n        loss_G.backward()\n        opt_G.step()\n',
+    "gan_targets_from_a_type_alias": "import torch\nfrom torch.autograd import Variable\nfrom models import Generator, Discriminator\n\ncuda = torch.cuda.is_available()\nTensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor\ngenerator, discriminator = Generator(), Discriminator()\nadversarial_loss = torch.nn.BCELoss()\nopt_G = torch.optim.Adam(generator.parameters())\nopt_D = torch.optim.Adam(discriminator.parameters())\nfor imgs, _ in loader:\n    valid = Variable(Tensor(imgs.shape[0], *discriminator.output_shape).fill_(1.0), requires_grad=False)\n    fake = Variable(Tensor(imgs.shape[0], *discriminator.output_shape).fill_(0.0), requires_grad=False)\n    opt_G.zero_grad()\n    gen_imgs = generator(torch.randn(imgs.shape[0], 100))\n    g_loss = adversarial_loss(discriminator(gen_imgs), valid)\n    g_loss.backward()\n    opt_G.step()\n    opt_D.zero_grad()\n    real_loss = adversarial_loss(discriminator(imgs), valid)\n    fake_loss = adversarial_loss(discriminator(gen_imgs.detach()), fake)\n    d_loss = (real_loss + fake_loss) / 2\n    d_loss.backward()\n    opt_D.step()\n",
+    "warm_up_branch_goes_on": "import torch\n\ndef train(generator, discriminator, loader, opt_G, warmup):\n    for i, (lr, hr) in enumerate(loader):\n        opt_G.zero_grad()\n        gen_hr = generator(lr)\n        loss_pixel = torch.nn.functional.l1_loss(gen_hr, hr)\n        if i < warmup:\n            loss_pixel.backward()\n            opt_G.step()\n            continue\n        loss_G = loss_pixel + 1e-3 * discriminator(gen_hr).mean()\n        loss_G.backward()\n        opt_G.step()\n",
 }
 
 SEEN = {
@@ -126,8 +126,12 @@ def compare(model_a, model_b, x):
     out_b = model_b(x)
     out_b.backward(g)
 """
-SEEN["gan_loop_loss_reused"] = "https://github.com/facebookresearch/pytorch_GAN_zoo/issues/83 (a loss backwarded, then a second backward through the freed graph)"
-SEEN["two_models_one_target"] = "torchao/test/prototype/moe_training/test_mxfp8_linear.py (labels = torch.ones_like(out_ref) for two models, in build/realcode/untuned)"
+SEEN["gan_loop_loss_reused"] = (
+    "https://github.com/facebookresearch/pytorch_GAN_zoo/issues/83 (a loss backwarded, then a second backward through the freed graph)"
+)
+SEEN["two_models_one_target"] = (
+    "torchao/test/prototype/moe_training/test_mxfp8_linear.py (labels = torch.ones_like(out_ref) for two models, in build/realcode/untuned)"
+)
 
 # round 5: two tensors unpacked from ONE call share that call's graph; backward on each frees it
 # (naver-ai/StyleMapGAN#16: ``adv_loss, w_rec_loss, stylecode = model(None, "G")``, then two backwards)
@@ -201,3 +205,22 @@ def step(model_a, model_b, i):
     F.mse_loss(model_a(inputs), target).backward()
     F.mse_loss(model_b(inputs), target).backward()
 """
+NEAR_MISS["twin_critics_one_target_under_no_grad"] = """
+import torch
+import torch.nn.functional as F
+def update_critics(q1, q2, opt1, opt2, target_q_net, state, action, reward, next_state):
+    with torch.no_grad():
+        target_q = reward + 0.99 * target_q_net(next_state)
+    loss1 = F.mse_loss(q1(state, action), target_q)
+    loss2 = F.mse_loss(q2(state, action), target_q)
+    opt1.zero_grad()
+    loss1.backward()
+    opt1.step()
+    opt2.zero_grad()
+    loss2.backward()
+    opt2.step()
+"""
+SEEN["twin_critics_one_target_under_no_grad"] = (
+    "pfrl agents/soft_actor_critic.py and td3.py (two critics' losses against one target computed under "
+    "torch.no_grad(), in round 3's tuning half)"
+)

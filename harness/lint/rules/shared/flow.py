@@ -181,3 +181,23 @@ def _own_calls(ctx, *methods: str):
 
 def _before(a, b) -> bool:
     return (a.lineno, a.col_offset) < (b.lineno, b.col_offset)
+
+
+_GRAD_OFF = ("no_grad", "inference_mode")
+
+
+def _grad_off(node, ctx) -> bool:
+    """``node`` runs under ``with torch.no_grad():`` (or ``inference_mode()``) in its function: what it
+    computes carries no graph."""
+    up = ctx.parent(node)
+    while up is not None and not isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Module)):
+        if isinstance(up, (ast.With, ast.AsyncWith)) and any(
+            isinstance(i.context_expr, ast.Call) and _called_name_of(i.context_expr.func) in _GRAD_OFF for i in up.items
+        ):
+            return True
+        up = ctx.parent(up)
+    return False
+
+
+def _called_name_of(func) -> str:
+    return getattr(func, "attr", getattr(func, "id", "")) or ""
