@@ -90,7 +90,21 @@ def _graph_cut(node, ctx) -> bool:
     if _under_no_grad(node, ctx):
         return False  # the forward itself turns gradients off here: targets made on purpose (SwAV's codes)
     called = _called_functions(node.func, ctx)
-    return bool(called) and all(_grad_off(f, ctx) for f in called)
+    return bool(called) and all(_grad_off(f, ctx) and not _gathers(f, ctx) for f in called)
+
+
+_COLLECTIVES = ("all_gather", "all_gather_into_tensor", "all_gather_object", "gather", "broadcast")
+
+
+def _gathers(fn, ctx) -> bool:
+    """The helper gathers tensors from other ranks with torch.distributed (MoCo's and BLIP's
+    ``concat_all_gather``): a collective that records no gradient, so the decorator cuts nothing more."""
+    return any(
+        isinstance(n, ast.Call)
+        and (ctx.qualified(n.func) or "").startswith("torch.distributed.")
+        and (ctx.qualified(n.func) or "").rsplit(".", 1)[-1] in _COLLECTIVES
+        for n in ast.walk(fn)
+    )
 
 
 def _under_no_grad(node, ctx) -> bool:

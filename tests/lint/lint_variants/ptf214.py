@@ -122,3 +122,25 @@ SEEN = {
     "helper_handed_to_the_module": "not found by search; the spelling of this corpus's case (cases/autograd/graph_cut_in_forward.py)",
     "momentum_update_returns_nothing": "benchmarks/fresh/lint2/t26_moco_pretrain.py (a tuning-half near miss: a @torch.no_grad() momentum update called in forward, returning nothing)",
 }
+NEAR_MISS["gathered_from_every_rank_under_no_grad"] = """
+import torch
+import torch.distributed as dist
+from torch import nn
+@torch.no_grad()
+def concat_all_gather(tensor):
+    gathered = [torch.ones_like(tensor) for _ in range(dist.get_world_size())]
+    dist.all_gather(gathered, tensor, async_op=False)
+    return torch.cat(gathered, dim=0)
+class Retrieval(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(32, 16)
+    def forward(self, feats, idx):
+        idxs = concat_all_gather(idx)
+        z = self.proj(feats)
+        return z, idxs
+"""
+SEEN["gathered_from_every_rank_under_no_grad"] = (
+    "facebookresearch/moco builder.py and salesforce/BLIP models/blip_retrieval.py (concat_all_gather: "
+    "'all_gather has no gradient', decorated @torch.no_grad(); 3 findings in round 3's tuning half)"
+)
