@@ -7,9 +7,12 @@ Fix: divide each loss by k.
 from __future__ import annotations
 
 import ast
+import re
 
 from torch_pitfalls.lint.rules.base import CALL, Rule, _called_name, _method
 from torch_pitfalls.lint.rules.shared.training_loop import _enclosing_loops, _first_backward, _optimizer_step
+
+_GRAD_RESCALE = re.compile(r"(^|_)(re)?scale_?grad(ient)?s?($|_)", re.I)
 
 
 def _divided(expr) -> bool:
@@ -77,6 +80,8 @@ def _accumulation_unscaled(node, ctx) -> bool:
         for n in ast.walk(ctx.function)
     ):
         return False  # the gradients are divided instead (p.grad /= k)
+    if any(isinstance(n, ast.Call) and _GRAD_RESCALE.search(_called_name(n)) for n in ast.walk(ctx.function)):
+        return False  # a helper rescales them before the step (torchtune's training.scale_grads(model, 1 / n))
     return not any(_scaled(b.func.value, node, ctx) for b in backwards)
 
 

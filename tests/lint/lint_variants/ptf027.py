@@ -100,3 +100,23 @@ SEEN = {
     "divided": "https://github.com/ThilinaRajapakse/BERT_binary_text_classification/issues/15",
     "gradients_divided": "https://github.com/NVIDIA/DeepLearningExamples/issues/625",
 }
+NEAR_MISS["gradients_rescaled_by_a_helper"] = """
+import torch
+from torchtune import training
+def train(model, loader, optimizer, loss_fn, accumulate=4):
+    num_tokens = 0
+    for idx, batch in enumerate(loader):
+        tokens = (batch["labels"] != -100).sum()
+        num_tokens += tokens
+        loss = loss_fn(model(batch["tokens"]), batch["labels"])
+        loss.backward()
+        if (idx + 1) % accumulate == 0:
+            training.scale_grads(model, 1 / num_tokens)
+            optimizer.step()
+            optimizer.zero_grad()
+            num_tokens = 0
+"""
+SEEN["gradients_rescaled_by_a_helper"] = (
+    "pytorch/torchtune recipes (training.scale_grads(self._model, 1 / num_tokens) before the step; "
+    "round 2's read held-out half judged 2 such findings wrong)"
+)
