@@ -71,6 +71,8 @@ def _eval_forward(fn, ctx):
     or None."""
     if not _is_eval_function(fn) or _no_grad_decorated(fn, ctx) or _lightning_eval_hook(fn, ctx):
         return None
+    if _model_api(fn, ctx):
+        return None
     calls = sorted((n for n in ast.walk(fn) if isinstance(n, ast.Call)), key=lambda n: (n.lineno, n.col_offset))
     if any(
         ctx.qualified(c.func) in _NO_GRAD
@@ -96,6 +98,19 @@ def _eval_forward(fn, ctx):
         if is_model(c.func, c.lineno) or _helper_runs(c, lambda e: is_model(e, c.lineno), ctx):  # noqa: B023 - called here
             return None if _called_under_no_grad(fn, ctx) else c
     return None
+
+
+def _model_api(fn, ctx) -> bool:
+    """A method of an nn.Module that loops over no data: part of the model's own computation, which
+    its callers may differentiate (Stable-Baselines3's ``policy.evaluate_actions(obs, actions)`` gives
+    the PPO loss its log-probabilities), not an evaluation run over a dataset."""
+    klass = ctx.klass
+    return (
+        klass is not None
+        and fn in klass.body
+        and ctx.bindings.is_module_class(klass)
+        and not any(isinstance(n, (ast.For, ast.While, ast.AsyncFor)) for n in ast.walk(fn))
+    )
 
 
 def _in_train_mode(call, modes) -> bool:

@@ -227,3 +227,25 @@ SEEN["forward_through_helper"] = ("the evaluate(model, loader, criterion) + mode
                                   "(e.g. github.com/dispink/xpt src/utils/eval.py, there under no_grad), its forward "
                                   "and loss moved into a module function shared with the training loop")
 SEEN["forward_through_two_helpers"] = "the same, the helper passing the model on to a second one"
+NEAR_MISS["policy_method_named_evaluate"] = """
+import torch
+from torch import nn
+class ActorCriticPolicy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.features = nn.Linear(8, 64)
+        self.action_net = nn.Linear(64, 4)
+        self.value_net = nn.Linear(64, 1)
+    def evaluate_actions(self, obs, actions):
+        latent = self.features(obs)
+        dist = torch.distributions.Categorical(logits=self.action_net(latent))
+        return self.value_net(latent), dist.log_prob(actions), dist.entropy()
+def ppo_loss(policy, obs, actions, advantages, old_log_prob):
+    values, log_prob, entropy = policy.evaluate_actions(obs, actions)
+    ratio = torch.exp(log_prob - old_log_prob)
+    return -(ratio * advantages).mean() - 0.01 * entropy.mean()
+"""
+SEEN["policy_method_named_evaluate"] = (
+    "DLR-RM/stable-baselines3 common/policies.py (ActorCriticPolicy.evaluate_actions: the PPO loss's "
+    "log-probabilities; round 2's read held-out half judged this finding wrong)"
+)
