@@ -370,9 +370,11 @@ def _factors(node):
 
 def _order(source: _Dims, wanted) -> list[int] | None:
     """The source dims the target reads, in the order it reads them; None where a size is not one of
-    the source's own (or names two of them)."""
+    the source's own (or names two of them). One size that names no dim, where the source has exactly
+    one dim no other size reads (``h, w, _ = img.shape`` then ``.reshape(3, h, w)``), is that dim: the
+    element counts must agree."""
     dims = [d for d in source.dims]
-    seq, rest_at = [], None
+    seq, rest_at, unknown_at = [], None, None
     for group in wanted:
         if group == "one":
             continue
@@ -384,10 +386,18 @@ def _order(source: _Dims, wanted) -> list[int] | None:
         merged = []
         for sym in group:
             hits = [i for i, d in enumerate(dims) if sym & d]
+            if not hits and len(group) == 1 and unknown_at is None:
+                unknown_at = len(seq)
+                continue
             if len(hits) != 1:
                 return None
             merged.append(hits[0])
         seq.extend(sorted(merged))  # a product merges dims: w * h is h * w
+    if unknown_at is not None:
+        left = [i for i in range(len(dims)) if i not in seq]
+        if rest_at is not None or len(left) != 1:
+            return None
+        seq.insert(unknown_at, left[0])
     if rest_at is not None:
         left = [i for i in range(len(dims)) if i not in seq]
         seq[rest_at:rest_at] = left

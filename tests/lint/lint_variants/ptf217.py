@@ -169,3 +169,22 @@ SEEN = {
     "cv2_image_to_tensor": "find_string 'torch.from_numpy(img).view(3,': img_tensor = torch.from_numpy(img).view(3, 28, 28).float() on images read into HWC arrays",
     "factory_dims_as_constants": "the spelling of this corpus's case: names bound once (H, W, C) that are the tensor's dims in its construction order, viewed in another order",
 }
+PITFALL["channels_unnamed_in_the_unpacking"] = """
+import numpy as np
+import torch
+def to_tensor(img, mean, std):
+    img = (img.astype(np.float32) / 255.0 - mean) / std
+    h, w, _ = img.shape
+    return torch.from_numpy(np.ascontiguousarray(img)).reshape(3, h, w)
+"""
+NEAR_MISS["unnamed_dim_kept_in_place"] = """
+import numpy as np
+import torch
+def to_tensor(img):
+    h, w, _ = img.shape
+    return torch.from_numpy(img).reshape(h, w, 3)
+"""
+SEEN["channels_unnamed_in_the_unpacking"] = (
+    "Selen-Suyue/DensePolicy2D#3 (an image reshaped to channels-first instead of permuted); the unpacking "
+    "h, w, _ = img.shape is the spelling of round 3's fresh tuning script u15"
+)
