@@ -96,12 +96,27 @@ def _counts_epochs(ctor, ctx) -> bool:
     if not (ctx.qualified(ctor.func) or "").startswith("torch.optim.lr_scheduler."):
         return False
     if name in _EPOCH_SCHEDULERS:
-        return True
+        return not _sized_in_steps(_arg(ctor, 1, "milestones" if name == "MultiStepLR" else "step_size"))
     if name in _LENGTH_SCHEDULERS:
         kw, at = _LENGTH_SCHEDULERS[name]
         length = _arg(ctor, at, kw)
         return length is not None and "epoch" in ast.unparse(length).lower() and "len(" not in ast.unparse(length)
     return False
+
+
+def _sized_in_steps(size) -> bool:
+    """A step size written in optimizer steps, not epochs: ``step_size=200_000``, ``milestones=[30_000,
+    60_000]`` (no run has that many epochs), ``step_size=args.decay_iters``, ``len(loader) * 30``."""
+    if size is None:
+        return False
+    text = ast.unparse(size).lower()
+    if any(w in text for w in ("iter", "step", "batch", "len(")):
+        return True
+    numbers = [n.value for n in ast.walk(size) if isinstance(n, ast.Constant) and isinstance(n.value, int)]
+    return bool(numbers) and min(numbers) >= _STEPS_NOT_EPOCHS
+
+
+_STEPS_NOT_EPOCHS = 1000
 
 
 def _over_batches(loop, ctx) -> bool:

@@ -198,3 +198,31 @@ def main(net, train_loader, crit, optimizer):
     train_epoch(net, train_loader, optimizer, StepLR(optimizer, 30), crit)
 """
 SEEN["epoch_schedule_passed_in"] = "https://github.com/pytorch/pytorch/issues/3814 (the scheduler stepped every iteration inside the training function)"
+NEAR_MISS["step_size_in_iterations"] = """
+import torch
+def train(gen, loader, steps):
+    opt = torch.optim.Adam(gen.parameters(), lr=2e-4)
+    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=200_000, gamma=0.5)
+    for mel, wave in loader:
+        loss = (gen(mel) - wave).abs().mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        sched.step()
+"""
+NEAR_MISS["milestones_in_iterations"] = """
+import torch
+def fit(model, train_loader, args):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scheduler = torch.optim.lr_scheduler.MultiStepLR(optimizer, milestones=args.decay_iters, gamma=0.1)
+    for x, y in train_loader:
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        scheduler.step()
+"""
+SEEN["step_size_in_iterations"] = (
+    "vocoder and GAN training loops stepping StepLR per iteration with step_size in steps (round 3's fresh "
+    "tuning script u17: StepLR(step_size=200_000) stepped per batch, judged a wrong finding)"
+)
