@@ -137,6 +137,7 @@ def lint_text(
                     )
                 )
             return [f for f in findings if not _silenced(lines[f.line - 1] if 0 < f.line <= len(lines) else "", f.rule)]
+    rules = [r for r in rules if not r.needs or any(word in source for word in r.needs)]
     for hit in walk(tree, rules, releases, path, preview):
         rule = hit.rule
         findings.append(Finding(path, hit.line, hit.col, rule.id, rule.message, rule.case, not hit.sure))

@@ -5,6 +5,7 @@ named otherwise or a second rule with one id; per-rule behaviour read from the r
 from __future__ import annotations
 
 import ast
+import dataclasses
 import sys
 import textwrap
 
@@ -85,3 +86,35 @@ def test_a_once_per_file_rule_keeps_its_one_finding_per_walk_and_an_unsure_one_d
     tree = ast.parse(STORAGE)
     first, again = walk(tree, [rule]), walk(tree, [rule])
     assert [(h.line, h.sure) for h in first] == [(h.line, h.sure) for h in again] == [(6, True)]
+
+
+def _texts_of(rule):
+    """Every program the rule is held to: its variant set's pitfalls, near misses and preview spellings,
+    and its cases' broken and fixed programs."""
+    from lint_variants import load
+    from test_lint import programs
+
+    variants = load(rule.id)
+    texts = [
+        *variants.PITFALL.values(),
+        *variants.NEAR_MISS.values(),
+        *getattr(variants, "PREVIEW", {}).values(),
+    ]
+    texts += [text for case in rule.cases for variant in ("broken", "fixed") for _, text in programs(case, variant)]
+    return texts
+
+
+@pytest.mark.parametrize("rule", [r for r in RULES if r.needs], ids=lambda r: r.id)
+def test_a_rule_skipped_for_lack_of_its_words_could_not_have_matched(rule):
+    """A rule with ``needs`` is not run on a file without one of its words (a speed-up): wherever the
+    rule matches when run regardless, sure or preview, one of its words is in the text."""
+    regardless = dataclasses.replace(rule, needs=())
+    for text in _texts_of(rule):
+        if lint_text(text, "m.py", [regardless], preview=True):
+            assert any(word in text for word in rule.needs), (rule.id, text[:200])
+
+
+def test_a_word_list_that_misses_a_spelling_is_caught():
+    rule = dataclasses.replace(module_of("PTF025").RULE, needs=("NoSuchWord",))
+    with pytest.raises(AssertionError):
+        test_a_rule_skipped_for_lack_of_its_words_could_not_have_matched(rule)

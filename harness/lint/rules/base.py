@@ -59,6 +59,11 @@ class Rule:
     # where it is in the text, (line, column) each, and the text repaired in memory with every line
     # and column kept, from which the rest of the file is checked (harness/lint/__init__.py).
     on_syntax_error: Callable[[str], tuple[list[tuple[int, int]], str]] | None = None
+    # Words one of which the file's text must hold for the rule to be able to match (a name it
+    # matches is written in the file, in its import or its call): the rule is not run on a file
+    # without any of them. Empty: run on every file. tests/lint/test_rule_modules.py holds each word
+    # list to the rule's variant set and cases.
+    needs: tuple[str, ...] = ()
 
     def matches(self, node: ast.AST, ctx: Context):
         """True, False, or UNSURE (the pattern on an object not known to be torch's)."""

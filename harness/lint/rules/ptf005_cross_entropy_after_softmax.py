@@ -23,4 +23,5 @@ RULE = Rule(
     "gradients; pass the raw logits",
     _softmax_into_cross_entropy,
     nodes=CALL,
+    needs=("oftmax",),
 )

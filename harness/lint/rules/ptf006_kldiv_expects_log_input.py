@@ -28,4 +28,5 @@ RULE = Rule(
     "kl_div/KLDivLoss expect log-probabilities as input; pass log_softmax (or .log()) of the prediction",
     _kl_div_on_probabilities,
     nodes=CALL,
+    needs=("kl_div", "KLDivLoss"),
 )

@@ -101,10 +101,23 @@ def _callable_name(name: ast.Name, ctx, line) -> bool:
     either)."""
     if ctx.kind(name, line) in _NOT_TENSORS:
         return True
-    return any(
-        isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == name.id
-        for c in ast.walk(ctx.function or ctx.module)
-    )
+    return name.id in _names_called(ctx.function or ctx.module)
+
+
+_CALLED: dict[int, tuple[ast.AST, frozenset]] = {}
+
+
+def _names_called(function) -> frozenset:
+    """The plain names the function calls (``model(x)``, ``G(z)``), from one walk per function."""
+    kept = _CALLED.get(id(function))
+    if kept is None or kept[0] is not function:
+        names = frozenset(
+            c.func.id for c in ast.walk(function) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)
+        )
+        if len(_CALLED) > 256:
+            _CALLED.clear()
+        kept = _CALLED[id(function)] = (function, names)
+    return kept[1]
 
 
 def _unpacked_call(name: ast.Name, ctx, line) -> set:
@@ -291,4 +304,5 @@ RULE = Rule(
     "first, or sum the losses and call backward once",
     _backward_twice,
     nodes=CALL,
+    needs=("backward",),
 )

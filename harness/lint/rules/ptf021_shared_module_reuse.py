@@ -52,8 +52,10 @@ def _sharing_chosen(node, ctx) -> bool:
 def _module_list_multiplied(node, ctx) -> bool:
     """``[nn.Linear(4, 4)] * n`` or ``[block] * n``: one module object listed n times, so its weights
     are shared (unless the code chooses between sharing and not: ``_sharing_chosen``)."""
-    if _sharing_chosen(node, ctx):
-        return False
+    return _module_listed_n_times(node, ctx) and not _sharing_chosen(node, ctx)
+
+
+def _module_listed_n_times(node, ctx) -> bool:
     if isinstance(node, ast.Call):
         return _module_listed_twice(node, ctx)
     if isinstance(node, (ast.ListComp, ast.GeneratorExp)):

@@ -86,4 +86,5 @@ RULE = Rule(
     "before); use torch.tensor(labels) or .long()",
     _float_class_target,
     nodes=CALL,
+    needs=("cross_entropy", "CrossEntropyLoss"),
 )

@@ -106,4 +106,5 @@ RULE = Rule(
     ".module (AttributeError on the wrapper); call model.module.<name>",
     _dataparallel_attribute,
     nodes=ast.Attribute,
+    needs=("DataParallel",),
 )

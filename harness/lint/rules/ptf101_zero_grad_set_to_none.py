@@ -65,4 +65,5 @@ RULE = Rule(
         "zero_grad() -> zero_grad(set_to_none=False) (zeros, as before torch 2.0)",
         _add_keyword(("zero_grad",), "set_to_none=False", lambda c: not c.args and not c.keywords),
     ),
+    needs=("zero_grad",),
 )

@@ -26,4 +26,5 @@ RULE = Rule(
     nodes=IMPORTS,
     upgrade=True,
     once_per_file=True,
+    needs=("_six",),
 )

@@ -54,4 +54,5 @@ RULE = Rule(
     deliberate_warning=True,
     once_per_file=True,
     fix=Fix("functorch.X -> torch.func.X", _functorch),
+    needs=("functorch",),
 )

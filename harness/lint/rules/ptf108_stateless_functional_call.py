@@ -17,4 +17,5 @@ RULE = Rule(
     upgrade=True,
     deliberate_warning=True,
     once_per_file=True,
+    needs=("functional_call",),
 )

@@ -18,4 +18,5 @@ RULE = Rule(
     deliberate_warning=True,
     once_per_file=True,
     fix=Fix('torch.cpu.amp.autocast(...) -> torch.autocast("cpu", ...)', _to_autocast("cpu")),
+    needs=("autocast",),
 )

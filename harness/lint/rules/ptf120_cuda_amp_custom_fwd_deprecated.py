@@ -24,4 +24,5 @@ RULE = Rule(
     upgrade=True,
     deliberate_warning=True,
     once_per_file=True,
+    needs=("custom_fwd", "custom_bwd"),
 )

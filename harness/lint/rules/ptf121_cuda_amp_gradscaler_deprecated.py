@@ -31,4 +31,5 @@ RULE = Rule(
     deliberate_warning=True,
     once_per_file=True,
     fix=Fix('torch.cuda.amp.GradScaler(...) -> torch.amp.GradScaler("cuda", ...)', _grad_scaler),
+    needs=("GradScaler",),
 )

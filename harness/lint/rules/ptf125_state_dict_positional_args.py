@@ -65,4 +65,5 @@ RULE = Rule(
     nodes=CALL,
     upgrade=True,
     deliberate_warning=True,
+    needs=("state_dict",),
 )

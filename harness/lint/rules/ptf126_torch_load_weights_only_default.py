@@ -83,4 +83,5 @@ RULE = Rule(
         caution="weights_only=False unpickles whatever the file holds: pass it only for files you trust, "
         "else weights_only=True (with torch.serialization.safe_globals for what the file needs)",
     ),
+    needs=("load",),
 )

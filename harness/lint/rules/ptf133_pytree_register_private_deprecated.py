@@ -32,4 +32,5 @@ RULE = Rule(
     deliberate_warning=True,
     once_per_file=True,
     fix=Fix("_register_pytree_node -> register_pytree_node", _register_pytree),
+    needs=("_register_pytree_node",),
 )

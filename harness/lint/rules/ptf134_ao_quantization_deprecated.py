@@ -34,4 +34,5 @@ RULE = Rule(
     upgrade=True,
     deliberate_warning=True,
     once_per_file=True,
+    needs=("quantization",),
 )

@@ -26,4 +26,5 @@ RULE = Rule(
     ),
     nodes=(ast.Call, ast.Attribute, ast.Name),
     upgrade=True,
+    needs=("qr", "cholesky"),
 )

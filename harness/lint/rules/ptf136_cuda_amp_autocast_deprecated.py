@@ -19,4 +19,5 @@ RULE = Rule(
     deliberate_warning=True,
     once_per_file=True,
     fix=Fix('torch.cuda.amp.autocast(...) -> torch.autocast("cuda", ...)', _to_autocast("cuda")),
+    needs=("autocast",),
 )

@@ -26,4 +26,5 @@ RULE = Rule(
     ),
     nodes=(ast.Attribute, ast.Name, ast.Call),
     upgrade=True,
+    needs=("symeig",),
 )

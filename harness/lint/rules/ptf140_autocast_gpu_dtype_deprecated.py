@@ -18,4 +18,5 @@ RULE = Rule(
     upgrade=True,
     deliberate_warning=True,
     once_per_file=True,
+    needs=("get_autocast_gpu_dtype",),
 )

@@ -96,4 +96,5 @@ RULE = Rule(
     "[0.5, 0.73]) and the loss cannot go below ~0.31; pass the raw logits (or use BCELoss on probabilities)",
     _sigmoid_into_bce_with_logits,
     nodes=CALL,
+    needs=("with_logits", "WithLogits"),
 )

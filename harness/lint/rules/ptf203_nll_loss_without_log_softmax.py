@@ -51,4 +51,5 @@ RULE = Rule(
     "(a negative loss, vanishing gradients); feed it log_softmax, or use cross_entropy on the logits",
     _nll_on_softmax,
     nodes=CALL,
+    needs=("nll_loss", "NLLLoss"),
 )

@@ -53,4 +53,5 @@ RULE = Rule(
     "loss or its gradient turns inf/NaN; use F.log_softmax(x, dim) (F.logsigmoid(x) for a sigmoid)",
     _log_of_probabilities,
     nodes=CALL,
+    needs=("oftmax", "igmoid"),
 )

@@ -168,7 +168,11 @@ def _transformed_apart(node, ctx) -> bool:
     key = _callee_key(node.func)
     same = _one_argument_calls(ctx).get(key, ()) if key else ()
     earlier = [c for c in same if c is not node and (c.lineno, c.col_offset) < (node.lineno, node.col_offset)]
-    return any(_paired(c.args[0], node.args[0], node, ctx) for c in earlier) and _random_callable(node.func, ctx)
+    return (
+        bool(earlier)
+        and _random_callable(node.func, ctx)
+        and any(_paired(c.args[0], node.args[0], node, ctx) for c in earlier)
+    )
 
 
 RULE = Rule(
@@ -179,4 +183,19 @@ RULE = Rule(
     "same parameters to both (a joint transform, or torchvision.transforms.v2 called on both at once)",
     _transformed_apart,
     nodes=CALL,
+    needs=(
+        "rand",
+        "Rand",
+        "Jitter",
+        "Augment",
+        "AugMix",
+        "Blur",
+        "integers",
+        "uniform",
+        "normal",
+        "choice",
+        "shuffle",
+        "bernoulli",
+        "permutation",
+    ),
 )

@@ -505,4 +505,5 @@ RULE = Rule(
     "the axis that holds the alternatives (flatten H x W, softmax over it, reshape back) or use a sigmoid gate",
     _softmax_over_singleton,
     nodes=CALL,
+    needs=("oftmax",),
 )

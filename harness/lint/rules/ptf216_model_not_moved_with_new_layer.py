@@ -245,4 +245,5 @@ RULE = Rule(
     "the layer with the model's device= and dtype=)",
     _layer_after_move,
     nodes=(ast.Assign, ast.Call),
+    needs=("to(", "cuda(", "half(", "double(", "bfloat16(", "xpu("),
 )

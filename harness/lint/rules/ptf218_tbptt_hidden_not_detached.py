@@ -113,4 +113,5 @@ RULE = Rule(
     "cut it at each step: h = h.detach() (tuple(s.detach() for s in h) for an LSTM)",
     _state_carried_across_backward,
     nodes=CALL,
+    needs=("backward",),
 )

@@ -286,4 +286,5 @@ RULE = Rule(
     "epoch (or have the evaluation restore the mode it found: model.train(was_training))",
     _eval_left_on,
     nodes=CALL,
+    needs=("eval", "train("),
 )

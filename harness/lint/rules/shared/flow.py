@@ -22,14 +22,37 @@ def _own_code(node, ctx) -> bool:
 
 def _exclusive(a: ast.AST, b: ast.AST, function: ast.AST) -> bool:
     """``a`` and ``b`` sit in different branches of one ``if``: at most one of them runs."""
-    for n in ast.walk(function):
-        if isinstance(n, (ast.If, ast.IfExp)):
-            body = n.body if isinstance(n.body, list) else [n.body]
-            orelse = n.orelse if isinstance(n.orelse, list) else [n.orelse]
-            inside = [{id(x) for s in branch for x in ast.walk(s)} for branch in (body, orelse)]
-            if (id(a) in inside[0] and id(b) in inside[1]) or (id(a) in inside[1] and id(b) in inside[0]):
-                return True
-    return False
+    paths = _branch_paths(function)
+    pa, pb = paths.get(id(a), {}), paths.get(id(b), {})
+    return any(pb.get(branching, side) != side for branching, side in pa.items())
+
+
+_PATHS: dict[int, tuple[ast.AST, dict]] = {}
+
+
+def _branch_paths(function: ast.AST) -> dict[int, dict[int, int]]:
+    """node id -> {id of an enclosing if: 0 in its body, 1 in its else}, for every node of the
+    function, from one walk (kept for the function's tree: a pair of calls asks it many times)."""
+    kept = _PATHS.get(id(function))
+    if kept is not None and kept[0] is function:
+        return kept[1]
+    paths: dict[int, dict[int, int]] = {}
+    todo = [(function, {})]
+    while todo:
+        node, path = todo.pop()
+        paths[id(node)] = path
+        if isinstance(node, (ast.If, ast.IfExp)):
+            body = node.body if isinstance(node.body, list) else [node.body]
+            orelse = node.orelse if isinstance(node.orelse, list) else [node.orelse]
+            todo.append((node.test, path))
+            todo.extend((child, {**path, id(node): 0}) for child in body)
+            todo.extend((child, {**path, id(node): 1}) for child in orelse)
+            continue
+        todo.extend((child, path) for child in ast.iter_child_nodes(node))
+    if len(_PATHS) > 256:  # one file's functions at a time, roughly
+        _PATHS.clear()
+    _PATHS[id(function)] = (function, paths)
+    return paths
 
 
 _BUILTINS = frozenset(dir(builtins))
