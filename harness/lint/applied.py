@@ -21,6 +21,7 @@ import os
 from pathlib import Path
 
 from torch_pitfalls.lint.declared import DeclarationError, declared_for
+from torch_pitfalls.lint.walking import walk
 
 _MARK = "def _apply"
 
@@ -37,14 +38,14 @@ def moved_in_tree(tree: ast.AST) -> frozenset[str]:
             continue
         fn = node.args.args[1].arg
         loops = {}  # ``for name in ("mean", "std"): setattr(self, name, fn(...))``
-        for stmt in ast.walk(node):
+        for stmt in walk(node):
             if (
                 isinstance(stmt, ast.For)
                 and isinstance(stmt.target, ast.Name)
                 and isinstance(stmt.iter, (ast.Tuple, ast.List, ast.Set))
             ):
                 loops[stmt.target.id] = [e.value for e in stmt.iter.elts if isinstance(e, ast.Constant)]
-        for stmt in ast.walk(node):
+        for stmt in walk(node):
             if isinstance(stmt, ast.Assign) and _calls(stmt.value, fn):
                 names.update(t.attr for t in stmt.targets if isinstance(t, ast.Attribute))
             elif (
@@ -76,7 +77,7 @@ def _statements(tree: ast.AST):
 
 def _calls(expr: ast.AST, fn: str) -> bool:
     """The value is what ``fn`` returns (``fn(t)``, or ``fn(t) if t is not None else None``)."""
-    return any(isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == fn for c in ast.walk(expr))
+    return any(isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == fn for c in walk(expr))
 
 
 def moved_by_package(path: Path) -> frozenset[str]:

@@ -35,6 +35,8 @@ import ast
 import re
 from dataclasses import dataclass
 
+from torch_pitfalls.lint.walking import children, walk
+
 MODULE, LOSS, OPTIMIZER, SCHEDULER, TENSOR, NDARRAY, LOADER, DISTRIBUTION = (
     "module",
     "loss",
@@ -262,8 +264,8 @@ class Bindings:
         """The node that holds ``node`` (``within`` is a function or the module that contains it)."""
         if id(within) not in self._parented:
             self._parented.add(id(within))
-            for outer in ast.walk(within):
-                for child in ast.iter_child_nodes(outer):
+            for outer in walk(within):
+                for child in children(outer):
                     self._parents[id(child)] = outer
         return self._parents.get(id(node))
 
@@ -309,7 +311,7 @@ class Bindings:
             methods.sort(key=lambda m: m.name != "__init__")
             for method in methods:
                 me = method.args.args[0].arg if method.args.args else None
-                for n in ast.walk(method):
+                for n in walk(method):
                     if isinstance(n, (ast.Assign, ast.AnnAssign)) and getattr(n, "value", None) is not None:
                         for t in n.targets if isinstance(n, ast.Assign) else [n.target]:
                             if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == me:
@@ -443,7 +445,7 @@ class Bindings:
             todo = [(self.tree, (self.tree,), None)]
             while todo:
                 node, chain, klass = todo.pop()
-                for child in ast.iter_child_nodes(node):
+                for child in children(node):
                     if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
                         todo.append((child, (child, *chain), klass))
                     elif isinstance(child, ast.ClassDef):
@@ -687,7 +689,7 @@ class Bindings:
         if cls is not None:
             forward = next((m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name == "forward"), None)
             if forward is not None:
-                returns = [n.value for n in ast.walk(forward) if isinstance(n, ast.Return) and n.value is not None]
+                returns = [n.value for n in walk(forward) if isinstance(n, ast.Return) and n.value is not None]
                 outs = {(self.held(r, (forward, self.tree), r.lineno + 1, cls, d) or Held("")).what for r in returns}
                 if len(outs) == 1 and (next(iter(outs)) or "") in ("softmax", "sigmoid"):
                     return next(iter(outs))
@@ -728,7 +730,7 @@ def _own_nodes(fn):
     while todo:
         node = todo.pop()
         yield node
-        for child in ast.iter_child_nodes(node):
+        for child in children(node):
             if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
                 todo.append(child)
 

@@ -18,6 +18,7 @@ from torch_pitfalls.lint.bindings import Bindings, Held
 from torch_pitfalls.lint.guards import _caught, _handles_missing, _is_guard_test
 from torch_pitfalls.lint.names import import_map, module_aliases, qualified
 from torch_pitfalls.lint.releases import Releases
+from torch_pitfalls.lint.walking import children
 
 
 @dataclass
@@ -157,7 +158,7 @@ class Walker(ast.NodeVisitor):
 
     def generic_visit(self, node):
         self._check(node)
-        for child in ast.iter_child_nodes(node):
+        for child in children(node):
             self.visit(child)
 
     visit_Constant = generic_visit  # not NodeVisitor's, which looks for the visit_Num of Python 3.7
@@ -188,7 +189,7 @@ class Walker(ast.NodeVisitor):
         self._check(node)  # class-level rules see the class itself
         saved = self.ctx.klass
         self.ctx.klass = node
-        for child in ast.iter_child_nodes(node):
+        for child in children(node):
             self.visit(child)
         self.ctx.klass = saved
 

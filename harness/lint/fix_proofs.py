@@ -28,6 +28,7 @@ from torch_pitfalls.casefile import CaseFile
 from torch_pitfalls.lint import RULES_BY_ID, lint_text
 from torch_pitfalls.lint.fixes import fix_file_text, fix_sha256
 from torch_pitfalls.lint.rules import FIXES
+from torch_pitfalls.lint.walking import walk
 from torch_pitfalls.loader import case_id_of, default_cases_dir, find_case_files, load_case
 
 
@@ -142,7 +143,7 @@ def _compiles(lc, text: str, rule_id: str, count: int) -> dict:
         }
     for name, node in _broken_program(text)[1].items():
         program = node.value.value
-        free = {n.id for n in ast.walk(ast.parse(program)) if isinstance(n, ast.Name)}
+        free = {n.id for n in walk(ast.parse(program)) if isinstance(n, ast.Name)}
         namespace = {n: torch.tensor([3, 1, 2]) for n in free}
         try:
             exec(compile(program, f"{name}.py", "exec"), namespace)

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Callable
 
 from torch_pitfalls.lint.names import dotted, import_map
+from torch_pitfalls.lint.walking import children, walk
 
 PROOFS_FILE = "lint-fix-proofs.json"  # beside the recorded reports
 
@@ -99,14 +100,14 @@ class Source:
         """The nodes of type ``kind`` that start where the finding is, the smallest first."""
         found = [
             n
-            for n in ast.walk(self.tree)
+            for n in walk(self.tree)
             if isinstance(n, kind) and getattr(n, "lineno", None) == finding.line and n.col_offset == finding.col - 1
         ]
         return sorted(found, key=lambda n: self.end(n) - self.start(n))
 
     def parent(self, node: ast.AST) -> ast.AST | None:
         if self._parents is None:
-            self._parents = {id(c): p for p in ast.walk(self.tree) for c in ast.iter_child_nodes(p)}
+            self._parents = {id(c): p for p in walk(self.tree) for c in children(p)}
         return self._parents.get(id(node))
 
     def torch_name(self) -> str:

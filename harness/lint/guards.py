@@ -15,6 +15,8 @@ from __future__ import annotations
 import ast
 import re
 
+from torch_pitfalls.lint.walking import children, walk
+
 GUARD_CALLS = ("hasattr", "getattr", "find_spec")
 GUARD_WORDS = ("__version__", "Version", "version", "parse_version")
 GUARD_ERRORS = ("ImportError", "ModuleNotFoundError", "AttributeError")
@@ -60,7 +62,7 @@ def _mentions_guard(node: ast.AST, flags: frozenset) -> bool:
         called = getattr(node.func, "id", getattr(node.func, "attr", None))
         if called in GUARD_CALLS:
             return True
-    return any(_mentions_guard(child, flags) for child in ast.iter_child_nodes(node))
+    return any(_mentions_guard(child, flags) for child in children(node))
 
 
 def _is_guard_test(test: ast.AST, flags: frozenset = frozenset()) -> bool:
@@ -91,7 +93,7 @@ def _flags(module: ast.AST) -> frozenset:
     flags: set[str] = set()
     for _ in range(2):  # a flag defined from another flag
         frozen = frozenset(flags)
-        for node in ast.walk(module):
+        for node in walk(module):
             if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 if isinstance(
@@ -99,7 +101,7 @@ def _flags(module: ast.AST) -> frozenset:
                 ) and _is_guard_test(node.value, frozen):
                     flags.update(getattr(t, "id", getattr(t, "attr", None)) for t in targets)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                returns = [s.value for s in ast.walk(node) if isinstance(s, ast.Return) and s.value is not None]
+                returns = [s.value for s in walk(node) if isinstance(s, ast.Return) and s.value is not None]
                 if returns and all(
                     isinstance(r, (ast.Compare, ast.BoolOp, ast.UnaryOp)) and _is_guard_test(r, frozen) for r in returns
                 ):
@@ -123,7 +125,7 @@ _FLIP = {"body": "orelse", "orelse": "body", None: None}
 
 def _current_version(node: ast.AST) -> bool:
     """An expression that reads the running torch's version (``torch.__version__``, ``TORCH_VERSION``)."""
-    for sub in ast.walk(node):
+    for sub in walk(node):
         name = getattr(sub, "attr", getattr(sub, "id", "")) or ""
         if name == "__version__" or ("version" in name.lower() and "torch" in name.lower()):
             return True
@@ -172,7 +174,7 @@ def _named_direction(name: str) -> str | None:
 def _ignores_warnings(body) -> bool:
     """An ``"ignore"`` filter that silences a deprecation: no category, a deprecation category, or a
     message pattern (a filter aimed at one warning)."""
-    for node in ast.walk(ast.Module(body=body, type_ignores=[])):
+    for node in walk(ast.Module(body=body, type_ignores=[])):
         if (
             isinstance(node, ast.Call)
             and getattr(node.func, "attr", getattr(node.func, "id", None)) in ("simplefilter", "filterwarnings")
@@ -205,13 +207,13 @@ def _regions(module: ast.AST) -> tuple[list, list]:
     flags = _flags(module)
     assigned = {
         t.id: n.value
-        for n in ast.walk(module)
+        for n in walk(module)
         if isinstance(n, ast.Assign)
         for t in n.targets
         if isinstance(t, ast.Name) and t.id in flags
     }
     guarded, silenced = [], []
-    for node in ast.walk(module):
+    for node in walk(module):
         if isinstance(node, (ast.If, ast.IfExp)) and _is_guard_test(node.test, flags):
             body = node.body if isinstance(node.body, list) else [node.body]
             orelse = node.orelse if isinstance(node.orelse, list) else [node.orelse]
@@ -243,7 +245,7 @@ def _after_early_exit(module: ast.AST, flags: frozenset, assigned: dict) -> list
     follows a guard whose branch always leaves the block is its else branch; old code on purpose
     unless the branch that leaves is the older torch's (``if not TORCH_GE_2_3: raise ...``)."""
     spans = []
-    for node in ast.walk(module):
+    for node in walk(module):
         for name in ("body", "orelse", "finalbody"):
             block = getattr(node, name, None)
             if not isinstance(block, list):

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import ast
 
+from torch_pitfalls.lint.walking import walk
+
 
 def import_map(tree: ast.AST) -> dict[str, str]:
     """Local name -> qualified name, for every import in the module. A name imported twice keeps
@@ -16,7 +18,7 @@ def import_map(tree: ast.AST) -> dict[str, str]:
     from functorch import f`` the fallback is not what the code means on a current torch."""
     names: dict[str, str] = {}
     imports = sorted(
-        (n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))),
+        (n for n in walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))),
         key=lambda n: (n.lineno, n.col_offset),
     )
     for node in imports:
@@ -64,7 +66,7 @@ def module_aliases(tree: ast.AST, imports: dict[str, str]) -> dict[str, str]:
     for node in getattr(tree, "body", []):
         if isinstance(node, ast.Assign):
             for t in node.targets:
-                for n in ast.walk(t):
+                for n in walk(t):
                     if isinstance(n, ast.Name):
                         assigned[n.id] = assigned.get(n.id, 0) + 1
     for node in getattr(tree, "body", []):

@@ -11,6 +11,7 @@ import ast
 
 from torch_pitfalls.lint.rules.base import CALL, Rule, _called_name, _const, _is_call_to, _kw, _method
 from torch_pitfalls.lint.rules.shared.tensors import _CONVERSIONS, _int_expr
+from torch_pitfalls.lint.walking import walk
 
 LEGACY_TYPES = tuple(
     f"torch.{t}"
@@ -108,7 +109,7 @@ def _next_use_fills(name: str, assign, ctx) -> bool:
     """The first use of ``name`` after ``assign`` in this function writes every element: a fill method
     (``name.zero_()``), or a whole-slice store (``name[:] = x``, ``name[...] = x``)."""
     uses = sorted(
-        (n for n in ast.walk(ctx.function) if isinstance(n, ast.Name) and n.id == name and n.lineno > assign.lineno),
+        (n for n in walk(ctx.function) if isinstance(n, ast.Name) and n.id == name and n.lineno > assign.lineno),
         key=lambda n: (n.lineno, n.col_offset),
     )
     if not uses:

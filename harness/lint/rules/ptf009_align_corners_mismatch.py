@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 
 from torch_pitfalls.lint.rules.base import CALL, Rule, _arg, _const, _is_call_to
+from torch_pitfalls.lint.walking import walk
 
 INTERP = ("torch.nn.functional.interpolate", "torch.nn.functional.upsample", "torch.nn.Upsample")
 
@@ -38,7 +39,7 @@ def _interpolate_without_align_corners(node, ctx) -> bool:
         and not any(k.arg is None for k in node.keywords)
     ):
         return False
-    if any(_is_call_to(n, ctx, *INTERP) and _const(_resize_mode(n, ctx)[1], True) for n in ast.walk(ctx.function)):
+    if any(_is_call_to(n, ctx, *INTERP) and _const(_resize_mode(n, ctx)[1], True) for n in walk(ctx.function)):
         return True
     # another function of the file (train vs predict) makes the same resize (mode and target size or
     # scale) with align_corners=True
@@ -49,7 +50,7 @@ def _interpolate_without_align_corners(node, ctx) -> bool:
         and _resize_target(n, ctx) == here
         and isinstance(_resize_mode(n, ctx)[0], ast.Constant)
         and _resize_mode(n, ctx)[0].value == mode.value
-        for n in ast.walk(ctx.module)
+        for n in walk(ctx.module)
     )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 
 from torch_pitfalls.lint.rules.base import CALL, Rule, _arg, _called_name, _const, _method, receiver_holds
+from torch_pitfalls.lint.walking import walk
 
 _REPORTERS = ("print", "warn", "warning", "info", "debug", "error", "log", "assert_", "write")
 
@@ -23,7 +24,7 @@ def _result_checked(call, ctx) -> bool:
         name = parent.targets[0].id
         uses = [
             n
-            for n in ast.walk(ctx.function)
+            for n in walk(ctx.function)
             if isinstance(n, ast.Name)
             and n.id == name
             and isinstance(n.ctx, ast.Load)
@@ -53,7 +54,7 @@ def _passed_to_a_check(call, index, ctx) -> bool:
     if name in _REPORTERS or name in ("len", "bool", "any", "all"):
         return True
     callee = next(
-        (n for n in ast.walk(ctx.module) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name),
+        (n for n in walk(ctx.module) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name),
         None,
     )
     if callee is None:
@@ -64,9 +65,9 @@ def _passed_to_a_check(call, index, ctx) -> bool:
     if index >= len(params):
         return True
     param = params[index]
-    tests = [n.test for n in ast.walk(callee) if isinstance(n, (ast.If, ast.Assert, ast.While, ast.IfExp))]
-    tests += [n for n in ast.walk(callee) if isinstance(n, ast.Call) and _called_name(n) in _REPORTERS + ("len",)]
-    return any(isinstance(n, ast.Name) and n.id == param for t in tests for n in ast.walk(t))
+    tests = [n.test for n in walk(callee) if isinstance(n, (ast.If, ast.Assert, ast.While, ast.IfExp))]
+    tests += [n for n in walk(callee) if isinstance(n, ast.Call) and _called_name(n) in _REPORTERS + ("len",)]
+    return any(isinstance(n, ast.Name) and n.id == param for t in tests for n in walk(t))
 
 
 def _partial_by_design(state, ctx, line) -> bool:
@@ -78,9 +79,9 @@ def _partial_by_design(state, ctx, line) -> bool:
     value = ctx.resolve(state, line) if state is not None else None
     if value is not None:
         parts = [value] + [
-            ctx.value_of(n, line) for n in ast.walk(value) if isinstance(n, ast.Name)
+            ctx.value_of(n, line) for n in walk(value) if isinstance(n, ast.Name)
         ]  # own = m.state_dict()
-        if any(_method(n, "state_dict") for p in parts if p is not None for n in ast.walk(p)):
+        if any(_method(n, "state_dict") for p in parts if p is not None for n in walk(p)):
             return True
     if isinstance(value, ast.DictComp) and any(g.ifs for g in value.generators):
         return True  # {k: v for k, v in sd.items() if k in own}: filtered; a renaming comprehension keeps every key
@@ -92,14 +93,14 @@ def _partial_by_design(state, ctx, line) -> bool:
         return True  # {"embedding.weight": w}: the code names each key it loads, the rest is left as it is on purpose
     if any(
         isinstance(n, ast.Name) and n.id in ("missing_keys", "unexpected_keys") and isinstance(n.ctx, ast.Store)
-        for n in ast.walk(ctx.function)
+        for n in walk(ctx.function)
     ):
         return True  # the keys are compared by hand in this function
     if isinstance(state, ast.Attribute) and _kept_snapshot(state.attr, ctx):
         return True
     if not isinstance(state, ast.Name):
         return False
-    for n in ast.walk(ctx.function):
+    for n in walk(ctx.function):
         if _method(n, "pop") and getattr(n.func.value, "id", None) == state.id:
             return True
         if isinstance(n, ast.Delete) and any(
@@ -118,7 +119,7 @@ def _kept_snapshot(attr: str, ctx) -> bool:
     (``self._ckpt = torch.load(path)``) is not a snapshot."""
     stored = [
         n.value
-        for n in ast.walk(ctx.module)
+        for n in walk(ctx.module)
         if isinstance(n, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == attr for t in n.targets)
     ]
     stored = [v for v in stored if not (isinstance(v, ast.Constant) and v.value is None)]
@@ -128,11 +129,11 @@ def _kept_snapshot(attr: str, ctx) -> bool:
 def _reads_state_dict(expr, ctx) -> bool:
     """``expr`` calls ``.state_dict()``, or calls a function of this module (``helper(...)``,
     ``self.helper(...)``) that does."""
-    if any(_method(n, "state_dict") for n in ast.walk(expr)):
+    if any(_method(n, "state_dict") for n in walk(expr)):
         return True
     called = {
         c.func.id if isinstance(c.func, ast.Name) else c.func.attr
-        for c in ast.walk(expr)
+        for c in walk(expr)
         if isinstance(c, ast.Call)
         and (
             isinstance(c.func, ast.Name)
@@ -142,8 +143,8 @@ def _reads_state_dict(expr, ctx) -> bool:
     return any(
         isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
         and f.name in called
-        and any(_method(n, "state_dict") for n in ast.walk(f))
-        for f in ast.walk(ctx.module)
+        and any(_method(n, "state_dict") for n in walk(f))
+        for f in walk(ctx.module)
     )
 
 
@@ -152,7 +153,7 @@ def _retry_after_check(call, ctx) -> bool:
     node = ctx.parent(call)
     while node is not None and node is not ctx.function:
         if isinstance(node, ast.If) and any(
-            isinstance(n, ast.Attribute) and n.attr in ("missing_keys", "unexpected_keys") for n in ast.walk(node.test)
+            isinstance(n, ast.Attribute) and n.attr in ("missing_keys", "unexpected_keys") for n in walk(node.test)
         ):
             return True
         node = ctx.parent(node)

@@ -9,10 +9,11 @@ import ast
 
 from torch_pitfalls.lint.rules.base import CALL, Rule, _method
 from torch_pitfalls.lint.rules.shared.training_loop import _enclosing_loops, _first_backward, _optimizer_step
+from torch_pitfalls.lint.walking import walk
 
 
 def _clears_grads(node) -> bool:
-    for n in ast.walk(node):
+    for n in walk(node):
         if _method(n, "zero_grad", "clear_grad"):
             return True
         if isinstance(n, ast.Assign) and any(getattr(t, "attr", None) == "grad" for t in n.targets):
@@ -23,7 +24,7 @@ def _clears_grads(node) -> bool:
 
 
 def _trains(loop, ctx) -> bool:
-    calls = [n for n in ast.walk(loop) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)]
+    calls = [n for n in walk(loop) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)]
     return any(c.func.attr == "backward" for c in calls) and any(_optimizer_step(c, ctx) for c in calls)
 
 
@@ -40,7 +41,7 @@ def _backward_without_zero_grad(node, ctx) -> bool:
 
 def _fresh_optimizer(loop, ctx) -> bool:
     """The optimizer stepped in the loop is built in it: a new one (over new tensors) each pass."""
-    for call in ast.walk(loop):
+    for call in walk(loop):
         if isinstance(call, ast.Call) and _optimizer_step(call, ctx) and isinstance(call.func.value, ast.Name):
             ctor = ctx.value_of(call.func.value, call.lineno)
             if (
@@ -59,7 +60,7 @@ def _loop_without_zero_grad(node, ctx) -> bool:
         return False
     if _fresh_optimizer(node, ctx):
         return False
-    inner = [n for n in ast.walk(node) if n is not node and isinstance(n, (ast.For, ast.While))]
+    inner = [n for n in walk(node) if n is not node and isinstance(n, (ast.For, ast.While))]
     return not any(_trains(n, ctx) for n in inner)
 
 

@@ -12,10 +12,11 @@ from torch_pitfalls.lint.rules.base import CALL, Rule, _called_name, _const, _kw
 from torch_pitfalls.lint.rules.shared.flow import _BUILTINS, _exclusive, _grad_off, _own_code
 from torch_pitfalls.lint.rules.shared.tensors import _RAW_DATA
 from torch_pitfalls.lint.rules.shared.training_loop import _enclosing_loops
+from torch_pitfalls.lint.walking import children, walk
 
 
 def _in_function_calls(ctx, method: str):
-    return [n for n in ast.walk(ctx.function) if _method(n, method)] if ctx.function is not None else []
+    return [n for n in walk(ctx.function) if _method(n, method)] if ctx.function is not None else []
 
 
 def _backward_twice(node, ctx) -> bool:
@@ -45,7 +46,7 @@ def _leaves_after(first: ast.Call, second: ast.Call, ctx) -> bool:
         for field in ("body", "orelse", "finalbody"):
             block = getattr(up, field, None)
             if isinstance(block, list) and statement in block:
-                inside = any(second is n for s in block for n in ast.walk(s))
+                inside = any(second is n for s in block for n in walk(s))
                 if not inside and _always_leaves(block[block.index(statement) :]):
                     return True
         statement, up = up, ctx.parent(up)
@@ -111,9 +112,7 @@ def _names_called(function) -> frozenset:
     """The plain names the function calls (``model(x)``, ``G(z)``), from one walk per function."""
     kept = _CALLED.get(id(function))
     if kept is None or kept[0] is not function:
-        names = frozenset(
-            c.func.id for c in ast.walk(function) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)
-        )
+        names = frozenset(c.func.id for c in walk(function) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name))
         if len(_CALLED) > 256:
             _CALLED.clear()
         kept = _CALLED[id(function)] = (function, names)
@@ -180,7 +179,7 @@ def _graph_names(expr, ctx):
         ):
             continue
         yield node
-        todo.extend(ast.iter_child_nodes(node))
+        todo.extend(children(node))
 
 
 _LEAVES = _RAW_DATA[:9] + (

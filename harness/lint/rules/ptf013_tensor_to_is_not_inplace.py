@@ -11,6 +11,7 @@ import ast
 from torch_pitfalls.lint.fixes import Edit, Fix, Refused, Source, _one
 from torch_pitfalls.lint.rules.base import Rule, _method
 from torch_pitfalls.lint.rules.shared.tensors import _CONVERSIONS
+from torch_pitfalls.lint.walking import walk
 
 
 def _tensor_to_discarded(node, ctx) -> bool:
@@ -46,7 +47,7 @@ def _whole_batch(name, ctx, line) -> bool:
                 and getattr(n.target.elts[1], "id", None) == name.id
             )
         )
-        for n in ast.walk(ctx.function)
+        for n in walk(ctx.function)
     )
 
 

@@ -10,6 +10,7 @@ import ast
 from torch_pitfalls.lint.bindings import NON_TENSOR_METHODS, TENSOR_FUNCTIONS
 from torch_pitfalls.lint.rules.base import Rule, _const, _kw, _method
 from torch_pitfalls.lint.rules.shared.modules import _module_method
+from torch_pitfalls.lint.walking import walk
 
 _FACTORIES = (
     "tensor",
@@ -51,7 +52,7 @@ def _unregistered_tensor_attribute(node, ctx) -> bool:
         return False  # a size or a mask read in __init__ alone; an index, which works from any device
     registered = {
         c.args[0].value
-        for c in ast.walk(ctx.klass)
+        for c in walk(ctx.klass)
         if _method(c, "register_buffer", "register_parameter") and c.args and isinstance(c.args[0], ast.Constant)
     }
     # an ``_apply`` override in the package reassigning it from ``fn(...)`` moves it with the model
@@ -127,7 +128,7 @@ def _indexes_only(attr: str, ctx) -> bool:
         n
         for fn in ctx.klass.body
         if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and fn.name != "__init__"
-        for n in ast.walk(fn)
+        for n in walk(fn)
         if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load) and _self_attr(n, attr)
     ]
     return bool(reads) and all(_in_a_subscript_slice(n, ctx) for n in reads)
@@ -146,9 +147,7 @@ def _used_while_building_only(attr: str, assign, ctx) -> bool:
 
     def reads(fn):
         return [
-            n
-            for n in ast.walk(fn)
-            if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load) and _self_attr(n, attr)
+            n for n in walk(fn) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load) and _self_attr(n, attr)
         ]
 
     methods = [fn for fn in ctx.klass.body if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))]
@@ -163,8 +162,8 @@ def _kept_by_the_class(attr: str, ctx) -> bool:
     for fn in ctx.klass.body:
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.name == "__init__":
             continue
-        for n in ast.walk(fn):  # moved at use: self.bins.to(x.device), torch.as_tensor(self.m).to(x.device)
-            if _method(n, *_MOVES) and any(_self_attr(x, attr) for x in ast.walk(n.func.value)):
+        for n in walk(fn):  # moved at use: self.bins.to(x.device), torch.as_tensor(self.m).to(x.device)
+            if _method(n, *_MOVES) and any(_self_attr(x, attr) for x in walk(n.func.value)):
                 return True
             if (
                 isinstance(n, ast.Assign)

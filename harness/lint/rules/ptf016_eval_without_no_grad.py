@@ -10,6 +10,7 @@ import ast
 
 from torch_pitfalls.lint.bindings import arguments
 from torch_pitfalls.lint.rules.base import CALL, Rule, _called_name, _const, _method
+from torch_pitfalls.lint.walking import walk
 
 _EVAL_NAME = ("valid", "evaluat")
 
@@ -54,12 +55,12 @@ def _no_grad_block(node, ctx) -> bool:
 def _called_under_no_grad(fn, ctx) -> bool:
     """This file calls the function inside ``with torch.no_grad():`` or from a no_grad-decorated function:
     the caller turned autograd off."""
-    for n in ast.walk(ctx.module):
+    for n in walk(ctx.module):
         inside = _no_grad_block(n, ctx) or (
             isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n is not fn and _no_grad_decorated(n, ctx)
         )
         if inside and any(
-            isinstance(c, ast.Call) and _called_name(c) == fn.name for stmt in n.body for c in ast.walk(stmt)
+            isinstance(c, ast.Call) and _called_name(c) == fn.name for stmt in n.body for c in walk(stmt)
         ):
             return True
     return False
@@ -73,13 +74,13 @@ def _eval_forward(fn, ctx):
         return None
     if _model_api(fn, ctx):
         return None
-    calls = sorted((n for n in ast.walk(fn) if isinstance(n, ast.Call)), key=lambda n: (n.lineno, n.col_offset))
+    calls = sorted((n for n in walk(fn) if isinstance(n, ast.Call)), key=lambda n: (n.lineno, n.col_offset))
     if any(
         ctx.qualified(c.func) in _NO_GRAD
         or _called_name(c)
         in ("no_grad", "inference_mode", "set_grad_enabled", "enable_grad", "backward", "grad", "requires_grad_")
         for c in calls
-    ) or any(isinstance(n, ast.Attribute) and n.attr == "grad_fn" for n in ast.walk(fn)):
+    ) or any(isinstance(n, ast.Attribute) and n.attr == "grad_fn" for n in walk(fn)):
         return None  # the function turns autograd off itself, or uses the graph (reads .grad_fn)
     chain = ctx.chain()
     # what the function puts in eval mode is a module, however it was bound (``self.model = model``)
@@ -109,7 +110,7 @@ def _model_api(fn, ctx) -> bool:
         klass is not None
         and fn in klass.body
         and ctx.bindings.is_module_class(klass)
-        and not any(isinstance(n, (ast.For, ast.While, ast.AsyncFor)) for n in ast.walk(fn))
+        and not any(isinstance(n, (ast.For, ast.While, ast.AsyncFor)) for n in walk(fn))
     )
 
 
@@ -166,7 +167,7 @@ def _helper_runs(call, is_model, ctx, depth=0) -> bool:
     }
     if not handed:
         return False
-    inner = [n for n in ast.walk(helper) if isinstance(n, ast.Call)]
+    inner = [n for n in walk(helper) if isinstance(n, ast.Call)]
     if any(
         ctx.qualified(c.func) in _NO_GRAD
         or _called_name(c) in ("no_grad", "inference_mode", "set_grad_enabled", "enable_grad", "backward", "grad")

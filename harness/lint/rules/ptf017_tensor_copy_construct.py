@@ -9,6 +9,7 @@ import ast
 
 from torch_pitfalls.lint.guards import _always_leaves
 from torch_pitfalls.lint.rules.base import CALL, Rule, _called_name, _is_call_to
+from torch_pitfalls.lint.walking import walk
 
 
 def _tensor_copy_construct(node, ctx) -> bool:
@@ -32,7 +33,7 @@ def _type_tested(node, value, ctx) -> bool:
             and _called_name(n) in ("isinstance", "is_tensor")
             and n.args
             and getattr(n.args[0], "id", None) == name
-            for n in ast.walk(test)
+            for n in walk(test)
         )
 
     up, child = ctx.parent(node), node

@@ -11,6 +11,7 @@ import ast
 
 from torch_pitfalls.lint.rules.base import CALL, Rule, _kw, _method
 from torch_pitfalls.lint.rules.shared.modules import _construction
+from torch_pitfalls.lint.walking import walk
 
 _DETERMINISTIC_FACTORIES = ("zeros", "ones", "empty", "full", "arange", "eye", "linspace", "logspace")
 
@@ -74,7 +75,7 @@ def _self_state(test) -> set[str]:
 
 def _fills_state(branch, attrs: set[str]) -> bool:
     """The branch sets one of those attributes, or calls a method of the object to do it."""
-    for n in (x for s in branch for x in ast.walk(s)):
+    for n in (x for s in branch for x in walk(s)):
         on_self = isinstance(n, ast.Attribute) and getattr(n.value, "id", None) == "self"
         if on_self and n.attr in attrs and isinstance(n.ctx, ast.Store):
             return True

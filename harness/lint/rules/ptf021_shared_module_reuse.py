@@ -9,6 +9,7 @@ import ast
 
 from torch_pitfalls.lint.rules.base import Rule, _bound_name, _is_call_to
 from torch_pitfalls.lint.rules.shared.modules import _STATELESS
+from torch_pitfalls.lint.walking import walk
 
 _CONTAINERS = ("torch.nn.Sequential", "torch.nn.ModuleList")
 
@@ -45,7 +46,7 @@ def _sharing_chosen(node, ctx) -> bool:
         return False
     other = branch.orelse if stmt in branch.body else branch.body
     return any(
-        isinstance(n, ast.Assign) and any(ast.dump(t) == target for t in n.targets) for s in other for n in ast.walk(s)
+        isinstance(n, ast.Assign) and any(ast.dump(t) == target for t in n.targets) for s in other for n in walk(s)
     )
 
 
@@ -76,7 +77,7 @@ def _one_module_comprehended(node, ctx) -> bool:
     if (
         not _bound_name(elt)
         or isinstance(elt, ast.Name)
-        and elt.id in {n.id for g in node.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)}
+        and elt.id in {n.id for g in node.generators for n in walk(g.target) if isinstance(n, ast.Name)}
     ):
         return False
     return _stateful_module(elt, ctx)

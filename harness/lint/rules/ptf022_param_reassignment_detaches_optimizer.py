@@ -9,6 +9,7 @@ import ast
 
 from torch_pitfalls.lint.rules.base import Rule, _is_call_to
 from torch_pitfalls.lint.rules.shared.modules import _construction
+from torch_pitfalls.lint.walking import walk
 
 
 def _parameter_replaced_after_optimizer(node, ctx) -> bool:
@@ -47,7 +48,7 @@ def _model_roots(expr, ctx, line, depth=0) -> list:
 
 
 def _optimizer_calls(function, ctx):
-    for n in ast.walk(function):
+    for n in walk(function):
         if isinstance(n, ast.Call):
             q = ctx.qualified(n.func) or ""
             if q.startswith("torch.optim.") and q.split(".")[-1][:1].isupper() and "lr_scheduler" not in q:
@@ -55,7 +56,7 @@ def _optimizer_calls(function, ctx):
 
 
 def _mentions(call: ast.Call, root) -> bool:
-    return any(ast.dump(x) == ast.dump(root) for a in call.args for x in ast.walk(a))
+    return any(ast.dump(x) == ast.dump(root) for a in call.args for x in walk(a))
 
 
 def _optimized_before(root, line, ctx) -> bool:
@@ -71,7 +72,7 @@ def _optimized_before(root, line, ctx) -> bool:
         if method.name not in _construction(ctx.klass):
             continue
         local = ctx.bindings.scope(method).names  # ``model`` of ``self.model = DDP(model)``, not ``self``/``nn``
-        sources = [root] + [n for n in ast.walk(value) if isinstance(n, ast.Name) and n.id in local and n.id != "self"]
+        sources = [root] + [n for n in walk(value) if isinstance(n, ast.Name) and n.id in local and n.id != "self"]
         if any(_mentions(c, src) for c in _optimizer_calls(method, ctx) for src in sources):
             return True
     return False

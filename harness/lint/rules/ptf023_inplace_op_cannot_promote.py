@@ -9,6 +9,7 @@ import ast
 
 from torch_pitfalls.lint.rules.base import Rule, _called_name, _kw, _method
 from torch_pitfalls.lint.rules.shared.tensors import _int_expr
+from torch_pitfalls.lint.walking import walk
 
 
 def _integer_tensor(value, ctx) -> bool:
@@ -32,7 +33,7 @@ def _integer_tensor(value, ctx) -> bool:
             "short",
         )
     if q in ("torch.tensor", "torch.as_tensor") and value.args and isinstance(value.args[0], (ast.List, ast.Tuple)):
-        elts = [e for e in ast.walk(value.args[0]) if isinstance(e, ast.Constant)]
+        elts = [e for e in walk(value.args[0]) if isinstance(e, ast.Constant)]
         return bool(elts) and all(type(e.value) is int for e in elts)
     if q == "torch.arange":
         return all(_int_expr(a) for a in value.args) and bool(value.args)

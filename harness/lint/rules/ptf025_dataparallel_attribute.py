@@ -10,6 +10,7 @@ import ast
 
 from torch_pitfalls.lint.rules.base import Rule, _bound_name, _const
 from torch_pitfalls.lint.rules.shared.modules import _construction
+from torch_pitfalls.lint.walking import walk
 
 # what nn.Module (and DataParallel itself) answers; anything else is the wrapped model's, under .module
 _MODULE_API = frozenset(
@@ -68,7 +69,7 @@ def _wrap_checked(node: ast.Attribute, ctx) -> bool:
                 and n.args
                 and ast.dump(n.args[0]) == wrapper
                 and (n.func.id == "isinstance" or (len(n.args) > 1 and _const(n.args[1], "module")))
-                for n in ast.walk(up.test)
+                for n in walk(up.test)
             )
         ):
             return True

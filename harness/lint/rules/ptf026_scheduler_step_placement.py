@@ -12,6 +12,7 @@ import ast
 from torch_pitfalls.lint.bindings import LOADER_NAME
 from torch_pitfalls.lint.rules.base import CALL, Rule, _arg, _method
 from torch_pitfalls.lint.rules.shared.training_loop import _enclosing_loops, _looks_like_optimizer, _optimizer_step
+from torch_pitfalls.lint.walking import children, walk
 
 
 def _scheduler_step(call, ctx) -> bool:
@@ -41,7 +42,7 @@ def _scheduler_before_optimizer(node, ctx) -> bool:
     of the schedule is skipped (PyTorch warns from 1.1); step the scheduler after optimizer.step()."""
     if not isinstance(node, (ast.For, ast.While)):
         return False
-    calls = [n for n in ast.walk(node) if isinstance(n, ast.Call) and _scheduler_step(n, ctx)]
+    calls = [n for n in walk(node) if isinstance(n, ast.Call) and _scheduler_step(n, ctx)]
     if not calls:
         return False
     first_call = min(calls, key=lambda n: (n.lineno, n.col_offset))
@@ -50,7 +51,7 @@ def _scheduler_before_optimizer(node, ctx) -> bool:
     if own is None and any(
         isinstance(n, ast.Call) and (n.lineno, n.col_offset) < first and _optimizer_step(n, ctx)
         for stmt in node.body
-        for n in ast.walk(stmt)
+        for n in walk(stmt)
     ):
         return False  # an optimizer stepped just before it: which one this scheduler drives is unknown
     # the loop's own body only: a scheduler in a nested loop is that loop's business
@@ -60,11 +61,11 @@ def _scheduler_before_optimizer(node, ctx) -> bool:
     later = [
         n
         for stmt in node.body
-        for n in ast.walk(stmt)
+        for n in walk(stmt)
         if isinstance(n, ast.Call)
         and (n.lineno, n.col_offset) > first
         and _uses_optimizer(n, ctx)
-        and (own is None or any(isinstance(x, ast.Name) and x.id == own for x in ast.walk(n)))
+        and (own is None or any(isinstance(x, ast.Name) and x.id == own for x in walk(n)))
     ]
     return bool(later)
 
@@ -112,7 +113,7 @@ def _sized_in_steps(size) -> bool:
     text = ast.unparse(size).lower()
     if any(w in text for w in ("iter", "step", "batch", "len(")):
         return True
-    numbers = [n.value for n in ast.walk(size) if isinstance(n, ast.Constant) and isinstance(n.value, int)]
+    numbers = [n.value for n in walk(size) if isinstance(n, ast.Constant) and isinstance(n.value, int)]
     return bool(numbers) and min(numbers) >= _STEPS_NOT_EPOCHS
 
 
@@ -157,7 +158,7 @@ def _scheduler_misplaced(node, ctx) -> bool:
         return True
     for loop in _enclosing_loops(node, ctx):
         if _scheduler_before_optimizer(loop, ctx):
-            steps = [n for n in ast.walk(loop) if isinstance(n, ast.Call) and _scheduler_step(n, ctx)]
+            steps = [n for n in walk(loop) if isinstance(n, ast.Call) and _scheduler_step(n, ctx)]
             return min(steps, key=lambda n: (n.lineno, n.col_offset)) is node
     return False
 
@@ -168,7 +169,7 @@ def _walk_no_loops(node):
         n = todo.pop()
         yield n
         if not isinstance(n, (ast.For, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            todo.extend(ast.iter_child_nodes(n))
+            todo.extend(children(n))
 
 
 RULE = Rule(

@@ -11,6 +11,7 @@ import re
 
 from torch_pitfalls.lint.rules.base import CALL, Rule, _called_name, _method
 from torch_pitfalls.lint.rules.shared.training_loop import _enclosing_loops, _first_backward, _optimizer_step
+from torch_pitfalls.lint.walking import walk
 
 _GRAD_RESCALE = re.compile(r"(^|_)(re)?scale_?grad(ient)?s?($|_)", re.I)
 
@@ -32,7 +33,7 @@ def _scaled(expr, loop, ctx) -> bool:
             isinstance(n, ast.AugAssign)
             and getattr(n.target, "id", None) == expr.id
             and isinstance(n.op, (ast.Div, ast.Mult))
-            for n in ast.walk(loop)
+            for n in walk(loop)
         )
     if isinstance(expr, ast.Call) and _called_name(expr) == "scale" and expr.args:  # scaler.scale(loss)
         return _scaled(expr.args[0], loop, ctx)
@@ -44,21 +45,21 @@ def _accumulation_unscaled(node, ctx) -> bool:
     several (after the loop, or under ``if i % k == 0``), with the loss never divided by their number:
     the step sees k times the gradient of the big batch."""
     if not isinstance(node, (ast.For, ast.While)) or any(
-        isinstance(n, (ast.For, ast.While)) for n in ast.walk(node) if n is not node
+        isinstance(n, (ast.For, ast.While)) for n in walk(node) if n is not node
     ):
         return False
-    backwards = [n for n in ast.walk(node) if _method(n, "backward") and not n.args]
+    backwards = [n for n in walk(node) if _method(n, "backward") and not n.args]
     if not backwards:
         return False
-    steps_in = [n for n in ast.walk(node) if isinstance(n, ast.Call) and _optimizer_step(n, ctx)]
+    steps_in = [n for n in walk(node) if isinstance(n, ast.Call) and _optimizer_step(n, ctx)]
     if steps_in:
         every_k = [  # the steps under ``if i % k == 0``
             n
-            for n in ast.walk(node)
+            for n in walk(node)
             if isinstance(n, ast.If)
-            and any(isinstance(m, ast.BinOp) and isinstance(m.op, ast.Mod) for m in ast.walk(n.test))
+            and any(isinstance(m, ast.BinOp) and isinstance(m.op, ast.Mod) for m in walk(n.test))
         ]
-        gated = {id(s) for n in every_k for s in ast.walk(n)}
+        gated = {id(s) for n in every_k for s in walk(n)}
         # a step that runs every pass (a GAN's discriminator beside a generator stepped every k passes)
         # uses the gradients of that pass: nothing accumulates
         if not steps_in or not all(id(s) in gated for s in steps_in):
@@ -66,21 +67,21 @@ def _accumulation_unscaled(node, ctx) -> bool:
     else:
         after = [
             n
-            for n in ast.walk(ctx.function)
+            for n in walk(ctx.function)
             if isinstance(n, ast.Call)
             and _optimizer_step(n, ctx)
             and n.lineno > getattr(node, "end_lineno", node.lineno)
         ]
-        before = [n for n in ast.walk(ctx.function) if _method(n, "zero_grad") and n.lineno < node.lineno]
+        before = [n for n in walk(ctx.function) if _method(n, "zero_grad") and n.lineno < node.lineno]
         if not (after and before):
             return False
     if any(
         (_method(n, "div_", "mul_") and getattr(_root_attr(n.func.value), "attr", None) == "grad")
         or (isinstance(n, ast.AugAssign) and getattr(_root_attr(n.target), "attr", None) == "grad")
-        for n in ast.walk(ctx.function)
+        for n in walk(ctx.function)
     ):
         return False  # the gradients are divided instead (p.grad /= k)
-    if any(isinstance(n, ast.Call) and _GRAD_RESCALE.search(_called_name(n)) for n in ast.walk(ctx.function)):
+    if any(isinstance(n, ast.Call) and _GRAD_RESCALE.search(_called_name(n)) for n in walk(ctx.function)):
         return False  # a helper rescales them before the step (torchtune's training.scale_grads(model, 1 / n))
     return not any(_scaled(b.func.value, node, ctx) for b in backwards)
 

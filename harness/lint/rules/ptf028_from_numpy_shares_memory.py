@@ -10,6 +10,7 @@ import ast
 from torch_pitfalls.lint.bindings import arguments
 from torch_pitfalls.lint.rules.base import Rule, _arg, _const, _is_call_to, _kw, _method
 from torch_pitfalls.lint.rules.shared.flow import _BUILTINS
+from torch_pitfalls.lint.walking import walk
 
 _INPLACE_METHODS = (
     "add_",
@@ -59,7 +60,7 @@ def _local_array_done_with(array, call, ctx) -> bool:
         and n.id == array.id
         and isinstance(n.ctx, ast.Load)
         and (n.lineno, n.col_offset) > (call.end_lineno or call.lineno, call.end_col_offset or 0)
-        for n in ast.walk(ctx.function)
+        for n in walk(ctx.function)
     )
 
 
@@ -168,11 +169,11 @@ def _writes_in_place(fn, param: str) -> bool:
     is not the caller's tensor any more: not counted."""
     if any(
         isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == param for t in n.targets)
-        for n in ast.walk(fn)
+        for n in walk(fn)
     ):
         return False
     views = {param}
-    for loop in ast.walk(fn):  # for t in x / for t, m, s in zip(x, mean, std)
+    for loop in walk(fn):  # for t in x / for t, m, s in zip(x, mean, std)
         if isinstance(loop, ast.For):
             it, target = loop.iter, loop.target
             if isinstance(it, ast.Name) and it.id == param and isinstance(target, ast.Name):
@@ -183,7 +184,7 @@ def _writes_in_place(fn, param: str) -> bool:
                     for a, t in zip(it.args, target.elts)
                     if isinstance(a, ast.Name) and a.id == param and isinstance(t, ast.Name)
                 )
-    for n in ast.walk(fn):
+    for n in walk(fn):
         if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) and n.target.id == param:
             return True
         if isinstance(n, ast.Call) and _method(n, *_INPLACE_METHODS) and getattr(n.func.value, "id", None) in views:

@@ -9,6 +9,7 @@ import ast
 
 from torch_pitfalls.lint.fixes import Fix, _add_keyword
 from torch_pitfalls.lint.rules.base import CALL, Rule, _const, _kw, _method
+from torch_pitfalls.lint.walking import walk
 
 
 def _is_grad(node) -> bool:
@@ -22,7 +23,7 @@ def _checks_grad_none(function) -> bool:
     """``if p.grad is not None`` / ``if p.grad is None: continue`` somewhere in the function."""
     return any(
         isinstance(n, ast.Compare) and _is_grad(n.left) and any(isinstance(op, (ast.Is, ast.IsNot)) for op in n.ops)
-        for n in ast.walk(function)
+        for n in walk(function)
     )
 
 
@@ -40,7 +41,7 @@ def _zero_grad_then_use(node, ctx) -> bool:
     if (set_to_none is not None and not _const(set_to_none, True)) or any(k.arg is None for k in node.keywords):
         return False
     # a backward() between the zero_grad() and the write has filled .grad again: nothing is None there
-    backwards = [n.lineno for n in ast.walk(ctx.function) if _method(n, "backward") and n.lineno > node.lineno]
+    backwards = [n.lineno for n in walk(ctx.function) if _method(n, "backward") and n.lineno > node.lineno]
     writes = any(
         (
             (isinstance(n, ast.AugAssign) and _is_grad(n.target))
@@ -48,7 +49,7 @@ def _zero_grad_then_use(node, ctx) -> bool:
         )
         and n.lineno > node.lineno
         and not any(b < n.lineno for b in backwards)
-        for n in ast.walk(ctx.function)
+        for n in walk(ctx.function)
     )
     return writes and not _checks_grad_none(ctx.function)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 
 from torch_pitfalls.lint.rules.base import CALL, Rule, _is_call_to, _method
+from torch_pitfalls.lint.walking import walk
 
 
 def _generator_reused(node, ctx) -> bool:
@@ -33,7 +34,7 @@ def _generator_reused(node, ctx) -> bool:
         return False
     uses = [
         n
-        for n in ast.walk(ctx.function)
+        for n in walk(ctx.function)
         if isinstance(n, ast.Name) and n.id == node.args[0].id and isinstance(n.ctx, ast.Load)
     ]
     return len(uses) > 1
@@ -57,7 +58,7 @@ def _self_generator_reused(target, ctx) -> bool:
             me = method.args.args[0].arg
             reads += sum(
                 1
-                for n in ast.walk(method)
+                for n in walk(method)
                 if isinstance(n, ast.Attribute)
                 and n.attr == target.attr
                 and isinstance(n.ctx, ast.Load)

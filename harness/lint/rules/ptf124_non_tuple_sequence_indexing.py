@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 
 from torch_pitfalls.lint.rules.base import Rule, _const
+from torch_pitfalls.lint.walking import walk
 
 
 def _makes_list(node) -> bool:
@@ -32,7 +33,7 @@ def _makes_tuple(node) -> bool:
 
 def _index_items(value):
     """What a list expression holds: a literal's elements, a comprehension's element."""
-    for n in ast.walk(value):
+    for n in walk(value):
         if isinstance(n, ast.List):
             yield from n.elts
         elif isinstance(n, ast.ListComp):

@@ -11,6 +11,7 @@ import ast
 
 from torch_pitfalls.lint.fixes import Fix, _add_keyword
 from torch_pitfalls.lint.rules.base import CALL, Rule, _has_kw, _is_call_to, _method
+from torch_pitfalls.lint.walking import walk
 
 # torch.load without weights_only (PTF126). On 2.4-2.5 every such load warns (FutureWarning,
 # torch-load-weights-only-warning); from 2.6 the default is weights_only=True, which refuses only
@@ -33,7 +34,7 @@ def _loads_tensors(load: ast.Call, ctx) -> bool:
     parent = ctx.parent(load)
     if _method(parent, "load_state_dict") and load in parent.args:
         return True
-    calls = [n for n in ast.walk(ctx.function) if isinstance(n, ast.Call)] if ctx.function is not None else []
+    calls = [n for n in walk(ctx.function) if isinstance(n, ast.Call)] if ctx.function is not None else []
     if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
         name = parent.targets[0].id  # sd = torch.load(f); ...; model.load_state_dict(sd)
         if any(

@@ -5,9 +5,8 @@ Fix: pass enable_nested_tensor=False.
 
 from __future__ import annotations
 
-import ast
-
 from torch_pitfalls.lint.rules.base import CALL, Rule, _const, _has_kw, _is_call_to, _kw
+from torch_pitfalls.lint.walking import walk
 
 
 def _transformer_nested_with_norm_first(node, ctx) -> bool:
@@ -15,7 +14,7 @@ def _transformer_nested_with_norm_first(node, ctx) -> bool:
         return False
     return any(
         _is_call_to(n, ctx, "torch.nn.TransformerEncoderLayer") and _const(_kw(n, "norm_first"), True)
-        for n in ast.walk(ctx.module)
+        for n in walk(ctx.module)
     )
 
 

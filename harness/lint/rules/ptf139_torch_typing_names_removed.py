@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 
 from torch_pitfalls.lint.rules.base import Rule, _use_of
+from torch_pitfalls.lint.walking import walk
 
 # typing's names that torch/__init__.py imported plainly, and so exported, until 2.5
 TYPING_NAMES = ("Any", "Callable", "Dict", "List", "Optional", "Set", "Tuple", "Union")
@@ -30,7 +31,7 @@ def _annotated_with(fn, ctx, names) -> bool:
         isinstance(node, ast.Attribute) and _use_of(node, ctx, *names)
         for annotation in (*annotations, fn.returns)
         if annotation is not None
-        for node in ast.walk(annotation)
+        for node in walk(annotation)
     )
     return named and not any(  # the module's imports are read only for a function that names one
         isinstance(s, ast.ImportFrom) and s.module == "__future__" and any(a.name == "annotations" for a in s.names)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 
 from torch_pitfalls.lint.rules.base import Rule, _called_name, _method
+from torch_pitfalls.lint.walking import walk
 
 _TYPOS = ("require_grad", "requires_grads", "require_grads")
 
@@ -27,7 +28,7 @@ def _iterates_parameters(name: ast.Name, ctx) -> bool:
     loop = next(
         (
             n
-            for n in ast.walk(ctx.function)
+            for n in walk(ctx.function)
             if isinstance(n, (ast.For, ast.AsyncFor)) and n.lineno == binding.line and _binds(n.target, name.id)
         ),
         None,
@@ -49,7 +50,7 @@ def _iterates_parameters(name: ast.Name, ctx) -> bool:
 
 
 def _binds(target, name: str) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(target))
+    return any(isinstance(n, ast.Name) and n.id == name for n in walk(target))
 
 
 def _torch_object(node, ctx) -> bool:
@@ -73,9 +74,7 @@ def _requires_grad_typo(node, ctx) -> bool:
     receiver = targets[0].value
     if isinstance(receiver, ast.Name) and receiver.id in ("self", "cls"):
         return False
-    if any(
-        isinstance(n, ast.Attribute) and n.attr in _TYPOS and isinstance(n.ctx, ast.Load) for n in ast.walk(ctx.module)
-    ):
+    if any(isinstance(n, ast.Attribute) and n.attr in _TYPOS and isinstance(n.ctx, ast.Load) for n in walk(ctx.module)):
         return False
     return _torch_object(receiver, ctx)
 

@@ -11,6 +11,7 @@ import ast
 from torch_pitfalls.lint.rules.base import CALL, Rule, _arg, _const, _kw, _method
 from torch_pitfalls.lint.rules.shared.flow import _dead
 from torch_pitfalls.lint.rules.shared.losses import _loss_call, _probabilities
+from torch_pitfalls.lint.walking import walk
 
 
 def _used_as_loss(call, ctx) -> bool:
@@ -23,8 +24,7 @@ def _used_as_loss(call, ctx) -> bool:
         return False
     name = parent.targets[0].id
     return any(
-        _method(n, "backward", "mean", "sum") and getattr(n.func.value, "id", None) == name
-        for n in ast.walk(ctx.function)
+        _method(n, "backward", "mean", "sum") and getattr(n.func.value, "id", None) == name for n in walk(ctx.function)
     )
 
 

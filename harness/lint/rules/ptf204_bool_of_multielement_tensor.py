@@ -11,6 +11,7 @@ import ast
 
 from torch_pitfalls.lint.rules.base import CALL, Rule, _method
 from torch_pitfalls.lint.rules.shared.flow import _assigned
+from torch_pitfalls.lint.walking import walk
 
 _LOSSES = frozenset(
     """L1Loss MSELoss CrossEntropyLoss CTCLoss NLLLoss NLLLoss2d PoissonNLLLoss GaussianNLLLoss KLDivLoss BCELoss
@@ -59,7 +60,7 @@ def _used_as_value(call, ctx) -> bool:
     if not (isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name)):
         return False
     name = parent.targets[0].id
-    for n in ast.walk(ctx.function):
+    for n in walk(ctx.function):
         if _method(n, *_VALUE_USES) and getattr(n.func.value, "id", None) == name:
             return True
         if isinstance(n, ast.BinOp) and any(getattr(s, "id", None) == name for s in (n.left, n.right)):

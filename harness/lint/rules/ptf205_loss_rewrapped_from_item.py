@@ -10,6 +10,7 @@ import ast
 
 from torch_pitfalls.lint.rules.base import CALL, Rule, _const, _is_call_to, _kw, _method
 from torch_pitfalls.lint.rules.shared.flow import _dead
+from torch_pitfalls.lint.walking import walk
 
 _TENSOR_FROM_DATA = ("torch.tensor", "torch.as_tensor", "torch.Tensor", "torch.autograd.Variable")
 
@@ -49,7 +50,7 @@ def _trained_on(call, ctx) -> bool:
     name = parent.targets[0].id
     if "loss" in name.lower():
         return True
-    return any(_method(n, "backward") and getattr(n.func.value, "id", None) == name for n in ast.walk(ctx.function))
+    return any(_method(n, "backward") and getattr(n.func.value, "id", None) == name for n in walk(ctx.function))
 
 
 def _loss_rewrapped(node, ctx) -> bool:

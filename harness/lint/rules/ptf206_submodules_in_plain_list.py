@@ -11,6 +11,7 @@ import ast
 from torch_pitfalls.lint.rules.base import Rule, _method
 from torch_pitfalls.lint.rules.shared.flow import _assigned, _dead, _values
 from torch_pitfalls.lint.rules.shared.modules import _STATELESS, _module_method
+from torch_pitfalls.lint.walking import walk
 
 _REGISTERING = ("torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.ModuleDict")
 
@@ -42,7 +43,7 @@ def _stateful(what: str, ctx, depth: int = 0) -> bool:
         if isinstance(base, ast.Name) and base.id in ctx.bindings.classes() and _stateful(base.id, ctx, depth + 1):
             return True
     attrs = ctx.bindings.self_attributes(klass)
-    for n in ast.walk(klass):
+    for n in walk(klass):
         if not isinstance(n, ast.Call):
             continue
         if _method(n, "register_buffer", "register_parameter", "add_module", "register_module"):
@@ -90,7 +91,7 @@ def _plain_container(value, ctx, line: int) -> bool:
 
 def _appended_modules(owner: str, scope, ctx) -> bool:
     """``owner.append(nn.Linear(...))`` (or ``extend``/``+=`` of module lists) in ``scope``."""
-    for n in ast.walk(scope):
+    for n in walk(scope):
         if _method(n, "append") and ast.unparse(n.func.value) == owner and n.args:
             if _modules_of([n.args[0]], ctx):
                 return True
@@ -106,17 +107,17 @@ def _appended_modules(owner: str, scope, ctx) -> bool:
 def _registered_later(attr: str, ctx) -> bool:
     """The class hands ``self.<attr>`` to nn.ModuleList/Sequential/ModuleDict, reassigns it, or registers
     modules by hand (``add_module``, ``register_module``, ``setattr``): the modules are registered."""
-    for n in ast.walk(ctx.klass):
+    for n in walk(ctx.klass):
         if isinstance(n, ast.Call):
             if _method(n, "add_module", "register_module") or getattr(n.func, "id", None) == "setattr":
                 return True
             if ctx.qualified(n.func) in _REGISTERING and any(
-                isinstance(s, ast.Attribute) and s.attr == attr for a in n.args for s in ast.walk(a)
+                isinstance(s, ast.Attribute) and s.attr == attr for a in n.args for s in walk(a)
             ):
                 return True
     assigned = [
         n
-        for n in ast.walk(ctx.klass)
+        for n in walk(ctx.klass)
         if isinstance(n, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == attr for t in n.targets)
     ]
     return len(assigned) > 1

@@ -10,6 +10,7 @@ import ast
 from torch_pitfalls.lint.bindings import LOADERS
 from torch_pitfalls.lint.rules.base import CALL, Rule, _arg, _is_call_to
 from torch_pitfalls.lint.rules.shared.flow import _dead, _truth
+from torch_pitfalls.lint.walking import walk
 
 _DISTRIBUTED_SAMPLERS = ("torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler")
 
@@ -25,7 +26,7 @@ def _set_epoch_anywhere(ctx) -> bool:
         found["any"] = any(
             (isinstance(n, ast.Attribute) and n.attr == "set_epoch" and not _dead(n, ctx))
             or (isinstance(n, ast.Constant) and n.value == "set_epoch")
-            for n in ast.walk(ctx.module)
+            for n in walk(ctx.module)
         )
     return found["any"]
 
@@ -43,7 +44,7 @@ def _bound_to(node, ctx) -> str | None:
 def _loader_of(sampler, name: str | None, ctx):
     """The names of the DataLoaders of this function built with this sampler."""
     out = []
-    for n in ast.walk(ctx.function):
+    for n in walk(ctx.function):
         if not _is_call_to(n, ctx, *LOADERS):
             continue
         given = _arg(n, 3, "sampler")
@@ -59,8 +60,8 @@ def _used_each_epoch(loader: str, ctx) -> bool:
     runs one epoch): more than one epoch draws from it."""
     return any(
         isinstance(n, (ast.For, ast.While))
-        and any(isinstance(m, ast.Name) and m.id == loader for s in n.body for m in ast.walk(s))
-        for n in ast.walk(ctx.function)
+        and any(isinstance(m, ast.Name) and m.id == loader for s in n.body for m in walk(s))
+        for n in walk(ctx.function)
     )
 
 

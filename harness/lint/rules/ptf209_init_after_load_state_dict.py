@@ -9,6 +9,7 @@ import ast
 
 from torch_pitfalls.lint.rules.base import CALL, Rule, _called_name, _method
 from torch_pitfalls.lint.rules.shared.flow import _before, _dead, _exclusive, _own_calls, _own_code
+from torch_pitfalls.lint.walking import walk
 
 _INPLACE_INIT = ("normal_", "uniform_", "zero_", "fill_", "constant_", "xavier_uniform_", "kaiming_normal_")
 
@@ -16,7 +17,7 @@ _INPLACE_INIT = ("normal_", "uniform_", "zero_", "fill_", "constant_", "xavier_u
 def _initialises(fn, ctx) -> bool:
     """A function (or lambda) that writes initial values: nn.init.*, ``reset_parameters()``, or an
     in-place fill of a ``.weight``/``.bias``/``.data``."""
-    for n in ast.walk(fn):
+    for n in walk(fn):
         if not isinstance(n, ast.Call):
             continue
         q = ctx.qualified(n.func) or ""
@@ -70,10 +71,10 @@ def _reinitialised(call, ctx):
 def _in_handler_of(a, b, ctx) -> bool:
     """``a`` in a ``try`` body and ``b`` in one of its ``except`` handlers (or the reverse): the handler
     runs when the body failed."""
-    for n in ast.walk(ctx.function):
+    for n in walk(ctx.function):
         if isinstance(n, ast.Try):
-            body = {id(x) for s in n.body for x in ast.walk(s)}
-            handlers = {id(x) for h in n.handlers for x in ast.walk(h)}
+            body = {id(x) for s in n.body for x in walk(s)}
+            handlers = {id(x) for h in n.handlers for x in walk(h)}
             if (id(a) in body and id(b) in handlers) or (id(b) in body and id(a) in handlers):
                 return True
     return False
@@ -84,8 +85,8 @@ def _rebound_between(root: str, a, b, ctx) -> bool:
     return any(
         isinstance(n, ast.Assign)
         and a.lineno < n.lineno <= b.lineno
-        and any(isinstance(x, ast.Name) and x.id == root for t in n.targets for x in ast.walk(t))
-        for n in ast.walk(ctx.function)
+        and any(isinstance(x, ast.Name) and x.id == root for t in n.targets for x in walk(t))
+        for n in walk(ctx.function)
     )
 
 
@@ -102,7 +103,7 @@ def _init_after_load(node, ctx) -> bool:
     if module is None or not _own_code(node, ctx) or _dead(node, ctx):
         return False
     text = ast.unparse(module)
-    root = next((n.id for n in ast.walk(module) if isinstance(n, ast.Name)), None)
+    root = next((n.id for n in walk(module) if isinstance(n, ast.Name)), None)
     for load in _own_calls(ctx, "load_state_dict"):
         if not (ast.unparse(load.func.value) == text and _before(load, node)):
             continue

@@ -11,6 +11,7 @@ import ast
 from torch_pitfalls.lint.bindings import LOADERS
 from torch_pitfalls.lint.rules.base import UNSURE, Rule, _const, _kw
 from torch_pitfalls.lint.rules.shared.flow import _scopes_of, _values
+from torch_pitfalls.lint.walking import walk
 
 GENERATORS = (
     "numpy.random.default_rng",
@@ -58,7 +59,7 @@ def _given(value, call, ctx) -> bool:
 def _loaders_with_workers(ctx) -> list | None:
     """The file's DataLoaders that start worker processes (num_workers given and not 0) with no
     worker_init_fn: a list; None where the file builds no DataLoader at all."""
-    loaders = [n for n in ast.walk(ctx.module) if isinstance(n, ast.Call) and ctx.qualified(n.func) in LOADERS]
+    loaders = [n for n in walk(ctx.module) if isinstance(n, ast.Call) and ctx.qualified(n.func) in LOADERS]
     if not loaders:
         return None
     return [
@@ -79,7 +80,7 @@ def _reseeded(attr: str, init, ctx) -> bool:
         isinstance(n, ast.Assign)
         and any(isinstance(t, ast.Attribute) and t.attr == attr for t in n.targets)
         and not (init.lineno <= n.lineno <= (init.end_lineno or init.lineno))
-        for n in ast.walk(ctx.module)
+        for n in walk(ctx.module)
     )
 
 

@@ -10,6 +10,7 @@ import ast
 
 from torch_pitfalls.lint.rules.base import CALL, Rule
 from torch_pitfalls.lint.rules.shared.flow import _BUILTINS
+from torch_pitfalls.lint.walking import walk
 
 # torchvision transforms that draw at every call without saying Random in their name
 _RANDOM_TRANSFORMS = ("ColorJitter", "RandAugment", "AutoAugment", "TrivialAugmentWide", "AugMix", "GaussianBlur")
@@ -33,7 +34,7 @@ _DRAWING_METHODS = (
 def _draws(fn, ctx) -> bool:
     """The function's body draws random numbers: torch's, Python's or NumPy's samplers, or a
     generator's (``self.rng.integers(...)``)."""
-    for n in ast.walk(fn):
+    for n in walk(fn):
         if not isinstance(n, ast.Call):
             continue
         q = ctx.qualified(n.func) or ""
@@ -105,7 +106,7 @@ def _one_argument_calls(ctx) -> dict:
     held = cache.get(id(ctx.function))
     if held is None or held[0] is not ctx.function:
         groups: dict = {}
-        for c in ast.walk(ctx.function):
+        for c in walk(ctx.function):
             if isinstance(c, ast.Call) and len(c.args) == 1 and not c.keywords and (key := _callee_key(c.func)):
                 groups.setdefault(key, []).append(c)
         held = cache[id(ctx.function)] = (ctx.function, groups)
@@ -119,7 +120,7 @@ def _paired(a, b, call, ctx) -> bool:
     if not (isinstance(a, ast.Name) and isinstance(b, ast.Name)) or a.id == b.id:
         return False
     fn = ctx.function
-    for n in ast.walk(fn):
+    for n in walk(fn):
         targets = (
             n.targets
             if isinstance(n, ast.Assign)
@@ -137,7 +138,7 @@ def _paired(a, b, call, ctx) -> bool:
             return True
         made_a, made_b = _first_value(a, fn, call), _first_value(b, fn, call)
         if made_a is not None and made_b is not None:
-            used = lambda v: {n.id for n in ast.walk(v) if isinstance(n, ast.Name)} & params  # noqa: E731
+            used = lambda v: {n.id for n in walk(v) if isinstance(n, ast.Name)} & params  # noqa: E731
             return bool(used(made_a) & used(made_b))
     return False
 
@@ -148,13 +149,13 @@ def _views_of_one_input(assign, i: int, j: int) -> bool:
     value = getattr(assign, "value", None)
     if not (isinstance(assign, ast.Assign) and isinstance(value, ast.Tuple) and len(value.elts) > max(i, j)):
         return False
-    names = [{n.id for n in ast.walk(value.elts[k]) if isinstance(n, ast.Name)} - {"self"} for k in (i, j)]
+    names = [{n.id for n in walk(value.elts[k]) if isinstance(n, ast.Name)} - {"self"} for k in (i, j)]
     return bool(names[0] & names[1])
 
 
 def _first_value(name, fn, before):
     """What ``name`` was first assigned in the function (the sample it was loaded from)."""
-    for n in ast.walk(fn):
+    for n in walk(fn):
         if isinstance(n, ast.Assign) and n.lineno < before.lineno:
             if any(isinstance(t, ast.Name) and t.id == name.id for t in n.targets):
                 return n.value

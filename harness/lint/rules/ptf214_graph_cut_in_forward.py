@@ -11,6 +11,7 @@ import ast
 from torch_pitfalls.lint.rules.base import CALL, Rule
 from torch_pitfalls.lint.rules.shared.flow import _site_args
 from torch_pitfalls.lint.rules.shared.modules import _module_method
+from torch_pitfalls.lint.walking import walk
 
 _GRAD_OFF = ("torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad")
 
@@ -103,7 +104,7 @@ def _gathers(fn, ctx) -> bool:
         isinstance(n, ast.Call)
         and (ctx.qualified(n.func) or "").startswith("torch.distributed.")
         and (ctx.qualified(n.func) or "").rsplit(".", 1)[-1] in _COLLECTIVES
-        for n in ast.walk(fn)
+        for n in walk(fn)
     )
 
 

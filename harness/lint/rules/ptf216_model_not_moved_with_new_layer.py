@@ -13,6 +13,7 @@ import ast
 from torch_pitfalls.lint.rules.base import UNSURE, Rule, _const, _method
 from torch_pitfalls.lint.rules.shared.flow import _before, _dead, _exclusive, _own_code
 from torch_pitfalls.lint.rules.shared.modules import _STATELESS
+from torch_pitfalls.lint.walking import walk
 
 # the conversions that put the parameters elsewhere than a new layer's default (CPU, float32)
 _MOVES = ("to", "cuda", "double", "half", "bfloat16", "xpu")
@@ -100,14 +101,14 @@ def _own_nodes(ctx):
     fn = ctx.function
     if id(fn) not in cache:
         cache[id(fn)] = [
-            n for n in ast.walk(fn) if isinstance(n, (ast.Call, ast.Assign)) and _own_code(n, ctx) and not _dead(n, ctx)
+            n for n in walk(fn) if isinstance(n, (ast.Call, ast.Assign)) and _own_code(n, ctx) and not _dead(n, ctx)
         ]
     return cache[id(fn)]
 
 
 def _sets_on_target(expr) -> bool:
     """The expression builds the layer where it goes: a ``device=``/``dtype=`` argument or a ``.to``."""
-    for n in ast.walk(expr):
+    for n in walk(expr):
         if isinstance(n, ast.Call) and (
             any(k.arg in ("device", "dtype", None) for k in n.keywords) or _method(n, *_ALIGNS)
         ):

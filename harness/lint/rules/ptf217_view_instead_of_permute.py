@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 
 from torch_pitfalls.lint.rules.base import CALL, UNSURE, Rule, _method
+from torch_pitfalls.lint.walking import walk
 
 _SAME_DIMS = frozenset(
     """to cuda cpu float double half bfloat16 long int byte bool contiguous clone detach requires_grad_
@@ -219,7 +220,7 @@ def _dims(node, chain, line, ctx, depth=0) -> _Dims | None:  # noqa: C901 - one 
         binding, _ = _binding(node.func, chain, line, ctx)
         if fn is None or (binding is not None and binding.value is not fn):
             return None
-        returns = [n for n in ast.walk(fn) if isinstance(n, ast.Return) and n.value is not None]
+        returns = [n for n in walk(fn) if isinstance(n, ast.Return) and n.value is not None]
         if len(returns) != 1:
             return None
         return _dims(returns[0].value, (fn, ctx.module), returns[0].lineno + 1, ctx, depth + 1)
@@ -291,7 +292,7 @@ def _unpacked_shape(name, binding, where, ctx) -> int | None:
                     stmt = next(
                         (
                             s
-                            for s in ast.walk(where[0])
+                            for s in walk(where[0])
                             if isinstance(s, ast.Assign) and s.lineno == b.line and s.value is b.value
                         ),
                         None,

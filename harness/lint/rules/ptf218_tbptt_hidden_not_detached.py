@@ -12,17 +12,16 @@ import ast
 from torch_pitfalls.lint.rules.base import CALL, UNSURE, Rule, _const, _kw, _method
 from torch_pitfalls.lint.rules.shared.flow import _grad_off, _own_code, _values
 from torch_pitfalls.lint.rules.shared.training_loop import _enclosing_loops
+from torch_pitfalls.lint.walking import walk
 
 
 def _names(target) -> set[str]:
-    return {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+    return {n.id for n in walk(target) if isinstance(n, ast.Name)}
 
 
 def _detaches(fn) -> bool:
     """A function (or lambda) whose body cuts the graph: ``.detach()``, ``.detach_()``, ``.data``."""
-    return any(
-        _method(n, "detach", "detach_") or (isinstance(n, ast.Attribute) and n.attr == "data") for n in ast.walk(fn)
-    )
+    return any(_method(n, "detach", "detach_") or (isinstance(n, ast.Attribute) and n.attr == "data") for n in walk(fn))
 
 
 def _passes_through(call, ctx) -> bool:
@@ -55,14 +54,14 @@ def _carried(arg, state: set[str], ctx) -> bool:
 def _step_backward(loop) -> bool:
     """The loop body differentiates every step (``loss.backward()``, ``scaler.scale(loss).backward()``,
     ``accelerator.backward(loss)``), without keeping the graph (``retain_graph=True`` is a choice)."""
-    calls = [n for n in ast.walk(loop) if _method(n, "backward", "manual_backward")]
+    calls = [n for n in walk(loop) if _method(n, "backward", "manual_backward")]
     return bool(calls) and not any(_const(_kw(c, "retain_graph"), True) for c in calls)
 
 
 def _cut_in_loop(loop, statement, state: set[str]) -> bool:
     """The loop cuts or resets the state somewhere: ``h.detach_()``, ``h = h.detach()``,
     ``h = repackage_hidden(h)``, ``h = model.init_hidden(b)``: any other binding of a state name."""
-    for n in ast.walk(loop):
+    for n in walk(loop):
         if _method(n, "detach_", "detach") and _names(n.func.value) & state:  # h.detach_(), hidden[0].detach_()
             return True
         targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AnnAssign) else []

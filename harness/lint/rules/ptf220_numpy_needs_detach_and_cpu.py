@@ -10,6 +10,7 @@ import ast
 
 from torch_pitfalls.lint.rules.base import CALL, Rule, _called_name, _const, _kw, _method
 from torch_pitfalls.lint.rules.shared.flow import _scopes_of
+from torch_pitfalls.lint.walking import walk
 
 _GRAD_OFF = (
     "torch.no_grad",
@@ -54,7 +55,7 @@ def _grad_off_call(node, ctx) -> bool:
 
 def _backward_in(fn, ctx) -> bool:
     """The function runs a backward (its own code): it runs with autograd recording."""
-    for n in ast.walk(fn):
+    for n in walk(fn):
         if isinstance(n, ast.Call) and (
             (_method(n, "backward") and not n.args)
             or ctx.qualified(n.func) in ("torch.autograd.grad", "torch.autograd.backward")
@@ -90,7 +91,7 @@ def _frozen_somewhere(ctx) -> bool:
     cached = ctx.bindings.__dict__.get("_ptf220_frozen")
     if cached is None:
         cached = False
-        for n in ast.walk(ctx.module):
+        for n in walk(ctx.module):
             if _method(n, "requires_grad_") and (
                 (n.args and not _const(n.args[0], True)) or any(k.arg == "requires_grad" for k in n.keywords)
             ):
@@ -213,7 +214,7 @@ def _parameters_state(it, ctx, chain, line) -> _State:
 def _returned(fn, index, ctx, d) -> _State:
     """What every ``return`` of a function of this module gives (element ``index`` of a tuple)."""
     states = []
-    for n in ast.walk(fn):
+    for n in walk(fn):
         if isinstance(n, ast.Return) and n.value is not None:
             value = n.value
             if index is not None:
@@ -247,7 +248,7 @@ def _module_on_cuda(func, ctx, chain, line) -> bool:
             return True
         value = value.func.value
     scope = chain[0]
-    for n in ast.walk(scope):
+    for n in walk(scope):
         if (
             isinstance(n, ast.Expr)
             and isinstance(n.value, ast.Call)

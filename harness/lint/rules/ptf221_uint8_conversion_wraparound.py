@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 
 from torch_pitfalls.lint.rules.base import CALL, UNSURE, Rule, _called_name, _kw, _method
+from torch_pitfalls.lint.walking import walk
 
 _UINT8 = ("torch.uint8",)
 _BYTE_TYPES = ("torch.ByteTensor", "torch.cuda.ByteTensor", "torch.uint8")
@@ -143,7 +144,7 @@ def _bounded(x, ctx, line, depth=0, offset=False) -> bool:
 
 def _clamped_in_place(name, ctx, line) -> bool:
     """``x.clamp_(0, 1)`` (or ``torch.clamp(x, ..., out=x)``) as a statement of the function before ``line``."""
-    for n in ast.walk(ctx.function):
+    for n in walk(ctx.function):
         if (
             isinstance(n, ast.Call)
             and getattr(n, "lineno", line) < line

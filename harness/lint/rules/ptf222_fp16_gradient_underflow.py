@@ -11,6 +11,7 @@ import ast
 
 from torch_pitfalls.lint.rules.base import CALL, Rule, _const, _kw, _method
 from torch_pitfalls.lint.rules.shared.flow import _own_code
+from torch_pitfalls.lint.walking import walk
 
 _AUTOCAST = (
     "torch.autocast",
@@ -59,7 +60,7 @@ def _scaled_somewhere(ctx) -> bool:
     cached = ctx.bindings.__dict__.get("_ptf222_scaled")
     if cached is None:
         cached = False
-        for n in ast.walk(ctx.module):
+        for n in walk(ctx.module):
             name = n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else None
             if name is None and isinstance(n, ast.alias):
                 name = n.asname or n.name
@@ -77,7 +78,7 @@ def _scaled_somewhere(ctx) -> bool:
 
 def _under_autocast(node, ctx) -> bool:
     """``node`` runs inside, or after (in the same function), a ``with`` of a float16 autocast."""
-    for n in ast.walk(ctx.function):
+    for n in walk(ctx.function):
         if (
             isinstance(n, (ast.With, ast.AsyncWith))
             and n.lineno <= node.lineno
@@ -147,7 +148,7 @@ def _frozen_somewhere(ctx) -> bool:
             isinstance(n, ast.Assign)
             and any(isinstance(t, ast.Attribute) and t.attr == "requires_grad" for t in n.targets)
         )
-        for n in ast.walk(ctx.module)
+        for n in walk(ctx.module)
     )
 
 
@@ -155,7 +156,7 @@ def _trains_halved_module(node, ctx) -> bool:
     """The function calls a module the file converts whole to float16 (with grad on, none frozen)."""
     if _frozen_somewhere(ctx):
         return False
-    for n in ast.walk(ctx.function):
+    for n in walk(ctx.function):
         if (
             isinstance(n, ast.Call)
             and isinstance(n.func, ast.Name)
@@ -173,7 +174,7 @@ def _fp16_leaves(node, ctx) -> bool:
     """The function makes float16 tensors that require grad: ``torch.tensor(..., dtype=torch.float16,
     requires_grad=True)``, or passes torch.float16 to a function of this module that makes them with the
     dtype it is given."""
-    for n in ast.walk(ctx.function):
+    for n in walk(ctx.function):
         if not isinstance(n, ast.Call) or n.lineno > node.lineno or not _own_code(n, ctx):
             continue
         if _fp16_factory(n, ctx, None):
@@ -187,7 +188,7 @@ def _fp16_leaves(node, ctx) -> bool:
         passed.update({k.arg: k.value for k in n.keywords if k.arg})
         for param, value in passed.items():
             if ctx.qualified(value) in _FP16 and any(
-                isinstance(m, ast.Call) and _fp16_factory(m, ctx, param) for m in ast.walk(fn)
+                isinstance(m, ast.Call) and _fp16_factory(m, ctx, param) for m in walk(fn)
             ):
                 return True
     return False

@@ -11,6 +11,7 @@ from torch_pitfalls.lint.bindings import arguments
 from torch_pitfalls.lint.rules.base import CALL, UNSURE, Rule, _const, _kw, _method
 from torch_pitfalls.lint.rules.shared.flow import _dead, _grad_off, _own_code, _values
 from torch_pitfalls.lint.rules.shared.training_loop import _optimizer_step
+from torch_pitfalls.lint.walking import children, walk
 
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 # calls that take the model and never switch its mode: builtins, logging, copies, torch's own functions
@@ -56,7 +57,7 @@ def _own(fn):
     while todo:
         node = todo.pop()
         yield node
-        todo.extend(c for c in ast.iter_child_nodes(node) if not isinstance(c, _NESTED))
+        todo.extend(c for c in children(node) if not isinstance(c, _NESTED))
 
 
 def _trains_here(node, ctx) -> bool:
@@ -179,11 +180,11 @@ def _trained_keys(loop, ctx) -> set[str]:
         scopes += [m for m in ctx.klass.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))]
     held, seen_optimizer = set(), False
     for scope in scopes:
-        for node in ast.walk(scope):
+        for node in walk(scope):
             q = ctx.qualified(node.func) if isinstance(node, ast.Call) else None
             if q and q.startswith("torch.optim.") and q.rsplit(".", 1)[-1][:1].isupper() and node.args:
                 seen_optimizer = True
-                for sub in ast.walk(node.args[0]):
+                for sub in walk(node.args[0]):
                     if _method(sub, "parameters", "named_parameters") and (k := _key(sub.func.value)):
                         held.add(k)
     if seen_optimizer and held:

@@ -7,6 +7,7 @@ import ast
 import builtins
 
 from torch_pitfalls.lint.rules.base import _method
+from torch_pitfalls.lint.walking import children, walk
 
 
 def _own_code(node, ctx) -> bool:
@@ -48,7 +49,7 @@ def _branch_paths(function: ast.AST) -> dict[int, dict[int, int]]:
             todo.extend((child, {**path, id(node): 0}) for child in body)
             todo.extend((child, {**path, id(node): 1}) for child in orelse)
             continue
-        todo.extend((child, path) for child in ast.iter_child_nodes(node))
+        todo.extend((child, path) for child in children(node))
     if len(_PATHS) > 256:  # one file's functions at a time, roughly
         _PATHS.clear()
     _PATHS[id(function)] = (function, paths)
@@ -100,7 +101,7 @@ def _bound_once(name: str, scope, bindings) -> bool:
     declared = bindings.__dict__.get("_declared_global")
     if declared is None:  # once per module
         declared = bindings.__dict__["_declared_global"] = {
-            n for g in ast.walk(bindings.tree) if isinstance(g, ast.Global) for n in g.names
+            n for g in walk(bindings.tree) if isinstance(g, ast.Global) for n in g.names
         }
     return name not in declared
 
@@ -199,7 +200,7 @@ def _own_calls(ctx, *methods: str):
     that run."""
     if ctx.function is None:
         return []
-    return [n for n in ast.walk(ctx.function) if _method(n, *methods) and _own_code(n, ctx) and not _dead(n, ctx)]
+    return [n for n in walk(ctx.function) if _method(n, *methods) and _own_code(n, ctx) and not _dead(n, ctx)]
 
 
 def _before(a, b) -> bool:

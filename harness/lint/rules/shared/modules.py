@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import ast
 
+from torch_pitfalls.lint.walking import walk
+
 
 def _module_method(ctx) -> bool:
     """The code is a method of an nn.Module subclass (``forward`` or a helper it calls)."""
@@ -34,6 +36,6 @@ def _construction(klass) -> set[str]:
         return set()
     return {"__init__"} | {
         n.func.attr
-        for n in ast.walk(init)
+        for n in walk(init)
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and getattr(n.func.value, "id", None) == "self"
     }

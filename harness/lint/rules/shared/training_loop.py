@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 
 from torch_pitfalls.lint.rules.base import _method
+from torch_pitfalls.lint.walking import walk
 
 _OPTIMIZER_NAME = ("optimizer", "optim", "opt", "optimiser")
 
@@ -41,5 +42,5 @@ def _enclosing_loops(node, ctx):
 
 def _first_backward(loop, node) -> bool:
     """``node`` is the loop's first backward() call in source order (a loop's finding is reported once)."""
-    calls = [n for n in ast.walk(loop) if _method(n, "backward")]
+    calls = [n for n in walk(loop) if _method(n, "backward")]
     return bool(calls) and min(calls, key=lambda n: (n.lineno, n.col_offset)) is node
