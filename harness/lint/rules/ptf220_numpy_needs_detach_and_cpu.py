@@ -356,7 +356,23 @@ def _numpy_of_refused_tensor(node, ctx) -> bool:
     if _called_name(target) in ("numpy", "tolist", "item"):
         return False
     state = _state(target, ctx)
-    return state.grad or state.cuda
+    # numpy() refuses a tensor that requires grad only while grad mode is on: a parameter read under
+    # torch.no_grad() or in a function decorated with inference_mode() converts
+    return (state.grad and not _grad_off_at(node, ctx)) or state.cuda
+
+
+def _grad_off_at(node, ctx) -> bool:
+    """``node`` runs in a no_grad/inference_mode block, or in a function decorated with one."""
+    up = ctx.parent(node)
+    while up is not None and not isinstance(up, ast.Module):
+        if isinstance(up, (ast.With, ast.AsyncWith)) and any(_grad_off_call(i.context_expr, ctx) for i in up.items):
+            return True
+        if isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+            _grad_off_call(d, ctx) or ctx.qualified(d) in _GRAD_OFF for d in up.decorator_list
+        ):
+            return True
+        up = ctx.parent(up)
+    return False
 
 
 RULE = Rule(

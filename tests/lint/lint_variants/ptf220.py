@@ -188,3 +188,20 @@ SEEN = {
     "metric_in_the_training_loop": "https://github.com/pytorch/pytorch/issues/44023 (a Lightning MNIST step whose metric converts an output that requires grad)",
     "helper_returns_the_training_output": "this corpus's case: the training step's logits handed to a NumPy metric",
 }
+NEAR_MISS["parameters_read_under_inference_mode"] = """
+import numpy as np
+import torch
+from torch import nn
+class Deconvolution(nn.Module):
+    def __init__(self, n_genes, n_types):
+        super().__init__()
+        self.W = nn.Parameter(torch.randn(n_genes, n_types))
+        self.px_o = nn.Parameter(torch.randn(n_genes))
+    @torch.inference_mode()
+    def get_params(self):
+        return self.W.cpu().numpy(), self.px_o.cpu().numpy()
+"""
+SEEN["parameters_read_under_inference_mode"] = (
+    "scvi-tools external/stereoscope/_module.py (get_params under @torch.inference_mode(): numpy() of a "
+    "parameter converts where grad mode is off; a wrong finding in round 3's tuning half)"
+)
