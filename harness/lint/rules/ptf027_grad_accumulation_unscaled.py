@@ -18,6 +18,8 @@ _GRAD_RESCALE = re.compile(r"(^|_)(re)?scale_?grad(ient)?s?($|_)", re.I)
 
 def _divided(expr) -> bool:
     """``x / k``, ``x * w``, ``x.div(k)`` at the top of the expression (a mean inside is not a scaling)."""
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):  # acc = acc + loss / k: a sum of scaled terms
+        return _divided(expr.right) or _divided(expr.left)
     return (isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Div, ast.Mult))) or _method(expr, "div", "mul")
 
 

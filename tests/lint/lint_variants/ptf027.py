@@ -120,3 +120,17 @@ SEEN["gradients_rescaled_by_a_helper"] = (
     "pytorch/torchtune recipes (training.scale_grads(self._model, 1 / num_tokens) before the step; "
     "round 2's read held-out half judged 2 such findings wrong)"
 )
+NEAR_MISS["window_sum_of_scaled_losses"] = """
+import torch
+def train(model, loader, optimizer, accum=4):
+    acc = 0
+    for step, (x, y) in enumerate(loader):
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        acc = acc + loss / accum
+        if (step + 1) % accum == 0:
+            optimizer.zero_grad()
+            acc.backward()
+            optimizer.step()
+            acc = 0
+"""
+SEEN["window_sum_of_scaled_losses"] = "a near miss written while PTF226's variant set was built (a window's losses, each divided, summed and backwarded once)"

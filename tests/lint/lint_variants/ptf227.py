@@ -1,0 +1,297 @@
+"""PTF227 (best-state-dict-is-a-reference): the best weights kept as model.state_dict() while training goes on."""
+
+PITFALL = {
+    "tutorial_best_model_wts": """
+import torch
+from torch import nn
+def train_model(model, criterion, optimizer, loaders, num_epochs=25):
+    best_model_wts = model.state_dict()
+    best_acc = 0.0
+    for epoch in range(num_epochs):
+        for phase in ["train", "val"]:
+            model.train() if phase == "train" else model.eval()
+            corrects = 0
+            for inputs, labels in loaders[phase]:
+                optimizer.zero_grad()
+                with torch.set_grad_enabled(phase == "train"):
+                    outputs = model(inputs)
+                    loss = criterion(outputs, labels)
+                    if phase == "train":
+                        loss.backward()
+                        optimizer.step()
+                corrects += (outputs.argmax(1) == labels).sum().item()
+            acc = corrects / len(loaders[phase].dataset)
+            if phase == "val" and acc > best_acc:
+                best_acc = acc
+                best_model_wts = model.state_dict()
+    model.load_state_dict(best_model_wts)
+    return model
+""",
+    "early_stopping_in_a_script": """
+import torch
+from torch import nn
+model = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 1))
+opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+best, best_state, bad = float("inf"), None, 0
+for epoch in range(100):
+    opt.zero_grad()
+    nn.functional.mse_loss(model(xs), ys).backward()
+    opt.step()
+    with torch.no_grad():
+        val = nn.functional.mse_loss(model(xv), yv).item()
+    if val < best:
+        best, best_state, bad = val, model.state_dict(), 0
+    else:
+        bad += 1
+        if bad > 10:
+            break
+model.load_state_dict(best_state)
+""",
+    "shallow_copy_of_the_dict": """
+import torch
+from torch import nn
+def fit(model: nn.Module, train_loader, val_fn, epochs):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    best_val_loss, best_state_dict = float("inf"), None
+    for epoch in range(epochs):
+        for x, y in train_loader:
+            optimizer.zero_grad()
+            nn.functional.l1_loss(model(x), y).backward()
+            optimizer.step()
+        val_loss = val_fn(model)
+        if val_loss < best_val_loss:
+            best_val_loss = val_loss
+            best_state_dict = model.state_dict().copy()
+    model.load_state_dict(best_state_dict)
+""",
+    "trainer_attribute_returned": """
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+    def forward(self, x):
+        return self.fc(x)
+class Trainer:
+    def __init__(self):
+        self.model = Net()
+        self.optimizer = torch.optim.Adam(self.model.parameters())
+        self.best_model_dict = None
+    def train_epoch(self, loader):
+        for x, y in loader:
+            self.optimizer.zero_grad()
+            nn.functional.cross_entropy(self.model(x), y).backward()
+            self.optimizer.step()
+    def fit(self, train_loader, evaluate, epochs):
+        best = 0
+        for epoch in range(epochs):
+            self.train_epoch(train_loader)
+            score = evaluate(self.model)
+            if score > best:
+                best = score
+                self.best_model_dict = self.model.state_dict()
+        self.model.load_state_dict(self.best_model_dict)
+""",
+    "dict_comprehension_of_the_same_tensors_saved_after": """
+import torch
+from torch import nn
+net = nn.Linear(16, 4)
+optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+best_acc, checkpoint = 0.0, {}
+for epoch in range(20):
+    for x, y in batches:
+        optimizer.zero_grad()
+        nn.functional.cross_entropy(net(x), y).backward()
+        optimizer.step()
+    acc = accuracy(net)
+    if acc > best_acc:
+        best_acc = acc
+        checkpoint = {"epoch": epoch, "state": {k: v.detach() for k, v in net.state_dict().items()}}
+torch.save(checkpoint, "best.pt")
+""",
+    "checkpoint_selection_loop_loads_in_place": """
+import torch
+import torchvision
+model = torchvision.models.resnet18()
+best_score, best_weights = -1.0, None
+for path in ["e1.pt", "e2.pt", "e3.pt"]:
+    model.load_state_dict(torch.load(path, weights_only=True))
+    score = evaluate(model)
+    if score > best_score:
+        best_score, best_weights = score, model.state_dict()
+model.load_state_dict(best_weights)
+""",
+}
+
+NEAR_MISS = {
+    "deepcopy_and_clone": """
+import copy
+import torch
+from torch import nn
+model = nn.Linear(8, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+best, best_state, best_clone = float("inf"), None, None
+for epoch in range(10):
+    opt.zero_grad()
+    nn.functional.mse_loss(model(xs), ys).backward()
+    opt.step()
+    val = nn.functional.mse_loss(model(xv), yv).item()
+    if val < best:
+        best = val
+        best_state = copy.deepcopy(model.state_dict())
+        best_clone = {k: v.detach().clone() for k, v in model.state_dict().items()}
+model.load_state_dict(best_state)
+model.load_state_dict(best_clone)
+""",
+    "saved_to_disk_at_once": """
+import torch
+from torch import nn
+def train(model: nn.Module, loader, epochs, path="best.pt"):
+    opt = torch.optim.Adam(model.parameters())
+    best = float("inf")
+    for epoch in range(epochs):
+        for x, y in loader:
+            opt.zero_grad()
+            loss = nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            opt.step()
+        if loss.item() < best:
+            best = loss.item()
+            state = model.state_dict()
+            torch.save(state, path)
+    model.load_state_dict(torch.load(path, weights_only=True))
+""",
+    "moved_to_the_cpu_on_a_gpu_model": """
+import torch
+from torch import nn
+model = nn.Linear(8, 1).cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+best, best_state = float("inf"), None
+for epoch in range(10):
+    opt.zero_grad()
+    nn.functional.mse_loss(model(xs), ys).backward()
+    opt.step()
+    val = nn.functional.mse_loss(model(xv), yv).item()
+    if val < best:
+        best, best_state = val, {k: v.cpu() for k, v in model.state_dict().items()}
+model.load_state_dict(best_state)
+""",
+    "final_state_after_training": """
+import torch
+from torch import nn
+model = nn.Linear(8, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(10):
+    opt.zero_grad()
+    nn.functional.mse_loss(model(xs), ys).backward()
+    opt.step()
+final_state = model.state_dict()
+torch.save({"model": final_state, "optimizer": opt.state_dict()}, "last.pt")
+""",
+    "kept_then_training_stops": """
+import torch
+from torch import nn
+model = nn.Linear(8, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+state = None
+for epoch in range(1000):
+    opt.zero_grad()
+    loss = nn.functional.mse_loss(model(xs), ys)
+    loss.backward()
+    opt.step()
+    if loss.item() < 1e-3:
+        state = model.state_dict()
+        break
+model.load_state_dict(state)
+""",
+    "evaluation_only_loop_over_models": """
+import torch
+import torchvision
+states = {}
+for name in ["resnet18", "resnet34"]:
+    net = getattr(torchvision.models, name)()
+    states[name] = net.state_dict()
+torch.save(states, "all.pt")
+""",
+}
+
+SEEN = {
+    "tutorial_best_model_wts": (
+        "pytorch/tutorials#188 'Fixed deep copying model.state_dict()' (transfer-learning tutorial's "
+        "best_model_wts = model.state_dict())"
+    ),
+    "shallow_copy_of_the_dict": (
+        "WMD-group/SMACT#601 review: best_state_dict = model.state_dict().copy() (a shallow copy, still the live tensors)"
+    ),
+    "trainer_attribute_returned": (
+        "WenjieDu/PyPOTS#667 'Issue with saving the best model state' (self.best_model_dict = self.model.state_dict()); "
+        "thunlp/OpenKE#131 'deepcopy the model'"
+    ),
+    "early_stopping_in_a_script": "sicara/easy-few-shot-learning#129 'Adding deepcopy to best_state deriving'",
+    "moved_to_the_cpu_on_a_gpu_model": "the brief: {k: v.cpu()} is a copy on the GPU (documented in the rule)",
+}
+NEAR_MISS["resumed_then_best_saved_at_once"] = """
+import os
+import torch
+from torch import nn
+def main(model: nn.Module, loader, path, epochs):
+    optimizer = torch.optim.Adam(model.parameters())
+    best = float("inf")
+    if os.path.isfile(path):
+        checkpoint = torch.load(path, weights_only=True)
+        model.load_state_dict(checkpoint["model_state_dict"])
+    for epoch in range(epochs):
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss = nn.functional.l1_loss(model(x), y)
+            loss.backward()
+            optimizer.step()
+        if loss.item() < best:
+            best = loss.item()
+            checkpoint = {"epoch": epoch, "model_state_dict": model.state_dict()}
+            torch.save(checkpoint, path)
+"""
+NEAR_MISS["snapshot_restored_before_the_call_returns"] = """
+import torch
+from torch import nn
+class Explainer:
+    def __init__(self, model: nn.Module):
+        self.model = model
+    def attribute(self, x):
+        self._original = self.model.state_dict()
+        try:
+            for layer in self.model.modules():
+                if isinstance(layer, nn.Linear):
+                    layer.weight.data = layer.weight.data.clamp(min=0)
+            return self.model(x)
+        finally:
+            self._restore()
+    def _restore(self):
+        self.model.load_state_dict(self._original)
+"""
+SEEN["resumed_then_best_saved_at_once"] = (
+    "pyg-team/pytorch_geometric examples/multi_gpu/pcqm4m_ogb.py (tuning half: the checkpoint name reused for the "
+    "resumed file before the loop; a wrong finding before uses were limited to those after the kept state)"
+)
+SEEN["snapshot_restored_before_the_call_returns"] = (
+    "pytorch/captum captum/attr/_core/lrp.py (tuning half: _original_state_dict restored by a method attribute() "
+    "itself calls; weight.data is replaced, not written in place: a wrong finding before)"
+)
+
+PREVIEW = {
+    "early_stopping_helper_keeps_it_between_calls": """
+class EarlyStopping:
+    def __init__(self, patience=5):
+        self.patience, self.best, self.best_state, self.bad = patience, None, None, 0
+    def __call__(self, score, model):
+        if self.best is None or score > self.best:
+            self.best, self.bad = score, 0
+            self.best_state = model.state_dict()
+        else:
+            self.bad += 1
+        return self.bad > self.patience
+    def restore(self, model):
+        model.load_state_dict(self.best_state)
+""",
+}
