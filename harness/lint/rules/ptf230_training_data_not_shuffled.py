@@ -1,0 +1,306 @@
+"""What: a DataLoader whose batches train a model (its loop calls backward() or an optimizer's step) built
+without shuffle=True and without a sampler.
+Why: DataLoader defaults to shuffle=False: every epoch sees the data in its stored order (often by class or by
+time), so batches are not a sample of the whole set, and training drifts toward what came last or fails.
+Fix: DataLoader(train_set, ..., shuffle=True) (or a DistributedSampler / RandomSampler); keep shuffle=False for
+evaluation.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from torch_pitfalls.lint.bindings import LOADERS, arguments
+from torch_pitfalls.lint.rules.base import CALL, UNSURE, Rule, _arg, _has_kw, _method
+from torch_pitfalls.lint.rules.shared.flow import _dead, _scopes_of, _values
+from torch_pitfalls.lint.rules.shared.training_loop import _optimizer_step
+
+_ITERABLE_BASES = (
+    "torch.utils.data.IterableDataset",
+    "torch.utils.data.dataset.IterableDataset",
+    "torch.utils.data.IterDataPipe",
+    "torch.utils.data.datapipes.datapipe.IterDataPipe",
+)
+_MAP_BASES = ("torch.utils.data.Dataset", "torch.utils.data.dataset.Dataset")
+# map-style datasets of torch and torchvision: indexed, in their stored order
+_MAP_DATASETS = (
+    "torch.utils.data.TensorDataset",
+    "torch.utils.data.Subset",
+    "torch.utils.data.ConcatDataset",
+    "torch.utils.data.dataset.TensorDataset",
+)
+_RANDOM = (
+    "random",
+    "numpy.random",
+    "np.random",
+    "torch.randint",
+    "torch.randperm",
+    "torch.rand",
+    "torch.randn",
+    "torch.multinomial",
+    "torch.normal",
+)
+_WRAPPERS = ("enumerate", "tqdm", "iter", "zip", "islice")
+
+
+def _off(value, ctx, line) -> bool:
+    """``shuffle`` is provably off: absent, False or None, or a name every value of which (its assignment,
+    what each call of the module passes for a parameter) is False or None."""
+    if value is None:
+        return True
+    if isinstance(value, ast.Constant):
+        return value.value is False or value.value is None
+    if isinstance(value, ast.Name):
+        values = _values(value.id, _scopes_of(value, ctx), line, ctx.bindings)
+        return bool(values) and all(isinstance(v, ast.Constant) and v.value in (False, None) for v in values)
+    return False
+
+
+# --- the dataset --------------------------------------------------------------------------------------
+def _dataset_kind(expr, ctx, line, depth=0):
+    """ "map" (an indexed dataset in stored order), "own-order" (iterable, or one that draws its own
+    random items: shuffle does not apply), or None (not known here)."""
+    if expr is None or depth > 6:
+        return None
+    if isinstance(expr, ast.Name):
+        values = _values(expr.id, _scopes_of(expr, ctx), line, ctx.bindings)
+        if not values:
+            return None
+        kinds = {_dataset_kind(v, ctx, line, depth + 1) for v in values if v is not expr}
+        return kinds.pop() if len(kinds) == 1 else None
+    if not isinstance(expr, ast.Call):
+        return None
+    q = ctx.qualified(expr.func) or ""
+    if q.rsplit(".", 1)[-1] == "TensorDataset" and expr.args and all(_random_draw(a, ctx, line) for a in expr.args):
+        return "own-order"  # tensors drawn at random: their stored order is already random
+    if q in _MAP_DATASETS or (q.startswith("torchvision.datasets.") and q.rsplit(".", 1)[-1][:1].isupper()):
+        return "map"
+    if isinstance(expr.func, ast.Name):
+        klass = ctx.bindings.classes().get(expr.func.id)
+        if klass is not None:
+            return _class_kind(klass, ctx)
+    return None
+
+
+_RANDOM_TENSORS = ("rand", "randn", "randint", "randperm", "normal", "rand_like", "randn_like", "randint_like")
+
+
+def _random_draw(expr, ctx, line) -> bool:
+    """A tensor drawn at random (``torch.randn(n, 4)``, through names and ``.to(device)``)."""
+    if isinstance(expr, ast.Name):
+        values = _values(expr.id, _scopes_of(expr, ctx), line, ctx.bindings)
+        return bool(values) and all(v is not expr and _random_draw(v, ctx, line) for v in values)
+    while _method(expr, "to", "float", "long", "cuda", "double"):
+        expr = expr.func.value
+    q = ctx.qualified(expr.func) if isinstance(expr, ast.Call) else None
+    return q is not None and q.startswith("torch.") and q.rsplit(".", 1)[-1] in _RANDOM_TENSORS
+
+
+def _class_kind(klass, ctx, depth=0):
+    if depth > 6:
+        return None
+    methods = {m.name: m for m in klass.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    if "__iter__" in methods:
+        return "own-order"
+    getitem = methods.get("__getitem__")
+    if any(_draws_at_random(m, ctx) for m in methods.values()) or (getitem is not None and not _reads_index(getitem)):
+        return "own-order"
+    for base in klass.bases:
+        q = ctx.qualified(base)
+        if q in _ITERABLE_BASES:
+            return "own-order"
+        if isinstance(base, ast.Name) and base.id in ctx.bindings.classes():
+            inner = _class_kind(ctx.bindings.classes()[base.id], ctx, depth + 1)
+            if inner is not None:
+                return inner
+    if getitem is not None and any(ctx.qualified(b) in _MAP_BASES for b in klass.bases):
+        return "map"
+    return None
+
+
+def _reads_index(getitem) -> bool:
+    """``__getitem__`` reads the index it is given (not ``def __getitem__(self, *args): return torch.ones(2)``,
+    where every item is the same and the order nothing)."""
+    a = getitem.args
+    params = [x.arg for x in (*a.posonlyargs, *a.args)][1:2]
+    if not params:
+        return False
+    return any(isinstance(n, ast.Name) and n.id == params[0] for n in ast.walk(getitem))
+
+
+def _draws_at_random(fn, ctx) -> bool:
+    """A method of the dataset draws at random: ``__getitem__`` picks its own item (``random.randint``,
+    ``np.random.choice``), or the data is random or shuffled when built (``torch.randn`` in ``__init__``):
+    no stored order that batches would follow."""
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Call):
+            q = ctx.qualified(n.func) or ""
+            if any(q == r or q.startswith(r + ".") for r in _RANDOM):
+                return True
+    return False
+
+
+# --- where the loader's batches go --------------------------------------------------------------------
+def _trains(body, ctx, klass, depth=0, flags=frozenset()) -> bool:
+    """The statements call backward() or an optimizer's step, or a function of this module (a method of
+    the class) that does. In a function the loader is handed to, not a step behind a test of one of its
+    parameters (``if mode == "train": loss.backward()``): the same loop also evaluates."""
+    for n in (x for s in body for x in ast.walk(s)):
+        if not isinstance(n, ast.Call):
+            continue
+        if (_method(n, "backward", "manual_backward") or _optimizer_step(n, ctx)) and not _behind(n, flags, ctx):
+            return True
+        if depth < 2:
+            callee = _callee(n, ctx, klass)
+            if callee is not None and _trains(callee.body, ctx, klass, depth + 1):
+                return True
+    return False
+
+
+def _behind(node, flags, ctx) -> bool:
+    """``node`` sits in an ``if`` (or ``a if t else b``) whose test reads one of ``flags``."""
+    up = ctx.parent(node)
+    while flags and up is not None and not isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+        if isinstance(up, (ast.If, ast.IfExp, ast.While)) and any(
+            isinstance(n, ast.Name) and n.id in flags for n in ast.walk(up.test)
+        ):
+            return True
+        up = ctx.parent(up)
+    return False
+
+
+def _params(fn) -> frozenset:
+    a = fn.args
+    return frozenset(x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs))
+
+
+def _callee(call, ctx, klass):
+    """The module-level function, or the method of ``klass`` through ``self.``, that a call calls."""
+    if isinstance(call.func, ast.Name):
+        return ctx.bindings.module_function(call.func.id)
+    if isinstance(call.func, ast.Attribute) and getattr(call.func.value, "id", None) == "self" and klass is not None:
+        return next(
+            (
+                m
+                for m in klass.body
+                if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name == call.func.attr
+            ),
+            None,
+        )
+    return None
+
+
+def _refers(expr, ref) -> bool:
+    """``expr`` is the loader: the name (``loader``) or ``self.`` attribute, bare or wrapped
+    (``enumerate(loader)``, ``tqdm(loader)``, ``iter(loader)``)."""
+    while isinstance(expr, ast.Call) and getattr(expr.func, "id", getattr(expr.func, "attr", None)) in _WRAPPERS:
+        if not expr.args:
+            return False
+        if any(_refers(a, ref) for a in expr.args[1:]):
+            return True
+        expr = expr.args[0]
+    return ast.dump(expr) == ast.dump(ref)
+
+
+def _carries_state(loop, fn) -> bool:
+    """The loop hands a state from one batch to the next (``out, hidden = model(x, hidden)`` with ``hidden``
+    made before the loop): a stateful sequence model that needs the batches in order."""
+    bound_before = {
+        t.id
+        for s in ast.walk(fn)
+        if isinstance(s, ast.Assign) and s.lineno < loop.lineno
+        for t in ast.walk(s)
+        if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)
+    }
+    for s in ast.walk(loop):
+        if not (isinstance(s, ast.Assign) and isinstance(s.value, ast.Call)):
+            continue
+        targets = {t.id for t in ast.walk(s.targets[0]) if isinstance(t, ast.Name)}
+        passed = {a.id for a in ast.walk(s.value) if isinstance(a, ast.Name)}
+        if targets & passed & bound_before:
+            return True
+    return False
+
+
+def _same_loader(ref, at, ctx, built) -> bool:
+    """At line ``at`` the name still holds the loader built here, not one made from it since
+    (``model, opt, loader = privacy_engine.make_private(data_loader=loader, ...)``, Poisson sampling)."""
+    if built is None or not isinstance(ref, ast.Name):
+        return True
+    binding, _ = ctx.bindings.lookup(ref.id, ctx.chain(), at)
+    return binding is not None and binding.value is built
+
+
+def _used_to_train(fn, ref, ctx, klass, depth=0, built=None) -> bool:
+    """In ``fn``, a loop over the loader trains (and carries no state across batches), or the loader is
+    handed to a function of this module (a method of the class) that trains on it."""
+    for n in ast.walk(fn):
+        if getattr(n, "lineno", None) is not None and not _same_loader(ref, n.lineno, ctx, built):
+            continue
+        if isinstance(n, (ast.For, ast.AsyncFor)) and _refers(n.iter, ref):
+            flags = _params(fn) if depth else frozenset()
+            if _trains(n.body, ctx, klass, flags=flags) and not _carries_state(n, fn):
+                return True
+        elif isinstance(n, ast.Call) and depth < 2 and not _refers(n, ref):
+            callee = _callee(n, ctx, klass)
+            if callee is None or callee is fn:
+                continue
+            for param, value in arguments(n, callee).items():
+                if _refers(value, ref) and _used_to_train(
+                    callee, ast.Name(id=param, ctx=ast.Load()), ctx, klass, depth + 1
+                ):
+                    return True
+    return False
+
+
+def _trained_on(node, ctx) -> bool:
+    """The loader built here feeds a training loop: bound to a name or a ``self.`` attribute that a
+    training loop iterates, iterated directly, or returned from Lightning's ``train_dataloader``."""
+    parent = ctx.parent(node)
+    fn = ctx.function
+    klass = ctx.klass
+    if isinstance(parent, (ast.For, ast.AsyncFor)) and parent.iter is node:
+        return _trains(parent.body, ctx, klass) and not _carries_state(parent, fn)
+    if isinstance(parent, ast.Return):
+        return getattr(fn, "name", None) == "train_dataloader" and klass is not None
+    if not (isinstance(parent, ast.Assign) and len(parent.targets) == 1):
+        return False
+    target = parent.targets[0]
+    if isinstance(target, ast.Name):
+        return _used_to_train(fn, ast.Name(id=target.id, ctx=ast.Load()), ctx, klass, built=node)
+    if isinstance(target, ast.Attribute) and getattr(target.value, "id", None) == "self" and klass is not None:
+        ref = ast.Attribute(value=ast.Name(id="self", ctx=ast.Load()), attr=target.attr, ctx=ast.Load())
+        return any(
+            _used_to_train(m, ref, ctx, klass)
+            for m in klass.body
+            if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))
+        )
+    return False
+
+
+def _not_shuffled(node, ctx):
+    if ctx.qualified(node.func) not in LOADERS or ctx.function is None or _dead(node, ctx):
+        return False
+    if any(k.arg is None for k in node.keywords) or any(isinstance(a, ast.Starred) for a in node.args):
+        return False  # **kwargs / *args: what they pass is not known
+    if _has_kw(node, "sampler") or _has_kw(node, "batch_sampler") or len(node.args) > 3:
+        return False
+    if not _off(_arg(node, 2, "shuffle"), ctx, node.lineno):
+        return False
+    kind = _dataset_kind(_arg(node, 0, "dataset"), ctx, node.lineno)
+    if kind == "own-order" or not _trained_on(node, ctx):
+        return False
+    return True if kind == "map" else UNSURE
+
+
+RULE = Rule(
+    "PTF230",
+    ("training-data-not-shuffled",),
+    "this DataLoader feeds a training loop but does not shuffle (shuffle defaults to False): every epoch sees "
+    "the data in stored order (often by class or time), so batches are not a sample of the whole set and "
+    "training drifts or fails; pass shuffle=True (or a DistributedSampler / RandomSampler); keep "
+    "shuffle=False for evaluation",
+    _not_shuffled,
+    nodes=CALL,
+    needs=("DataLoader",),
+)

@@ -1,0 +1,245 @@
+"""What: argmax(0) (or max(0)) over a batch of per-example scores, (batch, classes), compared with the labels.
+Why: Dimension 0 is the batch: for each class it returns the example that scored it highest, not each
+example's class; the comparison with one label per example runs whenever the two counts agree (or the
+batch has one example) and gives a plausible, wrong accuracy.
+Fix: reduce over the classes, ``logits.argmax(dim=1)`` (``dim=-1`` when they come last).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from torch_pitfalls.lint.rules.base import CALL, Rule, _arg, _method
+from torch_pitfalls.lint.rules.shared.flow import _own_code, _scopes_of, _values
+
+# ops that keep a tensor's dimensions: what they are applied to is what is reduced
+_KEEPS_SHAPE = (
+    "detach",
+    "cpu",
+    "cuda",
+    "to",
+    "float",
+    "double",
+    "half",
+    "clone",
+    "contiguous",
+    "softmax",
+    "log_softmax",
+    "sigmoid",
+    "exp",
+)
+_KEEPS_SHAPE_FUNCTIONS = (
+    "torch.softmax",
+    "torch.log_softmax",
+    "torch.sigmoid",
+    "torch.nn.functional.softmax",
+    "torch.nn.functional.log_softmax",
+    "torch.sigmoid",
+    "torch.exp",
+)
+_SEQUENCE_MODULES = (
+    "RNN",
+    "LSTM",
+    "GRU",
+    "MultiheadAttention",
+    "Transformer",
+    "TransformerEncoder",
+    "TransformerDecoder",
+    "TransformerEncoderLayer",
+    "TransformerDecoderLayer",
+)
+
+
+def _reduction(node, ctx):
+    """(scores, dim, returns a (values, indices) pair) of ``x.argmax(d)``, ``torch.argmax(x, d)``,
+    ``x.max(d)``, ``torch.max(x, d)``; else None."""
+    q = ctx.qualified(node.func)
+    if q in ("torch.argmax", "torch.max") and node.args:
+        dim = _arg(node, 1, "dim")
+        return (node.args[0], dim, q == "torch.max") if dim is not None else None
+    if q is None and _method(node, "argmax", "max"):
+        dim = _arg(node, 0, "dim")
+        return (node.func.value, dim, node.func.attr == "max") if dim is not None else None
+    return None
+
+
+def _is_zero(dim, ctx, line) -> bool:
+    """The dimension is 0: a literal, or a name every value of which (its assignment, or what each call of
+    the module passes for a parameter) is the literal 0."""
+    if isinstance(dim, ast.Constant):
+        return type(dim.value) is int and dim.value == 0
+    if isinstance(dim, ast.Name):
+        values = _values(dim.id, _scopes_of(dim, ctx), line, ctx.bindings)
+        return bool(values) and all(
+            isinstance(v, ast.Constant) and type(v.value) is int and v.value == 0 for v in values
+        )
+    return False
+
+
+def _strip(expr, ctx):
+    """The tensor under ops that keep its shape (``.detach()``, ``.cpu()``, ``F.softmax(x, dim=1)``, ``.data``)."""
+    while True:
+        if isinstance(expr, ast.Attribute) and expr.attr == "data":
+            expr = expr.value
+        elif isinstance(expr, ast.Call) and ctx.qualified(expr.func) in _KEEPS_SHAPE_FUNCTIONS and expr.args:
+            expr = expr.args[0]
+        elif _method(expr, *_KEEPS_SHAPE) and ctx.qualified(expr.func) is None:
+            expr = expr.func.value
+        else:
+            return expr
+
+
+def _assigned(expr, ctx, line):
+    """A bare name to what it was assigned above ``line`` (a few steps, a plain ``=`` only)."""
+    for _ in range(4):
+        if not isinstance(expr, ast.Name):
+            return expr, line
+        binding, _where = ctx.bindings.lookup(expr.id, ctx.chain(), line)
+        if binding is None or binding.how != "assign":
+            return expr, line
+        expr, line = _strip(binding.value, ctx), binding.line
+    return expr, line
+
+
+def _literal_matrix(expr, ctx) -> bool:
+    """A list of two or more rows of equal length (>= 2) written out, here or in a module constant."""
+    if isinstance(expr, ast.Name):
+        binding, _ = ctx.bindings.lookup(expr.id, ctx.chain(), getattr(expr, "lineno", 1 << 30))
+        if binding is None or binding.how != "assign":
+            return False
+        expr = binding.value
+    if not isinstance(expr, (ast.List, ast.Tuple)) or len(expr.elts) < 2:
+        return False
+    rows = expr.elts
+    if not all(isinstance(r, (ast.List, ast.Tuple)) for r in rows):
+        return False
+    widths = {len(r.elts) for r in rows}
+    return (
+        len(widths) == 1
+        and widths.pop() >= 2
+        and all(isinstance(v, ast.Constant) and isinstance(v.value, (int, float)) for r in rows for v in r.elts)
+    )
+
+
+def _batch_input(expr, ctx, line) -> bool:
+    """A batch from a DataLoader: a loop's element over a loader, or a part of one (``x, y = batch``,
+    ``batch[0]``), through ``.to(device)`` and the like."""
+    for _ in range(5):
+        expr = _strip(expr, ctx)
+        if isinstance(expr, ast.Subscript):
+            expr = expr.value
+            continue
+        if not isinstance(expr, ast.Name):
+            return False
+        binding, where = ctx.bindings.lookup(expr.id, ctx.chain(), line)
+        if binding is None:
+            return False
+        if binding.how == "iter":
+            held = ctx.held(expr, line)
+            return held is not None and held.what == "batch"
+        if binding.how in ("assign", "item") and binding.value is not None:
+            expr, line = binding.value, binding.line
+            continue
+        return False
+    return False
+
+
+def _per_example_scores(expr, ctx, line) -> bool:
+    """The scores are one row per example: a module's output on a DataLoader batch (not a sequence
+    model's, whose outputs are (time, batch, ...) or a tuple), or a matrix of scores written out row by
+    row (``torch.tensor([[...], [...]])``). Not a row of it (``out[0]``), a stack of several models'
+    scores, a similarity matrix, or anything reshaped."""
+    expr, line = _assigned(_strip(expr, ctx), ctx, line)
+    if not isinstance(expr, ast.Call):
+        return False
+    q = ctx.qualified(expr.func)
+    if q in ("torch.tensor", "torch.as_tensor", "torch.Tensor", "torch.FloatTensor") and expr.args:
+        return _literal_matrix(expr.args[0], ctx)
+    held = ctx.held(expr.func, line)
+    if held is None or held.kind != "module" or not expr.args:
+        return False
+    if (held.what or "").rsplit(".", 1)[-1] in _SEQUENCE_MODULES:
+        return False
+    return _batch_input(expr.args[0], ctx, line)
+
+
+def _predictions(node, pair: bool, ctx):
+    """The expressions and names that hold the indices: the call (``.indices``/``[1]`` of a max), or the
+    names bound to them (``preds = ...``, ``_, preds = torch.max(...)``)."""
+    exprs, names = [], set()
+    up = ctx.parent(node)
+    if pair:
+        if isinstance(up, ast.Subscript) and isinstance(up.slice, ast.Constant) and up.slice.value == 1:
+            exprs.append(up)
+        elif isinstance(up, ast.Attribute) and up.attr == "indices":
+            exprs.append(up)
+        elif isinstance(up, ast.Assign) and len(up.targets) == 1 and isinstance(up.targets[0], ast.Tuple):
+            elts = up.targets[0].elts
+            if len(elts) == 2 and isinstance(elts[1], ast.Name):
+                names.add(elts[1].id)
+            return exprs, names
+        else:
+            return exprs, names
+    else:
+        exprs.append(node)
+    top = exprs[-1]
+    while True:  # ``preds = logits.argmax(0).cpu()``: the chain the name is bound to
+        attr = ctx.parent(top)
+        call = ctx.parent(attr) if isinstance(attr, ast.Attribute) else None
+        if not (
+            _method(call, *_KEEPS_SHAPE, "long", "int", "view", "reshape", "squeeze", "flatten") and call.func is attr
+        ):
+            break
+        top = call
+    assign = ctx.parent(top)
+    if isinstance(assign, ast.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0], ast.Name):
+        names.add(assign.targets[0].id)
+    return exprs, names
+
+
+def _is_prediction(expr, exprs, names) -> bool:
+    while _method(expr, *_KEEPS_SHAPE, "long", "int", "view", "view_as", "reshape", "squeeze", "flatten"):
+        expr = expr.func.value
+    return any(expr is e for e in exprs) or (isinstance(expr, ast.Name) and expr.id in names)
+
+
+def _compared_with_labels(node, exprs, names, ctx) -> bool:
+    """The indices are compared element by element with a tensor of labels (``preds == y``, ``preds.eq(y)``,
+    ``torch.eq(preds, y)``) in the function: per-example predictions."""
+    for n in ast.walk(ctx.function):
+        if isinstance(n, ast.Compare) and len(n.ops) == 1 and isinstance(n.ops[0], (ast.Eq, ast.NotEq)):
+            pair = (n.left, n.comparators[0])
+        elif _method(n, "eq", "ne") and len(n.args) == 1:
+            pair = (n.func.value, n.args[0])
+        elif isinstance(n, ast.Call) and ctx.qualified(n.func) in ("torch.eq", "torch.ne") and len(n.args) == 2:
+            pair = tuple(n.args)
+        else:
+            continue
+        for mine, other in (pair, pair[::-1]):
+            if _is_prediction(mine, exprs, names) and not isinstance(other, ast.Constant) and _own_code(n, ctx):
+                return True
+    return False
+
+
+def _argmax_over_batch(node, ctx) -> bool:
+    found = _reduction(node, ctx)
+    if found is None or ctx.function is None:
+        return False
+    scores, dim, pair = found
+    line = node.lineno
+    if not _is_zero(dim, ctx, line) or not _per_example_scores(scores, ctx, line):
+        return False
+    exprs, names = _predictions(node, pair, ctx)
+    return bool(exprs or names) and _compared_with_labels(node, exprs, names, ctx)
+
+
+RULE = Rule(
+    "PTF231",
+    ("argmax-over-batch-dim",),
+    "argmax over dimension 0 of a batch of per-example scores (batch, classes) picks, for each class, the "
+    "example that scored it highest, not each example's class, and the comparison with the labels gives a "
+    "wrong accuracy; reduce over the classes: logits.argmax(dim=1) (dim=-1 when they come last)",
+    _argmax_over_batch,
+    nodes=CALL,
+    needs=("argmax", "max("),
+)

@@ -1,0 +1,302 @@
+"""PTF230 (training-data-not-shuffled): a DataLoader that feeds a training loop without shuffling."""
+
+PITFALL = {
+    "default_shuffle_in_train_loop": """
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+x = torch.randn(600, 20)
+y = torch.arange(600) // 200
+train_loader = DataLoader(TensorDataset(x, y), batch_size=32)
+model = nn.Linear(20, 3)
+optimizer = torch.optim.Adam(model.parameters())
+criterion = nn.CrossEntropyLoss()
+for epoch in range(5):
+    for xb, yb in train_loader:
+        optimizer.zero_grad()
+        loss = criterion(model(xb), yb)
+        loss.backward()
+        optimizer.step()
+""",
+    "explicit_false_passed_to_train_function": """
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.utils.data import DataLoader
+from torchvision import datasets, transforms
+
+def train_epoch(model, loader, opt):
+    model.train()
+    for images, labels in loader:
+        opt.zero_grad()
+        F.cross_entropy(model(images), labels).backward()
+        opt.step()
+
+def main():
+    ds = datasets.ImageFolder("data/train", transform=transforms.ToTensor())
+    loader = DataLoader(ds, batch_size=64, shuffle=False, num_workers=4)
+    model = nn.Sequential(nn.Flatten(), nn.Linear(3 * 32 * 32, 10))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(10):
+        train_epoch(model, loader, opt)
+""",
+    "own_dataset_class_enumerate_tqdm": """
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, Dataset
+from tqdm import tqdm
+
+class SeriesDataset(Dataset):
+    def __init__(self, frames, targets):
+        self.frames, self.targets = frames, targets
+    def __len__(self):
+        return len(self.frames)
+    def __getitem__(self, i):
+        return self.frames[i], self.targets[i]
+
+def fit(frames, targets):
+    loader = DataLoader(SeriesDataset(frames, targets), batch_size=16)
+    net = nn.Linear(8, 1)
+    opt = torch.optim.Adam(net.parameters(), lr=1e-3)
+    for step, (f, t) in enumerate(tqdm(loader)):
+        loss = nn.functional.mse_loss(net(f), t)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+""",
+    "self_attribute_in_trainer_class": """
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+
+class Trainer:
+    def __init__(self, model, x, y):
+        self.model = model
+        self.train_loader = DataLoader(TensorDataset(x, y), batch_size=128, num_workers=2)
+        self.optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    def train_one_epoch(self):
+        for xb, yb in self.train_loader:
+            self.optimizer.zero_grad()
+            nn.functional.cross_entropy(self.model(xb), yb).backward()
+            self.optimizer.step()
+""",
+    "lightning_train_dataloader": """
+import torch
+import pytorch_lightning as pl
+from torch import nn
+from torch.utils.data import DataLoader
+from torchvision.datasets import MNIST
+from torchvision.transforms import ToTensor
+
+class LitClassifier(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Flatten(), nn.Linear(784, 10))
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        return nn.functional.cross_entropy(self.net(x), y)
+    def configure_optimizers(self):
+        return torch.optim.Adam(self.parameters(), lr=1e-3)
+    def train_dataloader(self):
+        return DataLoader(MNIST("data", train=True, download=True, transform=ToTensor()), batch_size=64)
+""",
+    "shuffle_flag_every_call_false": """
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+
+def make_loader(x, y, shuffle=False):
+    return DataLoader(TensorDataset(x, y), batch_size=32, shuffle=shuffle)
+
+def run(x, y, shuffle=False):
+    loader = DataLoader(TensorDataset(x, y), batch_size=32, shuffle=shuffle)
+    model = nn.Linear(4, 2)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for xb, yb in loader:
+        opt.zero_grad()
+        nn.functional.cross_entropy(model(xb), yb).backward()
+        opt.step()
+
+run(torch.load("features.pt", weights_only=True), torch.load("labels.pt", weights_only=True))
+""",
+}
+
+NEAR_MISS = {
+    "validation_loader_no_backward": """
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+x, y = torch.randn(200, 6), torch.randint(0, 3, (200,))
+train_loader = DataLoader(TensorDataset(x, y), batch_size=32, shuffle=True)
+val_loader = DataLoader(TensorDataset(x, y), batch_size=64)
+model = nn.Linear(6, 3)
+opt = torch.optim.Adam(model.parameters())
+for xb, yb in train_loader:
+    opt.zero_grad()
+    nn.functional.cross_entropy(model(xb), yb).backward()
+    opt.step()
+model.eval()
+with torch.no_grad():
+    correct = sum((model(xb).argmax(1) == yb).sum().item() for xb, yb in val_loader)
+""",
+    "distributed_sampler": """
+import torch
+import torch.distributed as dist
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data.distributed import DistributedSampler
+
+def train(model, x, y, epochs):
+    ds = TensorDataset(x, y)
+    sampler = DistributedSampler(ds, num_replicas=dist.get_world_size(), rank=dist.get_rank())
+    loader = DataLoader(ds, batch_size=32, shuffle=False, sampler=sampler)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(epochs):
+        sampler.set_epoch(epoch)
+        for xb, yb in loader:
+            opt.zero_grad()
+            nn.functional.mse_loss(model(xb), yb).backward()
+            opt.step()
+""",
+    "iterable_dataset": """
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, IterableDataset
+
+class Stream(IterableDataset):
+    def __iter__(self):
+        for _ in range(1000):
+            yield torch.randn(8), torch.randn(1)
+
+loader = DataLoader(Stream(), batch_size=16)
+net = nn.Linear(8, 1)
+opt = torch.optim.Adam(net.parameters())
+for xb, yb in loader:
+    opt.zero_grad()
+    nn.functional.mse_loss(net(xb), yb).backward()
+    opt.step()
+""",
+    "stateful_rnn_carries_hidden": """
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+
+class CharRNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(50, 32)
+        self.rnn = nn.GRU(32, 64, batch_first=True)
+        self.out = nn.Linear(64, 50)
+    def forward(self, x, h):
+        y, h = self.rnn(self.emb(x), h)
+        return self.out(y), h
+
+def train(tokens, targets):
+    loader = DataLoader(TensorDataset(tokens, targets), batch_size=20, drop_last=True)
+    model = CharRNN()
+    opt = torch.optim.Adam(model.parameters())
+    hidden = torch.zeros(1, 20, 64)
+    for x, y in loader:
+        hidden = hidden.detach()
+        logits, hidden = model(x, hidden)
+        loss = nn.functional.cross_entropy(logits.reshape(-1, 50), y.reshape(-1))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+""",
+    "shuffle_variable_not_provably_false": """
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+
+def loader_for(x, y, is_train):
+    return DataLoader(TensorDataset(x, y), batch_size=32, shuffle=is_train)
+
+def fit(x, y, is_train=True):
+    loader = DataLoader(TensorDataset(x, y), batch_size=32, shuffle=is_train)
+    model = nn.Linear(4, 2)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for xb, yb in loader:
+        opt.zero_grad()
+        nn.functional.cross_entropy(model(xb), yb).backward()
+        opt.step()
+""",
+    "dataset_draws_random_items": """
+import random
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, Dataset
+
+class Patches(Dataset):
+    def __init__(self, image):
+        self.image = image
+    def __len__(self):
+        return 1000
+    def __getitem__(self, i):
+        r, c = random.randint(0, 200), random.randint(0, 200)
+        return self.image[:, r:r + 32, c:c + 32]
+
+def train(image, model):
+    loader = DataLoader(Patches(image), batch_size=8)
+    opt = torch.optim.Adam(model.parameters())
+    for patch in loader:
+        opt.zero_grad()
+        model(patch).pow(2).mean().backward()
+        opt.step()
+""",
+}
+
+PREVIEW = {
+    "imported_dataset_unknown_kind": """
+import torch
+from torch import nn
+from torch.utils.data import DataLoader
+from mydata import ShardDataset
+
+def train(model):
+    loader = DataLoader(ShardDataset("shards/"), batch_size=32)
+    opt = torch.optim.Adam(model.parameters())
+    for xb, yb in loader:
+        opt.zero_grad()
+        nn.functional.cross_entropy(model(xb), yb).backward()
+        opt.step()
+""",
+}
+
+SEEN = {
+    "self_attribute_in_trainer_class": "microsoft/nni#4692 (SinglePathTrainer: self.train_loader = DataLoader(dataset_train, batch_size=..., num_workers=...) without shuffle; fixed in PR #4696)",
+    "default_shuffle_in_train_loop": "lucidrains/byol-pytorch#23 (train_loader = DataLoader(ds, batch_size=BATCH_SIZE, num_workers=NUM_WORKERS) in examples/lightning/train.py; fixed to shuffle=True)",
+    "explicit_false_passed_to_train_function": "joaoamcarvalho/mpd-public#6 and MarkFzp/act-plus-plus#50 (the training DataLoader without shuffle=True)",
+    "distributed_sampler": "NVIDIA/waveglow#145 and zzangjinsun/NLSPN_ECCV20#24 (shuffle=False on purpose: the DistributedSampler shuffles)",
+}
+NEAR_MISS["one_epoch_function_for_train_and_eval"] = """
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+
+def run_epoch(model, loader, optimizer, mode):
+    model.train() if mode == "train" else model.eval()
+    total = 0.0
+    for x, y in loader:
+        loss = nn.functional.mse_loss(model(x), y)
+        if mode == "train":
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        total += loss.item()
+    return total
+
+def main(train_set, x_val, y_val):
+    model = nn.Linear(3, 1)
+    opt = torch.optim.Adam(model.parameters())
+    train_dl = DataLoader(train_set, batch_size=32, shuffle=True)
+    valid_dl = DataLoader(TensorDataset(x_val, y_val), batch_size=16, shuffle=False)
+    for epoch in range(10):
+        run_epoch(model, train_dl, opt, mode="train")
+        with torch.no_grad():
+            run_epoch(model, valid_dl, None, mode="valid")
+"""
+SEEN["one_epoch_function_for_train_and_eval"] = (
+    "facebookresearch/fairseq examples/emotion_conversion/emotion_models/pitch_predictor.py (run_epoch(model, "
+    "valid_dl, None, ..., mode='valid'): a tuning-half finding, the step behind `if mode == 'train'`)"
+)
