@@ -29,6 +29,7 @@ from sphinx.transforms import SphinxTransform
 from sphinx.util.i18n import docname_to_domain
 from sphinx.util.nodes import extract_messages
 
+from docs.site import translated
 from docs.site.i18n import (
     SITE,
     Catalogues,
@@ -279,16 +280,30 @@ def _search_language():
     """Sphinx 9.0's Chinese search: jieba splits the pages, and English words are stemmed by the
     English stemmer, whose JavaScript defines ``EnglishStemmer``; but language_data.js is written as
     ``window.Stemmer = ChineseStemmer`` (from ``language_name``), which is undefined, so every search
-    of a zh page stops with a ReferenceError. The same class, naming the stemmer its file defines."""
+    of a zh page stops with a ReferenceError. The same class, naming the stemmer its file defines.
+
+    It also splits each distinct text once per build: jieba's segmentation depends on the text
+    alone, and the ~44,000 texts of the zh pages (labels, table cells, outputs shown on every case
+    page) repeat."""
     from sphinx.search.zh import SearchChinese
 
     class ChineseSearch(SearchChinese):
         language_name = "English"  # only used to name the JavaScript stemmer (and in a debug repr)
 
+        def __init__(self, options):
+            super().__init__(options)
+            self._split = {}  # text -> its words; the Latin ones are in latin_terms since the first split
+
+        def split(self, input: str) -> list[str]:
+            if input not in self._split:
+                self._split[input] = super().split(input)
+            return list(self._split[input])
+
     return ChineseSearch
 
 
 def setup(app):
+    translated.install()  # each distinct translation parsed once per build, its nodes the page's
     app.add_search_language(_search_language())
     app.add_config_value("pitfalls_locale_source", "", "env")  # docs/locale: the .po files the zh build compiles
     app.add_transform(PrepareTranslations)

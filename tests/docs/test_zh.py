@@ -164,6 +164,37 @@ def test_templates_carry_the_data_and_a_slot_that_is_not_there_leaves_the_englis
     assert not i18n.needs_translation("`x.grad` 2.6.0") and not i18n.needs_translation("retain_graph")
 
 
+def test_a_remembered_translation_is_handed_out_as_a_copy_in_no_document():
+    """docs.site.translated: each use gets its own nodes, which take the page's document once placed
+    (not the throwaway one they were parsed in, which the page's pickle would carry along)."""
+    from docutils import nodes
+    from docutils.utils import new_document
+
+    from docs.site.translated import homeless_copy
+
+    parsed_in = new_document("<translated>")
+    parsed_in += nodes.paragraph("", "", nodes.Text("见 "), nodes.literal("", "torch.load"))
+    copy = homeless_copy(parsed_in[0])
+    assert parsed_in[0][1][0].document is parsed_in
+    assert [n.document for n in copy.findall()] == [None] * 4 and copy.astext() == "见 torch.load"
+    copy[1] += nodes.Text("()")
+    assert parsed_in[0].astext() == "见 torch.load"
+    page = new_document("page.md")
+    page += copy
+    assert all(n.document is page for n in copy.findall())
+
+
+def test_the_zh_search_splits_each_distinct_text_once_into_jiebas_words():
+    from sphinx.search.zh import SearchChinese
+
+    from docs.site.zh import _search_language
+
+    ours, sphinx_own = _search_language()({"dict": ""}), SearchChinese({"dict": ""})  # jieba's own dictionary only
+    texts = ["计算图被释放了 backward twice", "retain_graph=True 保留计算图", "计算图被释放了 backward twice"]
+    assert [ours.split(t) for t in texts] == [sphinx_own.split(t) for t in texts]
+    assert len(ours._split) == 2 and ours.latin_terms == sphinx_own.latin_terms
+
+
 # --- the real site --------------------------------------------------------------------------------
 def test_every_case_has_its_catalogue_under_its_topic(real_cases):
     folder = i18n.messages_dir() / "cases"
