@@ -53,10 +53,28 @@ def _fresh_optimizer(loop, ctx) -> bool:
     return False
 
 
+def _calls_a_clearing_function(loop, ctx) -> bool:
+    """The loop calls a function of the file that clears the gradients (``reset_grad()`` running
+    ``d_optimizer.zero_grad()``): by name, or a method of the class through ``self.``."""
+    for call in walk(loop):
+        if not isinstance(call, ast.Call):
+            continue
+        fn = None
+        if isinstance(call.func, ast.Name):
+            fn = ctx.bindings.module_function(call.func.id)
+        elif isinstance(call.func, ast.Attribute) and getattr(call.func.value, "id", None) == "self" and ctx.klass:
+            fn = next((m for m in ctx.klass.body if isinstance(m, ast.FunctionDef) and m.name == call.func.attr), None)
+        if fn is not None and _clears_grads(fn):
+            return True
+    return False
+
+
 def _loop_without_zero_grad(node, ctx) -> bool:
     """The innermost loop that calls backward() and an optimizer's step() clears no gradients (an
     optimizer built afresh in each pass starts from tensors of that pass)."""
     if not isinstance(node, (ast.For, ast.While)) or not _trains(node, ctx) or _clears_grads(node):
+        return False
+    if _calls_a_clearing_function(node, ctx):
         return False
     if _fresh_optimizer(node, ctx):
         return False

@@ -73,8 +73,23 @@ def _wrap_checked(node: ast.Attribute, ctx) -> bool:
             )
         ):
             return True
+        if isinstance(up, (ast.If, ast.IfExp)) and child is not up.test and _other_branch_unwraps(up, child, wrapper):
+            return True
         child, up = up, ctx.parent(up)
     return False
+
+
+def _other_branch_unwraps(branching, child, wrapper: str) -> bool:
+    """The other branch of the if reads ``.module`` of the same object (``if self.is_distributed:
+    self.model.module.head ... else: self.model.head``): the code tells the two cases apart itself."""
+    body = branching.body if isinstance(branching.body, list) else [branching.body]
+    orelse = branching.orelse if isinstance(branching.orelse, list) else [branching.orelse]
+    other = orelse if child in body else body
+    return any(
+        isinstance(n, ast.Attribute) and n.attr == "module" and ast.dump(n.value) == wrapper
+        for s in other
+        for n in walk(s)
+    )
 
 
 def _wrapped_on_self(attr, ctx) -> bool:

@@ -133,7 +133,7 @@ def _paired(a, b, call, ctx) -> bool:
             if a.id in names and b.id in names:
                 return not _views_of_one_input(n, names.index(a.id), names.index(b.id))
     if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        params = {p.arg for p in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]} - {"self", "cls"}
+        params = _data_parameters(fn)
         if {a.id, b.id} <= params:
             return True
         made_a, made_b = _first_value(a, fn, call), _first_value(b, fn, call)
@@ -141,6 +141,22 @@ def _paired(a, b, call, ctx) -> bool:
             used = lambda v: {n.id for n in walk(v) if isinstance(n, ast.Name)} & params  # noqa: E731
             return bool(used(made_a) & used(made_b))
     return False
+
+
+def _data_parameters(fn) -> set[str]:
+    """The function's parameters that can hold data: not ``self``/``cls``, and not a setting with a
+    number, string or bool for its default (``shear=10``, ``translate=0.1``: two ranges sampled apart
+    are two independent draws, as YOLOX's affine augmentation means them)."""
+    a = fn.args
+    positional = [*a.posonlyargs, *a.args]
+    defaults = dict(zip([p.arg for p in positional][len(positional) - len(a.defaults) :], a.defaults))
+    defaults.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
+    settings = {
+        name
+        for name, d in defaults.items()
+        if isinstance(d, ast.Constant) and isinstance(d.value, (int, float, str, bool)) and d.value is not None
+    }
+    return {p.arg for p in [*positional, *a.kwonlyargs]} - {"self", "cls"} - settings
 
 
 def _views_of_one_input(assign, i: int, j: int) -> bool:

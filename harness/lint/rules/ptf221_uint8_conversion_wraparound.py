@@ -22,6 +22,7 @@ view reshape flatten float half double add add_ sub sub_ mul mul_ div div_ numpy
 _SHAPE = frozenset(
     "to cpu cuda detach clone contiguous permute transpose squeeze unsqueeze view reshape flatten float half double".split()
 )
+_AFFINE = ("add", "add_", "sub", "sub_", "div", "div_")
 _CLAMPS = ("clamp", "clamp_", "clip", "clip_", "sigmoid", "softmax", "sigmoid_")
 # what gives values already in [0, 1] (or integers): times 255 they stay in range
 _BOUNDED = frozenset(
@@ -130,6 +131,13 @@ def _bounded(x, ctx, line, depth=0, offset=False) -> bool:
             return name != "tanh" or offset  # tanh(x) * 255 goes negative; (tanh(x) + 1) * 127.5 does not
         if _method(x, *_SHAPE) and ctx.qualified(x.func) is None:
             return _bounded(x.func.value, ctx, line, depth + 1, offset)
+        if (  # x.clamp_(-1, 1).add(1).div_(2): a clamp, then an affine map by constants, stays in range
+            _method(x, *_AFFINE)
+            and ctx.qualified(x.func) is None
+            and x.args
+            and all(isinstance(a, ast.Constant) for a in x.args)
+        ):
+            return _bounded(x.func.value, ctx, line, depth + 1, True)
         return False
     if isinstance(x, ast.Name):
         if _clamped_in_place(x.id, ctx, line):

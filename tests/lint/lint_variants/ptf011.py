@@ -119,3 +119,22 @@ def refine(latents, timesteps, loss_fn):
     return latents
 """
 SEEN["fresh_optimizer_per_step"] = "diffusers/pipelines/deprecated/stable_diffusion_variants/pipeline_stable_diffusion_pix2pix_zero.py (a fresh SGD per timestep, in build/realcode/untuned)"
+NEAR_MISS["cleared_by_a_helper"] = """
+import torch
+from torch import nn
+D, G = nn.Linear(4, 1), nn.Linear(2, 4)
+d_optimizer = torch.optim.Adam(D.parameters())
+g_optimizer = torch.optim.Adam(G.parameters())
+def reset_grad():
+    d_optimizer.zero_grad()
+    g_optimizer.zero_grad()
+for images in loader:
+    d_loss = D(images).mean() - D(G(torch.randn(8, 2))).mean()
+    reset_grad()
+    d_loss.backward()
+    d_optimizer.step()
+"""
+SEEN["cleared_by_a_helper"] = (
+    "yunjey/pytorch-tutorial tutorials/03-advanced/generative_adversarial_network/main.py (reset_grad() "
+    "zeroes both optimizers before each backward; a wrong finding in round 3's read held-out half)"
+)

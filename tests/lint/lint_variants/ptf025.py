@@ -215,3 +215,23 @@ def export(x, other):
     fn = other.module.embed if hasattr(other, "module") else net.embed
     return fn(x)
 """
+NEAR_MISS["branch_on_the_wrapping_flag"] = """
+import torch
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+class Trainer:
+    def __init__(self, model, is_distributed, rank):
+        self.is_distributed = is_distributed
+        if is_distributed:
+            model = DDP(model, device_ids=[rank])
+        self.model = model
+    def before_epoch(self):
+        if self.is_distributed:
+            self.model.module.head.use_l1 = True
+        else:
+            self.model.head.use_l1 = True
+"""
+SEEN["branch_on_the_wrapping_flag"] = (
+    "YOLOX yolox/core/trainer.py (the head read through .module when distributed, directly otherwise; "
+    "a wrong finding in round 3's read held-out half)"
+)

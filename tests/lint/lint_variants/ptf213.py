@@ -115,3 +115,18 @@ SEEN = {
     "joint_transform": "https://github.com/mapbox/robosat/pull/19 (a JointCompose: 'when we flip the image we also need to flip the mask')",
     "own_flip_in_a_loop": "not found by search; the spelling of this corpus's case (cases/data/random_transform_image_mask_apart.py)",
 }
+NEAR_MISS["two_ranges_sampled_apart"] = """
+import math
+import random
+def get_aug_params(value, center=0):
+    return random.uniform(center - value, center + value)
+def get_affine_matrix(target_size, degrees=10, translate=0.1, scales=0.1, shear=10):
+    twidth, theight = target_size
+    shear_x = math.tan(get_aug_params(shear) * math.pi / 180)
+    translation_x = get_aug_params(translate) * twidth
+    return shear_x, translation_x
+"""
+SEEN["two_ranges_sampled_apart"] = (
+    "YOLOX yolox/data/data_augment.py (get_aug_params draws the shear and the translation of one affine "
+    "matrix from their own ranges; 4 wrong findings in round 3's read held-out half)"
+)

@@ -101,3 +101,21 @@ SEEN = {
     "rounded_does_not_save_it": "https://github.com/danielgatis/rembg/pull/753 ('Avoid overflow casting to uint8')",
     "byte_on_an_unknown_receiver": "this corpus's case spelled on a parameter: (x * 255).byte()",
 }
+NEAR_MISS["clamped_then_mapped_to_pixels"] = """
+import torch
+def make_image(tensor: torch.Tensor):
+    return (
+        tensor.detach()
+        .clamp_(min=-1, max=1)
+        .add(1)
+        .div_(2)
+        .mul(255)
+        .type(torch.uint8)
+        .permute(0, 2, 3, 1)
+        .numpy()
+    )
+"""
+SEEN["clamped_then_mapped_to_pixels"] = (
+    "rosinality/stylegan2-pytorch projector.py make_image (clamp to [-1, 1], then (x + 1) / 2 * 255; a wrong "
+    "finding in round 3's read held-out half)"
+)
