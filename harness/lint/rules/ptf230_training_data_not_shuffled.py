@@ -14,6 +14,7 @@ from torch_pitfalls.lint.bindings import LOADERS, arguments
 from torch_pitfalls.lint.rules.base import CALL, UNSURE, Rule, _arg, _has_kw, _method
 from torch_pitfalls.lint.rules.shared.flow import _dead, _scopes_of, _values
 from torch_pitfalls.lint.rules.shared.training_loop import _optimizer_step
+from torch_pitfalls.lint.walking import walk
 
 _ITERABLE_BASES = (
     "torch.utils.data.IterableDataset",
@@ -103,7 +104,8 @@ def _class_kind(klass, ctx, depth=0):
     if "__iter__" in methods:
         return "own-order"
     getitem = methods.get("__getitem__")
-    if any(_draws_at_random(m, ctx) for m in methods.values()) or (getitem is not None and not _reads_index(getitem)):
+    built_random = any(_draws_at_random(m, ctx) for name, m in methods.items() if name != "__getitem__")
+    if built_random or (getitem is not None and (not _reads_index(getitem) or _picks_at_random(getitem, ctx))):
         return "own-order"
     for base in klass.bases:
         q = ctx.qualified(base)
@@ -126,6 +128,24 @@ def _reads_index(getitem) -> bool:
     if not params:
         return False
     return any(isinstance(n, ast.Name) and n.id == params[0] for n in ast.walk(getitem))
+
+
+def _picks_at_random(getitem, ctx) -> bool:
+    """``__getitem__`` picks its own item with a random draw (``self.items[random.randrange(n)]``, an index
+    drawn into a name first): a draw that only augments the item it was asked for (a gain, a shift) does
+    not change which item comes."""
+    drawn = {
+        t.id
+        for n in walk(getitem)
+        if isinstance(n, ast.Assign) and _draws_at_random(n.value, ctx)
+        for t in n.targets
+        if isinstance(t, ast.Name)
+    }
+    return any(
+        isinstance(n, ast.Subscript)
+        and (_draws_at_random(n.slice, ctx) or any(isinstance(x, ast.Name) and x.id in drawn for x in walk(n.slice)))
+        for n in walk(getitem)
+    )
 
 
 def _draws_at_random(fn, ctx) -> bool:
@@ -261,13 +281,16 @@ def _trained_on(node, ctx) -> bool:
     klass = ctx.klass
     if isinstance(parent, (ast.For, ast.AsyncFor)) and parent.iter is node:
         return _trains(parent.body, ctx, klass) and not _carries_state(parent, fn)
-    if isinstance(parent, ast.Return):
-        return getattr(fn, "name", None) == "train_dataloader" and klass is not None
+    if isinstance(parent, (ast.Return, ast.Tuple)):
+        if getattr(fn, "name", None) == "train_dataloader" and klass is not None:
+            return True
+        return _returned_to_train(node, ctx)
     if not (isinstance(parent, ast.Assign) and len(parent.targets) == 1):
         return False
     target = parent.targets[0]
     if isinstance(target, ast.Name):
-        return _used_to_train(fn, ast.Name(id=target.id, ctx=ast.Load()), ctx, klass, built=node)
+        ref = ast.Name(id=target.id, ctx=ast.Load())
+        return _used_to_train(fn, ref, ctx, klass, built=node) or _returned_to_train(node, ctx)
     if isinstance(target, ast.Attribute) and getattr(target.value, "id", None) == "self" and klass is not None:
         ref = ast.Attribute(value=ast.Name(id="self", ctx=ast.Load()), attr=target.attr, ctx=ast.Load())
         return any(
@@ -275,6 +298,46 @@ def _trained_on(node, ctx) -> bool:
             for m in klass.body
             if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))
         )
+    return False
+
+
+def _returned_to_train(node, ctx) -> bool:
+    """The loader is what a function of the module returns (``return train_loader, val_loader``, the
+    call itself, or a name bound to it), and a caller trains on the name it unpacks or binds it to."""
+    fn = ctx.function
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or ctx.bindings.module_function(fn.name) is not fn:
+        return False
+    names = {node}
+    parent = ctx.parent(node)
+    if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
+        names = {parent.targets[0].id}
+    for ret in walk(fn):
+        if not isinstance(ret, ast.Return) or ret.value is None:
+            continue
+        values = ret.value.elts if isinstance(ret.value, ast.Tuple) else [ret.value]
+        for index, value in enumerate(values):
+            if value in names or (
+                isinstance(value, ast.Name) and value.id in names and _same_loader(value, ret.lineno, ctx, node)
+            ):
+                return _caller_trains(fn, index if isinstance(ret.value, ast.Tuple) else None, ctx)
+    return False
+
+
+def _caller_trains(fn, index, ctx) -> bool:
+    """A call of ``fn`` binds its result (element ``index`` of it) to a name a loop of the caller trains on."""
+    for call, chain, klass in ctx.bindings.call_sites(fn.name):
+        statement = ctx.parent(call)
+        if not (isinstance(statement, ast.Assign) and statement.value is call and len(statement.targets) == 1):
+            continue
+        target = statement.targets[0]
+        if index is not None:
+            if not (isinstance(target, ast.Tuple) and len(target.elts) > index):
+                continue
+            target = target.elts[index]
+        if isinstance(target, ast.Name) and _used_to_train(
+            chain[0], ast.Name(id=target.id, ctx=ast.Load()), ctx, klass
+        ):
+            return True
     return False
 
 

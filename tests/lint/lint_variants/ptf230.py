@@ -300,3 +300,55 @@ SEEN["one_epoch_function_for_train_and_eval"] = (
     "facebookresearch/fairseq examples/emotion_conversion/emotion_models/pitch_predictor.py (run_epoch(model, "
     "valid_dl, None, ..., mode='valid'): a tuning-half finding, the step behind `if mode == 'train'`)"
 )
+PITFALL["returned_by_a_builder_augmenting_dataset"] = """
+import random
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, Dataset
+class Clips(Dataset):
+    def __init__(self, waves, labels, augment=False):
+        self.waves, self.labels, self.augment = waves, labels, augment
+    def __len__(self):
+        return len(self.waves)
+    def __getitem__(self, idx):
+        wav = self.waves[idx]
+        if self.augment:
+            wav = torch.roll(wav, shifts=random.randint(-1600, 1600))
+        return wav, self.labels[idx]
+def build_loaders(train, val, batch_size=128):
+    train_loader = DataLoader(Clips(*train, augment=True), batch_size=batch_size, pin_memory=True)
+    val_loader = DataLoader(Clips(*val), batch_size=256)
+    return train_loader, val_loader
+def main(train, val):
+    model = nn.Linear(16000, 12)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    train_loader, val_loader = build_loaders(train, val)
+    for x, y in train_loader:
+        loss = nn.functional.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+SEEN["returned_by_a_builder_augmenting_dataset"] = (
+    "a data module's build_loaders() returning an unshuffled training loader over an augmenting dataset "
+    "(the spelling of fresh set 3's held-out script u03, read after its scoring; microsoft/nni#4692)"
+)
+NEAR_MISS["returned_after_being_replaced"] = """
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+def init_training(engine, x, y):
+    model = nn.Linear(4, 2)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    data_loader = DataLoader(TensorDataset(x, y), batch_size=64)
+    model, optimizer, data_loader = engine.make_private(module=model, optimizer=optimizer, data_loader=data_loader)
+    return model, optimizer, data_loader
+def main(engine, x, y):
+    model, optimizer, loader = init_training(engine, x, y)
+    for xb, yb in loader:
+        loss = nn.functional.cross_entropy(model(xb), yb)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+"""
+SEEN["returned_after_being_replaced"] = "opacus examples/fsdp_example.py (the loader returned is make_private's Poisson-sampled one; round 2's tuning half)"
