@@ -90,8 +90,42 @@ def _graph_cut(node, ctx) -> bool:
         return False
     if _under_no_grad(node, ctx):
         return False  # the forward itself turns gradients off here: targets made on purpose (SwAV's codes)
+    if _grad_off_submodule(node.func, ctx):
+        return any(_activation(a, ctx, node.lineno) for a in node.args)
     called = _called_functions(node.func, ctx)
     return bool(called) and all(_grad_off(f, ctx) and not _gathers(f, ctx) for f in called)
+
+
+def _grad_off_submodule(func, ctx) -> bool:
+    """``self.regulate(h, ...)`` where ``self.regulate`` is built from a module class of this file whose own
+    forward turns gradients off (``@torch.no_grad()`` on it)."""
+    if not (isinstance(func, ast.Attribute) and getattr(func.value, "id", None) == "self"):
+        return False
+    held = ctx.held(func)
+    cls = ctx.bindings.classes().get(held.what or "") if held is not None and held.kind == "module" else None
+    forward = cls and next((m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name == "forward"), None)
+    return bool(forward) and _grad_off(forward, ctx) and not _gathers(forward, ctx)
+
+
+def _activation(expr, ctx, line: int, depth: int = 0) -> bool:
+    """The argument carries activations: it is, or was assigned, the output of one of the module's own
+    layers (``h = self.encoder(x)``), not the forward's raw input (a frozen feature extractor run on the
+    input, a teacher, cuts nothing upstream)."""
+    if depth > 4:
+        return False
+    if isinstance(expr, ast.Name):
+        value = ctx.value_of(expr, line)
+        return value is not None and _activation(value, ctx, line, depth + 1)
+    for n in walk(expr):
+        if (
+            isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute)
+            and getattr(n.func.value, "id", None) == "self"
+        ):
+            held = ctx.held(n.func)
+            if held is not None and held.kind == "module":
+                return True
+    return False
 
 
 _COLLECTIVES = ("all_gather", "all_gather_into_tensor", "all_gather_object", "gather", "broadcast")

@@ -144,3 +144,44 @@ SEEN["gathered_from_every_rank_under_no_grad"] = (
     "facebookresearch/moco builder.py and salesforce/BLIP models/blip_retrieval.py (concat_all_gather: "
     "'all_gather has no gradient', decorated @torch.no_grad(); 3 findings in round 3's tuning half)"
 )
+PITFALL["no_grad_on_a_submodules_forward"] = """
+import torch
+from torch import nn
+class LengthRegulator(nn.Module):
+    @torch.no_grad()
+    def forward(self, x, durations):
+        return torch.stack([torch.repeat_interleave(seq, dur, dim=0) for seq, dur in zip(x, durations)])
+class TTS(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = nn.Linear(8, 8)
+        self.regulate = LengthRegulator()
+        self.to_mel = nn.Linear(8, 80)
+    def forward(self, phonemes, durations):
+        h = self.encoder(phonemes)
+        frames = self.regulate(h, durations)
+        return self.to_mel(frames)
+"""
+NEAR_MISS["frozen_extractor_on_the_raw_input"] = """
+import torch
+from torch import nn
+class FrozenFeatures(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3)
+    @torch.no_grad()
+    def forward(self, x):
+        return self.conv(x)
+class PerceptualModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.features = FrozenFeatures()
+        self.head = nn.Linear(8, 1)
+    def forward(self, image):
+        target = self.features(image)
+        return self.head(target.mean((2, 3)))
+"""
+SEEN["no_grad_on_a_submodules_forward"] = (
+    "benchmarks/fresh/lint3/u20_fastspeech_model.py (a read held-out script: @torch.no_grad() on a length "
+    "regulator's forward, which the encoder's output passes through)"
+)
