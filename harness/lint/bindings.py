@@ -680,8 +680,22 @@ class Bindings:
             return last.lower()
         if what == "torch.nn.Sequential":
             ctor = self._constructor(func, chain, line, klass)
+            where = chain
+            while (  # make_model(n).to(device): the module the call returns
+                ctor is not None
+                and isinstance(ctor.func, ast.Attribute)
+                and ctor.func.attr in MODULE_SELF_METHODS
+                and isinstance(ctor.func.value, ast.Call)
+            ):
+                ctor = ctor.func.value
+            if ctor is not None and not self._is_sequential(ctor):  # model = make_model(...): what it returns
+                fn = self._local_function(ctor, chain, line)
+                returned = [n.value for n in _own_nodes(fn) if isinstance(n, ast.Return)] if fn is not None else []
+                ctor = returned[0] if len(returned) == 1 and isinstance(returned[0], ast.Call) else None
+                where = (fn, self.tree) if fn is not None else chain
             if ctor is not None and ctor.args:
-                tail = self.held(ctor.args[-1], chain, line, klass, d)
+                tail_node = self._last_layer(ctor.args[-1], where)
+                tail = self.held(tail_node, where, getattr(tail_node, "lineno", line) + 1, klass, d)
                 if tail is not None and (tail.what or "").rsplit(".", 1)[-1] in PROBABILITY_OPS:
                     return (tail.what or "").rsplit(".", 1)[-1].lower()
             return None
@@ -694,6 +708,34 @@ class Bindings:
                 if len(outs) == 1 and (next(iter(outs)) or "") in ("softmax", "sigmoid"):
                     return next(iter(outs))
         return None
+
+    def _is_sequential(self, call) -> bool:
+        return self.qualify(call.func) in ("torch.nn.Sequential", "torch.nn.modules.container.Sequential")
+
+    def _last_layer(self, arg, chain):
+        """The last layer a Sequential is given: the argument itself, or for ``Sequential(*layers)`` the last
+        element added to the list ``layers`` in its function (``layers += [..., nn.Sigmoid()]``,
+        ``layers.append(...)``), where those statements can be read in order."""
+        if not (isinstance(arg, ast.Starred) and isinstance(arg.value, ast.Name) and chain):
+            return arg
+        name, last = arg.value.id, None
+        statements = [n for n in _own_nodes(chain[0]) if hasattr(n, "lineno")]
+        for node in sorted(statements, key=lambda n: (n.lineno, n.col_offset)):
+            if node.lineno > arg.lineno:
+                break
+            if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == name for t in node.targets):
+                last = node.value.elts[-1] if isinstance(node.value, ast.List) and node.value.elts else None
+            elif isinstance(node, ast.AugAssign) and getattr(node.target, "id", None) == name:
+                last = node.value.elts[-1] if isinstance(node.value, ast.List) and node.value.elts else None
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "append"
+                and getattr(node.func.value, "id", None) == name
+                and node.args
+            ):
+                last = node.args[0]
+        return last if last is not None else arg
 
     def _constructor(self, node, chain, line, klass) -> ast.Call | None:
         """The call that built what ``node`` names (through one name or ``self.`` attribute)."""

