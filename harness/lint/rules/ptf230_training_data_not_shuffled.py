@@ -190,8 +190,18 @@ def _behind(node, flags, ctx) -> bool:
 
 
 def _params(fn) -> frozenset:
+    """The function's parameters, and the names it sets from them (``training = optimizer is not None``):
+    a step behind a test of one of them runs for some callers only."""
     a = fn.args
-    return frozenset(x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs))
+    params = {x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
+    derived = {
+        t.id
+        for n in walk(fn)
+        if isinstance(n, ast.Assign) and any(isinstance(x, ast.Name) and x.id in params for x in walk(n.value))
+        for t in n.targets
+        if isinstance(t, ast.Name)
+    }
+    return frozenset(params | derived)
 
 
 def _callee(call, ctx, klass):

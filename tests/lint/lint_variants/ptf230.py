@@ -352,3 +352,26 @@ def main(engine, x, y):
         optimizer.step()
 """
 SEEN["returned_after_being_replaced"] = "opacus examples/fsdp_example.py (the loader returned is make_private's Poisson-sampled one; round 2's tuning half)"
+NEAR_MISS["one_run_function_steps_only_when_handed_an_optimizer"] = """
+import torch
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+def run(loader, model, optimizer=None):
+    training = optimizer is not None
+    model.train(training)
+    with torch.set_grad_enabled(training):
+        for x, y in loader:
+            loss = F.mse_loss(model(x), y)
+            if training:
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+def main(model, x, y, vx, vy):
+    train_loader = DataLoader(TensorDataset(x, y), batch_size=64, shuffle=True)
+    val_loader = DataLoader(TensorDataset(vx, vy), batch_size=256)
+    optimizer = torch.optim.Adam(model.parameters())
+    for epoch in range(10):
+        run(train_loader, model, optimizer)
+        run(val_loader, model)
+"""
+SEEN["one_run_function_steps_only_when_handed_an_optimizer"] = "benchmarks/fresh/lint2/t10_molecule_mpnn.py (a read script: run() steps only when training = optimizer is not None; a wrong finding met in this round's check of the earlier sets)"
