@@ -116,7 +116,9 @@ def main(argv=None) -> int:
     parser.add_argument("half", choices=("tuning", "held_out"))
     parser.add_argument("--json", type=Path)
     parser.add_argument("--only", choices=("lint", "watch"))
-    parser.add_argument("--lint-set", choices=("lint", "lint2", "lint3"), default="lint", help="which set of lint scripts")
+    parser.add_argument(
+        "--lint-set", choices=("lint", "lint2", "lint3"), default="lint", help="which set of lint scripts"
+    )
     args = parser.parse_args(argv)
     result = {"half": args.half, "lint_set": args.lint_set}
     if args.only in (None, "watch"):
