@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 
 from torch_pitfalls.lint.rules.base import Rule, _method
-from torch_pitfalls.lint.rules.shared.flow import _dead, _grad_off, _own_code
+from torch_pitfalls.lint.rules.shared.flow import _dead, _function_values, _grad_off, _own_code
 from torch_pitfalls.lint.rules.shared.training_loop import _enclosing_loops
 
 _REDUCTIONS = ("mean", "sum")  # (loss / k).mean().backward(): still the loss's graph
@@ -113,48 +113,9 @@ def _returns_its_argument(fn) -> bool:
     return False
 
 
-def _function_values(name: str, chain, line: int, ctx, depth: int = 0) -> list | None:
-    """The lambdas and module functions ``name`` may hold: what it was assigned, or for a parameter what
-    every call of the module passes for it, by keyword where the call also unpacks ``*args``
-    (``train(*problem(), keep=lambda v: v)``). None where something else may be passed."""
-    bindings = ctx.bindings
-    binding, where = bindings.lookup(name, chain, line)
-    fn = bindings.module_function(name)
-    if fn is not None and (binding is None or binding.value is fn):
-        return [fn]
-    if binding is None or depth > 4:
-        return None
-    if binding.how == "assign":
-        value = binding.value
-        if isinstance(value, ast.Name):
-            return _function_values(value.id, where, binding.line, ctx, depth + 1)
-        return [value] if isinstance(value, ast.Lambda) else None
-    if binding.how != "param":
-        return None
-    owner = where[0]
-    if (
-        not isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef))
-        or bindings.module_function(owner.name) is not owner
-    ):
-        return None
-    out = []
-    for call, caller, _ in bindings.call_sites(owner.name):
-        value = next((k.value for k in call.keywords if k.arg == name), None)
-        if value is None:
-            return None  # passed by position (or not at all): not followed
-        if isinstance(value, ast.Lambda):
-            out.append(value)
-            continue
-        if not isinstance(value, ast.Name):
-            return None
-        inner = _function_values(value.id, caller, call.lineno, ctx, depth + 1)
-        if inner is None:
-            return None
-        out.extend(inner)
-    return out or None
-
-
 # --- where the kept value lives -----------------------------------------------------------------
+
+
 def _root(target):
     """The name or ``self.`` attribute a container or total is stored under (``history[k]`` -> history)."""
     while isinstance(target, ast.Subscript):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 
 from torch_pitfalls.lint.rules.base import CALL, UNSURE, Rule, _is_call_to, _method
-from torch_pitfalls.lint.rules.shared.flow import _dead, _own_code
+from torch_pitfalls.lint.rules.shared.flow import _dead, _function_values, _own_code
 from torch_pitfalls.lint.rules.shared.training_loop import _enclosing_loops, _optimizer_step
 
 # calls that make a new dict of the same tensors: a shallow copy is still a reference to every weight
@@ -138,48 +138,6 @@ def _same_value(expr, name: str) -> bool:
             return False
 
 
-def _function_values(name: str, chain, line: int, ctx, depth: int = 0) -> list | None:
-    """The lambdas and module functions ``name`` may hold: what it was assigned, or for a parameter what
-    every call of the module passes for it, by keyword where the call also unpacks ``*args``. None where
-    something else may be passed."""
-    bindings = ctx.bindings
-    binding, where = bindings.lookup(name, chain, line)
-    fn = bindings.module_function(name)
-    if fn is not None and (binding is None or binding.value is fn):
-        return [fn]
-    if binding is None or depth > 4:
-        return None
-    if binding.how == "assign":
-        value = binding.value
-        if isinstance(value, ast.Name):
-            return _function_values(value.id, where, binding.line, ctx, depth + 1)
-        return [value] if isinstance(value, ast.Lambda) else None
-    if binding.how != "param":
-        return None
-    owner = where[0]
-    if (
-        not isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef))
-        or bindings.module_function(owner.name) is not owner
-    ):
-        return None
-    out = []
-    for call, caller, _ in bindings.call_sites(owner.name):
-        value = next((k.value for k in call.keywords if k.arg == name), None)
-        if value is None:
-            return None
-        if isinstance(value, ast.Lambda):
-            out.append(value)
-            continue
-        if not isinstance(value, ast.Name):
-            return None
-        inner = _function_values(value.id, caller, call.lineno, ctx, depth + 1)
-        if inner is None:
-            return None
-        out.extend(inner)
-    return out or None
-
-
-# --- where it is kept ---------------------------------------------------------------------------
 def _kept_in(node, ctx):
     """(statement, target) where the live state is bound to a name, a ``self.`` attribute or an entry
     (``best["model"]``), directly, through a shallow wrapper, as an element of a paired tuple
