@@ -422,16 +422,7 @@ class Bindings:
         if key in self._returns:
             return self._returns[key]
         self._returns[key] = None  # a function returning a call of itself tells nothing more
-        values = []
-        for node in _own_nodes(fn):
-            if isinstance(node, ast.Return) and node.value is not None:
-                value = node.value
-                if index is not None:
-                    if not (isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) > index):
-                        values = []
-                        break
-                    value = value.elts[index]
-                values.append((value, node.lineno))
+        values = returned_values(fn, index) or []
         helds = {self.held(v, (fn, self.tree), at + 1, None, d) for v, at in values}
         found = self._returns[key] = helds.pop() if len(helds) == 1 else None
         return found
@@ -764,6 +755,21 @@ _TUPLE_MODULES = (
     "AdaptiveMaxPool2d",
     "AdaptiveLogSoftmaxWithLoss",
 )
+
+
+def returned_values(fn, index: int | None = None) -> list[tuple[ast.AST, int]] | None:
+    """(expression, line) of every ``return`` of ``fn`` that returns something (element ``index`` of a
+    returned tuple or list); None where a return has no such element."""
+    values = []
+    for node in _own_nodes(fn):
+        if isinstance(node, ast.Return) and node.value is not None:
+            value = node.value
+            if index is not None:
+                if not (isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) > index):
+                    return None
+                value = value.elts[index]
+            values.append((value, node.lineno))
+    return values
 
 
 def _own_nodes(fn):

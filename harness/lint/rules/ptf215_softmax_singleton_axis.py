@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from torch_pitfalls.lint.bindings import _own_nodes
+from torch_pitfalls.lint.bindings import returned_values
 from torch_pitfalls.lint.rules.base import CALL, Rule, _arg, _kw
 from torch_pitfalls.lint.rules.shared.flow import _site_args
 
@@ -159,15 +159,9 @@ class _Shapes:
         return None
 
     def _returned(self, fn, index, d) -> Shape | None:
-        values = []
-        for node in _own_nodes(fn):
-            if isinstance(node, ast.Return) and node.value is not None:
-                value = node.value
-                if index is not None:
-                    if not (isinstance(value, ast.Tuple) and len(value.elts) > index):
-                        return None
-                    value = value.elts[index]
-                values.append((value, node.lineno))
+        values = returned_values(fn, index)
+        if values is None:
+            return None
         return _meet(self.of(v, (fn, self.bindings.tree), at + 1, None, d) for v, at in values)
 
     def constructor(self, node, chain, line, klass) -> ast.Call | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 
-from torch_pitfalls.lint.bindings import _own_nodes
+from torch_pitfalls.lint.bindings import returned_values
 from torch_pitfalls.lint.rules.base import Rule, _arg, _kw
 from torch_pitfalls.lint.rules.shared.flow import _site_args
 
@@ -193,16 +193,8 @@ class _Batches:
         return False
 
     def _returned(self, fn, index, d) -> bool:
-        values = []
-        for node in _own_nodes(fn):
-            if isinstance(node, ast.Return) and node.value is not None:
-                value = node.value
-                if index is not None:
-                    if not (isinstance(value, ast.Tuple) and len(value.elts) > index):
-                        return False
-                    value = value.elts[index]
-                values.append((value, node.lineno + 1))
-        return bool(values) and all(self.of(v, (fn, self.bindings.tree), at, None, d) for v, at in values)
+        values = returned_values(fn, index)
+        return bool(values) and all(self.of(v, (fn, self.bindings.tree), at + 1, None, d) for v, at in values)
 
     def _loader_batch(self, node, chain, line, klass) -> bool:
         held = self.bindings.held(node, chain, line, klass)
