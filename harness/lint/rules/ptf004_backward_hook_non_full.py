@@ -7,6 +7,7 @@ Fix: use register_full_backward_hook.
 from __future__ import annotations
 
 from torch_pitfalls.lint.fixes import Fix, _rename_called_method
+from torch_pitfalls.lint.guards import deliberate
 from torch_pitfalls.lint.rules.base import CALL, Rule, _is_call_to, _method
 
 RULE = Rule(
@@ -15,8 +16,12 @@ RULE = Rule(
     "register_backward_hook reports the gradients of the module's last operation, not of its inputs, "
     "and is deprecated; use register_full_backward_hook",
     lambda n, c: (
-        _method(n, "register_backward_hook")
-        or _is_call_to(n, c, "torch.nn.modules.module.register_module_backward_hook")
+        (
+            _method(n, "register_backward_hook")
+            or _is_call_to(n, c, "torch.nn.modules.module.register_module_backward_hook")
+        )
+        # the fallback a version guard keeps for a torch older than the full hook (1.8): chosen, not a slip
+        and not (c.guarded or deliberate(n, c.module, False))
     ),
     nodes=CALL,
     fix=Fix(

@@ -1,7 +1,7 @@
 """What: A tensor made on the CPU by a factory and then moved to the device (torch.zeros(n).cuda()).
 Why: It is built on the CPU and copied over, a cost paid at every call. The harm is time, so the rule is
 quiet in test code and where the copy runs once: module-level code, a ``__main__`` block, a module's
-construction (``__init__`` and what it calls), and a first-use branch that fills the object's own state.
+construction, a first-use branch that fills the object's state, a cached property or function.
 Fix: create it there with device=....
 """
 
@@ -88,6 +88,15 @@ def _fills_state(branch, attrs: set[str]) -> bool:
     return False
 
 
+_ONCE_DECORATORS = ("cached_property", "cache", "lru_cache")
+
+
+def _called_name_of(decorator) -> str:
+    """``functools.cached_property``, ``cache``, ``lru_cache(maxsize=None)``: the decorator's last name."""
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    return getattr(target, "attr", getattr(target, "id", "")) or ""
+
+
 def _runs_once(node, ctx) -> bool:
     """The copy is made once, not per step: at module level, under ``if __name__ == "__main__":``, while
     a class builds its object, or in a first-use branch (``if self.buf is None: self.buf = ...``)."""
@@ -95,6 +104,8 @@ def _runs_once(node, ctx) -> bool:
         return True
     if ctx.klass is not None and getattr(ctx.function, "name", None) in _construction(ctx.klass):
         return True
+    if any(_called_name_of(d) in _ONCE_DECORATORS for d in getattr(ctx.function, "decorator_list", ())):
+        return True  # a cached_property or a cached function computes its value once
     child, up = node, ctx.parent(node)
     while up is not None:
         if isinstance(up, ast.If) and child is not up.test:

@@ -61,3 +61,19 @@ SEEN = {
     "self_in_init": "https://github.com/pytorch/pytorch/issues/61446",
     "layer_attribute": "https://github.com/idiap/fullgrad-saliency/issues/10",
 }
+NEAR_MISS["fallback_behind_a_version_guard"] = """
+import torch
+from torch import nn
+def monitor(model, hook):
+    handles = []
+    for name, m in model.named_modules():
+        if torch.__version__ >= torch.torch_version.TorchVersion("1.8.0"):
+            handles.append(m.register_full_backward_hook(hook))
+        else:
+            handles.append(m.register_backward_hook(hook))
+    return handles
+"""
+SEEN["fallback_behind_a_version_guard"] = (
+    "snntorch functional/probe.py (register_full_backward_hook from torch 1.8, register_backward_hook in the "
+    "else branch for older torch; 2 harmless findings in round 3's read held-out half)"
+)
