@@ -681,8 +681,8 @@ class Bindings:
                 ctor = ctor.func.value
             if ctor is not None and not self._is_sequential(ctor):  # model = make_model(...): what it returns
                 fn = self._local_function(ctor, chain, line)
-                returned = [n.value for n in _own_nodes(fn) if isinstance(n, ast.Return)] if fn is not None else []
-                ctor = returned[0] if len(returned) == 1 and isinstance(returned[0], ast.Call) else None
+                returned = (returned_values(fn) or []) if fn is not None else []
+                ctor = returned[0][0] if len(returned) == 1 and isinstance(returned[0][0], ast.Call) else None
                 where = (fn, self.tree) if fn is not None else chain
             if ctor is not None and ctor.args:
                 tail_node = self._last_layer(ctor.args[-1], where)
