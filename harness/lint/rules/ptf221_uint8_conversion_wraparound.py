@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 
+from torch_pitfalls.lint.bindings import MODEL_OUTPUT
 from torch_pitfalls.lint.rules.base import CALL, UNSURE, Rule, _called_name, _kw, _method
 from torch_pitfalls.lint.walking import walk
 
@@ -186,7 +187,43 @@ def _wraps(node, ctx):
     kind = ctx.kind(_base(x), line)
     if kind is not None and kind != "tensor":
         return False  # an ndarray, a module: not a tensor's cast
+    if not _leaves_range(x, ctx, line):
+        return UNSURE  # x * 255 of a tensor whose range the file does not show: [0, 1] by design, often
     return True if sure or kind == "tensor" else UNSURE
+
+
+def _leaves_range(x, ctx, line, depth=0) -> bool:
+    """The scaled values can leave the pixel range, as the code shows: a model's output (unbounded), a
+    [-1, 1] output mapped by ``(x + 1) * 127.5``, or a denormalisation ``x * std + mean``, through names."""
+    if depth > 4:
+        return False
+    if _base(x) is not x:  # (x + 1) * 127.5, (x + 1) / 2 * 255: a generator's [-1, 1] mapped to pixels
+        return True
+    if isinstance(x, ast.BinOp) and isinstance(x.op, (ast.Add, ast.Sub)):  # x * std + mean
+        return any(isinstance(side, ast.BinOp) and isinstance(side.op, ast.Mult) for side in (x.left, x.right))
+    if isinstance(x, ast.Call) and _method(x, *_SHAPE) and ctx.qualified(x.func) is None:
+        return _leaves_range(x.func.value, ctx, line, depth + 1)
+    if isinstance(x, ast.Subscript):  # net(x)[0]
+        return _leaves_range(x.value, ctx, line, depth + 1)
+    if isinstance(x, ast.Call) and ctx.kind(x.func, line) == "module":
+        return True
+    if isinstance(x, ast.Call) and ctx.qualified(x.func) in ("torch.tensor", "torch.as_tensor") and x.args:
+        numbers = [n.value for n in walk(x.args[0]) if isinstance(n, ast.Constant) and isinstance(n.value, float)]
+        numbers += [
+            -n.operand.value
+            for n in walk(x.args[0])
+            if isinstance(n, ast.UnaryOp)
+            and isinstance(n.operand, ast.Constant)
+            and isinstance(n.operand.value, (int, float))
+        ]
+        return any(v < 0 or v > 1 for v in numbers)  # written-out data outside [0, 1]
+    held = ctx.held(x, line)
+    if held is not None and held.what == MODEL_OUTPUT:
+        return True
+    if isinstance(x, ast.Name):
+        value = ctx.value_of(x, line)
+        return value is not None and _leaves_range(value, ctx, line, depth + 1)
+    return False
 
 
 RULE = Rule(

@@ -16,32 +16,36 @@ import torch
 def to_image(sample: torch.Tensor):
     return ((sample + 1) * 127.5).to(torch.uint8)
 """,
-    "rounded_does_not_save_it": """
-import torch
-def quantize(pred: torch.Tensor):
-    return (pred * 255.0).round().to(dtype=torch.uint8)
-""",
-    "mul_then_add_half": """
-import torch
-def tensor_to_pil_array(t: torch.Tensor):
-    return t.mul(255).add_(0.5).permute(1, 2, 0).to("cpu", torch.uint8).numpy()
-""",
-    "type_byte_tensor": """
-import torch
-def frame(decoded: torch.Tensor):
-    scaled = decoded * 255
-    return scaled.type(torch.uint8)
-""",
-    "torch_tensor_from_scaled_tensor": """
-import torch
-def as_pixels(recon: torch.Tensor):
-    return torch.tensor(recon * 255, dtype=torch.uint8)
-""",
     "denormalize_then_scale": """
 import torch
 MEAN, STD = 0.5, 0.25
 def unnormalize(x: torch.Tensor):
     return torch.round((x * STD + MEAN) * 255).byte()
+""",
+    "generator_output_to_pixels": """
+import torch
+from torch import nn
+G = nn.Sequential(nn.Linear(128, 3 * 64 * 64), nn.Tanh())
+def sample_images(z):
+    fake = G(z).view(-1, 3, 64, 64)
+    return ((fake + 1) * 127.5).to(torch.uint8)
+""",
+    "decoder_reconstruction_in_a_method": """
+import torch
+from torch import nn
+class AutoEncoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.decoder = nn.Linear(16, 784)
+    def preview(self, z):
+        img = self.decoder(z).view(-1, 28, 28)
+        return (img * 255).byte()
+""",
+    "written_out_values_past_one": """
+import torch
+def quantize_levels():
+    levels = torch.tensor([0.0, 0.25, 0.75, 1.02, -0.01])
+    return (levels * 255).to(torch.uint8)
 """,
 }
 
@@ -88,6 +92,27 @@ def random_image(h, w):
 }
 
 PREVIEW = {
+    "rounded_does_not_save_it": """
+import torch
+def quantize(pred: torch.Tensor):
+    return (pred * 255.0).round().to(dtype=torch.uint8)
+""",
+    "mul_then_add_half": """
+import torch
+def tensor_to_pil_array(t: torch.Tensor):
+    return t.mul(255).add_(0.5).permute(1, 2, 0).to("cpu", torch.uint8).numpy()
+""",
+    "type_byte_tensor": """
+import torch
+def frame(decoded: torch.Tensor):
+    scaled = decoded * 255
+    return scaled.type(torch.uint8)
+""",
+    "torch_tensor_from_scaled_tensor": """
+import torch
+def as_pixels(recon: torch.Tensor):
+    return torch.tensor(recon * 255, dtype=torch.uint8)
+""",
     "byte_on_an_unknown_receiver": """
 def to_image(img):
     return (img * 255).byte()
