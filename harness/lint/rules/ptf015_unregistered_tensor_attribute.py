@@ -50,6 +50,8 @@ def _unregistered_tensor_attribute(node, ctx) -> bool:
         return False
     if _used_while_building_only(target.attr, node, ctx) or _indexes_only(target.attr, ctx):
         return False  # a size or a mask read in __init__ alone; an index, which works from any device
+    if _read_as_metadata_only(target.attr, ctx):
+        return False  # only its length or its text is ever read: no device or dtype meets it
     registered = {
         c.args[0].value
         for c in walk(ctx.klass)
@@ -124,14 +126,37 @@ def _a_number(expr, ctx) -> bool:
 def _indexes_only(attr: str, ctx) -> bool:
     """Every read of ``self.<attr>`` outside ``__init__`` is an index into another tensor
     (``x[:, self.cont_idx]``): a CPU index tensor indexes a tensor on any device."""
-    reads = [
+    reads = _reads_outside_init(attr, ctx)
+    return bool(reads) and all(_in_a_subscript_slice(n, ctx) for n in reads)
+
+
+def _reads_outside_init(attr: str, ctx) -> list:
+    return [
         n
         for fn in ctx.klass.body
         if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and fn.name != "__init__"
         for n in walk(fn)
         if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load) and _self_attr(n, attr)
     ]
-    return bool(reads) and all(_in_a_subscript_slice(n, ctx) for n in reads)
+
+
+def _read_as_metadata_only(attr: str, ctx) -> bool:
+    """Every read of ``self.<attr>`` outside ``__init__`` takes its length or puts it in a message
+    (``len(self.atomic_numbers)``, ``f"supported: {self.atomic_numbers}"``): metadata, never computed
+    with the model's tensors, so where .to() leaves it does not matter."""
+    reads = _reads_outside_init(attr, ctx)
+    return bool(reads) and all(_as_metadata(n, ctx) for n in reads)
+
+
+def _as_metadata(node, ctx) -> bool:
+    up = ctx.parent(node)
+    if isinstance(up, ast.Call) and getattr(up.func, "id", None) == "len" and node in up.args:
+        return True
+    while up is not None and not isinstance(up, ast.stmt):
+        if isinstance(up, (ast.JoinedStr, ast.FormattedValue)):
+            return True
+        up = ctx.parent(up)
+    return isinstance(up, ast.Raise)
 
 
 def _in_a_subscript_slice(node, ctx) -> bool:

@@ -251,3 +251,20 @@ SEEN["own_apply_moves_it"] = ("https://github.com/gdalsanto/flamo/pull/30 (overr
                               ".to()/.cuda(), to apply fn to the plain-tensor attributes it keeps)")
 SEEN["parent_apply_moves_head_attribute"] = ("https://github.com/pytorch/pytorch/issues/2641 (a plain tensor "
                                              "attribute is not moved by .cuda(): what the override answers)")
+NEAR_MISS["metadata_read_for_its_length_and_messages"] = """
+import torch
+from torch import nn
+class SpeciesConverter(nn.Module):
+    def __init__(self, symbols):
+        super().__init__()
+        self.register_buffer("conv_tensor", torch.full((120,), -1, dtype=torch.long))
+        self.atomic_numbers = torch.tensor([ord(s[0]) for s in symbols], dtype=torch.long)
+    def forward(self, species):
+        if species.max() >= len(self.atomic_numbers):
+            raise ValueError(f"unknown species; supported: {self.atomic_numbers}")
+        return self.conv_tensor[species]
+"""
+SEEN["metadata_read_for_its_length_and_messages"] = (
+    "torchani nn/_containers.py SpeciesConverter (atomic_numbers read only by len() and an error message; "
+    "a harmless finding in round 3's read held-out half)"
+)
