@@ -8,12 +8,18 @@ import ast
 from collections import deque
 
 
+def kept_on(node: ast.AST, key: str, make):
+    """``make(node)``, computed once and kept on the node: what a rule asks of one function many times
+    lives as long as the tree does (a cache with no global state to clear)."""
+    found = node.__dict__.get(key)
+    if found is None:
+        found = node.__dict__[key] = make(node)
+    return found
+
+
 def children(node: ast.AST) -> tuple:
     """``ast.iter_child_nodes(node)``, read once."""
-    kept = node.__dict__.get("_children")
-    if kept is None:
-        kept = node._children = tuple(ast.iter_child_nodes(node))
-    return kept
+    return kept_on(node, "_children", lambda n: tuple(ast.iter_child_nodes(n)))
 
 
 def walk(node: ast.AST):

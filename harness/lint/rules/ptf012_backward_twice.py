@@ -12,7 +12,7 @@ from torch_pitfalls.lint.rules.base import CALL, Rule, _called_name, _const, _kw
 from torch_pitfalls.lint.rules.shared.flow import _BUILTINS, _exclusive, _grad_off, _own_code
 from torch_pitfalls.lint.rules.shared.tensors import _RAW_DATA
 from torch_pitfalls.lint.rules.shared.training_loop import _enclosing_loops
-from torch_pitfalls.lint.walking import children, walk
+from torch_pitfalls.lint.walking import children, kept_on, walk
 
 
 def _in_function_calls(ctx, method: str):
@@ -105,18 +105,13 @@ def _callable_name(name: ast.Name, ctx, line) -> bool:
     return name.id in _names_called(ctx.function or ctx.module)
 
 
-_CALLED: dict[int, tuple[ast.AST, frozenset]] = {}
-
-
 def _names_called(function) -> frozenset:
     """The plain names the function calls (``model(x)``, ``G(z)``), from one walk per function."""
-    kept = _CALLED.get(id(function))
-    if kept is None or kept[0] is not function:
-        names = frozenset(c.func.id for c in walk(function) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name))
-        if len(_CALLED) > 256:
-            _CALLED.clear()
-        kept = _CALLED[id(function)] = (function, names)
-    return kept[1]
+    return kept_on(
+        function,
+        "_names_called",
+        lambda fn: frozenset(c.func.id for c in walk(fn) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)),
+    )
 
 
 def _unpacked_call(name: ast.Name, ctx, line) -> set:

@@ -7,7 +7,7 @@ import ast
 import builtins
 
 from torch_pitfalls.lint.rules.base import _method
-from torch_pitfalls.lint.walking import children, walk
+from torch_pitfalls.lint.walking import children, kept_on, walk
 
 
 def _own_code(node, ctx) -> bool:
@@ -28,15 +28,13 @@ def _exclusive(a: ast.AST, b: ast.AST, function: ast.AST) -> bool:
     return any(pb.get(branching, side) != side for branching, side in pa.items())
 
 
-_PATHS: dict[int, tuple[ast.AST, dict]] = {}
-
-
 def _branch_paths(function: ast.AST) -> dict[int, dict[int, int]]:
     """node id -> {id of an enclosing if: 0 in its body, 1 in its else}, for every node of the
-    function, from one walk (kept for the function's tree: a pair of calls asks it many times)."""
-    kept = _PATHS.get(id(function))
-    if kept is not None and kept[0] is function:
-        return kept[1]
+    function, from one walk (kept on the function: a pair of calls asks it many times)."""
+    return kept_on(function, "_branch_paths", _walk_branches)
+
+
+def _walk_branches(function: ast.AST) -> dict[int, dict[int, int]]:
     paths: dict[int, dict[int, int]] = {}
     todo = [(function, {})]
     while todo:
@@ -50,9 +48,6 @@ def _branch_paths(function: ast.AST) -> dict[int, dict[int, int]]:
             todo.extend((child, {**path, id(node): 1}) for child in orelse)
             continue
         todo.extend((child, path) for child in children(node))
-    if len(_PATHS) > 256:  # one file's functions at a time, roughly
-        _PATHS.clear()
-    _PATHS[id(function)] = (function, paths)
     return paths
 
 
