@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 
 from torch_pitfalls.lint.rules.base import CALL, Rule, _kw, _method
+from torch_pitfalls.lint.rules.shared.flow import _called_name_of
 from torch_pitfalls.lint.rules.shared.modules import _construction
 from torch_pitfalls.lint.walking import walk
 
@@ -91,12 +92,6 @@ def _fills_state(branch, attrs: set[str]) -> bool:
 _ONCE_DECORATORS = ("cached_property", "cache", "lru_cache")
 
 
-def _called_name_of(decorator) -> str:
-    """``functools.cached_property``, ``cache``, ``lru_cache(maxsize=None)``: the decorator's last name."""
-    target = decorator.func if isinstance(decorator, ast.Call) else decorator
-    return getattr(target, "attr", getattr(target, "id", "")) or ""
-
-
 def _runs_once(node, ctx) -> bool:
     """The copy is made once, not per step: at module level, under ``if __name__ == "__main__":``, while
     a class builds its object, or in a first-use branch (``if self.buf is None: self.buf = ...``)."""
@@ -104,7 +99,8 @@ def _runs_once(node, ctx) -> bool:
         return True
     if ctx.klass is not None and getattr(ctx.function, "name", None) in _construction(ctx.klass):
         return True
-    if any(_called_name_of(d) in _ONCE_DECORATORS for d in getattr(ctx.function, "decorator_list", ())):
+    decorators = getattr(ctx.function, "decorator_list", ())
+    if any(_called_name_of(d.func if isinstance(d, ast.Call) else d) in _ONCE_DECORATORS for d in decorators):
         return True  # a cached_property or a cached function computes its value once
     child, up = node, ctx.parent(node)
     while up is not None:

@@ -9,24 +9,21 @@ from __future__ import annotations
 import ast
 
 from torch_pitfalls.lint.rules.base import CALL, Rule
-from torch_pitfalls.lint.rules.shared.flow import _site_args
+from torch_pitfalls.lint.rules.shared.flow import GRAD_OFF_QUALIFIED, _decorated_grad_off, _site_args
 from torch_pitfalls.lint.rules.shared.modules import _module_method
 from torch_pitfalls.lint.walking import walk
-
-_GRAD_OFF = ("torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad")
 
 
 def _grad_off(fn, ctx) -> bool:
     """``@torch.no_grad()`` (or ``inference_mode``) on the function, or its whole body in ``with torch.no_grad():``."""
-    for d in fn.decorator_list:
-        if ctx.qualified(d.func if isinstance(d, ast.Call) else d) in _GRAD_OFF:
-            return True
+    if _decorated_grad_off(fn, ctx):
+        return True
     body = [s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]  # docstring
     return (
         len(body) == 1
         and isinstance(body[0], ast.With)
         and any(
-            isinstance(i.context_expr, ast.Call) and ctx.qualified(i.context_expr.func) in _GRAD_OFF
+            isinstance(i.context_expr, ast.Call) and ctx.qualified(i.context_expr.func) in GRAD_OFF_QUALIFIED
             for i in body[0].items
         )
     )
@@ -147,7 +144,8 @@ def _under_no_grad(node, ctx) -> bool:
     up = ctx.parent(node)
     while up is not None and up is not ctx.function:
         if isinstance(up, ast.With) and any(
-            isinstance(i.context_expr, ast.Call) and ctx.qualified(i.context_expr.func) in _GRAD_OFF for i in up.items
+            isinstance(i.context_expr, ast.Call) and ctx.qualified(i.context_expr.func) in GRAD_OFF_QUALIFIED
+            for i in up.items
         ):
             return True
         up = ctx.parent(up)

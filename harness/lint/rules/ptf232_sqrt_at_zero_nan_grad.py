@@ -11,12 +11,11 @@ import ast
 
 from torch_pitfalls.lint.bindings import arguments
 from torch_pitfalls.lint.rules.base import UNSURE, Rule, _kw, _method
-from torch_pitfalls.lint.rules.shared.flow import _grad_off, _own_code
+from torch_pitfalls.lint.rules.shared.flow import _decorated_grad_off, _grad_off, _own_code
 from torch_pitfalls.lint.rules.shared.modules import _module_method
 from torch_pitfalls.lint.rules.shared.training_loop import _optimizer_step
 from torch_pitfalls.lint.walking import walk
 
-_GRAD_OFF = ("torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad")
 # torch factories that make a tensor without a graph (a grid, a constant): a square root of these is
 # never differentiated
 _NO_GRAPH = frozenset(
@@ -189,11 +188,7 @@ def _factory_without_grad(call, ctx) -> bool:
 
 
 def _in_no_grad_function(ctx) -> bool:
-    for fn in ctx.scopes:
-        for d in getattr(fn, "decorator_list", ()):
-            if ctx.qualified(d.func if isinstance(d, ast.Call) else d) in _GRAD_OFF:
-                return True
-    return False
+    return any(_decorated_grad_off(fn, ctx) for fn in ctx.scopes)
 
 
 def _differentiated(ctx):

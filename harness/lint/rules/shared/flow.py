@@ -261,3 +261,20 @@ def _function_values(name: str, chain, line: int, ctx, depth: int = 0) -> list |
             return None
         out.extend(inner)
     return out or None
+
+
+# torch's grad-off context managers and decorators, by qualified name
+GRAD_OFF_QUALIFIED = (
+    "torch.no_grad",
+    "torch.inference_mode",
+    "torch.autograd.no_grad",
+    "torch.autograd.grad_mode.no_grad",
+)
+
+
+def _decorated_grad_off(fn, ctx) -> bool:
+    """``@torch.no_grad()`` (or ``@torch.inference_mode()``) on the function."""
+    return any(
+        ctx.qualified(d.func if isinstance(d, ast.Call) else d) in GRAD_OFF_QUALIFIED
+        for d in getattr(fn, "decorator_list", ())
+    )
