@@ -13,6 +13,8 @@ Round 2 (lint_heldout_round2.toml) is the same method on 43 other libraries, dra
 held-out half had been read (its entries are tables naming each library's source and version).
 Round 3 (lint_heldout_round3.toml) is the same method again, on 38 libraries and applications in
 neither earlier round.
+Round 4 (lint_heldout_round4.toml) is the same method again, on 36 libraries and applications in
+none of the three earlier rounds.
 """
 
 from __future__ import annotations
@@ -25,7 +27,12 @@ import tomllib
 
 RECORDS = tuple(
     Path(__file__).with_name(name)
-    for name in ("lint_heldout.toml", "lint_heldout_round2.toml", "lint_heldout_round3.toml")
+    for name in (
+        "lint_heldout.toml",
+        "lint_heldout_round2.toml",
+        "lint_heldout_round3.toml",
+        "lint_heldout_round4.toml",
+    )
 )
 
 
