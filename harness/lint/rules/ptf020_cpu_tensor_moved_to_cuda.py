@@ -1,7 +1,9 @@
 """What: A tensor made on the CPU by a factory and then moved to the device (torch.zeros(n).cuda()).
 Why: It is built on the CPU and copied over, a cost paid at every call. The harm is time, so the rule is
 quiet in test code and where the copy runs once: module-level code, a ``__main__`` block, a module's
-construction, a first-use branch that fills the object's state, a cached property or function.
+construction, a first-use branch that fills the object's state, a cached property or function, and the
+setup of a function that then loops over batches (its loop runs a backward pass, an optimizer step or a
+forward under no_grad: the copy is made once per run of that loop, not per batch).
 Fix: create it there with device=....
 """
 
@@ -10,8 +12,9 @@ from __future__ import annotations
 import ast
 
 from torch_pitfalls.lint.rules.base import CALL, Rule, _kw, _method
-from torch_pitfalls.lint.rules.shared.flow import _called_name_of
+from torch_pitfalls.lint.rules.shared.flow import _GRAD_OFF, _called_name_of
 from torch_pitfalls.lint.rules.shared.modules import _construction
+from torch_pitfalls.lint.rules.shared.training_loop import _enclosing_loops, _optimizer_step
 from torch_pitfalls.lint.walking import walk
 
 _DETERMINISTIC_FACTORIES = ("zeros", "ones", "empty", "full", "arange", "eye", "linspace", "logspace")
@@ -59,11 +62,19 @@ def _moves_device(call, ctx) -> bool:
 
 def _self_state(test) -> set[str]:
     """The ``self.`` attributes a test asks to be unset: ``self.x is None``, ``not self.ready``,
-    ``len(self.memory) == 0``."""
+    ``len(self.memory) == 0``, ``not hasattr(self, "x")``."""
     if isinstance(test, ast.BoolOp):
         return set().union(*(_self_state(v) for v in test.values))
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         test = test.operand
+        if (
+            isinstance(test, ast.Call)
+            and getattr(test.func, "id", None) == "hasattr"
+            and len(test.args) == 2
+            and getattr(test.args[0], "id", None) == "self"
+            and isinstance(test.args[1], ast.Constant)
+        ):
+            return {test.args[1].value}
     elif isinstance(test, ast.Compare) and len(test.ops) == 1:
         unset = isinstance(test.ops[0], (ast.Is, ast.Eq)) and isinstance(test.comparators[0], ast.Constant)
         test = test.left if unset and test.comparators[0].value in (None, 0, False) else None
@@ -115,6 +126,29 @@ def _runs_once(node, ctx) -> bool:
     return False
 
 
+def _batch_loop(loop, ctx) -> bool:
+    """A loop that does a model's work per iteration: a backward pass, an optimizer step, or a forward
+    under ``torch.no_grad()`` / ``inference_mode()``."""
+    for n in walk(loop):
+        if isinstance(n, ast.Call) and (_method(n, "backward") or _optimizer_step(n, ctx)):
+            return True
+        if isinstance(n, (ast.With, ast.AsyncWith)) and any(
+            isinstance(i.context_expr, ast.Call) and _called_name_of(i.context_expr.func) in _GRAD_OFF for i in n.items
+        ):
+            return True
+    return False
+
+
+def _setup_before_batches(node, ctx) -> bool:
+    """The copy is outside every loop of a function that then loops over batches: its setup."""
+    if isinstance(ctx.function, ast.Module) or next(_enclosing_loops(node, ctx), None) is not None:
+        return False
+    return any(
+        isinstance(n, (ast.For, ast.While)) and n.lineno > node.lineno and _batch_loop(n, ctx)
+        for n in walk(ctx.function)
+    )
+
+
 def _cpu_factory_moved(node, ctx) -> bool:
     """``torch.zeros(...).to(device)``: made on the CPU, then copied; pass ``device=`` to the factory."""
     if not (_moves_device(node, ctx) and isinstance(node.func.value, ast.Call)):
@@ -130,6 +164,7 @@ def _cpu_factory_moved(node, ctx) -> bool:
         and _kw(made, "device") is None
         and not any(k.arg is None for k in made.keywords)
         and not _runs_once(node, ctx)
+        and not _setup_before_batches(node, ctx)
     )
 
 

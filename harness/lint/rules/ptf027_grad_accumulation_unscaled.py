@@ -62,9 +62,19 @@ def _accumulation_unscaled(node, ctx) -> bool:
             and any(isinstance(m, ast.BinOp) and isinstance(m.op, ast.Mod) for m in walk(n.test))
         ]
         gated = {id(s) for n in every_k for s in walk(n)}
+        counts = {
+            ast.unparse(m.right)
+            for n in every_k
+            for m in walk(n.test)
+            if isinstance(m, ast.BinOp) and isinstance(m.op, ast.Mod)
+        }
+        if counts & _divisors(ctx.module):
+            return False  # the loss is divided by that count where it is computed (DPR's forward-pass helper)
         # a step that runs every pass (a GAN's discriminator beside a generator stepped every k passes)
         # uses the gradients of that pass: nothing accumulates
         if not steps_in or not all(id(s) in gated for s in steps_in):
+            return False
+        if all(_scale_free(s, ctx) for s in steps_in):
             return False
     else:
         after = [
@@ -86,6 +96,38 @@ def _accumulation_unscaled(node, ctx) -> bool:
     if any(isinstance(n, ast.Call) and _GRAD_RESCALE.search(_called_name(n)) for n in walk(ctx.function)):
         return False  # a helper rescales them before the step (torchtune's training.scale_grads(model, 1 / n))
     return not any(_scaled(b.func.value, node, ctx) for b in backwards)
+
+
+# optimizers whose update divides the gradient by its own running magnitude: a constant factor k on every
+# gradient cancels (up to eps); Adam's L2 weight_decay, added to the gradient, does not scale with it
+_SCALE_FREE = tuple(f"torch.optim.{n}" for n in ("Adam", "AdamW", "Adamax", "NAdam", "RAdam", "RMSprop", "Adagrad"))
+_DECOUPLED = ("torch.optim.AdamW",)
+
+
+def _scale_free(step, ctx) -> bool:
+    """``optimizer.step()`` of an optimizer known to be adaptive (Adam, RMSprop, ...), without L2 weight
+    decay, in a function that clips no gradient norm: k times the gradient moves it the same."""
+    held = ctx.held(step.func.value)
+    if held is None or held.what not in _SCALE_FREE:
+        return False
+    if any(isinstance(n, ast.Call) and _called_name(n).startswith("clip_grad") for n in walk(ctx.function)):
+        return False
+    if held.what in _DECOUPLED:
+        return True
+    made = ctx.value_of(step.func.value, step.lineno) if isinstance(step.func.value, ast.Name) else None
+    decay = next((k.value for k in getattr(made, "keywords", ()) if k.arg == "weight_decay"), None)
+    return isinstance(made, ast.Call) and (decay is None or (isinstance(decay, ast.Constant) and not decay.value))
+
+
+def _divisors(module) -> set[str]:
+    """The text of every divisor in the file: ``x / k``, ``x /= k``, ``x.div(k)``."""
+    out = set()
+    for n in walk(module):
+        if isinstance(n, (ast.BinOp, ast.AugAssign)) and isinstance(n.op, ast.Div):
+            out.add(ast.unparse(n.right if isinstance(n, ast.BinOp) else n.value))
+        elif _method(n, "div", "div_") and n.args:
+            out.add(ast.unparse(n.args[0]))
+    return out
 
 
 def _backward_unscaled(node, ctx) -> bool:

@@ -120,3 +120,34 @@ SEEN["computed_once_by_a_cached_property"] = (
     "pyannote.audio pipelines/speaker_verification.py (a cached_property runs a dummy waveform through the "
     "encoder once per instance; 2 harmless findings in round 3's read held-out half)"
 )
+NEAR_MISS["first_use_branch_hasattr"] = """
+import torch
+class Model:
+    def feed(self, lq):
+        if not hasattr(self, "queue"):
+            self.queue = torch.zeros(180, *lq.shape[1:]).cuda()
+        self.queue[0] = lq[0]
+"""
+SEEN["first_use_branch_hasattr"] = "xinntao/Real-ESRGAN realesrgan_model.py (the training-pair queue made on first use; round 4's tuning half)"
+NEAR_MISS["setup_before_the_evaluation_loop"] = """
+import torch
+def test(model, dataloader, device):
+    iouv = torch.linspace(0.5, 0.95, 10).to(device)
+    stats = []
+    for img, targets in dataloader:
+        with torch.no_grad():
+            out = model(img.to(device))
+        stats.append((out > iouv[0]).sum())
+    return stats
+"""
+SEEN["setup_before_the_evaluation_loop"] = "WongKinYiu/yolov7 test.py (the IoU thresholds made once per evaluation; round 4's tuning half)"
+PITFALL["made_inside_the_batch_loop"] = """
+import torch
+def train(model, loader, optimizer, device):
+    for x, y in loader:
+        mask = torch.ones(x.size(0), 1).to(device)
+        loss = ((model(x.to(device)) - y.to(device)) * mask).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+"""

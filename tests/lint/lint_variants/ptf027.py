@@ -134,3 +134,51 @@ def train(model, loader, optimizer, accum=4):
             acc = 0
 """
 SEEN["window_sum_of_scaled_losses"] = "a near miss written while PTF226's variant set was built (a window's losses, each divided, summed and backwarded once)"
+NEAR_MISS["adam_scale_cancels"] = """
+import torch
+model = torch.nn.Linear(8, 1)
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+def train(loader, accum=4):
+    for i, (x, y) in enumerate(loader):
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        if (i + 1) % accum == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+"""
+SEEN["adam_scale_cancels"] = (
+    "graphdeeplearning/benchmarking-gnns train_epoch_dense (Adam without weight decay or clipping: k times "
+    "the gradient gives the same update; round 3's read held-out half judged 6 such findings harmless)"
+)
+PITFALL["adam_with_clipping"] = """
+import torch
+model = torch.nn.Linear(8, 1)
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+def train(loader, accum=4):
+    for i, (x, y) in enumerate(loader):
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        if (i + 1) % accum == 0:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+            optimizer.zero_grad()
+"""
+NEAR_MISS["divided_in_the_forward_helper"] = """
+import torch
+def forward_pass(model, batch, cfg):
+    loss = torch.nn.functional.cross_entropy(model(batch[0]), batch[1])
+    if cfg.accumulation_steps > 1:
+        loss = loss / cfg.accumulation_steps
+    return loss
+def train(model, loader, optimizer, cfg):
+    for i, batch in enumerate(loader):
+        loss = forward_pass(model, batch, cfg)
+        loss.backward()
+        if (i + 1) % cfg.accumulation_steps == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+"""
+SEEN["divided_in_the_forward_helper"] = (
+    "facebookresearch/DPR train_dense_encoder.py (_do_biencoder_fwd_pass divides the loss by "
+    "cfg.train.gradient_accumulation_steps; round 4's tuning half)"
+)
