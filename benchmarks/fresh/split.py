@@ -1,6 +1,6 @@
 """Recompute the tuning / held-out halves of benchmarks/fresh from the names and the seed in split.toml
-(and of the second and third lint sets, lint2/ and lint3/, from their own split.toml: each has its own
-seed, drawn when the set was written).
+(and of the second, third and fourth lint sets, lint2/, lint3/ and lint4/, from their own split.toml:
+each has its own seed, drawn when the set was written).
 
 Method: sort the lint script names (and, separately, the watch pair ids), shuffle each sorted list with
 its own random.Random(seed), and take the first half as the tuning half. Exits 1 if split.toml's halves,
@@ -27,11 +27,13 @@ def main():
     first = tomllib.loads((HERE / "split.toml").read_text())
     second = tomllib.loads((HERE / "lint2" / "split.toml").read_text())
     third = tomllib.loads((HERE / "lint3" / "split.toml").read_text())
+    fourth = tomllib.loads((HERE / "lint4" / "split.toml").read_text())
     on_disk = {
         "lint": (first, "lint", sorted(p.name for p in (HERE / "lint").glob("s[0-9][0-9]_*.py"))),
         "watch": (first, "watch", sorted({p.name[:3] for p in (HERE / "watch").glob("p[0-9][0-9]_*.py")})),
         "lint2": (second, "lint", sorted(p.name for p in (HERE / "lint2").glob("t[0-9][0-9]_*.py"))),
         "lint3": (third, "lint", sorted(p.name for p in (HERE / "lint3").glob("u[0-9][0-9]_*.py"))),
+        "lint4": (fourth, "lint", sorted(p.name for p in (HERE / "lint4").glob("v[0-9][0-9]_*.py"))),
     }
     ok = True
     for kind, (record, section, names) in on_disk.items():
