@@ -207,11 +207,12 @@ class _Scope:
             self._target(target, line, "iter", iterable)
 
 
-def arguments(call: ast.Call, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.AST]:
+def arguments(call: ast.Call, fn: ast.FunctionDef | ast.AsyncFunctionDef, bound: int = 0) -> dict[str, ast.AST]:
     """Parameter name -> what ``call`` passes for it, by position (in order, as the call lists its
-    arguments) or by keyword; ``**kw`` names nothing."""
+    arguments) or by keyword; ``**kw`` names nothing. ``bound``: leading parameters the call does not
+    pass (``self`` where the call is the class's: ``Trainer(model)`` for ``__init__(self, model)``)."""
     a = fn.args
-    out = dict(zip([x.arg for x in (*a.posonlyargs, *a.args)], call.args))
+    out = dict(zip([x.arg for x in (*a.posonlyargs, *a.args)][bound:], call.args))
     out.update({k.arg: k.value for k in call.keywords if k.arg is not None})
     return out
 
@@ -459,17 +460,21 @@ class Bindings:
         cannot be told (a method, a function whose name is bound twice, a call with ``*args``/
         ``**kw``, no call at all). A function used elsewhere too may get other values there: what
         this module passes is what the module shows."""
-        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or self.module_function(fn.name) is not fn:
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        owner = self._constructed_by(fn)
+        if self.module_function(fn.name) is not fn and owner is None:
             return None  # not a module-level function (a method, a nested one), or redefined
+        bound = 1 if owner is not None else 0
         a = fn.args
-        positional = [x.arg for x in (*a.posonlyargs, *a.args)]
+        positional = [x.arg for x in (*a.posonlyargs, *a.args)][bound:]
         defaults = dict(zip(positional[len(positional) - len(a.defaults) :], a.defaults))
         defaults.update({k.arg: v for k, v in zip(a.kwonlyargs, a.kw_defaults) if v is not None})
         out = []
-        for call, chain, klass in self.call_sites(fn.name):
+        for call, chain, klass in self.call_sites(owner.name if owner is not None else fn.name):
             if any(isinstance(x, ast.Starred) for x in call.args) or any(k.arg is None for k in call.keywords):
                 return None
-            value = arguments(call, fn).get(param)
+            value = arguments(call, fn, bound).get(param)
             if value is None:
                 if param not in defaults:
                     return None
@@ -477,6 +482,16 @@ class Bindings:
             else:
                 out.append((value, chain, call.lineno, klass))
         return out or None
+
+    def _constructed_by(self, fn) -> ast.ClassDef | None:
+        """The module-level class (bound once) whose ``__init__`` ``fn`` is: its calls are the class's."""
+        if fn.name != "__init__":
+            return None
+        for cls in self.classes().values():
+            if fn in cls.body:
+                holder = self.scope(self.tree).names.get(cls.name, [])
+                return cls if len(holder) == 1 and holder[0].value is cls else None
+        return None
 
     def passed_values(self, name: str, chain, line: int) -> list[ast.AST] | None:
         """When ``name`` is a parameter here: what each call site passes for it, a name there taken one

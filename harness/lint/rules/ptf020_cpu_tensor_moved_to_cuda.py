@@ -1,9 +1,7 @@
 """What: A tensor made on the CPU by a factory and then moved to the device (torch.zeros(n).cuda()).
 Why: It is built on the CPU and copied over, a cost paid at every call. The harm is time, so the rule is
-quiet in test code and where the copy runs once: module-level code, a ``__main__`` block, a module's
-construction, a first-use branch that fills the object's state, a cached property or function, and the
-setup of a function that then loops over batches (its loop runs a backward pass, an optimizer step or a
-forward under no_grad: the copy is made once per run of that loop, not per batch).
+quiet in test code and where the copy runs once: module level, ``__main__``, a module's construction, a
+first-use branch, a cached property, the setup of a function that then loops over batches.
 Fix: create it there with device=....
 """
 
