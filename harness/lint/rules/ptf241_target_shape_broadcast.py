@@ -1,0 +1,396 @@
+"""What: an elementwise regression loss between (N, 1) predictions (a model ending in Linear(_, 1)) and (N,) targets.
+Why: (N, 1) against (N,) broadcasts to an (N, N) table of every prediction minus every target; the loss
+averages it, the model learns the batch mean, and a perfect model still has a large loss (nn.MSELoss warns once
+per call, a hand-written loss not at all).
+Fix: make the shapes equal: pred.squeeze(1), or target.unsqueeze(1) / target.view_as(pred).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from torch_pitfalls.lint.bindings import returned_values
+from torch_pitfalls.lint.rules.base import UNSURE, Rule, _arg, _const
+from torch_pitfalls.lint.walking import walk
+
+COL, VEC, SCALAR = "col", "vec", "scalar"  # (N, 1), (N,) and a number
+_CLASSES = ("torch.nn.MSELoss", "torch.nn.L1Loss", "torch.nn.SmoothL1Loss", "torch.nn.HuberLoss")
+_FUNCTIONAL = tuple(f"torch.nn.functional.{n}" for n in ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss"))
+# methods and functions that keep a tensor's (or array's) shape
+_KEEP = frozenset(
+    """to cuda cpu float double half bfloat16 long int detach clone contiguous type requires_grad_ astype fill_
+normal_ uniform_ zero_
+to_numpy numpy sigmoid tanh relu exp log log1p abs sqrt clamp clip neg expm1""".split()
+)
+_ELEMENTWISE = frozenset(
+    """sigmoid tanh relu exp log log1p abs sqrt expm1 float32 array asarray ascontiguousarray tensor as_tensor
+from_numpy FloatTensor Tensor DoubleTensor clamp clip softplus leaky_relu gelu elu""".split()
+)
+_ACTIVATIONS = frozenset("Sigmoid Tanh ReLU Softplus Identity Dropout LeakyReLU GELU ELU Hardtanh ReLU6".split())
+_FACTORIES = ("zeros", "ones", "empty", "rand", "randn", "full")
+_FRAMES = ("pandas.read_csv", "pandas.read_excel", "pandas.read_parquet", "pandas.read_json", "pandas.DataFrame")
+_FRAME_METHODS = frozenset(
+    "dropna fillna copy reset_index sample drop astype query sort_values select_dtypes head tail loc iloc".split()
+)
+
+
+class _Shapes:
+    """The shape an expression has, where the code shows it: (N, 1), (N,) or unknown (None)."""
+
+    def __init__(self, ctx):
+        self.ctx, self.b = ctx, ctx.bindings
+
+    # --- names -------------------------------------------------------------------------
+    def of(self, node, chain, line, klass, d=0):  # noqa: C901 - one branch per kind of expression
+        if node is None or d > 14:
+            return None
+        d += 1
+        if isinstance(node, ast.Name):
+            return self._name(node.id, chain, line, klass, d)
+        if isinstance(node, (ast.List, ast.Tuple)):
+            return _literal(node)
+        if isinstance(node, ast.Attribute):
+            if node.attr in ("values", "data"):
+                return self.of(node.value, chain, line, klass, d)
+            return None
+        if isinstance(node, ast.Subscript):
+            return self._subscript(node, chain, line, klass, d)
+        if isinstance(node, ast.Constant):
+            return SCALAR if type(node.value) in (int, float) else None
+        if isinstance(node, ast.BinOp):
+            sides = [self.of(s, chain, line, klass, d) for s in (node.left, node.right)]
+            if isinstance(node.op, ast.MatMult):
+                return COL if sides[1] == COL else None  # (N, k) @ (k, 1)
+            if sides[0] == SCALAR:
+                return sides[1]
+            if sides[1] == SCALAR:
+                return sides[0]
+            return sides[0] if sides[0] == sides[1] else None
+        if isinstance(node, ast.Call):
+            return self._call(node, chain, line, klass, d)
+        return None
+
+    def _name(self, name, chain, line, klass, d):
+        binding, where = self.b.lookup(name, chain, line)
+        if binding is None:
+            return None
+        if binding.how == "assign":
+            return self.of(binding.value, where, binding.line, klass, d)
+        if binding.how == "item" and isinstance(binding.value, ast.Call) and binding.index is not None:
+            q = self.ctx.qualified(binding.value.func) or ""
+            if q.endswith("train_test_split") and len(binding.value.args) > binding.index // 2:
+                return self.of(binding.value.args[binding.index // 2], where, binding.line, klass, d)
+            fn = self.b._local_function(binding.value, where, binding.line)  # x, y = get_batch()
+            returns = returned_values(fn, binding.index) if fn is not None else None
+            if returns:
+                found = {self.of(v, (fn, self.b.tree), at + 1, None, d) for v, at in returns}
+                return found.pop() if len(found) == 1 else None
+            return None
+        if binding.how == "iter":
+            return self._batch_element(name, binding, where, klass, d)
+        return None
+
+    def _batch_element(self, name, binding, where, klass, d):
+        """``for xb, yb in loader`` over ``DataLoader(TensorDataset(x, y))``: a batch of ``y``'s rows."""
+        loop = next(
+            (n for n in walk(where[0]) if isinstance(n, (ast.For, ast.AsyncFor)) and n.lineno == binding.line), None
+        )
+        if loop is None:
+            return None
+        target, iterable = loop.target, loop.iter
+        if isinstance(iterable, ast.Call) and getattr(iterable.func, "id", None) == "enumerate" and iterable.args:
+            iterable = iterable.args[0]
+            target = target.elts[1] if isinstance(target, ast.Tuple) and len(target.elts) == 2 else None
+        if not isinstance(target, ast.Tuple):
+            return None
+        index = next((i for i, e in enumerate(target.elts) if isinstance(e, ast.Name) and e.id == name), None)
+        loader = self._constructor(iterable, where, binding.line)
+        if (
+            index is None
+            or loader is None
+            or self.ctx.qualified(loader.func)
+            not in (
+                "torch.utils.data.DataLoader",
+                "torch.utils.data.dataloader.DataLoader",
+            )
+        ):
+            return None
+        if any(k.arg == "collate_fn" for k in loader.keywords):
+            return None
+        dataset = self._constructor(_arg(loader, 0, "dataset"), where, loader.lineno)
+        if (
+            dataset is None
+            or self.ctx.qualified(dataset.func)
+            not in ("torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset")
+            or any(isinstance(a, ast.Starred) for a in dataset.args)
+            or len(dataset.args) <= index
+        ):
+            return None
+        return self.of(dataset.args[index], where, dataset.lineno, klass, d)
+
+    def _constructor(self, node, chain, line):
+        for _ in range(4):
+            if isinstance(node, ast.Name):
+                node = self.b.value_of(node.id, chain, line)
+            else:
+                break
+        return node if isinstance(node, ast.Call) else None
+
+    # --- expressions -------------------------------------------------------------------
+    def _subscript(self, node, chain, line, klass, d):
+        index = node.slice
+        parts = index.elts if isinstance(index, ast.Tuple) else [index]
+        if len(parts) == 2 and isinstance(parts[0], ast.Slice) and parts[0].lower is None and parts[0].upper is None:
+            last = parts[1]
+            if _const(last, None) or (isinstance(last, ast.Attribute) and last.attr == "newaxis"):
+                return COL if self.of(node.value, chain, line, klass, d) == VEC else None
+            if isinstance(last, ast.Constant) and type(last.value) is int:
+                return VEC if self.of(node.value, chain, line, klass, d) == COL else None
+            return None
+        if len(parts) == 1 and isinstance(parts[0], ast.Slice):  # a slice of the rows keeps the shape
+            return self.of(node.value, chain, line, klass, d)
+        if len(parts) == 1 and isinstance(parts[0], ast.Constant) and isinstance(parts[0].value, str):
+            return VEC if self._frame(node.value, chain, line, d) else None  # df["price"]: one column
+        return None
+
+    def _call(self, node, chain, line, klass, d):  # noqa: C901 - one branch per kind of call
+        func = node.func
+        q = self.ctx.qualified(func) or ""
+        last = q.rsplit(".", 1)[-1] if q else getattr(func, "attr", getattr(func, "id", ""))
+        if not q and isinstance(func, ast.Name):  # Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor
+            q = self._tensor_type(func, chain, line)
+            last = q.rsplit(".", 1)[-1]
+        if q in ("torch.autograd.Variable", "torch.autograd.variable.Variable") and node.args:
+            return self.of(node.args[0], chain, line, klass, d)
+        if q.startswith("torch.") and last.endswith("Tensor") and last != "Tensor" and len(node.args) >= 2:
+            return _factory_shape(node)  # torch.FloatTensor(n, 1): a size
+        if q.startswith(("torch.", "numpy.")):
+            if last in ("mm", "matmul") and len(node.args) == 2:
+                return COL if self.of(node.args[1], chain, line, klass, d) == COL else None
+            if last in _FACTORIES and node.args:
+                return _factory_shape(node)
+            if last in _ELEMENTWISE and node.args:
+                return self.of(node.args[0], chain, line, klass, d)
+            if last in ("view_as", "reshape_as") and len(node.args) == 2:
+                return self.of(node.args[1], chain, line, klass, d)
+            return None
+        if q:
+            return None
+        if isinstance(func, ast.Attribute):
+            receiver = func.value
+            attr = func.attr
+            if attr in _KEEP:
+                return self.of(receiver, chain, line, klass, d)
+            if attr == "item" and not node.args:
+                return SCALAR
+            if attr in ("mm", "matmul") and len(node.args) == 1:
+                return COL if self.of(node.args[0], chain, line, klass, d) == COL else None
+            if attr in ("squeeze",):
+                if node.args and not (_int_const(node.args[0], 1) or _int_const(node.args[0], -1)):
+                    return None
+                return VEC if self.of(receiver, chain, line, klass, d) == COL else None
+            if attr in ("flatten", "ravel") and not node.args:
+                return VEC
+            if attr in ("view", "reshape"):
+                dims = node.args[0].elts if len(node.args) == 1 and isinstance(node.args[0], ast.Tuple) else node.args
+                if len(dims) == 1 and _int_const(dims[0], -1):
+                    return VEC
+                if len(dims) == 2 and _int_const(dims[1], 1):
+                    return COL
+                return None
+            if attr == "unsqueeze" and node.args and (_int_const(node.args[0], 1) or _int_const(node.args[0], -1)):
+                return COL if self.of(receiver, chain, line, klass, d) == VEC else None
+            if attr in ("view_as", "reshape_as", "expand_as") and node.args:
+                return self.of(node.args[0], chain, line, klass, d)
+            if attr == "pop" and node.args and isinstance(node.args[0], ast.Constant):
+                return VEC if self._frame(receiver, chain, line, d) else None
+        fn = self.b._local_function(node, chain, line)  # y = f(x), a function of this module
+        if fn is not None:
+            returns = returned_values(fn) or []
+            found = {self.of(v, (fn, self.b.tree), at + 1, None, d) for v, at in returns}
+            return found.pop() if len(found) == 1 else None
+        held = self.b.held(func, chain, line, klass)
+        if held is not None and held.kind == "module":
+            if node.args and self.of(node.args[0], chain, line, klass, d) == VEC:
+                return None  # one unbatched sample: Linear(k, 1) gives (1,)
+            return COL if self._one_output(func, held, chain, line, klass, d) else None
+        return None
+
+    def _tensor_type(self, func, chain, line) -> str:
+        value = self.b.value_of(func.id, chain, line)
+        if isinstance(value, ast.IfExp):
+            names = {self.ctx.qualified(value.body), self.ctx.qualified(value.orelse)}
+            names = {(n or "").replace("torch.cuda.", "torch.") for n in names}
+            if len(names) == 1:
+                return names.pop()
+        return ""
+
+    # --- a model with one output --------------------------------------------------------
+    def _one_output(self, func, held, chain, line, klass, d) -> bool:
+        what = held.what or ""
+        if what in ("torch.nn.Linear", "torch.nn.LazyLinear", "torch.nn.Sequential"):
+            ctor = self._module_ctor(func, chain, line, klass)
+            return ctor is not None and self._ctor_one_output(ctor, chain, klass, d)
+        cls = self.b.classes().get(what)
+        if cls is None:
+            return False
+        forward = next((m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name == "forward"), None)
+        returns = returned_values(forward) if forward is not None else None
+        return bool(returns) and all(self.of(v, (forward, self.b.tree), at + 1, cls, d + 1) == COL for v, at in returns)
+
+    def _module_ctor(self, func, chain, line, klass):
+        ctor = None
+        if isinstance(func, ast.Name):
+            ctor = self.b.value_of(func.id, chain, line)
+        elif isinstance(func, ast.Attribute) and getattr(func.value, "id", None) == "self" and klass is not None:
+            attrs = self.b.self_attributes(klass).get(func.attr) or []
+            ctor = attrs[0][1] if len(attrs) == 1 else None
+        while (
+            isinstance(ctor, ast.Call)
+            and isinstance(ctor.func, ast.Attribute)
+            and ctor.func.attr in ("to", "cuda", "cpu", "float", "double")
+        ):
+            ctor = ctor.func.value
+        return ctor if isinstance(ctor, ast.Call) else None
+
+    def _ctor_one_output(self, ctor, chain, klass, d) -> bool:
+        q = self.ctx.qualified(ctor.func) or ""
+        if q in ("torch.nn.Linear", "torch.nn.LazyLinear"):
+            out = _arg(ctor, 0 if q.endswith("LazyLinear") else 1, "out_features")
+            return _int_const(out, 1)
+        if q == "torch.nn.Sequential" and ctor.args and not any(isinstance(a, ast.Starred) for a in ctor.args):
+            for layer in reversed(ctor.args):
+                if not isinstance(layer, ast.Call):
+                    return False
+                lq = self.ctx.qualified(layer.func) or ""
+                if lq.startswith("torch.nn.") and lq.rsplit(".", 1)[-1] in _ACTIVATIONS:
+                    continue
+                return self._ctor_one_output(layer, chain, klass, d)
+        return False
+
+    # --- pandas -------------------------------------------------------------------------
+    def _frame(self, node, chain, line, d) -> bool:
+        """A pandas DataFrame: read or built by pandas, a method of one that returns one, or a function of
+        this module that returns one."""
+        if d > 20:
+            return False
+        d += 1
+        if isinstance(node, ast.Name):
+            binding, where = self.b.lookup(node.id, chain, line)
+            return (
+                binding is not None and binding.how == "assign" and self._frame(binding.value, where, binding.line, d)
+            )
+        if not isinstance(node, ast.Call):
+            return False
+        q = self.ctx.qualified(node.func) or ""
+        if q in _FRAMES or q == "pandas.get_dummies":
+            return True
+        if isinstance(node.func, ast.Attribute) and node.func.attr in _FRAME_METHODS and not q:
+            return self._frame(node.func.value, chain, line, d)
+        fn = self.b._local_function(node, chain, line)
+        if fn is None:
+            return False
+        returns = returned_values(fn) or []
+        return bool(returns) and all(self._frame(v, (fn, self.b.tree), at + 1, d) for v, at in returns)
+
+
+def _int_const(node, value) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
+        return type(node.operand.value) is int and -node.operand.value == value
+    return isinstance(node, ast.Constant) and type(node.value) is int and node.value == value
+
+
+def _number(node) -> bool:
+    if isinstance(node, ast.UnaryOp):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float)
+
+
+def _literal(node):
+    """A list literal of numbers: (N,); of one-number rows: (N, 1)."""
+    if not isinstance(node, (ast.List, ast.Tuple)) or not node.elts:
+        return None
+    if all(_number(e) or (isinstance(e, ast.Call) and getattr(e.func, "id", None) == "float") for e in node.elts):
+        return VEC
+    if all(isinstance(e, (ast.List, ast.Tuple)) and len(e.elts) == 1 and _number(e.elts[0]) for e in node.elts):
+        return COL
+    return None
+
+
+def _factory_shape(node):
+    """``torch.zeros(n)`` (N,); ``torch.zeros(n, 1)`` or ``torch.zeros((n, 1))``: (N, 1)."""
+    packed = len(node.args) == 1 and isinstance(node.args[0], (ast.Tuple, ast.List))
+    dims = node.args[0].elts if packed else node.args
+    if any(isinstance(a, ast.Starred) for a in dims):
+        return None
+    if len(dims) == 1:  # a name or an attribute may hold a whole size (``torch.zeros(x.shape)``)
+        return None if isinstance(dims[0], (ast.Tuple, ast.List, ast.Name, ast.Attribute, ast.Starred)) else VEC
+    if len(dims) == 2 and _int_const(dims[1], 1):
+        return COL
+    return None
+
+
+def _loss_pair(node, ctx):
+    """(prediction, target) of a call of an elementwise regression loss, or None."""
+    if not isinstance(node, ast.Call):
+        return None
+    q = ctx.qualified(node.func)
+    if q in _FUNCTIONAL:
+        return _arg(node, 0, "input"), _arg(node, 1, "target")
+    if isinstance(node.func, ast.Call):
+        found = ctx.qualified(node.func.func) in _CLASSES
+    else:
+        held = ctx.held(node.func) if isinstance(node.func, (ast.Name, ast.Attribute)) else None
+        found = held is not None and held.kind == "loss" and held.what in _CLASSES
+    return (_arg(node, 0, "input"), _arg(node, 1, "target")) if found else None
+
+
+def _squared_difference(node) -> ast.BinOp | None:
+    """``(a - b) ** 2``, ``(a - b).abs()``, ``(a - b).pow(2)``, ``torch.abs(a - b)``: the difference."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow) and _int_const(node.right, 2):
+        inner = node.left
+    elif (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in ("abs", "pow", "square")
+    ):
+        inner = node.func.value
+        if node.func.attr == "pow" and not (node.args and _int_const(node.args[0], 2)):
+            return None
+        if isinstance(inner, ast.Name) and inner.id in ("torch", "np", "numpy"):
+            inner = node.args[0] if node.args else None
+    else:
+        return None
+    return inner if isinstance(inner, ast.BinOp) and isinstance(inner.op, ast.Sub) else None
+
+
+def _broadcast_loss(node, ctx):
+    if ctx.function is None:
+        return False
+    shapes = _Shapes(ctx)
+    chain, line, klass = ctx.chain(), node.lineno, ctx.klass
+    pair = _loss_pair(node, ctx)
+    if pair is not None:
+        pred, target = pair
+        if pred is None or target is None:
+            return False
+        p, t = shapes.of(pred, chain, line, klass), shapes.of(target, chain, line, klass)
+        if p == COL:
+            return True if t == VEC else (UNSURE if t is None else False)
+        return p == VEC and t == COL  # the arguments the other way round: the same (N, N) table
+    diff = _squared_difference(node)
+    if diff is None:
+        return False
+    sides = {shapes.of(diff.left, chain, line, klass), shapes.of(diff.right, chain, line, klass)}
+    return sides == {COL, VEC}
+
+
+RULE = Rule(
+    "PTF241",
+    ("target-shape-broadcast",),
+    "an elementwise regression loss between (N, 1) predictions and (N,) targets broadcasts to an (N, N) "
+    "table: every prediction is compared with every target and the model learns the batch mean; make the "
+    "shapes equal (pred.squeeze(1), or target.unsqueeze(1))",
+    _broadcast_loss,
+    nodes=(ast.Call, ast.BinOp),
+)

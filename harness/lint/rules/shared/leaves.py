@@ -1,0 +1,76 @@
+"""Leaf tensors that require grad, as the autograd rules read them: what makes one (a factory with
+``requires_grad=True``, an ``nn.Parameter``, ``requires_grad_()``), a name's last plain assignment, and a
+flag set on a name between two lines."""
+
+from __future__ import annotations
+
+import ast
+
+from torch_pitfalls.lint.rules.base import _kw
+from torch_pitfalls.lint.walking import walk
+
+_PARAMETERS = ("torch.nn.Parameter", "torch.nn.parameter.Parameter")
+
+
+def _true(node) -> bool:
+    return isinstance(node, ast.Constant) and node.value is True
+
+
+def _leaf_source(node, ctx) -> bool:
+    """A call that makes a leaf tensor requiring grad: a torch factory with ``requires_grad=True``, an
+    ``nn.Parameter`` (requires_grad not False), ``x.requires_grad_()``."""
+    if not isinstance(node, ast.Call):
+        return False
+    q = ctx.qualified(node.func) or ""
+    if q in _PARAMETERS:
+        flag = _kw(node, "requires_grad")
+        if flag is None and len(node.args) > 1:
+            flag = node.args[1]
+        return flag is None or _true(flag)
+    if q.startswith("torch.") and _true(_kw(node, "requires_grad")):
+        return True
+    if isinstance(node.func, ast.Attribute) and node.func.attr == "requires_grad_" and q == "":
+        return not node.args or _true(node.args[0])
+    return False
+
+
+def _last_assign(name: str, ctx, line: int):
+    """(value, line, scopes) of the last plain assignment of ``name`` above ``line`` (an augmented one,
+    ``w -= ...`` in place, leaves the tensor the same), or None."""
+    for i, scope_node in enumerate(ctx.chain()):
+        scope = ctx.bindings.scope(scope_node)
+        if name in scope.declared or name not in scope.names:
+            continue
+        found = [b for b in scope.names[name] if (i > 0 or b.line < line) and not scope.exclusive(b.line, line)]
+        found = [b for b in found if b.how != "aug"]
+        if not found or found[-1].how != "assign":
+            return None
+        b = found[-1]
+        return b.value, b.line, scope_node
+    return None
+
+
+def _flag_set_between(name: str, scope_node, after: int, before: int) -> bool:
+    """``name.requires_grad = True`` or ``name.requires_grad_()`` between two lines of the scope."""
+    for n in walk(scope_node):
+        line = getattr(n, "lineno", 0)
+        if not after < line < before:
+            continue
+        if (
+            isinstance(n, ast.Assign)
+            and any(
+                isinstance(t, ast.Attribute) and t.attr == "requires_grad" and getattr(t.value, "id", None) == name
+                for t in n.targets
+            )
+            and _true(n.value)
+        ):
+            return True
+        if (
+            isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute)
+            and n.func.attr == "requires_grad_"
+            and getattr(n.func.value, "id", None) == name
+            and (not n.args or _true(n.args[0]))
+        ):
+            return True
+    return False

@@ -1,0 +1,236 @@
+"""PTF240 (multilabel-with-cross-entropy): CrossEntropyLoss trained on multi-hot targets."""
+
+PITFALL = {
+    "literal_rows_functional": """
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+head = nn.Linear(4, 3)
+x = torch.randn(2, 4)
+tags = torch.tensor([[1.0, 0.0, 1.0], [0.0, 1.0, 1.0]])
+loss = F.cross_entropy(head(x), tags)
+loss.backward()
+""",
+    "dataset_rows_filled_by_a_list": """
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, Dataset
+
+class Posts(Dataset):
+    def __init__(self, rows, n_tags):
+        self.rows, self.n_tags = rows, n_tags
+
+    def __len__(self):
+        return len(self.rows)
+
+    def __getitem__(self, i):
+        text, tag_ids = self.rows[i]
+        y = torch.zeros(self.n_tags)
+        y[list(tag_ids)] = 1.0
+        return torch.tensor(text), y
+
+def train(rows, model, opt):
+    loader = DataLoader(Posts(rows, 20), batch_size=32, shuffle=True)
+    criterion = nn.CrossEntropyLoss()
+    for x, y in loader:
+        opt.zero_grad()
+        criterion(model(x), y).backward()
+        opt.step()
+""",
+    "dataset_tags_set_in_a_loop": """
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, Dataset
+
+class Scenes(Dataset):
+    def __init__(self, items, classes):
+        self.items, self.index = items, {c: i for i, c in enumerate(classes)}
+
+    def __len__(self):
+        return len(self.items)
+
+    def __getitem__(self, k):
+        image, names = self.items[k]
+        target = torch.zeros(len(self.index))
+        for name in names:
+            target[self.index[name]] = 1
+        return image, target
+
+net = nn.Sequential(nn.Flatten(), nn.Linear(3 * 32 * 32, 6))
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+loader = DataLoader(Scenes([], ["beach", "sunset", "people", "city", "snow", "night"]), batch_size=8, shuffle=True)
+loss_fn = nn.CrossEntropyLoss()
+for step, (images, targets) in enumerate(loader):
+    loss = loss_fn(net(images), targets)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+""",
+    "multilabel_binarizer": """
+import torch
+from sklearn.preprocessing import MultiLabelBinarizer
+from torch import nn
+
+genres = [["drama", "romance"], ["action"], ["action", "comedy", "drama"]]
+mlb = MultiLabelBinarizer()
+Y = mlb.fit_transform(genres)
+X = torch.randn(len(genres), 300)
+model = nn.Linear(300, len(mlb.classes_))
+targets = torch.tensor(Y, dtype=torch.float32)
+loss = nn.CrossEntropyLoss()(model(X), targets)
+loss.backward()
+""",
+    "decoded_with_sigmoid_threshold": """
+import torch
+import torch.nn as nn
+
+class Tagger(nn.Module):
+    def __init__(self, vocab, n_labels):
+        super().__init__()
+        self.emb = nn.EmbeddingBag(vocab, 128)
+        self.fc = nn.Linear(128, n_labels)
+
+    def forward(self, ids):
+        return self.fc(self.emb(ids))
+
+def train_epoch(model, loader, opt):
+    criterion = nn.CrossEntropyLoss()
+    for ids, labels in loader:
+        loss = criterion(model(ids), labels)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+@torch.no_grad()
+def predict(model, ids, threshold=0.5):
+    logits = model(ids)
+    return torch.sigmoid(logits) > threshold
+
+def main(loader, batch):
+    model = Tagger(30000, 7)
+    opt = torch.optim.Adam(model.parameters())
+    train_epoch(model, loader, opt)
+    return predict(model, batch)
+""",
+    "random_zero_one_matrix": """
+import torch
+from torch import nn
+
+model = nn.Linear(10, 5)
+inputs = torch.randn(16, 10)
+labels = torch.randint(0, 2, (16, 5)).float()
+loss = nn.CrossEntropyLoss()(model(inputs), labels)
+loss.backward()
+""",
+}
+
+NEAR_MISS = {
+    "one_hot_by_one_index": """
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, Dataset
+
+class Digits(Dataset):
+    def __init__(self, xs, ys):
+        self.xs, self.ys = xs, ys
+
+    def __len__(self):
+        return len(self.xs)
+
+    def __getitem__(self, i):
+        y = torch.zeros(10)
+        y[self.ys[i]] = 1.0
+        return self.xs[i], y
+
+model = nn.Linear(784, 10)
+loader = DataLoader(Digits([], []), batch_size=64, shuffle=True)
+for x, y in loader:
+    nn.CrossEntropyLoss()(model(x), y).backward()
+""",
+    "label_smoothed_rows": """
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+head = nn.Linear(4, 3)
+soft = torch.tensor([[0.9, 0.05, 0.05], [0.05, 0.05, 0.9]])
+loss = F.cross_entropy(head(torch.randn(2, 4)), soft)
+loss.backward()
+""",
+    "bce_on_multi_hot_rows": """
+import torch
+from torch import nn
+
+class Tagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(16, 4)
+
+    def forward(self, x):
+        return self.fc(x)
+
+model = Tagger()
+x = torch.randn(3, 16)
+tags = torch.tensor([[1.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0], [1.0, 0.0, 1.0, 1.0]])
+nn.BCEWithLogitsLoss()(model(x), tags).backward()
+with torch.no_grad():
+    predicted = torch.sigmoid(model(x)) > 0.5
+""",
+    "one_hot_matrix_in_a_loop": """
+import torch
+import torch.nn.functional as F
+
+def soft_ce(logits, labels, n_classes):
+    targets = torch.zeros(len(labels), n_classes)
+    for i, c in enumerate(labels):
+        targets[i, c] = 1.0
+    return F.cross_entropy(logits, targets)
+""",
+    "another_model_decoded_with_sigmoid": """
+import torch
+from torch import nn
+
+class Classifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(32, 5)
+
+    def forward(self, x):
+        return self.fc(x)
+
+class Detector(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(32, 1)
+
+    def forward(self, x):
+        return self.fc(x)
+
+clf, det = Classifier(), Detector()
+x, y = torch.randn(8, 32), torch.randint(0, 5, (8,))
+loss = nn.CrossEntropyLoss()(clf(x), y)
+loss.backward()
+with torch.no_grad():
+    classes = clf(x).argmax(1)
+    present = torch.sigmoid(det(x)) > 0.5
+""",
+    "per_label_three_classes": """
+import torch
+from torch import nn
+
+model = nn.Linear(64, 3 * 47)
+x = torch.randn(8, 64)
+y = torch.randint(0, 3, (8, 47))
+loss = nn.CrossEntropyLoss()(model(x).view(8, 3, 47), y)
+loss.backward()
+""",
+}
+
+SEEN = {
+    "decoded_with_sigmoid_threshold": "https://github.com/ThilinaRajapakse/simpletransformers/issues/101 (the multi-label model's loss was softmax cross entropy; BCE with sigmoid asked for) and https://github.com/open-mmlab/mmpretrain/issues/783 (a multi-label image task trained with softmax CE: a very high false-positive rate)",
+    "dataset_tags_set_in_a_loop": "PyTorch forum 'Converting single label classification to multi-label classification' (an LSTM trained with nn.CrossEntropyLoss to be moved to targets such as [0, 0, 1, 0, 0, 1, 0]; the answer: BCEWithLogitsLoss)",
+    "dataset_rows_filled_by_a_list": "https://github.com/hypnopump/rgn2-replica/pull/12 (pfam and GO annotations, multi-label, trained with CrossEntropy and moved to nn.BCEWithLogitsLoss); the spelling of benchmarks/fresh/lint3/u08",
+    "per_label_three_classes": "PyTorch forum 'Need Guidance on Loss Function for Multi-Label/Multi-Output Classification' (47 labels of three classes each: CrossEntropyLoss's K-dimensional case, class indices, correct)",
+    "multilabel_binarizer": "leyaa.ai multilabel classification challenge (sklearn MultiLabelBinarizer().fit_transform(labels): the multi-hot rows a multi-label model is trained on)",
+}

@@ -1,0 +1,195 @@
+"""PTF241 (target-shape-broadcast): an elementwise regression loss between (N, 1) predictions and (N,) targets."""
+
+PITFALL = {
+    "csv_column_through_tensor_dataset": """
+import pandas as pd
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+
+def fit(path):
+    frame = pd.read_csv(path).dropna()
+    y = frame.pop("price").to_numpy(dtype="float32")
+    x = frame.to_numpy(dtype="float32")
+    loader = DataLoader(TensorDataset(torch.from_numpy(x), torch.from_numpy(y)), batch_size=32, shuffle=True)
+    net = nn.Sequential(nn.Linear(x.shape[1], 64), nn.ReLU(), nn.Linear(64, 1))
+    opt = torch.optim.Adam(net.parameters())
+    loss_fn = nn.MSELoss()
+    for xb, yb in loader:
+        opt.zero_grad()
+        loss = loss_fn(net(xb), yb)
+        loss.backward()
+        opt.step()
+""",
+    "hand_written_mean_square": """
+import torch
+from torch import nn
+
+x = torch.tensor([[1.0, 2.0], [1.0, 3.0], [1.0, 7.0], [1.0, 9.0]])
+y = torch.tensor([2.0, 3.0, 7.0, 9.0])
+model = nn.Linear(2, 1)
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+for i in range(1000):
+    out = model(x)
+    loss = torch.mean((out - y) ** 2)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+""",
+    "model_class_with_a_scalar_head": """
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+class Regressor(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.hidden = nn.Linear(d, 32)
+        self.out = nn.Linear(32, 1)
+
+    def forward(self, x):
+        return self.out(torch.relu(self.hidden(x)))
+
+def step(net, opt):
+    x = torch.randn(64, 8)
+    y = torch.randn(64)
+    loss = F.l1_loss(net(x), y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+
+net = Regressor(8)
+step(net, torch.optim.SGD(net.parameters(), lr=0.1))
+""",
+    "sigmoid_head_smooth_l1": """
+import torch
+import torch.nn as nn
+
+head = nn.Sequential(nn.Linear(10, 16), nn.ReLU(), nn.Linear(16, 1), nn.Sigmoid())
+criterion = nn.SmoothL1Loss()
+
+def train_step(features, optimizer):
+    scores = torch.rand(features.size(0))
+    pred = head(features)
+    loss = criterion(pred, scores)
+    loss.backward()
+    optimizer.step()
+""",
+    "arguments_the_other_way_round": """
+import torch
+from torch import nn
+
+model = nn.Linear(3, 1)
+targets = torch.tensor([0.5, 1.5, 2.5, 3.5])
+inputs = torch.randn(4, 3)
+loss = nn.L1Loss()(targets, model(inputs))
+loss.backward()
+""",
+    "enumerate_loader_huber": """
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+
+features, labels = torch.randn(256, 5), torch.randn(256)
+train_loader = DataLoader(TensorDataset(features, labels), batch_size=16)
+model = nn.Sequential(nn.Linear(5, 8), nn.Tanh(), nn.Linear(8, 1)).to("cpu")
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+crit = nn.HuberLoss(delta=1.0)
+for step, (xb, yb) in enumerate(train_loader):
+    pred = model(xb).float()
+    loss = crit(pred, yb)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+""",
+}
+
+NEAR_MISS = {
+    "prediction_squeezed": """
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+
+loader = DataLoader(TensorDataset(torch.randn(64, 4), torch.randn(64)), batch_size=8)
+model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+loss_fn = nn.MSELoss()
+for xb, yb in loader:
+    loss = loss_fn(model(xb).squeeze(1), yb)
+    loss.backward()
+""",
+    "target_unsqueezed": """
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+model = nn.Linear(2, 1)
+x = torch.randn(16, 2)
+y = torch.randn(16)
+loss = F.mse_loss(model(x), y.unsqueeze(1))
+loss.backward()
+""",
+    "target_viewed_as_a_column": """
+import torch
+from torch import nn
+
+model = nn.Linear(2, 1)
+x = torch.randn(16, 2)
+y = torch.tensor([float(i) for i in range(16)])
+pred = model(x)
+loss = ((pred - y.view(-1, 1)) ** 2).mean() + nn.L1Loss()(pred, y.view_as(pred))
+loss.backward()
+""",
+    "several_outputs_several_targets": """
+import torch
+from torch import nn
+
+model = nn.Linear(5, 3)
+x, y = torch.randn(8, 5), torch.randn(8, 3)
+loss = nn.MSELoss()(model(x), y)
+loss.backward()
+""",
+    "column_targets_from_a_literal": """
+import torch
+from torch import nn
+
+model = nn.Linear(1, 1)
+X = torch.tensor([[1.0], [2.0], [3.0], [4.0]])
+Y = torch.tensor([[2.0], [4.0], [6.0], [8.0]])
+loss = nn.MSELoss()(model(X), Y)
+loss.backward()
+""",
+    "flattened_prediction_by_hand": """
+import torch
+from torch import nn
+
+net = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
+x = torch.randn(10, 3)
+y = torch.randn(10)
+loss = (net(x).view(-1) - y).abs().mean()
+loss.backward()
+""",
+}
+
+PREVIEW = {
+    "target_of_an_unknown_loader": """
+import torch
+from torch import nn
+
+model = nn.Sequential(nn.Linear(13, 32), nn.ReLU(), nn.Linear(32, 1))
+criterion = nn.MSELoss()
+
+def train(loader, opt):
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+""",
+}
+
+SEEN = {
+    "target_of_an_unknown_loader": "https://github.com/Photon-AI-Research/NeuralSolvers/issues/20 (nn.MSELoss of a model's [batch_size, 1] output against a [batch_size] target from the dataset; fixed with model(x).reshape(-1))",
+    "hand_written_mean_square": "PyTorch forum thread 'Simple linear regression in PyTorch' (out = x.mm(weights).add_(bias) is (4, 1), y = Tensor([2., 3., 7., 9.]) is (4,): torch.mean((out - y)**2) averages a (4, 4) table; fixed with out.view(-1))",
+    "csv_column_through_tensor_dataset": "https://github.com/deepset-ai/FARM/issues/229 (a regression head RegressionHead([768, 1]) against one label per example: 'Using a target size ... different to the input size', squeezed logits as the fix); the CSV column spelling of benchmarks/fresh/lint/s15",
+    "target_unsqueezed": "duoke360.com 'PyTorch ValueError: target size (torch.Size([16])) must be the same as input size (torch.Size([16, 1]))' (nn.MSELoss()(outputs, labels.unsqueeze(1)) or outputs.squeeze(): the fixes)",
+}
