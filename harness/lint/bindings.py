@@ -86,6 +86,8 @@ NUMPY_NON_ARRAY = frozenset(
 )
 LOADER_NAME = re.compile(r"(^|_)(data)?loader$|(^|_)dl$", re.I)
 PROBABILITY_OPS = frozenset(("softmax", "Softmax", "sigmoid", "Sigmoid"))
+LINEAR = "linear"  # what a Linear layer gives: raw scores, no activation after it
+LINEAR_LAYERS = ("torch.nn.Linear", "torch.nn.modules.linear.Linear", "torch.nn.LazyLinear")
 MODEL_OUTPUT = "output"  # what calling a module gives: a tensor, or a tuple of them (HF models, FPN necks)
 TENSOR_ANNOTATIONS = ("torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "torch.nn.Parameter")
 
@@ -684,6 +686,8 @@ class Bindings:
         last = what.rsplit(".", 1)[-1]
         if last in PROBABILITY_OPS:
             return last.lower()
+        if what in LINEAR_LAYERS:
+            return LINEAR  # raw scores: no activation after the last layer
         if what == "torch.nn.Sequential":
             ctor = self._constructor(func, chain, line, klass)
             where = chain
@@ -711,7 +715,7 @@ class Bindings:
             if forward is not None:
                 returns = [n.value for n in walk(forward) if isinstance(n, ast.Return) and n.value is not None]
                 outs = {(self.held(r, (forward, self.tree), r.lineno + 1, cls, d) or Held("")).what for r in returns}
-                if len(outs) == 1 and (next(iter(outs)) or "") in ("softmax", "sigmoid"):
+                if len(outs) == 1 and (next(iter(outs)) or "") in ("softmax", "sigmoid", LINEAR):
                     return next(iter(outs))
         return None
 

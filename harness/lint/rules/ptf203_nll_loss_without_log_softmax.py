@@ -1,6 +1,6 @@
-"""What: Softmax probabilities passed to NLLLoss / nll_loss.
-Why: nll_loss takes no logarithm: it returns minus the probability, a negative loss with vanishing
-gradients.
+"""What: Softmax probabilities, or a Linear layer's raw scores, passed to NLLLoss / nll_loss.
+Why: nll_loss takes no logarithm: it returns minus its input at the target, a negative loss (minus the
+probability, with vanishing gradients, or minus a raw score, unbounded below).
 Fix: feed it log_softmax, or use cross_entropy on the logits.
 """
 
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 
+from torch_pitfalls.lint.bindings import LINEAR, Held
 from torch_pitfalls.lint.rules.base import CALL, Rule, _arg, _const, _kw, _method
 from torch_pitfalls.lint.rules.shared.flow import _dead
 from torch_pitfalls.lint.rules.shared.losses import _loss_call, _probabilities
@@ -37,7 +38,9 @@ def _nll_on_softmax(node, ctx) -> bool:
     cross_entropy on the logits)."""
     if not _loss_call(node, ctx, "nll_loss", "torch.nn.NLLLoss", "torch.nn.NLLLoss2d"):
         return False
-    if _probabilities(_arg(node, 0, "input"), ctx) != "softmax" or _dead(node, ctx):
+    given = _arg(node, 0, "input")
+    raw = given is not None and (ctx.held(given) or Held("")).what == LINEAR
+    if (_probabilities(given, ctx) != "softmax" and not raw) or _dead(node, ctx):
         return False
     if _const(_kw(node, "reduction"), "none"):
         return _used_as_loss(node, ctx)
@@ -47,8 +50,9 @@ def _nll_on_softmax(node, ctx) -> bool:
 RULE = Rule(
     "PTF203",
     ("nll-loss-without-log-softmax",),
-    "NLLLoss/nll_loss takes no logarithm: given softmax probabilities it returns minus the probability "
-    "(a negative loss, vanishing gradients); feed it log_softmax, or use cross_entropy on the logits",
+    "NLLLoss/nll_loss takes no logarithm: given softmax probabilities or raw scores it returns minus its "
+    "input at the target (a negative loss, vanishing or unbounded gradients); feed it log_softmax, or use "
+    "cross_entropy on the logits",
     _nll_on_softmax,
     nodes=CALL,
     needs=("nll_loss", "NLLLoss"),

@@ -106,3 +106,35 @@ SEEN = {
     "tensor_method_softmax": "https://github.com/midas-research/man-sf-emnlp/issues/2 (F.softmax where F.log_softmax belongs before nll_loss)",
     "gather_for_focal_weight": "find_string 'F.nll_loss(F.softmax(': focal_frequency = F.nll_loss(F.softmax(input, dim=1), target, reduction='none'); focal_frequency += 1.0 (1 - p as a weight)",
 }
+PITFALL["raw_scores_of_a_model_class"] = """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(40, 64), nn.ReLU())
+        self.head = nn.Linear(64, 12)
+    def forward(self, x):
+        return self.head(self.body(x))
+net = Net()
+criterion = nn.NLLLoss()
+def step(x, y):
+    loss = criterion(net(x), y)
+    loss.backward()
+"""
+NEAR_MISS["log_softmax_after_the_model"] = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(64, 12)
+    def forward(self, x):
+        return self.head(x)
+net = Net()
+def step(x, y):
+    loss = F.nll_loss(F.log_softmax(net(x), dim=1), y)
+    loss.backward()
+"""
+SEEN["raw_scores_of_a_model_class"] = "https://discuss.pytorch.org/t/nllloss-vs-crossentropyloss/92777 (NLLLoss on a model whose forward ends in a Linear layer)"
