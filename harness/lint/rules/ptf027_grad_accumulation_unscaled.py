@@ -120,13 +120,31 @@ def _scale_free(step, ctx) -> bool:
 
 
 def _divisors(module) -> set[str]:
-    """The text of every divisor in the file: ``x / k``, ``x /= k``, ``x.div(k)``."""
+    """The text of every divisor of a loss in the file: ``loss = loss / k`` or ``loss /= k`` where the
+    name is then backward()-ed or returned (a count such as ``len(loader) / k`` is no loss)."""
     out = set()
-    for n in walk(module):
-        if isinstance(n, (ast.BinOp, ast.AugAssign)) and isinstance(n.op, ast.Div):
-            out.add(ast.unparse(n.right if isinstance(n, ast.BinOp) else n.value))
-        elif _method(n, "div", "div_") and n.args:
-            out.add(ast.unparse(n.args[0]))
+    for fn in walk(module):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        used = {getattr(n.func.value, "id", None) for n in walk(fn) if _method(n, "backward")}
+        used |= {
+            m.id
+            for n in walk(fn)
+            if isinstance(n, ast.Return) and n.value
+            for m in walk(n.value)
+            if isinstance(m, ast.Name)
+        }
+        for n in walk(fn):
+            if isinstance(n, ast.AugAssign) and isinstance(n.op, ast.Div) and getattr(n.target, "id", None) in used:
+                out.add(ast.unparse(n.value))
+            elif (
+                isinstance(n, ast.Assign)
+                and len(n.targets) == 1
+                and getattr(n.targets[0], "id", None) in used
+                and isinstance(n.value, ast.BinOp)
+                and isinstance(n.value.op, ast.Div)
+            ):
+                out.add(ast.unparse(n.value.right))
     return out
 
 

@@ -182,3 +182,17 @@ SEEN["divided_in_the_forward_helper"] = (
     "facebookresearch/DPR train_dense_encoder.py (_do_biencoder_fwd_pass divides the loss by "
     "cfg.train.gradient_accumulation_steps; round 4's tuning half)"
 )
+PITFALL["count_divided_for_the_schedule"] = """
+import math
+import torch
+ACCUM = 8
+def train(model, loader, optimizer):
+    total_updates = math.ceil(len(loader) / ACCUM)
+    for i, (x, y) in enumerate(loader):
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        if (i + 1) % ACCUM == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+    return total_updates
+"""
