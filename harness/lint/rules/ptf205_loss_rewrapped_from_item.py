@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from torch_pitfalls.lint.rules.base import CALL, Rule, _const, _is_call_to, _kw, _method
+from torch_pitfalls.lint.rules.base import CALL, Rule, _called_name, _const, _is_call_to, _kw, _method
 from torch_pitfalls.lint.rules.shared.flow import _dead
 from torch_pitfalls.lint.walking import walk
 
@@ -29,6 +29,14 @@ def _detached_number(expr, ctx, line: int, depth: int = 0) -> bool:
         return any(_detached_number(side, ctx, line, depth + 1) for side in (expr.left, expr.right))
     if _method(expr, "item", "tolist", "numpy"):
         return True
+    if (  # sum(-lp.item() * g for lp, g in ...): a Python sum of numbers read out
+        isinstance(expr, ast.Call)
+        and getattr(expr.func, "id", None) in ("sum", "max", "min")
+        and ctx.bindings.lookup(expr.func.id, ctx.chain(), line)[0] is None
+        and expr.args
+        and isinstance(expr.args[0], (ast.GeneratorExp, ast.ListComp))
+    ):
+        return _detached_number(expr.args[0].elt, ctx, line, depth + 1)
     return (
         isinstance(expr, ast.Call)
         and isinstance(expr.func, ast.Name)
@@ -45,6 +53,11 @@ def _trained_on(call, ctx) -> bool:
     parent = ctx.parent(call)
     if isinstance(parent, ast.Attribute) and parent.attr == "backward":
         return True
+    if isinstance(parent, ast.Return):  # a loss function that returns the new leaf
+        name = getattr(ctx.function, "name", "")
+        return "loss" in name.lower() or any(
+            _method(n, "backward") and _called_name(n.func.value) == name for n in walk(ctx.module)
+        )
     if not (isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name)):
         return False
     name = parent.targets[0].id

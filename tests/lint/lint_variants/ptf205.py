@@ -95,3 +95,25 @@ SEEN = {
     "commented_out_hack": "find_string 'torch.tensor(loss.item(), requires_grad=True)': GNN training loops keeping the hack commented out ('even if the loss stays constant')",
     "rewrapped_then_backward": "https://github.com/isayev/ReLeaSE/issues/39 (a loss made from .item()/.numpy() values: every grad None, weights not updating)",
 }
+PITFALL["python_sum_of_items"] = """
+import torch
+def finish_episode(policy, optimizer, log_probs, returns):
+    policy_loss = sum(-lp.item() * g for lp, g in zip(log_probs, returns))
+    policy_loss = torch.tensor(policy_loss, requires_grad=True)
+    optimizer.zero_grad()
+    policy_loss.backward()
+    optimizer.step()
+"""
+PITFALL["returned_by_a_loss_function"] = """
+import torch
+def wmape_loss(pred, target):
+    err = (pred - target).abs().sum().item()
+    vol = target.abs().sum().item()
+    return torch.tensor(err / max(vol, 1e-8), requires_grad=True)
+"""
+NEAR_MISS["returned_by_a_helper_nothing_differentiates"] = """
+import torch
+def as_leaf(x):
+    return torch.tensor(x.item(), requires_grad=True)
+"""
+SEEN["python_sum_of_items"] = "https://discuss.pytorch.org/t/policy-gradient-loss-does-not-decrease/ (a REINFORCE loss summed from .item() values and rewrapped)"
