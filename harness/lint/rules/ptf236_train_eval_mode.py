@@ -1,5 +1,5 @@
 """What: a model holding Dropout or BatchNorm evaluated under torch.no_grad()/inference_mode() (predictions, a
-validation loss, an accuracy) in a file that never puts a model in eval mode (no .eval(), no .train(False)).
+validation loss, an accuracy) that nothing in the file can put in eval mode (no .eval(), no .train(False)).
 Why: no_grad() turns autograd off and nothing else: Dropout still drops and BatchNorm normalises each batch with
 its own statistics, so a sample's prediction depends on its batch and on chance.
 Fix: call model.eval() before evaluating (and model.train() before training again).
@@ -438,6 +438,30 @@ def _handed_in(klass, ctx) -> bool:
 
 
 # --- the check --------------------------------------------------------------------------------------
+def _eval_may_reach(model, ctx) -> bool:
+    """Some mode switch in the file may reach this model: unless the model is a bare name that no switch
+    names, never handed to a call, aliased or stored, while every switch names another bare name (a
+    notebook's ``model.eval()`` beside a second model, ``scorer``, built and run without one)."""
+    if not isinstance(model, ast.Name):
+        return True
+    for n in walk(ctx.module):
+        if isinstance(n, ast.Call):
+            if _sets_mode(n) and (not isinstance(n.func.value, ast.Name) or n.func.value.id == model.id):
+                return True
+            handed = [*n.args, *(k.value for k in n.keywords)]
+            if any(isinstance(a, (ast.Name, ast.Starred)) and getattr(a, "id", None) == model.id for a in handed):
+                return True
+        elif isinstance(n, (ast.Assign, ast.AnnAssign)) and getattr(n.value, "id", None) == model.id:
+            return True  # aliased or stored: the other name may be switched
+        elif isinstance(n, (ast.Assign, ast.AugAssign)):
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            if any(isinstance(t, ast.Attribute) and t.attr == "training" for t in targets):
+                return True
+        elif isinstance(n, ast.Name) and n.id == "setattr":
+            return True
+    return False
+
+
 def _evaluated_in_train_mode(node, ctx):
     """A model's forward, under no_grad/inference_mode, outside a training step, whose output is used,
     of a module holding Dropout/BatchNorm, in a file that puts nothing in eval mode; the first such
@@ -452,7 +476,11 @@ def _evaluated_in_train_mode(node, ctx):
         return False
     if _unused(node, ctx):  # output unused: a BatchNorm recalibration pass
         return False
-    if _file_sets_eval(ctx) or _training_step(block, ctx) or _sampled(node, block, ctx):
+    if (
+        (_file_sets_eval(ctx) and _eval_may_reach(node.func, ctx))
+        or _training_step(block, ctx)
+        or _sampled(node, block, ctx)
+    ):
         return False
     if not _first_call(node, block, ctx):
         return False
@@ -501,7 +529,7 @@ RULE = Rule(
     "PTF236",
     ("train-eval-mode",),
     "this evaluation runs a model that holds Dropout/BatchNorm under no_grad() without ever putting it in "
-    "eval mode (no .eval() in the file): no_grad() does not change the mode, so Dropout still drops and "
+    "eval mode (nothing in the file calls .eval() on it): no_grad() does not change the mode, so Dropout still drops and "
     "BatchNorm uses each batch's statistics; call model.eval() before evaluating and model.train() after",
     _evaluated_in_train_mode,
     nodes=CALL,

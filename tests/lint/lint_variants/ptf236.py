@@ -256,3 +256,38 @@ SEEN = {
     "no_dropout_no_batchnorm": "ugent-korea/pytorch-unet-segmentation#18 'In validate_model, only with "
     "torch.no_grad()': the maintainers answer that the model has no Dropout nor BatchNorm, so eval() changes nothing",
 }
+PITFALL["second_model_scored_beside_an_eval"] = """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(10, 32), nn.BatchNorm1d(32), nn.ReLU(), nn.Dropout(0.3), nn.Linear(32, 3))
+    def forward(self, x):
+        return self.body(x)
+model = Net()
+model.eval()
+with torch.no_grad():
+    print(model(torch.randn(4, 10)).argmax(1))
+scorer = Net()
+scorer.load_state_dict(model.state_dict())
+with torch.no_grad():
+    scores = scorer(torch.randn(8, 10)).softmax(dim=1)
+"""
+NEAR_MISS["second_model_handed_to_a_helper_that_evals"] = """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(10, 32), nn.Dropout(0.3), nn.Linear(32, 3))
+    def forward(self, x):
+        return self.body(x)
+def prepare(m):
+    m.eval()
+    return m
+scorer = Net()
+prepare(scorer)
+with torch.no_grad():
+    scores = scorer(torch.randn(8, 10)).softmax(dim=1)
+"""
