@@ -1,4 +1,4 @@
-"""What: DataLoader(prefetch_factor=...) with num_workers=0 (or num_workers left out).
+"""What: DataLoader(prefetch_factor=...) with num_workers=0 (left out, or an option that defaults to 0).
 Why: Since torch 2.0 that combination raises ValueError.
 Fix: pass prefetch_factor only when num_workers > 0.
 """
@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 
 from torch_pitfalls.lint.rules.base import CALL, Rule, _const, _is_call_to, _kw
+from torch_pitfalls.lint.rules.shared.options import option_default
 
 
 def _prefetch_without_workers(node, ctx) -> bool:
@@ -24,6 +25,8 @@ def _prefetch_without_workers(node, ctx) -> bool:
         # a parameter: 0 when every call site in the module passes 0 (or leaves its default of 0)
         passed = ctx.bindings.passed_values(value.id, ctx.chain(), node.lineno)
         return bool(passed) and all(_const(v, 0) for v in passed)
+    if isinstance(value, ast.Attribute):  # num_workers=args.workers: 0 when the script runs with its defaults
+        return _const(option_default(value, ctx), 0)
     return _const(value, 0)
 
 

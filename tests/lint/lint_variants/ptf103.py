@@ -27,3 +27,22 @@ SEEN = {
     "workers_parameter_default_zero": "github.com/Alibubere/Deepfake_detection src/data_prep/dataloader.py (get_dataloader(..., num_workers=..., prefetch_factor=...) passes both through); a build_loader(dataset, batch_size=2, num_workers: int = 0) with prefetch_factor=2 in the code corpus",
     "workers_parameter_passed_zero": "same helper shape, its caller passing num_workers=0 (the ModernBERT issue 38 case above)",
 }
+PITFALL["option_defaults_to_zero"] = """
+import argparse
+import torch
+from torch.utils.data import DataLoader
+ap = argparse.ArgumentParser()
+ap.add_argument("--num-workers", type=int, default=0)
+args = ap.parse_args()
+loader = DataLoader(torch.arange(10), batch_size=2, num_workers=args.num_workers, prefetch_factor=4)
+"""
+NEAR_MISS["option_defaults_to_workers"] = """
+import argparse
+import torch
+from torch.utils.data import DataLoader
+ap = argparse.ArgumentParser()
+ap.add_argument("--num-workers", type=int, default=4)
+args = ap.parse_args()
+loader = DataLoader(torch.arange(10), batch_size=2, num_workers=args.num_workers, prefetch_factor=4)
+"""
+SEEN["option_defaults_to_zero"] = "fresh set 4, tuning half (v14: num_workers=args.workers, --workers defaulting to 0, beside prefetch_factor=4)"
