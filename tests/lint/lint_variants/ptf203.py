@@ -137,4 +137,4 @@ def step(x, y):
     loss = F.nll_loss(F.log_softmax(net(x), dim=1), y)
     loss.backward()
 """
-SEEN["raw_scores_of_a_model_class"] = "https://discuss.pytorch.org/t/nllloss-vs-crossentropyloss/92777 (NLLLoss on a model whose forward ends in a Linear layer)"
+SEEN["raw_scores_of_a_model_class"] = "https://runebook.dev/en/docs/pytorch/generated/torch.nn.nllloss/torch.nn.NLLLoss (NLLLoss given a final layer's raw logits, its first gotcha); fresh set 1 s12 (a model class ending in a Linear head)"

@@ -116,4 +116,4 @@ import torch
 def as_leaf(x):
     return torch.tensor(x.item(), requires_grad=True)
 """
-SEEN["python_sum_of_items"] = "https://discuss.pytorch.org/t/policy-gradient-loss-does-not-decrease/ (a REINFORCE loss summed from .item() values and rewrapped)"
+SEEN["python_sum_of_items"] = "https://github.com/Kostis-S-Z/exploring_meta/issues/16 (a PPO loss rebuilt and set to requires_grad=True by hand); fresh set 1 s21 (a REINFORCE sum of .item() values)"
