@@ -11,12 +11,21 @@ from torch_pitfalls.lint.rules.base import CALL, Rule, _const, _is_call_to, _kw
 from torch_pitfalls.lint.rules.shared.options import option_default
 
 
+def _may_be_none(value) -> bool:
+    """``None``, or a conditional with a ``None`` branch."""
+    if isinstance(value, ast.IfExp):
+        return _may_be_none(value.body) or _may_be_none(value.orelse)
+    return _const(value, None)
+
+
 def _prefetch_without_workers(node, ctx) -> bool:
     if not (
         _is_call_to(node, ctx, "torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader")
         and _kw(node, "prefetch_factor") is not None
     ):
         return False
+    if _may_be_none(_kw(node, "prefetch_factor")):
+        return False  # prefetch_factor=4 if workers > 0 else None: None (its default) where there are none
     workers = _kw(node, "num_workers")
     if workers is None:
         return True

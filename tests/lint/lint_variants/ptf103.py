@@ -46,3 +46,14 @@ args = ap.parse_args()
 loader = DataLoader(torch.arange(10), batch_size=2, num_workers=args.num_workers, prefetch_factor=4)
 """
 SEEN["option_defaults_to_zero"] = "fresh set 4, tuning half (v14: num_workers=args.workers, --workers defaulting to 0, beside prefetch_factor=4)"
+NEAR_MISS["prefetch_only_with_workers"] = """
+import argparse
+import torch
+from torch.utils.data import DataLoader
+ap = argparse.ArgumentParser()
+ap.add_argument("--workers", type=int, default=0)
+args = ap.parse_args()
+loader = DataLoader(torch.arange(10), batch_size=2, num_workers=args.workers,
+                    prefetch_factor=4 if args.workers > 0 else None)
+"""
+SEEN["prefetch_only_with_workers"] = "fresh set 4, held-out half (v26, a correct script: its first score had this false finding)"
