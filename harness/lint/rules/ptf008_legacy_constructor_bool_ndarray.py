@@ -119,6 +119,8 @@ def _next_use_fills(name: str, assign, ctx) -> bool:
         return True
     if isinstance(up, ast.Call) and (ctx.qualified(up.func) or "").split(".")[-1] in _RECEIVES and uses[0] in up.args:
         return True  # a receive buffer: dist.broadcast(buf, 0) writes it on every rank that reads it
+    if isinstance(up, ast.Subscript) and isinstance(up.ctx, ast.Store) and _loop_index(up.slice, up, ctx):
+        return True  # buf[i] = ... for each i of a loop: a size buffer filled entry by entry (a collate's lengths)
     return (
         isinstance(up, ast.Subscript)
         and isinstance(up.ctx, ast.Store)
@@ -129,6 +131,24 @@ def _next_use_fills(name: str, assign, ctx) -> bool:
             or _const(up.slice, Ellipsis)
         )
     )
+
+
+def _loop_index(index, node, ctx) -> bool:
+    """``index`` is the counter of a ``for`` around ``node`` over ``range(...)`` or ``enumerate(...)``."""
+    if not isinstance(index, ast.Name):
+        return False
+    up = ctx.parent(node)
+    while up is not None and up is not ctx.function:
+        if (
+            isinstance(up, ast.For)
+            and isinstance(up.iter, ast.Call)
+            and _called_name(up.iter) in ("range", "enumerate")
+        ):
+            target = up.target.elts[0] if isinstance(up.target, ast.Tuple) and up.target.elts else up.target
+            if getattr(target, "id", None) == index.id:
+                return True
+        up = ctx.parent(up)
+    return False
 
 
 RULE = Rule(

@@ -60,3 +60,15 @@ SEEN = {
     "one_int": "https://github.com/kevinzakka/pytorch-goodies/issues/8",
     "cuda_type_in_method": "https://github.com/Atcold/NYU-DLSP20/pull/861",
 }
+NEAR_MISS["collate_lengths_buffer"] = """
+import torch
+def collate(batch):
+    lengths = torch.LongTensor(len(batch))
+    for i in range(len(batch)):
+        lengths[i] = batch[i].size(0)
+    return lengths
+"""
+SEEN["collate_lengths_buffer"] = (
+    "jaywalnut310/vits data_utils.py and SeanNaren/deepspeech.pytorch data_loader.py (a collate's size-B "
+    "buffers written entry by entry; round 4's read held-out half judged 9 such findings harmless)"
+)
