@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import ast
 
-from torch_pitfalls.lint.rules.base import Rule, _called_name, _method
+from torch_pitfalls.lint.bindings import TENSOR_FUNCTIONS
+from torch_pitfalls.lint.rules.base import Rule, _called_name, _const, _kw, _method
 from torch_pitfalls.lint.walking import walk
 
 _TYPOS = ("require_grad", "requires_grads", "require_grads")
@@ -76,7 +77,25 @@ def _requires_grad_typo(node, ctx) -> bool:
         return False
     if any(isinstance(n, ast.Attribute) and n.attr in _TYPOS and isinstance(n.ctx, ast.Load) for n in walk(ctx.module)):
         return False
+    if _const(node.value, False) and _fresh_tensor(receiver, ctx, node.lineno):
+        return False  # a fresh tensor (torch.zeros(...)) never required grad: nothing was to be frozen
     return _torch_object(receiver, ctx)
+
+
+_KEEPS_FLAG = ("float", "double", "half", "long", "int", "to", "cuda", "cpu", "contiguous", "unsqueeze", "view")
+
+
+def _fresh_tensor(receiver, ctx, line: int) -> bool:
+    """``receiver`` was last assigned a torch factory's or op's result that does not require grad."""
+    made = ctx.value_of(receiver, line)
+    while _method(made, *_KEEPS_FLAG):  # torch.zeros(n).float(): still a fresh tensor
+        made = made.func.value
+    return (
+        isinstance(made, ast.Call)
+        and (ctx.qualified(made.func) or "").split(".")[0] == "torch"
+        and (ctx.qualified(made.func) or "").split(".")[-1] in TENSOR_FUNCTIONS
+        and not _const(_kw(made, "requires_grad"), True)
+    )
 
 
 RULE = Rule(

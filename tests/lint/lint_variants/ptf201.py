@@ -121,3 +121,7 @@ SEEN = {
     "parameters_loop": "TorchFix TOR002 (https://github.com/pytorch-labs/torchfix): 'Likely typo require_grad in assignment'",
     "spelled_right": "code search 'freeze parameters': freeze(model) loops spelled requires_grad (zhuyuedlut/extract_QA_with_prefix_finetuning src/utils.py)",
 }
+
+# A fresh tensor (torch.zeros(...)) never required grad: the misspelt flag changes nothing there.
+# Round 4's read held-out half judged 2 such findings harmless (zhouhaoyi/Informer2020 models/embed.py).
+NEAR_MISS["positional_table"] = PITFALL.pop("positional_table")
