@@ -94,10 +94,11 @@ def execute_each(
 
 
 # A case that starts fresh interpreters (each imports torch: seconds of CPU apiece) takes 3-10 s
-# where most cases take well under one. Taken last, such a case left one process running it alone
-# at the end of the shared execution (about 8 s of a 47 s phase); taken first, the short cases fill
-# in behind them. Read from the source alone, so the order never depends on a timing; each case
-# still runs from a reseeded, restored state, so its outputs do not depend on the order.
+# where most cases take well under one. Taken in file order, the last of them left one process
+# running alone for the last 4-5 s of the shared execution (a core idle on a quiet machine); taken
+# first, the short cases fill in behind them and both processes end within a case of each other.
+# Read from the source alone, so the order never depends on a timing; each case still runs from a
+# reseeded, restored state, so its outputs do not depend on the order.
 _INTERPRETERS = re.compile(r"\brun_pythons?\(|\bsubprocess\b|\bsys\.executable\b|\bstart_processes\(|\bmp\.spawn\(")
 
 
