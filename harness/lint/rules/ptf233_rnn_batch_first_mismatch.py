@@ -336,4 +336,5 @@ RULE = Rule(
     "build it with batch_first=True (or transpose its input to (seq, batch, ...))",
     _batch_first_mismatch,
     nodes=CALL,
+    needs=("LSTM", "GRU", "RNN"),
 )

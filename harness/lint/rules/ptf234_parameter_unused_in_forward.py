@@ -194,16 +194,23 @@ def _read_in_package(name: str, family, ctx) -> bool:
 def _package_reads(folder: Path, own: str, stem: str, name: str, classes: tuple) -> bool:
     imports = re.compile(rf"^\s*(from|import)\s+[\w.]*\b{re.escape(stem)}\b", re.M)
     read = re.compile(rf"\.{re.escape(name)}\b(?!\s*=(?!=))|[\"']{re.escape(name)}[\"']")
+    return any(
+        path != own and stem in text and any(c in text for c in classes) and imports.search(text) and read.search(text)
+        for path, text in _package_texts(folder)
+    )
+
+
+@functools.lru_cache(maxsize=4)
+def _package_texts(folder: Path) -> tuple:
+    """(path, text) of every Python file under the package folder, read once per lint run: a package
+    with several candidate layers is read once, not once per layer."""
+    out = []
     for path in _python_files(folder, True):
-        if str(path) == own:
-            continue
         try:
-            text = path.read_text(encoding="utf-8")
+            out.append((str(path), path.read_text(encoding="utf-8")))
         except (OSError, UnicodeDecodeError):
             continue
-        if any(c in text for c in classes) and imports.search(text) and read.search(text):
-            return True
-    return False
+    return tuple(out)
 
 
 def _has_parameters(value, ctx, depth: int = 0) -> bool:

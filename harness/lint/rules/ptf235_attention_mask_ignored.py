@@ -163,4 +163,5 @@ RULE = Rule(
     "(src_key_padding_mask= / key_padding_mask= / attn_mask=) or pool over the real tokens only",
     _mask_ignored,
     nodes=CALL,
+    needs=("mask", "length"),
 )

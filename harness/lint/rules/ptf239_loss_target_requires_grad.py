@@ -410,4 +410,5 @@ RULE = Rule(
     "use target.detach() or compute it under torch.no_grad()",
     _target_requires_grad,
     nodes=CALL,
+    needs=("_loss", "Loss", "kl_div", "osine"),
 )

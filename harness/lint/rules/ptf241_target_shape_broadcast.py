@@ -393,4 +393,5 @@ RULE = Rule(
     "shapes equal (pred.squeeze(1), or target.unsqueeze(1))",
     _broadcast_loss,
     nodes=(ast.Call, ast.BinOp),
+    needs=("_loss", "Loss", "abs", "pow", "**"),
 )

@@ -133,4 +133,5 @@ RULE = Rule(
     "only supports boolean masks; a deprecation warning before); build the mask as bool or convert it with .bool()",
     _masked_with_bytes,
     nodes=CALL,
+    needs=("masked_",),
 )
