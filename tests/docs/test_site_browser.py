@@ -216,7 +216,7 @@ def test_the_broken_code_is_on_a_phones_first_screen(views):
 ALLOWED_ENGLISH = [
     re.compile(
         r"^(?:torch-pitfalls|PyTorch|GitHub|Python|Furo|Sphinx|TorchFix|CUDA|CPU|NaN|NumPy|Colab"
-        r"|(?:cpu|cuda(?::[\w-]+)?)(?:, (?:cpu|cuda(?::[\w-]+)?))*|（[\w:.-]+）|torch(?: [\d.+\w–-]+)?"
+        r"|(?:cpu|cuda(?::[\w-]+)?)(?:, (?:cpu|cuda(?::[\w-]+)?))*|（[\w:.-]+）[；。，]?|torch(?: [\d.+\w–-]+)?"
         r"|[a-z0-9]+(?:-[a-z0-9]+)+|[a-z0-9]+(?:_[a-z0-9]+)+"
         r"|https?://\S+|[\w.-]+\.(?:py|ipynb|json)|NumPy [\d.]+|[A-Z][A-Za-z0-9]+(?:\.[A-Za-z0-9_]+)*)$"
     ),
