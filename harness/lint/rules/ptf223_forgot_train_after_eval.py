@@ -8,8 +8,9 @@ from __future__ import annotations
 import ast
 
 from torch_pitfalls.lint.bindings import arguments
-from torch_pitfalls.lint.rules.base import CALL, UNSURE, Rule, _const, _kw, _method
+from torch_pitfalls.lint.rules.base import CALL, UNSURE, Rule, _method
 from torch_pitfalls.lint.rules.shared.flow import _dead, _grad_off, _own_code, _values
+from torch_pitfalls.lint.rules.shared.modules import _sets_eval
 from torch_pitfalls.lint.rules.shared.training_loop import _optimizer_step
 from torch_pitfalls.lint.walking import children, walk
 
@@ -32,16 +33,6 @@ def _key(node) -> str | None:
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
         return f"self.{node.attr}"
     return None
-
-
-def _sets_eval(call) -> bool:
-    """``x.eval()`` or ``x.train(False)``."""
-    if _method(call, "eval") and not call.args and not call.keywords:
-        return True
-    if _method(call, "train"):
-        mode = call.args[0] if call.args else _kw(call, "mode")
-        return _const(mode, False)
-    return False
 
 
 def _sets_train(call) -> bool:

@@ -12,8 +12,7 @@ import ast
 from torch_pitfalls.lint.bindings import arguments
 from torch_pitfalls.lint.rules.base import UNSURE, Rule, _kw, _method
 from torch_pitfalls.lint.rules.shared.flow import _decorated_grad_off, _grad_off, _own_code
-from torch_pitfalls.lint.rules.shared.modules import _module_method
-from torch_pitfalls.lint.rules.shared.training_loop import _optimizer_step
+from torch_pitfalls.lint.rules.shared.training_loop import _differentiated
 from torch_pitfalls.lint.walking import walk
 
 # torch factories that make a tensor without a graph (a grid, a constant): a square root of these is
@@ -189,26 +188,6 @@ def _factory_without_grad(call, ctx) -> bool:
 
 def _in_no_grad_function(ctx) -> bool:
     return any(_decorated_grad_off(fn, ctx) for fn in ctx.scopes)
-
-
-def _differentiated(ctx):
-    """True where the code is trained through: an nn.Module's method (forward, a loss module), or a
-    file that calls backward() / torch.autograd.grad / an optimizer's step; else UNSURE."""
-    if _module_method(ctx):
-        return True
-    found = ctx.bindings.__dict__.get("_ptf232_trains")
-    if found is None:
-        found = any(
-            isinstance(n, ast.Call)
-            and (
-                _method(n, "backward", "manual_backward")
-                or ctx.qualified(n.func) in ("torch.autograd.grad", "torch.autograd.backward")
-                or _optimizer_step(n, ctx)
-            )
-            for n in ast.walk(ctx.module)
-        )
-        ctx.bindings.__dict__["_ptf232_trains"] = found
-    return True if found else UNSURE
 
 
 def _self_difference(base, ctx, line) -> bool:

@@ -11,21 +11,12 @@ import ast
 
 from torch_pitfalls.lint.rules.base import CALL, UNSURE, Rule, _const, _kw, _method
 from torch_pitfalls.lint.rules.shared.flow import GRAD_OFF_QUALIFIED, _dead, _own_code
+from torch_pitfalls.lint.rules.shared.modules import _sets_eval
 from torch_pitfalls.lint.walking import kept_on, walk
 
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 # layers eval() is meant for: a submodule that is one of them is put in eval mode for its statistics
 _MODE_LAYERS = ("BatchNorm", "SyncBatchNorm", "InstanceNorm", "Dropout", "AlphaDropout", "FeatureAlphaDropout")
-
-
-def _sets_eval(call) -> bool:
-    """``x.eval()`` or ``x.train(False)``."""
-    if _method(call, "eval") and not call.args and not call.keywords:
-        return True
-    if _method(call, "train"):
-        mode = call.args[0] if call.args else _kw(call, "mode")
-        return _const(mode, False)
-    return False
 
 
 def _chain(node) -> list[str] | None:

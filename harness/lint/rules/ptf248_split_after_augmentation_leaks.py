@@ -11,6 +11,7 @@ import ast
 
 from torch_pitfalls.lint.bindings import returned_values
 from torch_pitfalls.lint.rules.base import Rule, _kw
+from torch_pitfalls.lint.rules.shared.flow import _scopes_of
 from torch_pitfalls.lint.walking import walk
 
 _SPLITS = ("torch.utils.data.random_split", "torch.utils.data.dataset.random_split")
@@ -43,14 +44,8 @@ def _lookup(name, chain, line, ctx):
 
 
 def _chain_of(fn, ctx):
-    found, up = [fn], ctx.parent(fn)
-    while up is not None:
-        if isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            found.append(up)
-        up = ctx.parent(up)
-    if found[-1] is not ctx.module:
-        found.append(ctx.module)
-    return tuple(found)
+    """The scopes a name in ``fn`` is looked up in, innermost first."""
+    return (fn, *_scopes_of(fn, ctx)) if fn is not ctx.module else (fn,)
 
 
 def _values(expr, chain, line, ctx, depth):

@@ -12,7 +12,7 @@ import ast
 from torch_pitfalls.lint.rules.base import UNSURE, Rule, _is_call_to, _method
 from torch_pitfalls.lint.rules.shared.flow import _decorated_grad_off, _grad_off, _site_args
 from torch_pitfalls.lint.rules.shared.modules import _module_method
-from torch_pitfalls.lint.rules.shared.training_loop import _optimizer_step
+from torch_pitfalls.lint.rules.shared.training_loop import _differentiated
 from torch_pitfalls.lint.walking import walk
 
 _LOGS = ("log", "log2", "log10")
@@ -112,26 +112,6 @@ def _zero_on_diagonal(u, ctx, line, depth=0) -> bool:
         value = ctx.value_of(u, line)
         return value is not None and _zero_on_diagonal(value, ctx, line, depth + 1)
     return _is_call_to(u, ctx, "torch.cdist") and len(u.args) >= 2 and ast.dump(u.args[0]) == ast.dump(u.args[1])
-
-
-def _differentiated(ctx):
-    """True where the code is trained through: an nn.Module's method, or a file that calls backward() /
-    torch.autograd.grad / an optimizer's step; else UNSURE."""
-    if _module_method(ctx):
-        return True
-    found = ctx.bindings.__dict__.get("_ptf249_trains")
-    if found is None:
-        found = any(
-            isinstance(n, ast.Call)
-            and (
-                _method(n, "backward", "manual_backward")
-                or ctx.qualified(n.func) in ("torch.autograd.grad", "torch.autograd.backward")
-                or _optimizer_step(n, ctx)
-            )
-            for n in walk(ctx.module)
-        )
-        ctx.bindings.__dict__["_ptf249_trains"] = found
-    return True if found else UNSURE
 
 
 def _masked(node, ctx):

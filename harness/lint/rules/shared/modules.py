@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 
+from torch_pitfalls.lint.rules.base import _const, _kw, _method
 from torch_pitfalls.lint.walking import walk
 
 
@@ -39,3 +40,13 @@ def _construction(klass) -> set[str]:
         for n in walk(init)
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and getattr(n.func.value, "id", None) == "self"
     }
+
+
+def _sets_eval(call) -> bool:
+    """``x.eval()`` or ``x.train(False)``."""
+    if _method(call, "eval") and not call.args and not call.keywords:
+        return True
+    if _method(call, "train"):
+        mode = call.args[0] if call.args else _kw(call, "mode")
+        return _const(mode, False)
+    return False

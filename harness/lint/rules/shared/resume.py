@@ -9,6 +9,7 @@ import re
 
 from torch_pitfalls.lint.bindings import Held, arguments
 from torch_pitfalls.lint.rules.base import UNSURE, _kw, _method
+from torch_pitfalls.lint.rules.shared.flow import _scopes_of
 from torch_pitfalls.lint.walking import walk
 
 _COUNTER_KEY = re.compile(r"epoch|step|iter", re.I)
@@ -50,14 +51,7 @@ def _params(fn) -> list[str]:
 
 def _chain(fn, ctx):
     """The scopes a name in ``fn`` is looked up in, innermost first."""
-    found, up = [fn], ctx.parent(fn)
-    while up is not None:
-        if isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            found.append(up)
-        up = ctx.parent(up)
-    if found[-1] is not ctx.module:
-        found.append(ctx.module)
-    return tuple(found)
+    return (fn, *_scopes_of(fn, ctx)) if fn is not ctx.module else (fn,)
 
 
 def _klass_of(fn, ctx):

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import ast
 
-from torch_pitfalls.lint.rules.base import _method
-from torch_pitfalls.lint.walking import walk
+from torch_pitfalls.lint.rules.base import UNSURE, _method
+from torch_pitfalls.lint.rules.shared.modules import _module_method
+from torch_pitfalls.lint.walking import kept_on, walk
 
 _OPTIMIZER_NAME = ("optimizer", "optim", "opt", "optimiser")
 
@@ -44,3 +45,25 @@ def _first_backward(loop, node) -> bool:
     """``node`` is the loop's first backward() call in source order (a loop's finding is reported once)."""
     calls = [n for n in walk(loop) if _method(n, "backward")]
     return bool(calls) and min(calls, key=lambda n: (n.lineno, n.col_offset)) is node
+
+
+def _differentiated(ctx):
+    """True where the code is trained through: an nn.Module's method (forward, a loss module), or a file
+    that calls backward() / torch.autograd.grad / an optimizer's step; else UNSURE (a helper whose
+    tensors may carry no graph)."""
+    if _module_method(ctx):
+        return True
+    trains = kept_on(ctx.module, "_trains", lambda tree: [_trains(tree, ctx)])[0]
+    return True if trains else UNSURE
+
+
+def _trains(tree, ctx) -> bool:
+    return any(
+        isinstance(n, ast.Call)
+        and (
+            _method(n, "backward", "manual_backward")
+            or ctx.qualified(n.func) in ("torch.autograd.grad", "torch.autograd.backward")
+            or _optimizer_step(n, ctx)
+        )
+        for n in walk(tree)
+    )
