@@ -10,7 +10,7 @@ import ast
 
 from torch_pitfalls.lint.rules.base import CALL, Rule
 from torch_pitfalls.lint.rules.shared.flow import _BUILTINS
-from torch_pitfalls.lint.walking import walk
+from torch_pitfalls.lint.walking import kept_on, walk
 
 # torchvision transforms that draw at every call without saying Random in their name
 _RANDOM_TRANSFORMS = ("ColorJitter", "RandAugment", "AutoAugment", "TrivialAugmentWide", "AugMix", "GaussianBlur")
@@ -100,17 +100,17 @@ def _callee_key(func):
 
 
 def _one_argument_calls(ctx) -> dict:
-    """The function's one-argument calls by callee, found once per function (a walk per call was
-    quadratic in the function's length)."""
-    cache = ctx.__dict__.setdefault("_one_argument_calls", {})
-    held = cache.get(id(ctx.function))
-    if held is None or held[0] is not ctx.function:
-        groups: dict = {}
-        for c in walk(ctx.function):
-            if isinstance(c, ast.Call) and len(c.args) == 1 and not c.keywords and (key := _callee_key(c.func)):
-                groups.setdefault(key, []).append(c)
-        held = cache[id(ctx.function)] = (ctx.function, groups)
-    return held[1]
+    """The function's one-argument calls by callee, found once per function and kept on its node (a
+    walk per call was quadratic in the function's length)."""
+    return kept_on(ctx.function, "_ptf213_one_argument_calls", _group_calls)
+
+
+def _group_calls(function) -> dict:
+    groups: dict = {}
+    for c in walk(function):
+        if isinstance(c, ast.Call) and len(c.args) == 1 and not c.keywords and (key := _callee_key(c.func)):
+            groups.setdefault(key, []).append(c)
+    return groups
 
 
 def _paired(a, b, call, ctx) -> bool:

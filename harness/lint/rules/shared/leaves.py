@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 
 from torch_pitfalls.lint.rules.base import _kw
-from torch_pitfalls.lint.walking import walk
+from torch_pitfalls.lint.walking import kept_on, walk
 
 _PARAMETERS = ("torch.nn.Parameter", "torch.nn.parameter.Parameter")
 
@@ -52,25 +52,23 @@ def _last_assign(name: str, ctx, line: int):
 
 def _flag_set_between(name: str, scope_node, after: int, before: int) -> bool:
     """``name.requires_grad = True`` or ``name.requires_grad_()`` between two lines of the scope."""
+    return any(after < line < before for line in kept_on(scope_node, "_requires_grad_set", _flags_set).get(name, ()))
+
+
+def _flags_set(scope_node) -> dict[str, list[int]]:
+    """The lines of the scope where a name's ``requires_grad`` is turned on, by name (found once per scope)."""
+    found: dict[str, list[int]] = {}
     for n in walk(scope_node):
-        line = getattr(n, "lineno", 0)
-        if not after < line < before:
-            continue
-        if (
-            isinstance(n, ast.Assign)
-            and any(
-                isinstance(t, ast.Attribute) and t.attr == "requires_grad" and getattr(t.value, "id", None) == name
-                for t in n.targets
-            )
-            and _true(n.value)
-        ):
-            return True
-        if (
+        if isinstance(n, ast.Assign) and _true(n.value):
+            for t in n.targets:
+                if isinstance(t, ast.Attribute) and t.attr == "requires_grad" and isinstance(t.value, ast.Name):
+                    found.setdefault(t.value.id, []).append(n.lineno)
+        elif (
             isinstance(n, ast.Call)
             and isinstance(n.func, ast.Attribute)
             and n.func.attr == "requires_grad_"
-            and getattr(n.func.value, "id", None) == name
+            and isinstance(n.func.value, ast.Name)
             and (not n.args or _true(n.args[0]))
         ):
-            return True
-    return False
+            found.setdefault(n.func.value.id, []).append(n.lineno)
+    return found
