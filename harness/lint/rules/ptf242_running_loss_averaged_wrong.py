@@ -13,7 +13,7 @@ import math
 
 from torch_pitfalls.lint.bindings import LOADER_NAME, returned_values
 from torch_pitfalls.lint.rules.base import UNSURE, Rule
-from torch_pitfalls.lint.rules.shared.flow import _values
+from torch_pitfalls.lint.rules.shared.flow import _scopes_of, _values
 from torch_pitfalls.lint.walking import walk
 
 MEAN, SUM = "mean", "sum"
@@ -324,18 +324,9 @@ def _partial_last_batch(iterable, ctx) -> bool:
             return False
     size = next((k.value for k in ctor.keywords if k.arg == "batch_size"), ctor.args[1] if len(ctor.args) > 1 else None)
     batch = _number(size, ctx) if size is not None else 1
-    scope = _scope_of(ctor, ctx)
+    scope = _scopes_of(ctor, ctx)
     rows = _rows(ctor.args[0], ctx, scope)
     return isinstance(batch, int) and isinstance(rows, int) and batch > 0 and rows % batch != 0
-
-
-def _scope_of(node, ctx):
-    found, up = [], ctx.parent(node)
-    while up is not None:
-        if isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            found.append(up)
-        up = ctx.parent(up)
-    return (*found, ctx.module)
 
 
 def _averaged_wrong(node, ctx):

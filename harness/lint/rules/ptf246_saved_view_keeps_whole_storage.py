@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 
 from torch_pitfalls.lint.rules.base import CALL, UNSURE, Rule, _is_call_to
-from torch_pitfalls.lint.rules.shared.flow import _values
+from torch_pitfalls.lint.rules.shared.flow import _scopes_of, _values
 
 # tensor methods whose result is a view of part of the receiver's storage
 _PART_VIEWS = ("narrow", "select", "diagonal", "unfold")
@@ -194,15 +194,6 @@ def _at_site(value, ctx, depth):
         return _view(value, ctx, line, depth + 1)
     finally:
         ctx.function, ctx.scopes[:] = saved[0], saved[1]
-
-
-def _scopes_of(node, ctx) -> tuple:
-    found, up = [], ctx.parent(node)
-    while up is not None:
-        if isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            found.append(up)
-        up = ctx.parent(up)
-    return (*found, ctx.module)
 
 
 def _holds_view(node, ctx, line):
