@@ -11,7 +11,7 @@ import re
 
 from torch_pitfalls.lint.rules.base import CALL, Rule, _called_name, _method
 from torch_pitfalls.lint.rules.shared.training_loop import _enclosing_loops, _first_backward, _optimizer_step
-from torch_pitfalls.lint.walking import walk
+from torch_pitfalls.lint.walking import kept_on, walk
 
 _GRAD_RESCALE = re.compile(r"(^|_)(re)?scale_?grad(ient)?s?($|_)", re.I)
 
@@ -68,7 +68,7 @@ def _accumulation_unscaled(node, ctx) -> bool:
             for m in walk(n.test)
             if isinstance(m, ast.BinOp) and isinstance(m.op, ast.Mod)
         }
-        if counts & _divisors(ctx.module):
+        if counts & kept_on(ctx.module, "_ptf027_divisors", _divisors):
             return False  # the loss is divided by that count where it is computed (DPR's forward-pass helper)
         # a step that runs every pass (a GAN's discriminator beside a generator stepped every k passes)
         # uses the gradients of that pass: nothing accumulates

@@ -90,12 +90,10 @@ def _fresh_tensor(receiver, ctx, line: int) -> bool:
     made = ctx.value_of(receiver, line)
     while _method(made, *_KEEPS_FLAG):  # torch.zeros(n).float(): still a fresh tensor
         made = made.func.value
-    return (
-        isinstance(made, ast.Call)
-        and (ctx.qualified(made.func) or "").split(".")[0] == "torch"
-        and (ctx.qualified(made.func) or "").split(".")[-1] in TENSOR_FUNCTIONS
-        and not _const(_kw(made, "requires_grad"), True)
-    )
+    if not isinstance(made, ast.Call):
+        return False
+    q = (ctx.qualified(made.func) or "").split(".")
+    return q[0] == "torch" and q[-1] in TENSOR_FUNCTIONS and not _const(_kw(made, "requires_grad"), True)
 
 
 RULE = Rule(
