@@ -15,6 +15,8 @@ Round 3 (lint_heldout_round3.toml) is the same method again, on 38 libraries and
 neither earlier round.
 Round 4 (lint_heldout_round4.toml) is the same method again, on 36 libraries and applications in
 none of the three earlier rounds.
+Round 5 (lint_heldout_round5.toml) is the same method again, on 36 libraries and applications in
+none of the four earlier rounds.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ RECORDS = tuple(
         "lint_heldout_round2.toml",
         "lint_heldout_round3.toml",
         "lint_heldout_round4.toml",
+        "lint_heldout_round5.toml",
     )
 )
 

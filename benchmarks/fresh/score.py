@@ -4,6 +4,7 @@
     .venv/bin/python benchmarks/fresh/score.py held_out --json reports/fresh-heldout.json
     .venv/bin/python benchmarks/fresh/score.py held_out --only lint --lint-set lint2   # the second set
     .venv/bin/python benchmarks/fresh/score.py tuning --only lint --lint-set lint4     # the fourth set
+    .venv/bin/python benchmarks/fresh/score.py tuning --only lint --lint-set lint5     # the fifth set
 
 watch: each pair's broken and fixed program run under `pitfalls watch --format json` (sound
 detectors), then again with `--pedantic`. A broken program counts as reported when a finding of
@@ -81,7 +82,8 @@ def score_watch(half: str) -> dict:
 
 
 def score_lint(half: str, folder: str = "lint") -> dict:
-    """``folder``: lint (the first set, split in split.toml), lint2, lint3 or lint4 (each split in its own split.toml)."""
+    """``folder``: lint (the first set, split in split.toml), lint2, lint3, lint4 or lint5 (each split in its own
+    split.toml)."""
     split = SPLIT if folder == "lint" else tomllib.loads((HERE / folder / "split.toml").read_text(encoding="utf-8"))
     key = {s["file"]: s for s in tomllib.loads((HERE / folder / "key.toml").read_text(encoding="utf-8"))["script"]}
     rows = []
@@ -118,7 +120,10 @@ def main(argv=None) -> int:
     parser.add_argument("--json", type=Path)
     parser.add_argument("--only", choices=("lint", "watch"))
     parser.add_argument(
-        "--lint-set", choices=("lint", "lint2", "lint3", "lint4"), default="lint", help="which set of lint scripts"
+        "--lint-set",
+        choices=("lint", "lint2", "lint3", "lint4", "lint5"),
+        default="lint",
+        help="which set of lint scripts",
     )
     args = parser.parse_args(argv)
     result = {"half": args.half, "lint_set": args.lint_set}

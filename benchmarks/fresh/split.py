@@ -1,5 +1,5 @@
 """Recompute the tuning / held-out halves of benchmarks/fresh from the names and the seed in split.toml
-(and of the second, third and fourth lint sets, lint2/, lint3/ and lint4/, from their own split.toml:
+(and of the second to fifth lint sets, lint2/, lint3/, lint4/ and lint5/, from their own split.toml:
 each has its own seed, drawn when the set was written).
 
 Method: sort the lint script names (and, separately, the watch pair ids), shuffle each sorted list with
@@ -28,12 +28,14 @@ def main():
     second = tomllib.loads((HERE / "lint2" / "split.toml").read_text())
     third = tomllib.loads((HERE / "lint3" / "split.toml").read_text())
     fourth = tomllib.loads((HERE / "lint4" / "split.toml").read_text())
+    fifth = tomllib.loads((HERE / "lint5" / "split.toml").read_text())
     on_disk = {
         "lint": (first, "lint", sorted(p.name for p in (HERE / "lint").glob("s[0-9][0-9]_*.py"))),
         "watch": (first, "watch", sorted({p.name[:3] for p in (HERE / "watch").glob("p[0-9][0-9]_*.py")})),
         "lint2": (second, "lint", sorted(p.name for p in (HERE / "lint2").glob("t[0-9][0-9]_*.py"))),
         "lint3": (third, "lint", sorted(p.name for p in (HERE / "lint3").glob("u[0-9][0-9]_*.py"))),
         "lint4": (fourth, "lint", sorted(p.name for p in (HERE / "lint4").glob("v[0-9][0-9]_*.py"))),
+        "lint5": (fifth, "lint", sorted(p.name for p in (HERE / "lint5").glob("w[0-9][0-9]_*.py"))),
     }
     ok = True
     for kind, (record, section, names) in on_disk.items():
