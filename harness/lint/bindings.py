@@ -267,9 +267,13 @@ class Bindings:
         """The node that holds ``node`` (``within`` is a function or the module that contains it)."""
         if id(within) not in self._parented:
             self._parented.add(id(within))
-            for outer in walk(within):
-                for child in children(outer):
-                    self._parents[id(child)] = outer
+            parents, todo = self._parents, [within]
+            while todo:  # every node below ``within`` once (the order does not matter here)
+                outer = todo.pop()
+                below = children(outer)
+                for child in below:
+                    parents[id(child)] = outer
+                todo.extend(below)
         return self._parents.get(id(node))
 
     # --- classes --------------------------------------------------------------------------

@@ -20,6 +20,9 @@ from torch_pitfalls.lint.names import import_map, module_aliases, qualified
 from torch_pitfalls.lint.releases import Releases
 from torch_pitfalls.lint.walking import children
 
+# what a rule's check raises on an unusual shape of code (a tuple where a name was expected...): no finding
+UNUSUAL_CODE = (AttributeError, IndexError, TypeError, ValueError)
+
 
 @dataclass
 class Context:
@@ -139,8 +142,15 @@ class Walker(ast.NodeVisitor):
         rules = self._by_type.get(cls)
         if rules is None:  # a rule without ``nodes`` looks at every node
             rules = self._by_type[cls] = [r for r in self.rules if issubclass(cls, getattr(r, "nodes", ast.AST))]
-        for rule in rules:
-            found = rule.matches(node, self.ctx)
+        ctx = self.ctx
+        for rule in rules:  # Rule.matches, its frame saved on the millions of nodes a check answers no
+            try:
+                found = rule.test(node, ctx)
+                if found is False or found is None:
+                    continue
+                found = rule.judged(found, node, ctx)
+            except UNUSUAL_CODE:
+                continue
             if found is True and rule.once_per_file:  # an UNSURE match does not take the file's one finding
                 if rule.id in self._found_once:
                     continue

@@ -8,7 +8,7 @@ import ast
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
-from torch_pitfalls.lint.engine import Context
+from torch_pitfalls.lint.engine import UNUSUAL_CODE, Context
 from torch_pitfalls.lint.guards import deliberate
 
 if TYPE_CHECKING:
@@ -68,10 +68,14 @@ class Rule:
     def matches(self, node: ast.AST, ctx: Context):
         """True, False, or UNSURE (the pattern on an object not known to be torch's)."""
         try:
-            found = self.test(node, ctx)
-            if (found or found is UNSURE) and self.upgrade and deliberate(node, ctx.module, self.deliberate_warning):
-                return False
-        except (AttributeError, IndexError, TypeError, ValueError):  # an unusual shape of code: no finding
+            return self.judged(self.test(node, ctx), node, ctx)
+        except UNUSUAL_CODE:
+            return False
+
+    def judged(self, found, node: ast.AST, ctx: Context):
+        """The check's answer ``found`` (any value) as True, False or UNSURE. The engine calls the check
+        itself and this only for an answer that is not False or None (most answers, on most nodes)."""
+        if (found or found is UNSURE) and self.upgrade and deliberate(node, ctx.module, self.deliberate_warning):
             return False
         return found if found is UNSURE else bool(found)
 

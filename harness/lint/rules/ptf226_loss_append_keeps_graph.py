@@ -13,6 +13,7 @@ import ast
 from torch_pitfalls.lint.rules.base import Rule, _method
 from torch_pitfalls.lint.rules.shared.flow import _dead, _function_values, _grad_off, _own_code
 from torch_pitfalls.lint.rules.shared.training_loop import _enclosing_loops
+from torch_pitfalls.lint.walking import walk
 
 _REDUCTIONS = ("mean", "sum")  # (loss / k).mean().backward(): still the loss's graph
 _CONTAINERS = ("list", "dict", "defaultdict", "OrderedDict", "collections.defaultdict", "collections.OrderedDict")
@@ -57,7 +58,7 @@ def _names_differentiated(expr) -> set[str]:
 def _backward_calls(scope, ctx) -> list[tuple[ast.Call, ast.AST]]:
     """(call, what it differentiates) for every backward call in ``scope`` that runs."""
     out = []
-    for n in ast.walk(scope):
+    for n in walk(scope):
         if isinstance(n, ast.Call):
             found = _differentiated(n, ctx)
             if found and _own_code(n, ctx) and not _dead(n, ctx):
@@ -136,22 +137,22 @@ def _same(a, b) -> bool:
 
 
 def _mentions(expr, root) -> bool:
-    return any(_same(n, root) for n in ast.walk(expr) if isinstance(n, (ast.Name, ast.Attribute)))
+    return any(_same(n, root) for n in walk(expr) if isinstance(n, (ast.Name, ast.Attribute)))
 
 
 def _rebinds(loop, root, keep) -> bool:
     """The loop binds the container or total afresh somewhere (``losses = []``, ``acc = 0`` after the
     accumulated backward): it is reset every iteration, not kept across them. ``acc = acc + loss``,
     the keeping statement itself, is not a reset."""
-    for n in ast.walk(loop):
+    for n in walk(loop):
         if n is keep:
             continue
         if isinstance(n, (ast.Assign, ast.AnnAssign)):
             targets = n.targets if isinstance(n, ast.Assign) else [n.target]
-            if any(_same(t, root) for target in targets for t in ast.walk(target)):
+            if any(_same(t, root) for target in targets for t in walk(target)):
                 if not (n.value is not None and _mentions(n.value, root) and isinstance(n.value, ast.BinOp)):
                     return True
-        elif isinstance(n, (ast.For, ast.AsyncFor)) and any(_same(t, root) for t in ast.walk(n.target)):
+        elif isinstance(n, (ast.For, ast.AsyncFor)) and any(_same(t, root) for t in walk(n.target)):
             return True
         elif _method(n, "clear", "zero_") and _same(n.func.value, root):
             return True

@@ -11,6 +11,7 @@ import ast
 
 from torch_pitfalls.lint.rules.base import CALL, Rule, _arg, _method
 from torch_pitfalls.lint.rules.shared.flow import _own_code, _scopes_of, _values
+from torch_pitfalls.lint.walking import walk
 
 # ops that keep a tensor's dimensions: what they are applied to is what is reduced
 _KEEPS_SHAPE = (
@@ -206,7 +207,7 @@ def _is_prediction(expr, exprs, names) -> bool:
 def _compared_with_labels(node, exprs, names, ctx) -> bool:
     """The indices are compared element by element with a tensor of labels (``preds == y``, ``preds.eq(y)``,
     ``torch.eq(preds, y)``) in the function: per-example predictions."""
-    for n in ast.walk(ctx.function):
+    for n in walk(ctx.function):
         if isinstance(n, ast.Compare) and len(n.ops) == 1 and isinstance(n.ops[0], (ast.Eq, ast.NotEq)):
             pair = (n.left, n.comparators[0])
         elif _method(n, "eq", "ne") and len(n.args) == 1:

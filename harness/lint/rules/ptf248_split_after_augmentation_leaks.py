@@ -12,7 +12,7 @@ import ast
 from torch_pitfalls.lint.bindings import returned_values
 from torch_pitfalls.lint.rules.base import Rule, _kw
 from torch_pitfalls.lint.rules.shared.flow import _scopes_of
-from torch_pitfalls.lint.walking import walk
+from torch_pitfalls.lint.walking import children, walk
 
 _SPLITS = ("torch.utils.data.random_split", "torch.utils.data.dataset.random_split")
 _SUBSETS = ("torch.utils.data.Subset", "torch.utils.data.dataset.Subset")
@@ -223,7 +223,7 @@ def _loop_invariant_roots(value, loop, chain, line, ctx, depth=0):
 
 def _parent_in(root, target):
     for n in walk(root):
-        for child in ast.iter_child_nodes(n):
+        for child in children(n):
             if child is target:
                 return n
     return None

@@ -13,7 +13,7 @@ from torch_pitfalls.lint.rules.base import UNSURE, Rule, _is_call_to, _method
 from torch_pitfalls.lint.rules.shared.flow import _decorated_grad_off, _grad_off, _site_args
 from torch_pitfalls.lint.rules.shared.modules import _module_method
 from torch_pitfalls.lint.rules.shared.training_loop import _differentiated
-from torch_pitfalls.lint.walking import walk
+from torch_pitfalls.lint.walking import children, walk
 
 _LOGS = ("log", "log2", "log10")
 _SINGULAR_FUNCS = {f"torch.{n}": n for n in (*_LOGS, "sqrt", "rsqrt", "reciprocal", "acos", "asin", "atanh")}
@@ -308,7 +308,7 @@ def _without_graph(expr, ctx, line, depth=0) -> bool:
                 return False
             leaves += 1
             continue
-        todo.extend(ast.iter_child_nodes(n))
+        todo.extend(children(n))
     return leaves > 0
 
 

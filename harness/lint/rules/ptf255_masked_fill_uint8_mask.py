@@ -12,6 +12,7 @@ import ast
 
 from torch_pitfalls.lint.rules.base import CALL, Rule, _arg, _kw, _method
 from torch_pitfalls.lint.rules.shared.flow import _scopes_of, _values
+from torch_pitfalls.lint.walking import walk
 
 _MASKED = ("masked_fill", "masked_fill_", "masked_scatter", "masked_scatter_", "masked_select")
 _BYTE_TYPES = ("torch.ByteTensor", "torch.cuda.ByteTensor")
@@ -102,7 +103,7 @@ def _buffer_value(attr: str, ctx):
     assigned = ctx.bindings.self_attributes(ctx.klass).get(attr) or []
     registered = [
         n.args[1]
-        for n in ast.walk(ctx.klass)
+        for n in walk(ctx.klass)
         if _method(n, "register_buffer")
         and len(n.args) >= 2
         and isinstance(n.args[0], ast.Constant)

@@ -13,6 +13,7 @@ import ast
 from torch_pitfalls.lint.bindings import LOADERS
 from torch_pitfalls.lint.rules.base import CALL, UNSURE, Rule, _arg
 from torch_pitfalls.lint.rules.shared.flow import _chosen, _values
+from torch_pitfalls.lint.walking import walk
 
 # DataLoader(dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None, ...): positions
 _POSITION = {"batch_size": 1, "shuffle": 2, "sampler": 3, "batch_sampler": 4, "drop_last": 7}
@@ -51,7 +52,7 @@ def _may_be_none(value, ctx, line) -> bool:
         return fn is not None and any(
             isinstance(r, ast.Return)
             and (r.value is None or (isinstance(r.value, ast.Constant) and r.value.value is None))
-            for r in ast.walk(fn)
+            for r in walk(fn)
         )
     return not isinstance(value, (ast.List, ast.ListComp, ast.Tuple, ast.GeneratorExp))
 
