@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -236,6 +237,17 @@ class CaseFile:
                 arg = node.args[0]
                 if isinstance(arg, ast.Name) and arg.id in strings:
                     programs.append((f"{self.path.stem}.{variant}.{arg.id}.py", strings[arg.id]))
+        # A fragment of code the variant itself hands to a helper of the case that runs it in a child
+        # interpreter (``_export_in_child(LEGACY_CALL)``): the statements the reader is shown as that
+        # variant's code, a program of their own once dedented, under the case's imports.
+        own = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == variant), None)
+        imports = "".join(ast.unparse(n) + "\n" for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom)))
+        for node in ast.walk(own) if own is not None else ():
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) not in RUNNERS:
+                for arg in node.args:
+                    fragment = _code_fragment(strings.get(arg.id)) if isinstance(arg, ast.Name) else None
+                    if fragment is not None:
+                        programs.append((f"{self.path.stem}.{variant}.{arg.id}.py", imports + fragment))
         return programs
 
     def uses_device(self, variant: str) -> bool:
@@ -393,3 +405,16 @@ def read_case(path: Path | str) -> CaseFile:
     except OSError as e:
         raise CaseFileError(f"{path}: cannot be read: {e.strerror}") from None
     return _read(path, (st.st_mtime_ns, st.st_size))
+
+
+def _code_fragment(text: str | None) -> str | None:
+    """``text`` dedented, where it is Python code that calls something (a template with ``{...}`` fields
+    or a plain message is not a program)."""
+    if not text or "\n" not in text.strip():
+        return None
+    code = textwrap.dedent(text)
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return None
+    return code if any(isinstance(n, ast.Call) for n in ast.walk(tree)) else None

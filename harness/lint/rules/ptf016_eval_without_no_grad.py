@@ -10,9 +10,13 @@ import ast
 
 from torch_pitfalls.lint.bindings import arguments
 from torch_pitfalls.lint.rules.base import CALL, Rule, _called_name, _const, _method
-from torch_pitfalls.lint.walking import walk
+from torch_pitfalls.lint.walking import kept_on, walk
 
 _EVAL_NAME = ("valid", "evaluat")
+# words of a name that say it tests or predicts (PyTorch's MNIST example's ``test(model, device, loader)``,
+# ``run_test``, ``predict``, ``run_inference``): an evaluation where it also switches a model to eval()
+# (a ``predict`` helper may run inside a training step; pytest's tests are test code, quiet: scope.py)
+_RUN_WORDS = ("test", "predict", "inference")
 
 
 def _is_eval_function(fn) -> bool:
@@ -20,7 +24,12 @@ def _is_eval_function(fn) -> bool:
         return False
     name = fn.name.lower()
     # ``eval`` as a word of the name (eval_one_epoch, _run_eval, do_eval), not inside one (retrieval)
-    return any(w in name for w in _EVAL_NAME) or "eval" in name.split("_")
+    words = name.split("_")
+    if any(w in name for w in _EVAL_NAME) or "eval" in words:
+        return True
+    return any(w in words for w in _RUN_WORDS) and kept_on(
+        fn, "_ptf016_switches_to_eval", lambda f: any(_method(n, "eval") and not n.args for n in walk(f))
+    )
 
 
 _NO_GRAD = (
@@ -82,6 +91,8 @@ def _eval_forward(fn, ctx):
         for c in calls
     ) or any(isinstance(n, ast.Attribute) and n.attr == "grad_fn" for n in walk(fn)):
         return None  # the function turns autograd off itself, or uses the graph (reads .grad_fn)
+    if any(_freezes_parameters(ctx.bindings.module_function(_called_name(c)), ctx) for c in calls):
+        return None  # ``with frozen(model):`` a helper of this file turns the parameters' gradients off
     chain = ctx.chain()
     # what the function puts in eval mode is a module, however it was bound (``self.model = model``)
     evaluated = {ast.dump(c.func.value) for c in calls if _method(c, "eval") and not c.args and not c.keywords}
@@ -99,6 +110,24 @@ def _eval_forward(fn, ctx):
         if is_model(c.func, c.lineno) or _helper_runs(c, lambda e: is_model(e, c.lineno), ctx):  # noqa: B023 - called here
             return None if _called_under_no_grad(fn, ctx) else c
     return None
+
+
+def _freezes_parameters(helper, ctx) -> bool:
+    """``helper`` (a function of this file, or None) sets ``requires_grad = False`` on what it is given
+    (MACE's ``preserve_grad_state``, a context manager wrapped around the evaluation): no graph reaches
+    the weights, and a model that needs autograd inside (forces as gradients of an energy) still works."""
+    if helper is None:
+        return False
+    return kept_on(helper, "_ptf016_freezes", lambda fn: any(_turns_off(n) for n in walk(fn)))
+
+
+def _turns_off(node) -> bool:
+    """``p.requires_grad = False`` or ``p.requires_grad_(False)``."""
+    if isinstance(node, ast.Assign):
+        return _const(node.value, False) and any(
+            isinstance(t, ast.Attribute) and t.attr == "requires_grad" for t in node.targets
+        )
+    return _method(node, "requires_grad_") and bool(node.args) and _const(node.args[0], False)
 
 
 def _model_api(fn, ctx) -> bool:

@@ -1,4 +1,5 @@
-"""What: One module object placed n times: [module] * n, or one name listed twice in a Sequential.
+"""What: One module object placed n times: [module] * n, one name listed twice in a Sequential, or one
+module appended to the layer list on every pass of a loop.
 Why: Every entry is the same object, so they all share one set of weights.
 Fix: build a new module per entry ([nn.Linear(...) for _ in range(n)]).
 """
@@ -7,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from torch_pitfalls.lint.rules.base import Rule, _bound_name, _is_call_to
+from torch_pitfalls.lint.rules.base import Rule, _bound_name, _is_call_to, _method
 from torch_pitfalls.lint.rules.shared.modules import _STATELESS
 from torch_pitfalls.lint.walking import walk
 
@@ -58,7 +59,7 @@ def _module_list_multiplied(node, ctx) -> bool:
 
 def _module_listed_n_times(node, ctx) -> bool:
     if isinstance(node, ast.Call):
-        return _module_listed_twice(node, ctx)
+        return _module_listed_twice(node, ctx) or _one_module_appended(node, ctx)
     if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
         return _one_module_comprehended(node, ctx)
     if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)):
@@ -83,11 +84,41 @@ def _one_module_comprehended(node, ctx) -> bool:
     return _stateful_module(elt, ctx)
 
 
+def _one_module_appended(node, ctx) -> bool:
+    """``for _ in range(n): layers.append(block)`` where ``block`` names one module built before the loop,
+    and ``layers`` becomes an ``nn.Sequential``/``nn.ModuleList`` of the function: the loop's counterpart
+    of ``[block for _ in range(n)]``."""
+    if not (
+        _method(node, "append")
+        and len(node.args) == 1
+        and isinstance(node.args[0], ast.Name)
+        and isinstance(node.func.value, ast.Name)
+    ):
+        return False
+    loop = ctx.parent(node)
+    while loop is not None and loop is not ctx.function and not isinstance(loop, (ast.For, ast.While)):
+        loop = ctx.parent(loop)
+    if not isinstance(loop, (ast.For, ast.While)):
+        return False
+    name, listed = node.args[0].id, node.func.value.id
+    if any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in walk(loop)):
+        return False  # built anew on each pass
+    contained = any(
+        _is_call_to(c, ctx, *_CONTAINERS)
+        and any(isinstance(a, ast.Name) and a.id == listed for arg in c.args for a in walk(arg))
+        for c in walk(ctx.function)
+        if isinstance(c, ast.Call)
+    )
+    built = ctx.value_of(node.args[0], node.lineno)  # built here: a parameter's module class is unknown
+    return contained and isinstance(built, ast.Call) and _stateful_module(built, ctx)
+
+
 RULE = Rule(
     "PTF021",
     ("shared-module-reuse",),
-    "one module object placed n times ([module] * n, or one name listed twice in a Sequential) shares "
-    "its weights across every entry; build a new module per entry ([nn.Linear(...) for _ in range(n)])",
+    "one module object placed n times ([module] * n, one name listed twice in a Sequential, or appended on "
+    "every pass of a loop) shares its weights across every entry; build a new module per entry "
+    "([nn.Linear(...) for _ in range(n)])",
     _module_list_multiplied,
     nodes=(ast.BinOp, ast.Call, ast.ListComp, ast.GeneratorExp),
 )

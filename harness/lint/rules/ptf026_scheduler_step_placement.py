@@ -47,6 +47,8 @@ def _scheduler_before_optimizer(node, ctx) -> bool:
         return False
     first_call = min(calls, key=lambda n: (n.lineno, n.col_offset))
     first = (first_call.lineno, first_call.col_offset)
+    if _after_the_first_pass(first_call, node, ctx):
+        return False
     own = _schedulers_optimizer(first_call, ctx)
     if own is None and any(
         isinstance(n, ast.Call) and (n.lineno, n.col_offset) < first and _optimizer_step(n, ctx)
@@ -147,6 +149,37 @@ def _epoch_scheduler_per_batch(node, ctx) -> bool:
         return False
     loop = next(_enclosing_loops(node, ctx), None)
     return loop is not None and _over_batches(loop, ctx)
+
+
+def _counter(loop) -> str | None:
+    """The name that counts the loop's passes: a ``for`` loop's target, or the name a ``while`` loop
+    tests (``while epoch < max_epochs:``)."""
+    if isinstance(loop, ast.For):
+        return loop.target.id if isinstance(loop.target, ast.Name) else None
+    test = loop.test
+    if isinstance(test, ast.Compare) and isinstance(test.left, ast.Name):
+        return test.left.id
+    return None
+
+
+def _after_the_first_pass(call, loop, ctx) -> bool:
+    """The step sits under ``if epoch > start:`` (or ``!=``) on the loop's counter: it never runs on the
+    first pass, so each one follows the optimizer steps of the pass before (MACE's training loop)."""
+    counter = _counter(loop)
+    up = ctx.parent(call)
+    while counter is not None and up is not None and up is not loop:
+        if (
+            isinstance(up, ast.If)
+            and isinstance(up.test, ast.Compare)
+            and len(up.test.ops) == 1
+            and isinstance(up.test.ops[0], (ast.Gt, ast.NotEq))
+            and isinstance(up.test.left, ast.Name)
+            and up.test.left.id == counter
+            and call in [n for stmt in up.body for n in walk(stmt)]
+        ):
+            return True
+        up = ctx.parent(up)
+    return False
 
 
 def _scheduler_misplaced(node, ctx) -> bool:

@@ -87,21 +87,43 @@ def _graph_cut(node, ctx) -> bool:
         return False
     if _under_no_grad(node, ctx):
         return False  # the forward itself turns gradients off here: targets made on purpose (SwAV's codes)
-    if _grad_off_submodule(node.func, ctx):
-        return any(_activation(a, ctx, node.lineno) for a in node.args)
+    forward = _grad_off_submodule(node.func, ctx)
+    if forward is not None:
+        params = [a.arg for a in forward.args.args[1:]]
+        return any(
+            _activation(a, ctx, node.lineno) and (i >= len(params) or _values_read(forward, params[i], ctx))
+            for i, a in enumerate(node.args)
+        )
     called = _called_functions(node.func, ctx)
     return bool(called) and all(_grad_off(f, ctx) and not _gathers(f, ctx) for f in called)
 
 
-def _grad_off_submodule(func, ctx) -> bool:
-    """``self.regulate(h, ...)`` where ``self.regulate`` is built from a module class of this file whose own
-    forward turns gradients off (``@torch.no_grad()`` on it)."""
+def _grad_off_submodule(func, ctx):
+    """The forward of ``self.regulate`` in ``self.regulate(h, ...)``, where ``self.regulate`` is built from
+    a module class of this file whose own forward turns gradients off (``@torch.no_grad()`` on it); None
+    otherwise."""
     if not (isinstance(func, ast.Attribute) and getattr(func.value, "id", None) == "self"):
-        return False
+        return None
     held = ctx.held(func)
     cls = ctx.bindings.classes().get(held.what or "") if held is not None and held.kind == "module" else None
     forward = cls and next((m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name == "forward"), None)
-    return bool(forward) and _grad_off(forward, ctx) and not _gathers(forward, ctx)
+    return forward if forward and _grad_off(forward, ctx) and not _gathers(forward, ctx) else None
+
+
+# what a function may read of a tensor without its values flowing into the result
+_METADATA = ("device", "dtype", "shape", "ndim", "size", "dim", "is_cuda", "layout", "numel")
+
+
+def _values_read(fn, param: str, ctx) -> bool:
+    """``fn`` reads the values of its parameter ``param``, not only its device, dtype or shape (a rotary
+    embedding's ``forward(x, position_ids)`` under no_grad reads ``x.device`` and ``x.dtype`` only: its
+    cos and sin come from the positions, and nothing upstream is cut)."""
+    for n in walk(fn):
+        if isinstance(n, ast.Name) and n.id == param and isinstance(n.ctx, ast.Load):
+            up = ctx.parent(n)
+            if not (isinstance(up, ast.Attribute) and up.attr in _METADATA):
+                return True
+    return False
 
 
 def _activation(expr, ctx, line: int, depth: int = 0) -> bool:

@@ -13,7 +13,7 @@ import re
 
 from torch_pitfalls.lint.bindings import returned_values
 from torch_pitfalls.lint.rules.base import CALL, Rule, _kw, _method
-from torch_pitfalls.lint.rules.shared.flow import _dead, _scopes_of, _site_args
+from torch_pitfalls.lint.rules.shared.flow import _dead, _exclusive, _scopes_of, _site_args
 from torch_pitfalls.lint.walking import kept_on, walk
 
 _BN = re.compile(r"^torch\.nn\.(modules\.batchnorm\.)?(Lazy)?(Sync)?BatchNorm[123]?d?$")
@@ -462,6 +462,8 @@ def _trains_frozen(call, ctx, freezes) -> bool:
         mine = _attribute_aliases(ctx.klass, path[0], ctx)
     held = ctx.held(receiver)
     for f in freezes:
+        if f.function is ctx.function and _exclusive(f.node, call, ctx.function):
+            continue  # if mode == "freeze": ...freeze...  /  if mode == "finetune": model.train()
         if f.root.id == "self":
             cls = f.klass
             if cls is None:

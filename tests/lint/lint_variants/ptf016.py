@@ -249,3 +249,48 @@ SEEN["policy_method_named_evaluate"] = (
     "DLR-RM/stable-baselines3 common/policies.py (ActorCriticPolicy.evaluate_actions: the PPO loss's "
     "log-probabilities; round 2's read held-out half judged this finding wrong)"
 )
+
+NEAR_MISS["evaluated_with_the_weights_frozen_by_a_helper"] = """
+from contextlib import contextmanager
+import torch
+@contextmanager
+def weights_frozen(model):
+    kept = {p: p.requires_grad for p in model.parameters()}
+    try:
+        for p in model.parameters():
+            p.requires_grad = False
+        yield
+    finally:
+        for p, flag in kept.items():
+            p.requires_grad = flag
+def evaluate(model: torch.nn.Module, loader):
+    model.eval()
+    total = 0.0
+    with weights_frozen(model):
+        for batch in loader:
+            energy, forces = model(batch, compute_forces=True)
+            total += float(((forces - batch["forces"]) ** 2).mean())
+    return total / len(loader)
+"""
+SEEN["evaluated_with_the_weights_frozen_by_a_helper"] = (
+    "ACEsuit/mace mace/tools/train.py (round 5's tuning half): evaluate() runs inside preserve_grad_state(model), "
+    "which sets requires_grad=False on every parameter; the model computes forces with autograd.grad"
+)
+
+PITFALL["a_test_function_named_as_in_the_mnist_example"] = """
+import torch
+import torch.nn.functional as F
+def run_test(model, loader, device):
+    model.eval()
+    total, probs = 0.0, []
+    for x, y in loader:
+        x, y = x.to(device), y.to(device)
+        logits = model(x)
+        total += F.cross_entropy(logits, y).item()
+        probs.append(logits.softmax(dim=-1))
+    return total / len(loader), torch.cat(probs)
+"""
+SEEN["a_test_function_named_as_in_the_mnist_example"] = (
+    "pytorch/examples mnist/main.py (`def test(model, device, test_loader)`, there under torch.no_grad()); "
+    "benchmarks/fresh/lint4/v03_keyword_spotting_eval.py (a read held-out script: run_test without it)"
+)

@@ -138,3 +138,43 @@ def heads(d):
 """
 SEEN["comprehension_of_one_layer"] = "https://github.com/IDEA-Research/DAB-DETR/pull/17 (nn.ModuleList([layer for _ in range(6)]) is a shallow copy)"
 SEEN["deepcopy_in_comprehension"] = "https://github.com/IDEA-Research/DAB-DETR/pull/17 (the fix: copy.deepcopy(layer) per entry)"
+
+PITFALL["one_block_appended_in_a_loop"] = """
+from torch import nn
+def mlp(in_dim, out_dim, hidden=128, depth=4):
+    block = nn.Sequential(nn.Linear(hidden, hidden), nn.ReLU())
+    layers = [nn.Linear(in_dim, hidden), nn.ReLU()]
+    for _ in range(depth - 1):
+        layers.append(block)
+    layers.append(nn.Linear(hidden, out_dim))
+    return nn.Sequential(*layers)
+"""
+NEAR_MISS["a_new_block_built_on_each_pass"] = """
+from torch import nn
+def mlp(in_dim, out_dim, hidden=128, depth=4):
+    layers = [nn.Linear(in_dim, hidden), nn.ReLU()]
+    for _ in range(depth - 1):
+        block = nn.Sequential(nn.Linear(hidden, hidden), nn.ReLU())
+        layers.append(block)
+    act = nn.ReLU()
+    for _ in range(2):
+        layers.append(act)
+    return nn.Sequential(*layers)
+"""
+SEEN["one_block_appended_in_a_loop"] = (
+    "benchmarks/fresh/lint4/v05_dqn_agent.py (a read held-out script: one hidden block appended depth - 1 "
+    "times to the list given to nn.Sequential)"
+)
+NEAR_MISS["an_activation_given_as_a_parameter_appended_in_a_loop"] = """
+from torch import nn
+def conv_stack(channels, activation: nn.Module = nn.ReLU()):
+    layers = []
+    for c_in, c_out in zip(channels, channels[1:]):
+        layers.append(nn.Conv2d(c_in, c_out, 3))
+        layers.append(activation)
+    return nn.Sequential(*layers)
+"""
+SEEN["an_activation_given_as_a_parameter_appended_in_a_loop"] = (
+    "takuseno/d3rlpy d3rlpy/models/torch/encoders.py (round 3's tuning half: one activation module object, "
+    "stateless, appended after every convolution)"
+)

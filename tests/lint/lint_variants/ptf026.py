@@ -226,3 +226,26 @@ SEEN["step_size_in_iterations"] = (
     "vocoder and GAN training loops stepping StepLR per iteration with step_size in steps (round 3's fresh "
     "tuning script u17: StepLR(step_size=200_000) stepped per batch, judged a wrong finding)"
 )
+
+NEAR_MISS["stepped_at_the_top_from_the_second_epoch"] = """
+import torch
+def train(model, loader, epochs, start_epoch=0):
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, factor=0.5)
+    valid_loss = float("inf")
+    epoch = start_epoch
+    while epoch < epochs:
+        if epoch > start_epoch:
+            scheduler.step(valid_loss)
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss = torch.nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            optimizer.step()
+        valid_loss = loss.item()
+        epoch += 1
+"""
+SEEN["stepped_at_the_top_from_the_second_epoch"] = (
+    "ACEsuit/mace mace/tools/train.py (round 5's tuning half): lr_scheduler.step(metrics=valid_loss) at the top "
+    "of the epoch loop under `if epoch > start_epoch:`"
+)

@@ -185,3 +185,30 @@ SEEN["no_grad_on_a_submodules_forward"] = (
     "benchmarks/fresh/lint3/u20_fastspeech_model.py (a read held-out script: @torch.no_grad() on a length "
     "regulator's forward, which the encoder's output passes through)"
 )
+NEAR_MISS["rotary_embedding_reads_only_the_activations_dtype"] = """
+import torch
+from torch import nn
+class RotaryEmbedding(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.register_buffer("inv_freq", 1.0 / (10000 ** (torch.arange(0, dim, 2).float() / dim)))
+    @torch.no_grad()
+    def forward(self, x, position_ids):
+        freqs = (self.inv_freq[None, :, None].to(x.device) @ position_ids[:, None, :].float()).transpose(1, 2)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        return emb.cos().to(dtype=x.dtype), emb.sin().to(dtype=x.dtype)
+class Attention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.v = nn.Linear(16, 16)
+        self.rope = RotaryEmbedding(16)
+    def forward(self, hidden, position_ids):
+        values = self.v(hidden)
+        cos, sin = self.rope(values, position_ids)
+        return values * cos + values * sin
+"""
+SEEN["rotary_embedding_reads_only_the_activations_dtype"] = (
+    "the rotary embeddings of Hugging Face models (LlamaRotaryEmbedding: @torch.no_grad() forward(x, "
+    "position_ids), x read for its device and dtype) and amazon-science/chronos-forecasting "
+    "chronos2/layers.py (round 5's tuning half)"
+)

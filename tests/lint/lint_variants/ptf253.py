@@ -288,3 +288,28 @@ SEEN = {
     "backbone_eval_after_train": "https://github.com/isht7/pytorch-deeplab-resnet/issues/39 (running statistics kept constant by eval mode during training)",
     "children_but_last": "transfer-learning tutorials: for child in list(model.children())[:-1]: freeze; model.train() each epoch",
 }
+
+NEAR_MISS["frozen_only_in_the_other_mode"] = """
+import torch
+from torch import nn
+from torchvision import models
+def main(args, loader):
+    model = models.resnet50()
+    if args.weights == "freeze":
+        model.requires_grad_(False)
+        model.fc.requires_grad_(True)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for images, target in loader:
+        if args.weights == "finetune":
+            model.train()
+        elif args.weights == "freeze":
+            model.eval()
+        loss = nn.functional.cross_entropy(model(images), target)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+"""
+SEEN["frozen_only_in_the_other_mode"] = (
+    "facebookresearch/barlowtwins evaluate.py (round 5's tuning half): the backbone is frozen only when "
+    "--weights freeze, and model.train() runs only when --weights finetune"
+)

@@ -22,10 +22,34 @@ def _own_code(node, ctx) -> bool:
 
 
 def _exclusive(a: ast.AST, b: ast.AST, function: ast.AST) -> bool:
-    """``a`` and ``b`` sit in different branches of one ``if``: at most one of them runs."""
+    """``a`` and ``b`` sit in different branches of one ``if``, or under two ``if``s that compare one
+    expression with two different constants (``if args.mode == "freeze":`` ... ``if args.mode ==
+    "finetune":``): at most one of them runs."""
     paths = _branch_paths(function)
     pa, pb = paths.get(id(a), {}), paths.get(id(b), {})
-    return any(pb.get(branching, side) != side for branching, side in pa.items())
+    if any(pb.get(branching, side) != side for branching, side in pa.items()):
+        return True
+    tests = kept_on(function, "_branch_tests", lambda f: {id(n): n.test for n in walk(f) if isinstance(n, ast.If)})
+    return any(
+        _contradict(tests.get(x), tests.get(y))
+        for x, side_a in pa.items()
+        if side_a == 0
+        for y, side_b in pb.items()
+        if side_b == 0 and x != y
+    )
+
+
+def _contradict(one, other) -> bool:
+    """``e == c1`` and ``e == c2`` with two different constants: both cannot hold at once."""
+    pair = []
+    for test in (one, other):
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+            return False
+        if not isinstance(test.comparators[0], ast.Constant) or any(isinstance(n, ast.Call) for n in walk(test.left)):
+            return False
+        pair.append((ast.dump(test.left), test.comparators[0].value))
+    (left_a, value_a), (left_b, value_b) = pair
+    return left_a == left_b and value_a != value_b
 
 
 def _branch_paths(function: ast.AST) -> dict[int, dict[int, int]]:

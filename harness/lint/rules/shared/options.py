@@ -6,7 +6,8 @@ from __future__ import annotations
 import ast
 
 from torch_pitfalls.lint.rules.base import _kw, _method
-from torch_pitfalls.lint.walking import walk
+from torch_pitfalls.lint.rules.shared.flow import _values
+from torch_pitfalls.lint.walking import kept_on, walk
 
 
 def _dest(call) -> str | None:
@@ -38,3 +39,71 @@ def option_default(expr, ctx):
         return None
     default = _kw(found[0], "default")
     return default if default is not None else ast.Constant(None)
+
+
+# --- the numbers an expression may hold (a learning rate, a weight decay) ---------------------------
+def _number(node):
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _number(node.operand)
+        return None if inner is None else -inner
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        return float(node.value)
+    return None
+
+
+def _options(tree) -> dict[str, list[ast.Call]]:
+    """The file's ``add_argument`` calls by the attribute they fill (kept on the module)."""
+    found: dict[str, list[ast.Call]] = {}
+    for n in walk(tree):
+        if _method(n, "add_argument"):
+            dest = _dest(n)
+            if dest:
+                found.setdefault(dest, []).append(n)
+    return found
+
+
+def _numbers(expr, ctx, line: int, depth: int = 0) -> list[float] | None:
+    """Every number ``expr`` may hold: a literal, a name bound to one (a module constant, a parameter
+    every call of the module gives one), ``cfg["key"]`` of a dict literal, ``args.x`` of a parsed option
+    with a literal default; None where something else may be given."""
+    if depth > 4:
+        return None
+    value = _number(expr)
+    if value is not None:
+        return [value]
+    if isinstance(expr, ast.Name):
+        held = _values(expr.id, ctx.chain(), line, ctx.bindings)
+        if not held or any(isinstance(v, ast.Name) and v.id == expr.id for v in held):
+            return None
+        out = []
+        for v in held:
+            inner = _numbers(v, ctx, line, depth + 1) if not isinstance(v, ast.Name) else None
+            if inner is None:
+                return None
+            out += inner
+        return out
+    if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Name):
+        key = expr.slice
+        if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+            return None
+        bases = _values(expr.value.id, ctx.chain(), line, ctx.bindings)
+        if not bases or not all(isinstance(b, ast.Dict) for b in bases):
+            return None
+        out = []
+        for d in bases:
+            given = [v for k, v in zip(d.keys, d.values) if isinstance(k, ast.Constant) and k.value == key.value]
+            found = _number(given[0]) if len(given) == 1 else None
+            if found is None:
+                return None
+            out.append(found)
+        return out
+    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
+        parsed = _values(expr.value.id, ctx.chain(), line, ctx.bindings)
+        parsed = [p.value if isinstance(p, ast.Subscript) else p for p in parsed or ()]
+        if not parsed or not all(_method(p, "parse_args", "parse_known_args") for p in parsed):
+            return None
+        declared = kept_on(ctx.module, "_options_by_dest", _options).get(expr.attr, [])
+        default = _kw(declared[0], "default") if len(declared) == 1 else None
+        found = _number(default) if default is not None else None
+        return [found] if found is not None else None
+    return None
