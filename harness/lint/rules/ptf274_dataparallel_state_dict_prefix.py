@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 
-from torch_pitfalls.lint.rules.base import CALL, Rule, _is_call_to, _method
+from torch_pitfalls.lint.rules.base import CALL, Rule, _called_name, _is_call_to, _method
 from torch_pitfalls.lint.walking import kept_on, walk
 
 WRAPPERS = frozenset(
@@ -53,11 +53,18 @@ def _wrapper_state_dict(expr, ctx, line: int, depth: int = 0):
     return None
 
 
-def _file_facts(tree) -> tuple[bool, list]:
+_RESTORE_WORDS = ("load", "restore", "resume", "checkpoint")
+
+
+def _file_facts(tree) -> tuple[bool, list, list]:
     """(the file strips or adds the ``module.`` prefix somewhere: a ``"module."`` string or
-    consume_prefix_in_state_dict_if_present; the ``load_state_dict`` calls of the file)."""
-    strips, loads = False, []
+    consume_prefix_in_state_dict_if_present; the ``load_state_dict`` calls of the file; the calls of a
+    helper named for restoring a checkpoint, ``restart_from_checkpoint(path, state_dict=model)``)."""
+    strips, loads, restores = False, [], []
     for n in walk(tree):
+        name = _called_name(n).lower() if isinstance(n, ast.Call) else ""
+        if name != "load_state_dict" and any(w in name for w in _RESTORE_WORDS):
+            restores.append(n)
         if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.startswith("module"):
             if n.value.rstrip(".") == "module" or n.value.startswith("module."):
                 strips = True
@@ -67,7 +74,7 @@ def _file_facts(tree) -> tuple[bool, list]:
             strips = True
         elif _method(n, "load_state_dict"):
             loads.append(n)
-    return strips, loads
+    return strips, loads, restores
 
 
 def _facts(ctx):
@@ -82,10 +89,12 @@ def _saved_from_wrapper(node, ctx) -> bool:
     saved = _wrapper_state_dict(node.args[0], ctx, node.lineno)
     if saved is None:
         return False
-    strips, loads = _facts(ctx)
+    strips, loads, restores = _facts(ctx)
     if strips:
         return False
     owner = ast.dump(saved.func.value)  # ``model``, ``self.model``: the file loads into it again
+    if any(ast.dump(a) == owner for c in restores for a in [*c.args, *(k.value for k in c.keywords)]):
+        return False  # the wrapper itself is handed to a helper that restores the checkpoint into it
     return not any(ast.dump(c.func.value) == owner or _wrapper(c.func.value, ctx) for c in loads)
 
 

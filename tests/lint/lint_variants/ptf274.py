@@ -128,3 +128,21 @@ SEEN = {
     "inner_module_saved": "https://github.com/whai362/pan_pp.pytorch/issues/14 (torch.save(model.module.state_dict(), path) instead of model.state_dict())",
     "keys_renamed_by_hand": "https://github.com/meijieru/crnn.pytorch/issues/60 (the keys renamed: k[7:] to remove `module.`)",
 }
+
+NEAR_MISS["wrapper_restored_by_a_checkpoint_helper"] = """
+import torch
+from torch import nn
+def restart_from_checkpoint(path, **objects):
+    checkpoint = torch.load(path, weights_only=True)
+    for key, obj in objects.items():
+        obj.load_state_dict(checkpoint[key])
+def train(local_rank, epochs):
+    classifier = nn.parallel.DistributedDataParallel(nn.Linear(768, 1000).cuda(), device_ids=[local_rank])
+    restart_from_checkpoint("checkpoint.pth", state_dict=classifier)
+    for epoch in range(epochs):
+        torch.save({"epoch": epoch, "state_dict": classifier.state_dict()}, "checkpoint.pth")
+"""
+SEEN["wrapper_restored_by_a_checkpoint_helper"] = (
+    "facebookresearch/dino eval_linear.py (round 5's tuning half): the DDP-wrapped linear classifier is "
+    "saved with its prefix and handed to utils.restart_from_checkpoint(..., state_dict=linear_classifier)"
+)
