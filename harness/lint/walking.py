@@ -34,8 +34,20 @@ def children(node: ast.AST) -> tuple:
     return found
 
 
+# The nodes whose walk is kept on them: a module and each function, class or loop, which many rules
+# walk once per file or per candidate (each rule that reads a whole module used to walk all of it
+# again); an expression or a statement is walked afresh (a short walk, often stopped early).
+_KEPT = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.For, ast.AsyncFor, ast.While)
+
+
 def walk(node: ast.AST):
-    """``ast.walk(node)``: the node and everything below it, breadth first."""
+    """``ast.walk(node)``: an iterator over the node and everything below it, breadth first."""
+    if isinstance(node, _KEPT):
+        return iter(kept_on(node, "_walk", lambda n: tuple(_breadth_first(n))))
+    return _breadth_first(node)
+
+
+def _breadth_first(node: ast.AST):
     todo = deque([node])
     while todo:
         node = todo.popleft()
