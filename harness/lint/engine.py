@@ -22,6 +22,9 @@ from torch_pitfalls.lint.walking import children
 
 # what a rule's check raises on an unusual shape of code (a tuple where a name was expected...): no finding
 UNUSUAL_CODE = (AttributeError, IndexError, TypeError, ValueError)
+# a call is offered only to the rules whose ``calls`` name it (rules/base.py); False: to every call rule
+# (tests/lint/test_call_dispatch.py compares the two)
+BY_CALL_NAME = True
 
 
 @dataclass
@@ -134,14 +137,18 @@ class Walker(ast.NodeVisitor):
         )
         self.hits: list[Hit] = []
         self._by_type: dict[type, list] = {}
+        self._by_call_name: dict[str | None, list] = {}
         self._methods: dict[type, object] = {}
         self._found_once: set[str] = set()  # the once-per-file rules that made this file's finding
 
     def _check(self, node):
         cls = type(node)
-        rules = self._by_type.get(cls)
-        if rules is None:  # a rule without ``nodes`` looks at every node
-            rules = self._by_type[cls] = [r for r in self.rules if issubclass(cls, getattr(r, "nodes", ast.AST))]
+        if cls is ast.Call and BY_CALL_NAME:
+            rules = self._call_rules(self._call_name(node))
+        else:
+            rules = self._by_type.get(cls)
+            if rules is None:  # a rule without ``nodes`` looks at every node
+                rules = self._by_type[cls] = [r for r in self.rules if issubclass(cls, getattr(r, "nodes", ast.AST))]
         ctx = self.ctx
         for rule in rules:  # Rule.matches, its frame saved on the millions of nodes a check answers no
             try:
@@ -158,6 +165,29 @@ class Walker(ast.NodeVisitor):
             if found or (self.preview and found is not False):  # not False: UNSURE (rules/base.py)
                 sure = found is True
                 self.hits.append(Hit(rule, getattr(node, "lineno", 1), getattr(node, "col_offset", 0) + 1, sure))
+
+    def _call_name(self, call: ast.Call) -> str | None:
+        """The name a call ends with, as rules' ``calls`` spell it: the method's, or the function's last
+        name once aliases are read (None for a call of a call or of a subscript)."""
+        func = call.func
+        if isinstance(func, ast.Attribute):
+            return func.attr
+        if isinstance(func, ast.Name):
+            return (self.ctx.qualified(func) or func.id).rsplit(".", 1)[-1]
+        return None
+
+    def _call_rules(self, name: str | None) -> list:
+        """The rules offered a call ending with ``name``: those that look at every call, and those whose
+        ``calls`` name it (in the registry's order)."""
+        found = self._by_call_name.get(name)
+        if found is None:
+            found = self._by_call_name[name] = [
+                r
+                for r in self.rules
+                if issubclass(ast.Call, getattr(r, "nodes", ast.AST))
+                and (not getattr(r, "calls", ()) or name in r.calls)
+            ]
+        return found
 
     def visit(self, node):
         cls = type(node)

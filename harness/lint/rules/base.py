@@ -64,6 +64,11 @@ class Rule:
     # without any of them. Empty: run on every file. tests/lint/test_rule_modules.py holds each word
     # list to the rule's variant set and cases.
     needs: tuple[str, ...] = ()
+    # For a rule that looks at calls: the names a call it can match ends with (the method's name, or the
+    # function's last name once import aliases are read: ``F.interpolate``, ``from torch import load as
+    # ld`` -> ``load``); the engine offers it only those calls (engine.Walker). Empty: every call.
+    # tests/lint/test_call_dispatch.py holds each list to the rule's findings without the dispatch.
+    calls: tuple[str, ...] = ()
 
     def matches(self, node: ast.AST, ctx: Context):
         """True, False, or UNSURE (the pattern on an object not known to be torch's)."""
@@ -82,6 +87,11 @@ class Rule:
     @property
     def case(self) -> str:
         return self.cases[0]
+
+
+def last_names(*qualified: str) -> tuple[str, ...]:
+    """``calls`` for a rule that matches these qualified names: each one's last name."""
+    return tuple(dict.fromkeys(q.rsplit(".", 1)[-1] for q in qualified))
 
 
 # --- small matchers -----------------------------------------------------------------------

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 
-from torch_pitfalls.lint.rules.base import CALL, Rule, _called_name, _const, _is_call_to, _kw, _method
+from torch_pitfalls.lint.rules.base import CALL, Rule, _called_name, _const, _is_call_to, _kw, _method, last_names
 from torch_pitfalls.lint.rules.shared.tensors import _CONVERSIONS, _int_expr
 from torch_pitfalls.lint.walking import walk
 
@@ -158,4 +158,5 @@ RULE = Rule(
     "and mishandled bool arrays before 1.2; use torch.tensor(data, dtype=..., device=...) or torch.zeros(size)",
     _legacy_constructor_misread,
     nodes=CALL,
+    calls=last_names(*LEGACY_TYPES, *_CUDA_TYPES),
 )

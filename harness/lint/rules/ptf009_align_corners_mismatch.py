@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from torch_pitfalls.lint.rules.base import CALL, Rule, _arg, _const, _is_call_to
+from torch_pitfalls.lint.rules.base import CALL, Rule, _arg, _const, _is_call_to, last_names
 from torch_pitfalls.lint.walking import walk
 
 INTERP = ("torch.nn.functional.interpolate", "torch.nn.functional.upsample", "torch.nn.Upsample")
@@ -71,4 +71,5 @@ RULE = Rule(
     "inference (pass it explicitly)",
     _interpolate_without_align_corners,
     nodes=CALL,
+    calls=last_names(*INTERP),
 )

@@ -179,4 +179,5 @@ RULE = Rule(
     "all of them), and this result is never looked at; check its missing_keys/unexpected_keys",
     _strict_false_unchecked,
     nodes=CALL,
+    calls=("load_state_dict",),
 )

@@ -89,4 +89,5 @@ RULE = Rule(
     "call optimizer.zero_grad() each step",
     _backward_without_zero_grad,
     nodes=CALL,
+    calls=("backward",),
 )

@@ -298,5 +298,6 @@ RULE = Rule(
     "first, or sum the losses and call backward once",
     _backward_twice,
     nodes=CALL,
+    calls=("backward",),
     needs=("backward",),
 )

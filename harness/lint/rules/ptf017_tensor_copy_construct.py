@@ -63,4 +63,5 @@ RULE = Rule(
     "t.clone().detach() (or t.detach() where no copy is needed)",
     _tensor_copy_construct,
     nodes=CALL,
+    calls=("tensor",),
 )

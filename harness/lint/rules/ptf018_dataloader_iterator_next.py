@@ -19,4 +19,5 @@ RULE = Rule(
     "a DataLoader iterator has no .next() method in Python 3 (AttributeError); call next(it)",
     _iterator_next_method,
     nodes=CALL,
+    calls=("next",),
 )

@@ -214,4 +214,5 @@ RULE = Rule(
     "optimizer.step(), once per epoch for an epoch schedule",
     _scheduler_misplaced,
     nodes=CALL,
+    calls=("step",),
 )

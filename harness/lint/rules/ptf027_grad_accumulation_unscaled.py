@@ -170,4 +170,5 @@ RULE = Rule(
     "divided by their number: the step uses k times the big batch's gradient; divide the loss by k",
     _backward_unscaled,
     nodes=CALL,
+    calls=("backward",),
 )

@@ -46,5 +46,6 @@ RULE = Rule(
     "only when num_workers > 0",
     _prefetch_without_workers,
     nodes=CALL,
+    calls=("DataLoader",),
     upgrade=True,
 )

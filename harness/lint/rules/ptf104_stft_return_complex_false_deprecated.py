@@ -16,6 +16,7 @@ RULE = Rule(
         and _const(_kw(n, "return_complex"), False)
     ),
     nodes=CALL,
+    calls=("stft",),
     upgrade=True,
     deliberate_warning=True,
 )

@@ -16,6 +16,7 @@ RULE = Rule(
         _method(n, "storage") and not n.args and not n.keywords and not c.guarded and _receiver_may_be_tensor(n, c)
     ),
     nodes=CALL,
+    calls=("storage",),
     upgrade=True,
     deliberate_warning=True,
     once_per_file=True,

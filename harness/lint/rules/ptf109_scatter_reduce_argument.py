@@ -19,6 +19,7 @@ RULE = Rule(
         )
     ),
     nodes=CALL,
+    calls=("scatter", "scatter_"),
     upgrade=True,
     deliberate_warning=True,
 )

@@ -14,6 +14,7 @@ RULE = Rule(
     "torch.set_default_device)",
     lambda n, c: _is_call_to(n, c, "torch.set_default_tensor_type"),
     nodes=CALL,
+    calls=("set_default_tensor_type",),
     upgrade=True,
     deliberate_warning=True,
     once_per_file=True,

@@ -16,6 +16,7 @@ RULE = Rule(
         _is_call_to(n, c, "torch.nn.utils.weight_norm", "torch.nn.utils.weight_norm.weight_norm") and not c.guarded
     ),
     nodes=CALL,
+    calls=("weight_norm",),
     upgrade=True,
     deliberate_warning=True,
     once_per_file=True,

@@ -25,6 +25,7 @@ RULE = Rule(
     "enable_nested_tensor=False",
     _transformer_nested_with_norm_first,
     nodes=CALL,
+    calls=("TransformerEncoder",),
     upgrade=True,
     deliberate_warning=True,
 )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 
-from torch_pitfalls.lint.rules.base import CALL, Rule, _has_kw, _is_call_to
+from torch_pitfalls.lint.rules.base import CALL, Rule, _has_kw, _is_call_to, last_names
 from torch_pitfalls.lint.walking import walk
 
 EXPORTS = ("torch.onnx.export",)
@@ -41,6 +41,7 @@ RULE = Rule(
     "(with onnxscript) or dynamo=False explicitly",
     _export_without_dynamo,
     nodes=CALL,
+    calls=last_names(*EXPORTS),
     upgrade=True,
     needs=("onnx",),
 )

@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 
 from torch_pitfalls.lint.bindings import LOADERS
-from torch_pitfalls.lint.rules.base import CALL, Rule, _arg, _is_call_to
+from torch_pitfalls.lint.rules.base import CALL, Rule, _arg, _is_call_to, last_names
 from torch_pitfalls.lint.rules.shared.flow import _dead, _truth
 from torch_pitfalls.lint.walking import walk
 
@@ -89,4 +89,5 @@ RULE = Rule(
     "every epoch sees the same order; call sampler.set_epoch(epoch) at the start of each epoch",
     _sampler_without_set_epoch,
     nodes=CALL,
+    calls=last_names(*_DISTRIBUTED_SAMPLERS),
 )

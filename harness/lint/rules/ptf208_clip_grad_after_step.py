@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 
-from torch_pitfalls.lint.rules.base import CALL, Rule, _arg, _is_call_to, _method
+from torch_pitfalls.lint.rules.base import CALL, Rule, _arg, _is_call_to, _method, last_names
 from torch_pitfalls.lint.rules.shared.flow import _before, _dead, _exclusive, _own_calls, _own_code
 from torch_pitfalls.lint.rules.shared.training_loop import _optimizer_step
 
@@ -58,4 +58,5 @@ RULE = Rule(
     "no update is ever clipped; clip between backward() and step()",
     _clip_after_step,
     nodes=CALL,
+    calls=last_names(*_CLIPS),
 )

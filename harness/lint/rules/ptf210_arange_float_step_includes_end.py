@@ -75,4 +75,5 @@ RULE = Rule(
     "(start + step * torch.arange(n)) or torch.linspace",
     _arange_length_off,
     nodes=CALL,
+    calls=("arange",),
 )

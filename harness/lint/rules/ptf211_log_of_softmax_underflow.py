@@ -53,5 +53,6 @@ RULE = Rule(
     "loss or its gradient turns inf/NaN; use F.log_softmax(x, dim) (F.logsigmoid(x) for a sigmoid)",
     _log_of_probabilities,
     nodes=CALL,
+    calls=("log", "log_"),
     needs=("oftmax", "igmoid"),
 )

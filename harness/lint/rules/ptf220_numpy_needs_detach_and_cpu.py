@@ -384,5 +384,6 @@ RULE = Rule(
     "t.detach().cpu().numpy() (or t.numpy(force=True), torch 1.13+)",
     _numpy_of_refused_tensor,
     nodes=CALL,
+    calls=("numpy", "array", "asarray"),
     needs=("numpy",),
 )

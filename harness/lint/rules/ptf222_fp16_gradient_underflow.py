@@ -229,5 +229,6 @@ RULE = Rule(
     "scaler.step(optimizer); scaler.update() (float32 weights under autocast), or use bfloat16",
     _unscaled_fp16_backward,
     nodes=CALL,
+    calls=("backward",),
     needs=("autocast", "half", "float16"),
 )

@@ -226,6 +226,7 @@ RULE = Rule(
     "does not copy)",
     _saves_a_view,
     nodes=CALL,
+    calls=("save",),
     harm="memory",
     needs=("save",),
 )

@@ -602,5 +602,6 @@ RULE = Rule(
     "every model.train() put the frozen part in eval() (or override train() to do so)",
     _frozen_bn_trained,
     nodes=CALL,
+    calls=_TRAIN_MODE,
     needs=("requires_grad",),
 )

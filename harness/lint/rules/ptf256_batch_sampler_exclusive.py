@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 
 from torch_pitfalls.lint.bindings import LOADERS
-from torch_pitfalls.lint.rules.base import CALL, UNSURE, Rule, _arg
+from torch_pitfalls.lint.rules.base import CALL, UNSURE, Rule, _arg, last_names
 from torch_pitfalls.lint.rules.shared.flow import _chosen, _values
 from torch_pitfalls.lint.walking import walk
 
@@ -102,5 +102,6 @@ RULE = Rule(
     "sampler, and drop_last'; pass only batch_sampler= and shuffle inside it (BatchSampler(RandomSampler(data), ...))",
     _batch_sampler_with_others,
     nodes=CALL,
+    calls=last_names(*LOADERS),
     needs=("batch_sampler",),
 )

@@ -138,5 +138,6 @@ RULE = Rule(
     "torch.nn.utils.clip_grad_norm_(params, max_norm) between backward() and step()",
     _unclipped_recurrent_sgd_step,
     nodes=CALL,
+    calls=("step",),
     needs=("RNN", "LSTM", "GRU"),
 )

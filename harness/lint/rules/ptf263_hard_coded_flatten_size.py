@@ -217,5 +217,6 @@ RULE = Rule(
     "torch.flatten(x, 1) or x.view(x.size(0), -1)",
     _hard_coded_flatten,
     nodes=CALL,
+    calls=("view", "reshape"),
     needs=("view", "reshape"),
 )

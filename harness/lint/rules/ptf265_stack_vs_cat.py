@@ -247,5 +247,6 @@ RULE = Rule(
     "statistics over dim 0 run over batches, and a smaller last batch raises; join batches with torch.cat(..., dim=0)",
     _stacked_batches,
     nodes=CALL,
+    calls=("stack",),
     needs=("stack",),
 )

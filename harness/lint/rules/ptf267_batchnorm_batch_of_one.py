@@ -250,5 +250,6 @@ RULE = Rule(
     "value per channel'; use drop_last=True and a batch size above 1, or a norm that does not use the batch",
     _bn_trained_on_one,
     nodes=CALL,
+    calls=("DataLoader",),
     needs=("BatchNorm1d",),
 )

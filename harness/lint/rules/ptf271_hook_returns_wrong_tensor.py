@@ -124,5 +124,6 @@ RULE = Rule(
     "float64/float16; build it from the gradient: torch.zeros_like(grad), grad * 0, grad.new_zeros(...)",
     _hook_returns_wrong_tensor,
     nodes=CALL,
+    calls=REGISTER,
     needs=("_hook",),
 )

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 
 from torch_pitfalls.lint.names import dotted
-from torch_pitfalls.lint.rules.base import CALL, Rule, _is_call_to
+from torch_pitfalls.lint.rules.base import CALL, Rule, _is_call_to, last_names
 from torch_pitfalls.lint.rules.shared.modules import _STATELESS
 from torch_pitfalls.lint.walking import kept_on, walk
 
@@ -148,5 +148,6 @@ RULE = Rule(
     "move it first (model.to(device), then wrap) or call .to(device) on the wrapper",
     _wrapped_unmoved,
     nodes=CALL,
+    calls=last_names(*DATA_PARALLEL),
     needs=("DataParallel",),
 )
