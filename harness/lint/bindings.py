@@ -601,6 +601,10 @@ class Bindings:
                 return Held(NDARRAY, last)
             if q in ("tqdm.tqdm", "tqdm.auto.tqdm") and call.args:
                 return self.held(call.args[0], chain, line, klass, d)
+        if isinstance(func, ast.Name) and func.id == "self" and klass is not None and self.is_module_class(klass):
+            # ``self(x)`` in a method of a module class (a LightningModule's training_step): its forward
+            what = self._output_of(Held(MODULE, klass.name), func, chain, line, klass, d)
+            return Held(TENSOR, what or MODEL_OUTPUT)
         if isinstance(func, ast.Name):
             if func.id == "next" and call.args:
                 return self._element_held(call.args[0], chain, line, klass, d)

@@ -161,7 +161,7 @@ def _mask_type(expr, ctx, chain, line: int, depth: int = 0) -> str | None:  # no
     if q.startswith("torch."):
         last = q.rsplit(".", 1)[-1]
         if last == "generate_square_subsequent_mask":
-            return FLOAT
+            return _generated_mask(expr)
         dtype = _kw(expr, "dtype")
         if last in ("tensor", "as_tensor"):
             if dtype is not None:
@@ -204,7 +204,14 @@ def _subsequent_mask(call, ctx) -> str | None:
         kinds = {_mask_type(v, ctx, (method, ctx.module), at + 1) for v, at in returned_values(method) or []}
         return kinds.pop() if len(kinds) == 1 else None
     held = ctx.held(receiver)
-    return FLOAT if held is not None and (held.what or "").startswith("torch.nn.Transformer") else None
+    return _generated_mask(call) if held is not None and (held.what or "").startswith("torch.nn.Transformer") else None
+
+
+def _generated_mask(call) -> str | None:
+    """torch's ``generate_square_subsequent_mask``: a float 0 / -inf mask, or the ``dtype=`` it is asked
+    for (``dtype=torch.bool`` gives a bool mask; one read from a variable is unknown)."""
+    dtype = _kw(call, "dtype")
+    return FLOAT if dtype is None else _dtype_name(dtype)
 
 
 def _mismatched_masks(node, ctx) -> bool:

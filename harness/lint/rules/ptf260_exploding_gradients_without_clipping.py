@@ -134,7 +134,7 @@ RULE = Rule(
     "PTF260",
     ("exploding-gradients-without-clipping",),
     "a recurrent network trained with plain SGD and no gradient clipping: one exploding gradient (a cliff of "
-    "the loss surface) takes a step of its whole norm and the loss goes to inf/nan; call "
+    "the loss surface) makes a step of lr times its whole norm and the loss goes to inf/nan; call "
     "torch.nn.utils.clip_grad_norm_(params, max_norm) between backward() and step()",
     _unclipped_recurrent_sgd_step,
     nodes=CALL,

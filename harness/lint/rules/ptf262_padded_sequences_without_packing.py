@@ -8,6 +8,7 @@ Fix: pack_padded_sequence(x, lengths, batch_first=..., enforce_sorted=False) fir
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 from torch_pitfalls.lint.rules.base import CALL, Rule, _const, _kw
@@ -51,7 +52,9 @@ def _padded(expr, ctx, line: int, depth: int = 0) -> str | None:
     if depth > 8:
         return None
     if isinstance(expr, ast.Name):
-        binding, _ = ctx.bindings.lookup(expr.id, ctx.chain(), line)
+        binding, where = ctx.bindings.lookup(expr.id, ctx.chain(), line)
+        if binding is not None and binding.how == "param" and where:
+            return "lengths" if _lengths_ignored(where[0]) else None
         if binding is None or binding.how != "assign":
             return None
         return _padded(binding.value, ctx, binding.line, depth + 1)
@@ -83,6 +86,19 @@ def _padded(expr, ctx, line: int, depth: int = 0) -> str | None:
     if isinstance(func, ast.Attribute) and func.attr in _KEEP_METHODS:
         return _padded(func.value, ctx, line, depth + 1)
     return None
+
+
+_LENGTHS = re.compile(r"(^|_)(lengths?|lens|seq_lens?|seq_lengths?)$")
+
+
+def _lengths_ignored(fn) -> bool:
+    """The function is given the sequences' lengths (a parameter named ``lengths``, ``x_lens``...) and
+    never reads them: the batch beside them is padded, and nothing packs it."""
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    names = [a.arg for a in fn.args.args + fn.args.kwonlyargs if _LENGTHS.search(a.arg)]
+    read = {n.id for n in walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    return any(name not in read for name in names)
 
 
 def _batch_first(func, ctx) -> bool | None:

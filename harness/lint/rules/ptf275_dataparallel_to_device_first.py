@@ -144,7 +144,7 @@ RULE = Rule(
     "PTF275",
     ("dataparallel-to-device-first",),
     "nn.DataParallel needs the module on device_ids[0] before its forward: a model never moved to the GPU "
-    "fails on a machine with two or more (module must have its parameters and buffers on device cuda:0); "
+    "fails on a machine with two or more GPUs (module must have its parameters and buffers on device cuda:0); "
     "move it first (model.to(device), then wrap) or call .to(device) on the wrapper",
     _wrapped_unmoved,
     nodes=CALL,

@@ -131,3 +131,22 @@ SEEN = {
     "decoder_layer_bool_causal_float_padding": "https://github.com/pytorch/pytorch/issues/96103 (TransformerDecoder masks and the mismatched-mask warning)",
     "both_bool": "https://github.com/pytorch/pytorch/issues/96103 (bool tgt_mask with bool padding masks)",
 }
+
+NEAR_MISS["subsequent_mask_asked_for_as_bool"] = """
+import torch
+from torch import nn
+PAD = 0
+class Decoder(nn.Module):
+    def __init__(self, vocab, d_model=256):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, d_model, padding_idx=PAD)
+        layer = nn.TransformerDecoderLayer(d_model, 8, batch_first=True)
+        self.decoder = nn.TransformerDecoder(layer, 3)
+    def forward(self, tgt, memory):
+        causal = nn.Transformer.generate_square_subsequent_mask(tgt.size(1), device=tgt.device, dtype=torch.bool)
+        return self.decoder(self.emb(tgt), memory, tgt_mask=causal, tgt_key_padding_mask=tgt == PAD)
+"""
+SEEN["subsequent_mask_asked_for_as_bool"] = (
+    "benchmarks/fresh/lint5/w19_translation_transformer.py (fresh set 5's tuning half: "
+    "generate_square_subsequent_mask(..., dtype=torch.bool) beside a bool key padding mask)"
+)

@@ -180,3 +180,25 @@ SEEN["sequential_built_from_a_layer_list"] = (
     "benchmarks/fresh/lint3/u04_credit_default_mlp.py (a read held-out script: layers += [nn.Linear(width, 1), "
     "nn.Sigmoid()], nn.Sequential(*layers) returned by make_model, then BCEWithLogitsLoss)"
 )
+
+PITFALL["lightning_step_calls_self"] = """
+import torch
+from torch import nn
+import lightning as L
+class Tagger(L.LightningModule):
+    def __init__(self, n_tags):
+        super().__init__()
+        self.head = nn.Linear(512, n_tags)
+        self.criterion = nn.BCEWithLogitsLoss()
+    def forward(self, features):
+        return torch.sigmoid(self.head(features))
+    def training_step(self, batch, batch_idx):
+        features, tags = batch
+        probs = self(features)
+        loss = self.criterion(probs, tags.float())
+        return loss
+"""
+SEEN["lightning_step_calls_self"] = (
+    "benchmarks/fresh/lint5/w18_multilabel_tagging.py (fresh set 5's tuning half: forward returns sigmoid "
+    "probabilities, training_step feeds self(images) to BCEWithLogitsLoss)"
+)

@@ -177,3 +177,34 @@ SEEN = {
     "time_major_last_output": "LiyuanLucasLiu/LM-LSTM-CRF#15 (a manually padded batch to the LSTM, compared with "
     "spro/practical-pytorch's batched seq2seq encoder, which packs)",
 }
+
+PITFALL["lengths_given_to_forward_and_ignored"] = """
+import torch
+from torch import nn
+class SpeakerNet(nn.Module):
+    def __init__(self, n_feats, n_speakers, hidden=128):
+        super().__init__()
+        self.rnn = nn.LSTM(n_feats, hidden, batch_first=True, bidirectional=True)
+        self.classify = nn.Linear(2 * hidden, n_speakers)
+    def forward(self, x, lengths):
+        _, (h_n, _) = self.rnn(x)
+        return self.classify(torch.cat([h_n[-2], h_n[-1]], dim=1))
+"""
+NEAR_MISS["lengths_given_to_forward_and_packed"] = """
+import torch
+from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence
+class SpeakerNet(nn.Module):
+    def __init__(self, n_feats, n_speakers, hidden=128):
+        super().__init__()
+        self.rnn = nn.LSTM(n_feats, hidden, batch_first=True, bidirectional=True)
+        self.classify = nn.Linear(2 * hidden, n_speakers)
+    def forward(self, x, lengths):
+        packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
+        _, (h_n, _) = self.rnn(packed)
+        return self.classify(torch.cat([h_n[-2], h_n[-1]], dim=1))
+"""
+SEEN["lengths_given_to_forward_and_ignored"] = (
+    "benchmarks/fresh/lint5/w03_speaker_id_train.py (fresh set 5's tuning half: pad_sequence in the collate, "
+    "lengths handed to forward and never read, h_n used)"
+)
