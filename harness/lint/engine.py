@@ -138,6 +138,16 @@ class Walker(ast.NodeVisitor):
         self.hits: list[Hit] = []
         self._by_type: dict[type, list] = {}
         self._by_call_name: dict[str | None, list] = {}
+        # the call rules once: those offered every call, and the others by the names in their ``calls``
+        self._every_call: list = []
+        self._named_calls: dict[str, list] = {}
+        for r in rules:
+            if issubclass(ast.Call, getattr(r, "nodes", ast.AST)):
+                if getattr(r, "calls", ()):
+                    for name in r.calls:
+                        self._named_calls.setdefault(name, []).append(r)
+                else:
+                    self._every_call.append(r)
         self._methods: dict[type, object] = {}
         self._found_once: set[str] = set()  # the once-per-file rules that made this file's finding
 
@@ -177,16 +187,12 @@ class Walker(ast.NodeVisitor):
         return None
 
     def _call_rules(self, name: str | None) -> list:
-        """The rules offered a call ending with ``name``: those that look at every call, and those whose
-        ``calls`` name it (in the registry's order)."""
+        """The rules offered a call ending with ``name``: those that look at every call, then those whose
+        ``calls`` name it."""
         found = self._by_call_name.get(name)
         if found is None:
-            found = self._by_call_name[name] = [
-                r
-                for r in self.rules
-                if issubclass(ast.Call, getattr(r, "nodes", ast.AST))
-                and (not getattr(r, "calls", ()) or name in r.calls)
-            ]
+            named = self._named_calls.get(name)
+            found = self._by_call_name[name] = self._every_call + named if named else self._every_call
         return found
 
     def visit(self, node):
