@@ -22,27 +22,7 @@ from torch_pitfalls.lint import Rule, active_rules
 from torch_pitfalls.lint.declared import Declared, declared_for
 from torch_pitfalls.lint.releases import Releases
 from torch_pitfalls.lint.rules.base import COST_HARMS
-
-TEST_FOLDERS = ("tests", "test", "testing", "test_utils")
-TEST_SUPPORT_MODULES = ("testing_utils.py", "test_utils.py", "testing.py")
-
-
-def is_test_file(path: Path, root: Path | None = None) -> bool:
-    path = Path(path)
-    name = path.name
-    if (
-        name in ("conftest.py", *TEST_SUPPORT_MODULES)
-        or (name.startswith("test_") and name.endswith(".py"))
-        or name.endswith("_test.py")
-    ):
-        return True
-    folders = path.parent.parts
-    if root is not None:
-        try:
-            folders = path.resolve().parent.relative_to(root).parts
-        except ValueError:
-            pass
-    return any(part in TEST_FOLDERS for part in folders)
+from torch_pitfalls.lint.testcode import is_test_file
 
 
 class FileRules:

@@ -15,6 +15,7 @@ from pathlib import Path
 from torch_pitfalls.lint.applied import _package_folder, _python_files
 from torch_pitfalls.lint.rules.base import Rule
 from torch_pitfalls.lint.rules.shared.modules import _STATELESS
+from torch_pitfalls.lint.testcode import in_test_code
 from torch_pitfalls.lint.walking import kept_on, walk
 
 # containers whose forward runs what they hold: an attribute of one is used by iterating it
@@ -169,15 +170,6 @@ def _reads_unassigned(family, ctx) -> bool:
     return False
 
 
-def _test_code(ctx) -> bool:
-    """A test file: a model built to have an unused layer (DDP's find_unused_parameters, a balance test)."""
-    if not ctx.path:
-        return False
-    from torch_pitfalls.lint.scope import is_test_file  # scope imports the rules: read it when asked
-
-    return is_test_file(Path(ctx.path))
-
-
 def _read_in_package(name: str, family, ctx) -> bool:
     """Another file of the package that imports this module and names one of the family's classes reads
     ``.name`` (``self.attention_layer.memory_layer(memory)`` in the model that builds the layer)."""
@@ -293,7 +285,7 @@ def _unused_layer(node, ctx) -> bool:
             return False
         if _generic_access(k):
             return False
-    if not any(_real_forward(k) for k in family) or _reads_unassigned(family, ctx) or _test_code(ctx):
+    if not any(_real_forward(k) for k in family) or _reads_unassigned(family, ctx) or in_test_code(ctx.path):
         return False
     return not _read_in_package(name, family, ctx)
 

@@ -8,10 +8,10 @@ Fix: start from the usual range (1e-4..1e-2 for Adam-like optimizers, 1e-3..1 fo
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
 from torch_pitfalls.lint.rules.base import CALL, UNSURE, Rule, _arg, _called_name, _method
 from torch_pitfalls.lint.rules.shared.options import _number, _numbers
+from torch_pitfalls.lint.testcode import in_test_code
 from torch_pitfalls.lint.walking import kept_on, walk
 
 # optimizers whose step is about lr per weight whatever the gradient's scale (Adagrad, Adadelta, LBFGS and
@@ -63,12 +63,6 @@ def _summed_squares(tree) -> list[bool]:
     return [any(_method(n, "sum") and any(_squared(m) for m in walk(n.func.value)) for n in walk(tree))]
 
 
-def _in_tests(path: str) -> bool:
-    from torch_pitfalls.lint.scope import is_test_file  # scope.py imports the rules: read it once they exist
-
-    return is_test_file(Path(path))
-
-
 def _off_by_orders(node, ctx):
     name = _called_name(node)
     if name not in _NAMES or ctx.qualified(node.func) not in (
@@ -82,7 +76,7 @@ def _off_by_orders(node, ctx):
         return False
     if kept_on(ctx.module, "_ptf259_sets_rates", _file_sets_rates)[0]:
         return False
-    if ctx.path is not None and _in_tests(ctx.path):
+    if in_test_code(ctx.path):
         return False  # a test's toy problem: a rate picked to make a step visible
     if name in _ADAPTIVE:
         return True if max(values) >= _ADAPTIVE_TOO_LARGE else UNSURE if max(values) >= _ADAPTIVE_LARGE else False

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import ast
 import re
-from pathlib import Path
 
 from torch_pitfalls.lint.rules.base import CALL, Rule, _const, _kw
+from torch_pitfalls.lint.testcode import in_test_code
 from torch_pitfalls.lint.walking import walk
 
 _RNNS = ("RNN", "LSTM", "GRU")
@@ -164,15 +164,6 @@ def _state_or_last_step_used(node, ctx, batch_first) -> bool:
     return False
 
 
-def _test_code(ctx) -> bool:
-    """A test file: a toy text model built to exercise something else (a trainer, a fine-tuning routine)."""
-    if not ctx.path:
-        return False
-    from torch_pitfalls.lint.scope import is_test_file  # scope imports the rules: read it when asked
-
-    return is_test_file(Path(ctx.path))
-
-
 def _unpacked_padded_rnn(node, ctx) -> bool:
     """A call of a torch.nn RNN/LSTM/GRU on a batch padded by pad_sequence (or looked up by an Embedding
     with a padding_idx, with no initial state passed: a step-by-step decoder passes its state), whose
@@ -181,7 +172,7 @@ def _unpacked_padded_rnn(node, ctx) -> bool:
         isinstance(node, ast.Call) and 1 <= len(node.args) <= 2 and isinstance(node.func, (ast.Name, ast.Attribute))
     ):
         return False
-    if ctx.function is ctx.module or not _rnn_module(node.func, ctx) or _test_code(ctx):
+    if ctx.function is ctx.module or not _rnn_module(node.func, ctx) or in_test_code(ctx.path):
         return False
     source = _padded(node.args[0], ctx, node.lineno)
     if source is None or (source == "embedding" and (len(node.args) > 1 or node.keywords)):

@@ -9,9 +9,9 @@ put an nn.AdaptiveAvgPool2d before it to accept any input size.
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
 from torch_pitfalls.lint.rules.base import CALL, UNSURE, Rule, _kw, _method
+from torch_pitfalls.lint.testcode import in_test_code
 from torch_pitfalls.lint.walking import kept_on, walk
 
 # what keeps a feature map a feature map: elementwise functions, normalisations, dropout
@@ -172,16 +172,6 @@ def _find_conv_heads(module):
     return frozenset(sizes)
 
 
-def _test_code(ctx) -> bool:
-    """A test file: a toy network built for the one input size its test feeds it (captum's and opacus's
-    test models), where no other size ever comes."""
-    if not ctx.path:
-        return False
-    from torch_pitfalls.lint.scope import is_test_file  # scope imports the rules: read it when asked
-
-    return is_test_file(Path(ctx.path))
-
-
 def _hard_coded_flatten(node, ctx):
     """``x.view(-1, N)`` / ``x.reshape(-1, N)``, N a literal, on the output of a convolution or pooling;
     or, on a function's parameter, N written as a product of literals that is the flattened size a CNN
@@ -191,7 +181,7 @@ def _hard_coded_flatten(node, ctx):
     first, size = node.args
     if not _minus_one(first) or _literal_size(size) is None:
         return False
-    if _test_code(ctx):
+    if in_test_code(ctx.path):
         return False
     receiver = node.func.value
     while _method(receiver, "contiguous"):
