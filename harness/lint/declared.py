@@ -8,7 +8,10 @@ Where it is read (the first folder, walking up from the file, that holds one of 
 * ``setup.cfg``: ``[options] install_requires``, else ``[options.extras_require]``;
 * ``<name>-<version>.dist-info/METADATA`` beside the file's top-level folder (an installed or
   unpacked wheel): its ``Requires-Dist`` lines, the dist-info being the one whose ``top_level.txt``
-  or ``RECORD`` names that folder (site-packages holds many).
+  or ``RECORD`` names that folder (site-packages holds many);
+* ``requirements.txt``, where none of those names torch: how an application (a training repository
+  without a package) says what it runs on, often a pin (``torch==1.13.1``). pip's options (``-r``,
+  ``--index-url``, ``--hash``) and requirements given by URL are passed over.
 
 That folder is the project's root: if it declares nothing about torch, nothing is declared (the
 search does not go on into an enclosing project, which would be someone else's). Of the torch
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import configparser
 import functools
+import re
 
 try:
     import tomllib
@@ -67,17 +71,23 @@ def declared_for(path: Path) -> Declared | None:
 
 @functools.lru_cache(maxsize=None)
 def _declared_in(folder: Path, top: str) -> Declared | None:
-    pyproject, setup_cfg = folder / "pyproject.toml", folder / "setup.cfg"
+    pyproject, setup_cfg, pinned = folder / "pyproject.toml", folder / "setup.cfg", folder / "requirements.txt"
+    found = None
     if pyproject.is_file():
-        found = _from_pyproject(pyproject)
-        if found is not None or not setup_cfg.is_file():
-            return _declared(folder, pyproject, *(found or ([], [])))
-    if setup_cfg.is_file():
-        return _declared(folder, setup_cfg, *_from_setup_cfg(setup_cfg))
-    meta = _dist_info_metadata(folder, top)
-    if meta is not None:
-        return _declared(folder, meta, _from_metadata(meta), [])
-    return None
+        requirements = _from_pyproject(pyproject)
+        if requirements is not None or not setup_cfg.is_file():
+            found = _declared(folder, pyproject, *(requirements or ([], [])))
+    if found is None and setup_cfg.is_file():
+        found = _declared(folder, setup_cfg, *_from_setup_cfg(setup_cfg))
+    if found is None:
+        meta = _dist_info_metadata(folder, top)
+        if meta is not None:
+            found = _declared(folder, meta, _from_metadata(meta), [])
+    if (found is None or not found.names_torch) and pinned.is_file():
+        from_pins = _declared(folder, pinned, _from_requirements_txt(pinned), [])
+        if from_pins.names_torch or found is None:
+            return from_pins
+    return found
 
 
 def _declared(folder: Path, source: Path, requirements: list[Requirement], in_extras: list[Requirement]) -> Declared:
@@ -120,6 +130,21 @@ def _requirements(lines, source: Path) -> list[Requirement]:
                 f"{source}: {line!r} is not a PEP 508 requirement ({str(exc).splitlines()[0]})"
             ) from None
     return out
+
+
+def _from_requirements_txt(path: Path) -> list[Requirement]:
+    """The torch requirements of a pip requirements file (its other lines, pip's options and requirements
+    given by URL are not read: a file written for pip, not for this linter, is judged on torch alone)."""
+    lines = []
+    for line in _read(path).splitlines():
+        line = line.split(" #", 1)[0].split("--hash", 1)[0].strip().rstrip("\\").strip()
+        name = _NAME.match(line)
+        if name and canonicalize_name(name.group()) == "torch" and "://" not in line and " @ " not in line:
+            lines.append(line)
+    return _requirements(lines, path)
+
+
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
 def _read(path: Path) -> str:

@@ -12,7 +12,7 @@ import pytest
 
 from torch_pitfalls.cli import main
 from torch_pitfalls.lint import RULES_BY_ID, lint_text, rule_ranges
-from torch_pitfalls.lint.declared import declared_for
+from torch_pitfalls.lint.declared import _declared_in, declared_for
 from torch_pitfalls.lint.releases import Releases
 from torch_pitfalls.lint.rules.ptf126_torch_load_weights_only_default import WEIGHTS_ONLY_WARNS
 
@@ -137,6 +137,33 @@ def test_setup_cfg_and_nearest_declaration(tmp_path):
     assert outer.text == "torch<2.4,>=1.13" and outer.releases.meets((">=2.0,<2.4",))
     assert not outer.releases.meets((">=2.6",))
     assert inner.text == "no torch requirement" and inner.releases.is_every  # the nearest project, not its parent
+
+
+def test_an_applications_requirements_txt_pins_its_torch(tmp_path, capsys):
+    """A training repository without a package says what it runs on in requirements.txt (DiffDock pins
+    torch==1.13.1): PTF126's 2.6 change is not on it. pip's options, URL requirements and lines it
+    would reject but that are not torch's are passed over; a pyproject.toml that names no torch (a
+    tool's settings) leaves the pins in force."""
+    (tmp_path / "pyproject.toml").write_text("[tool.ruff]\nline-length = 100\n")
+    (tmp_path / "requirements.txt").write_text(
+        "--extra-index-url https://download.pytorch.org/whl/cu117\nnumpy>=1.20\n"
+        "torch==1.13.1+cu117  # the cluster's\nopencv-python>=4.*\ngit+https://github.com/a/b.git\n"
+    )
+    (tmp_path / "m.py").write_text(CODE)
+    found = declared_for(tmp_path / "m.py")
+    assert found.source.name == "requirements.txt" and found.text == "torch==1.13.1+cu117"
+    assert [r for r, _ in found_rules(tmp_path, capsys) if r == "PTF126"] == []
+    (tmp_path / "requirements.txt").write_text("torch>=2.6\n")
+    _declared_in.cache_clear()
+    assert ("PTF126", 7) in found_rules(tmp_path, capsys)
+    (tmp_path / "requirements.txt").write_text("torch>=2.x\n")
+    _declared_in.cache_clear()
+    assert main(["lint", "--all-versions", str(tmp_path)]) == 2
+    assert "requirements.txt: 'torch>=2.x' is not a PEP 508 requirement" in capsys.readouterr().err
+
+
+def found_rules(folder, capsys):
+    return found(["--all-versions", str(folder)], capsys)[2]
 
 
 def test_releases_meet_ranges():
