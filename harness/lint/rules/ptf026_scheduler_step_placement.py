@@ -12,7 +12,7 @@ import ast
 from torch_pitfalls.lint.bindings import LOADER_NAME
 from torch_pitfalls.lint.rules.base import CALL, Rule, _arg, _method
 from torch_pitfalls.lint.rules.shared.training_loop import _enclosing_loops, _looks_like_optimizer, _optimizer_step
-from torch_pitfalls.lint.walking import children, walk
+from torch_pitfalls.lint.walking import children, kept_on, walk
 
 
 def _scheduler_step(call, ctx) -> bool:
@@ -23,7 +23,30 @@ def _scheduler_step(call, ctx) -> bool:
     if held is not None:
         return held.kind == "scheduler"
     name = (getattr(receiver, "id", getattr(receiver, "attr", "")) or "").lower()
-    return "sched" in name and not call.args
+    if "sched" not in name or call.args:
+        return False
+    # named like a scheduler, of a type the bindings cannot tell: torch's, unless every scheduler the
+    # file builds comes from another library (vq-vae-2's own CycleScheduler, which counts iterations)
+    built = kept_on(ctx.module, "_ptf026_built_schedulers", lambda tree: _built_schedulers(tree, ctx))
+    return not built or any(q.startswith(_TORCH_LIKE) for q in built)
+
+
+# libraries whose schedulers are torch's (transformers' get_*_schedule_with_warmup returns a LambdaLR)
+_TORCH_LIKE = ("torch.", "transformers.", "timm.", "diffusers.", "lightning.", "pytorch_lightning.", "accelerate.")
+
+
+def _built_schedulers(tree, ctx) -> list[str]:
+    """The qualified names of what the file assigns to names like ``scheduler`` or ``self.lr_sched``,
+    where the call is of another module's name (``from scheduler import CycleScheduler``) or torch's;
+    a class or function of this file is left out (it may be a torch scheduler's subclass)."""
+    found = []
+    for n in walk(tree):
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call):
+            names = [getattr(t, "id", getattr(t, "attr", "")) or "" for t in n.targets]
+            q = ctx.qualified(n.value.func) or ""
+            if any("sched" in t.lower() for t in names) and "." in q:
+                found.append(q)
+    return found
 
 
 def _uses_optimizer(call, ctx) -> bool:

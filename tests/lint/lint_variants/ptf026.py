@@ -249,3 +249,25 @@ SEEN["stepped_at_the_top_from_the_second_epoch"] = (
     "ACEsuit/mace mace/tools/train.py (round 5's tuning half): lr_scheduler.step(metrics=valid_loss) at the top "
     "of the epoch loop under `if epoch > start_epoch:`"
 )
+
+NEAR_MISS["a_scheduler_of_the_projects_own_set_before_the_step"] = """
+import torch
+from scheduler import CycleScheduler
+def train(loader, model, optimizer, scheduler):
+    for x, y in loader:
+        model.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        if scheduler is not None:
+            scheduler.step()
+        optimizer.step()
+def main(model, loader, lr, epochs):
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    scheduler = CycleScheduler(optimizer, lr, n_iter=len(loader) * epochs, momentum=None)
+    for epoch in range(epochs):
+        train(loader, model, optimizer, scheduler)
+"""
+SEEN["a_scheduler_of_the_projects_own_set_before_the_step"] = (
+    "rosinality/vq-vae-2-pytorch train_vqvae.py (round 5's held-out half, read: its own CycleScheduler, "
+    "counted in iterations, sets the rate before optimizer.step())"
+)
