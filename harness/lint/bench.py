@@ -42,8 +42,20 @@ def write_programs(cases_dir: Path, out: Path) -> dict[str, tuple[str, str, str]
 
 
 def run_pitfalls(folder: Path, files) -> dict[str, list[str]]:
+    """The rules each program gets from `pitfalls lint`, read again only for a text (or a rule set) not
+    seen before in this process: the bench and its staleness checks lint the same programs."""
     rules = active_rules(None)
-    return {name: sorted({f.rule for f in lint_text((folder / name).read_text(), name, rules)}) for name in files}
+    seen = _PITFALLS_SEEN.setdefault(tuple(rules), {})  # the rules themselves: no stale answer for new ones
+    found = {}
+    for name in files:
+        text = (folder / name).read_text()
+        if text not in seen:
+            seen[text] = sorted({f.rule for f in lint_text(text, name, rules)})
+        found[name] = seen[text]
+    return found
+
+
+_PITFALLS_SEEN: dict[tuple, dict[str, list[str]]] = {}
 
 
 def run_torchfix(folder: Path, files=None) -> dict[str, list[str]]:

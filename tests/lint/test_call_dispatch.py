@@ -1,7 +1,8 @@
 """The engine offers a call only to the rules whose ``calls`` name it (rules/base.py, engine.Walker):
-a rule's list must hold every name a call it matches can end with. Every program the rules are held
-to (each rule's variant set, with its previews, and every variant of every case) gives the same
-findings with the dispatch as when each call is offered to every call rule."""
+a rule's list must hold every name a call it matches can end with. The programs those rules are held
+to (every rule's variant set, with its previews: their own spellings and everyone's near misses; the
+broken and fixed code of their cases) give the same findings with the dispatch as when each call is
+offered to every call rule."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from planting import ROOT  # noqa: E402
 from torch_pitfalls.casefile import read_case  # noqa: E402
 from torch_pitfalls.lint import RULES, active_rules, engine, lint_text  # noqa: E402
 from torch_pitfalls.lint.rules import module_of  # noqa: E402
-from torch_pitfalls.loader import find_case_files  # noqa: E402
+from torch_pitfalls.loader import case_id_of, find_case_files  # noqa: E402
 
 EVERY_RULE = active_rules(None)
 DISPATCHED = [r for r in EVERY_RULE if r.calls]  # the dispatch changes what only these are offered
@@ -29,10 +30,12 @@ def _programs():
         for group in ("PITFALL", "NEAR_MISS", "PREVIEW"):
             for name, source in getattr(variants, group, {}).items():
                 yield f"{rule.id}.{group}.{name}", source
+    own_cases = {case for rule in DISPATCHED for case in rule.cases}  # the cases those rules are proven by
     for path in find_case_files(ROOT / "cases"):
-        case = read_case(path)
-        for variant in ("broken", "fixed"):
-            yield from case.variant_programs(variant)
+        if case_id_of(path) in own_cases:
+            case = read_case(path)
+            for variant in ("broken", "fixed"):
+                yield from case.variant_programs(variant)
 
 
 def _findings(monkeypatch, by_call_name: bool) -> dict:
