@@ -1,8 +1,7 @@
 """The engine offers a call only to the rules whose ``calls`` name it (rules/base.py, engine.Walker):
 a rule's list must hold every name a call it matches can end with. The programs those rules are held
-to (every rule's variant set, with its previews: their own spellings and everyone's near misses; the
-broken and fixed code of their cases) give the same findings with the dispatch as when each call is
-offered to every call rule."""
+to (their variant sets, with their previews and near misses, and the broken and fixed code of their
+cases) give the same findings with the dispatch as when each call is offered to every call rule."""
 
 from __future__ import annotations
 
@@ -16,7 +15,7 @@ from lint_variants import load  # noqa: E402
 from planting import ROOT  # noqa: E402
 
 from torch_pitfalls.casefile import read_case  # noqa: E402
-from torch_pitfalls.lint import RULES, active_rules, engine, lint_text  # noqa: E402
+from torch_pitfalls.lint import active_rules, engine, lint_text  # noqa: E402
 from torch_pitfalls.lint.rules import module_of  # noqa: E402
 from torch_pitfalls.loader import case_id_of, find_case_files  # noqa: E402
 
@@ -25,7 +24,9 @@ DISPATCHED = [r for r in EVERY_RULE if r.calls]  # the dispatch changes what onl
 
 
 def _programs():
-    for rule in RULES:
+    # the dispatch can only take findings away: where a rule with calls= finds something is in its own
+    # spellings and cases (everyone's near misses must stay quiet anyway, tests/lint/test_lint_variants.py)
+    for rule in DISPATCHED:
         variants = load(rule.id)
         for group in ("PITFALL", "NEAR_MISS", "PREVIEW"):
             for name, source in getattr(variants, group, {}).items():
@@ -48,7 +49,7 @@ def _findings(monkeypatch, by_call_name: bool) -> dict:
 
 def test_the_dispatch_by_call_name_changes_no_finding(monkeypatch):
     dispatched = _findings(monkeypatch, True)
-    assert len(DISPATCHED) > 30 and sum(map(len, dispatched.values())) > 150  # findings to compare
+    assert len(DISPATCHED) > 30 and sum(map(len, dispatched.values())) > 100  # findings to compare
     assert dispatched == _findings(monkeypatch, False)
 
 
