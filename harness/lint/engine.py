@@ -160,7 +160,7 @@ class Walker(ast.NodeVisitor):
             if rules is None:  # a rule without ``nodes`` looks at every node
                 rules = self._by_type[cls] = [r for r in self.rules if issubclass(cls, getattr(r, "nodes", ast.AST))]
         ctx = self.ctx
-        for rule in rules:  # Rule.matches, its frame saved on the millions of nodes a check answers no
+        for rule in rules:  # the check called here: no frame of its own on the millions of nodes it answers no
             try:
                 found = rule.test(node, ctx)
                 if found is False or found is None:

@@ -8,7 +8,7 @@ import ast
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
-from torch_pitfalls.lint.engine import UNUSUAL_CODE, Context
+from torch_pitfalls.lint.engine import Context
 from torch_pitfalls.lint.guards import deliberate
 
 if TYPE_CHECKING:
@@ -70,16 +70,10 @@ class Rule:
     # tests/lint/test_call_dispatch.py holds each list to the rule's findings without the dispatch.
     calls: tuple[str, ...] = ()
 
-    def matches(self, node: ast.AST, ctx: Context):
-        """True, False, or UNSURE (the pattern on an object not known to be torch's)."""
-        try:
-            return self.judged(self.test(node, ctx), node, ctx)
-        except UNUSUAL_CODE:
-            return False
-
     def judged(self, found, node: ast.AST, ctx: Context):
-        """The check's answer ``found`` (any value) as True, False or UNSURE. The engine calls the check
-        itself and this only for an answer that is not False or None (most answers, on most nodes)."""
+        """The check's answer ``found`` (any value) as True, False or UNSURE (the pattern on an object not
+        known to be torch's). The engine calls the check itself, catching engine.UNUSUAL_CODE, and this
+        only for an answer that is not False or None (most answers, on most nodes)."""
         if (found or found is UNSURE) and self.upgrade and deliberate(node, ctx.module, self.deliberate_warning):
             return False
         return found if found is UNSURE else bool(found)
