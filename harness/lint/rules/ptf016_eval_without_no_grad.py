@@ -10,6 +10,7 @@ import ast
 
 from torch_pitfalls.lint.bindings import arguments
 from torch_pitfalls.lint.rules.base import CALL, Rule, _called_name, _const, _method
+from torch_pitfalls.lint.rules.shared.leaves import _freeze
 from torch_pitfalls.lint.walking import kept_on, walk
 
 _EVAL_NAME = ("valid", "evaluat")
@@ -118,16 +119,7 @@ def _freezes_parameters(helper, ctx) -> bool:
     the weights, and a model that needs autograd inside (forces as gradients of an energy) still works."""
     if helper is None:
         return False
-    return kept_on(helper, "_ptf016_freezes", lambda fn: any(_turns_off(n) for n in walk(fn)))
-
-
-def _turns_off(node) -> bool:
-    """``p.requires_grad = False`` or ``p.requires_grad_(False)``."""
-    if isinstance(node, ast.Assign):
-        return _const(node.value, False) and any(
-            isinstance(t, ast.Attribute) and t.attr == "requires_grad" for t in node.targets
-        )
-    return _method(node, "requires_grad_") and bool(node.args) and _const(node.args[0], False)
+    return kept_on(helper, "_ptf016_freezes", lambda fn: any(_freeze(n) is not None for n in walk(fn)))
 
 
 def _model_api(fn, ctx) -> bool:

@@ -11,6 +11,7 @@ import ast
 
 from torch_pitfalls.lint.rules.base import UNSURE, Rule, _const, _kw, _method
 from torch_pitfalls.lint.rules.shared.flow import _dead, _own_code
+from torch_pitfalls.lint.rules.shared.leaves import _freeze
 from torch_pitfalls.lint.walking import kept_on, walk
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -19,22 +20,6 @@ _STATEFUL = ("Adam", "AdamW", "Adamax", "NAdam", "RAdam")  # running averages: a
 _DECAY_KEYWORDS = {"SGD": (("momentum", 2), ("weight_decay", 4)), "RMSprop": (("momentum", 5), ("weight_decay", 4))}
 _DECAY_ONLY = ("Adagrad", "Adadelta", "ASGD", "Rprop")
 _LEGACY_DEFAULT = "<2.0"  # zero_grad() zeroed the gradients in place before torch 2.0 (pytorch/pytorch#92731)
-
-
-def _freeze(node) -> ast.AST | None:
-    """The expression frozen: ``x`` of ``x.requires_grad_(False)`` or ``x.requires_grad = False``."""
-    if isinstance(node, ast.Call) and _method(node, "requires_grad_"):
-        flag = node.args[0] if node.args else _kw(node, "requires_grad")
-        return node.func.value if _const(flag, False) else None
-    if (
-        isinstance(node, ast.Assign)
-        and len(node.targets) == 1
-        and isinstance(node.targets[0], ast.Attribute)
-        and node.targets[0].attr == "requires_grad"
-        and _const(node.value, False)
-    ):
-        return node.targets[0].value
-    return None
 
 
 def _root(expr, ctx, line, depth=0) -> str | None:

@@ -1,12 +1,12 @@
 """Leaf tensors that require grad, as the autograd rules read them: what makes one (a factory with
-``requires_grad=True``, an ``nn.Parameter``, ``requires_grad_()``), a name's last plain assignment, and a
-flag set on a name between two lines."""
+``requires_grad=True``, an ``nn.Parameter``, ``requires_grad_()``), a name's last plain assignment, a
+flag set on a name between two lines, and what a statement freezes (``requires_grad = False``)."""
 
 from __future__ import annotations
 
 import ast
 
-from torch_pitfalls.lint.rules.base import _kw
+from torch_pitfalls.lint.rules.base import _const, _kw, _method
 from torch_pitfalls.lint.walking import kept_on, walk
 
 _PARAMETERS = ("torch.nn.Parameter", "torch.nn.parameter.Parameter")
@@ -72,3 +72,19 @@ def _flags_set(scope_node) -> dict[str, list[int]]:
         ):
             found.setdefault(n.func.value.id, []).append(n.lineno)
     return found
+
+
+def _freeze(node) -> ast.AST | None:
+    """The expression frozen: ``x`` of ``x.requires_grad_(False)`` or ``x.requires_grad = False``."""
+    if isinstance(node, ast.Call) and _method(node, "requires_grad_"):
+        flag = node.args[0] if node.args else _kw(node, "requires_grad")
+        return node.func.value if _const(flag, False) else None
+    if (
+        isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Attribute)
+        and node.targets[0].attr == "requires_grad"
+        and _const(node.value, False)
+    ):
+        return node.targets[0].value
+    return None
