@@ -17,6 +17,8 @@ Round 4 (lint_heldout_round4.toml) is the same method again, on 36 libraries and
 none of the three earlier rounds.
 Round 5 (lint_heldout_round5.toml) is the same method again, on 36 libraries and applications in
 none of the four earlier rounds.
+Round 6 (lint_heldout_round6.toml) is the same method again, on 36 libraries and applications in
+none of the five earlier rounds.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ RECORDS = tuple(
         "lint_heldout_round3.toml",
         "lint_heldout_round4.toml",
         "lint_heldout_round5.toml",
+        "lint_heldout_round6.toml",
     )
 )
 
