@@ -20,7 +20,16 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from planting import ROOT, Corpus, case_source, copy_corpus, plant_rng_probes, plant_site_sample, subprocess_env
+from planting import (
+    ROOT,
+    Corpus,
+    case_source,
+    copy_corpus,
+    plant_rng_probes,
+    plant_site_sample,
+    runs_other_interpreters,
+    subprocess_env,
+)
 
 from torch_pitfalls.helpers import stretched
 
@@ -249,6 +258,15 @@ class Jobs:
         cmd = [sys.executable, "-m", "docs.site.build", "--root", project, "--out", out]
         return self._launch("site", cmd, ROOT, out, extra={"root": project, "ids": ids})
 
+    def _near_misses(self, root: Path) -> Job:
+        """The near misses of the cases whose variants start other interpreters, each judged by its
+        case's symptom (tests/near_miss_run.py): seconds of waiting on children apiece, done here
+        beside the foreground instead of in it."""
+        root.mkdir(parents=True)
+        out = root / "near-misses.result"
+        cmd = [sys.executable, ROOT / "tests" / "near_miss_run.py", out, *near_misses_elsewhere()]
+        return self._launch("near-misses", cmd, root, out, PYTHONPATH=f"{ROOT}{os.pathsep}{ROOT / 'tests'}")
+
     def _install(self, root: Path) -> Job:
         """The wheel built, installed beside this torch in a fresh venv, and used from an empty
         directory (tests/install_run.py)."""
@@ -276,11 +294,24 @@ def needed(items, has_case_items: bool) -> list[str]:
         ("pytest_run", "faults-pytest"),
         ("site", None if os.environ.get("PITFALLS_SITE") else "site"),  # a site built already: none to build
         ("installed", "install"),
+        ("near_miss_verdicts", "near-misses"),
     ):
         if fixture in names and run:
             runs.append(run)
     if "run" in names and any("test_hardening_faults" in str(getattr(i, "path", "")) for i in items):
         runs += ["faults-cli", "faults-pytest"]
     # the longest first: the others fit beside it
-    order = ["random", "site", "install", "faults-pytest", "faults-cli", "clean"]
+    order = ["random", "site", "install", "faults-pytest", "faults-cli", "near-misses", "clean"]
     return sorted(dict.fromkeys(runs), key=order.index)
+
+
+def near_misses_elsewhere() -> list[str]:
+    """The cases whose near miss the background run judges: those with one whose variants start
+    other interpreters (``planting.runs_other_interpreters``)."""
+    from torch_pitfalls.loader import case_id_of, find_case_files
+
+    return sorted(
+        case_id_of(path)
+        for path in find_case_files(ROOT / "cases")
+        if runs_other_interpreters(path) and "def near_miss(" in path.read_text(encoding="utf-8")
+    )

@@ -34,7 +34,7 @@ def planted(pytester, monkeypatch) -> Corpus:
 
 # Tests that read a background run go last, the site's last of all: the foreground does every
 # other test while those runs go on, instead of waiting for each in file order.
-READS_A_RUN = {"clean_records", "random_run", "xdist_run", "cli_run", "pytest_run", "installed"}
+READS_A_RUN = {"clean_records", "random_run", "xdist_run", "cli_run", "pytest_run", "installed", "near_miss_verdicts"}
 READS_THE_SITE = {"site", "page"}
 
 
@@ -103,6 +103,17 @@ def random_run(jobs):
     run = jobs.get("random")
     assert f"--random-order-seed={run.extra['seed']}" in run.proc.stdout  # the plugin did shuffle, with this seed
     return run
+
+
+@pytest.fixture(scope="session")
+def near_miss_verdicts(jobs) -> dict:
+    """case id -> the near miss's verdict (produced something, accepted by the symptom, summary),
+    for the cases whose variants start other interpreters (``background._near_misses``)."""
+    import json
+
+    run = jobs.get("near-misses")
+    assert run.proc.returncode == 0, run.proc.stderr[-3000:]
+    return json.loads(run.output.read_text(encoding="utf-8"))
 
 
 @pytest.fixture(scope="session")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import warnings
 
 import pytest
-from planting import ROOT, variant_run
+from planting import ROOT, runs_other_interpreters, variant_run
 
 from torch_pitfalls.loader import load_corpus
 from torch_pitfalls.observation import Observation
@@ -33,13 +33,26 @@ def test_every_case_has_a_near_miss():
     assert not lacking, f"cases without near_miss(device): {', '.join(lacking)}"
 
 
+WITH_NEAR_MISS = [lc for lc in CASES if callable(getattr(lc.module, "near_miss", None))]
+
+
 @pytest.mark.parametrize(
-    "lc", [lc for lc in CASES if callable(getattr(lc.module, "near_miss", None))], ids=lambda lc: lc.id
+    "lc", [lc for lc in WITH_NEAR_MISS if not runs_other_interpreters(lc.path)], ids=lambda lc: lc.id
 )
 def test_the_symptom_refuses_the_near_miss(lc):
     run = variant_run(lc, "near_miss")
     assert run.error is not None or run.warnings or run.value is not None, "near_miss produced nothing to judge"
     assert not lc.module.symptom(run), f"{lc.id}: symptom accepts its near miss ({run.summary()})"
+
+
+@pytest.mark.parametrize("lc", [lc for lc in WITH_NEAR_MISS if runs_other_interpreters(lc.path)], ids=lambda lc: lc.id)
+def test_the_symptom_refuses_the_near_miss_run_elsewhere(lc, near_miss_verdicts):
+    """The same, for a near miss that starts other interpreters: judged in a background run
+    (tests/near_miss_run.py) while the foreground goes on."""
+    assert lc.id in near_miss_verdicts, f"{lc.id}: the background run did not judge its near miss"
+    verdict = near_miss_verdicts[lc.id]
+    assert verdict["produced"], "near_miss produced nothing to judge"
+    assert not verdict["accepted"], f"{lc.id}: symptom accepts its near miss ({verdict['summary']})"
 
 
 def _named(name: str, base: type):
