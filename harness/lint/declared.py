@@ -8,7 +8,8 @@ Where it is read (the first folder, walking up from the file, that holds one of 
 * ``setup.cfg``: ``[options] install_requires``, else ``[options.extras_require]``;
 * ``<name>-<version>.dist-info/METADATA`` beside the file's top-level folder (an installed or
   unpacked wheel): its ``Requires-Dist`` lines, the dist-info being the one whose ``top_level.txt``
-  or ``RECORD`` names that folder (site-packages holds many);
+  or ``RECORD`` names that folder (site-packages holds many), or the folder's only one where it
+  lists no files at all (a wheel unpacked down to its METADATA);
 * ``requirements.txt``, where none of those names torch: how an application (a training repository
   without a package) says what it runs on, often a pin (``torch==1.13.1``). pip's options (``-r``,
   ``--index-url``, ``--hash``) and requirements given by URL are passed over.
@@ -202,6 +203,10 @@ def _dist_info_metadata(folder: Path, top: str) -> Path | None:
     for info in infos:
         if module in _top_levels(info) and (info / "METADATA").is_file():
             return info / "METADATA"
+    # A wheel unpacked alone, its dist-info kept down to METADATA: nothing in the folder says what
+    # else could have installed the file, so the folder's only distribution did.
+    if len(infos) == 1 and not _top_levels(infos[0]) and (infos[0] / "METADATA").is_file():
+        return infos[0] / "METADATA"
     return None
 
 

@@ -86,6 +86,18 @@ def test_all_versions_reads_each_packages_declared_torch(tree, capsys):
     ]
 
 
+@pytest.mark.parametrize("others", [0, 1])
+def test_a_wheel_unpacked_down_to_its_metadata_declares_for_its_folder(tmp_path, capsys, others):
+    """A dist-info that lists no files governs the folder it is the only distribution of; beside
+    another one, nothing says which of them installed the code, and nothing is declared."""
+    (tmp_path / "whl").mkdir()
+    (tmp_path / "whl" / "m.py").write_text(CODE)
+    for name in ["whl-1.0", "other-2.0"][: 1 + others]:
+        (tmp_path / f"{name}.dist-info").mkdir()
+        (tmp_path / f"{name}.dist-info" / "METADATA").write_text("Name: x\nRequires-Dist: torch>=2.6\n")
+    assert found(["--all-versions", str(tmp_path)], capsys)[2] == (EVERY if others else ON_2_6)
+
+
 def test_ignore_declared_and_torch_give_every_release_or_one(tree, capsys):
     assert found(["--all-versions", "--ignore-declared", str(tree / "proj")], capsys)[2] == EVERY
     assert found(["--torch", "2.5", str(tree / "proj")], capsys)[2] == [f for f in EVERY if f[0] != "PTF002"]
