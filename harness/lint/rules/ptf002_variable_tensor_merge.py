@@ -1,6 +1,7 @@
-"""What: torch.autograd.Variable relied on: volatile=, isinstance(x, Variable), a tensor wrapped again.
-Why: Since 0.4 Variable(t) returns a plain Tensor: isinstance(x, Variable) is true of every tensor, and
-volatile= is ignored, so the graph is recorded.
+"""What: torch.autograd.Variable relied on: volatile=, or a tensor wrapped again.
+Why: Since 0.4 Variable(t) returns a plain Tensor: volatile= is ignored, so the graph is recorded, and
+wrapping a tensor of a graph again cuts it off. (isinstance(x, Variable) is true of every tensor too,
+but the branch it picks does for a tensor what the other would in the code read: not reported.)
 Fix: drop Variable: make the tensor with requires_grad=True, call t.requires_grad_(), or use
 torch.no_grad().
 """
@@ -15,12 +16,9 @@ _VARIABLE = ("torch.autograd.Variable", "torch.autograd.variable.Variable")
 
 
 def _variable_relied_on(node, ctx) -> bool:
-    """Code that relies on Variable being something other than a tensor: ``isinstance(x, Variable)``
-    (true of every tensor), ``Variable(t, volatile=True)`` (ignored since 0.4: the graph is recorded),
-    or a Variable wrapped again. ``Variable(t)`` alone returns the tensor and changes nothing."""
-    if isinstance(node.func, ast.Name) and node.func.id == "isinstance" and len(node.args) == 2:
-        kinds = node.args[1].elts if isinstance(node.args[1], ast.Tuple) else [node.args[1]]
-        return any(ctx.qualified(k) in _VARIABLE for k in kinds)
+    """Code that relies on Variable being something other than a tensor: ``Variable(t, volatile=True)``
+    (ignored since 0.4: the graph is recorded), or a Variable wrapped again (a new leaf, cut off from
+    the graph). ``Variable(t)`` alone returns the tensor and changes nothing."""
     if not _is_call_to(node, ctx, *_VARIABLE):
         return False
     if _kw(node, "volatile") is not None:
@@ -32,8 +30,8 @@ def _variable_relied_on(node, ctx) -> bool:
 RULE = Rule(
     "PTF002",
     ("variable-tensor-merge",),
-    "Variable is a deprecated spelling since 0.4: Variable(t) returns a plain Tensor, so isinstance(x, "
-    "Variable) is true of every tensor and volatile= is ignored (the graph is recorded); drop Variable: "
+    "Variable is a deprecated spelling since 0.4: Variable(t) returns a plain Tensor, so volatile= is "
+    "ignored (the graph is recorded) and wrapping a tensor again cuts it off its graph; drop Variable: "
     "create the tensor with requires_grad=True, call t.requires_grad_(), or use torch.no_grad()",
     _variable_relied_on,
     nodes=CALL,

@@ -98,6 +98,8 @@ def _partial_by_design(state, ctx, line) -> bool:
         return True  # the keys are compared by hand in this function
     if isinstance(state, ast.Attribute) and _kept_snapshot(state.attr, ctx):
         return True
+    if value is not None and _fixed_download(value, ctx):
+        return True
     if not isinstance(state, ast.Name):
         return False
     for n in walk(ctx.function):
@@ -108,6 +110,31 @@ def _partial_by_design(state, ctx, line) -> bool:
         ):
             return True
     return False
+
+
+# torch's downloaders of a checkpoint at a URL (torchvision's old model_zoo re-exports the first)
+_DOWNLOADERS = ("load_url", "load_state_dict_from_url")
+
+
+def _fixed_download(value, ctx) -> bool:
+    """``load_url(model_urls["resnet50"])``: a checkpoint the code downloads from a URL it names itself
+    (a string, or an entry of this module's table of URLs), loaded into the class it was published
+    for. The pairing is fixed by the code and the same on every run, so the keys it skips (a
+    classification head a backbone drops) are the ones its authors chose, not a prefix that varies
+    with how a user's checkpoint was saved."""
+    if not isinstance(value, ast.Call) or _called_name(value) not in _DOWNLOADERS or not value.args:
+        return False
+    url = value.args[0]
+    if isinstance(url, ast.Subscript):
+        url = url.value  # model_urls[arch]: which entry may vary, the table does not
+    if isinstance(url, ast.Constant):
+        return isinstance(url.value, str)
+    return isinstance(url, ast.Name) and any(
+        isinstance(n, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == url.id for t in n.targets)
+        and isinstance(n.value, (ast.Constant, ast.Dict))
+        for n in ctx.module.body
+    )
 
 
 def _kept_snapshot(attr: str, ctx) -> bool:

@@ -125,14 +125,19 @@ def _freezes_parameters(helper, ctx) -> bool:
 def _model_api(fn, ctx) -> bool:
     """A method of an nn.Module that loops over no data: part of the model's own computation, which
     its callers may differentiate (Stable-Baselines3's ``policy.evaluate_actions(obs, actions)`` gives
-    the PPO loss its log-probabilities), not an evaluation run over a dataset."""
+    the PPO loss its log-probabilities), not an evaluation run over a dataset. So is such a method of
+    a class built on another file's base (sb3-contrib's policy on SB3's ``BasePolicy``, whose being a
+    module this file cannot see) that switches nothing to eval() itself."""
     klass = ctx.klass
-    return (
-        klass is not None
-        and fn in klass.body
-        and ctx.bindings.is_module_class(klass)
-        and not any(isinstance(n, (ast.For, ast.While, ast.AsyncFor)) for n in walk(fn))
-    )
+    if (
+        klass is None
+        or fn not in klass.body
+        or any(isinstance(n, (ast.For, ast.While, ast.AsyncFor)) for n in walk(fn))
+    ):
+        return False
+    if ctx.bindings.is_module_class(klass):
+        return True
+    return bool(klass.bases) and not any(_method(n, "eval") and not n.args for n in walk(fn))
 
 
 def _in_train_mode(call, modes) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 
 from torch_pitfalls.lint.bindings import LOADER_NAME
-from torch_pitfalls.lint.rules.base import CALL, Rule, _arg, _method
+from torch_pitfalls.lint.rules.base import CALL, Rule, _arg, _called_name, _method
 from torch_pitfalls.lint.rules.shared.training_loop import _enclosing_loops, _looks_like_optimizer, _optimizer_step
 from torch_pitfalls.lint.walking import children, kept_on, walk
 
@@ -49,14 +49,24 @@ def _built_schedulers(tree, ctx) -> list[str]:
     return found
 
 
+# words of a callee's name that say it keeps or reports the optimizer's state, not steps it
+# (``save_ckpt(model, optimizer, scheduler, epoch)`` after the epoch's scheduler step)
+_KEEPS_STATE = ("save", "ckpt", "checkpoint", "log", "print", "dump", "write")
+
+
 def _uses_optimizer(call, ctx) -> bool:
-    """An optimizer step, or a call handed the optimizer (``train_step(model, opt)``)."""
+    """An optimizer step, or a call handed the optimizer (``train_step(model, opt)``) that is not
+    named for saving or reporting it."""
     if _optimizer_step(call, ctx):
         return True
-    return isinstance(call, ast.Call) and any(
-        ctx.kind(a) == "optimizer" or _looks_like_optimizer(a)
-        for a in call.args
-        if isinstance(a, (ast.Name, ast.Attribute))
+    return (
+        isinstance(call, ast.Call)
+        and not any(w in (_called_name(call) or "").lower() for w in _KEEPS_STATE)
+        and any(
+            ctx.kind(a) == "optimizer" or _looks_like_optimizer(a)
+            for a in call.args
+            if isinstance(a, (ast.Name, ast.Attribute))
+        )
     )
 
 

@@ -43,9 +43,9 @@ def load(model, sd):
     "module_class_of_the_file": "import torch\nimport torch.nn as nn\n\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 2)\n\nmodel = Net()\nmodel.load_state_dict(torch.load('ckpt.pt'), strict=False)\n",
     "built_by_a_function": "import torch\nimport torchvision\n\ndef build_model(num_classes):\n    model = torchvision.models.resnet50()\n    model.fc = torch.nn.Linear(2048, num_classes)\n    return model\n\ndef main(path):\n    model = build_model(10)\n    model.load_state_dict(torch.load(path, map_location='cpu'), strict=False)\n    return model\n",
     "unpacked_from_a_function": "import torch\nimport torch.nn as nn\n\ndef make(cfg):\n    net = nn.Sequential(nn.Linear(cfg, 8), nn.ReLU(), nn.Linear(8, 1))\n    opt = torch.optim.SGD(net.parameters(), lr=0.1)\n    return net, opt\n\nnet, opt = make(16)\nsd = torch.load('last.pt')\nnet.load_state_dict(sd['model'], strict=False)\n",
-    "self_module_attribute": 'import torch\nimport torch.nn as nn\nfrom torchvision.models import resnet18\n\nclass Classifier(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.backbone = resnet18()\n        self.head = nn.Linear(1000, 5)\n\n    def load_backbone(self, path):\n        self.backbone.load_state_dict(torch.load(path), strict=False)\n',
+    "self_module_attribute": "import torch\nimport torch.nn as nn\nfrom torchvision.models import resnet18\n\nclass Classifier(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.backbone = resnet18()\n        self.head = nn.Linear(1000, 5)\n\n    def load_backbone(self, path):\n        self.backbone.load_state_dict(torch.load(path), strict=False)\n",
     "parameter_passed_a_module": "import torch\nimport torch.nn as nn\n\ndef restore(model, path):\n    model.load_state_dict(torch.load(path, weights_only=True), strict=False)\n    return model\n\nmodel = restore(nn.LSTM(10, 20), 'lstm.pt')\n",
-    "annotated_parameter": 'import torch\nfrom torch import nn\n\ndef warm_start(model: nn.Module, path: str) -> None:\n    model.load_state_dict(torch.load(path), strict=False)\n',
+    "annotated_parameter": "import torch\nfrom torch import nn\n\ndef warm_start(model: nn.Module, path: str) -> None:\n    model.load_state_dict(torch.load(path), strict=False)\n",
 }
 
 NEAR_MISS = {
@@ -113,7 +113,9 @@ def restore_backbone(net, path):
     ckpt = {k: v for k, v in ckpt.items() if not k.startswith("head.")}
     net.load_state_dict(ckpt, False)
 """
-SEEN["renamed_keys_positional_strict"] = "https://github.com/instanseg/instanseg/pull/75 (removes the module prefix DataParallel adds before loading)"
+SEEN["renamed_keys_positional_strict"] = (
+    "https://github.com/instanseg/instanseg/pull/75 (removes the module prefix DataParallel adds before loading)"
+)
 NEAR_MISS["another_models_parts"] = """
 def from_unet(controlnet, unet):
     controlnet.conv_in.load_state_dict(unet.conv_in.state_dict(), strict=False)
@@ -127,7 +129,9 @@ def load_matching(model, path):
     ckpt = intersect(ckpt, own)
     model.load_state_dict(ckpt, strict=False)
 """
-SEEN["another_models_parts"] = "diffusers/models/controlnets/controlnet_sparsectrl.py (controlnet.conv_in.load_state_dict(unet.conv_in.state_dict(), strict=False), in build/realcode/untuned)"
+SEEN["another_models_parts"] = (
+    "diffusers/models/controlnets/controlnet_sparsectrl.py (controlnet.conv_in.load_state_dict(unet.conv_in.state_dict(), strict=False), in build/realcode/untuned)"
+)
 # round 4: a dict literal naming each key it loads: the other keys are left as they are on purpose
 NEAR_MISS["named_keys_literal"] = """
 def init_prompt(self, state_dict):
@@ -139,7 +143,9 @@ import torch
 def set_head(model, w, b):
     model.load_state_dict({"head.weight": w, "head.bias": b}, strict=False)
 """
-SEEN["named_keys_literal"] = "peft/tuners/multitask_prompt_tuning/model.py:106 (build/realcode/untuned, ONLY_SOURCE_SHARED init)"
+SEEN["named_keys_literal"] = (
+    "peft/tuners/multitask_prompt_tuning/model.py:106 (build/realcode/untuned, ONLY_SOURCE_SHARED init)"
+)
 # round 7: a snapshot the code kept on an attribute (taken from a live module's state_dict(), there or
 # in the helper of this module that computes it), restored later: its keys are the module's own
 NEAR_MISS["restore_kept_snapshot"] = """
@@ -188,12 +194,66 @@ class Restorer:
     def restore(self, model):
         model.load_state_dict(self.saved, strict=False)
 """
-SEEN["restore_kept_snapshot"] = ("EMA callbacks keep the live weights on an attribute and restore them after "
-                                 "validation (self._original_state_dict = deepcopy(pl_module.state_dict()); "
-                                 "pl_module.load_state_dict(self._original_state_dict): public code found with the "
-                                 "code search)")
-SEEN["restore_layers_a_helper_overwrote"] = ("diffusers/loaders/lora_pipeline.py:1921 (build/realcode/untuned: the "
-                                             "norm layers a LoRA overwrote, kept on the transformer and restored on unfuse)")
+SEEN["restore_kept_snapshot"] = (
+    "EMA callbacks keep the live weights on an attribute and restore them after "
+    "validation (self._original_state_dict = deepcopy(pl_module.state_dict()); "
+    "pl_module.load_state_dict(self._original_state_dict): public code found with the "
+    "code search)"
+)
+SEEN["restore_layers_a_helper_overwrote"] = (
+    "diffusers/loaders/lora_pipeline.py:1921 (build/realcode/untuned: the "
+    "norm layers a LoRA overwrote, kept on the transformer and restored on unfuse)"
+)
 
 # the pitfall on an object whose type the file does not show: reported only with --preview
-PREVIEW = {name: PITFALL.pop(name) for name in ("discarded_keyword", "bound_never_read", "self_backbone_in_method", "passed_on_unchecked", "renamed_keys_positional_strict", "checkpoint_kept_on_attribute", "attribute_also_set_from_a_file")}
+PREVIEW = {
+    name: PITFALL.pop(name)
+    for name in (
+        "discarded_keyword",
+        "bound_never_read",
+        "self_backbone_in_method",
+        "passed_on_unchecked",
+        "renamed_keys_positional_strict",
+        "checkpoint_kept_on_attribute",
+        "attribute_also_set_from_a_file",
+    )
+}
+
+NEAR_MISS["published_checkpoint_from_a_url_table"] = """
+import torch.utils.model_zoo as model_zoo
+from torch import nn
+model_urls = {"resnet18": "https://download.pytorch.org/models/resnet18-5c106cde.pth"}
+class ResNet(nn.Module):
+    def __init__(self, dcn=False):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 64, 7)
+def resnet18(pretrained=True, **kwargs):
+    model = ResNet(**kwargs)
+    if pretrained:
+        model.load_state_dict(model_zoo.load_url(model_urls["resnet18"]), strict=False)
+    return model
+"""
+SEEN["published_checkpoint_from_a_url_table"] = (
+    "JaidedAI/EasyOCR easyocr/DBNet/backbones/resnet.py (torchvision's ImageNet weights into a ResNet "
+    "with deformable convolutions, the head dropped; round 6's tuning half) and CSAILVision/"
+    "semantic-segmentation-pytorch mit_semseg/models/resnet.py (round 5's read held-out half)"
+)
+NEAR_MISS["published_checkpoint_bound_first"] = """
+from torch import nn
+from torch.hub import load_state_dict_from_url
+def backbone():
+    encoder = nn.Sequential(nn.Conv2d(3, 64, 3), nn.ReLU())
+    state = load_state_dict_from_url("https://example.org/weights/backbone-v2.pth", map_location="cpu")
+    encoder.load_state_dict(state, strict=False)
+    return encoder
+"""
+SEEN["published_checkpoint_bound_first"] = "the same, the download bound to a name first"
+PITFALL["user_checkpoint_at_a_url_it_is_given"] = """
+from torch.hub import load_state_dict_from_url
+from torch import nn
+def load(url):
+    model = nn.Linear(3, 1)
+    model.load_state_dict(load_state_dict_from_url(url), strict=False)
+    return model
+"""
+SEEN["user_checkpoint_at_a_url_it_is_given"] = "the limit of the above: a URL the caller hands in is any checkpoint"

@@ -98,7 +98,9 @@ def run(model, loader):
     with torch.no_grad():
         return [validation_step(model, b) for b in loader]
 """
-SEEN["caller_runs_it_under_no_grad"] = "pytorch_ignite/ignite/engine/__init__.py (the evaluator's step runs under torch.no_grad(), in build/realcode/untuned)"
+SEEN["caller_runs_it_under_no_grad"] = (
+    "pytorch_ignite/ignite/engine/__init__.py (the evaluator's step runs under torch.no_grad(), in build/realcode/untuned)"
+)
 
 # round 3 (a held-out probe's misses): the model held on a trainer's ``self``, set from a parameter or
 # built from a class of another file, so only its ``.eval()`` (or its usual name) tells it is a model
@@ -139,8 +141,12 @@ class Trainer:
         self.model.train()
         return outs
 """
-SEEN["trainer_self_model_from_param"] = "https://github.com/OpenNMT/OpenNMT-py/issues/1141 (Trainer.validate runs self.model without torch.no_grad())"
-SEEN["trainer_self_model_under_no_grad"] = "https://github.com/facebookresearch/fairchem/pull/199 (the trainer's validate loop moved under torch.no_grad())"
+SEEN["trainer_self_model_from_param"] = (
+    "https://github.com/OpenNMT/OpenNMT-py/issues/1141 (Trainer.validate runs self.model without torch.no_grad())"
+)
+SEEN["trainer_self_model_under_no_grad"] = (
+    "https://github.com/facebookresearch/fairchem/pull/199 (the trainer's validate loop moved under torch.no_grad())"
+)
 PITFALL["eval_word_in_method_name"] = """
 class Runner:
     def __init__(self, model, loader):
@@ -223,9 +229,11 @@ def validate_epoch(net, loader, log):
     log(mode_name(net))
     return len(loader)
 """
-SEEN["forward_through_helper"] = ("the evaluate(model, loader, criterion) + model.eval() shape of the code corpus "
-                                  "(e.g. github.com/dispink/xpt src/utils/eval.py, there under no_grad), its forward "
-                                  "and loss moved into a module function shared with the training loop")
+SEEN["forward_through_helper"] = (
+    "the evaluate(model, loader, criterion) + model.eval() shape of the code corpus "
+    "(e.g. github.com/dispink/xpt src/utils/eval.py, there under no_grad), its forward "
+    "and loss moved into a module function shared with the training loop"
+)
 SEEN["forward_through_two_helpers"] = "the same, the helper passing the model on to a second one"
 NEAR_MISS["policy_method_named_evaluate"] = """
 import torch
@@ -293,4 +301,22 @@ def run_test(model, loader, device):
 SEEN["a_test_function_named_as_in_the_mnist_example"] = (
     "pytorch/examples mnist/main.py (`def test(model, device, test_loader)`, there under torch.no_grad()); "
     "benchmarks/fresh/lint4/v03_keyword_spotting_eval.py (a read held-out script: run_test without it)"
+)
+
+NEAR_MISS["policy_method_on_another_files_base"] = """
+import torch
+from stable_baselines3.common.policies import BasePolicy
+from torch import nn
+class MaskablePolicy(BasePolicy):
+    def __init__(self, observation_space, action_space, features_dim=64):
+        super().__init__(observation_space, action_space)
+        self.value_net = nn.Linear(features_dim, 1)
+    def evaluate_actions(self, obs, actions, action_masks=None):
+        latent_pi, latent_vf = self.mlp_extractor(self.extract_features(obs))
+        dist = self._get_action_dist_from_latent(latent_pi)
+        return self.value_net(latent_vf), dist.log_prob(actions), dist.entropy()
+"""
+SEEN["policy_method_on_another_files_base"] = (
+    "Stable-Baselines/sb3-contrib common/maskable/policies.py (MaskableActorCriticPolicy.evaluate_actions "
+    "on SB3's BasePolicy; round 6's tuning half)"
 )

@@ -138,8 +138,12 @@ def fit(model, train_loader, epochs, loss_fn):
             opt.step()
             sched.step()
 """
-SEEN["epoch_schedule_per_batch"] = "https://github.com/pytorch/pytorch/issues/3814 (apaszke: the scheduler should step after each epoch, not every iteration)"
-SEEN["step_schedule_per_batch"] = "https://github.com/sthalles/SimCLR/issues/8 (CosineAnnealingLR(T_max=len(train_loader)) belongs in the batch loop)"
+SEEN["epoch_schedule_per_batch"] = (
+    "https://github.com/pytorch/pytorch/issues/3814 (apaszke: the scheduler should step after each epoch, not every iteration)"
+)
+SEEN["step_schedule_per_batch"] = (
+    "https://github.com/sthalles/SimCLR/issues/8 (CosineAnnealingLR(T_max=len(train_loader)) belongs in the batch loop)"
+)
 NEAR_MISS["two_models_two_schedulers"] = """
 def train(model, ddp_model, loader, opt, sched, ddp_opt, ddp_sched, step_model):
     for batch in loader:
@@ -150,7 +154,9 @@ def train(model, ddp_model, loader, opt, sched, ddp_opt, ddp_sched, step_model):
         ddp_opt.step()
         ddp_sched.step()
 """
-SEEN["two_models_two_schedulers"] = "accelerate/test_utils/scripts/test_sync.py (model and ddp_model, each with its optimizer and scheduler, in build/realcode/untuned)"
+SEEN["two_models_two_schedulers"] = (
+    "accelerate/test_utils/scripts/test_sync.py (model and ddp_model, each with its optimizer and scheduler, in build/realcode/untuned)"
+)
 
 # round 5: the scheduler is a parameter; every call site in the module passes an epoch schedule
 # (bindings.py: a parameter holds what every call site passes, when they agree)
@@ -197,7 +203,9 @@ def main(net, train_loader, crit, optimizer):
     train_epoch(net, train_loader, optimizer, OneCycleLR(optimizer, max_lr=0.1, total_steps=1000), crit)
     train_epoch(net, train_loader, optimizer, StepLR(optimizer, 30), crit)
 """
-SEEN["epoch_schedule_passed_in"] = "https://github.com/pytorch/pytorch/issues/3814 (the scheduler stepped every iteration inside the training function)"
+SEEN["epoch_schedule_passed_in"] = (
+    "https://github.com/pytorch/pytorch/issues/3814 (the scheduler stepped every iteration inside the training function)"
+)
 NEAR_MISS["step_size_in_iterations"] = """
 import torch
 def train(gen, loader, steps):
@@ -270,4 +278,17 @@ def main(model, loader, lr, epochs):
 SEEN["a_scheduler_of_the_projects_own_set_before_the_step"] = (
     "rosinality/vq-vae-2-pytorch train_vqvae.py (round 5's held-out half, read: its own CycleScheduler, "
     "counted in iterations, sets the rate before optimizer.step())"
+)
+
+NEAR_MISS["epoch_step_before_a_checkpoint"] = """
+def train(model, loaders, optimizer, scheduler, train_epoch, save_ckpt, epochs):
+    for epoch in range(epochs):
+        train_epoch(loaders[0], model, optimizer, scheduler)
+        scheduler.step()
+        if epoch % 10 == 0:
+            save_ckpt(model, optimizer, scheduler, epoch)
+"""
+SEEN["epoch_step_before_a_checkpoint"] = (
+    "rampasek/GraphGPS graphgps/train/custom_train.py (custom_train: the epoch's scheduler step, then "
+    "save_ckpt handed the optimizer; round 6's tuning half)"
 )
