@@ -279,7 +279,10 @@ def _comprehension_dims(comp, chain, line, ctx) -> _Dims | None:
 
 
 def _unpacked_shape(name, binding, where, ctx) -> int | None:
-    """How many dims ``h, w, c = x.shape`` (of this very binding of x) says x has; None if no such line."""
+    """How many dims ``h, w, c = x.shape`` (of this very binding of x) says x has; None if no such line,
+    or if the lines disagree: ``b, c, h, w = x.size()`` under ``if x.dim() == 4:`` and ``h, w = x.size()``
+    under ``elif x.dim() == 2:`` (piq's resize) say which dims x has on each branch, not on all."""
+    counts = set()
     scope = ctx.bindings.scope(where[0])
     for bindings in scope.names.values():
         for b in bindings:
@@ -299,8 +302,8 @@ def _unpacked_shape(name, binding, where, ctx) -> int | None:
                     )
                     target = stmt.targets[0] if stmt is not None else None
                     if isinstance(target, (ast.Tuple, ast.List)):
-                        return len(target.elts)
-    return None
+                        counts.add(len(target.elts))
+    return counts.pop() if len(counts) == 1 else None
 
 
 def _target(call, ctx):

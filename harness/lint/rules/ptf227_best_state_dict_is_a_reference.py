@@ -301,8 +301,26 @@ def _best_state_kept_by_reference(node, ctx):
         return live if _self_attr(root) and _restored_elsewhere(root, ctx) else False
     if _leaves_the_loop(statement, ctx):
         return False
-    if any(_trains(loop, model, ctx) for loop in loops) and _restored(root, statement, loops, ctx):
+    if any(
+        _trains(loop, model, ctx) and not _rebuilt_each_pass(model, loop, statement) for loop in loops
+    ) and _restored(root, statement, loops, ctx):
         return live
+    return False
+
+
+def _rebuilt_each_pass(model, loop, statement) -> bool:
+    """``model = Transformer(...)`` in the loop, before the state is kept: each pass trains a new
+    model, so the state kept from this one is never written into again (one run per seed, kept in
+    ``out["model"]``). Not when the new value is made from the old (``model = model.to(device)``)."""
+    if not isinstance(model, ast.Name):
+        return False
+    for n in ast.walk(loop):
+        if isinstance(n, ast.Assign) and n.lineno < statement.lineno:
+            targets = [t for target in n.targets for t in ast.walk(target) if isinstance(t, ast.Name)]
+            if any(t.id == model.id for t in targets) and not any(
+                isinstance(v, ast.Name) and v.id == model.id for v in ast.walk(n.value)
+            ):
+                return True
     return False
 
 

@@ -188,3 +188,22 @@ SEEN["channels_unnamed_in_the_unpacking"] = (
     "Selen-Suyue/DensePolicy2D#3 (an image reshaped to channels-first instead of permuted); the unpacking "
     "h, w, _ = img.shape is the spelling of round 3's fresh tuning script u15"
 )
+
+NEAR_MISS["dims_unpacked_per_rank_on_branches"] = """
+import torch
+def reshape_input(x: torch.Tensor):
+    if x.dim() == 4:
+        b, c, h, w = x.size()
+    elif x.dim() == 3:
+        c, h, w = x.size()
+        b = None
+    else:
+        h, w = x.size()
+        b = c = None
+    x = x.view(-1, 1, h, w)
+    return x, b, c
+"""
+SEEN["dims_unpacked_per_rank_on_branches"] = (
+    "photosynthesis-team/piq functional/resize.py (reshape_input: each rank's sizes unpacked on its own "
+    "branch, then merged into the batch in order; round 5's read held-out half judged it wrong)"
+)

@@ -295,3 +295,29 @@ class EarlyStopping:
         model.load_state_dict(self.best_state)
 """,
 }
+
+NEAR_MISS["a_new_model_each_run"] = """
+import torch
+from torch import nn
+def train_eval_net(model, x, y):
+    opt = torch.optim.Adam(model.parameters())
+    for _ in range(100):
+        opt.zero_grad()
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+    return model, float(loss)
+def runs(seeds, x, y, output):
+    for seed in seeds:
+        torch.manual_seed(seed)
+        out = {}
+        model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 1))
+        if seed >= 0:
+            model, log = train_eval_net(model, x, y)
+            out["model"] = model.state_dict()
+        torch.save(out, output / f"run_{seed}.pt")
+"""
+SEEN["a_new_model_each_run"] = (
+    "yandex-research/tabular-dl-revisiting-models bin/analysis_ft_transformer_vs_resnet.py (a model built "
+    "and trained per run, its state kept in out['model'] and saved; round 5's read held-out half)"
+)
