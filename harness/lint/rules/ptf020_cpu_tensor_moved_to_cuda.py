@@ -1,7 +1,8 @@
 """What: A tensor made on the CPU by a factory and then moved to the device (torch.zeros(n).cuda()).
 Why: It is built on the CPU and copied over, a cost paid at every call. The harm is time, so the rule is
 quiet in test code and where the copy runs once: module level, ``__main__``, a module's construction, a
-first-use branch, a cached property, the setup of a function that then loops over batches.
+first-use branch, a cached property, a loader that fills module globals, the setup of a function that
+then loops over batches.
 Fix: create it there with device=....
 """
 
@@ -101,6 +102,17 @@ def _fills_state(branch, attrs: set[str]) -> bool:
 _ONCE_DECORATORS = ("cached_property", "cache", "lru_cache")
 
 
+def _fills_globals(fn) -> bool:
+    """The function declares module globals and assigns them: it fills a module-wide cache (OpenNMT's
+    ``load_sru_mod`` compiling its kernels), work its callers run once."""
+    declared = {name for n in walk(fn) if isinstance(n, ast.Global) for name in n.names}
+    return bool(declared) and any(
+        isinstance(n, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id in declared for target in n.targets for t in ast.walk(target))
+        for n in walk(fn)
+    )
+
+
 def _runs_once(node, ctx) -> bool:
     """The copy is made once, not per step: at module level, under ``if __name__ == "__main__":``, while
     a class builds its object, or in a first-use branch (``if self.buf is None: self.buf = ...``)."""
@@ -111,6 +123,8 @@ def _runs_once(node, ctx) -> bool:
     decorators = getattr(ctx.function, "decorator_list", ())
     if any(_called_name_of(d.func if isinstance(d, ast.Call) else d) in _ONCE_DECORATORS for d in decorators):
         return True  # a cached_property or a cached function computes its value once
+    if _fills_globals(ctx.function):
+        return True  # a loader that sets the module's globals (``global SRU_FWD_FUNC``), called once to fill them
     child, up = node, ctx.parent(node)
     while up is not None:
         if isinstance(up, ast.If) and child is not up.test:

@@ -128,7 +128,9 @@ class Model:
             self.queue = torch.zeros(180, *lq.shape[1:]).cuda()
         self.queue[0] = lq[0]
 """
-SEEN["first_use_branch_hasattr"] = "xinntao/Real-ESRGAN realesrgan_model.py (the training-pair queue made on first use; round 4's tuning half)"
+SEEN["first_use_branch_hasattr"] = (
+    "xinntao/Real-ESRGAN realesrgan_model.py (the training-pair queue made on first use; round 4's tuning half)"
+)
 NEAR_MISS["setup_before_the_evaluation_loop"] = """
 import torch
 def test(model, dataloader, device):
@@ -140,7 +142,9 @@ def test(model, dataloader, device):
         stats.append((out > iouv[0]).sum())
     return stats
 """
-SEEN["setup_before_the_evaluation_loop"] = "WongKinYiu/yolov7 test.py (the IoU thresholds made once per evaluation; round 4's tuning half)"
+SEEN["setup_before_the_evaluation_loop"] = (
+    "WongKinYiu/yolov7 test.py (the IoU thresholds made once per evaluation; round 4's tuning half)"
+)
 PITFALL["made_inside_the_batch_loop"] = """
 import torch
 def train(model, loader, optimizer, device):
@@ -151,3 +155,14 @@ def train(model, loader, optimizer, device):
         loss.backward()
         optimizer.step()
 """
+
+NEAR_MISS["loader_filling_module_globals"] = """
+import torch
+SRU_FWD_FUNC = None
+def load_sru_mod(compile_kernel):
+    global SRU_FWD_FUNC
+    device = torch.device("cuda")
+    tmp_ = torch.rand(1, 1).to(device)  # initialises the CUDA context before compiling
+    SRU_FWD_FUNC = compile_kernel("sru_fwd")
+"""
+SEEN["loader_filling_module_globals"] = "OpenNMT/OpenNMT-py onmt/modules/sru.py (load_sru_mod; round 6's tuning half)"
