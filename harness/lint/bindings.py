@@ -229,8 +229,7 @@ class Bindings:
         self._classes: dict[str, ast.ClassDef] | None = None
         self._module_classes: dict[int, bool] = {}
         self._attrs: dict[int, dict[str, list[tuple[ast.AST, ast.AST, int]]]] = {}
-        self._parents: dict[int, ast.AST] = {}
-        self._parented: set[int] = set()
+        self._parents: dict[int, ast.AST] | None = None
         self._held: dict[tuple, Held | None] = {}  # (node, scope, line) -> what it holds: rules ask often
         self._calls: dict[str, list[tuple[ast.Call, tuple, ast.ClassDef | None]]] | None = None
         self._params: dict[tuple[int, str], Held | None] = {}  # (function, parameter) -> what call sites pass
@@ -263,18 +262,18 @@ class Bindings:
         binding, _ = self.lookup(name, chain, line)
         return binding.value if binding is not None and binding.how == "assign" else None
 
-    def parent(self, node: ast.AST, within: ast.AST) -> ast.AST | None:
-        """The node that holds ``node`` (``within`` is a function or the module that contains it)."""
-        if id(within) not in self._parented:
-            self._parented.add(id(within))
-            parents, todo = self._parents, [within]
-            while todo:  # every node below ``within`` once (the order does not matter here)
+    def parents(self) -> dict[int, ast.AST]:
+        """Each node's id -> the node that holds it, for the whole module (built once)."""
+        if self._parents is None:
+            parents, todo = {}, [self.tree]
+            while todo:  # every node once (the order does not matter here)
                 outer = todo.pop()
                 below = children(outer)
                 for child in below:
                     parents[id(child)] = outer
                 todo.extend(below)
-        return self._parents.get(id(node))
+            self._parents = parents
+        return self._parents
 
     # --- classes --------------------------------------------------------------------------
     def classes(self) -> dict[str, ast.ClassDef]:

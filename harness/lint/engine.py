@@ -41,6 +41,7 @@ class Context:
     _qualified: dict[int, str | None] = field(default_factory=dict)
     _bindings: Bindings | None = None
     _moved: frozenset | None = None
+    _parents: dict | None = None
 
     def moved_by_package(self) -> frozenset:
         """The tensor attributes an ``_apply`` override in this module or its package moves (applied.py)."""
@@ -91,7 +92,10 @@ class Context:
         return found.kind if found else None
 
     def parent(self, node: ast.AST) -> ast.AST | None:
-        return self.bindings.parent(node, self.module)
+        parents = self._parents  # asked of most nodes a rule matches: the map itself, not a call per ask
+        if parents is None:
+            parents = self._parents = self.bindings.parents()
+        return parents.get(id(node))
 
 
 def _imports(tree: ast.AST) -> list[ast.AST]:
