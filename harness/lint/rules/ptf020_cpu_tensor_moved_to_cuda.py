@@ -138,15 +138,34 @@ def _runs_once(node, ctx) -> bool:
     return False
 
 
+# calls that are not a model's work
+_BUILTINS = frozenset(
+    "range len enumerate zip print min max abs int float str list tuple dict set sorted isinstance".split()
+)
+
+
+def _grad_off(node) -> bool:
+    """``with torch.no_grad():`` (or inference_mode())."""
+    return isinstance(node, (ast.With, ast.AsyncWith)) and any(
+        isinstance(i.context_expr, ast.Call) and _called_name_of(i.context_expr.func) in _GRAD_OFF for i in node.items
+    )
+
+
 def _batch_loop(loop, ctx) -> bool:
     """A loop that does a model's work per iteration: a backward pass, an optimizer step, or a forward
-    under ``torch.no_grad()`` / ``inference_mode()``."""
+    under ``torch.no_grad()`` / ``inference_mode()``, inside the loop or around it (FourCastNet's rollout
+    ``with torch.no_grad(): for i in range(steps): pred = model(pred)``)."""
+    up = ctx.parent(loop)
+    while up is not None and up is not ctx.function:
+        if _grad_off(up) and any(
+            isinstance(n, ast.Call) and _called_name_of(n.func) not in _BUILTINS for n in walk(loop)
+        ):
+            return True
+        up = ctx.parent(up)
     for n in walk(loop):
         if isinstance(n, ast.Call) and (_method(n, "backward") or _optimizer_step(n, ctx)):
             return True
-        if isinstance(n, (ast.With, ast.AsyncWith)) and any(
-            isinstance(i.context_expr, ast.Call) and _called_name_of(i.context_expr.func) in _GRAD_OFF for i in n.items
-        ):
+        if _grad_off(n):
             return True
     return False
 

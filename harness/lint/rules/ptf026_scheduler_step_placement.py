@@ -116,6 +116,10 @@ def _schedulers_optimizer(step, ctx) -> str | None:
 
 
 _EPOCH_SCHEDULERS = ("StepLR", "MultiStepLR", "ExponentialLR")  # their sizes count epochs by design
+# an ExponentialLR gamma at or above this decays per optimizer step (HiFi-GAN/BigVGAN's 0.999996 from a
+# config); a literal gamma below it (0.9, 0.95) is a decay per epoch, and a gamma the file does not
+# show could be either
+_PER_STEP_GAMMA = 0.999
 
 
 _LENGTH_SCHEDULERS = {
@@ -126,11 +130,15 @@ _LENGTH_SCHEDULERS = {
 
 
 def _counts_epochs(ctor, ctx) -> bool:
-    """The scheduler's schedule is written in epochs: StepLR/MultiStepLR/ExponentialLR, or a cosine or
-    polynomial one whose length is the number of epochs (``T_max=args.epochs``)."""
+    """The scheduler's schedule is written in epochs: StepLR/MultiStepLR, an ExponentialLR with a literal
+    per-epoch gamma, or a cosine or polynomial one whose length is the number of epochs
+    (``T_max=args.epochs``)."""
     name = (ctx.qualified(ctor.func) or "").rsplit(".", 1)[-1]
     if not (ctx.qualified(ctor.func) or "").startswith("torch.optim.lr_scheduler."):
         return False
+    if name == "ExponentialLR":  # one decay per step() of either kind: its gamma says which
+        gamma = _arg(ctor, 1, "gamma")
+        return isinstance(gamma, ast.Constant) and isinstance(gamma.value, float) and gamma.value < _PER_STEP_GAMMA
     if name in _EPOCH_SCHEDULERS:
         return not _sized_in_steps(_arg(ctor, 1, "milestones" if name == "MultiStepLR" else "step_size"))
     if name in _LENGTH_SCHEDULERS:

@@ -192,7 +192,7 @@ def _output_into_bn(call, ctx) -> bool:
     rebound = [b.line for b in scope.names.get(name, []) if b.line > parent.lineno]
     until = min(rebound) if rebound else 1 << 30
     reads = [n for n in later if n.lineno <= until]
-    if len(reads) != 1:
+    if len(reads) != 1 or _only_on_a_branch(reads[0], parent, ctx):
         return False
     user = ctx.parent(reads[0])
     return (
@@ -201,6 +201,22 @@ def _output_into_bn(call, ctx) -> bool:
         and not user.keywords
         and _bn_module(user.func, reads[0], ctx)
     )
+
+
+def _only_on_a_branch(read, assign, ctx) -> bool:
+    """The BatchNorm is applied under an ``if`` the convolution is not (``if self.bn: out = self.bn1(out)``,
+    DPT's residual units): without it the output goes on with its bias, which the model then needs."""
+    outer = set()
+    up = ctx.parent(assign)
+    while up is not None:
+        outer.add(id(up))
+        up = ctx.parent(up)
+    up = ctx.parent(read)
+    while up is not None and id(up) not in outer:
+        if isinstance(up, (ast.If, ast.IfExp)):
+            return True
+        up = ctx.parent(up)
+    return False
 
 
 def _bn_module(func, near, ctx) -> bool:

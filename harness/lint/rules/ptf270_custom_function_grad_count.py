@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 
 from torch_pitfalls.lint.rules.base import Rule
+from torch_pitfalls.lint.rules.shared.flow import _dead
 from torch_pitfalls.lint.walking import kept_on, walk
 
 FUNCTION_BASES = (
@@ -159,6 +160,8 @@ def _wrong_count(node, ctx) -> bool:
         and _function_class(klass, ctx)
     ):
         return False
+    if _dead(node, ctx):
+        return False  # never reached (a backward that raises NotImplementedError first)
     inputs = _inputs(klass, ctx)
     counts = _counts(node.value, fn, ctx)
     if inputs is None or counts is None:

@@ -166,3 +166,20 @@ def load_sru_mod(compile_kernel):
     SRU_FWD_FUNC = compile_kernel("sru_fwd")
 """
 SEEN["loader_filling_module_globals"] = "OpenNMT/OpenNMT-py onmt/modules/sru.py (load_sru_mod; round 6's tuning half)"
+
+NEAR_MISS["buffers_before_a_rollout_under_no_grad"] = """
+import torch
+def autoregressive_inference(model, valid_data, prediction_length, n_channels, device):
+    valid_loss = torch.zeros((prediction_length, n_channels)).to(device, dtype=torch.float)
+    acc = torch.zeros((prediction_length, n_channels)).to(device, dtype=torch.float)
+    with torch.no_grad():
+        pred = valid_data[0]
+        for i in range(prediction_length):
+            pred = model(pred)
+            valid_loss[i] = ((pred - valid_data[i + 1]) ** 2).mean()
+    return valid_loss, acc
+"""
+SEEN["buffers_before_a_rollout_under_no_grad"] = (
+    "NVlabs/FourCastNet inference/inference.py (autoregressive_inference: metric buffers made once per "
+    "initial condition, then a rollout under torch.no_grad(); round 6's read held-out half)"
+)

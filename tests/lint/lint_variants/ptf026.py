@@ -292,3 +292,36 @@ SEEN["epoch_step_before_a_checkpoint"] = (
     "rampasek/GraphGPS graphgps/train/custom_train.py (custom_train: the epoch's scheduler step, then "
     "save_ckpt handed the optimizer; round 6's tuning half)"
 )
+
+NEAR_MISS["exponential_decay_per_step_from_a_config"] = """
+import torch
+def train(generator, loader, h, epochs):
+    optim_g = torch.optim.AdamW(generator.parameters(), h.learning_rate)
+    scheduler_g = torch.optim.lr_scheduler.ExponentialLR(optim_g, gamma=h.lr_decay)
+    for epoch in range(epochs):
+        for x, y in loader:
+            optim_g.zero_grad()
+            loss = torch.nn.functional.l1_loss(generator(x), y)
+            loss.backward()
+            optim_g.step()
+            scheduler_g.step()  # BigVGAN v2 decays per step, gamma = 0.9999996 in its config
+"""
+SEEN["exponential_decay_per_step_from_a_config"] = (
+    "NVIDIA/BigVGAN train.py (ExponentialLR(optim_g, gamma=h.lr_decay) stepped per batch on purpose; "
+    "round 6's read held-out half)"
+)
+PITFALL["exponential_decay_per_epoch_stepped_per_batch"] = """
+import torch
+def train(model, loader, epochs):
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    sched = torch.optim.lr_scheduler.ExponentialLR(opt, gamma=0.95)
+    for epoch in range(epochs):
+        for x, y in loader:
+            opt.zero_grad()
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            opt.step()
+            sched.step()
+"""
+SEEN["exponential_decay_per_epoch_stepped_per_batch"] = (
+    "the limit of the above: a literal per-epoch gamma stepped per batch"
+)

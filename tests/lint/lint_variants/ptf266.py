@@ -211,3 +211,26 @@ SEEN = {
     "bias_flag_from_the_call_site": "suragnair/alpha-zero-general#73 (w/o bias before batch normalization)",
     "relu_between_conv_and_bn": "cases/training/bias_before_batchnorm.py near_miss: conv, ReLU, then BatchNorm",
 }
+
+NEAR_MISS["batchnorm_only_when_configured"] = """
+import torch.nn as nn
+class ResidualConvUnit(nn.Module):
+    def __init__(self, features, activation, bn):
+        super().__init__()
+        self.bn = bn
+        self.conv1 = nn.Conv2d(features, features, kernel_size=3, stride=1, padding=1, bias=True)
+        if self.bn == True:
+            self.bn1 = nn.BatchNorm2d(features)
+        self.activation = activation
+    def forward(self, x):
+        out = self.activation(x)
+        out = self.conv1(out)
+        if self.bn == True:
+            out = self.bn1(out)
+        out = self.activation(out)
+        return out + x
+"""
+SEEN["batchnorm_only_when_configured"] = (
+    "DepthAnything/Depth-Anything-V2 depth_anything_v2/util/blocks.py (ResidualConvUnit, DPT's: the "
+    "BatchNorm only with bn=True, which no caller passes; round 6's read held-out half)"
+)

@@ -209,3 +209,19 @@ SEEN = {
     "trailing_nones_accepted": "deepseek-ai/TileKernels#10 (one trailing None more than forward's inputs; torch drops extra Nones)",
     "varargs_forward": "csrhddlam/pytorch-checkpoint#2 (CheckpointFunction: forward(ctx, run_function, *args), backward returns (None, ...) + input_grads)",
 }
+
+NEAR_MISS["inference_only_backward_raises_first"] = """
+import torch
+class FusedAntiAliasActivation(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, inputs, up_ftr, down_ftr, alpha, beta):
+        return inputs * alpha + beta
+    @staticmethod
+    def backward(ctx, output_grads):
+        raise NotImplementedError
+        return output_grads, None, None
+"""
+SEEN["inference_only_backward_raises_first"] = (
+    "NVIDIA/BigVGAN alias_free_activation/cuda/activation1d.py (an inference-only fused kernel whose "
+    "backward raises before its return; round 6's read held-out half)"
+)

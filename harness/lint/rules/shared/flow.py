@@ -183,11 +183,21 @@ def _truth(test, ctx, line: int) -> bool | None:
     return None
 
 
+_JUMPS = (ast.Raise, ast.Return, ast.Continue, ast.Break)
+
+
 def _dead(node, ctx) -> bool:
     """``node`` sits in a branch that no call of the module takes (``if rewrap:`` where every call
-    passes ``rewrap=False``; the ``else`` of one every call makes true), or in a function defined there."""
+    passes ``rewrap=False``; the ``else`` of one every call makes true), or in a function defined there,
+    or after a ``raise`` (``return``, ``continue``, ``break``) of its own block: a backward that raises
+    NotImplementedError before its ``return`` never returns."""
     child, up = node, ctx.parent(node)
     while up is not None:
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(up, field, None)
+            if isinstance(block, list) and child in block:
+                if any(isinstance(s, _JUMPS) for s in block[: block.index(child)]):
+                    return True
         if isinstance(up, (ast.If, ast.IfExp)) and child is not up.test:
             body = up.body if isinstance(up.body, list) else [up.body]
             truth = _truth(up.test, ctx, up.lineno)
