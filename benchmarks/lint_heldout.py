@@ -19,6 +19,8 @@ Round 5 (lint_heldout_round5.toml) is the same method again, on 36 libraries and
 none of the four earlier rounds.
 Round 6 (lint_heldout_round6.toml) is the same method again, on 36 libraries and applications in
 none of the five earlier rounds.
+Round 7 (lint_heldout_round7.toml) is the same method again, on 36 libraries and applications in
+none of the six earlier rounds.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ RECORDS = tuple(
         "lint_heldout_round4.toml",
         "lint_heldout_round5.toml",
         "lint_heldout_round6.toml",
+        "lint_heldout_round7.toml",
     )
 )
 
