@@ -159,8 +159,17 @@ def _as_metadata(node, ctx) -> bool:
     return isinstance(up, ast.Raise)
 
 
+# conversions that keep an index an index (``x[:, self.input_id.long()]``, pykan's MultKAN)
+_INDEX_CASTS = ("long", "int", "bool")
+
+
 def _in_a_subscript_slice(node, ctx) -> bool:
     up, child = ctx.parent(node), node
+    while isinstance(up, ast.Attribute) and up.attr in _INDEX_CASTS:
+        call = ctx.parent(up)
+        if not (isinstance(call, ast.Call) and call.func is up and not call.args and not call.keywords):
+            return False
+        up, child = ctx.parent(call), call
     while isinstance(up, ast.Tuple):  # x[:, self.idx]
         up, child = ctx.parent(up), up
     return isinstance(up, ast.Subscript) and up.slice is child

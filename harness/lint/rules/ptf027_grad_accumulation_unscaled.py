@@ -74,6 +74,8 @@ def _accumulation_unscaled(node, ctx) -> bool:
         # uses the gradients of that pass: nothing accumulates
         if not steps_in or not all(id(s) in gated for s in steps_in):
             return False
+        if all(_stepped_in_its_branch(b, every_k, steps_in) for b in backwards):
+            return False  # backward and step under the same gate (airbench's "every fourth pass"): nothing accumulates
         if all(_scale_free(s, ctx) for s in steps_in):
             return False
     else:
@@ -96,6 +98,19 @@ def _accumulation_unscaled(node, ctx) -> bool:
     if any(isinstance(n, ast.Call) and _GRAD_RESCALE.search(_called_name(n)) for n in walk(ctx.function)):
         return False  # a helper rescales them before the step (torchtune's training.scale_grads(model, 1 / n))
     return not any(_scaled(b.func.value, node, ctx) for b in backwards)
+
+
+def _stepped_in_its_branch(backward, gates, steps) -> bool:
+    """The backward sits in a branch of one of the ``if i % k`` gates, and a step follows it in that
+    same branch: each gated pass steps on its own gradient."""
+    for gate in gates:
+        for branch in (gate.body, gate.orelse):
+            inside = {id(n) for stmt in branch for n in walk(stmt)}
+            if id(backward) in inside and any(
+                id(s) in inside and (s.lineno, s.col_offset) > (backward.lineno, backward.col_offset) for s in steps
+            ):
+                return True
+    return False
 
 
 # optimizers whose update divides the gradient by its own running magnitude: a constant factor k on every

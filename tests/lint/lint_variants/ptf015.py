@@ -80,11 +80,11 @@ class Probe(nn.Module):
         self.last = torch.zeros_like(x)
         return x
 """,
-    "scalar_from_a_number_parameter": 'import torch\nfrom torch import nn\n\nclass DropPath(nn.Module):\n    def __init__(self, drop_rate=0.1):\n        super().__init__()\n        self.drop_rate = torch.tensor(drop_rate)\n\n    def forward(self, x):\n        keep = torch.rand(x.shape[0], 1, device=x.device) > self.drop_rate\n        return x * keep\n',
-    "index_mask_only": 'import torch\nfrom torch import nn\n\nclass Embedder(nn.Module):\n    def __init__(self, n_features, n_continuous):\n        super().__init__()\n        self.continuous_idx = torch.zeros(n_features, dtype=torch.bool)\n        self.continuous_idx[:n_continuous] = True\n        self.proj = nn.Linear(n_continuous, 8)\n\n    def forward(self, x):\n        return self.proj(x[:, self.continuous_idx])\n',
-    "placeholder_with_no_element": 'import torch\nfrom torch import nn\n\nclass Packed(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.dummy_offsets = torch.empty(0)\n\n    def forward(self, x, offsets=None):\n        return x if offsets is None else x + self.dummy_offsets.sum()\n',
-    "reduced_to_a_scalar": 'import torch\nfrom torch import nn\n\nclass Head(nn.Module):\n    def __init__(self, input_shape):\n        super().__init__()\n        self.fea_dim = torch.prod(torch.tensor(input_shape[1:]))\n\n    def forward(self, x):\n        return x.flatten(1) / self.fea_dim\n',
-    "replaced_on_the_device_at_run_time": 'import torch\nfrom torch import nn\n\nclass Scheduler(nn.Module):\n    def __init__(self, n=1000):\n        super().__init__()\n        self.timesteps = torch.arange(n - 1, -1, -1)\n\n    def set_timesteps(self, k, device):\n        self.timesteps = torch.linspace(0, 999, k).long().to(device)\n\n    def forward(self, x):\n        return x * self.timesteps[0]\n',
+    "scalar_from_a_number_parameter": "import torch\nfrom torch import nn\n\nclass DropPath(nn.Module):\n    def __init__(self, drop_rate=0.1):\n        super().__init__()\n        self.drop_rate = torch.tensor(drop_rate)\n\n    def forward(self, x):\n        keep = torch.rand(x.shape[0], 1, device=x.device) > self.drop_rate\n        return x * keep\n",
+    "index_mask_only": "import torch\nfrom torch import nn\n\nclass Embedder(nn.Module):\n    def __init__(self, n_features, n_continuous):\n        super().__init__()\n        self.continuous_idx = torch.zeros(n_features, dtype=torch.bool)\n        self.continuous_idx[:n_continuous] = True\n        self.proj = nn.Linear(n_continuous, 8)\n\n    def forward(self, x):\n        return self.proj(x[:, self.continuous_idx])\n",
+    "placeholder_with_no_element": "import torch\nfrom torch import nn\n\nclass Packed(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.dummy_offsets = torch.empty(0)\n\n    def forward(self, x, offsets=None):\n        return x if offsets is None else x + self.dummy_offsets.sum()\n",
+    "reduced_to_a_scalar": "import torch\nfrom torch import nn\n\nclass Head(nn.Module):\n    def __init__(self, input_shape):\n        super().__init__()\n        self.fea_dim = torch.prod(torch.tensor(input_shape[1:]))\n\n    def forward(self, x):\n        return x.flatten(1) / self.fea_dim\n",
+    "replaced_on_the_device_at_run_time": "import torch\nfrom torch import nn\n\nclass Scheduler(nn.Module):\n    def __init__(self, n=1000):\n        super().__init__()\n        self.timesteps = torch.arange(n - 1, -1, -1)\n\n    def set_timesteps(self, k, device):\n        self.timesteps = torch.linspace(0, 999, k).long().to(device)\n\n    def forward(self, x):\n        return x * self.timesteps[0]\n",
 }
 
 SEEN = {
@@ -129,7 +129,9 @@ class Head(nn.Module):
         self.scale = dim ** -0.5
         self.size = len(range(dim)) * 2
 """
-SEEN["scaled_buffer"] = "https://github.com/mk-minchul/AdaFace/issues/15 (register_buffer('batch_mean', torch.ones(1)*(20)))"
+SEEN["scaled_buffer"] = (
+    "https://github.com/mk-minchul/AdaFace/issues/15 (register_buffer('batch_mean', torch.ones(1)*(20)))"
+)
 
 # round 5: the attribute is computed from a local name bound to a tensor (a factory, through
 # arithmetic and method chains): as unregistered as the factory's own result
@@ -174,7 +176,9 @@ class Prior(nn.Module):
         self.logit_bias = nn.Parameter(torch.log(n / n.sum()))
         self.total = int(n.sum())
 """
-SEEN["inverse_frequency_weights"] = "https://github.com/mk-minchul/AdaFace/issues/15 (a tensor kept on the module without register_buffer)"
+SEEN["inverse_frequency_weights"] = (
+    "https://github.com/mk-minchul/AdaFace/issues/15 (a tensor kept on the module without register_buffer)"
+)
 
 # round 7: an ``_apply(self, fn)`` override (what .to()/.cuda()/.half() all call) that reassigns the
 # attribute from ``fn(...)`` moves it; a package's model class may do it for its head's attributes
@@ -247,10 +251,14 @@ class Tracker(nn.Module):
         print("moving", type(self).__name__)
         return super()._apply(fn)
 """
-SEEN["own_apply_moves_it"] = ("https://github.com/gdalsanto/flamo/pull/30 (overrides _apply, the hook behind "
-                              ".to()/.cuda(), to apply fn to the plain-tensor attributes it keeps)")
-SEEN["parent_apply_moves_head_attribute"] = ("https://github.com/pytorch/pytorch/issues/2641 (a plain tensor "
-                                             "attribute is not moved by .cuda(): what the override answers)")
+SEEN["own_apply_moves_it"] = (
+    "https://github.com/gdalsanto/flamo/pull/30 (overrides _apply, the hook behind "
+    ".to()/.cuda(), to apply fn to the plain-tensor attributes it keeps)"
+)
+SEEN["parent_apply_moves_head_attribute"] = (
+    "https://github.com/pytorch/pytorch/issues/2641 (a plain tensor "
+    "attribute is not moved by .cuda(): what the override answers)"
+)
 NEAR_MISS["metadata_read_for_its_length_and_messages"] = """
 import torch
 from torch import nn
@@ -267,4 +275,20 @@ class SpeciesConverter(nn.Module):
 SEEN["metadata_read_for_its_length_and_messages"] = (
     "torchani nn/_containers.py SpeciesConverter (atomic_numbers read only by len() and an error message; "
     "a harmless finding in round 3's read held-out half)"
+)
+
+NEAR_MISS["index_tensor_cast_at_use"] = """
+import torch
+from torch import nn
+class MultKAN(nn.Module):
+    def __init__(self, width_in):
+        super().__init__()
+        self.layer = nn.Linear(width_in, 4)
+        self.input_id = torch.arange(width_in)
+    def forward(self, x):
+        x = x[:, self.input_id.long()]
+        return self.layer(x)
+"""
+SEEN["index_tensor_cast_at_use"] = (
+    "KindXiaoming/pykan kan/MultKAN.py (input_id, read only as x[:, self.input_id.long()]; round 7's tuning half)"
 )

@@ -91,7 +91,7 @@ def train(model, loader, optimizer, k):
             optimizer.step()
             optimizer.zero_grad()
 """,
-    "critic_every_pass_generator_every_k": 'import torch\n\ndef train(generator, critic, loader, opt_G, opt_D, n_critic=5):\n    for i, (imgs, _) in enumerate(loader):\n        opt_D.zero_grad()\n        fake = generator(torch.randn(imgs.size(0), 100))\n        d_loss = -critic(imgs).mean() + critic(fake.detach()).mean()\n        d_loss.backward()\n        opt_D.step()\n        if i % n_critic == 0:\n            opt_G.zero_grad()\n            g_loss = -critic(generator(torch.randn(imgs.size(0), 100))).mean()\n            g_loss.backward()\n            opt_G.step()\n',
+    "critic_every_pass_generator_every_k": "import torch\n\ndef train(generator, critic, loader, opt_G, opt_D, n_critic=5):\n    for i, (imgs, _) in enumerate(loader):\n        opt_D.zero_grad()\n        fake = generator(torch.randn(imgs.size(0), 100))\n        d_loss = -critic(imgs).mean() + critic(fake.detach()).mean()\n        d_loss.backward()\n        opt_D.step()\n        if i % n_critic == 0:\n            opt_G.zero_grad()\n            g_loss = -critic(generator(torch.randn(imgs.size(0), 100))).mean()\n            g_loss.backward()\n            opt_G.step()\n",
 }
 
 SEEN = {
@@ -133,7 +133,9 @@ def train(model, loader, optimizer, accum=4):
             optimizer.step()
             acc = 0
 """
-SEEN["window_sum_of_scaled_losses"] = "a near miss written while PTF226's variant set was built (a window's losses, each divided, summed and backwarded once)"
+SEEN["window_sum_of_scaled_losses"] = (
+    "a near miss written while PTF226's variant set was built (a window's losses, each divided, summed and backwarded once)"
+)
 NEAR_MISS["adam_scale_cancels"] = """
 import torch
 model = torch.nn.Linear(8, 1)
@@ -196,3 +198,21 @@ def train(model, loader, optimizer):
             optimizer.zero_grad()
     return total_updates
 """
+
+NEAR_MISS["every_fourth_pass_steps_its_own_backward"] = """
+import torch
+def train(model, loader, optimizer, loss_fn):
+    for step, (inputs, labels) in enumerate(loader):
+        if step % 4 == 0:
+            loss = loss_fn(model(inputs), labels).sum()
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+        else:
+            with torch.no_grad():
+                outputs = model(inputs)
+"""
+SEEN["every_fourth_pass_steps_its_own_backward"] = (
+    "KellerJordan/cifar10-airbench airbench96_faster.py (a backward and its step on every fourth pass; "
+    "round 7's tuning half)"
+)
