@@ -19,7 +19,31 @@ def _tensor_copy_construct(node, ctx) -> bool:
         and len(node.args) >= 1
         and ctx.kind(node.args[0]) == "tensor"
         and not _type_tested(node, node.args[0], ctx)
+        and not _from_own_collate(node.args[0], node.lineno, ctx)
     )
+
+
+def _from_own_collate(value, line: int, ctx) -> bool:
+    """``value`` is (an entry of) a batch of a DataLoader built with a ``collate_fn`` of its own, which
+    hands back whatever it builds: F5-TTS's collator returns the target lengths as a list of ints,
+    which ``torch.tensor`` is right to convert."""
+    expr = ctx.resolve(value, line)
+    while isinstance(expr, ast.Subscript):
+        expr = expr.value
+    if not isinstance(expr, ast.Name):
+        return False
+    binding, where = ctx.bindings.lookup(expr.id, ctx.chain(), line)
+    if binding is None or binding.how not in ("iter", "item") or binding.value is None:
+        return False
+    for n in walk(binding.value):
+        loader = ctx.bindings.value_of(n.id, where, binding.line) if isinstance(n, ast.Name) else n
+        if (
+            isinstance(loader, ast.Call)
+            and (ctx.qualified(loader.func) or "").endswith("DataLoader")
+            and any(k.arg == "collate_fn" for k in loader.keywords)
+        ):
+            return True
+    return False
 
 
 def _type_tested(node, value, ctx) -> bool:

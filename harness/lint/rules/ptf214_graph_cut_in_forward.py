@@ -95,7 +95,38 @@ def _graph_cut(node, ctx) -> bool:
             for i, a in enumerate(node.args)
         )
     called = _called_functions(node.func, ctx)
-    return bool(called) and all(_grad_off(f, ctx) and not _gathers(f, ctx) for f in called)
+    return (
+        bool(called)
+        and all(_grad_off(f, ctx) and not _gathers(f, ctx) for f in called)
+        and not _only_picks_indices(node, ctx)
+    )
+
+
+# what reads a tensor without differentiating it: an index it picks, a check on its values
+_NOT_DIFFERENTIATED = ("argmax", "argmin", "argsort", "isnan", "isinf", "isfinite")
+
+
+def _only_picks_indices(call, ctx) -> bool:
+    """The result is bound to a name that the forward only hands to argmax/argmin (and checks for
+    NaN): an index choice, differentiable nowhere (an RQ-VAE's Sinkhorn assignment; its encoder trains
+    through the straight-through estimator)."""
+    assign = ctx.parent(call)
+    if not (isinstance(assign, ast.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0], ast.Name)):
+        return False
+    name = assign.targets[0].id
+    loads = [
+        n
+        for n in walk(ctx.function)
+        if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) and n.lineno >= assign.lineno
+    ]
+
+    def picks(n) -> bool:
+        up = ctx.parent(n)
+        if isinstance(up, ast.Call) and n in up.args:
+            return (getattr(up.func, "attr", None) or getattr(up.func, "id", None)) in _NOT_DIFFERENTIATED
+        return isinstance(up, ast.Attribute) and up.attr in _NOT_DIFFERENTIATED
+
+    return bool(loads) and all(picks(n) for n in loads)
 
 
 def _grad_off_submodule(func, ctx):

@@ -278,12 +278,16 @@ _NO_GRAPH = frozenset(
 
 def _without_graph(expr, ctx, line, depth=0) -> bool:
     """Every tensor the expression is made of is built in this function by a factory (torch.tensor, a file
-    read, torch.linspace...) without requires_grad, or detached: nothing is differentiated through it."""
+    read, torch.linspace...) without requires_grad, or detached, or is a comparison's booleans (SAM 2's
+    areas, ``torch.sum(logits > t).float()``): nothing is differentiated through it."""
     if depth > 5:
         return False
     leaves, todo = 0, [expr]
     while todo:
         n = todo.pop()
+        if isinstance(n, ast.Compare):  # a comparison's booleans carry no graph (counted: sum(x > t))
+            leaves += 1
+            continue
         if isinstance(n, ast.Call):
             q = ctx.qualified(n.func) or ""
             if q.startswith("torch.") and q.rsplit(".", 1)[-1] in _NO_GRAPH:

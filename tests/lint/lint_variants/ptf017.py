@@ -88,7 +88,9 @@ def channel(x_np):
     x = x[:, 0, :, :]
     return torch.tensor(x, device="cpu", dtype=torch.float)
 """
-SEEN["sliced_then_copied"] = "https://github.com/pytorch/pytorch/issues/59800 (x = torch.reshape(x[:,0,:,:], ...) then torch.tensor(value, dtype=...))"
+SEEN["sliced_then_copied"] = (
+    "https://github.com/pytorch/pytorch/issues/59800 (x = torch.reshape(x[:,0,:,:], ...) then torch.tensor(value, dtype=...))"
+)
 NEAR_MISS["type_tested_first"] = """
 import torch
 def as_mean(mean: torch.Tensor):
@@ -107,7 +109,9 @@ def unscale(latents, config):
     )
     return latents * latents_std
 """
-SEEN["type_tested_first"] = "kornia/augmentation/_2d/intensity/normalize.py (if isinstance(mean, (tuple, list)): mean = torch.tensor(mean), in build/realcode/untuned)"
+SEEN["type_tested_first"] = (
+    "kornia/augmentation/_2d/intensity/normalize.py (if isinstance(mean, (tuple, list)): mean = torch.tensor(mean), in build/realcode/untuned)"
+)
 
 # round 5: a parameter's kind comes from its call sites; a caller's annotation is not carried on
 # (diffusers' LTX long multi-prompt pipeline annotates ``rope_interpolation_scale: torch.Tensor`` and
@@ -119,3 +123,19 @@ def coords(n, scale):
 def window_coords(n, scale: torch.Tensor):
     return coords(n, scale)
 """
+
+NEAR_MISS["lengths_a_collator_returns_as_a_list"] = """
+import torch
+from torch.utils.data import DataLoader
+def benchmark(dataset, data_collator, model, device):
+    dataloader = DataLoader(dataset, batch_size=8, collate_fn=lambda x: data_collator(x))
+    for batch in dataloader:
+        ref_mels = batch["ref_mel_batch"].to(device)
+        total_mel_lens = batch["estimated_reference_target_mel_len"]
+        total_mel_lens = torch.tensor(total_mel_lens, device=device)
+        model.sample(cond=ref_mels, duration=total_mel_lens)
+"""
+SEEN["lengths_a_collator_returns_as_a_list"] = (
+    "SWivid/F5-TTS src/f5_tts/runtime/triton_trtllm/benchmark.py (the collator hands the lengths as a list of "
+    "ints; round 7's read held-out half judged it wrong)"
+)

@@ -115,7 +115,7 @@ def predict(model, x):
 def accuracy(model, loader):
     return sum((predict(model, x) == y).float().mean() for x, y in loader) / len(loader)
 """,
-    "targets_made_under_no_grad": 'import torch\nfrom torch import nn\n@torch.no_grad()\ndef sinkhorn(scores, iterations=3):\n    q = torch.exp(scores).t()\n    for _ in range(iterations):\n        q /= q.sum(dim=1, keepdim=True)\n        q /= q.sum(dim=0, keepdim=True)\n    return q.t()\nclass SwaVLoss(nn.Module):\n    def forward(self, high, low):\n        with torch.no_grad():\n            q = sinkhorn(high.detach())\n        return -(q * torch.log_softmax(low, dim=1)).sum(dim=1).mean()\n',
+    "targets_made_under_no_grad": "import torch\nfrom torch import nn\n@torch.no_grad()\ndef sinkhorn(scores, iterations=3):\n    q = torch.exp(scores).t()\n    for _ in range(iterations):\n        q /= q.sum(dim=1, keepdim=True)\n        q /= q.sum(dim=0, keepdim=True)\n    return q.t()\nclass SwaVLoss(nn.Module):\n    def forward(self, high, low):\n        with torch.no_grad():\n            q = sinkhorn(high.detach())\n        return -(q * torch.log_softmax(low, dim=1)).sum(dim=1).mean()\n",
 }
 
 SEEN = {
@@ -211,4 +211,32 @@ SEEN["rotary_embedding_reads_only_the_activations_dtype"] = (
     "the rotary embeddings of Hugging Face models (LlamaRotaryEmbedding: @torch.no_grad() forward(x, "
     "position_ids), x read for its device and dtype) and amazon-science/chronos-forecasting "
     "chronos2/layers.py (round 5's tuning half)"
+)
+
+NEAR_MISS["assignment_only_picks_indices"] = """
+import torch
+from torch import nn
+@torch.no_grad()
+def sinkhorn_algorithm(distances, epsilon, iterations):
+    Q = torch.exp(-distances / epsilon)
+    for _ in range(iterations):
+        Q = Q / Q.sum(dim=1, keepdim=True)
+        Q = Q / Q.sum(dim=0, keepdim=True)
+    return Q
+class VectorQuantizer(nn.Module):
+    def __init__(self, n_e, e_dim):
+        super().__init__()
+        self.embedding = nn.Embedding(n_e, e_dim)
+    def forward(self, x):
+        d = torch.cdist(x, self.embedding.weight)
+        Q = sinkhorn_algorithm(d, 0.003, 50)
+        if torch.isnan(Q).any():
+            print("Sinkhorn returned NaN")
+        indices = torch.argmax(Q, dim=-1)
+        x_q = self.embedding(indices)
+        return x + (x_q - x).detach()
+"""
+SEEN["assignment_only_picks_indices"] = (
+    "datawhalechina/torch-rechub torch_rechub/models/generative/rqvae.py (the Sinkhorn assignment only feeds "
+    "argmax; round 7's read held-out half judged it wrong)"
 )

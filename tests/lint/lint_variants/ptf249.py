@@ -150,3 +150,22 @@ SEEN = {
     ),
     "masked_fill_after_log": "pytorch/pytorch#52248 (torch.where leads to unexpected gradients; the NaNWhere workaround)",
 }
+
+NEAR_MISS["ratio_of_counts_of_comparisons"] = """
+import torch
+from torch import nn
+class MaskDecoder(nn.Module):
+    def __init__(self, delta):
+        super().__init__()
+        self.delta = delta
+        self.head = nn.Linear(8, 8)
+    def _get_stability_scores(self, mask_logits):
+        mask_logits = mask_logits.flatten(-2)
+        area_i = torch.sum(mask_logits > self.delta, dim=-1).float()
+        area_u = torch.sum(mask_logits > -self.delta, dim=-1).float()
+        return torch.where(area_u > 0, area_i / area_u, 1.0)
+"""
+SEEN["ratio_of_counts_of_comparisons"] = (
+    "facebookresearch/sam2 sam2/modeling/sam/mask_decoder.py (_get_stability_scores; round 7's read held-out "
+    "half judged it wrong)"
+)
