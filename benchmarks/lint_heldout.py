@@ -21,6 +21,8 @@ Round 6 (lint_heldout_round6.toml) is the same method again, on 36 libraries and
 none of the five earlier rounds.
 Round 7 (lint_heldout_round7.toml) is the same method again, on 36 libraries and applications in
 none of the six earlier rounds.
+Round 8 (lint_heldout_round8.toml) is the same method again, on 36 libraries and applications in
+none of the seven earlier rounds.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ RECORDS = tuple(
         "lint_heldout_round5.toml",
         "lint_heldout_round6.toml",
         "lint_heldout_round7.toml",
+        "lint_heldout_round8.toml",
     )
 )
 
