@@ -48,13 +48,13 @@ def _from_own_collate(value, line: int, ctx) -> bool:
 
 def _type_tested(node, value, ctx) -> bool:
     """``node`` runs under an ``if`` that tests the type of ``value`` (``isinstance(x, (list, tuple))``,
-    ``not torch.is_tensor(x)``): the code knows what it holds there."""
+    ``not torch.is_tensor(x)``, ``type(x) == list``): the code knows what it holds there."""
     name = getattr(value, "id", None)
 
     def tests_type(test) -> bool:
         return any(
             isinstance(n, ast.Call)
-            and _called_name(n) in ("isinstance", "is_tensor")
+            and _called_name(n) in ("isinstance", "is_tensor", "type")  # type(x) == list: jepa's normalize
             and n.args
             and getattr(n.args[0], "id", None) == name
             for n in walk(test)

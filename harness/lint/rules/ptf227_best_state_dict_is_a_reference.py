@@ -245,9 +245,23 @@ def _restored(root, statement, loops, ctx) -> bool:
             if _method(n, "load_state_dict") and n.args and _uses(n.args[0], root, exact=True):
                 return True
             if _is_call_to(n, ctx, "torch.save") and n.args and _uses(n.args[0], root, exact=True):
-                if not any(n in ast.walk(s) for s in block):
+                if not any(n in ast.walk(s) for s in block) and not _saved_before_training(statement, n, loops, ctx):
                     return True
     return False
+
+
+def _saved_before_training(statement, save, loops, ctx) -> bool:
+    """``torch.save(checkpoint, path)`` later in the same pass of the loop, with no training step between
+    the state being taken and saved (``checkpoint["ema"] = ema.state_dict()`` under ``if args.ema:``, the
+    save under ``if not args.no_local_save:``): the file gets the weights as they were."""
+    if not loops or not (statement.end_lineno < save.lineno <= loops[0].end_lineno):
+        return False
+    return not any(
+        isinstance(c, ast.Call)
+        and statement.end_lineno < c.lineno < save.lineno
+        and (_method(c, "backward", "manual_backward") or _optimizer_step(c, ctx))
+        for c in ast.walk(loops[0])
+    )
 
 
 def _after_or_within(node, statement, loop) -> bool:

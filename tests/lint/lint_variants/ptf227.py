@@ -321,3 +321,28 @@ SEEN["a_new_model_each_run"] = (
     "yandex-research/tabular-dl-revisiting-models bin/analysis_ft_transformer_vs_resnet.py (a model built "
     "and trained per run, its state kept in out['model'] and saved; round 5's read held-out half)"
 )
+
+NEAR_MISS["ema_state_saved_later_in_the_same_pass"] = """
+import torch
+from torch import nn
+def train(loader, args, checkpoint_dir):
+    model = nn.Sequential(nn.Linear(16, 16), nn.ReLU(), nn.Linear(16, 4))
+    ema = nn.Sequential(nn.Linear(16, 16), nn.ReLU(), nn.Linear(16, 4))
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    for step, (x, y) in enumerate(loader):
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        ema.load_state_dict(model.state_dict())
+        if step % args.ckpt_every == 0:
+            checkpoint = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "steps": step}
+            if args.ema:
+                checkpoint["ema"] = ema.state_dict()
+            if not args.no_local_save:
+                torch.save(checkpoint, f"{checkpoint_dir}/{step:07d}.pt")
+"""
+SEEN["ema_state_saved_later_in_the_same_pass"] = (
+    "FoundationVision/LlamaGen autoregressive/train/train_c2i.py (the EMA's state put in the checkpoint, "
+    "saved a few lines on; round 8's read held-out half judged it wrong)"
+)
