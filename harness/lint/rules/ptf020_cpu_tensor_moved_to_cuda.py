@@ -1,8 +1,8 @@
 """What: A tensor made on the CPU by a factory and then moved to the device (torch.zeros(n).cuda()).
 Why: It is built on the CPU and copied over, a cost paid at every call. The harm is time, so the rule is
 quiet in test code and where the copy runs once: module level, ``__main__``, a module's construction, a
-first-use branch, a cached property, a loader that fills module globals, the setup of a function that
-then loops over batches.
+first-use branch, a cached property, a loader that fills module globals, a function named for setting up
+(init, setup, warmup, capture), the setup of a function that then loops over batches.
 Fix: create it there with device=....
 """
 
@@ -102,6 +102,16 @@ def _fills_state(branch, attrs: set[str]) -> bool:
 _ONCE_DECORATORS = ("cached_property", "cache", "lru_cache")
 
 
+# words of a function's name that say it runs once, before the work: it sets the process up
+# (``init_distributed_environment``), warms it up or captures a CUDA graph that is then replayed
+_SETUP_WORDS = frozenset(("init", "initialize", "initialise", "setup", "warmup", "capture"))
+
+
+def _named_for_setup(fn) -> bool:
+    name = getattr(fn, "name", "")
+    return name != "__init__" and bool(_SETUP_WORDS & set(name.lower().strip("_").split("_")))
+
+
 def _fills_globals(fn) -> bool:
     """The function declares module globals and assigns them: it fills a module-wide cache (OpenNMT's
     ``load_sru_mod`` compiling its kernels), work its callers run once."""
@@ -123,6 +133,8 @@ def _runs_once(node, ctx) -> bool:
     decorators = getattr(ctx.function, "decorator_list", ())
     if any(_called_name_of(d.func if isinstance(d, ast.Call) else d) in _ONCE_DECORATORS for d in decorators):
         return True  # a cached_property or a cached function computes its value once
+    if _named_for_setup(ctx.function):
+        return True  # init_distributed_environment's warm-up all_reduce, capture_model's CUDA-graph inputs
     if _fills_globals(ctx.function):
         return True  # a loader that sets the module's globals (``global SRU_FWD_FUNC``), called once to fill them
     child, up = node, ctx.parent(node)

@@ -183,3 +183,30 @@ SEEN["buffers_before_a_rollout_under_no_grad"] = (
     "NVlabs/FourCastNet inference/inference.py (autoregressive_inference: metric buffers made once per "
     "initial condition, then a rollout under torch.no_grad(); round 6's read held-out half)"
 )
+
+NEAR_MISS["cuda_graph_capture_inputs"] = """
+import torch
+class ModelRunner:
+    @torch.inference_mode()
+    def capture_model(self, kv_caches, max_batch_size):
+        input_tokens = torch.zeros(max_batch_size, dtype=torch.long).cuda()
+        input_positions = torch.zeros(max_batch_size, dtype=torch.long).cuda()
+        self.graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(self.graph):
+            self.output = self.model(input_tokens, input_positions, kv_caches)
+"""
+NEAR_MISS["warm_up_all_reduce_at_process_setup"] = """
+import torch
+import torch.distributed as dist
+def init_worker_distributed_environment(world_size, rank, init_method):
+    dist.init_process_group(backend="nccl", world_size=world_size, rank=rank, init_method=init_method)
+    dist.all_reduce(torch.zeros(1).cuda())  # a small all_reduce for warm-up
+"""
+SEEN["cuda_graph_capture_inputs"] = (
+    "FoundationVision/LlamaGen autoregressive/serve/model_runner.py (capture_model, vLLM's; round 8's read "
+    "held-out half)"
+)
+SEEN["warm_up_all_reduce_at_process_setup"] = (
+    "FoundationVision/LlamaGen autoregressive/serve/worker.py (init_worker_distributed_environment; round 8's "
+    "read held-out half)"
+)
