@@ -23,6 +23,8 @@ Round 7 (lint_heldout_round7.toml) is the same method again, on 36 libraries and
 none of the six earlier rounds.
 Round 8 (lint_heldout_round8.toml) is the same method again, on 36 libraries and applications in
 none of the seven earlier rounds.
+Round 9 (lint_heldout_round9.toml) is the same method again, on 36 libraries and applications in
+none of the eight earlier rounds.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ RECORDS = tuple(
         "lint_heldout_round6.toml",
         "lint_heldout_round7.toml",
         "lint_heldout_round8.toml",
+        "lint_heldout_round9.toml",
     )
 )
 

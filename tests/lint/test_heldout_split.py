@@ -1,8 +1,8 @@
 """Each precision measurement's split (benchmarks/lint_heldout.toml, lint_heldout_round2.toml,
 lint_heldout_round3.toml, lint_heldout_round4.toml, lint_heldout_round5.toml, lint_heldout_round6.toml,
-lint_heldout_round7.toml, lint_heldout_round8.toml) is the one its recorded seed gives, its halves do
-not overlap, no library the rules were tuned on before is in it, and each round shares no library with
-the rounds before it."""
+lint_heldout_round7.toml, lint_heldout_round8.toml, lint_heldout_round9.toml) is the one its recorded
+seed gives, its halves do not overlap, no library the rules were tuned on before is in it, and each round
+shares no library with the rounds before it."""
 
 from __future__ import annotations
 
