@@ -112,7 +112,9 @@ def _registered_later(attr: str, ctx) -> bool:
             if _method(n, "add_module", "register_module") or getattr(n.func, "id", None) == "setattr":
                 return True
             if ctx.qualified(n.func) in _REGISTERING and any(
-                isinstance(s, ast.Attribute) and s.attr == attr for a in n.args for s in walk(a)
+                (isinstance(s, ast.Attribute) and s.attr == attr) or _gathered_from(s, attr, ctx)
+                for a in n.args
+                for s in walk(a)
             ):
                 return True
     assigned = [
@@ -121,6 +123,32 @@ def _registered_later(attr: str, ctx) -> bool:
         if isinstance(n, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == attr for t in n.targets)
     ]
     return len(assigned) > 1
+
+
+def _gathered_from(name, attr: str, ctx) -> bool:
+    """``name`` (a list handed to nn.Sequential(*name)) is filled, in the function that hands it, from
+    ``self.<attr>``'s elements: ``unique_list.append(self.layers[-1])``, or an append inside ``for layer in
+    self.layers``. Those modules are registered through the Sequential (PINA's FeedForward)."""
+    if not isinstance(name, ast.Name):
+        return False
+    fn = ctx.function
+
+    def mentions(expr) -> bool:
+        return any(
+            isinstance(x, ast.Attribute) and x.attr == attr and getattr(x.value, "id", None) == "self"
+            for x in walk(expr)
+        )
+
+    for n in walk(fn):
+        if _method(n, "append", "extend") and getattr(n.func.value, "id", None) == name.id:
+            if any(mentions(a) for a in n.args):
+                return True
+            up = ctx.parent(n)
+            while up is not None and up is not fn:
+                if isinstance(up, ast.For) and mentions(up.iter):
+                    return True
+                up = ctx.parent(up)
+    return False
 
 
 def _modules_in_plain_list(node, ctx) -> bool:
