@@ -52,6 +52,8 @@ def _unregistered_tensor_attribute(node, ctx) -> bool:
         return False  # a size or a mask read in __init__ alone; an index, which works from any device
     if _read_as_metadata_only(target.attr, ctx):
         return False  # only its length or its text is ever read: no device or dtype meets it
+    if _placed_at_use(target.attr, ctx):
+        return False  # every use moves it to the input first: .to() of the module does not need to
     registered = {
         c.args[0].value
         for c in walk(ctx.klass)
@@ -138,6 +140,39 @@ def _reads_outside_init(attr: str, ctx) -> list:
         for n in walk(fn)
         if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load) and _self_attr(n, attr)
     ]
+
+
+_PLACING = ("to", "cuda", "type_as")
+
+
+def _placed_at_use(attr: str, ctx) -> bool:
+    """Every read of ``self.<attr>`` outside ``__init__`` moves it where the input is, there
+    (``self.table.to(x)``) or first thing in the module function it is handed to (pyiqa's NIQE:
+    ``calculate_niqe(x, ..., self.mu_pris_param)``, whose ``mu_pris_param.to(img)`` comes first): a
+    constant table kept on the CPU on purpose and placed at each call."""
+    reads = _reads_outside_init(attr, ctx)
+    return bool(reads) and all(_placed_here(n, ctx) or _placed_by_callee(n, ctx) for n in reads)
+
+
+def _placed_here(node, ctx) -> bool:
+    up = ctx.parent(node)
+    return isinstance(up, ast.Attribute) and up.attr in _PLACING and isinstance(ctx.parent(up), ast.Call)
+
+
+def _placed_by_callee(node, ctx) -> bool:
+    call = ctx.parent(node)
+    if not (isinstance(call, ast.Call) and node in call.args and isinstance(call.func, ast.Name)):
+        return False
+    callee = ctx.bindings.module_function(call.func.id)
+    params = [a.arg for a in callee.args.args] if callee is not None else []
+    index = call.args.index(node)
+    if index >= len(params):
+        return False
+    uses = sorted(
+        (n for n in walk(callee) if isinstance(n, ast.Name) and n.id == params[index] and isinstance(n.ctx, ast.Load)),
+        key=lambda n: (n.lineno, n.col_offset),
+    )
+    return bool(uses) and _placed_here(uses[0], ctx)
 
 
 def _read_as_metadata_only(attr: str, ctx) -> bool:

@@ -292,3 +292,27 @@ class MultKAN(nn.Module):
 SEEN["index_tensor_cast_at_use"] = (
     "KindXiaoming/pykan kan/MultKAN.py (input_id, read only as x[:, self.input_id.long()]; round 7's tuning half)"
 )
+
+NEAR_MISS["constant_table_placed_at_each_call"] = """
+import numpy as np
+import torch
+def calculate_niqe(img, mu_pris_param, cov_pris_param):
+    img = img.to(torch.float64)
+    mu_pris_param = mu_pris_param.to(img).repeat(img.size(0), 1)
+    cov_pris_param = cov_pris_param.to(img).repeat(img.size(0), 1, 1)
+    return (img.mean() - mu_pris_param.mean()) ** 2 + cov_pris_param.mean()
+class NIQE(torch.nn.Module):
+    def __init__(self, params_path):
+        super().__init__()
+        params = np.load(params_path)
+        self.mu_pris_param = torch.from_numpy(params["mu"])
+        self.cov_pris_param = torch.from_numpy(params["cov"])
+        self.scale = torch.tensor([0.5, 0.25])
+    def forward(self, x):
+        weights = self.scale.to(x)
+        return weights.sum() * calculate_niqe(x, self.mu_pris_param, self.cov_pris_param)
+"""
+SEEN["constant_table_placed_at_each_call"] = (
+    "chaofengc/IQA-PyTorch pyiqa/archs/niqe_arch.py (NIQE's prior tables, moved with .to(img) in "
+    "calculate_niqe at each call; round 9's read held-out half)"
+)
