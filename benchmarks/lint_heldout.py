@@ -11,20 +11,9 @@ check it was not chosen by hand:
 
 Round 2 (lint_heldout_round2.toml) is the same method on 43 other libraries, drawn after round 1's
 held-out half had been read (its entries are tables naming each library's source and version).
-Round 3 (lint_heldout_round3.toml) is the same method again, on 38 libraries and applications in
-neither earlier round.
-Round 4 (lint_heldout_round4.toml) is the same method again, on 36 libraries and applications in
-none of the three earlier rounds.
-Round 5 (lint_heldout_round5.toml) is the same method again, on 36 libraries and applications in
-none of the four earlier rounds.
-Round 6 (lint_heldout_round6.toml) is the same method again, on 36 libraries and applications in
-none of the five earlier rounds.
-Round 7 (lint_heldout_round7.toml) is the same method again, on 36 libraries and applications in
-none of the six earlier rounds.
-Round 8 (lint_heldout_round8.toml) is the same method again, on 36 libraries and applications in
-none of the seven earlier rounds.
-Round 9 (lint_heldout_round9.toml) is the same method again, on 36 libraries and applications in
-none of the eight earlier rounds.
+Rounds 3 to 9 (lint_heldout_round3.toml ... lint_heldout_round9.toml) are the same method again, each on
+36 to 38 libraries and applications in no earlier round; from round 6 on, with their torch declaration
+files (the linter reads them with --all-versions).
 """
 
 from __future__ import annotations
