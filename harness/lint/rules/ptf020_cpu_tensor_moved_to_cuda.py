@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 
 from torch_pitfalls.lint.rules.base import CALL, Rule, _kw, _method
-from torch_pitfalls.lint.rules.shared.flow import _GRAD_OFF, _called_name_of
+from torch_pitfalls.lint.rules.shared.flow import _GRAD_OFF, _called_name_of, _grad_off
 from torch_pitfalls.lint.rules.shared.modules import _construction
 from torch_pitfalls.lint.rules.shared.training_loop import _enclosing_loops, _optimizer_step
 from torch_pitfalls.lint.walking import walk
@@ -156,7 +156,7 @@ _BUILTINS = frozenset(
 )
 
 
-def _grad_off(node) -> bool:
+def _grad_off_block(node) -> bool:
     """``with torch.no_grad():`` (or inference_mode())."""
     return isinstance(node, (ast.With, ast.AsyncWith)) and any(
         isinstance(i.context_expr, ast.Call) and _called_name_of(i.context_expr.func) in _GRAD_OFF for i in node.items
@@ -167,17 +167,14 @@ def _batch_loop(loop, ctx) -> bool:
     """A loop that does a model's work per iteration: a backward pass, an optimizer step, or a forward
     under ``torch.no_grad()`` / ``inference_mode()``, inside the loop or around it (FourCastNet's rollout
     ``with torch.no_grad(): for i in range(steps): pred = model(pred)``)."""
-    up = ctx.parent(loop)
-    while up is not None and up is not ctx.function:
-        if _grad_off(up) and any(
-            isinstance(n, ast.Call) and _called_name_of(n.func) not in _BUILTINS for n in walk(loop)
-        ):
-            return True
-        up = ctx.parent(up)
+    if _grad_off(loop, ctx) and any(
+        isinstance(n, ast.Call) and _called_name_of(n.func) not in _BUILTINS for n in walk(loop)
+    ):
+        return True
     for n in walk(loop):
         if isinstance(n, ast.Call) and (_method(n, "backward") or _optimizer_step(n, ctx)):
             return True
-        if _grad_off(n):
+        if _grad_off_block(n):
             return True
     return False
 
