@@ -18,7 +18,8 @@ from torch_pitfalls.lint.walking import walk
 # what is not tensors, primitives and their containers (torch-load-weights-only-default). So where
 # the code runs only on >= 2.6 (--torch, the installed torch, or the package's declared range), a
 # load that visibly reads tensors is right as written: its result goes to ``load_state_dict``, or
-# the same file was written in the same function from a ``.state_dict()`` or a tensor.
+# the same file was written in the same function from a ``.state_dict()`` or a tensor. A load given
+# its own pickle_module changes on no release.
 WEIGHTS_ONLY_WARNS = ">=2.4,<2.6"  # the range of torch-load-weights-only-warning (the FutureWarning)
 
 
@@ -27,7 +28,16 @@ def _load_without_weights_only(node, ctx) -> bool:
         return False
     if "TypeError" in ctx.caught:  # the fallback for a torch without weights_only (before 1.13)
         return False
+    if _names_pickle_module(node):
+        return False
     return ctx.releases.meets((WEIGHTS_ONLY_WARNS,)) or not _loads_tensors(node, ctx)
+
+
+def _names_pickle_module(load: ast.Call) -> bool:
+    """A ``pickle_module`` of its own (``dill``): torch 2.4-2.5 warn only when it is left out, and from
+    2.6 a load given one defaults to ``weights_only=False`` (``_default_to_weights_only``), as before."""
+    given = [k.value for k in load.keywords if k.arg == "pickle_module"] + load.args[2:3]
+    return any(not (isinstance(v, ast.Constant) and v.value is None) for v in given)
 
 
 def _loads_tensors(load: ast.Call, ctx) -> bool:

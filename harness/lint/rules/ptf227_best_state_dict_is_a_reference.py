@@ -236,10 +236,13 @@ def _restored(root, statement, loops, ctx) -> bool:
         ]
     block = _block_of(statement, ctx)
     outer = loops[-1] if loops else statement
+    rebinds = [s for s in ast.walk(ctx.function) if _rebinds(s, root) and s is not statement]
     for scope in scopes:
         for n in ast.walk(scope):
             if scope is ctx.function and not (n is not statement and _after_or_within(n, statement, outer)):
                 continue
+            if scope is ctx.function and any(_rebound_between(r, statement, n, outer, ctx) for r in rebinds):
+                continue  # the name holds another value there: ``checkpoint = {...}`` made anew and saved
             if isinstance(n, ast.Return) and n.value is not None and _uses(n.value, root):
                 return True
             if _method(n, "load_state_dict") and n.args and _uses(n.args[0], root, exact=True):
@@ -247,6 +250,33 @@ def _restored(root, statement, loops, ctx) -> bool:
             if _is_call_to(n, ctx, "torch.save") and n.args and _uses(n.args[0], root, exact=True):
                 if not any(n in ast.walk(s) for s in block) and not _saved_before_training(statement, n, loops, ctx):
                     return True
+    return False
+
+
+def _rebinds(statement, root) -> bool:
+    """``statement`` binds the whole of ``root`` anew (``checkpoint = {...}``), not an entry of it."""
+    return isinstance(statement, ast.Assign) and any(_same(t, root) for t in statement.targets)
+
+
+def _rebound_between(rebind, statement, node, loop, ctx) -> bool:
+    """``rebind`` is the binding ``node`` reads: it runs after ``statement`` and before ``node``, in the
+    same pass (both after the statement) or in a later pass of the loop (both before it)."""
+    if not _comes_first(rebind, node, ctx):
+        return False
+    if rebind.lineno > statement.end_lineno:
+        return True
+    return node.lineno < statement.lineno and loop.lineno <= rebind.lineno
+
+
+def _comes_first(statement, node, ctx) -> bool:
+    """``statement`` runs before ``node`` on every path to it: it stands earlier in a block that holds
+    ``node`` (or a statement around it)."""
+    block = _block_of(statement, ctx)
+    up = node
+    while up is not None and up is not statement:
+        if up in block[1:]:
+            return True
+        up = ctx.parent(up)
     return False
 
 

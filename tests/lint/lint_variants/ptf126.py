@@ -15,6 +15,7 @@ NEAR_MISS = {
     "type_error_fallback": "import torch\n\ndef load(path):\n    try:\n        return torch.load(path, weights_only=True)\n    except TypeError:\n        return torch.load(path)\n",
     "version_flag": "import torch\nfrom packaging import version\n_TORCH_GE_1_13 = version.parse(torch.__version__) >= version.parse('1.13')\n\ndef load(path):\n    if _TORCH_GE_1_13:\n        return torch.load(path, weights_only=True)\n    return torch.load(path)\n",
     "safetensors_load": "from safetensors.torch import load_file\n\nstate = load_file('model.safetensors')\n",
+    "own_pickle_module": "import dill\nimport torch\n\ndef load_checkpoint(path):\n    payload = torch.load(open(path, 'rb'), pickle_module=dill)\n    return payload['cfg']\n",
 }
 SEEN = {
     "map_location_cpu": "Vibha111094/alpas-assignment utils.py (torch.load(load_path, map_location='cpu'))",
@@ -23,5 +24,6 @@ SEEN = {
     "nested_in_load_state_dict": "nmeripo/chrisimos pytorch.md (model.load_state_dict(torch.load(PATH, map_location=device)))",
     "newer_branch_of_a_version_flag": "lightning/fabric/strategies/model_parallel.py:540 (torch.load(path, mmap=True, ...) if _TORCH_GREATER_EQUAL_2_3 else _lazy_load(path), in build/realcode/src)",
     "after_a_raise_for_old_torch": "lightning/fabric/utilities/load.py:263 (after 'if not _TORCH_GREATER_EQUAL_2_3: raise ImportError', in build/realcode/src)",
+    "own_pickle_module": "diffusion_policy workspace/base_workspace.py:108 and eval.py:31 (torch.load(open(path, 'rb'), pickle_module=dill); round 9's read held-out half: torch 2.4.1 and 2.5.1 warn only when pickle_module is None, 2.6+ defaults weights_only to False when one is given)",
     "branches_by_device": "code search rank 8: load_checkpoint(model, checkpoint_path, use_cuda) with two torch.load spellings",
 }

@@ -346,3 +346,29 @@ SEEN["ema_state_saved_later_in_the_same_pass"] = (
     "FoundationVision/LlamaGen autoregressive/train/train_c2i.py (the EMA's state put in the checkpoint, "
     "saved a few lines on; round 8's read held-out half judged it wrong)"
 )
+NEAR_MISS["step_checkpoint_name_made_anew_each_epoch"] = """
+import torch
+def train(model, loader, optimizer, loss_fn, epochs, path):
+    best_loss = 1e10
+    for epoch in range(epochs):
+        model.train()
+        epoch_loss = 0.0
+        for step, (x, y) in enumerate(loader):
+            optimizer.zero_grad()
+            loss = loss_fn(model(x), y)
+            loss.backward()
+            optimizer.step()
+            epoch_loss += loss.item()
+            if step % 100 == 0:
+                checkpoint = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": epoch}
+                torch.save(checkpoint, path + "_latest_step.pth")
+        checkpoint = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": epoch}
+        torch.save(checkpoint, path + "_latest.pth")
+        if epoch_loss < best_loss:
+            best_loss = epoch_loss
+            torch.save(checkpoint, path + "_best.pth")
+"""
+SEEN["step_checkpoint_name_made_anew_each_epoch"] = (
+    "MedSAM train_multi_gpus.py:442 (round 8's read held-out half: the step checkpoint dict, saved at once; "
+    "the name is bound anew to the epoch's dict before the best-model save)"
+)
