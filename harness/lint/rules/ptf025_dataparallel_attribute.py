@@ -38,6 +38,8 @@ def _dataparallel_attribute(node, ctx) -> bool:
     if _wrapped_on_self(node.value, ctx):
         return True
     alias = ctx.value_of(node.value, node.lineno) if isinstance(node.value, ast.Name) else None
+    if alias is not None and _also_unwrapped(node.value.id, alias, ctx):
+        return False
     if _wrapped_on_self(alias, ctx):  # model = self.model; model.backbone
         return True
     held = ctx.held(node.value)
@@ -89,6 +91,18 @@ def _other_branch_unwraps(branching, child, wrapper: str) -> bool:
         isinstance(n, ast.Attribute) and n.attr == "module" and ast.dump(n.value) == wrapper
         for s in other
         for n in walk(s)
+    )
+
+
+def _also_unwrapped(name: str, wrapper, ctx) -> bool:
+    """The function also binds ``name`` to ``wrapper.module`` (``m = self.model.module if multi_gpu else
+    self.model``, or the same as an if statement): the code unwraps where it wrapped."""
+    unwrapped = ast.dump(ast.Attribute(wrapper, "module", ast.Load()))
+    return any(
+        isinstance(n, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)
+        and any(isinstance(v, ast.Attribute) and ast.dump(v) == unwrapped for v in walk(n.value))
+        for n in walk(ctx.function)
     )
 
 

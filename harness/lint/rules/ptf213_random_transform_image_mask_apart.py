@@ -165,8 +165,15 @@ def _views_of_one_input(assign, i: int, j: int) -> bool:
     value = getattr(assign, "value", None)
     if not (isinstance(assign, ast.Assign) and isinstance(value, ast.Tuple) and len(value.elts) > max(i, j)):
         return False
-    names = [{n.id for n in walk(value.elts[k]) if isinstance(n, ast.Name)} - {"self"} for k in (i, j)]
+    names = [_data_names(value.elts[k]) for k in (i, j)]
     return bool(names[0] & names[1])
+
+
+def _data_names(expr) -> set[str]:
+    """The names an expression reads its data from: not ``self``, and not an index (``self.images[idx]``
+    and ``self.masks[idx]`` share ``idx``, two inputs that belong together, not one input)."""
+    indexes = {id(n) for s in walk(expr) if isinstance(s, ast.Subscript) for n in walk(s.slice)}
+    return {n.id for n in walk(expr) if isinstance(n, ast.Name) and id(n) not in indexes} - {"self"}
 
 
 def _first_value(name, fn, before):
@@ -188,7 +195,23 @@ def _transformed_apart(node, ctx) -> bool:
     return (
         bool(earlier)
         and _random_callable(node.func, ctx)
-        and any(_paired(c.args[0], node.args[0], node, ctx) for c in earlier)
+        and any(_paired(c.args[0], node.args[0], node, ctx) and not _reseeded(c, node, ctx) for c in earlier)
+    )
+
+
+# calls that put torch's generator back to a state (or a seed) it had before the first call. Python's
+# random.seed alone does not: torchvision's transforms draw from torch since 0.8 (pytorch/vision#2520)
+_RESEEDS = ("torch.manual_seed", "torch.set_rng_state", "torch.random.manual_seed", "torch.random.set_rng_state")
+
+
+def _reseeded(first, second, ctx) -> bool:
+    """Between the two calls torch's generator is put back (``torch.set_rng_state(state)``,
+    ``torch.manual_seed(seed)``): the second call draws what the first drew, the same parameters."""
+    return any(
+        isinstance(n, ast.Call)
+        and (first.lineno, first.col_offset) < (n.lineno, n.col_offset) < (second.lineno, second.col_offset)
+        and (ctx.qualified(n.func) or "") in _RESEEDS
+        for n in walk(ctx.function)
     )
 
 

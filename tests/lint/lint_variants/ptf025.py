@@ -108,8 +108,12 @@ def finetune(model):
     params = list(model.module.classifier.parameters())
     return torch.optim.SGD(params, lr=0.01)
 """
-SEEN["layer_attribute_after_wrap"] = "https://github.com/liyunsheng13/micronet/issues/22 ('DataParallel' object has no attribute 'classifier')"
-SEEN["layer_through_module"] = "https://github.com/rdcolema/pytorch-image-classification/issues/2 (optim.Adam(model.module.fc.parameters(), ...))"
+SEEN["layer_attribute_after_wrap"] = (
+    "https://github.com/liyunsheng13/micronet/issues/22 ('DataParallel' object has no attribute 'classifier')"
+)
+SEEN["layer_through_module"] = (
+    "https://github.com/rdcolema/pytorch-image-classification/issues/2 (optim.Adam(model.module.fc.parameters(), ...))"
+)
 
 # round 3: the wrapper bound to ``self`` (``self.model = DataParallel(self.model)``, imported from
 # torch.nn.parallel), the model's own part read in another method
@@ -153,8 +157,12 @@ class Trainer:
         self.model.backbone.requires_grad_(False)
         self.model = DataParallel(self.model)
 """
-SEEN["ddp_wrapped_then_grown"] = "https://github.com/nashory/pggan-pytorch/issues/60 (self.G.grow_network on a wrapped generator)"
-SEEN["trainer_wraps_self_model"] = "https://github.com/layumi/Person_reID_baseline_pytorch/issues/173 (a class holding the wrapped model reads model.model)"
+SEEN["ddp_wrapped_then_grown"] = (
+    "https://github.com/nashory/pggan-pytorch/issues/60 (self.G.grow_network on a wrapped generator)"
+)
+SEEN["trainer_wraps_self_model"] = (
+    "https://github.com/layumi/Person_reID_baseline_pytorch/issues/173 (a class holding the wrapped model reads model.model)"
+)
 NEAR_MISS["read_in_a_step_that_may_run_before_wrapping"] = """
 from torch.nn.parallel import DistributedDataParallel as DDP
 class Task:
@@ -165,7 +173,9 @@ class Task:
     def prepare_distributed(self, device_ids):
         self.trainable = DDP(self.trainable, device_ids=device_ids)
 """
-SEEN["read_in_a_step_that_may_run_before_wrapping"] = "timm/task/distillation.py (compile() reads trainable_module.student; its docstring calls compile() before prepare_distributed(), in build/realcode/src)"
+SEEN["read_in_a_step_that_may_run_before_wrapping"] = (
+    "timm/task/distillation.py (compile() reads trainable_module.student; its docstring calls compile() before prepare_distributed(), in build/realcode/src)"
+)
 PITFALL["local_alias_of_wrapped_self_model"] = """
 import torch.nn as nn
 class Trainer:
@@ -234,4 +244,32 @@ class Trainer:
 SEEN["branch_on_the_wrapping_flag"] = (
     "YOLOX yolox/core/trainer.py (the head read through .module when distributed, directly otherwise; "
     "a wrong finding in round 3's read held-out half)"
+)
+
+NEAR_MISS["unwrapped_on_the_flag_it_was_wrapped_on"] = """
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+def build_model(args):
+    model = Sam3D().to("cuda")
+    if args.multi_gpu:
+        model = DDP(model, device_ids=[args.rank])
+    return model
+class Trainer:
+    def __init__(self, model, args):
+        self.model = model
+        self.args = args
+    def set_optimizer(self):
+        if self.args.multi_gpu:
+            sam_model = self.model.module
+        else:
+            sam_model = self.model
+        self.optimizer = torch.optim.AdamW([
+            {"params": sam_model.image_encoder.parameters()},
+            {"params": sam_model.mask_decoder.parameters(), "lr": self.args.lr * 0.1},
+        ])
+trainer = Trainer(build_model(args), args)
+"""
+SEEN["unwrapped_on_the_flag_it_was_wrapped_on"] = (
+    "uni-medical/SAM-Med3D train.py:140-154 (sam_model = self.model.module under multi_gpu, else self.model; "
+    "round 9's tuning half, read wrong)"
 )

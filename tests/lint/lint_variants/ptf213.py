@@ -106,7 +106,7 @@ class Mixup(Dataset):
         lam = np.random.beta(0.4, 0.4)
         return lam * self.aug(a) + (1 - lam) * self.aug(b)
 """,
-    "two_views_then_crops": 'import torchvision.transforms as T\nfrom torch import nn\nclass Dino(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.augment1 = T.RandomResizedCrop(224)\n        self.augment2 = T.RandomResizedCrop(224)\n        self.local_crop = T.RandomResizedCrop(96, scale=(0.05, 0.4))\n    def forward(self, x):\n        image_one, image_two = self.augment1(x), self.augment2(x)\n        local_one, local_two = self.local_crop(image_one), self.local_crop(image_two)\n        return local_one, local_two\n',
+    "two_views_then_crops": "import torchvision.transforms as T\nfrom torch import nn\nclass Dino(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.augment1 = T.RandomResizedCrop(224)\n        self.augment2 = T.RandomResizedCrop(224)\n        self.local_crop = T.RandomResizedCrop(96, scale=(0.05, 0.4))\n    def forward(self, x):\n        image_one, image_two = self.augment1(x), self.augment2(x)\n        local_one, local_two = self.local_crop(image_one), self.local_crop(image_two)\n        return local_one, local_two\n",
 }
 
 SEEN = {
@@ -129,4 +129,87 @@ def get_affine_matrix(target_size, degrees=10, translate=0.1, scales=0.1, shear=
 SEEN["two_ranges_sampled_apart"] = (
     "YOLOX yolox/data/data_augment.py (get_aug_params draws the shear and the translation of one affine "
     "matrix from their own ranges; 4 wrong findings in round 3's read held-out half)"
+)
+
+NEAR_MISS["torch_generator_put_back_between"] = """
+import torch
+import torchvision.transforms as T
+def perspective(image, labels, amount):
+    transform = T.RandomPerspective(distortion_scale=amount / 2, p=1.0)
+    state = torch.get_rng_state()
+    out = transform(image)
+    torch.set_rng_state(state)
+    labels = transform(labels)
+    return out, labels
+"""
+NEAR_MISS["same_seed_before_each_call"] = """
+import random
+import torch
+import torchvision.transforms as T
+from PIL import Image
+from torch.utils.data import Dataset
+class Seg(Dataset):
+    def __init__(self, images, masks):
+        self.images, self.masks = images, masks
+        self.transform = T.Compose([T.RandomHorizontalFlip(), T.RandomCrop(256)])
+    def __getitem__(self, idx):
+        image = Image.open(self.images[idx]).convert("RGB")
+        mask = Image.open(self.masks[idx])
+        seed = random.randint(0, 2**31 - 1)
+        random.seed(seed)
+        torch.manual_seed(seed)
+        image = self.transform(image)
+        random.seed(seed)
+        torch.manual_seed(seed)
+        mask = self.transform(mask)
+        return image, mask
+"""
+PITFALL["only_python_random_reseeded"] = """
+import random
+import torchvision.transforms as T
+from PIL import Image
+from torch.utils.data import Dataset
+class Seg(Dataset):
+    def __init__(self, images, masks):
+        self.images, self.masks = images, masks
+        self.transform = T.Compose([T.RandomHorizontalFlip(), T.RandomCrop(256)])
+    def __getitem__(self, idx):
+        image = Image.open(self.images[idx]).convert("RGB")
+        mask = Image.open(self.masks[idx])
+        seed = random.randint(0, 2**31 - 1)
+        random.seed(seed)
+        image = self.transform(image)
+        random.seed(seed)
+        mask = self.transform(mask)
+        return image, mask
+"""
+SEEN["torch_generator_put_back_between"] = (
+    "instanseg instanseg/utils/augmentations.py:437-446 (torch.get_rng_state() before the image's "
+    "RandomPerspective, set_rng_state before the labels'; round 9's tuning half, read wrong)"
+)
+SEEN["same_seed_before_each_call"] = (
+    "https://github.com/pytorch/vision/issues/9 (the reseeding workaround) and #2520 (since torchvision 0.8 "
+    "it needs torch.manual_seed too)"
+)
+SEEN["only_python_random_reseeded"] = (
+    "https://github.com/pytorch/vision/issues/2520 (random.seed alone no longer syncs the draws)"
+)
+PITFALL["pair_unpacked_from_two_indexed_reads"] = """
+import torchvision.transforms as T
+from torch.utils.data import Dataset
+class Seg(Dataset):
+    def __init__(self, images, masks):
+        self.images, self.masks = images, masks
+        self.augment = T.Compose([T.RandomHorizontalFlip(), T.RandomResizedCrop(224)])
+    def __len__(self):
+        return len(self.images)
+    def __getitem__(self, idx):
+        image, mask = self.images[idx], self.masks[idx]
+        image = self.augment(image)
+        mask = self.augment(mask)
+        return image, mask
+"""
+SEEN["pair_unpacked_from_two_indexed_reads"] = (
+    "the same pair read on one line, as in https://github.com/pytorch/vision/issues/9 (an image and its "
+    "target from one index); written while reading round 9's tuning half"
 )
