@@ -101,7 +101,8 @@ def _fresh_array(expr, ctx) -> bool:
     those (they pass an array through, so only a fresh one stays fresh). A name, a view or a slice
     is the caller's array: writing through the tensor changes it. Arithmetic and comparisons make a
     new array (``rng.rand(n) < p``), and so does a function called by plain name (``load_image(p)``,
-    ``ensure_rng(r).rand(n)``'s helper) as far as this file can tell: no one else holds its result."""
+    ``ensure_rng(r).rand(n)``'s helper) or through another library's module (``filters.mel(...)``) as
+    far as this file can tell: no one else holds its result."""
     if isinstance(expr, (ast.Compare, ast.BinOp, ast.UnaryOp)):
         return True
     if not isinstance(expr, ast.Call):
@@ -109,6 +110,8 @@ def _fresh_array(expr, ctx) -> bool:
     q = ctx.qualified(expr.func) or ""
     if isinstance(expr.func, ast.Name) and expr.func.id not in _BUILTINS and not q.startswith("numpy."):
         return True  # bbox_overlaps(a, b), load_image(p): another module's function returns its own array
+    if isinstance(expr.func, ast.Attribute) and q and not q.startswith(("numpy.", "torch.")):
+        return True  # librosa.filters.mel(...), cv2.imread(p): the same, through the module's name
     if isinstance(expr.func, ast.Attribute) and not q and expr.func.attr in _SAMPLERS:
         return True  # rng.randint(...), whatever made rng: a sample is a new array
     if _method(expr, "copy") and not expr.args:

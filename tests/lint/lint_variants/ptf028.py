@@ -124,8 +124,8 @@ arr = np.arange(3)
 x = torch.from_numpy(arr).float()
 x /= 2
 """,
-    "sample_of_any_generator": 'import torch\n\ndef random_assign(rng, n, p):\n    inds = torch.from_numpy(rng.randint(0, 10, size=n))\n    inds[inds > 5] = -1\n    return inds\n',
-    "another_modules_function": 'import torch\nfrom mmdet.structures.bbox import bbox_overlaps\n\ndef match(a, b):\n    iou = torch.from_numpy(bbox_overlaps(a, b))\n    iou[0, :] = 0.0\n    return iou\n',
+    "sample_of_any_generator": "import torch\n\ndef random_assign(rng, n, p):\n    inds = torch.from_numpy(rng.randint(0, 10, size=n))\n    inds[inds > 5] = -1\n    return inds\n",
+    "another_modules_function": "import torch\nfrom mmdet.structures.bbox import bbox_overlaps\n\ndef match(a, b):\n    iou = torch.from_numpy(bbox_overlaps(a, b))\n    iou[0, :] = 0.0\n    return iou\n",
 }
 
 SEEN = {
@@ -176,4 +176,22 @@ def centre(points):
     t.sub_(t.mean(0))
     return t
 """
-SEEN["from_numpy_of_astype"] = "https://github.com/mrdbourke/pytorch-deep-learning/issues/926 (copies made before the in-place write)"
+SEEN["from_numpy_of_astype"] = (
+    "https://github.com/mrdbourke/pytorch-deep-learning/issues/926 (copies made before the in-place write)"
+)
+NEAR_MISS["from_numpy_of_another_librarys_result"] = """
+import torch
+from librosa import filters
+from torch import nn
+class MelBands(nn.Module):
+    def __init__(self, sample_rate, n_fft, num_bands):
+        super().__init__()
+        mel_filter_bank_numpy = filters.mel(sr=sample_rate, n_fft=n_fft, n_mels=num_bands)
+        mel_filter_bank = torch.from_numpy(mel_filter_bank_numpy)
+        mel_filter_bank[0, 0] = mel_filter_bank[0, 1] * 0.25
+        self.register_buffer("bands", mel_filter_bank > 0)
+"""
+SEEN["from_numpy_of_another_librarys_result"] = (
+    "ZFTurbo/Music-Source-Separation-Training models/bs_roformer/mel_band_roformer.py:464-471 (librosa's "
+    "filters.mel array, never read again; round 9's tuning half, read harmless)"
+)
