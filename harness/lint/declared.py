@@ -12,7 +12,9 @@ Where it is read (the first folder, walking up from the file, that holds one of 
   lists no files at all (a wheel unpacked down to its METADATA);
 * ``requirements.txt``, where none of those names torch: how an application (a training repository
   without a package) says what it runs on, often a pin (``torch==1.13.1``). pip's options (``-r``,
-  ``--index-url``, ``--hash``) and requirements given by URL are passed over.
+  ``--index-url``, ``--hash``) and requirements given by URL are passed over;
+* ``environment.yml`` (or ``.yaml``), where none of those names torch: a conda environment's ``pip:``
+  entries and its ``pytorch`` package (``pytorch=2.0.0``).
 
 That folder is the project's root: if it declares nothing about torch, nothing is declared (the
 search does not go on into an enclosing project, which would be someone else's). Of the torch
@@ -84,11 +86,61 @@ def _declared_in(folder: Path, top: str) -> Declared | None:
         meta = _dist_info_metadata(folder, top)
         if meta is not None:
             found = _declared(folder, meta, _from_metadata(meta), [])
-    if (found is None or not found.names_torch) and pinned.is_file():
-        from_pins = _declared(folder, pinned, _from_requirements_txt(pinned), [])
-        if from_pins.names_torch or found is None:
-            return from_pins
+    for env, read in ((pinned, _from_requirements_txt), *((folder / n, _from_environment_yml) for n in _CONDA_FILES)):
+        if (found is None or not found.names_torch) and env.is_file():
+            from_pins = _declared(folder, env, read(env), [])
+            if from_pins.names_torch or found is None:
+                found = from_pins
     return found
+
+
+_CONDA_FILES = ("environment.yml", "environment.yaml")
+
+
+def _from_environment_yml(path: Path) -> list[Requirement]:
+    """The torch of a conda environment file: its ``pip:`` entries as pip reads them, and a conda
+    package ``pytorch``/``torch`` (``pytorch=2.0.0``, ``pytorch::pytorch>=1.8``; conda's ``=2.0`` is
+    ``2.0.*``, a build string after a second ``=`` is passed over)."""
+    import yaml  # PyYAML: a declared dependency (jupytext's too)
+
+    try:
+        data = yaml.safe_load(_read(path))
+    except yaml.YAMLError as exc:
+        raise DeclarationError(f"{path}: not YAML ({str(exc).splitlines()[0]})") from None
+    entries = (data or {}).get("dependencies") if isinstance(data, dict) else None
+    if entries is not None and not isinstance(entries, list):
+        raise DeclarationError(f"{path}: 'dependencies' must be a list, got {type(entries).__name__}")
+    lines = []
+    for entry in entries or ():
+        if isinstance(entry, dict):  # - pip: [...]
+            pip = entry.get("pip") or []
+            lines += [line for line in pip if isinstance(line, str) and _is_torch_line(line)]
+        elif isinstance(entry, str) and (conda := _CONDA_TORCH.fullmatch(entry.strip())):
+            lines.append("torch" + _conda_version(conda.group("version") or "", path))
+    return _requirements(lines, path)
+
+
+# ``[channel::]pytorch[ version][=build]`` or with an operator; group "version" is what follows the name
+_CONDA_TORCH = re.compile(r"(?:[\w.-]+::)?(?:pytorch|torch)(?P<version>(?:\s+|[=<>!~]).*)?")
+
+
+def _conda_version(spec: str, path: Path) -> str:
+    """A conda version spec as PEP 440: ``=2.0`` (and a bare ``2.0``) is ``==2.0.*``, ``==2.0.0`` and
+    operators as they are; a build string (``=2.1.0=py3.10_cuda11.8``) is dropped."""
+    spec = spec.strip()
+    if not spec:
+        return ""
+    if spec.startswith("=="):
+        return "==" + spec[2:].split("=")[0].split()[0]
+    if spec[0] in "<>!~":
+        return spec.split()[0]
+    version = spec.lstrip("=").split("=")[0].split()[0]
+    return f"=={version}" if version.endswith("*") or version.count(".") >= 2 else f"=={version}.*"
+
+
+def _is_torch_line(line: str) -> bool:
+    name = _NAME.match(line.strip())
+    return bool(name) and canonicalize_name(name.group()) == "torch" and "://" not in line and " @ " not in line
 
 
 def _declared(folder: Path, source: Path, requirements: list[Requirement], in_extras: list[Requirement]) -> Declared:
@@ -136,13 +188,10 @@ def _requirements(lines, source: Path) -> list[Requirement]:
 def _from_requirements_txt(path: Path) -> list[Requirement]:
     """The torch requirements of a pip requirements file (its other lines, pip's options and requirements
     given by URL are not read: a file written for pip, not for this linter, is judged on torch alone)."""
-    lines = []
-    for line in _read(path).splitlines():
-        line = line.split(" #", 1)[0].split("--hash", 1)[0].strip().rstrip("\\").strip()
-        name = _NAME.match(line)
-        if name and canonicalize_name(name.group()) == "torch" and "://" not in line and " @ " not in line:
-            lines.append(line)
-    return _requirements(lines, path)
+    lines = [
+        line.split(" #", 1)[0].split("--hash", 1)[0].strip().rstrip("\\").strip() for line in _read(path).splitlines()
+    ]
+    return _requirements([line for line in lines if _is_torch_line(line)], path)
 
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")

@@ -174,6 +174,33 @@ def test_an_applications_requirements_txt_pins_its_torch(tmp_path, capsys):
     assert "requirements.txt: 'torch>=2.x' is not a PEP 508 requirement" in capsys.readouterr().err
 
 
+def test_a_conda_environment_file_pins_its_torch(tmp_path, capsys):
+    """A repository set up with conda says its torch in environment.yml, under pip: (MiniGPT-4 pins
+    torch==2.0.0) or as conda's pytorch package (``=2.0`` is conda's 2.0.*); PTF126's 2.4 warning is
+    then not on it. A file that is not YAML is a usage error naming it."""
+    env = tmp_path / "environment.yml"
+    env.write_text("name: x\ndependencies:\n  - python=3.9\n  - pip\n  - pip:\n    - torch==2.0.0\n    - torchvision\n")
+    (tmp_path / "m.py").write_text(CODE)
+    found = declared_for(tmp_path / "m.py")
+    assert found.source.name == "environment.yml" and found.text == "torch==2.0.0"
+    assert [r for r, _ in found_rules(tmp_path, capsys) if r == "PTF126"] == []
+    for spec, text in (
+        ("pytorch::pytorch=2.4", "torch==2.4.*"),
+        ("pytorch==2.5.1=py3.10_cuda12.1_cudnn9_0", "torch==2.5.1"),
+        ("pytorch>=2.6", "torch>=2.6"),
+    ):
+        env.write_text(f"dependencies:\n  - pytorch-cuda=12.1\n  - {spec}\n")
+        _declared_in.cache_clear()
+        assert declared_for(tmp_path / "m.py").text == text, spec
+    env.write_text("dependencies:\n  - pytorch=2.4\n")
+    _declared_in.cache_clear()
+    assert ("PTF126", 7) in found_rules(tmp_path, capsys)
+    env.write_text("dependencies: [pytorch=2.4\n")
+    _declared_in.cache_clear()
+    assert main(["lint", "--all-versions", str(tmp_path)]) == 2
+    assert "environment.yml: not YAML" in capsys.readouterr().err
+
+
 def found_rules(folder, capsys):
     return found(["--all-versions", str(folder)], capsys)[2]
 

@@ -1,10 +1,9 @@
 """What: A tensor made on the CPU by a factory and then moved to the device (torch.zeros(n).cuda()).
 Why: It is built on the CPU and copied over, a cost paid at every call. The harm is time, so the rule is
-quiet in test code and where the copy runs once: module level, ``__main__``, a module's construction, a
-first-use branch, a cached property, a loader that fills module globals, a function named for setting up
-(init, setup, warmup, capture), the setup of a function that then loops over batches.
-Fix: create it there with device=....
-"""
+quiet in test code and where the copy runs once: module level, ``__main__``, construction, a first-use
+branch, a cached property, a loader filling globals, a setup-named function (init, setup, warmup, capture),
+and beside the loop of a function whose work is a loop (batches; outside a forward, a sampler's steps).
+Fix: create it there with device=...."""
 
 from __future__ import annotations
 
@@ -180,13 +179,57 @@ def _batch_loop(loop, ctx) -> bool:
 
 
 def _setup_before_batches(node, ctx) -> bool:
-    """The copy is outside every loop of a function that then loops over batches: its setup."""
+    """The copy is outside every loop of a function whose work is a loop: once per call, before (or
+    after) the loop that runs many times. A loop over batches counts anywhere; outside a module's
+    forward, so does a loop that calls a model, the callable the function was handed or this object's
+    own methods at each step (a sampler's denoising steps, a decoder's tokens), for a vector made once
+    per call. In a forward, the call itself is the step (an RNN's state made for each batch before its
+    time loop): reported."""
     if isinstance(ctx.function, ast.Module) or next(_enclosing_loops(node, ctx), None) is not None:
         return False
-    return any(
-        isinstance(n, (ast.For, ast.While)) and n.lineno > node.lineno and _batch_loop(n, ctx)
-        for n in walk(ctx.function)
-    )
+    loops = [n for n in walk(ctx.function) if isinstance(n, (ast.For, ast.While))]
+    if any(n.lineno > node.lineno and _batch_loop(n, ctx) for n in loops):
+        return True
+    if getattr(ctx.function, "name", None) in ("forward", "__call__") or not _vector_sized(node.func.value):
+        return False
+    return any(_work_loop(n, ctx) for n in loops)
+
+
+def _vector_sized(made) -> bool:
+    """The factory makes a vector or a scalar (``arange(n)``, ``linspace(...)``, ``zeros(b, 1)``): one small
+    copy per call. A buffer of more than one dimension not 1 (``ones(bsz, seq_len)``), or of a shape the
+    code does not spell out (``zeros(x.shape)``, ``randn(*shape)``), may be large: reported."""
+    name = getattr(made.func, "attr", None) or getattr(made.func, "id", None)
+    if name in ("arange", "linspace", "logspace"):
+        return True
+    dims = made.args
+    if len(dims) == 1 and isinstance(dims[0], (ast.Tuple, ast.List)):
+        dims = dims[0].elts
+    elif len(dims) == 1 and isinstance(dims[0], ast.Name):
+        return False  # a size or a whole shape: not known here
+    if name == "full":
+        dims = dims[:1] if dims and isinstance(dims[0], (ast.Tuple, ast.List)) else dims[:-1]
+        dims = dims[0].elts if len(dims) == 1 and isinstance(dims[0], (ast.Tuple, ast.List)) else dims
+    if any(isinstance(d, ast.Starred) or (isinstance(d, ast.Attribute) and d.attr == "shape") for d in dims):
+        return False
+    return sum(not (isinstance(d, ast.Constant) and d.value == 1) for d in dims) <= 1
+
+
+def _work_loop(loop, ctx) -> bool:
+    """Each pass calls a model (``self.model(x)``, ``model_fn(x, t)``), a callable the function was
+    given, or a method of this object (``self.denoise_step(...)``): the work the function repeats."""
+    params = {a.arg for a in ctx.function.args.args + ctx.function.args.kwonlyargs} - {"self", "cls"}
+    for n in walk(loop):
+        if not isinstance(n, ast.Call):
+            continue
+        func = n.func
+        if isinstance(func, ast.Name) and (func.id in params or ctx.kind(func) == "module"):
+            return True
+        if isinstance(func, ast.Attribute) and getattr(func.value, "id", None) == "self":
+            return True
+        if ctx.kind(func) == "module":
+            return True
+    return False
 
 
 def _cpu_factory_moved(node, ctx) -> bool:

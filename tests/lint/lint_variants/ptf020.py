@@ -210,3 +210,66 @@ SEEN["warm_up_all_reduce_at_process_setup"] = (
     "FoundationVision/LlamaGen autoregressive/serve/worker.py (init_worker_distributed_environment; round 8's "
     "read held-out half)"
 )
+
+NEAR_MISS["mask_once_per_generate_call_before_the_denoising_steps"] = """
+import torch
+class GraphDiffusion:
+    def generate(self, batch_size, n_nodes, T=500):
+        node_mask = torch.arange(n_nodes).to(self.device).unsqueeze(0) < n_nodes
+        y = torch.zeros(batch_size, 1).to(self.device)
+        x = torch.randn(batch_size, n_nodes, 16, device=self.device)
+        for t in reversed(range(T)):
+            x = self.sample_step(x, t, node_mask, y)
+        return x
+"""
+NEAR_MISS["last_step_after_the_sampling_loop"] = """
+import torch
+def euler_maruyama_sampler(model, latents, y, num_steps=50):
+    t_steps = torch.linspace(1.0, 0.04, num_steps, dtype=torch.float64, device=latents.device)
+    x_next = latents
+    for t_cur, t_next in zip(t_steps[:-1], t_steps[1:]):
+        time_input = torch.full((latents.size(0),), t_cur, device=latents.device)
+        x_next = x_next + model(x_next, time_input, y) * (t_next - t_cur)
+    time_input = torch.ones(x_next.size(0)).to(device=x_next.device) * t_steps[-1]
+    return model(x_next, time_input, y)
+"""
+PITFALL["buffer_once_per_request_before_the_decoding_steps"] = """
+import torch
+class Sampler:
+    def sample_tokens(self, bsz, seq_len, embed_dim, steps=64):
+        mask = torch.ones(bsz, seq_len).cuda()
+        tokens = torch.zeros(bsz, seq_len, embed_dim).cuda()
+        for step in range(steps):
+            tokens, mask = self.unmask_step(tokens, mask, step)
+        return tokens
+"""
+SEEN["buffer_once_per_request_before_the_decoding_steps"] = (
+    "bytedance/1d-tokenizer modeling/maskgen.py:643-644 (bsz x seq_len buffers made on the CPU at every "
+    "generation call; round 9's read held-out half, read true)"
+)
+PITFALL["rnn_state_before_the_time_loop_in_forward"] = """
+import torch
+from torch import nn
+class Encoder(nn.Module):
+    def __init__(self, d, h):
+        super().__init__()
+        self.cell = nn.GRUCell(d, h)
+        self.h = h
+    def forward(self, x):
+        state = torch.zeros(x.size(1), self.h).cuda()
+        for t in range(x.size(0)):
+            state = self.cell(x[t], state)
+        return state
+"""
+SEEN["mask_once_per_generate_call_before_the_denoising_steps"] = (
+    "torch-molecule generator/digress/modeling_digress.py:461-476 (node mask and y made once per generate() "
+    "before the T-step loop; round 10's tuning half, read harmless)"
+)
+SEEN["last_step_after_the_sampling_loop"] = (
+    "sihyun-yu/REPA samplers.py:166 (the last step of euler_maruyama_sampler, after the loop; round 10's "
+    "tuning half, read harmless)"
+)
+SEEN["rnn_state_before_the_time_loop_in_forward"] = (
+    "the readers' line in round 10: a copy made at every model forward call is paid per batch (SASRec's "
+    "causal mask in forward, read true)"
+)
