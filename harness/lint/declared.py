@@ -127,7 +127,7 @@ _CONDA_TORCH = re.compile(r"(?:[\w.-]+::)?(?:pytorch|torch)(?P<version>(?:\s+|[=
 def _conda_version(spec: str, path: Path) -> str:
     """A conda version spec as PEP 440: ``=2.0`` (and a bare ``2.0``) is ``==2.0.*``, ``==2.0.0`` and
     operators as they are; a build string (``=2.1.0=py3.10_cuda11.8``) is dropped."""
-    spec = spec.strip()
+    spec = re.sub(r"([=<>!~]=?)\s+", r"\1", spec.strip())  # "pytorch >= 1.13": the operator and its version
     if not spec:
         return ""
     if spec.startswith("=="):

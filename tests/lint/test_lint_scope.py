@@ -188,6 +188,7 @@ def test_a_conda_environment_file_pins_its_torch(tmp_path, capsys):
         ("pytorch::pytorch=2.4", "torch==2.4.*"),
         ("pytorch==2.5.1=py3.10_cuda12.1_cudnn9_0", "torch==2.5.1"),
         ("pytorch>=2.6", "torch>=2.6"),
+        ("pytorch >= 1.13", "torch>=1.13"),
     ):
         env.write_text(f"dependencies:\n  - pytorch-cuda=12.1\n  - {spec}\n")
         _declared_in.cache_clear()
