@@ -373,7 +373,8 @@ CAUGHT = {
         import torch
 
         def copy(value: torch.Tensor) -> torch.Tensor:
-            return torch.tensor(value)
+            scaled = value * 2  # made here: a tensor (a parameter converted as passed may be an array)
+            return torch.tensor(scaled)
         """,
     ),
     "storage-unguarded": ("PTF106", "import torch\n\ndef nbytes(t: torch.Tensor):\n    return t.storage().size()\n"),

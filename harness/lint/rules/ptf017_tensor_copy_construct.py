@@ -20,7 +20,18 @@ def _tensor_copy_construct(node, ctx) -> bool:
         and ctx.kind(node.args[0]) == "tensor"
         and not _type_tested(node, node.args[0], ctx)
         and not _from_own_collate(node.args[0], node.lineno, ctx)
+        and not _converts_its_parameter(node.args[0], node.lineno, ctx)
     )
+
+
+def _converts_its_parameter(value, line: int, ctx) -> bool:
+    """``torch.tensor(p)`` on a parameter that is still as the caller passed it: the function converts what
+    it is given (efficientvit's ``postprocess_masks(masks: torch.Tensor, ...)`` gets onnxruntime's NumPy
+    arrays and a ``shape[:2]`` tuple). Only the annotation says tensor, and the conversion says otherwise."""
+    if not isinstance(value, ast.Name):
+        return False
+    binding, _ = ctx.bindings.lookup(value.id, ctx.chain(), line)
+    return binding is not None and binding.how == "param"
 
 
 def _from_own_collate(value, line: int, ctx) -> bool:

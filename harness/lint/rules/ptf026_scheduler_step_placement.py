@@ -25,6 +25,8 @@ def _scheduler_step(call, ctx) -> bool:
     name = (getattr(receiver, "id", getattr(receiver, "attr", "")) or "").lower()
     if "sched" not in name or call.args:
         return False
+    if any(k.arg not in ("epoch", "metrics") for k in call.keywords):
+        return False  # step(cur_epoch=e, cur_step=i): LAVIS's own scheduler, which sets the lr it is told
     # named like a scheduler, of a type the bindings cannot tell: torch's, unless every scheduler the
     # file builds comes from another library (vq-vae-2's own CycleScheduler, which counts iterations)
     built = kept_on(ctx.module, "_ptf026_built_schedulers", lambda tree: _built_schedulers(tree, ctx))

@@ -55,6 +55,28 @@ def _draws(fn, ctx) -> bool:
     return False
 
 
+# libraries whose calls work on images and arrays: a function of this file that calls one of them and draws
+# at random is an augmentation (RDKit's molecule cutting in a genetic crossover draws too, on purpose apart)
+_ARRAY_LIBRARIES = (
+    "torch.",
+    "torchvision.",
+    "numpy.",
+    "PIL.",
+    "cv2.",
+    "albumentations.",
+    "kornia.",
+    "skimage.",
+    "scipy.",
+)
+
+
+def _augments(fn, ctx) -> bool:
+    """A function (or ``__call__``) of this file that draws and works on images or arrays: an augmentation."""
+    return _draws(fn, ctx) and any(
+        isinstance(n, ast.Call) and (ctx.qualified(n.func) or "").startswith(_ARRAY_LIBRARIES) for n in walk(fn)
+    )
+
+
 def _random_callable(expr, ctx, depth: int = 0) -> bool:
     """What ``expr`` calls draws at every call: a function or a class of this file that draws, a
     torchvision Random* transform, or a Compose holding one; through names and ``self.`` attributes."""
@@ -72,7 +94,8 @@ def _random_callable(expr, ctx, depth: int = 0) -> bool:
         if klass is None:
             return False
         if any(
-            isinstance(m, ast.FunctionDef) and m.name in ("__call__", "forward") and _draws(m, ctx) for m in klass.body
+            isinstance(m, ast.FunctionDef) and m.name in ("__call__", "forward") and _augments(m, ctx)
+            for m in klass.body
         ):
             return True
         # built from random callables (a Compose of this file): it applies them
@@ -81,7 +104,7 @@ def _random_callable(expr, ctx, depth: int = 0) -> bool:
     if isinstance(expr, ast.Name) and q is None:
         fn = ctx.bindings.module_function(expr.id)
         if fn is not None:
-            return _draws(fn, ctx)
+            return _augments(fn, ctx)
         value = ctx.value_of(expr, expr.lineno)
         return _random_callable(value, ctx, depth + 1)
     if isinstance(expr, ast.Attribute) and getattr(expr.value, "id", None) == "self" and ctx.klass is not None:

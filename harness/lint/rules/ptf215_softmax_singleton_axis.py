@@ -488,7 +488,41 @@ def _softmax_over_singleton(node, ctx) -> bool:
             return False
         return shape.one_at(0 if shape.rank in (0, 1, 3) else 1)
     axis = _int(dim)
-    return axis is not None and shape.one_at(axis)
+    return axis is not None and shape.one_at(axis) and not _size_tested(node, tensor, axis, ctx)
+
+
+def _size_tested(node, tensor, axis: int, ctx) -> bool:
+    """The softmax runs under a test of that axis's size (``if logits.shape[1] == 1: sigmoid ... else:
+    softmax(logits, dim=1)``): the code tells the one-column case apart itself."""
+    want = ast.dump(tensor)
+
+    def reads_size(test) -> bool:
+        for n in ast.walk(test):
+            if (  # x.shape[axis]
+                isinstance(n, ast.Subscript)
+                and isinstance(n.value, ast.Attribute)
+                and n.value.attr == "shape"
+                and ast.dump(n.value.value) == want
+                and _int(n.slice) == axis
+            ):
+                return True
+            if (  # x.size(axis)
+                isinstance(n, ast.Call)
+                and isinstance(n.func, ast.Attribute)
+                and n.func.attr == "size"
+                and ast.dump(n.func.value) == want
+                and n.args
+                and _int(n.args[0]) == axis
+            ):
+                return True
+        return False
+
+    child, up = node, ctx.parent(node)
+    while up is not None and up is not ctx.function:
+        if isinstance(up, (ast.If, ast.IfExp)) and child is not up.test and reads_size(up.test):
+            return True
+        child, up = up, ctx.parent(up)
+    return False
 
 
 RULE = Rule(

@@ -156,3 +156,17 @@ SEEN["converted_only_when_its_type_is_list"] = (
     "facebookresearch/jepa evals/video_classification_frozen/utils.py (tensor_normalize; round 8's read "
     "held-out half judged it wrong)"
 )
+NEAR_MISS["annotated_parameter_converted_on_entry"] = """
+import torch
+import torch.nn.functional as F
+def postprocess_masks(masks: torch.Tensor, orig_im_size: torch.Tensor) -> torch.Tensor:
+    masks = torch.tensor(masks)
+    orig_im_size = torch.tensor(orig_im_size)
+    masks = F.interpolate(masks, (1024, 1024), mode="bilinear", align_corners=False)
+    return F.interpolate(masks, tuple(orig_im_size.tolist()), mode="bilinear", align_corners=False)
+"""
+SEEN["annotated_parameter_converted_on_entry"] = (
+    "mit-han-lab/efficientvit gazesamcore/evit/helpers.py:98-101 and efficientvit_sam/run_efficientvit_sam_onnx.py:"
+    "175-178 (onnxruntime's arrays and image.shape[:2] passed in; round 10's tuning half, read wrong); "
+    "ZFTurbo/Music-Source-Separation-Training utils/model_utils.py:105 (round 9's tuning half)"
+)

@@ -325,3 +325,21 @@ def train(model, loader, epochs):
 SEEN["exponential_decay_per_epoch_stepped_per_batch"] = (
     "the limit of the above: a literal per-epoch gamma stepped per batch"
 )
+NEAR_MISS["own_scheduler_told_the_epoch_and_step"] = """
+import torch
+def train_epoch(model, data_loader, optimizer, lr_scheduler, scaler, epoch, iters_per_epoch):
+    model.train()
+    for i in range(iters_per_epoch):
+        samples = next(data_loader)
+        lr_scheduler.step(cur_epoch=epoch, cur_step=i)
+        with torch.autocast("cuda"):
+            loss = model(samples)["loss"]
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+        optimizer.zero_grad()
+"""
+SEEN["own_scheduler_told_the_epoch_and_step"] = (
+    "Vision-CAIR/MiniGPT-4 minigpt4/tasks/base_task.py:218 (LAVIS's LinearWarmupCosineLRScheduler.step(cur_epoch=, "
+    "cur_step=); round 10's tuning half, read wrong)"
+)

@@ -213,3 +213,23 @@ SEEN["pair_unpacked_from_two_indexed_reads"] = (
     "the same pair read on one line, as in https://github.com/pytorch/vision/issues/9 (an image and its "
     "target from one index); written while reading round 9's tuning half"
 )
+NEAR_MISS["two_parents_cut_apart_in_a_crossover"] = """
+import random
+from rdkit import Chem
+def cut(mol):
+    bonds = list(mol.GetSubstructMatches(Chem.MolFromSmarts("[*]-;!@[*]")))
+    if not bonds:
+        return None
+    bond = random.sample(bonds, 1)[0]
+    return Chem.FragmentOnBonds(mol, [mol.GetBondBetweenAtoms(*bond).GetIdx()], addDummies=True)
+def crossover_non_ring(parent_A, parent_B):
+    for _ in range(10):
+        fragments_A = cut(parent_A)
+        fragments_B = cut(parent_B)
+        if fragments_A is None or fragments_B is None:
+            return None
+"""
+SEEN["two_parents_cut_apart_in_a_crossover"] = (
+    "torch-molecule generator/graph_ga/crossover.py:97 and :135 (RDKit cuts of two parent molecules, "
+    "drawn apart on purpose; round 10's tuning half, read wrong)"
+)

@@ -198,3 +198,21 @@ SEEN = {
     "keepdim_mean_then_softmax": "https://github.com/HRanWang/Spatial-Re-Scaling/issues/3 (SpatialAttn: x.mean(1, keepdim=True) down to 32x1x24x8, where the paper takes a softmax)",
     "two_branches_stacked": "https://github.com/suvojit-0x55aa/A2S2K-ResNet/issues/4 (unsqueeze(dim=1) of two branches, cat on dim=1, nn.Softmax(dim=1): two entries, not one)",
 }
+NEAR_MISS["one_column_case_told_apart_by_its_size"] = """
+import torch
+def predict_proba(model, x, ensemble=False):
+    logits = model(x)
+    if ensemble:
+        logits = logits.mean(dim=1)
+        if logits.dim() == 1:
+            logits = logits.unsqueeze(1)
+    if logits.shape[1] == 1:
+        probabilities = torch.sigmoid(logits)
+    else:
+        probabilities = torch.softmax(logits, dim=1)
+    return probabilities
+"""
+SEEN["one_column_case_told_apart_by_its_size"] = (
+    "mambular models/utils/sklearn_base_classifier.py:258-269 (logits unsqueezed to one column on a branch, "
+    "sigmoid when logits.shape[1] == 1, else softmax; round 10's tuning half, read wrong)"
+)
