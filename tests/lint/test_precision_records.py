@@ -1,0 +1,45 @@
+"""The precision figures docs/reference.md quotes are the recorded readings: each row of its table of
+held-out rounds is what that round's verdicts (benchmarks/lint_review_round*/heldout_verdicts.csv) count,
+and every finding the round counted (heldout_counts.json) has its verdict."""
+
+from __future__ import annotations
+
+import collections
+import csv
+import json
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+ROW = re.compile(r"^\| (\d+) \| `(\w+)` \| (\d+) \| (\d+) \| (\d+) \| (\d+) \| ([\d.]+)% \| `([^`]+)` \|$", re.M)
+
+
+def quoted_rows() -> list[tuple]:
+    return ROW.findall((ROOT / "docs" / "reference.md").read_text(encoding="utf-8"))
+
+
+def test_the_quoted_table_is_what_each_rounds_verdicts_count():
+    rows = quoted_rows()
+    assert len(rows) >= 5, "docs/reference.md lost its table of held-out rounds"
+    for number, _frozen, findings, true, harmless, wrong, percent, review in rows:
+        folder = ROOT / review
+        verdicts = list(csv.DictReader((folder / "heldout_verdicts.csv").open(encoding="utf-8")))
+        counted = collections.Counter(v["verdict"] for v in verdicts)
+        assert set(counted) <= {"true", "harmless", "wrong"}, (number, set(counted))
+        assert (len(verdicts), counted["true"], counted["harmless"], counted["wrong"]) == (
+            int(findings),
+            int(true),
+            int(harmless),
+            int(wrong),
+        ), f"round {number}: the table says otherwise than {review}heldout_verdicts.csv"
+        assert f"{100 * counted['true'] / len(verdicts):.1f}" == percent, number
+        per_rule = json.loads((folder / "heldout_counts.json").read_text(encoding="utf-8"))
+        assert per_rule == dict(collections.Counter(v["rule"] for v in verdicts)), number
+
+
+def test_the_newest_round_is_quoted_first():
+    rows = quoted_rows()
+    rounds = [int(r[0]) for r in rows]
+    assert rounds == sorted(rounds, reverse=True)
+    newest = max(int(p.name.removeprefix("lint_review_round")) for p in ROOT.glob("benchmarks/lint_review_round*"))
+    assert rounds[0] == newest, f"round {newest} is recorded but the table starts at round {rounds[0]}"
