@@ -170,7 +170,25 @@ def _modules_in_plain_list(node, ctx) -> bool:
         found = _appended_modules(owner, ctx.function, ctx) or _appended_modules(ast.unparse(target), ctx.klass, ctx)
     else:
         found = _plain_container(value, ctx, node.lineno)
-    return found and not _registered_later(target.attr, ctx) and not _dead(node, ctx)
+    return (
+        found
+        and not _registered_later(target.attr, ctx)
+        and not _local_list_registered(node.value, ctx)
+        and not _dead(node, ctx)
+    )
+
+
+def _local_list_registered(value, ctx) -> bool:
+    """``self.nets = layers`` where the function also hands the same list to nn.Sequential/ModuleList
+    (``self._model = nn.Sequential(*layers)``, robomimic's MLP): the modules are registered through it."""
+    if not isinstance(value, ast.Name):
+        return False
+    return any(
+        isinstance(n, ast.Call)
+        and ctx.qualified(n.func) in _REGISTERING
+        and any(isinstance(x, ast.Name) and x.id == value.id for a in n.args for x in walk(a))
+        for n in walk(ctx.function)
+    )
 
 
 RULE = Rule(

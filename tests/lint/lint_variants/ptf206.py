@@ -202,3 +202,24 @@ SEEN["layers_gathered_into_a_registered_sequential"] = (
     "mathLab/PINA pina/model/feed_forward.py (FeedForward: the plain list's layers all go into self.model, "
     "an nn.Sequential; round 9's read held-out half judged it wrong)"
 )
+NEAR_MISS["same_list_handed_to_a_sequential"] = """
+import torch.nn as nn
+class MLP(nn.Module):
+    def __init__(self, input_dim, output_dim, layer_dims=(64, 64)):
+        super().__init__()
+        layers = []
+        dim = input_dim
+        for width in layer_dims:
+            layers.append(nn.Linear(dim, width))
+            layers.append(nn.ReLU())
+            dim = width
+        layers.append(nn.Linear(dim, output_dim))
+        self.nets = layers
+        self._model = nn.Sequential(*layers)
+    def forward(self, x):
+        return self._model(x)
+"""
+SEEN["same_list_handed_to_a_sequential"] = (
+    "ARISE-Initiative/robomimic robomimic/models/base_nets.py:260-261 (self.nets = layers and "
+    "self._model = nn.Sequential(*layers); round 10's read held-out half, read wrong)"
+)
