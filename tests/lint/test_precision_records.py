@@ -23,7 +23,8 @@ def test_the_quoted_table_is_what_each_rounds_verdicts_count():
     assert len(rows) >= 5, "docs/reference.md lost its table of held-out rounds"
     for number, _frozen, findings, true, harmless, wrong, percent, review in rows:
         folder = ROOT / review
-        verdicts = list(csv.DictReader((folder / "heldout_verdicts.csv").open(encoding="utf-8")))
+        with (folder / "heldout_verdicts.csv").open(encoding="utf-8", newline="") as f:
+            verdicts = list(csv.DictReader(f))
         counted = collections.Counter(v["verdict"] for v in verdicts)
         assert set(counted) <= {"true", "harmless", "wrong"}, (number, set(counted))
         assert (len(verdicts), counted["true"], counted["harmless"], counted["wrong"]) == (
