@@ -202,14 +202,13 @@ def _vector_sized(made) -> bool:
     name = getattr(made.func, "attr", None) or getattr(made.func, "id", None)
     if name in ("arange", "linspace", "logspace"):
         return True
-    dims = made.args
-    if len(dims) == 1 and isinstance(dims[0], (ast.Tuple, ast.List)):
-        dims = dims[0].elts
-    elif len(dims) == 1 and isinstance(dims[0], ast.Name):
+    size = made.args[:1] if name == "full" else made.args  # full(size, fill_value)
+    if len(size) == 1 and isinstance(size[0], (ast.Tuple, ast.List)):
+        dims = size[0].elts
+    elif len(size) == 1 and isinstance(size[0], ast.Name):
         return False  # a size or a whole shape: not known here
-    if name == "full":
-        dims = dims[:1] if dims and isinstance(dims[0], (ast.Tuple, ast.List)) else dims[:-1]
-        dims = dims[0].elts if len(dims) == 1 and isinstance(dims[0], (ast.Tuple, ast.List)) else dims
+    else:
+        dims = size
     if any(isinstance(d, ast.Starred) or (isinstance(d, ast.Attribute) and d.attr == "shape") for d in dims):
         return False
     return sum(not (isinstance(d, ast.Constant) and d.value == 1) for d in dims) <= 1
