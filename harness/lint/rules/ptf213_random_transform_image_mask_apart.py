@@ -70,11 +70,23 @@ _ARRAY_LIBRARIES = (
 )
 
 
+# what an image or array answers: ``img.transpose(Image.FLIP_LEFT_RIGHT)``, ``x.flip(-1)``, ``a.rot90()``
+_IMAGE_METHODS = frozenset(("flip", "fliplr", "flipud", "rot90", "transpose", "rotate", "crop", "resize", "roll"))
+
+
 def _augments(fn, ctx) -> bool:
-    """A function (or ``__call__``) of this file that draws and works on images or arrays: an augmentation."""
-    return _draws(fn, ctx) and any(
-        isinstance(n, ast.Call) and (ctx.qualified(n.func) or "").startswith(_ARRAY_LIBRARIES) for n in walk(fn)
-    )
+    """A function (or ``__call__``) of this file that draws and works on images or arrays (an array
+    library's name, an image's flip/rotate/crop, a reversed slice): an augmentation."""
+    if not _draws(fn, ctx):
+        return False
+    for n in walk(fn):
+        if isinstance(n, (ast.Name, ast.Attribute)) and (ctx.qualified(n) or "").startswith(_ARRAY_LIBRARIES):
+            return True
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _IMAGE_METHODS:
+            return True
+        if isinstance(n, ast.Slice) and n.step is not None:
+            return True
+    return False
 
 
 def _random_callable(expr, ctx, depth: int = 0) -> bool:

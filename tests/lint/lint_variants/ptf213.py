@@ -233,3 +233,25 @@ SEEN["two_parents_cut_apart_in_a_crossover"] = (
     "torch-molecule generator/graph_ga/crossover.py:97 and :135 (RDKit cuts of two parent molecules, "
     "drawn apart on purpose; round 10's tuning half, read wrong)"
 )
+PITFALL["own_pil_flip_drawn_with_python_random"] = """
+import random
+from PIL import Image
+from torch.utils.data import Dataset
+def random_flip(img):
+    if random.random() < 0.5:
+        img = img.transpose(Image.FLIP_LEFT_RIGHT)
+    return img
+class Pairs(Dataset):
+    def __init__(self, images, masks):
+        self.images, self.masks = images, masks
+    def __len__(self):
+        return len(self.images)
+    def __getitem__(self, idx):
+        image = Image.open(self.images[idx]).convert("RGB")
+        mask = Image.open(self.masks[idx])
+        return random_flip(image), random_flip(mask)
+"""
+SEEN["own_pil_flip_drawn_with_python_random"] = (
+    "the PIL idiom of https://github.com/pytorch/vision/issues/9 (img.transpose(Image.FLIP_LEFT_RIGHT) under "
+    "random.random() < 0.5), written in review to hold the augmentation test to images"
+)
