@@ -120,8 +120,9 @@ def _random_callable(expr, ctx, depth: int = 0) -> bool:
         value = ctx.value_of(expr, expr.lineno)
         return _random_callable(value, ctx, depth + 1)
     if isinstance(expr, ast.Attribute) and getattr(expr.value, "id", None) == "self" and ctx.klass is not None:
-        values = ctx.bindings.self_attributes(ctx.klass).get(expr.attr) or []
-        return bool(values) and all(_random_callable(v, ctx, depth + 1) for _, v, _ in values)
+        values = [v for _, v, _ in ctx.bindings.self_attributes(ctx.klass).get(expr.attr) or []]
+        values = [v for v in values if not (isinstance(v, ast.Constant) and v.value is None)]  # unset until augment
+        return bool(values) and all(_random_callable(v, ctx, depth + 1) for v in values)
     return False
 
 
@@ -230,8 +231,25 @@ def _transformed_apart(node, ctx) -> bool:
     return (
         bool(earlier)
         and _random_callable(node.func, ctx)
-        and any(_paired(c.args[0], node.args[0], node, ctx) and not _reseeded(c, node, ctx) for c in earlier)
+        and any(
+            _paired(_input(c.args[0]), _input(node.args[0]), node, ctx) and not _reseeded(c, node, ctx) for c in earlier
+        )
     )
+
+
+# methods that hand back the same data in another shape or type: ``mask.unsqueeze(0)`` is still the mask
+_SAME_DATA = frozenset(("unsqueeze", "squeeze", "float", "long", "int", "clone", "contiguous", "permute", "view"))
+
+
+def _input(arg):
+    """The name a transform's argument reads: ``mask`` for ``mask``, ``mask.unsqueeze(0)``, ``mask[None]``."""
+    while True:
+        if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute) and arg.func.attr in _SAME_DATA:
+            arg = arg.func.value
+        elif isinstance(arg, ast.Subscript):
+            arg = arg.value
+        else:
+            return arg
 
 
 # calls that put torch's generator back to a state (or a seed) it had before the first call. Python's

@@ -255,3 +255,28 @@ SEEN["own_pil_flip_drawn_with_python_random"] = (
     "the PIL idiom of https://github.com/pytorch/vision/issues/9 (img.transpose(Image.FLIP_LEFT_RIGHT) under "
     "random.random() < 0.5), written in review to hold the augmentation test to images"
 )
+PITFALL["optional_v2_compose_mask_unsqueezed"] = """
+import numpy as np
+import torch
+import torchvision.transforms.v2 as T
+from torch.utils.data import Dataset
+class Tiles(Dataset):
+    def __init__(self, paths, augment=False):
+        self.paths = paths
+        self.aug = None
+        if augment:
+            self.aug = T.Compose([T.RandomHorizontalFlip(), T.RandomVerticalFlip()])
+    def __len__(self):
+        return len(self.paths)
+    def __getitem__(self, i):
+        image = torch.from_numpy(np.load(self.paths[i][0]))
+        mask = torch.from_numpy(np.load(self.paths[i][1]))
+        if self.aug is not None:
+            image = self.aug(image)
+            mask = self.aug(mask.unsqueeze(0)).squeeze(0)
+        return image, mask
+"""
+SEEN["optional_v2_compose_mask_unsqueezed"] = (
+    "benchmarks/fresh/lint6/x11_cloud_segmentation_dataset.py (fresh set 6's tuning half: a v2 Compose set "
+    "only when augmenting, None otherwise, and the mask unsqueezed for the call)"
+)
