@@ -29,7 +29,9 @@ def main():
     third = tomllib.loads((HERE / "lint3" / "split.toml").read_text())
     fourth = tomllib.loads((HERE / "lint4" / "split.toml").read_text())
     fifth = tomllib.loads((HERE / "lint5" / "split.toml").read_text())
-    sixth = tomllib.loads((HERE / "lint6" / "split.toml").read_text()) if (HERE / "lint6" / "split.toml").exists() else None
+    sixth = (
+        tomllib.loads((HERE / "lint6" / "split.toml").read_text()) if (HERE / "lint6" / "split.toml").exists() else None
+    )
     on_disk = {
         "lint": (first, "lint", sorted(p.name for p in (HERE / "lint").glob("s[0-9][0-9]_*.py"))),
         "watch": (first, "watch", sorted({p.name[:3] for p in (HERE / "watch").glob("p[0-9][0-9]_*.py")})),
