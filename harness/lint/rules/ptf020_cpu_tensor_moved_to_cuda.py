@@ -222,7 +222,7 @@ def _work_loop(loop, ctx) -> bool:
         if not isinstance(n, ast.Call):
             continue
         func = n.func
-        if isinstance(func, ast.Name) and (func.id in params or ctx.kind(func) == "module"):
+        if isinstance(func, ast.Name) and func.id in params:
             return True
         if isinstance(func, ast.Attribute) and getattr(func.value, "id", None) == "self":
             return True

@@ -38,12 +38,11 @@ def _dataparallel_attribute(node, ctx) -> bool:
     if _wrapped_on_self(node.value, ctx):
         return True
     alias = ctx.value_of(node.value, node.lineno) if isinstance(node.value, ast.Name) else None
-    if alias is not None and _also_unwrapped(node.value.id, alias, ctx):
-        return False
-    if _wrapped_on_self(alias, ctx):  # model = self.model; model.backbone
-        return True
-    held = ctx.held(node.value)
-    return held is not None and held.kind == "module" and held.what in _DATA_PARALLEL
+    wrapped = _wrapped_on_self(alias, ctx) or (  # model = self.model; model.backbone
+        (held := ctx.held(node.value)) is not None and held.kind == "module" and held.what in _DATA_PARALLEL
+    )
+    # the walk of the function for an unwrapping binding only for a read that would be reported
+    return wrapped and not (alias is not None and _also_unwrapped(node.value.id, alias, ctx))
 
 
 _DATA_PARALLEL = (

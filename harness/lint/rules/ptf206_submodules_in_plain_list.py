@@ -111,10 +111,8 @@ def _registered_later(attr: str, ctx) -> bool:
         if isinstance(n, ast.Call):
             if _method(n, "add_module", "register_module") or getattr(n.func, "id", None) == "setattr":
                 return True
-            if ctx.qualified(n.func) in _REGISTERING and any(
-                (isinstance(s, ast.Attribute) and s.attr == attr) or _gathered_from(s, attr, ctx)
-                for a in n.args
-                for s in walk(a)
+            if _registers(
+                n, ctx, lambda s: (isinstance(s, ast.Attribute) and s.attr == attr) or _gathered_from(s, attr, ctx)
             ):
                 return True
     assigned = [
@@ -123,6 +121,11 @@ def _registered_later(attr: str, ctx) -> bool:
         if isinstance(n, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == attr for t in n.targets)
     ]
     return len(assigned) > 1
+
+
+def _registers(call, ctx, holds) -> bool:
+    """``call`` is nn.ModuleList/Sequential/ModuleDict(...) with an argument holding a node ``holds`` accepts."""
+    return ctx.qualified(call.func) in _REGISTERING and any(holds(s) for a in call.args for s in walk(a))
 
 
 def _gathered_from(name, attr: str, ctx) -> bool:
@@ -184,9 +187,7 @@ def _local_list_registered(value, ctx) -> bool:
     if not isinstance(value, ast.Name):
         return False
     return any(
-        isinstance(n, ast.Call)
-        and ctx.qualified(n.func) in _REGISTERING
-        and any(isinstance(x, ast.Name) and x.id == value.id for a in n.args for x in walk(a))
+        isinstance(n, ast.Call) and _registers(n, ctx, lambda x: isinstance(x, ast.Name) and x.id == value.id)
         for n in walk(ctx.function)
     )
 
