@@ -237,7 +237,8 @@ class Jobs:
         corpus = self._faulty(self.base / "faulty-corpus")
         tmpdir = root / "tmpdir"
         tmpdir.mkdir(parents=True)
-        cmd = [*PYTEST, "cases", "--continue-on-collection-errors", "--pitfalls-json", "report.json"]
+        # verbose, as a user reads it: one line per item, and why each skip skipped
+        cmd = [*PYTEST, "cases", "-v", "-rs", "--continue-on-collection-errors", "--pitfalls-json", "report.json"]
         return self._launch(
             "faults-pytest",
             cmd,
@@ -292,8 +293,8 @@ def needed(items, has_case_items: bool) -> list[str]:
     for fixture, run in (
         ("random_run", "random"),
         ("xdist_run", "random"),
-        ("cli_run", "faults-cli"),
-        ("pytest_run", "faults-pytest"),
+        ("faults_cli", "faults-cli"),
+        ("faults_pytest", "faults-pytest"),
         ("site", None if os.environ.get("PITFALLS_SITE") else "site"),  # a site built already: none to build
         ("installed", "install"),
         ("near_miss_verdicts", "near-misses"),

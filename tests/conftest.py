@@ -34,7 +34,15 @@ def planted(pytester, monkeypatch) -> Corpus:
 
 # Tests that read a background run go last, the site's last of all: the foreground does every
 # other test while those runs go on, instead of waiting for each in file order.
-READS_A_RUN = {"clean_records", "random_run", "xdist_run", "cli_run", "pytest_run", "installed", "near_miss_verdicts"}
+READS_A_RUN = {
+    "clean_records",
+    "random_run",
+    "xdist_run",
+    "faults_cli",
+    "faults_pytest",
+    "installed",
+    "near_miss_verdicts",
+}
 READS_THE_SITE = {"site", "page"}
 
 
@@ -114,6 +122,18 @@ def near_miss_verdicts(jobs) -> dict:
     run = jobs.get("near-misses")
     assert run.proc.returncode == 0, run.proc.stderr[-3000:]
     return json.loads(run.output.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="session")
+def faults_cli(jobs):
+    """The faulty corpus (``background.FAULTS`` beside two real topics) through ``pitfalls run``."""
+    return jobs.get("faults-cli")
+
+
+@pytest.fixture(scope="session")
+def faults_pytest(jobs):
+    """The same corpus through pytest with the plugin, in a fresh interpreter, verbose (``-v -rs``)."""
+    return jobs.get("faults-pytest")
 
 
 @pytest.fixture(scope="session")

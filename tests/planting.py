@@ -140,6 +140,20 @@ def real_case_ids() -> set[str]:
     return {case_id_of(p) for p in find_case_files(ROOT / "cases")}
 
 
+def _import_what_checks_import() -> None:
+    """An in-process run forgets the modules imported during it, and a planted check's first
+    ``torch.testing.assert_close`` imports torch.distributed's functional collectives (2.13),
+    which register an operator library that cannot be registered twice: the second run's import
+    failed. Imported with this module, before any test's pytester takes its snapshot of the
+    modules, they outlive every run (alone, tests/run/test_plugin.py failed)."""
+    import torch
+
+    torch.testing.assert_close(torch.tensor(1.0), torch.tensor(1.0))
+
+
+_import_what_checks_import()
+
+
 def run_corpus(pytester, *args, inprocess: bool = False):
     """pytest on the planted cases, with the plugin loaded the way the project's conftest does:
     in a fresh interpreter, or (``inprocess``, where only collection and markers matter) in this

@@ -61,19 +61,9 @@ def faulty(jobs):
     return jobs.get("faults-pytest").corpus
 
 
-@pytest.fixture(scope="session")
-def cli_run(jobs):
-    return jobs.get("faults-cli")
-
-
-@pytest.fixture(scope="session")
-def pytest_run(jobs):
-    return jobs.get("faults-pytest")
-
-
 @pytest.fixture(params=["cli", "pytest"])
 def run(request):
-    return request.getfixturevalue(f"{request.param}_run")
+    return request.getfixturevalue(f"faults_{request.param}")
 
 
 @pytest.mark.parametrize("case_id", NAMED)
@@ -123,8 +113,8 @@ def test_no_temp_file_is_left_behind_even_by_a_crashed_worker(run):
     assert sorted(p.name for p in run.tmpdir.iterdir()) == []
 
 
-def test_a_megabyte_of_prints_stays_out_of_the_terminal(cli_run):
-    assert len(cli_run.proc.stdout) + len(cli_run.proc.stderr) < 2**18
+def test_a_megabyte_of_prints_stays_out_of_the_terminal(faults_cli):
+    assert len(faults_cli.proc.stdout) + len(faults_cli.proc.stderr) < 2**18
 
 
 def test_a_variant_that_warns_in_a_loop_keeps_a_short_record(corpus):
