@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 
 from torch_pitfalls.lint.rules.base import CALL, Rule, _arg, _is_call_to
+from torch_pitfalls.lint.rules.shared.flow import branch_side, climb
 from torch_pitfalls.lint.rules.shared.modules import _module_method
 
 DROPOUTS = tuple(
@@ -52,17 +53,15 @@ def _under_training_test(node, ctx) -> bool:
     """``node`` runs only where the module is training: in the body of ``if self.training ...:`` (or of
     ``if p > 0 and self.training:``, ``x if self.training else y``), or in the ``else`` of
     ``if not self.training:``; the dropout then never runs in eval mode."""
-    up, child = ctx.parent(node), node
-    while up is not None and up is not ctx.function:
-        if isinstance(up, (ast.If, ast.IfExp)) and child is not up.test:
-            in_body = child in up.body if isinstance(up.body, list) else child is up.body
+    for up, child in climb(node, ctx):
+        in_body = branch_side(up, child)
+        if in_body is not None:
             test = up.test
             negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
             if (in_body and not negated and _reads_training(test)) or (
                 not in_body and negated and _reads_training(test.operand)
             ):
                 return True
-        up, child = ctx.parent(up), up
     return False
 
 

@@ -9,6 +9,7 @@ import ast
 
 from torch_pitfalls.lint.guards import _always_leaves
 from torch_pitfalls.lint.rules.base import CALL, Rule, _called_name, _is_call_to
+from torch_pitfalls.lint.rules.shared.flow import branch_side, climb
 from torch_pitfalls.lint.walking import walk
 
 
@@ -71,9 +72,8 @@ def _type_tested(node, value, ctx) -> bool:
             for n in walk(test)
         )
 
-    up, child = ctx.parent(node), node
-    while up is not None:
-        if isinstance(up, (ast.If, ast.IfExp)) and child is not up.test and tests_type(up.test):
+    for up, child in climb(node, ctx):
+        if branch_side(up, child) is not None and tests_type(up.test):
             return True
         # ``if isinstance(x, Tensor): return x`` earlier in the same block: what follows sees the rest
         for field in ("body", "orelse"):
@@ -85,9 +85,6 @@ def _type_tested(node, value, ctx) -> bool:
                     for s in earlier
                 ):
                     return True
-        if up is ctx.function:
-            break
-        up, child = ctx.parent(up), up
     return False
 
 

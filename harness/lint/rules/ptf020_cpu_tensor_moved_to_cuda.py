@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 
 from torch_pitfalls.lint.rules.base import CALL, Rule, _kw, _method
-from torch_pitfalls.lint.rules.shared.flow import _GRAD_OFF, _called_name_of, _grad_off
+from torch_pitfalls.lint.rules.shared.flow import _GRAD_OFF, _called_name_of, _grad_off, branch_side, climb
 from torch_pitfalls.lint.rules.shared.modules import _construction
 from torch_pitfalls.lint.rules.shared.training_loop import _enclosing_loops, _optimizer_step
 from torch_pitfalls.lint.walking import walk
@@ -136,16 +136,14 @@ def _runs_once(node, ctx) -> bool:
         return True  # init_distributed_environment's warm-up all_reduce, capture_model's CUDA-graph inputs
     if _fills_globals(ctx.function):
         return True  # a loader that sets the module's globals (``global SRU_FWD_FUNC``), called once to fill them
-    child, up = node, ctx.parent(node)
-    while up is not None:
-        if isinstance(up, ast.If) and child is not up.test:
+    for up, child in climb(node, ctx, to_module=True):
+        if isinstance(up, ast.If) and branch_side(up, child) is not None:
             test = up.test
             if isinstance(test, ast.Compare) and getattr(test.left, "id", None) == "__name__":
                 return True
             attrs = _self_state(test)
-            if attrs and child in up.body and _fills_state(up.body, attrs):
+            if attrs and branch_side(up, child) and _fills_state(up.body, attrs):
                 return True
-        child, up = up, ctx.parent(up)
     return False
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 
 from torch_pitfalls.lint.rules.base import Rule, _bound_name, _const
+from torch_pitfalls.lint.rules.shared.flow import branch_side, climb
 from torch_pitfalls.lint.rules.shared.modules import _construction
 from torch_pitfalls.lint.walking import walk
 
@@ -59,8 +60,7 @@ def _wrap_checked(node: ast.Attribute, ctx) -> bool:
     (``m.module.fc if hasattr(m, "module") else m.fc``, ``if isinstance(m, (DataParallel, DDP))``):
     the code reads ``.module`` where it is there and the model's own attribute where it is not."""
     wrapper = ast.dump(node.value)
-    child, up = node, ctx.parent(node)
-    while up is not None and up is not ctx.function:
+    for up, child in climb(node, ctx):
         if (
             isinstance(up, (ast.If, ast.IfExp, ast.While))
             and child is not up.test
@@ -74,9 +74,8 @@ def _wrap_checked(node: ast.Attribute, ctx) -> bool:
             )
         ):
             return True
-        if isinstance(up, (ast.If, ast.IfExp)) and child is not up.test and _other_branch_unwraps(up, child, wrapper):
+        if branch_side(up, child) is not None and _other_branch_unwraps(up, child, wrapper):
             return True
-        child, up = up, ctx.parent(up)
     return False
 
 

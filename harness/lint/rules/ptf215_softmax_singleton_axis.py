@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from torch_pitfalls.lint.bindings import returned_values
 from torch_pitfalls.lint.rules.base import CALL, Rule, _arg, _kw
-from torch_pitfalls.lint.rules.shared.flow import _site_args
+from torch_pitfalls.lint.rules.shared.flow import _site_args, branch_side, climb
 
 _SOFTMAX_FUNCTIONS = (
     "torch.nn.functional.softmax",
@@ -517,12 +517,7 @@ def _size_tested(node, tensor, axis: int, ctx) -> bool:
                 return True
         return False
 
-    child, up = node, ctx.parent(node)
-    while up is not None and up is not ctx.function:
-        if isinstance(up, (ast.If, ast.IfExp)) and child is not up.test and reads_size(up.test):
-            return True
-        child, up = up, ctx.parent(up)
-    return False
+    return any(branch_side(up, child) is not None and reads_size(up.test) for up, child in climb(node, ctx))
 
 
 RULE = Rule(

@@ -10,6 +10,25 @@ from torch_pitfalls.lint.rules.base import _method
 from torch_pitfalls.lint.walking import children, kept_on, walk
 
 
+def climb(node, ctx, to_module: bool = False):
+    """``(holder, child)`` for each node holding ``node``, innermost first: up to the current function
+    (itself included), or with ``to_module`` up to the module."""
+    child, up = node, ctx.parent(node)
+    while up is not None:
+        yield up, child
+        if up is ctx.function and not to_module:
+            return
+        child, up = up, ctx.parent(up)
+
+
+def branch_side(holder, child) -> bool | None:
+    """Where ``child`` sits in ``holder``: True in the body of an ``if`` (or ``a if test else b``),
+    False in its ``else``, None anywhere else (the test itself, or no branch)."""
+    if not isinstance(holder, (ast.If, ast.IfExp)) or child is holder.test:
+        return None
+    return child in holder.body if isinstance(holder.body, list) else child is holder.body
+
+
 def _own_code(node, ctx) -> bool:
     """``node`` belongs to the current function (or the module's own statements), not to a function
     or class nested in it."""
@@ -191,19 +210,17 @@ def _dead(node, ctx) -> bool:
     passes ``rewrap=False``; the ``else`` of one every call makes true), or in a function defined there,
     or after a ``raise`` (``return``, ``continue``, ``break``) of its own block: a backward that raises
     NotImplementedError before its ``return`` never returns."""
-    child, up = node, ctx.parent(node)
-    while up is not None:
+    for up, child in climb(node, ctx, to_module=True):
         for field in ("body", "orelse", "finalbody"):
             block = getattr(up, field, None)
             if isinstance(block, list) and child in block:
                 if any(isinstance(s, _JUMPS) for s in block[: block.index(child)]):
                     return True
-        if isinstance(up, (ast.If, ast.IfExp)) and child is not up.test:
-            body = up.body if isinstance(up.body, list) else [up.body]
+        side = branch_side(up, child)
+        if side is not None:
             truth = _truth(up.test, ctx, up.lineno)
-            if truth is not None and (child in body) != truth:
+            if truth is not None and side != truth:
                 return True
-        child, up = up, ctx.parent(up)
     return False
 
 
