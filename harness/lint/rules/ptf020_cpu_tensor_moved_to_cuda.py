@@ -1,8 +1,8 @@
 """What: A tensor made on the CPU by a factory and then moved to the device (torch.zeros(n).cuda()).
-Why: It is built on the CPU and copied over, a cost paid at every call. The harm is time, so the rule is
-quiet in test code and where the copy runs once: module level, ``__main__``, construction, a first-use
-branch, a cached property, a loader filling globals, a setup-named function (init, setup, warmup, capture),
-and beside the loop of a function whose work is a loop (batches; outside a forward, a sampler's steps).
+Why: It is built on the CPU and copied over at every call. The harm is time: quiet in test code, on an
+empty tensor, and where the copy runs once: module level, ``__main__``, construction, a first-use branch,
+a cached property, a loader filling globals, a setup-named function (init, setup, warmup, capture), and
+beside the loop of a function whose work is a loop (batches; outside a forward, a sampler's steps).
 Fix: create it there with device=...."""
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ _DETERMINISTIC_FACTORIES = ("zeros", "ones", "empty", "full", "arange", "eye", "
 
 
 _RANDOM_FACTORIES = ("rand", "randn", "randint", "randperm")
+_SHAPED_FACTORIES = ("zeros", "ones", "empty", "full", "rand", "randn")  # their arguments are the shape
 
 
 _DTYPE_WORDS = (
@@ -193,23 +194,39 @@ def _setup_before_batches(node, ctx) -> bool:
     return any(_work_loop(n, ctx) for n in loops)
 
 
-def _vector_sized(made) -> bool:
-    """The factory makes a vector or a scalar (``arange(n)``, ``linspace(...)``, ``zeros(b, 1)``): one small
-    copy per call. A buffer of more than one dimension not 1 (``ones(bsz, seq_len)``), or of a shape the
-    code does not spell out (``zeros(x.shape)``, ``randn(*shape)``), may be large: reported."""
+def _dims(made) -> list | None:
+    """The dimensions a shape-taking factory is given (``zeros(b, 1)``, ``ones((b, n))``, ``full((b,), v)``),
+    or None where the code does not spell them out (``zeros(x.shape)``, ``randn(*shape)``, ``zeros(size)``)."""
     name = getattr(made.func, "attr", None) or getattr(made.func, "id", None)
-    if name in ("arange", "linspace", "logspace"):
-        return True
     size = made.args[:1] if name == "full" else made.args  # full(size, fill_value)
     if len(size) == 1 and isinstance(size[0], (ast.Tuple, ast.List)):
         dims = size[0].elts
     elif len(size) == 1 and isinstance(size[0], ast.Name):
-        return False  # a size or a whole shape: not known here
+        return None  # a size or a whole shape: not known here
     else:
         dims = size
     if any(isinstance(d, ast.Starred) or (isinstance(d, ast.Attribute) and d.attr == "shape") for d in dims):
-        return False
-    return sum(not (isinstance(d, ast.Constant) and d.value == 1) for d in dims) <= 1
+        return None
+    return dims
+
+
+def _vector_sized(made) -> bool:
+    """The factory makes a vector or a scalar (``arange(n)``, ``linspace(...)``, ``zeros(b, 1)``): one small
+    copy per call. A buffer of more than one dimension not 1 (``ones(bsz, seq_len)``), or of a shape the
+    code does not spell out, may be large: reported."""
+    name = getattr(made.func, "attr", None) or getattr(made.func, "id", None)
+    if name in ("arange", "linspace", "logspace"):
+        return True
+    dims = _dims(made)
+    return dims is not None and sum(not (isinstance(d, ast.Constant) and d.value == 1) for d in dims) <= 1
+
+
+def _empty(made) -> bool:
+    """A shape with a dimension of 0 (``zeros(1, 1, 0)``, an empty cache to concatenate onto): no element,
+    so the move copies nothing."""
+    name = getattr(made.func, "attr", None) or getattr(made.func, "id", None)
+    dims = _dims(made) if name in _SHAPED_FACTORIES else None
+    return dims is not None and any(isinstance(d, ast.Constant) and d.value == 0 for d in dims)
 
 
 def _work_loop(loop, ctx) -> bool:
@@ -243,6 +260,7 @@ def _cpu_factory_moved(node, ctx) -> bool:
         and q.split(".")[1] in factories
         and _kw(made, "device") is None
         and not any(k.arg is None for k in made.keywords)
+        and not _empty(made)
         and not _runs_once(node, ctx)
         and not _setup_before_batches(node, ctx)
     )

@@ -273,3 +273,26 @@ SEEN["rnn_state_before_the_time_loop_in_forward"] = (
     "the readers' line in round 10: a copy made at every model forward call is paid per batch (SASRec's "
     "causal mask in forward, read true)"
 )
+
+# round 9's tuning half: an empty cache (a dimension of 0) moved to the device copies no element
+NEAR_MISS["empty_cache_moved_to_the_device"] = """
+import torch
+from torch import nn
+class Decoder(nn.Module):
+    def forward(self, speech_tokens, cache_source=None):
+        if cache_source is None:
+            cache_source = torch.zeros(1, 1, 0).to(speech_tokens.device)
+        return self.hift(speech_tokens, cache_source)
+"""
+SEEN["empty_cache_moved_to_the_device"] = (
+    "resemble-ai/chatterbox models/s3gen/s3gen.py:290 and :326 (torch.zeros(1, 1, 0) as the vocoder's empty "
+    "source cache, moved per call; round 9's tuning half, read harmless: nothing is copied)"
+)
+PITFALL["cache_of_n_samples_moved_in_forward"] = """
+import torch
+from torch import nn
+class Decoder(nn.Module):
+    def forward(self, speech_tokens, n):
+        cache_source = torch.zeros(1, 1, n).to(speech_tokens.device)
+        return self.hift(speech_tokens, cache_source)
+"""
