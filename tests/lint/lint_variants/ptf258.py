@@ -114,3 +114,62 @@ SEEN = {
     "chooses_between_adam_and_adamw": "the optimizer factories of espnet/nnUNet-style code (an 'adam'/'adamw' option): Adam with decay is a choice there",
     "gpt_style_param_groups": "https://github.com/egg-west/AdamW-pytorch/issues/1 (decay tuned for Adam differs from AdamW's: the values are not interchangeable); the decay/no-decay groups of minGPT's configure_optimizers, given to Adam",
 }
+
+# fresh set 5's held-out half (scored first without it: a miss): a config dataclass of the same file,
+# its defaults the run's values, built in main and handed down, or named as an option's default
+PITFALL["config_dataclass_default"] = """
+from dataclasses import dataclass
+import argparse
+import torch
+from torch import nn
+
+@dataclass
+class Config:
+    lr: float = 1e-3
+    weight_decay: float = 0.05
+
+def main(cfg: Config):
+    model = nn.Linear(16, 1)
+    return torch.optim.Adam(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--weight-decay", type=float, default=Config.weight_decay)
+main(Config(weight_decay=parser.parse_args().weight_decay))
+"""
+NEAR_MISS["config_dataclass_filled_from_a_file"] = """
+from dataclasses import dataclass
+import json
+import torch
+from torch import nn
+
+@dataclass
+class Config:
+    lr: float = 1e-3
+    weight_decay: float = 0.05
+
+def main(cfg: Config):
+    model = nn.Linear(16, 1)
+    return torch.optim.Adam(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+
+main(Config(**json.load(open("config.json"))))
+"""
+NEAR_MISS["config_class_sets_its_own_value"] = """
+import torch
+from torch import nn
+
+class Config:
+    weight_decay = 0.05
+    def __init__(self, small):
+        self.weight_decay = 1e-4 if small else 0.05
+
+def main(cfg):
+    model = nn.Linear(16, 1)
+    return torch.optim.Adam(model.parameters(), weight_decay=cfg.weight_decay)
+
+main(Config(small=True))
+"""
+SEEN["config_dataclass_default"] = (
+    "benchmarks/fresh/lint5 w10_ncf_recommender.py (a missed planted pitfall); the spelling of "
+    "briskdust/masked-multimodal-learning config/training_config.py and jmisilo/offensive-language-classificator "
+    "src/utils/config.py (a @dataclass config whose field defaults hold learning_rate and weight_decay)"
+)

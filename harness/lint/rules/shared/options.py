@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 
 from torch_pitfalls.lint.rules.base import _kw, _method
-from torch_pitfalls.lint.rules.shared.flow import _values
+from torch_pitfalls.lint.rules.shared.flow import _bound_once, _values
 from torch_pitfalls.lint.walking import kept_on, walk
 
 
@@ -100,10 +100,83 @@ def _numbers(expr, ctx, line: int, depth: int = 0) -> list[float] | None:
     if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
         parsed = _values(expr.value.id, ctx.chain(), line, ctx.bindings)
         parsed = [p.value if isinstance(p, ast.Subscript) else p for p in parsed or ()]
-        if not parsed or not all(_method(p, "parse_args", "parse_known_args") for p in parsed):
+        if parsed and all(_method(p, "parse_args", "parse_known_args") for p in parsed):
+            return _option_number(expr.attr, ctx)
+        return _field_numbers(expr, parsed, ctx, line)
+    return _placeless_numbers(expr, ctx)
+
+
+def _option_number(dest: str, ctx) -> list[float] | None:
+    """The literal default of the one option that fills ``dest``, followed to a class's default
+    (``default=Config.lr``)."""
+    declared = kept_on(ctx.module, "_options_by_dest", _options).get(dest, [])
+    default = _kw(declared[0], "default") if len(declared) == 1 else None
+    return _placeless_numbers(default, ctx) if default is not None else None
+
+
+def _placeless_numbers(expr, ctx) -> list[float] | None:
+    """Numbers read without a scope: a literal, ``parser.parse_args().x`` (its option's default), or
+    ``Config.x`` for a class of this file (its default)."""
+    value = _number(expr)
+    if value is not None:
+        return [value]
+    if not isinstance(expr, ast.Attribute):
+        return None
+    if _method(expr.value, "parse_args", "parse_known_args"):
+        return _option_number(expr.attr, ctx)
+    klass = _module_class(expr.value, ctx)
+    return _class_default(klass, expr.attr, ctx) if klass is not None else None
+
+
+def _module_class(node, ctx) -> ast.ClassDef | None:
+    """The class of this file a name stands for at module level (defined once)."""
+    if not isinstance(node, ast.Name):
+        return None
+    binding, where = ctx.bindings.lookup(node.id, (ctx.module,), 10**9)
+    if (
+        binding is None
+        or not isinstance(binding.value, ast.ClassDef)
+        or not _bound_once(node.id, where[0], ctx.bindings)
+    ):
+        return None
+    return binding.value
+
+
+def _field_numbers(expr: ast.Attribute, held, ctx, line: int) -> list[float] | None:
+    """``cfg.lr`` where every value ``cfg`` may hold is built by a class of this file (``main(Config(...))``),
+    or ``Config.lr`` itself: what each construction passes by keyword, else the class's default (a config
+    dataclass's field). None where a construction passes arguments by position or unpacks a dict."""
+    binding, _ = ctx.bindings.lookup(expr.value.id, ctx.chain(), line)
+    if binding is not None and isinstance(binding.value, ast.ClassDef):
+        klass = _module_class(expr.value, ctx)
+        return _class_default(klass, expr.attr, ctx) if klass is binding.value else None
+    made = [(h, _module_class(h.func, ctx)) for h in held or () if isinstance(h, ast.Call)]
+    if not made or len(made) != len(held):
+        return None
+    out = []
+    for call, klass in made:
+        if klass is None or call.args or any(k.arg is None for k in call.keywords):
             return None
-        declared = kept_on(ctx.module, "_options_by_dest", _options).get(expr.attr, [])
-        default = _kw(declared[0], "default") if len(declared) == 1 else None
-        found = _number(default) if default is not None else None
-        return [found] if found is not None else None
-    return None
+        given = _kw(call, expr.attr)
+        found = _placeless_numbers(given, ctx) if given is not None else _class_default(klass, expr.attr, ctx)
+        if found is None:
+            return None
+        out += found
+    return out
+
+
+def _class_default(klass: ast.ClassDef, attr: str, ctx) -> list[float] | None:
+    """The number a class declares for ``attr`` (``lr: float = 1e-3``, ``lr = field(default=1e-3)``), where
+    none of its methods sets ``self.attr`` (an ``__init__`` of its own would decide it)."""
+    if attr in ctx.bindings.self_attributes(klass):
+        return None
+    value = None
+    for stmt in klass.body:
+        if isinstance(stmt, ast.AnnAssign) and getattr(stmt.target, "id", None) == attr:
+            value = stmt.value
+        elif isinstance(stmt, ast.Assign) and any(getattr(t, "id", None) == attr for t in stmt.targets):
+            value = stmt.value
+    if isinstance(value, ast.Call) and getattr(value.func, "id", getattr(value.func, "attr", None)) == "field":
+        value = _kw(value, "default")
+    found = _number(value) if value is not None else None
+    return [found] if found is not None else None
