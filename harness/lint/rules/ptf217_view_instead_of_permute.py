@@ -38,7 +38,7 @@ _HWC_READERS = (
     "matplotlib.image.imread",
 )
 _PIL_KEEPS = ("resize", "crop", "rotate", "transpose", "copy", "filter")
-_MAX_DEPTH = 8
+_MAX_DEPTH = 16  # steps followed from a view back to where the array was made (.float().div_(255) are steps too)
 
 
 class _Dims:
@@ -158,11 +158,14 @@ def _dims(node, chain, line, ctx, depth=0) -> _Dims | None:  # noqa: C901 - one 
             if isinstance(other, ast.Constant):
                 return _dims(side, chain, line, ctx, depth + 1)
         return None
-    if isinstance(node, ast.Subscript):  # img[:, :, ::-1]: every dim kept
+    if isinstance(node, ast.Subscript):  # img[:, :, ::-1], img[top : top + p, left : left + p]: every dim kept
         parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-        if all(isinstance(p, ast.Slice) and p.lower is None and p.upper is None for p in parts):
-            return _dims(node.value, chain, line, ctx, depth + 1)
-        return None
+        inner = _dims(node.value, chain, line, ctx, depth + 1) if all(isinstance(p, ast.Slice) for p in parts) else None
+        if inner is None or len(parts) > len(inner.dims):
+            return None
+        # a dim cut or strided has another size: only whole (or reversed) dims keep their size's names
+        whole = [p.lower is None and p.upper is None and (p.step is None or _int(p.step) == -1) for p in parts]
+        return _Dims([d if i >= len(parts) or whole[i] else set() for i, d in enumerate(inner.dims)], inner.hwc)
     if not isinstance(node, ast.Call):
         return None
     q = ctx.qualified(node.func) or ""

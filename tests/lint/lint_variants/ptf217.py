@@ -207,3 +207,47 @@ SEEN["dims_unpacked_per_rank_on_branches"] = (
     "photosynthesis-team/piq functional/resize.py (reshape_input: each rank's sizes unpacked on its own "
     "branch, then merged into the batch in order; round 5's read held-out half judged it wrong)"
 )
+
+# fresh set 5's tuning half (a miss): a random crop of the OpenCV image keeps its [H, W, C] order (a cut
+# dim changes size, not place), and the reshape that follows several same-shape steps re-cuts it
+PITFALL["random_crop_of_an_opencv_image_reshaped"] = """
+import random
+import cv2
+import torch
+PATCH = 96
+def load(path):
+    bgr = cv2.imread(path, cv2.IMREAD_COLOR)
+    rgb = bgr[:, :, ::-1].copy()
+    h, w, c = rgb.shape
+    top, left = random.randint(0, h - PATCH), random.randint(0, w - PATCH)
+    crop = rgb[top : top + PATCH, left : left + PATCH]
+    if random.random() < 0.5:
+        crop = crop[:, ::-1].copy()
+    return torch.from_numpy(crop).float().div_(255.0).reshape(c, PATCH, PATCH)
+"""
+NEAR_MISS["random_crop_of_an_opencv_image_permuted"] = """
+import random
+import cv2
+import torch
+PATCH = 96
+def load(path):
+    bgr = cv2.imread(path, cv2.IMREAD_COLOR)
+    rgb = bgr[:, :, ::-1].copy()
+    h, w, c = rgb.shape
+    top, left = random.randint(0, h - PATCH), random.randint(0, w - PATCH)
+    crop = rgb[top : top + PATCH, left : left + PATCH]
+    return torch.from_numpy(crop).float().div_(255.0).permute(2, 0, 1)
+"""
+NEAR_MISS["crop_flattened_in_its_order"] = """
+import cv2
+import torch
+def load(path, p):
+    img = cv2.imread(path, cv2.IMREAD_COLOR)
+    crop = img[:p, :p]
+    return torch.from_numpy(crop).float().reshape(p * p, 3)
+"""
+SEEN["random_crop_of_an_opencv_image_reshaped"] = (
+    "benchmarks/fresh/lint5 w20_superres_unet.py (a missed planted pitfall); "
+    "https://github.com/Selen-Suyue/DensePolicy2D/issues/3 (camera images reshaped from [h, w, c] to [c, h, w] "
+    "in policy.py, changed to permute by the author)"
+)
