@@ -10,10 +10,10 @@ from __future__ import annotations
 import ast
 
 from torch_pitfalls.lint.bindings import returned_values
-from torch_pitfalls.lint.rules.base import UNSURE, Rule, _arg, _const
+from torch_pitfalls.lint.rules.base import UNSURE, Rule, _arg, _const, _kw
 from torch_pitfalls.lint.walking import walk
 
-COL, VEC, SCALAR = "col", "vec", "scalar"  # (N, 1), (N,) and a number
+COL, VEC, SCALAR, MAT = "col", "vec", "scalar", "mat"  # (N, 1), (N,), a number, and a table (N, k)
 _CLASSES = ("torch.nn.MSELoss", "torch.nn.L1Loss", "torch.nn.SmoothL1Loss", "torch.nn.HuberLoss")
 _FUNCTIONAL = tuple(f"torch.nn.functional.{n}" for n in ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss"))
 # methods and functions that keep a tensor's (or array's) shape
@@ -50,8 +50,15 @@ class _Shapes:
         if isinstance(node, (ast.List, ast.Tuple)):
             return _literal(node)
         if isinstance(node, ast.Attribute):
+            if node.attr == "values" and _named_column(node.value):
+                return VEC  # df["price"].values: only pandas has .values of one named column
             if node.attr in ("values", "data"):
                 return self.of(node.value, chain, line, klass, d)
+            if getattr(node.value, "id", None) == "self" and klass is not None:  # self.y, set once
+                attrs = self.b.self_attributes(klass).get(node.attr) or []
+                if len(attrs) == 1:
+                    method, value, at = attrs[0]
+                    return self.of(value, (method, self.b.tree), at, klass, d)
             return None
         if isinstance(node, ast.Subscript):
             return self._subscript(node, chain, line, klass, d)
@@ -65,6 +72,8 @@ class _Shapes:
                 return sides[1]
             if sides[1] == SCALAR:
                 return sides[0]
+            if MAT in sides and all(side in (MAT, None) for side in sides):
+                return MAT  # (values - mean) / std: broadcasting keeps a table a table
             return sides[0] if sides[0] == sides[1] else None
         if isinstance(node, ast.Call):
             return self._call(node, chain, line, klass, d)
@@ -117,7 +126,12 @@ class _Shapes:
             return None
         if any(k.arg == "collate_fn" for k in loader.keywords):
             return None
+        if _const(_kw(loader, "batch_size"), None):
+            return None  # samples one by one, not batched
         dataset = self._constructor(_arg(loader, 0, "dataset"), where, loader.lineno)
+        if dataset is not None and getattr(dataset.func, "id", None) in self.b.classes():
+            # a Dataset class of this file: a batch of its per-sample numbers is (N,)
+            return VEC if self._sample(dataset, index, d) == SCALAR else None
         if (
             dataset is None
             or self.ctx.qualified(dataset.func)
@@ -145,13 +159,50 @@ class _Shapes:
             if _const(last, None) or (isinstance(last, ast.Attribute) and last.attr == "newaxis"):
                 return COL if self.of(node.value, chain, line, klass, d) == VEC else None
             if isinstance(last, ast.Constant) and type(last.value) is int:
-                return VEC if self.of(node.value, chain, line, klass, d) == COL else None
+                return VEC if self.of(node.value, chain, line, klass, d) in (COL, MAT) else None
             return None
+        if all(self._position(p, chain, line, klass, d) for p in parts):  # one element: y[i], table[i, 0]
+            rank = {VEC: 1, COL: 2, MAT: 2}.get(self.of(node.value, chain, line, klass, d))
+            return SCALAR if rank == len(parts) else None
+        if len(parts) == 1 and self._columns(parts[0], chain, line):
+            return MAT  # df[FEATURES]: only a DataFrame is indexed by a list of names, and gives a table
         if len(parts) == 1 and isinstance(parts[0], ast.Slice):  # a slice of the rows keeps the shape
             return self.of(node.value, chain, line, klass, d)
         if len(parts) == 1 and isinstance(parts[0], ast.Constant) and isinstance(parts[0].value, str):
             return VEC if self._frame(node.value, chain, line, d) else None  # df["price"]: one column
         return None
+
+    def _position(self, index, chain, line, klass, d) -> bool:
+        """An index that picks one position: an int, arithmetic on names (``s + WINDOW - 1``), or a name
+        not known to hold an array (a sample's index)."""
+        if isinstance(index, ast.Constant):
+            return type(index.value) is int
+        if isinstance(index, ast.BinOp):
+            return all(self._position(side, chain, line, klass, d) for side in (index.left, index.right))
+        if isinstance(index, ast.Name):
+            return self.of(index, chain, line, klass, d) in (None, SCALAR) and not self._columns(index, chain, line)
+        return False
+
+    def _columns(self, node, chain, line) -> bool:
+        """A list of column names (``["load", "temp"]``, or a name bound to one)."""
+        if isinstance(node, ast.Name):
+            node = self.b.value_of(node.id, chain, line) or _module_value(node.id, self.b)
+        return (
+            isinstance(node, ast.List)
+            and bool(node.elts)
+            and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts)
+        )
+
+    def _sample(self, dataset, index, d):
+        """The shape of element ``index`` of what a Dataset class of this file returns per sample (its
+        ``__getitem__``), or None."""
+        cls = self.b.classes().get(getattr(dataset.func, "id", None))
+        getitem = next((m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name == "__getitem__"), None)
+        returns = returned_values(getitem, index) if getitem is not None else None
+        if not returns:
+            return None
+        found = {self.of(v, (getitem, self.b.tree), at + 1, cls, d) for v, at in returns}
+        return found.pop() if len(found) == 1 else None
 
     def _call(self, node, chain, line, klass, d):  # noqa: C901 - one branch per kind of call
         func = node.func
@@ -179,6 +230,8 @@ class _Shapes:
         if isinstance(func, ast.Attribute):
             receiver = func.value
             attr = func.attr
+            if attr == "to_numpy" and _named_column(receiver):
+                return VEC
             if attr in _KEEP:
                 return self.of(receiver, chain, line, klass, d)
             if attr == "item" and not node.args:
@@ -292,6 +345,19 @@ class _Shapes:
             return False
         returns = returned_values(fn) or []
         return bool(returns) and all(self._frame(v, (fn, self.b.tree), at + 1, d) for v, at in returns)
+
+
+def _named_column(node) -> bool:
+    """``x["price"]``: one column picked by its name."""
+    return (
+        isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str)
+    )
+
+
+def _module_value(name: str, bindings):
+    """What a module-level name was assigned, where it is assigned once."""
+    found = bindings.scope(bindings.tree).names.get(name) or []
+    return found[0].value if len(found) == 1 and found[0].how == "assign" else None
 
 
 def _int_const(node, value) -> bool:

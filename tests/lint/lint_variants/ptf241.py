@@ -193,3 +193,107 @@ SEEN = {
     "csv_column_through_tensor_dataset": "https://github.com/deepset-ai/FARM/issues/229 (a regression head RegressionHead([768, 1]) against one label per example: 'Using a target size ... different to the input size', squeezed logits as the fix); the CSV column spelling of benchmarks/fresh/lint/s15",
     "target_unsqueezed": "duoke360.com 'PyTorch ValueError: target size (torch.Size([16])) must be the same as input size (torch.Size([16, 1]))' (nn.MSELoss()(outputs, labels.unsqueeze(1)) or outputs.squeeze(): the fixes)",
 }
+
+# fresh set 6's tuning half (a miss): the targets come from a Dataset class of the same file, one
+# number per sample, which the DataLoader batches to (N,) against the model's (N, 1)
+PITFALL["dataset_class_yields_one_number_per_sample"] = """
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, Dataset
+
+class Houses(Dataset):
+    def __init__(self, df):
+        self.x = df[["rooms", "area", "age"]].to_numpy("float32")
+        self.y = df["price"].values
+    def __len__(self):
+        return len(self.y)
+    def __getitem__(self, idx):
+        return torch.tensor(self.x[idx]), torch.tensor(self.y[idx], dtype=torch.float32)
+
+def train(df):
+    model = nn.Sequential(nn.Linear(3, 32), nn.ReLU(), nn.Linear(32, 1))
+    loss_fn = nn.MSELoss()
+    opt = torch.optim.Adam(model.parameters())
+    for xb, yb in DataLoader(Houses(df), batch_size=64, shuffle=True):
+        loss = loss_fn(model(xb), yb)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+PITFALL["dataset_class_target_is_a_column_of_a_table"] = """
+import numpy as np
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, Dataset
+FEATURES = ["load", "temp", "humidity"]
+WINDOW = 24
+
+class Windows(Dataset):
+    def __init__(self, frame, stats):
+        values = frame[FEATURES].to_numpy(np.float32)
+        self.x = (values - stats["mean"]) / stats["std"]
+        self.y = self.x[:, 0]
+    def __len__(self):
+        return len(self.x) - WINDOW
+    def __getitem__(self, i):
+        return torch.from_numpy(self.x[i : i + WINDOW].reshape(-1)), torch.tensor(self.y[i + WINDOW])
+
+def train(frame, stats):
+    model = nn.Linear(WINDOW * len(FEATURES), 1)
+    criterion = nn.L1Loss()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    for window, target in DataLoader(Windows(frame, stats), batch_size=256):
+        loss = criterion(model(window), target)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+NEAR_MISS["dataset_class_yields_a_one_element_row"] = """
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, Dataset
+
+class Houses(Dataset):
+    def __init__(self, df):
+        self.x = df[["rooms", "area", "age"]].to_numpy("float32")
+        self.y = df["price"].values
+    def __len__(self):
+        return len(self.y)
+    def __getitem__(self, idx):
+        return torch.tensor(self.x[idx]), torch.tensor([self.y[idx]], dtype=torch.float32)
+
+def train(df):
+    model = nn.Linear(3, 1)
+    for xb, yb in DataLoader(Houses(df), batch_size=64, shuffle=True):
+        loss = nn.functional.mse_loss(model(xb), yb)
+        loss.backward()
+"""
+NEAR_MISS["dataset_class_read_unbatched"] = """
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, Dataset
+
+class Houses(Dataset):
+    def __init__(self, df):
+        self.x = df[["rooms", "area", "age"]].to_numpy("float32")
+        self.y = df["price"].values
+    def __len__(self):
+        return len(self.y)
+    def __getitem__(self, idx):
+        return torch.tensor(self.x[idx]), torch.tensor(self.y[idx], dtype=torch.float32)
+
+def train(df):
+    model = nn.Linear(3, 1)
+    for x, y in DataLoader(Houses(df), batch_size=None, shuffle=True):
+        loss = (model(x) - y).pow(2).mean()  # one sample: (1,) against a number
+        loss.backward()
+"""
+SEEN["dataset_class_yields_one_number_per_sample"] = (
+    "https://github.com/ZhaoZhibin/UDTL/issues/3 (a custom dataset's targets (128,) against (128, 1) "
+    "predictions) and https://github.com/timeseriesAI/tsai/issues/22 (the same warning in a regression: "
+    "'my model is not training')"
+)
+SEEN["dataset_class_target_is_a_column_of_a_table"] = (
+    "benchmarks/fresh/lint6 x07_energy_load_forecast.py (a missed planted pitfall: the normalised load column "
+    "of the feature table as the per-window target)"
+)
