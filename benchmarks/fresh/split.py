@@ -1,5 +1,5 @@
 """Recompute the tuning / held-out halves of benchmarks/fresh from the names and the seed in split.toml
-(and of the second to sixth lint sets, lint2/ ... lint6/, from their own split.toml:
+(and of the second to seventh lint sets, lint2/ ... lint7/, from their own split.toml:
 each has its own seed, drawn when the set was written).
 
 Method: sort the lint script names (and, separately, the watch pair ids), shuffle each sorted list with
@@ -29,9 +29,6 @@ def main():
     third = tomllib.loads((HERE / "lint3" / "split.toml").read_text())
     fourth = tomllib.loads((HERE / "lint4" / "split.toml").read_text())
     fifth = tomllib.loads((HERE / "lint5" / "split.toml").read_text())
-    sixth = (
-        tomllib.loads((HERE / "lint6" / "split.toml").read_text()) if (HERE / "lint6" / "split.toml").exists() else None
-    )
     on_disk = {
         "lint": (first, "lint", sorted(p.name for p in (HERE / "lint").glob("s[0-9][0-9]_*.py"))),
         "watch": (first, "watch", sorted({p.name[:3] for p in (HERE / "watch").glob("p[0-9][0-9]_*.py")})),
@@ -40,8 +37,10 @@ def main():
         "lint4": (fourth, "lint", sorted(p.name for p in (HERE / "lint4").glob("v[0-9][0-9]_*.py"))),
         "lint5": (fifth, "lint", sorted(p.name for p in (HERE / "lint5").glob("w[0-9][0-9]_*.py"))),
     }
-    if sixth is not None:
-        on_disk["lint6"] = (sixth, "lint", sorted(p.name for p in (HERE / "lint6").glob("x[0-9][0-9]_*.py")))
+    for folder, prefix in (("lint6", "x"), ("lint7", "y")):  # a set is checked once its split is recorded
+        if (HERE / folder / "split.toml").exists():
+            record = tomllib.loads((HERE / folder / "split.toml").read_text())
+            on_disk[folder] = (record, "lint", sorted(p.name for p in (HERE / folder).glob(f"{prefix}[0-9][0-9]_*.py")))
     ok = True
     for kind, (record, section, names) in on_disk.items():
         seed = record["seed"]
