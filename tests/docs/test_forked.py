@@ -20,6 +20,16 @@ def _mark(folder):
     return work
 
 
+def _until(happened, what: str) -> None:
+    """Wait for the copy, however crowded the machine: the order these tests need comes from the copy
+    having done something, never from a sleep it might outlast. The cap only turns a copy that never
+    comes into a failure instead of a hang."""
+    give_up = time.monotonic() + 600
+    while not happened():
+        assert time.monotonic() < give_up, f"the forked copy never {what}"
+        time.sleep(0.01)
+
+
 def _done(folder) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for f in folder.iterdir():
@@ -32,9 +42,12 @@ def _done(folder) -> dict[str, list[str]]:
 def test_every_item_is_done_once_by_one_of_two_processes(tmp_path):
     parent = os.getpid()
 
+    def copy_did_one():
+        return any(f.name.split(".")[1] != str(parent) for f in tmp_path.iterdir())
+
     def work(item):
         if os.getpid() == parent and item == 0:
-            time.sleep(0.3)  # the copy takes the next items meanwhile
+            _until(copy_did_one, "took an item")  # the copy takes the next items meanwhile
         _mark(tmp_path)(item)
 
     for_each(list(range(40)), work, processes=2)
@@ -53,11 +66,13 @@ def test_one_process_runs_them_here_in_order(tmp_path):
 @needs_fork
 def test_a_failure_in_the_copy_comes_back_with_its_message(tmp_path):
     parent = os.getpid()
+    failed = tmp_path / "five"
 
     def work(item):
         if os.getpid() == parent:
-            time.sleep(0.2)  # the copy takes every item but the first
+            _until(failed.exists, "reached item 5")  # the copy takes every item but the first
         elif item == 5:
+            failed.write_text("")
             raise RuntimeError("case five broke at line 3")
 
     with pytest.raises(ForkedFailure, match="case five broke at line 3"):
@@ -65,13 +80,15 @@ def test_a_failure_in_the_copy_comes_back_with_its_message(tmp_path):
 
 
 @needs_fork
-def test_a_copy_that_dies_is_named_with_its_signal():
+def test_a_copy_that_dies_is_named_with_its_signal(tmp_path):
     parent = os.getpid()
+    dying = tmp_path / "three"
 
     def work(item):
         if os.getpid() == parent:
-            time.sleep(0.2)
+            _until(dying.exists, "reached item 3")
         elif item == 3:
+            dying.write_text("")
             os.kill(os.getpid(), signal.SIGKILL)  # as the out-of-memory killer ends a process
 
     with pytest.raises(ForkedFailure, match=f"signal {int(signal.SIGKILL)}"):
