@@ -1,4 +1,5 @@
-"""What: A DistributedSampler whose loader is used every epoch with no set_epoch call.
+"""What: A DistributedSampler whose loader is used every epoch (here, or by the caller it is returned to)
+with no set_epoch call.
 Why: It shuffles with seed + epoch, and the epoch stays 0: every epoch sees the same order.
 Fix: call sampler.set_epoch(epoch) at the start of each epoch.
 """
@@ -7,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from torch_pitfalls.lint.bindings import LOADERS
+from torch_pitfalls.lint.bindings import LOADERS, returned_values
 from torch_pitfalls.lint.rules.base import CALL, Rule, _arg, _is_call_to, last_names
 from torch_pitfalls.lint.rules.shared.flow import _dead, _truth
 from torch_pitfalls.lint.walking import walk
@@ -55,14 +56,46 @@ def _loader_of(sampler, name: str | None, ctx):
     return out
 
 
-def _used_each_epoch(loader: str, ctx) -> bool:
+def _used_each_epoch(loader: str, ctx, function=None) -> bool:
     """The loader is used inside a loop's body (iterated by an inner loop, or handed to a function that
     runs one epoch): more than one epoch draws from it."""
     return any(
         isinstance(n, (ast.For, ast.While))
         and any(isinstance(m, ast.Name) and m.id == loader for s in n.body for m in walk(s))
-        for n in walk(ctx.function)
+        for n in walk(function or ctx.function)
     )
+
+
+def _returned_and_used_each_epoch(loader: str, ctx) -> bool:
+    """The function hands the loader back (``return loader`` or ``return loader, n_classes``) and a function
+    of this module that calls it uses what it gets epoch after epoch (``loader, n = make_loader(...)``)."""
+    fn = ctx.function
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    places = set()
+    for value, _line in returned_values(fn) or ():
+        if isinstance(value, ast.Name) and value.id == loader:
+            places.add(None)
+        elif isinstance(value, ast.Tuple):
+            places |= {i for i, e in enumerate(value.elts) if isinstance(e, ast.Name) and e.id == loader}
+    for call in (n for n in walk(ctx.module) if isinstance(n, ast.Call) and getattr(n.func, "id", None) == fn.name):
+        up = ctx.parent(call)
+        if not (isinstance(up, ast.Assign) and len(up.targets) == 1):
+            continue
+        target = up.targets[0]
+        for place in places:
+            got = target if place is None else (target.elts[place] if isinstance(target, ast.Tuple) else None)
+            caller = _enclosing_function(up, ctx)
+            if isinstance(got, ast.Name) and caller is not None and _used_each_epoch(got.id, ctx, caller):
+                return True
+    return False
+
+
+def _enclosing_function(node, ctx):
+    up = ctx.parent(node)
+    while up is not None and not isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        up = ctx.parent(up)
+    return up
 
 
 def _sampler_without_set_epoch(node, ctx) -> bool:
@@ -79,7 +112,9 @@ def _sampler_without_set_epoch(node, ctx) -> bool:
     if any(v.split(".")[0] in _CALLS_SET_EPOCH for v in ctx.imports.values()) or _set_epoch_anywhere(ctx):
         return False
     loaders = _loader_of(node, _bound_to(node, ctx), ctx)
-    return any(_used_each_epoch(loader, ctx) for loader in loaders) and not _dead(node, ctx)
+    return any(
+        _used_each_epoch(loader, ctx) or _returned_and_used_each_epoch(loader, ctx) for loader in loaders
+    ) and not _dead(node, ctx)
 
 
 RULE = Rule(

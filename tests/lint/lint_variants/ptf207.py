@@ -155,4 +155,47 @@ def main(dataset, step):
     for stage in range(2):
         run_epochs(sampler, loader, 3, False, step)
 """
-SEEN["flag_reset_in_branch"] = "https://github.com/Snowdar/asv-subtools/issues/8 (set_epoch guarded by 'if data.train_sampler is not None')"
+SEEN["flag_reset_in_branch"] = (
+    "https://github.com/Snowdar/asv-subtools/issues/8 (set_epoch guarded by 'if data.train_sampler is not None')"
+)
+
+# fresh set 7's tuning half (a miss): the loader is built in a helper and handed back, and the caller
+# draws from it every epoch
+PITFALL["loader_built_in_a_helper_returned_to_the_epoch_loop"] = """
+import torch
+from torch.utils.data import DataLoader, DistributedSampler
+
+def make_loader(ds, batch, world, rank):
+    sampler = DistributedSampler(ds, num_replicas=world, rank=rank, shuffle=True)
+    loader = DataLoader(ds, batch_size=batch, sampler=sampler)
+    return loader, len(ds)
+
+def main(ds, model, opt, epochs, world, rank):
+    loader, n = make_loader(ds, 64, world, rank)
+    for epoch in range(epochs):
+        for x, y in loader:
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+"""
+NEAR_MISS["loader_built_in_a_helper_read_once"] = """
+import torch
+from torch.utils.data import DataLoader, DistributedSampler
+
+def make_loader(ds, batch, world, rank):
+    sampler = DistributedSampler(ds, num_replicas=world, rank=rank, shuffle=True)
+    loader = DataLoader(ds, batch_size=batch, sampler=sampler)
+    return loader, len(ds)
+
+@torch.no_grad()
+def evaluate(ds, model, world, rank):
+    loader, n = make_loader(ds, 256, world, rank)
+    correct = sum((model(x).argmax(1) == y).sum().item() for x, y in loader)
+    return correct / n
+"""
+SEEN["loader_built_in_a_helper_returned_to_the_epoch_loop"] = (
+    "benchmarks/fresh/lint7 y16_ddp_product_image_pretrain.py (a missed planted pitfall); the spelling of "
+    "pytorch/examples distributed/ddp-tutorial-series multigpu.py (prepare_dataloader builds the loader with "
+    "a DistributedSampler and returns it; its Trainer calls sampler.set_epoch(epoch) in _run_epoch)"
+)
