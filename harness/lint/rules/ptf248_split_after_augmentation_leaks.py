@@ -1,5 +1,5 @@
 """What: a dataset augmented before it is split: jittered/flipped copies of each sample concatenated in, or a
-random training transform built into it, then ``random_split`` (or Subsets) into train and validation.
+random training transform built into it, then ``random_split`` (Subsets, train_test_split) into train and test.
 Why: Copies of one sample land on both sides, so test samples have twins in training and the score measures
 memory; with a random transform, the validation subset shares the dataset object and is augmented too.
 Fix: split first, then augment only the training part (give validation its own dataset with eval transforms).
@@ -15,6 +15,8 @@ from torch_pitfalls.lint.rules.shared.flow import _scopes_of
 from torch_pitfalls.lint.walking import children, walk
 
 _SPLITS = ("torch.utils.data.random_split", "torch.utils.data.dataset.random_split")
+# scikit-learn's split of arrays (its copies are what matter: it holds no transform)
+_ARRAY_SPLITS = ("sklearn.model_selection.train_test_split", "sklearn.model_selection._split.train_test_split")
 _SUBSETS = ("torch.utils.data.Subset", "torch.utils.data.dataset.Subset")
 _TENSOR_DATASETS = ("torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset")
 _CONCAT_DATASETS = ("torch.utils.data.ConcatDataset", "torch.utils.data.dataset.ConcatDataset")
@@ -141,7 +143,9 @@ def _self_with_variants(arg, chain, line, ctx) -> bool:
                 if ast.dump(a) == ast.dump(b):
                     continue
                 common = _resolved_names(a, chain, line, ctx) & _resolved_names(b, chain, line, ctx)
-                if common and not any(_indexed_by_other(e, common) for e in (a, b)):
+                # two selections of rows (x[mask], x[~mask]) may be disjoint; the whole with rows of
+                # itself (x, x[picks]) or two transforms of it hold the same samples twice
+                if common and not all(_selects_rows(e, common, chain, line, ctx) for e in (a, b)):
                     return True
         return False
     if not isinstance(arg, ast.Name) or not chain:
@@ -172,20 +176,29 @@ def _resolved_names(expr, chain, line, ctx, depth=0) -> set[str]:
     if depth < 3:
         for name in list(out):
             binding, where = _lookup(name, chain, line, ctx)
-            if binding is not None and binding.how == "assign" and binding.value is not None:
+            if binding is not None and binding.how in ("assign", "aug") and binding.value is not None:
                 out |= _resolved_names(binding.value, where, binding.line, ctx, depth + 1)
+            if binding is not None and binding.how == "aug":  # x += noise: still what x was before
+                out |= _resolved_names(ast.Name(id=name, ctx=ast.Load()), where, binding.line, ctx, depth + 1)
     return out
 
 
-def _indexed_by_other(expr, names) -> bool:
-    """``x[idx]``: a selection of rows, not a copy of ``x``."""
-    return any(
-        isinstance(n, ast.Subscript)
-        and isinstance(n.value, ast.Name)
-        and n.value.id in names
-        and not isinstance(n.slice, ast.Slice)
-        for n in walk(expr)
-    )
+def _selects_rows(expr, names, chain, line, ctx, depth=0) -> bool:
+    """``x[idx]`` (here, or in what a name it reads was assigned): a selection of ``x``'s rows."""
+    for n in walk(expr):
+        if (
+            isinstance(n, ast.Subscript)
+            and isinstance(n.value, ast.Name)
+            and n.value.id in names
+            and not isinstance(n.slice, ast.Slice)
+        ):
+            return True
+        if depth < 3 and isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in names:
+            binding, where = _lookup(n.id, chain, line, ctx)
+            if binding is not None and binding.how == "assign" and binding.value is not None:
+                if _selects_rows(binding.value, names, where, binding.line, ctx, depth + 1):
+                    return True
+    return False
 
 
 def _loop_of(node, scope, ctx):
@@ -322,6 +335,8 @@ def _split_after_augmentation(node, ctx):
     if not isinstance(node, ast.Call) or not node.args or ctx.function is None:
         return False
     q = ctx.qualified(node.func)
+    if q in _ARRAY_SPLITS:
+        return _copies(node.args[0], ctx.chain(), node.lineno, ctx)
     if q in _SPLITS:
         pass
     elif q in _SUBSETS:
@@ -359,5 +374,5 @@ RULE = Rule(
     "transforms; split first, then augment only the training part (validation gets its own eval-transform dataset)",
     _split_after_augmentation,
     nodes=ast.Call,
-    needs=("random_split", "Subset"),
+    needs=("random_split", "Subset", "train_test_split"),
 )

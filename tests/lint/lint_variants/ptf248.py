@@ -155,3 +155,51 @@ SEEN = {
         "with its own transform)"
     ),
 }
+
+# fresh set 7's tuning half (a miss): minority rows oversampled (copied, jittered) into the arrays before
+# scikit-learn's train_test_split
+PITFALL["oversampled_before_train_test_split"] = """
+import numpy as np
+from sklearn.model_selection import train_test_split
+
+def oversample(X, y, rng):
+    pos = np.flatnonzero(y == 1)
+    picks = rng.choice(pos, size=(y == 0).sum() - len(pos), replace=True)
+    extra = X[picks].copy()
+    extra += 0.01 * rng.standard_normal(extra.shape)
+    return np.vstack([X, extra]), np.concatenate([y, np.ones(len(picks), dtype=y.dtype)])
+
+def prepare(X, y, rng):
+    X_bal, y_bal = oversample(X, y, rng)
+    return train_test_split(X_bal, y_bal, test_size=0.2, stratify=y_bal)
+"""
+NEAR_MISS["class_partitions_joined_then_split"] = """
+import numpy as np
+from sklearn.model_selection import train_test_split
+
+def prepare(X, y):
+    pos = X[y == 1]
+    neg = X[y == 0]
+    X_sorted = np.vstack([pos, neg])
+    y_sorted = np.concatenate([np.ones(len(pos)), np.zeros(len(neg))])
+    return train_test_split(X_sorted, y_sorted, test_size=0.2, stratify=y_sorted)
+"""
+NEAR_MISS["oversampled_after_train_test_split"] = """
+import numpy as np
+from sklearn.model_selection import train_test_split
+
+def oversample(X, y, rng):
+    pos = np.flatnonzero(y == 1)
+    picks = rng.choice(pos, size=(y == 0).sum() - len(pos), replace=True)
+    return np.vstack([X, X[picks]]), np.concatenate([y, np.ones(len(picks), dtype=y.dtype)])
+
+def prepare(X, y, rng):
+    X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.2, stratify=y)
+    X_tr, y_tr = oversample(X_tr, y_tr, rng)
+    return X_tr, X_te, y_tr, y_te
+"""
+SEEN["oversampled_before_train_test_split"] = (
+    "benchmarks/fresh/lint7 y15_churn_tabular_oversample.py (a missed planted pitfall); "
+    "https://imbalanced-learn.org/stable/common_pitfalls.html (resampling before the split leaks: the "
+    "duplicated minority samples end up on both sides)"
+)
