@@ -18,7 +18,7 @@ _CLASSES = ("torch.nn.MSELoss", "torch.nn.L1Loss", "torch.nn.SmoothL1Loss", "tor
 _FUNCTIONAL = tuple(f"torch.nn.functional.{n}" for n in ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss"))
 # methods and functions that keep a tensor's (or array's) shape
 _KEEP = frozenset(
-    """to cuda cpu float double half bfloat16 long int detach clone contiguous type requires_grad_ astype fill_
+    """to cuda cpu float double half bfloat16 long int detach clone copy contiguous type requires_grad_ astype fill_
 normal_ uniform_ zero_
 to_numpy numpy sigmoid tanh relu exp log log1p abs sqrt clamp clip neg expm1""".split()
 )
@@ -97,6 +97,10 @@ class _Shapes:
             return None
         if binding.how == "iter":
             return self._batch_element(name, binding, where, klass, d)
+        if binding.how == "param":  # a loss helper's argument: what every call of the module passes
+            sites = self.b.passed(where[0], name) or []
+            found = {self.of(v, caller, at, owner, d) for v, caller, at, owner in sites}
+            return found.pop() if len(found) == 1 else None
         return None
 
     def _batch_element(self, name, binding, where, klass, d):
@@ -158,7 +162,7 @@ class _Shapes:
             last = parts[1]
             if _const(last, None) or (isinstance(last, ast.Attribute) and last.attr == "newaxis"):
                 return COL if self.of(node.value, chain, line, klass, d) == VEC else None
-            if isinstance(last, ast.Constant) and type(last.value) is int:
+            if self._position(last, chain, line, klass, d):  # x[:, 0], table[:, FEATURES.index("power")]
                 return VEC if self.of(node.value, chain, line, klass, d) in (COL, MAT) else None
             return None
         if all(self._position(p, chain, line, klass, d) for p in parts):  # one element: y[i], table[i, 0]
@@ -177,11 +181,20 @@ class _Shapes:
         not known to hold an array (a sample's index)."""
         if isinstance(index, ast.Constant):
             return type(index.value) is int
-        if isinstance(index, ast.BinOp):
-            return all(self._position(side, chain, line, klass, d) for side in (index.left, index.right))
+        if isinstance(index, ast.BinOp):  # i + self.history - 1: an offset of a sample's index
+            return all(
+                self._position(side, chain, line, klass, d)
+                or (isinstance(side, ast.Attribute) and self.of(side, chain, line, klass, d) in (None, SCALAR))
+                for side in (index.left, index.right)
+            )
         if isinstance(index, ast.Name):
             return self.of(index, chain, line, klass, d) in (None, SCALAR) and not self._columns(index, chain, line)
-        return False
+        if isinstance(index, ast.Attribute):  # self.history: only where it is known to hold a number
+            return self.of(index, chain, line, klass, d) == SCALAR
+        # len(x), int(k), FEATURES.index("power"): a number
+        return isinstance(index, ast.Call) and (
+            getattr(index.func, "id", None) in ("len", "int") or getattr(index.func, "attr", None) == "index"
+        )
 
     def _columns(self, node, chain, line) -> bool:
         """A list of column names (``["load", "temp"]``, or a name bound to one)."""
