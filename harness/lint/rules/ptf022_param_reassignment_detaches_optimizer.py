@@ -1,4 +1,4 @@
-"""What: A new nn.Parameter assigned to a module after its optimizer was built.
+"""What: A new nn.Parameter assigned to a module after its optimizer was built (here, or by a helper it calls).
 Why: The optimizer still holds the old tensor: the new parameter is never updated.
 Fix: copy into the existing parameter under torch.no_grad(), or build the optimizer afterwards.
 """
@@ -23,7 +23,26 @@ def _parameter_replaced_after_optimizer(node, ctx) -> bool:
     ):
         return False
     roots = _model_roots(node.targets[0].value, ctx, node.lineno)
-    return any(_optimized_before(root, node.lineno, ctx) for root in roots)
+    return any(_optimized_before(root, node.lineno, ctx) or _optimized_by_callers(root, ctx) for root in roots)
+
+
+def _optimized_by_callers(root, ctx) -> bool:
+    """``root`` is a parameter of a helper of the module (``set_prior_bias(linear, prior)``), and a call of
+    it hands over a part of a model an optimizer was already built over, above the call in the caller
+    (``optimizer = Adam(model.parameters())`` ... ``set_prior_bias(model.head, 0.01)``)."""
+    if not isinstance(root, ast.Name) or not isinstance(ctx.function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    binding, where = ctx.bindings.lookup(root.id, ctx.chain(), 1 << 30)
+    if binding is None or binding.how != "param" or where[0] is not ctx.function:
+        return False
+    for value, caller, line, _klass in ctx.bindings.passed(ctx.function, root.id) or ():
+        part = value
+        while isinstance(part, (ast.Attribute, ast.Subscript)):
+            part = part.value
+        if isinstance(part, ast.Name) and part.id not in ("self", "cls"):
+            if any(c.lineno < line and _mentions(c, part) for c in _optimizer_calls(caller[0], ctx)):
+                return True
+    return False
 
 
 def _model_roots(expr, ctx, line, depth=0) -> list:

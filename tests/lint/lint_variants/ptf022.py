@@ -138,4 +138,39 @@ class GanTrainer:
         h = self.head
         h.bias = nn.Parameter(torch.zeros(1))
 """
-SEEN["alias_of_self_model_in_method"] = "https://github.com/rdcolema/pytorch-image-classification/issues/2 (a DataParallel model's classifier replaced after the optimizer was built)"
+SEEN["alias_of_self_model_in_method"] = (
+    "https://github.com/rdcolema/pytorch-image-classification/issues/2 (a DataParallel model's classifier replaced after the optimizer was built)"
+)
+
+# fresh set 7's held-out half (a miss at its first score; tuning material since): a helper replaces the
+# head's bias, called after the optimizer was built over the model
+PITFALL["prior_bias_replaced_by_a_helper_after_the_optimizer"] = """
+import math
+import torch
+from torch import nn
+
+def set_prior_bias(linear, prior):
+    linear.bias = nn.Parameter(torch.full_like(linear.bias, -math.log((1 - prior) / prior)))
+
+def build(model, lr):
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    set_prior_bias(model.head, 0.01)
+    return optimizer
+"""
+NEAR_MISS["prior_bias_replaced_by_a_helper_before_the_optimizer"] = """
+import math
+import torch
+from torch import nn
+
+def set_prior_bias(linear, prior):
+    linear.bias = nn.Parameter(torch.full_like(linear.bias, -math.log((1 - prior) / prior)))
+
+def build(model, lr):
+    set_prior_bias(model.head, 0.01)
+    return torch.optim.Adam(model.parameters(), lr=lr)
+"""
+SEEN["prior_bias_replaced_by_a_helper_after_the_optimizer"] = (
+    "benchmarks/fresh/lint7 y24_pcb_defect_focal.py; the focal-loss prior of pytorch/vision "
+    "torchvision/models/detection/retinanet.py (RetinaNetClassificationHead sets cls_logits.bias in place with "
+    "torch.nn.init.constant_, the form that keeps the optimizer's tensor)"
+)
