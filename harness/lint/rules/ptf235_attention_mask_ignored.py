@@ -135,14 +135,64 @@ def _mask_ignored(node, ctx):
     if not masks or kept_on(fn, "_ptf235_kwargs_passed", _kwargs_passed):
         return False  # **kwargs passed on: the mask may travel in them
     padding = [p for p in masks if _PADDING.search(p)]
-    if padding and _method_or_torch(node) and not any(_reads(s, set(padding)) for s in fn.body):
-        found = _pools_over_sequence(node, ctx)
-        if found or found is UNSURE:
-            return found
+    if padding and _method_or_torch(node):
+        # pooled with no read of the mask in the function, or over a layer's output the mask reached only
+        # as the layer's mask keyword (and nothing masked the values after it)
+        masked, hidden_from_attention = _mask_in_pooled_values(node, fn, _mask_names(fn, padding), ctx)
+        if not masked and (hidden_from_attention or not any(_reads(s, set(padding)) for s in fn.body)):
+            found = _pools_over_sequence(node, ctx)
+            if found or found is UNSURE:
+                return found
     if not _attention_without_mask(node, ctx):
         return False
     names = _mask_names(fn, masks)
     return not _reads(node, names) and not _handed_on(fn, names)
+
+
+def _mask_in_pooled_values(call, fn, names, ctx) -> tuple[bool, bool]:
+    """(the pooled values are made with the mask, or by a call that may use it: ``h * mask.unsqueeze(-1)``,
+    ``h.masked_fill(~m, 0)``, ``pack_padded_sequence(x, lengths)``, ``self.bert(x, attention_mask=m)``;
+    the mask reached them only as the ``...mask=`` keyword of a torch attention layer), through the function's
+    own assignments. ``nn.TransformerEncoder(x, src_key_padding_mask=m)`` hides the pads from attention but
+    still outputs a vector at each pad position, and a mean over the sequence averages them in."""
+    todo, seen, hidden = [call.func.value if isinstance(call.func, ast.Attribute) else call], set(), False
+    while todo:
+        expr = todo.pop()
+        for n in walk(expr):
+            if isinstance(n, ast.Name) and n.id in names:
+                layer = _mask_keyword_of(expr, n)
+                if layer is None or not _torch_attention_layer(layer, ctx):
+                    return True, False
+                hidden = True
+            elif isinstance(n, ast.Name) and n.id not in seen:
+                seen.add(n.id)
+                todo += [
+                    a.value
+                    for a in walk(fn)
+                    if isinstance(a, ast.Assign) and _assigns(a, n.id) and a.lineno < call.lineno
+                ]
+    return False, hidden
+
+
+def _assigns(assign, name) -> bool:
+    """``name = ...`` or ``name, _ = ...``."""
+    return any(isinstance(t, ast.Name) and t.id == name for target in assign.targets for t in walk(target))
+
+
+def _mask_keyword_of(expr, name):
+    """The call in ``expr`` whose ``...mask=`` keyword holds ``name``, or None."""
+    for n in walk(expr):
+        if isinstance(n, ast.Call):
+            for k in n.keywords:
+                if k.arg and "mask" in k.arg and any(m is name for m in walk(k.value)):
+                    return n
+    return None
+
+
+def _torch_attention_layer(call, ctx) -> bool:
+    held = ctx.held(call.func) if isinstance(call.func, (ast.Name, ast.Attribute)) else None
+    what = (held.what or "") if held is not None and held.kind == "module" else ""
+    return what.startswith("torch.nn.") and what.rsplit(".", 1)[-1] in _LAYERS
 
 
 def _method_or_torch(call) -> bool:

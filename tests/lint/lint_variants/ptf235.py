@@ -153,3 +153,46 @@ SEEN = {
     "encoder_without_padding_mask_mask_only_pools": "https://github.com/pytorch/pytorch/issues/22374 (TransformerEncoder attends to padded positions unless given a key padding mask) and benchmarks/fresh/lint3/u08_news_multilabel.py (tuning material)",
     "masked_mean_pool": "https://github.com/huggingface/sentence-transformers/issues/230 (sum(token_embeddings * input_mask_expanded, 1) / mask sum: the masked mean)",
 }
+
+# fresh set 7's held-out half (a miss at its first score; tuning material since): the mask reaches the
+# encoder, which hides the pads from attention, but the mean over the sequence still averages their outputs
+PITFALL["mask_given_to_the_encoder_not_to_the_mean"] = """
+import torch
+from torch import nn
+class Encoder(nn.Module):
+    def __init__(self, d=64):
+        super().__init__()
+        self.encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(d, 4, batch_first=True), 2)
+    def forward(self, x, attention_mask):
+        h = self.encoder(x, src_key_padding_mask=attention_mask == 0)
+        return h.mean(dim=1)
+"""
+NEAR_MISS["mask_given_to_the_encoder_and_to_the_mean"] = """
+import torch
+from torch import nn
+class Encoder(nn.Module):
+    def __init__(self, d=64):
+        super().__init__()
+        self.encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(d, 4, batch_first=True), 2)
+    def forward(self, x, attention_mask):
+        h = self.encoder(x, src_key_padding_mask=attention_mask == 0)
+        m = attention_mask.unsqueeze(-1).float()
+        return (h * m).sum(dim=1) / m.sum(dim=1).clamp(min=1)
+"""
+SEEN["mask_given_to_the_encoder_not_to_the_mean"] = (
+    "benchmarks/fresh/lint7 y02_headline_topic_classifier.py; the masked mean of UKPLab/sentence-transformers "
+    "(models/Pooling.py: token embeddings multiplied by the expanded attention mask, summed, divided by the "
+    "mask's sum), the form the fix takes"
+)
+NEAR_MISS["mask_given_to_a_model_of_its_own_then_mean"] = """
+import torch
+from torch import nn
+class Classifier(nn.Module):
+    def __init__(self, backbone, d=64):
+        super().__init__()
+        self.backbone = backbone  # a model of its own: what it outputs at the pads is its business
+        self.head = nn.Linear(d, 2)
+    def forward(self, input_ids, attention_mask):
+        h = self.backbone(input_ids, attention_mask=attention_mask)
+        return self.head(h.mean(dim=1))
+"""
