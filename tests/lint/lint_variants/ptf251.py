@@ -140,3 +140,46 @@ SEEN = {
         "mlbench/mlbench-old#50 (last_epoch set to the resumed epoch when the scheduler is rebuilt)"
     ),
 }
+
+# fresh set 7's held-out half (a miss at its first score; tuning material since): the restoring helper reads
+# the epoch back, and the scheduler lives in the caller, which never hands it over
+PITFALL["scheduler_in_the_caller_of_a_restoring_helper"] = """
+import torch
+
+def load_checkpoint(path, model, optimizer):
+    ckpt = torch.load(path, weights_only=True)
+    model.load_state_dict(ckpt["model"])
+    optimizer.load_state_dict(ckpt["optimizer"])
+    return ckpt["epoch"] + 1
+
+def main(path, epochs, resume):
+    model = torch.nn.Linear(8, 1)
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=epochs)
+    start = load_checkpoint(path, model, optimizer) if resume else 0
+    for epoch in range(start, epochs):
+        optimizer.step()
+        scheduler.step()
+"""
+NEAR_MISS["scheduler_in_the_caller_built_at_the_resumed_epoch"] = """
+import torch
+
+def load_checkpoint(path, model, optimizer):
+    ckpt = torch.load(path, weights_only=True)
+    model.load_state_dict(ckpt["model"])
+    optimizer.load_state_dict(ckpt["optimizer"])
+    return ckpt["epoch"] + 1
+
+def main(path, epochs, resume):
+    model = torch.nn.Linear(8, 1)
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    start = load_checkpoint(path, model, optimizer) if resume else 0
+    scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=epochs, last_epoch=start - 1)
+    for epoch in range(start, epochs):
+        optimizer.step()
+        scheduler.step()
+"""
+SEEN["scheduler_in_the_caller_of_a_restoring_helper"] = (
+    "benchmarks/fresh/lint7 y04_wind_power_forecast.py (load_checkpoint restores model and optimizer and the "
+    "epoch; main's CosineAnnealingLR starts over)"
+)

@@ -288,10 +288,13 @@ def resumes_without(node, ctx, kind: str):
     roots = _checkpoint_roots(arg, fn, ctx)
     counter = _resumes_counter(fn, roots, ctx)
     found = False
-    for expr, held, is_param in _candidates(fn, kind, ctx):
-        if not (counter or (is_param and not _used(fn, expr.id))):
+    for expr, held, is_param, where in [
+        *((*c, fn) for c in _candidates(fn, kind, ctx)),
+        *_callers_own(fn, kind, counter, ctx),
+    ]:
+        if not (counter or (is_param and not _used(where, expr.id))):
             continue  # a restore function that is handed it and ignores it, or a resumed epoch counter
-        if kind == "scheduler" and _positioned(expr, fn, ctx):
+        if kind == "scheduler" and _positioned(expr, where, ctx):
             continue
         stateful = _stateful(held, kind)
         if stateful is False:
@@ -304,6 +307,27 @@ def resumes_without(node, ctx, kind: str):
     if _restores_from(kind, roots, fn) or _restored_in_file(kind, ctx, fn):
         return False
     return found
+
+
+def _callers_own(fn, kind: str, counter: bool, ctx):
+    """(expression, what it holds, False, caller) for the optimizers (schedulers) of the functions that call
+    a restoring helper of the module which reads the counter back (``start_epoch, best =
+    load_checkpoint(path, model, optimizer)`` in a ``main`` that also builds the scheduler) and do not hand
+    it over: the helper resumes the training they run."""
+    if not counter or not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return []
+    if ctx.bindings.module_function(fn.name) is not fn:
+        return []
+    out = []
+    for call, chain, _klass in ctx.bindings.call_sites(fn.name):
+        caller = chain[0] if chain else None
+        if not isinstance(caller, (ast.FunctionDef, ast.AsyncFunctionDef)) or caller is fn:
+            continue
+        given = {
+            n.id for a in [*call.args, *(k.value for k in call.keywords)] for n in walk(a) if isinstance(n, ast.Name)
+        }
+        out += [(e, h, False, caller) for e, h, _p in _candidates(caller, kind, ctx) if _name(e) not in given]
+    return out
 
 
 def _positioned(expr, fn, ctx) -> bool:
