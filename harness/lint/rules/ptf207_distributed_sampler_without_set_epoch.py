@@ -78,24 +78,18 @@ def _returned_and_used_each_epoch(loader: str, ctx) -> bool:
             places.add(None)
         elif isinstance(value, ast.Tuple):
             places |= {i for i, e in enumerate(value.elts) if isinstance(e, ast.Name) and e.id == loader}
-    for call in (n for n in walk(ctx.module) if isinstance(n, ast.Call) and getattr(n.func, "id", None) == fn.name):
-        up = ctx.parent(call)
-        if not (isinstance(up, ast.Assign) and len(up.targets) == 1):
+    for call, chain, _klass in ctx.bindings.call_sites(fn.name):
+        up, caller = ctx.parent(call), chain[0]
+        if not (isinstance(up, ast.Assign) and len(up.targets) == 1) or not isinstance(
+            caller, (ast.FunctionDef, ast.AsyncFunctionDef)
+        ):
             continue
         target = up.targets[0]
         for place in places:
             got = target if place is None else (target.elts[place] if isinstance(target, ast.Tuple) else None)
-            caller = _enclosing_function(up, ctx)
-            if isinstance(got, ast.Name) and caller is not None and _used_each_epoch(got.id, ctx, caller):
+            if isinstance(got, ast.Name) and _used_each_epoch(got.id, ctx, caller):
                 return True
     return False
-
-
-def _enclosing_function(node, ctx):
-    up = ctx.parent(node)
-    while up is not None and not isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        up = ctx.parent(up)
-    return up
 
 
 def _sampler_without_set_epoch(node, ctx) -> bool:

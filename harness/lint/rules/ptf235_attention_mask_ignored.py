@@ -89,14 +89,19 @@ def _attention_without_mask(call, ctx) -> bool:
         return False
     if ctx.qualified(call.func) in _SDPA:
         return len(call.args) <= 3
+    before = _LAYERS.get(_attention_layer(call, ctx))
+    return before is not None and len(call.args) <= before
+
+
+def _attention_layer(call, ctx) -> str | None:
+    """The torch attention layer a call runs (``"TransformerEncoder"``), where the bindings prove the
+    module called is one; else None."""
     if not isinstance(call.func, (ast.Name, ast.Attribute)) or ctx.qualified(call.func) is not None:
-        return False
+        return None
     held = ctx.held(call.func)
     what = (held.what or "") if held is not None and held.kind == "module" else ""
-    if not what.startswith("torch.nn."):
-        return False
-    before = _LAYERS.get(what.rsplit(".", 1)[-1])
-    return before is not None and len(call.args) <= before
+    name = what.rsplit(".", 1)[-1]
+    return name if what.startswith("torch.nn.") and name in _LAYERS else None
 
 
 def _dim(call):
@@ -155,22 +160,19 @@ def _mask_in_pooled_values(call, fn, names, ctx) -> tuple[bool, bool]:
     the mask reached them only as the ``...mask=`` keyword of a torch attention layer), through the function's
     own assignments. ``nn.TransformerEncoder(x, src_key_padding_mask=m)`` hides the pads from attention but
     still outputs a vector at each pad position, and a mean over the sequence averages them in."""
+    assigned = [a for a in walk(fn) if isinstance(a, ast.Assign) and a.lineno < call.lineno]
     todo, seen, hidden = [call.func.value if isinstance(call.func, ast.Attribute) else call], set(), False
     while todo:
         expr = todo.pop()
         for n in walk(expr):
             if isinstance(n, ast.Name) and n.id in names:
                 layer = _mask_keyword_of(expr, n)
-                if layer is None or not _torch_attention_layer(layer, ctx):
+                if layer is None or _attention_layer(layer, ctx) is None:
                     return True, False
                 hidden = True
             elif isinstance(n, ast.Name) and n.id not in seen:
                 seen.add(n.id)
-                todo += [
-                    a.value
-                    for a in walk(fn)
-                    if isinstance(a, ast.Assign) and _assigns(a, n.id) and a.lineno < call.lineno
-                ]
+                todo += [a.value for a in assigned if _assigns(a, n.id)]
     return False, hidden
 
 
@@ -187,12 +189,6 @@ def _mask_keyword_of(expr, name):
                 if k.arg and "mask" in k.arg and any(m is name for m in walk(k.value)):
                     return n
     return None
-
-
-def _torch_attention_layer(call, ctx) -> bool:
-    held = ctx.held(call.func) if isinstance(call.func, (ast.Name, ast.Attribute)) else None
-    what = (held.what or "") if held is not None and held.kind == "module" else ""
-    return what.startswith("torch.nn.") and what.rsplit(".", 1)[-1] in _LAYERS
 
 
 def _method_or_torch(call) -> bool:

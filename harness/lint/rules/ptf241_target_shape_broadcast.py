@@ -199,7 +199,7 @@ class _Shapes:
     def _columns(self, node, chain, line) -> bool:
         """A list of column names (``["load", "temp"]``, or a name bound to one)."""
         if isinstance(node, ast.Name):
-            node = self.b.value_of(node.id, chain, line) or _module_value(node.id, self.b)
+            node = self.b.value_of(node.id, chain, line)
         return (
             isinstance(node, ast.List)
             and bool(node.elts)
@@ -365,12 +365,6 @@ def _named_column(node) -> bool:
     return (
         isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str)
     )
-
-
-def _module_value(name: str, bindings):
-    """What a module-level name was assigned, where it is assigned once."""
-    found = bindings.scope(bindings.tree).names.get(name) or []
-    return found[0].value if len(found) == 1 and found[0].how == "assign" else None
 
 
 def _int_const(node, value) -> bool:
