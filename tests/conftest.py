@@ -110,6 +110,8 @@ def random_run(jobs):
     """The whole real corpus, RNG probes and an RNG-moving test beside it, shuffled."""
     run = jobs.get("random")
     assert f"--random-order-seed={run.extra['seed']}" in run.proc.stdout  # the plugin did shuffle, with this seed
+    # a fresh pytest session over a corpus whose every case passes exits 0
+    assert run.proc.returncode == 0, run.proc.stdout[-3000:] + run.proc.stderr[-3000:]
     return run
 
 

@@ -57,8 +57,8 @@ assert set(NAMED) == set(FAULTS)
 
 
 @pytest.fixture(scope="session")
-def faulty(jobs):
-    return jobs.get("faults-pytest").corpus
+def faulty(faults_pytest):
+    return faults_pytest.corpus
 
 
 @pytest.fixture(params=["cli", "pytest"])
