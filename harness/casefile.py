@@ -262,6 +262,7 @@ class CaseFile:
         # variant's code, a program of their own once dedented, under the case's imports.
         own = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == variant), None)
         imports = "".join(ast.unparse(n) + "\n" for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom)))
+        imports += _string_imports(tree)
         for node in ast.walk(own) if own is not None else ():
             if isinstance(node, ast.Call) and getattr(node.func, "id", None) not in RUNNERS:
                 for arg in node.args:
@@ -425,6 +426,29 @@ def read_case(path: Path | str) -> CaseFile:
     except OSError as e:
         raise CaseFileError(f"{path}: cannot be read: {e.strerror}") from None
     return _read(path, (st.st_mtime_ns, st.st_size))
+
+
+def _string_imports(tree: ast.Module) -> str:
+    """The import lines of the module's own code strings (a ``HEADER`` the case writes above each fragment
+    it runs, ``import torch.distributed as dist``): a fragment is checked with the names it runs with."""
+    found = []
+    for stmt in tree.body:
+        if not isinstance(stmt, ast.Assign):
+            continue
+        for node in ast.walk(stmt.value):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                for line in node.value.splitlines():
+                    line = line.strip()
+                    if line.startswith(("import ", "from ")) and line not in found and _parses(line):
+                        found.append(line)
+    return "".join(line + "\n" for line in found)
+
+
+def _parses(line: str) -> bool:
+    try:
+        return isinstance(ast.parse(line).body[0], (ast.Import, ast.ImportFrom))
+    except SyntaxError:
+        return False
 
 
 def _code_fragment(text: str | None) -> str | None:

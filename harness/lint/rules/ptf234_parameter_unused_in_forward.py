@@ -2,6 +2,7 @@
 Why: Its parameters are in model.parameters(), the optimizer and the checkpoint, but never get a gradient: they never
 train (weight decay alone moves them), and DistributedDataParallel stops with "parameters that were not used".
 Fix: apply the layer in forward (or delete it; or freeze it on purpose with requires_grad_(False)).
+Reported where the file trains the model; a layer of a model trained elsewhere only with --preview.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import re
 from pathlib import Path
 
 from torch_pitfalls.lint.applied import _package_folder, _python_files
-from torch_pitfalls.lint.rules.base import Rule
+from torch_pitfalls.lint.rules.base import UNSURE, Rule, _method
 from torch_pitfalls.lint.rules.shared.modules import _STATELESS
 from torch_pitfalls.lint.testcode import in_test_code
 from torch_pitfalls.lint.walking import kept_on, walk
@@ -287,7 +288,24 @@ def _unused_layer(node, ctx) -> bool:
             return False
     if not any(_real_forward(k) for k in family) or _reads_unassigned(family, ctx) or in_test_code(ctx.path):
         return False
-    return not _read_in_package(name, family, ctx)
+    if _read_in_package(name, family, ctx):
+        return False
+    return True if _trained_here(family, ctx) else UNSURE
+
+
+def _trained_here(family, ctx) -> bool:
+    """The file trains a model of the family: it names one of its classes outside the class bodies
+    (``Net()``, ``setup(device, Net)``) and runs a backward pass. Elsewhere (a library's layer, a model
+    file) nothing shows that the layer trains at all: its harm, a layer that never learns or DDP's
+    error on unused parameters, is a guess (--preview)."""
+    names = {k.name for k in family}
+    if not any(_method(n, "backward") for n in walk(ctx.module)):
+        return False
+    inside = {id(n) for k in family for n in walk(k)}
+    return any(
+        isinstance(n, ast.Name) and n.id in names and isinstance(n.ctx, ast.Load) and id(n) not in inside
+        for n in walk(ctx.module)
+    )
 
 
 RULE = Rule(

@@ -1,6 +1,138 @@
-"""PTF234 (parameter-unused-in-forward): a layer with parameters built in __init__ that nothing reads."""
+"""PTF234 (parameter-unused-in-forward): a layer with parameters built in __init__ that nothing reads. Reported in a
+file that trains the model (PITFALL; the near misses train theirs too, so each guard is held at the default level);
+the model classes alone are reported only with --preview (PREVIEW)."""
 
 PITFALL = {
+    "refactor_left_fc2_in_ddp_script": """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 16, 3)
+        self.fc1 = nn.Linear(16 * 30 * 30, 128)
+        self.fc2 = nn.Linear(128, 64)
+        self.fc3 = nn.Linear(128, 10)
+    def forward(self, x):
+        x = F.relu(self.conv1(x)).flatten(1)
+        return self.fc3(F.relu(self.fc1(x)))
+def main(rank, loader):
+    model = nn.parallel.DistributedDataParallel(Net().to(rank), device_ids=[rank])
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    for x, y in loader:
+        opt.zero_grad()
+        F.cross_entropy(model(x.to(rank)), y.to(rank)).backward()
+        opt.step()
+""",
+    "attention_block_trained_here": """
+import torch
+from torch import nn
+class AttentionBlock(nn.Module):
+    def __init__(self, channels, heads=4):
+        super().__init__()
+        self.norm = nn.GroupNorm(8, channels)
+        self.qkv = nn.Conv1d(channels, channels * 3, 1)
+        self.proj_attn = nn.Conv1d(channels, channels, 1)
+        self.heads = heads
+    def forward(self, x):
+        b, c, n = x.shape
+        q, k, v = self.qkv(self.norm(x)).chunk(3, dim=1)
+        w = torch.softmax(q.transpose(1, 2) @ k / c ** 0.5, dim=-1)
+        return x + (v @ w.transpose(1, 2))
+block = AttentionBlock(32)
+optimizer = torch.optim.Adam(block.parameters(), lr=1e-4)
+for step in range(100):
+    x = torch.randn(4, 32, 64)
+    loss = block(x).pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+""",
+    "fusion_norm_in_training_script": """
+import torch
+from torch import nn
+class Fusion(nn.Module):
+    def __init__(self, d_img, d_txt, d, n_classes):
+        super().__init__()
+        self.img_proj = nn.Linear(d_img, d)
+        self.txt_proj = nn.Linear(d_txt, d)
+        self.fuse_norm = nn.LayerNorm(2 * d)
+        self.classifier = nn.Linear(2 * d, n_classes)
+    def forward(self, img, txt):
+        fused = torch.cat([self.img_proj(img), self.txt_proj(txt)], dim=-1)
+        return self.classifier(fused)
+def train(loader, epochs=10):
+    model = Fusion(512, 768, 256, 5)
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-4)
+    for _ in range(epochs):
+        for img, txt, y in loader:
+            loss = nn.functional.cross_entropy(model(img, txt), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    return model
+""",
+    "learned_scale_class_passed_to_trainer": """
+import torch
+import torch.nn as nn
+class ScaledHead(nn.Module):
+    def __init__(self, d=128, n=10):
+        super().__init__()
+        self.fc = nn.Linear(d, n)
+        self.logit_scale = nn.Parameter(torch.ones([]) * 2.659)
+    def forward(self, x):
+        return self.fc(x)
+def fit(model_cls, batches):
+    head = model_cls()
+    opt = torch.optim.SGD(head.parameters(), lr=0.1)
+    for feats, labels in batches:
+        opt.zero_grad()
+        nn.functional.cross_entropy(head(feats), labels).backward()
+        opt.step()
+fit(ScaledHead, [])
+""",
+    "subclass_trained_in_notebook_cells": """
+# %%
+import torch
+from torch import nn
+class Backbone(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(4, 8)
+        self.fc2 = nn.Linear(8, 8)
+        self.out = nn.Linear(8, 1)
+class Shallow(Backbone):
+    def forward(self, x):
+        return self.out(torch.relu(self.fc1(x)))
+# %%
+net = Shallow()
+opt = torch.optim.Adam(net.parameters())
+x, y = torch.randn(64, 4), torch.randn(64, 1)
+for _ in range(200):
+    opt.zero_grad()
+    nn.functional.mse_loss(net(x), y).backward()
+    opt.step()
+""",
+}
+
+PREVIEW = {
+    "built_for_inference_only": """
+import torch
+from torch import nn
+class Denoiser(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Conv2d(1, 8, 3, padding=1)
+        self.skip = nn.Conv2d(1, 8, 1)
+        self.dec = nn.Conv2d(8, 1, 3, padding=1)
+    def forward(self, x):
+        return self.dec(torch.relu(self.enc(x)))
+model = Denoiser().eval()
+model.load_state_dict(torch.load("denoiser.pt", weights_only=True))
+with torch.no_grad():
+    clean = model(torch.randn(1, 1, 64, 64))
+""",
     "fusion_norm_never_applied": """
 import torch
 from torch import nn
@@ -104,8 +236,15 @@ class MLP(nn.Module):
         self.inorm = nn.InstanceNorm1d(8)
     def forward(self, x):
         return torch.relu(self.fc(x))
+model = MLP()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x = torch.randn(2, 8)
+opt.zero_grad()
+(model(x).sum()).backward()
+opt.step()
 """,
     "used_in_a_helper_method": """
+import torch
 from torch import nn
 class Encoder(nn.Module):
     def __init__(self):
@@ -116,6 +255,12 @@ class Encoder(nn.Module):
         return self.norm(self.proj(x))
     def forward(self, x):
         return self.encode(x).mean(0)
+model = Encoder()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x = torch.randn(2, 16)
+opt.zero_grad()
+(model(x).sum()).backward()
+opt.step()
 """,
     "layers_read_by_a_built_name": """
 import torch
@@ -131,8 +276,15 @@ class Stack(nn.Module):
         for i in range(self.n):
             x = torch.relu(getattr(self, f"layer{i}")(x))
         return x
+model = Stack()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x = torch.randn(2, 8)
+opt.zero_grad()
+(model(x).sum()).backward()
+opt.step()
 """,
     "every_child_run_in_order": """
+import torch
 from torch import nn
 class Chain(nn.Module):
     def __init__(self):
@@ -143,6 +295,12 @@ class Chain(nn.Module):
         for layer in self.children():
             x = layer(x)
         return x
+model = Chain()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x = torch.randn(2, 4)
+opt.zero_grad()
+(model(x).sum()).backward()
+opt.step()
 """,
     "subclass_uses_the_layer": """
 import torch
@@ -157,6 +315,12 @@ class Complete(Backbone):
     def forward(self, x):
         h = torch.relu(self.fc1(x))
         return self.out(torch.relu(self.fc2(h)))
+model = Complete()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x = torch.randn(2, 4)
+opt.zero_grad()
+(model(x).sum()).backward()
+opt.step()
 """,
     "frozen_buffer_like_parameter": """
 import torch
@@ -168,6 +332,12 @@ class Head(nn.Module):
         self.prior = nn.Parameter(torch.zeros(2), requires_grad=False)
     def forward(self, x):
         return self.fc(x)
+model = Head()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x = torch.randn(2, 4)
+opt.zero_grad()
+(model(x).sum()).backward()
+opt.step()
 """,
     "head_applied_by_the_caller": """
 import torch
@@ -181,6 +351,12 @@ class Backbone(nn.Module):
         return torch.relu(self.features(x))
 def predict(model, x):
     return model.classifier(model(x)).argmax(-1)
+model = Backbone()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x = torch.randn(2, 32)
+opt.zero_grad()
+(model.classifier(model(x)).sum()).backward()
+opt.step()
 """,
     "weight_penalty_over_every_parameter": """
 import torch
@@ -193,6 +369,12 @@ class Regularized(nn.Module):
     def forward(self, x):
         penalty = sum(p.pow(2).sum() for p in self.parameters())
         return self.fc(x), penalty
+model = Regularized()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x = torch.randn(2, 4)
+opt.zero_grad()
+(sum(o.sum() for o in model(x))).backward()
+opt.step()
 """,
 }
 

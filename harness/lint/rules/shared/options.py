@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 
+from torch_pitfalls.lint.bindings import returned_values
 from torch_pitfalls.lint.rules.base import _kw, _method
 from torch_pitfalls.lint.rules.shared.flow import _bound_once, _values
 from torch_pitfalls.lint.walking import kept_on, walk
@@ -23,22 +24,46 @@ def _dest(call) -> str | None:
     return flags[0] if flags and not flags[0].startswith("-") else None
 
 
-def option_default(expr, ctx):
-    """The default of the option ``expr`` reads (``args.workers`` where ``args = parser.parse_args()``):
-    the ``default=`` expression of the one ``add_argument`` that fills it, a ``None`` constant where it
-    gives none; None where it cannot be told (not an option, declared twice, no declaration here)."""
+def option_default(expr, ctx, chain=None, line: int | None = None):
+    """The default of the option ``expr`` reads (``args.workers`` where ``args = parser.parse_args()``,
+    or ``args = parse_args()``, a function of the file returning it), looked up in ``chain`` (default:
+    where the rule is): the ``default=`` expression of the one ``add_argument`` that fills it, a ``None``
+    constant where it gives none; None where it cannot be told (not an option, declared twice, no
+    declaration here)."""
     if not (isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name)):
         return None
-    parsed = ctx.value_of(expr.value, expr.lineno)
-    if isinstance(parsed, ast.Subscript):  # args = parser.parse_known_args()[0]
-        parsed = parsed.value
-    if not _method(parsed, "parse_args", "parse_known_args"):
+    chain = chain if chain is not None else ctx.chain()
+    parsed = ctx.bindings.value_of(expr.value.id, chain, line if line is not None else expr.lineno)
+    if not _parses_options(parsed, ctx):
         return None
     found = [n for n in walk(ctx.module) if _method(n, "add_argument") and _dest(n) == expr.attr]
     if len(found) != 1:
         return None
     default = _kw(found[0], "default")
     return default if default is not None else ast.Constant(None)
+
+
+def _parses_options(value, ctx, depth: int = 0) -> bool:
+    """``parser.parse_args()`` (or ``parse_known_args()[0]``), or a call of a function of this file whose
+    every return is one (``def parse_args(): ...; return p.parse_args()``)."""
+    if isinstance(value, ast.Subscript):  # args = parser.parse_known_args()[0]
+        value = value.value
+    if _method(value, "parse_args", "parse_known_args"):
+        return True
+    fn = (
+        ctx.bindings.module_function(value.func.id)
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name)
+        else None
+    )
+    if fn is None or depth > 2:
+        return False
+    returned = returned_values(fn)
+    return bool(returned) and all(
+        _parses_options(
+            ctx.bindings.value_of(v.id, (fn, ctx.module), at) if isinstance(v, ast.Name) else v, ctx, depth + 1
+        )
+        for v, at in returned
+    )
 
 
 # --- the numbers an expression may hold (a learning rate, a weight decay) ---------------------------
