@@ -1,6 +1,7 @@
 """What: A tensor assigned as a plain attribute in an nn.Module's __init__.
 Why: It is not in state_dict() and is not moved or converted by .to()/.cuda()/.double().
 Fix: register it with self.register_buffer(name, tensor), or wrap it in nn.Parameter if it is learned.
+Reported where the file builds the model and moves or saves one, or the tensor is made to learn; else --preview.
 """
 
 from __future__ import annotations
@@ -8,8 +9,8 @@ from __future__ import annotations
 import ast
 
 from torch_pitfalls.lint.bindings import NON_TENSOR_METHODS, TENSOR_FUNCTIONS
-from torch_pitfalls.lint.rules.base import Rule, _const, _kw, _method
-from torch_pitfalls.lint.rules.shared.modules import _module_method
+from torch_pitfalls.lint.rules.base import UNSURE, Rule, _const, _kw, _method
+from torch_pitfalls.lint.rules.shared.modules import _module_method, built_here, file_calls
 from torch_pitfalls.lint.walking import walk
 
 _FACTORIES = (
@@ -62,7 +63,33 @@ def _unregistered_tensor_attribute(node, ctx) -> bool:
     # an ``_apply`` override in the package reassigning it from ``fn(...)`` moves it with the model
     if target.attr in registered or target.attr in ctx.moved_by_package():
         return False
-    return not _kept_by_the_class(target.attr, ctx)
+    if _kept_by_the_class(target.attr, ctx):
+        return False
+    return True if _made_to_learn(node.value, ctx) or _moved_or_saved_here(ctx) else UNSURE
+
+
+def _made_to_learn(expr, ctx) -> bool:
+    """Made with ``requires_grad=True``: meant to train, and no optimizer built from parameters() sees it,
+    wherever the model is built."""
+    call = ctx.resolve(expr, getattr(expr, "lineno", 1 << 30))
+    while isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and ctx.qualified(call.func) is None:
+        call = call.func.value
+    return isinstance(call, ast.Call) and _const(_kw(call, "requires_grad"), True)
+
+
+def _moved_or_saved_here(ctx) -> bool:
+    """The file builds a model of this class (or a subclass) and moves, converts or saves a model: where the
+    harm shows. A module class alone (a library's layer) leaves both to code not seen here (--preview)."""
+    family, todo = [ctx.klass], [ctx.klass]
+    classes = ctx.bindings.classes().values()
+    while todo:
+        k = todo.pop()
+        for sub in classes:
+            if sub not in family and any(getattr(b, "id", getattr(b, "attr", None)) == k.name for b in sub.bases):
+                family.append(sub)
+                todo.append(sub)
+    moves = ("to", "cuda", "double", "half", "float", "bfloat16", "state_dict")
+    return file_calls(ctx, *moves) and built_here(family, ctx)
 
 
 _MOVES = ("to", "cuda", "type_as")

@@ -14,8 +14,8 @@ import re
 from pathlib import Path
 
 from torch_pitfalls.lint.applied import _package_folder, _python_files
-from torch_pitfalls.lint.rules.base import UNSURE, Rule, _method
-from torch_pitfalls.lint.rules.shared.modules import _STATELESS
+from torch_pitfalls.lint.rules.base import UNSURE, Rule
+from torch_pitfalls.lint.rules.shared.modules import _STATELESS, built_here, file_calls
 from torch_pitfalls.lint.testcode import in_test_code
 from torch_pitfalls.lint.walking import kept_on, walk
 
@@ -294,18 +294,10 @@ def _unused_layer(node, ctx) -> bool:
 
 
 def _trained_here(family, ctx) -> bool:
-    """The file trains a model of the family: it names one of its classes outside the class bodies
-    (``Net()``, ``setup(device, Net)``) and runs a backward pass. Elsewhere (a library's layer, a model
-    file) nothing shows that the layer trains at all: its harm, a layer that never learns or DDP's
-    error on unused parameters, is a guess (--preview)."""
-    names = {k.name for k in family}
-    if not any(_method(n, "backward") for n in walk(ctx.module)):
-        return False
-    inside = {id(n) for k in family for n in walk(k)}
-    return any(
-        isinstance(n, ast.Name) and n.id in names and isinstance(n.ctx, ast.Load) and id(n) not in inside
-        for n in walk(ctx.module)
-    )
+    """The file builds a model of the family and runs a backward pass. Elsewhere (a library's layer, a model
+    file) nothing shows that the layer trains at all: its harm, a layer that never learns or DDP's error
+    on unused parameters, is a guess (--preview)."""
+    return file_calls(ctx, "backward") and built_here(family, ctx)
 
 
 RULE = Rule(

@@ -1,6 +1,6 @@
 """PTF015: a tensor kept as a plain attribute of an nn.Module (not a buffer, not a Parameter)."""
 
-PITFALL = {
+PREVIEW = {
     "tensor_literal": """
 import torch
 import torch.nn as nn
@@ -95,7 +95,7 @@ SEEN = {
 }
 
 # round 3: the tensor is arithmetic on a factory (a BinOp/UnaryOp with a tensor operand is a tensor)
-PITFALL["scaled_ones"] = """
+PREVIEW["scaled_ones"] = """
 import torch
 from torch import nn
 class ScaledAttention(nn.Module):
@@ -104,7 +104,7 @@ class ScaledAttention(nn.Module):
         self.qkv = nn.Linear(dim, 3 * dim)
         self.scale = torch.ones(dim) * dim ** -0.5
 """
-PITFALL["normalised_positions"] = """
+PREVIEW["normalised_positions"] = """
 import torch
 import torch.nn as nn
 class TimeEmbedding(nn.Module):
@@ -135,7 +135,7 @@ SEEN["scaled_buffer"] = (
 
 # round 5: the attribute is computed from a local name bound to a tensor (a factory, through
 # arithmetic and method chains): as unregistered as the factory's own result
-PITFALL["inverse_frequency_weights"] = """
+PREVIEW["inverse_frequency_weights"] = """
 import numpy as np
 import torch
 import torch.nn as nn
@@ -146,7 +146,7 @@ class WeightedHead(nn.Module):
         n = torch.from_numpy(np.asarray(counts, dtype=np.float32))
         self.loss_weight = (n.max() / n).sqrt()
 """
-PITFALL["local_mask_then_bool"] = """
+PREVIEW["local_mask_then_bool"] = """
 import torch
 from torch import nn
 class CausalBlock(nn.Module):
@@ -227,7 +227,7 @@ class Standardize(nn.Module):
             setattr(self, attr, fn(getattr(self, attr)))
         return self
 """
-PITFALL["apply_moves_another_attribute"] = """
+PREVIEW["apply_moves_another_attribute"] = """
 import torch
 from torch import nn
 class Grid(nn.Module):
@@ -240,7 +240,7 @@ class Grid(nn.Module):
         self.anchor_points = fn(self.anchor_points)
         return self
 """
-PITFALL["apply_override_that_only_logs"] = """
+PREVIEW["apply_override_that_only_logs"] = """
 import torch
 import torch.nn as nn
 class Tracker(nn.Module):
@@ -316,3 +316,72 @@ SEEN["constant_table_placed_at_each_call"] = (
     "chaofengc/IQA-PyTorch pyiqa/archs/niqe_arch.py (NIQE's prior tables, moved with .to(img) in "
     "calculate_niqe at each call; round 9's read held-out half)"
 )
+
+PREVIEW["built_and_run_where_it_was_made"] = PREVIEW["tensor_literal"] + """
+print(Affine()(torch.zeros(2, 3)))
+"""
+
+# The same pitfalls where the file builds the model and moves or saves it: reported at the default level.
+PITFALL = {
+    "offset_moved_to_cuda": PREVIEW["tensor_literal"]
+    + """
+model = Affine().cuda()
+y = model(torch.randn(4, 3, device="cuda"))
+""",
+    "causal_mask_model_saved": """
+import torch
+from torch import nn
+class CausalSelfAttention(nn.Module):
+    def __init__(self, block_size, d):
+        super().__init__()
+        self.qkv = nn.Linear(d, 3 * d)
+        self.mask = torch.tril(torch.ones(block_size, block_size))
+    def forward(self, x):
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        att = (q @ k.transpose(-2, -1)).masked_fill(self.mask[: x.size(1), : x.size(1)] == 0, float("-inf"))
+        return att.softmax(-1) @ v
+attn = CausalSelfAttention(128, 64)
+torch.save(attn.state_dict(), "attn.pt")
+""",
+    "normalizer_subclass_to_device": PREVIEW["subclass_of_own_base"]
+    + """
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+norm = Normalizer().to(device)
+""",
+    "positional_table_half_precision": """
+import math
+import torch
+import torch.nn as nn
+class PositionalEncoding(nn.Module):
+    def __init__(self, d_model, max_len=512):
+        super().__init__()
+        pe = torch.zeros(max_len, d_model)
+        position = torch.arange(0, max_len).unsqueeze(1)
+        div = torch.exp(torch.arange(0, d_model, 2) * (-math.log(10000.0) / d_model))
+        pe[:, 0::2] = torch.sin(position * div)
+        pe[:, 1::2] = torch.cos(position * div)
+        self.pe = pe.unsqueeze(0)
+    def forward(self, x):
+        return x + self.pe[:, : x.size(1)]
+encoder = nn.Sequential(nn.Embedding(1000, 64), PositionalEncoding(64)).half()
+""",
+    "lightning_identity_trained_on_gpu": PREVIEW["lightning_module_eye"]
+    + """
+model = Model(8).to("cuda")
+""",
+}
+
+# Each guard is held at --preview too: a near miss is a module class alone, reported (labelled) only there.
+GUARDS_AT_PREVIEW = True
+
+# A tensor made to learn is left out of parameters() wherever the model is built: the class alone is enough.
+PITFALL["learned_scale_outside_parameters"] = """
+import torch
+from torch import nn
+class LooseScale(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.scale = torch.ones(n, requires_grad=True)
+    def forward(self, x):
+        return x * self.scale
+"""

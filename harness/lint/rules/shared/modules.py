@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 
 from torch_pitfalls.lint.rules.base import _const, _kw, _method
-from torch_pitfalls.lint.walking import walk
+from torch_pitfalls.lint.walking import kept_on, walk
 
 
 def _module_method(ctx) -> bool:
@@ -50,3 +50,23 @@ def _sets_eval(call) -> bool:
         mode = call.args[0] if call.args else _kw(call, "mode")
         return _const(mode, False)
     return False
+
+
+def built_here(classes, ctx) -> bool:
+    """The file names one of these module classes outside their own bodies (``Net()``, ``fit(Net)``): it
+    builds a model of them, where what it then does to the model (train it, move it) can be read."""
+    names = {k.name for k in classes}
+
+    def inside(tree) -> frozenset:
+        return frozenset(id(n) for k in walk(tree) if isinstance(k, ast.ClassDef) for n in walk(k))
+
+    bodies = kept_on(ctx.module, "_class_body_nodes", inside)
+    return any(
+        isinstance(n, ast.Name) and n.id in names and isinstance(n.ctx, ast.Load) and id(n) not in bodies
+        for n in walk(ctx.module)
+    )
+
+
+def file_calls(ctx, *methods: str) -> bool:
+    """Anything in the file calls one of these methods (``backward``, ``to``): kept per file and name."""
+    return any(kept_on(ctx.module, f"_calls_{m}", lambda t, m=m: any(_method(n, m) for n in walk(t))) for m in methods)
