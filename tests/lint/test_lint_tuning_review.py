@@ -303,6 +303,8 @@ CAUGHT = {
 
             def forward(self, x):
                 return x + self.offset
+
+        shift = Shift().cuda()
         """,
     ),
     "dropout-without-the-flag": (
