@@ -7,6 +7,7 @@
     .venv/bin/python benchmarks/fresh/score.py tuning --only lint --lint-set lint5     # the fifth set
     .venv/bin/python benchmarks/fresh/score.py tuning --only lint --lint-set lint6     # the sixth set
     .venv/bin/python benchmarks/fresh/score.py tuning --only lint --lint-set lint7     # the seventh set
+    .venv/bin/python benchmarks/fresh/score.py tuning --only lint --lint-set lint8     # the eighth set
 
 watch: each pair's broken and fixed program run under `pitfalls watch --format json` (sound
 detectors), then again with `--pedantic`. A broken program counts as reported when a finding of
@@ -84,7 +85,7 @@ def score_watch(half: str) -> dict:
 
 
 def score_lint(half: str, folder: str = "lint") -> dict:
-    """``folder``: lint (the first set, split in split.toml), lint2 ... lint7 (each split in its own split.toml)."""
+    """``folder``: lint (the first set, split in split.toml), lint2 ... lint8 (each split in its own split.toml)."""
     split = SPLIT if folder == "lint" else tomllib.loads((HERE / folder / "split.toml").read_text(encoding="utf-8"))
     key = {s["file"]: s for s in tomllib.loads((HERE / folder / "key.toml").read_text(encoding="utf-8"))["script"]}
     rows = []
@@ -122,7 +123,7 @@ def main(argv=None) -> int:
     parser.add_argument("--only", choices=("lint", "watch"))
     parser.add_argument(
         "--lint-set",
-        choices=("lint", "lint2", "lint3", "lint4", "lint5", "lint6", "lint7"),
+        choices=("lint", "lint2", "lint3", "lint4", "lint5", "lint6", "lint7", "lint8"),
         default="lint",
         help="which set of lint scripts",
     )
