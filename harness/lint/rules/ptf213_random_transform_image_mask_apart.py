@@ -89,11 +89,14 @@ def _augments(fn, ctx) -> bool:
     return False
 
 
-def _random_callable(expr, ctx, depth: int = 0) -> bool:
+def _random_callable(expr, ctx, depth: int = 0, chain=None, line: int | None = None) -> bool:
     """What ``expr`` calls draws at every call: a function or a class of this file that draws, a
-    torchvision Random* transform, or a Compose holding one; through names and ``self.`` attributes."""
+    torchvision Random* transform, or a Compose holding one; through names (in ``chain``, the scopes
+    ``expr`` is read in), ``self.`` attributes, and the parameter an attribute was set from (what the
+    class's constructions pass for it: ``Dataset(root, geometric=aug)``)."""
     if depth > 4 or expr is None:
         return False
+    chain = chain if chain is not None else ctx.chain()
     q = ctx.qualified(expr) if isinstance(expr, (ast.Name, ast.Attribute)) else None
     if isinstance(expr, ast.Call):
         made = ctx.qualified(expr.func) or ""
@@ -101,7 +104,7 @@ def _random_callable(expr, ctx, depth: int = 0) -> bool:
         if made.startswith("torchvision.") and (last.startswith("Random") or last in _RANDOM_TRANSFORMS):
             return True
         if last == "Compose" and expr.args and isinstance(expr.args[0], (ast.List, ast.Tuple)):
-            return any(_random_callable(e, ctx, depth + 1) for e in expr.args[0].elts)
+            return any(_random_callable(e, ctx, depth + 1, chain, line) for e in expr.args[0].elts)
         klass = ctx.bindings.classes().get(getattr(expr.func, "id", None))
         if klass is None:
             return False
@@ -112,18 +115,29 @@ def _random_callable(expr, ctx, depth: int = 0) -> bool:
             return True
         # built from random callables (a Compose of this file): it applies them
         parts = [e for a in expr.args for e in (a.elts if isinstance(a, (ast.List, ast.Tuple)) else [a])]
-        return any(isinstance(p, ast.Call) and _random_callable(p, ctx, depth + 1) for p in parts)
+        return any(isinstance(p, ast.Call) and _random_callable(p, ctx, depth + 1, chain, line) for p in parts)
     if isinstance(expr, ast.Name) and q is None:
         fn = ctx.bindings.module_function(expr.id)
         if fn is not None:
             return _augments(fn, ctx)
-        value = ctx.value_of(expr, expr.lineno)
-        return _random_callable(value, ctx, depth + 1)
+        binding, where = ctx.bindings.lookup(expr.id, chain, line if line is not None else expr.lineno)
+        if binding is None:
+            return False
+        if binding.how == "assign":
+            return _random_callable(binding.value, ctx, depth + 1, where, binding.line)
+        if binding.how == "param":
+            passed = [(v, c, at) for v, c, at, _ in ctx.bindings.passed(where[0], expr.id) or () if not _unset(v)]
+            return bool(passed) and all(_random_callable(v, ctx, depth + 1, c, at) for v, c, at in passed)
+        return False
     if isinstance(expr, ast.Attribute) and getattr(expr.value, "id", None) == "self" and ctx.klass is not None:
-        values = [v for _, v, _ in ctx.bindings.self_attributes(ctx.klass).get(expr.attr) or []]
-        values = [v for v in values if not (isinstance(v, ast.Constant) and v.value is None)]  # unset until augment
-        return bool(values) and all(_random_callable(v, ctx, depth + 1) for v in values)
+        found = ctx.bindings.self_attributes(ctx.klass).get(expr.attr) or []
+        values = [(m, v, at) for m, v, at in found if not _unset(v)]  # unset until augment
+        return bool(values) and all(_random_callable(v, ctx, depth + 1, (m, ctx.module), at + 1) for m, v, at in values)
     return False
+
+
+def _unset(value) -> bool:
+    return isinstance(value, ast.Constant) and value.value is None
 
 
 def _callee_key(func):

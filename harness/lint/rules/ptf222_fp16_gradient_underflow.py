@@ -11,6 +11,7 @@ import ast
 
 from torch_pitfalls.lint.rules.base import CALL, Rule, _const, _kw, _method
 from torch_pitfalls.lint.rules.shared.flow import _own_code
+from torch_pitfalls.lint.rules.shared.options import default_truth
 from torch_pitfalls.lint.walking import walk
 
 _AUTOCAST = (
@@ -101,12 +102,28 @@ def _grad_off(node, ctx) -> bool:
 
 
 def _to_fp16(call, ctx) -> bool:
-    """``.half()`` or ``.to(torch.float16)`` / ``.to(dtype=torch.half)``."""
+    """``.half()`` or ``.to(torch.float16)`` / ``.to(dtype=torch.half)``, the dtype also through a name and an
+    option's default (``dtype = torch.float16 if args.precision == "fp16" else torch.float32``)."""
     if _method(call, "half") and not call.args:
         return True
     return _method(call, "to") and any(
-        ctx.qualified(a) in _FP16 for a in [*call.args, *(k.value for k in call.keywords if k.arg == "dtype")]
+        _dtype(a, ctx, call.lineno) in _FP16
+        for a in [*call.args, *(k.value for k in call.keywords if k.arg == "dtype")]
     )
+
+
+def _dtype(expr, ctx, line: int, depth: int = 0) -> str | None:
+    """The qualified dtype an expression holds at ``line``: itself, a name's value, or the branch of a
+    conditional the options' defaults take."""
+    if depth > 4:
+        return None
+    if isinstance(expr, ast.Name):
+        value = ctx.value_of(expr, line)
+        return _dtype(value, ctx, line, depth + 1) if value is not None else ctx.qualified(expr)
+    if isinstance(expr, ast.IfExp):
+        taken = default_truth(expr.test, ctx, ctx.chain(), line)
+        return None if taken is None else _dtype(expr.body if taken else expr.orelse, ctx, line, depth + 1)
+    return ctx.qualified(expr) if expr is not None else None
 
 
 def _halved(name: ast.Name, ctx) -> bool:

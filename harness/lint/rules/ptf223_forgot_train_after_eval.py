@@ -178,6 +178,7 @@ def _trained_keys(loop, ctx) -> set[str]:
                 for sub in walk(node.args[0]):
                     if _method(sub, "parameters", "named_parameters") and (k := _key(sub.func.value)):
                         held.add(k)
+                        held |= _kept_as(k, scope)
     if seen_optimizer and held:
         return held
     called = {
@@ -186,6 +187,29 @@ def _trained_keys(loop, ctx) -> set[str]:
         if isinstance(n, ast.Call) and (k := _key(n.func)) is not None and not _grad_off(n, ctx) and _is_module(n, ctx)
     }
     return called if len(called) == 1 else set()
+
+
+def _kept_as(name: str, scope) -> set[str]:
+    """The ``self.`` attributes ``scope`` binds to the module ``name`` holds (``self.model = model.to(device)``,
+    ``self.model, self.device = model, device``): the optimizer built on ``model`` trains ``self.model``."""
+    found = set()
+    for n in walk(scope):
+        if not isinstance(n, ast.Assign):
+            continue
+        pairs = [(t, n.value) for t in n.targets]
+        for target in n.targets:  # self.model, self.device = model.to(device), device
+            if (
+                isinstance(target, ast.Tuple)
+                and isinstance(n.value, ast.Tuple)
+                and len(target.elts) == len(n.value.elts)
+            ):
+                pairs += zip(target.elts, n.value.elts)
+        for target, value in pairs:
+            while _method(value, "to", "cuda", "train", "float", "half", "double"):
+                value = value.func.value
+            if isinstance(value, ast.Name) and value.id == name and (k := _key(target)) and k.startswith("self."):
+                found.add(k)
+    return found
 
 
 def _is_module(call, ctx) -> bool:
@@ -236,38 +260,74 @@ def _loops_around(node, ctx):
         child, up = up, ctx.parent(up)
 
 
-def _eval_left_on(node, ctx):
-    """An eval of the trained model inside a training loop that never puts it back in train mode."""
+def _left_in_eval(node, ctx):
+    """(loop, found, keys) where ``node`` puts the trained model (keys: its names) in eval mode inside a
+    training loop that never puts it back (found: True, or UNSURE where a callee of unknown code also gets
+    it); None otherwise."""
     if not isinstance(node, ast.Call) or ctx.function is None or not _own_code(node, ctx):
-        return False
+        return None
     chain = ctx.chain()
     if _sets_eval(node):
         keys = {_key(node.func.value)} - {None}
     else:
         callees = _callees(node, ctx, ctx.klass, chain)
         if not callees:
-            return False
+            return None
         keys = set()
         for fn in callees:
             inner_chain = (fn, ctx.module) if not isinstance(fn, ast.Lambda) else (fn, *chain)
             inner = _effects(fn, ctx, ctx.klass, inner_chain, (fn,))
             if inner.trains:  # the helper restores the mode (or sets train itself)
-                return False
+                return None
             mapping = _mapping(node, fn)
             keys |= {mapping.get(k) if not k.startswith("self.") else k for k in inner.evals} - {None}
     if not keys or _dead(node, ctx) or _ends_loop(node, ctx):
-        return False
+        return None
     loop = next((lp for lp in _loops_around(node, ctx) if _effects(lp, ctx, ctx.klass, chain).steps), None)
     if loop is None:
-        return False
+        return None
     effects = _effects(loop, ctx, ctx.klass, chain)
     if effects.trains:
-        return False
-    trained = _trained_keys(loop, ctx)
-    evaluated = keys & trained
+        return None
+    evaluated = keys & _trained_keys(loop, ctx)
     if not evaluated:
+        return None
+    return loop, (UNSURE if evaluated & effects.unknown else True), evaluated
+
+
+def _train_before(loop, keys, ctx):
+    """The ``model.train()`` of this function, on the trained model, that runs once before the loop (in no
+    loop): the call to move into it."""
+    return next(
+        (
+            n
+            for n in _own(ctx.function)
+            if _sets_train(n)
+            and _key(n.func.value) in keys
+            and n.lineno < loop.lineno
+            and next(_loops_around(n, ctx), None) is None
+        ),
+        None,
+    )
+
+
+def _eval_left_on(node, ctx):
+    """An eval of the trained model inside a training loop that never puts it back in train mode: reported
+    at the ``model.train()`` made once before the loop, where there is one (the line to move into the loop),
+    else at the eval."""
+    if _sets_train(node):
+        if ctx.function is None or next(_loops_around(node, ctx), None) is not None:
+            return False
+        found = False
+        for call in _own(ctx.function):
+            left = _left_in_eval(call, ctx) if isinstance(call, ast.Call) and call.lineno > node.lineno else None
+            if left is not None and _train_before(left[0], left[2], ctx) is node:
+                found = left[1] if found is False or found is UNSURE else found
+        return found
+    left = _left_in_eval(node, ctx)
+    if left is None or _train_before(left[0], left[2], ctx) is not None:
         return False
-    return UNSURE if evaluated & effects.unknown else True
+    return left[1]
 
 
 RULE = Rule(

@@ -9,9 +9,9 @@ from __future__ import annotations
 import ast
 
 from torch_pitfalls.lint.rules.base import CALL, Rule, _method
+from torch_pitfalls.lint.rules.shared.distributed import starts_process_group
 from torch_pitfalls.lint.walking import kept_on, walk
 
-INIT = ("torch.distributed.init_process_group", "torch.distributed.distributed_c10d.init_process_group")
 # calls that keep the ranks' gradients (or parameters) in step: a wrapper, a collective on the gradients, a
 # sharding or launcher library's own preparation; any of them in the file and the rule stays quiet
 SYNCING = frozenset(
@@ -28,10 +28,6 @@ def _syncs(tree) -> bool:
         isinstance(n, ast.Call) and (getattr(n.func, "attr", None) or getattr(n.func, "id", None)) in SYNCING
         for n in walk(tree)
     )
-
-
-def _starts_group(tree, ctx) -> bool:
-    return any(isinstance(n, ast.Call) and ctx.qualified(n.func) in INIT for n in walk(tree))
 
 
 def _model_of(optimizer_call) -> ast.Name | None:
@@ -81,7 +77,7 @@ def _unsynchronised(node, ctx) -> bool:
         return False
     if kept_on(ctx.module, "_ptf277_syncs", _syncs):
         return False
-    return kept_on(ctx.module, "_ptf277_group", lambda t: _starts_group(t, ctx))
+    return starts_process_group(ctx)
 
 
 RULE = Rule(

@@ -280,3 +280,41 @@ SEEN["optional_v2_compose_mask_unsqueezed"] = (
     "benchmarks/fresh/lint6/x11_cloud_segmentation_dataset.py (fresh set 6's tuning half: a v2 Compose set "
     "only when augmenting, None otherwise, and the mask unsqueezed for the call)"
 )
+
+# The transform handed to the Dataset when it is built, kept as an attribute, called on image and mask apart
+# (fresh set 8's tuning half, z01).
+_HANDED = """
+import random
+import torchvision.transforms.functional as TF
+from torch.utils.data import Dataset
+class FlipRotate:
+    def __init__(self, p=0.5, max_angle=15.0):
+        self.p, self.max_angle = p, max_angle
+    def __call__(self, img):
+        if random.random() < self.p:
+            img = TF.hflip(img)
+        return TF.rotate(img, random.uniform(-self.max_angle, self.max_angle))
+class Resized:
+    def __init__(self, size):
+        self.size = size
+    def __call__(self, img):
+        return TF.resize(img, [self.size, self.size])
+class Pairs(Dataset):
+    def __init__(self, items, geometric=None):
+        self.items = items
+        self.geometric = geometric
+    def __len__(self):
+        return len(self.items)
+    def __getitem__(self, i):
+        img, mask = self.items[i]
+        if self.geometric is not None:
+            img = self.geometric(img)
+            mask = self.geometric(mask)
+        return TF.to_tensor(img), TF.to_tensor(mask)
+def build(items):
+    aug = {made}
+    return Pairs(items, geometric=aug), Pairs(items)
+"""
+PITFALL["transform_handed_to_the_dataset"] = _HANDED.format(made="FlipRotate(0.5, 20.0)")
+NEAR_MISS["deterministic_transform_handed_to_the_dataset"] = _HANDED.format(made="Resized(256)")
+SEEN["transform_handed_to_the_dataset"] = "benchmarks/fresh/lint8 z01_retinal_vessel_unet.py (tuning half)"

@@ -186,3 +186,29 @@ SEEN = {
     "one_step_in_a_unit_test": "fairseq tests/test_ema.py test_ema_fp16 (a .half() model, one unscaled backward to test EMA: nothing is trained)",
     "half_weights_made_by_a_helper": "this corpus's case: float16 leaves from a helper given torch.float16, backward on the unscaled loss",
 }
+
+# The dtype through a name and the options' defaults (fresh set 8's tuning half, z20: --precision fp16 by default).
+_PRECISION = """
+import argparse
+import torch
+import torch.nn.functional as F
+from torch import nn
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--precision", choices=["fp32", "fp16"], default="{default}")
+    p.add_argument("--fp16", action="store_true")
+    args = p.parse_args()
+    dtype = torch.float16 if {test} else torch.float32
+    model = nn.Sequential(nn.Conv2d(4, 16, 3, padding=1), nn.ReLU(), nn.Conv2d(16, 1, 3, padding=1))
+    model = model.to(device="cuda", dtype=dtype)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    for x, y in []:
+        loss = F.mse_loss(model(x.to("cuda", dtype)), y.to("cuda", dtype))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+PITFALL["dtype_from_a_precision_option"] = _PRECISION.format(default="fp16", test='args.precision == "fp16"')
+NEAR_MISS["precision_option_defaults_to_fp32"] = _PRECISION.format(default="fp32", test='args.precision == "fp16"')
+NEAR_MISS["half_only_behind_a_store_true_flag"] = _PRECISION.format(default="fp32", test="args.fp16")
+SEEN["dtype_from_a_precision_option"] = "benchmarks/fresh/lint8 z20_radar_nowcast_halfprec.py (tuning half)"

@@ -303,3 +303,29 @@ SEEN = {
     "while_steps_log_validation": "ermongroup/ncsn#2 (anneal_runner: the score model put in eval() to log a test loss, never back)",
     "helper_restores_mode": "webis-de/small-text#40 (validations_per_epoch > 1 left the model in eval mode; fixed by restoring the mode)",
 }
+
+# A trainer that builds its optimizer on the module it was handed and keeps it as self.model: the optimizer
+# trains self.model (fresh set 8's tuning half, z11: missed while only the argument's name was taken).
+PITFALL["trainer_optimizer_on_the_handed_module"] = """
+import torch
+from torch import nn
+class Trainer:
+    def __init__(self, model, loader, val_loader, device, epochs=10):
+        self.model, self.device = model.to(device), device
+        self.loader, self.val_loader, self.epochs = loader, val_loader, epochs
+        self.opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    @torch.no_grad()
+    def evaluate(self):
+        self.model.eval()
+        return sum(self.model(x.to(self.device)).argmax(1).eq(y.to(self.device)).sum().item() for x, y in self.val_loader)
+    def fit(self):
+        self.model.train()
+        for epoch in range(self.epochs):
+            for x, y in self.loader:
+                loss = nn.functional.cross_entropy(self.model(x.to(self.device)), y.to(self.device))
+                self.opt.zero_grad()
+                loss.backward()
+                self.opt.step()
+            print(epoch, self.evaluate())
+"""
+SEEN["trainer_optimizer_on_the_handed_module"] = "benchmarks/fresh/lint8 z11_session_recsys_gru.py (tuning half)"

@@ -171,3 +171,26 @@ SEEN = {
         "OpenDriveLab/Openpilot-Deepdive#7 ('In training code, there seem only load state dict of model')"
     ),
 }
+
+# A frozen teacher's weights loaded from a path held in the config whose "epochs" the loop reads: the
+# config is where the file is, not a checkpoint that carries an epoch (fresh set 8's tuning half, z26).
+NEAR_MISS["teacher_loaded_from_a_config_path"] = """
+import torch
+from torch import nn
+CFG = {"teacher_ckpt": "teacher.pt", "epochs": 5, "lr": 1e-3}
+def main(loader, cfg=CFG):
+    teacher = nn.Linear(16, 4)
+    teacher.load_state_dict(torch.load(cfg["teacher_ckpt"], map_location="cpu", weights_only=True))
+    teacher.eval().requires_grad_(False)
+    student = nn.Linear(16, 4)
+    opt = torch.optim.Adam(student.parameters(), lr=cfg["lr"])
+    for epoch in range(cfg["epochs"]):
+        for x, y in loader:
+            with torch.no_grad():
+                t = teacher(x)
+            loss = nn.functional.kl_div(student(x).log_softmax(-1), t.softmax(-1), reduction="batchmean")
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+"""
+SEEN["teacher_loaded_from_a_config_path"] = "benchmarks/fresh/lint8 z26_intent_distill_transformer.py (tuning half)"

@@ -43,6 +43,34 @@ def option_default(expr, ctx, chain=None, line: int | None = None):
     return default if default is not None else ast.Constant(None)
 
 
+def default_truth(test, ctx, chain=None, line: int | None = None):
+    """What a test of options gives when the script runs with its defaults: ``args.precision == "fp16"``,
+    ``args.flag`` (``store_true``: False), ``not args.flag``; None where it is not such a test."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = default_truth(test.operand, ctx, chain, line)
+        return None if inner is None else not inner
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.NotEq)):
+        left, right = test.left, test.comparators[0]
+        if isinstance(left, ast.Constant):
+            left, right = right, left
+        default = option_default(left, ctx, chain, line)
+        if isinstance(default, ast.Constant) and isinstance(right, ast.Constant):
+            return (default.value == right.value) == isinstance(test.ops[0], ast.Eq)
+        return None
+    default = option_default(test, ctx, chain, line)
+    if default is None:
+        return None
+    declared = [n for n in walk(ctx.module) if _method(n, "add_argument") and _dest(n) == test.attr]
+    action = _kw(declared[0], "action") if declared else None
+    if (
+        isinstance(action, ast.Constant)
+        and action.value in ("store_true", "store_false")
+        and _kw(declared[0], "default") is None
+    ):
+        return action.value == "store_false"
+    return bool(default.value) if isinstance(default, ast.Constant) else None
+
+
 def _parses_options(value, ctx, depth: int = 0) -> bool:
     """``parser.parse_args()`` (or ``parse_known_args()[0]``), or a call of a function of this file whose
     every return is one (``def parse_args(): ...; return p.parse_args()``)."""

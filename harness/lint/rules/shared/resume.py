@@ -177,15 +177,23 @@ def _candidates(fn, kind: str, ctx):
 
 
 def _checkpoint_roots(arg, fn, ctx) -> set[str]:
-    """The names the loaded state comes from (``ckpt`` of ``ckpt["model"]``), followed one step."""
-    roots = {n.id for n in walk(arg) if isinstance(n, ast.Name)}
+    """The names the loaded state comes from (``ckpt`` of ``ckpt["model"]``), followed one step. What a
+    ``torch.load(...)`` is handed (its path, ``cfg["teacher_ckpt"]``) is where the file is, not a checkpoint."""
+    roots = _state_names(arg, ctx)
     if not isinstance(fn, ast.Lambda):
         chain = _chain(fn, ctx) if not isinstance(fn, ast.Module) else (fn,)
         for name in list(roots):
             value = ctx.bindings.value_of(name, chain, getattr(arg, "lineno", 1 << 30))
             if value is not None:
-                roots |= {n.id for n in walk(value) if isinstance(n, ast.Name)}
+                roots |= _state_names(value, ctx)
     return roots
+
+
+def _state_names(expr, ctx) -> set[str]:
+    """The names in ``expr`` outside the arguments of a load (``torch.load(path)``: ``path`` is no state)."""
+    inside = {id(n) for call in walk(expr) if _is_load(call, ctx) for a in call.args for n in walk(a)}
+    inside |= {id(n) for call in walk(expr) if _is_load(call, ctx) for k in call.keywords for n in walk(k.value)}
+    return {n.id for n in walk(expr) if isinstance(n, ast.Name) and id(n) not in inside}
 
 
 def _from_a_state_dict(arg, fn, ctx) -> bool:

@@ -1,0 +1,83 @@
+"""torch.distributed as rules read it: whether a file starts a process group, and whether code runs on one
+rank only (behind a test of the process's rank)."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from torch_pitfalls.lint.walking import kept_on, walk
+
+INIT = ("torch.distributed.init_process_group", "torch.distributed.distributed_c10d.init_process_group")
+# words of a test, a function or a decorator that ask which process this is (rank 0, the main process)
+_RANK_WORDS = re.compile(r"rank|main_process|is_main|master|primary|global_zero|leader|chief|is_root|process_index")
+
+
+def starts_process_group(ctx) -> bool:
+    """The file calls torch.distributed.init_process_group somewhere: its code runs once per rank."""
+    return kept_on(
+        ctx.module,
+        "_starts_process_group",
+        lambda tree: any(isinstance(n, ast.Call) and ctx.qualified(n.func) in INIT for n in walk(tree)),
+    )
+
+
+def asks_rank(expr) -> bool:
+    """An expression about the process's identity: ``rank == 0``, ``dist.get_rank() == 0``,
+    ``args.local_rank in (-1, 0)``, ``is_main_process()``, ``accelerator.is_main_process``."""
+    return bool(_RANK_WORDS.search(ast.unparse(expr).lower()))
+
+
+def on_one_rank(node, ctx, depth: int = 0) -> bool:
+    """``node`` runs on some ranks only: under a test of the rank (an ``if``, a conditional, after an early
+    ``if rank != 0: return``), in a function named or decorated for the main process (``save_on_master``,
+    ``@rank_zero_only``), or in a function of this file every call of which is so. A function the file
+    names nowhere is taken to run on one rank (who calls it is not seen), unless it starts the process group
+    itself; one handed to a launcher (``mp.spawn(run, ...)``) runs on every rank."""
+    up = ctx.parent(node)
+    fn = None
+    while up is not None:
+        if isinstance(up, (ast.If, ast.IfExp, ast.While)) and asks_rank(up.test):
+            return True
+        if isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            fn = up
+            break
+        up = ctx.parent(up)
+    if fn is None:
+        return False  # module-level code: every rank runs it
+    if depth > 3:
+        return True  # too far to follow: not reported
+    if _RANK_WORDS.search(fn.name.lower()) or any(asks_rank(d) for d in fn.decorator_list):
+        return True
+    if _returns_early_off_rank(fn, node):
+        return True
+    calls = _calls_of(fn, ctx)
+    if not calls:  # it starts the group, or is handed to a launcher (mp.spawn(run, ...)): every rank runs it
+        starts = any(isinstance(n, ast.Call) and ctx.qualified(n.func) in INIT for n in walk(fn))
+        return not starts and not any(isinstance(n, ast.Name) and n.id == fn.name for n in walk(ctx.module))
+    return all(on_one_rank(call, ctx, depth + 1) for call in calls)
+
+
+def _returns_early_off_rank(fn, node) -> bool:
+    """``if rank != 0: return`` (or ``if not is_main(): return``) before ``node`` in the function."""
+    return any(
+        isinstance(s, ast.If)
+        and s.lineno < node.lineno
+        and asks_rank(s.test)
+        and any(isinstance(b, ast.Return) for b in s.body)
+        for s in walk(fn)
+    )
+
+
+def _calls_of(fn, ctx) -> list:
+    """The calls of ``fn`` in this file: by its name for a module function, of any attribute of that name for
+    a method (``self.save(...)``, ``trainer.fit()``)."""
+    name = fn.name
+    out = [c for c, _chain, _klass in ctx.bindings.call_sites(name)] if ctx.bindings.module_function(name) is fn else []
+    if any(fn in klass.body for klass in ctx.bindings.classes().values()):  # a method: ``self.save(...)``, ``t.fit()``
+        out = [
+            n
+            for n in walk(ctx.module)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == name
+        ]
+    return out
