@@ -11,8 +11,9 @@ from __future__ import annotations
 import ast
 
 from torch_pitfalls.lint.bindings import LOADERS, arguments
-from torch_pitfalls.lint.rules.base import CALL, UNSURE, Rule, _arg, _has_kw, _method
+from torch_pitfalls.lint.rules.base import CALL, UNSURE, Rule, _arg, _has_kw, _kw, _method
 from torch_pitfalls.lint.rules.shared.flow import _dead, _scopes_of, _values
+from torch_pitfalls.lint.rules.shared.options import default_truth
 from torch_pitfalls.lint.rules.shared.training_loop import _optimizer_step
 from torch_pitfalls.lint.walking import walk
 
@@ -283,10 +284,13 @@ def _used_to_train(fn, ref, ctx, klass, depth=0, built=None) -> bool:
     return False
 
 
-def _trained_on(node, ctx) -> bool:
+def _trained_on(node, ctx, sites=None) -> bool:
     """The loader built here feeds a training loop: bound to a name or a ``self.`` attribute that a
-    training loop iterates, iterated directly, or returned from Lightning's ``train_dataloader``."""
+    training loop iterates, iterated directly, or returned from Lightning's ``train_dataloader``. With
+    ``sites``, only a loader returned to one of those calls counts."""
     parent = ctx.parent(node)
+    if sites is not None:
+        return isinstance(parent, ast.Return) and _returned_to_train(node, ctx, sites)
     fn = ctx.function
     klass = ctx.klass
     if isinstance(parent, (ast.For, ast.AsyncFor)) and parent.iter is node:
@@ -311,7 +315,7 @@ def _trained_on(node, ctx) -> bool:
     return False
 
 
-def _returned_to_train(node, ctx) -> bool:
+def _returned_to_train(node, ctx, sites=None) -> bool:
     """The loader is what a function of the module returns (``return train_loader, val_loader``, the
     call itself, or a name bound to it), and a caller trains on the name it unpacks or binds it to."""
     fn = ctx.function
@@ -329,13 +333,16 @@ def _returned_to_train(node, ctx) -> bool:
             if value in names or (
                 isinstance(value, ast.Name) and value.id in names and _same_loader(value, ret.lineno, ctx, node)
             ):
-                return _caller_trains(fn, index if isinstance(ret.value, ast.Tuple) else None, ctx)
+                return _caller_trains(fn, index if isinstance(ret.value, ast.Tuple) else None, ctx, sites)
     return False
 
 
-def _caller_trains(fn, index, ctx) -> bool:
-    """A call of ``fn`` binds its result (element ``index`` of it) to a name a loop of the caller trains on."""
+def _caller_trains(fn, index, ctx, sites=None) -> bool:
+    """A call of ``fn`` (one of ``sites``, where given) binds its result (element ``index`` of it) to a name a
+    loop of the caller trains on."""
     for call, chain, klass in ctx.bindings.call_sites(fn.name):
+        if sites is not None and call not in sites:
+            continue
         statement = ctx.parent(call)
         if not (isinstance(statement, ast.Assign) and statement.value is call and len(statement.targets) == 1):
             continue
@@ -356,14 +363,57 @@ def _not_shuffled(node, ctx):
         return False
     if any(k.arg is None for k in node.keywords) or any(isinstance(a, ast.Starred) for a in node.args):
         return False  # **kwargs / *args: what they pass is not known
-    if _has_kw(node, "sampler") or _has_kw(node, "batch_sampler") or len(node.args) > 3:
+    if _has_kw(node, "batch_sampler") or len(node.args) > 3:
         return False
+    sites = None
+    if _has_kw(node, "sampler"):
+        sites = _sampler_left_out(_kw(node, "sampler"), ctx)
+        if not sites:
+            return False
     if not _off(_arg(node, 2, "shuffle"), ctx, node.lineno):
         return False
     kind = _dataset_kind(_arg(node, 0, "dataset"), ctx, node.lineno)
-    if kind == "own-order" or not _trained_on(node, ctx):
+    if kind == "own-order" or not _trained_on(node, ctx, sites):
         return False
     return True if kind == "map" else UNSURE
+
+
+def _sampler_left_out(value, ctx):
+    """``sampler=sampler``, a parameter of a loader-building function: the calls of it that pass no sampler
+    when the script runs with its defaults (``None``, left to its default None, or a name set to
+    ``make_sampler(ds) if args.balanced else None`` with ``--balanced`` off); None where that cannot be told."""
+    fn = ctx.function
+    if not (isinstance(value, ast.Name) and isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))):
+        return None
+    binding, where = ctx.bindings.lookup(value.id, ctx.chain(), value.lineno)
+    if binding is None or binding.how != "param" or where[0] is not fn:
+        return None
+    a = fn.args
+    positional = [x.arg for x in (*a.posonlyargs, *a.args)]
+    out = []
+    for call, chain, _klass in ctx.bindings.call_sites(fn.name):
+        passed = arguments(call, fn).get(value.id)
+        if passed is None:
+            defaults = dict(zip(positional[len(positional) - len(a.defaults) :], a.defaults))
+            passed = defaults.get(value.id)
+        if _none_at_defaults(passed, chain, call.lineno, ctx):
+            out.append(call)
+    return out
+
+
+def _none_at_defaults(expr, chain, line, ctx, depth=0) -> bool:
+    if depth > 4 or expr is None:
+        return False
+    if isinstance(expr, ast.Constant):
+        return expr.value is None
+    if isinstance(expr, ast.IfExp):
+        taken = default_truth(expr.test, ctx, chain, line)
+        return taken is not None and _none_at_defaults(expr.body if taken else expr.orelse, chain, line, ctx, depth + 1)
+    if isinstance(expr, ast.Name):
+        binding, where = ctx.bindings.lookup(expr.id, chain, line)
+        if binding is not None and binding.how == "assign":
+            return _none_at_defaults(binding.value, where, binding.line, ctx, depth + 1)
+    return False
 
 
 RULE = Rule(

@@ -375,3 +375,38 @@ def main(model, x, y, vx, vy):
         run(val_loader, model)
 """
 SEEN["one_run_function_steps_only_when_handed_an_optimizer"] = "benchmarks/fresh/lint2/t10_molecule_mpnn.py (a read script: run() steps only when training = optimizer is not None; a wrong finding met in this round's check of the earlier sets)"
+
+# One loader-building helper for training and evaluation, handed a sampler only when an option asks for one
+# (fresh set 8's tuning half, z08: --balanced off by default, so the training loader neither samples nor shuffles).
+_HELPER = """
+import argparse
+import torch
+from torch.utils.data import DataLoader, RandomSampler, WeightedRandomSampler
+from torchvision import datasets
+def make_loader(ds, batch_size, sampler=None):
+    return DataLoader(ds, batch_size=batch_size, sampler=sampler, num_workers=4)
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--balanced", action="store_true")
+    p.add_argument("--no-random", action="store_true")
+    args = p.parse_args()
+    train_ds = datasets.ImageFolder("data/train")
+    val_ds = datasets.ImageFolder("data/val")
+    sampler = {sampler}
+    train_dl = make_loader(train_ds, 64, sampler=sampler)
+    val_dl = make_loader(val_ds, 256)
+    model = torch.nn.Linear(8, 2)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x, y in train_dl:
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+"""
+PITFALL["helper_loader_sampler_only_behind_an_option"] = _HELPER.format(
+    sampler="WeightedRandomSampler(torch.ones(len(train_ds)), len(train_ds)) if args.balanced else None"
+)
+NEAR_MISS["helper_loader_random_sampler_by_default"] = _HELPER.format(
+    sampler="None if args.no_random else RandomSampler(train_ds)"
+)
+NEAR_MISS["helper_loader_given_a_sampler"] = _HELPER.format(sampler="RandomSampler(train_ds)")
+SEEN["helper_loader_sampler_only_behind_an_option"] = "benchmarks/fresh/lint8 z08_galaxy_morphology_cnn.py (tuning half)"
