@@ -281,25 +281,54 @@ def _restores_from(kind: str, roots: set[str], fn) -> bool:
 
 
 def resumes_without(node, ctx, kind: str):
-    """``model.load_state_dict(state)`` in a function that resumes training without restoring an
-    optimizer (kind "optimizer") or scheduler (kind "scheduler") it has."""
+    """``model.load_state_dict(state)`` in a function that resumes training without restoring an optimizer
+    (kind "optimizer") or scheduler (kind "scheduler") it has; or the call of such a restoring helper of the
+    module, which reads the counter back, by a function whose own optimizer (scheduler) it is not handed
+    (``start_epoch, best = load_checkpoint(path, model, optimizer)`` in a ``main`` that builds the scheduler):
+    reported there, at the resume the caller makes."""
+    if _method(node, "load_state_dict"):
+        resume = _resume(node, ctx)
+        if resume is None:
+            return False
+        fn, roots, counter = resume
+        return _missing([(*c, fn) for c in _candidates(fn, kind, ctx)], kind, counter, fn, roots, ctx)
+    helper = ctx.bindings.module_function(node.func.id) if isinstance(node.func, ast.Name) else None
+    caller = _scope_of(node, ctx)
+    if helper is None or helper is caller or not isinstance(caller, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    for load in walk(helper):
+        resume = _resume(load, ctx) if _method(load, "load_state_dict") else None
+        if resume is None or not resume[2]:
+            continue  # the helper must read the epoch back: the caller goes on from it
+        given = {n.id for a in [*node.args, *(k.value for k in node.keywords)] for n in walk(a) if isinstance(n, ast.Name)}
+        owned = [(e, h, False, caller) for e, h, _p in _candidates(caller, kind, ctx) if _name(e) not in given]
+        found = _missing(owned, kind, True, helper, resume[1], ctx)
+        if found:
+            return found
+    return False
+
+
+def _resume(node, ctx):
+    """(function, checkpoint roots, whether it reads a counter back) for ``model.load_state_dict(state)``
+    of a checkpoint's state (not another module's live one); None otherwise."""
     if not (_method(node, "load_state_dict") and node.args and isinstance(node.func.value, (ast.Name, ast.Attribute))):
-        return False
-    receiver = node.func.value
+        return None
     fn = _scope_of(node, ctx)
-    model = _held_in(receiver, fn, ctx)
+    model = _held_in(node.func.value, fn, ctx)
     if model is None or model.kind != "module":
-        return False
+        return None
     arg = node.args[0]
     if _from_a_state_dict(arg, fn, ctx):
-        return False
+        return None
     roots = _checkpoint_roots(arg, fn, ctx)
-    counter = _resumes_counter(fn, roots, ctx)
+    return fn, roots, _resumes_counter(fn, roots, ctx)
+
+
+def _missing(candidates, kind: str, counter: bool, fn, roots, ctx):
+    """True (or UNSURE) where a stateful optimizer (scheduler) among ``candidates`` goes on training after
+    the resume and nothing restores its state."""
     found = False
-    for expr, held, is_param, where in [
-        *((*c, fn) for c in _candidates(fn, kind, ctx)),
-        *_callers_own(fn, kind, counter, ctx),
-    ]:
+    for expr, held, is_param, where in candidates:
         if not (counter or (is_param and not _used(where, expr.id))):
             continue  # a restore function that is handed it and ignores it, or a resumed epoch counter
         if kind == "scheduler" and _positioned(expr, where, ctx):
@@ -315,27 +344,6 @@ def resumes_without(node, ctx, kind: str):
     if _restores_from(kind, roots, fn) or _restored_in_file(kind, ctx, fn):
         return False
     return found
-
-
-def _callers_own(fn, kind: str, counter: bool, ctx):
-    """(expression, what it holds, False, caller) for the optimizers (schedulers) of the functions that call
-    a restoring helper of the module which reads the counter back (``start_epoch, best =
-    load_checkpoint(path, model, optimizer)`` in a ``main`` that also builds the scheduler) and do not hand
-    it over: the helper resumes the training they run."""
-    if not counter or not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return []
-    if ctx.bindings.module_function(fn.name) is not fn:
-        return []
-    out = []
-    for call, chain, _klass in ctx.bindings.call_sites(fn.name):
-        caller = chain[0] if chain else None
-        if not isinstance(caller, (ast.FunctionDef, ast.AsyncFunctionDef)) or caller is fn:
-            continue
-        given = {
-            n.id for a in [*call.args, *(k.value for k in call.keywords)] for n in walk(a) if isinstance(n, ast.Name)
-        }
-        out += [(e, h, False, caller) for e, h, _p in _candidates(caller, kind, ctx) if _name(e) not in given]
-    return out
 
 
 def _positioned(expr, fn, ctx) -> bool:
