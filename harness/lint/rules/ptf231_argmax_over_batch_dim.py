@@ -123,11 +123,14 @@ def _literal_matrix(expr, ctx) -> bool:
 
 
 def _batch_input(expr, ctx, line) -> bool:
-    """A batch from a DataLoader: a loop's element over a loader, or a part of one (``x, y = batch``,
-    ``batch[0]``), through ``.to(device)`` and the like."""
+    """A batch: a loop's element over a DataLoader, or a part of one (``x, y = batch``, ``batch[0]``), or a
+    run of rows cut from a tensor by a range that moves (``beats[start:start + bs]``), through
+    ``.to(device)`` and the like."""
     for _ in range(5):
         expr = _strip(expr, ctx)
         if isinstance(expr, ast.Subscript):
+            if _moving_rows(expr.slice):
+                return True
             expr = expr.value
             continue
         if not isinstance(expr, ast.Name):
@@ -143,6 +146,18 @@ def _batch_input(expr, ctx, line) -> bool:
             continue
         return False
     return False
+
+
+def _moving_rows(index) -> bool:
+    """``start:start + bs`` (or ``i * bs:(i + 1) * bs``): rows taken a batch at a time, bounds not constant."""
+    return (
+        isinstance(index, ast.Slice)
+        and index.lower is not None
+        and index.upper is not None
+        and not isinstance(index.lower, ast.Constant)
+        and not isinstance(index.upper, ast.Constant)
+        and index.step is None
+    )
 
 
 def _per_example_scores(expr, ctx, line) -> bool:
@@ -219,7 +234,21 @@ def _compared_with_labels(node, exprs, names, ctx) -> bool:
         for mine, other in (pair, pair[::-1]):
             if _is_prediction(mine, exprs, names) and not isinstance(other, ast.Constant) and _own_code(n, ctx):
                 return True
-    return False
+    return any(_zipped_with_labels(n, exprs, names, ctx) for n in walk(ctx.function))
+
+
+def _zipped_with_labels(node, exprs, names, ctx) -> bool:
+    """``for truth, guess in zip(labels[i:i + bs].tolist(), preds.tolist())``: the indices paired one by one
+    with the batch's labels (a confusion matrix, a per-example tally)."""
+    if not (isinstance(node, (ast.For, ast.comprehension)) and isinstance(node.iter, ast.Call)):
+        return False
+    if getattr(node.iter.func, "id", None) != "zip" or len(node.iter.args) != 2:
+        return False
+    args = [a.func.value if _method(a, "tolist", "numpy") else a for a in node.iter.args]
+    return any(
+        _is_prediction(mine, exprs, names) and _batch_input(other, ctx, node.iter.lineno)
+        for mine, other in (args, args[::-1])
+    )
 
 
 def _argmax_over_batch(node, ctx) -> bool:

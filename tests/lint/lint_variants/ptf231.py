@@ -170,3 +170,22 @@ SEEN = {
     "clip_similarity_both_directions": "Zasder3/train-CLIP#6 (accuracy of a CLIP similarity matrix: argmax over dim 0 for text->image is right there)",
     "torch_max_values_indices": "the `_, predicted = torch.max(outputs.data, 1)` idiom of the PyTorch CIFAR-10 tutorial and ildoonet/cutmix#1, here with the dimension slipped to 0",
 }
+
+# Rows cut from a tensor a batch at a time, the indices zipped with the batch's labels into a confusion
+# matrix (fresh set 6's tuning half, x13: missed at its first score and since).
+_ZIPPED = """
+import torch
+def evaluate(model, beats, labels, confusion, batch=512):
+    with torch.no_grad():
+        for start in range(0, len(labels), batch):
+            logits = model(beats[start:start + batch])
+            predicted = logits.argmax({dim}).cpu()
+            for truth, guess in zip({first}, predicted.tolist()):
+                confusion[truth, guess] += 1
+CLASS_NAMES = ["N", "S", "V", "F", "Q"]
+evaluate(torch.nn.Linear(180, 5), torch.randn(2048, 180), torch.randint(0, 5, (2048,)), torch.zeros(5, 5))
+"""
+PITFALL["rows_sliced_and_zipped_with_labels"] = _ZIPPED.format(dim=0, first="labels[start:start + batch].tolist()")
+NEAR_MISS["rows_sliced_class_dimension"] = _ZIPPED.format(dim=1, first="labels[start:start + batch].tolist()")
+NEAR_MISS["best_example_per_class_named"] = _ZIPPED.format(dim=0, first="CLASS_NAMES")
+SEEN["rows_sliced_and_zipped_with_labels"] = "benchmarks/fresh/lint6 x13_ecg_arrhythmia_eval.py (tuning material)"
