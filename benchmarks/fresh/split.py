@@ -37,7 +37,11 @@ def main():
         "lint4": (fourth, "lint", sorted(p.name for p in (HERE / "lint4").glob("v[0-9][0-9]_*.py"))),
         "lint5": (fifth, "lint", sorted(p.name for p in (HERE / "lint5").glob("w[0-9][0-9]_*.py"))),
     }
-    for folder, prefix in (("lint6", "x"), ("lint7", "y"), ("lint8", "z")):  # a set is checked once its split is recorded
+    for folder, prefix in (
+        ("lint6", "x"),
+        ("lint7", "y"),
+        ("lint8", "z"),
+    ):  # a set is checked once its split is recorded
         if (HERE / folder / "split.toml").exists():
             record = tomllib.loads((HERE / folder / "split.toml").read_text())
             on_disk[folder] = (record, "lint", sorted(p.name for p in (HERE / folder).glob(f"{prefix}[0-9][0-9]_*.py")))
