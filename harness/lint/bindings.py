@@ -621,6 +621,9 @@ class Bindings:
             function = self._local_function(call, chain, line)
             if function is not None:  # ``model = build_model(cfg)``, a function of this module
                 return self._returned_held(function, None, d)
+        picked = self._picked_constructor(func, chain, line)
+        if picked is not None:
+            return Held(MODULE, picked)
         if isinstance(func, ast.Attribute):
             receiver = self.held(func.value, chain, line, klass, d)
             if receiver is not None:
@@ -634,6 +637,28 @@ class Bindings:
                 what = MODEL_OUTPUT
             return Held(TENSOR, what)
         return None
+
+    def _picked_constructor(self, func, chain, line) -> str | None:
+        """A model constructor chosen by name: ``{"resnet18": models.resnet18, ...}[arch]`` (or a name bound
+        to that), ``getattr(torchvision.models, arch)``; the first candidate's qualified name, where every
+        candidate is a torchvision or timm model builder or a torch.nn module class."""
+        if isinstance(func, ast.Name):
+            binding, _ = self.lookup(func.id, chain, line)
+            func = binding.value if binding is not None and binding.how == "assign" else None
+        if isinstance(func, ast.Call) and getattr(func.func, "id", None) == "getattr" and len(func.args) >= 2:
+            q = self.qualify(func.args[0]) or ""
+            return q if q in ("torchvision.models", "timm.models") else None
+        if not (isinstance(func, ast.Subscript) and isinstance(func.value, (ast.Dict, ast.List, ast.Tuple))):
+            return None
+        table = func.value
+        candidates = table.values if isinstance(table, ast.Dict) else table.elts
+        names = [self.qualify(c) or "" for c in candidates]
+        builds = all(
+            (n.startswith(("torchvision.models.", "timm.models.")) and n.rsplit(".", 1)[-1][:1].islower())
+            or (n.startswith("torch.nn.") and n.count(".") == 2 and n.rsplit(".", 1)[-1][:1].isupper())
+            for n in names
+        )
+        return names[0] if names and builds else None
 
     def _method_held(self, receiver: Held, attr, call, chain, line, klass, d) -> Held | None:
         if receiver.kind == MODULE:

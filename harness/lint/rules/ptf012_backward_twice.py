@@ -83,6 +83,8 @@ def _computed_sources(expr, ctx, line, depth=0, seen=None) -> dict:
         if value is None:
             out.update((id(call), call) for call in _unpacked_call(n, ctx, line))
             continue
+        if _grad_off(value, ctx):
+            continue  # computed under torch.no_grad(): no node of any graph (a leaf once it requires grad)
         if isinstance(value, ast.Call) and (_leaf_factory(value, ctx) or _method(value, "requires_grad_")):
             continue  # ones_like(out), t.requires_grad_(): a new leaf, no node of a graph
         if isinstance(value, (ast.BinOp, ast.UnaryOp)) or (

@@ -109,8 +109,28 @@ def _eval_forward(fn, ctx):
         if _in_train_mode(c, modes):
             continue  # model.train() then model(x): a training forward, not an evaluation
         if is_model(c.func, c.lineno) or _helper_runs(c, lambda e: is_model(e, c.lineno), ctx):  # noqa: B023 - called here
-            return None if _called_under_no_grad(fn, ctx) else c
+            return None if _called_under_no_grad(fn, ctx) or _input_wants_grad(c, ctx) else c
     return None
+
+
+def _input_wants_grad(call, ctx) -> bool:
+    """The forward's input is a ``self.`` attribute the class makes require grad (``self.x.requires_grad_()``):
+    the outputs are differentiated with respect to it (a PINN's derivatives, a saliency map), so the graph
+    is the point."""
+    if ctx.klass is None:
+        return False
+    attrs = {a.attr for a in call.args if isinstance(a, ast.Attribute) and getattr(a.value, "id", None) == "self"}
+    for n in walk(ctx.klass):
+        target = None
+        if _method(n, "requires_grad_") and not (n.args and _const(n.args[0], False)):
+            target = n.func.value
+        elif isinstance(n, ast.Assign) and _const(n.value, True):
+            target = next(
+                (t.value for t in n.targets if isinstance(t, ast.Attribute) and t.attr == "requires_grad"), None
+            )
+        if isinstance(target, ast.Attribute) and getattr(target.value, "id", None) == "self" and target.attr in attrs:
+            return True
+    return False
 
 
 def _freezes_parameters(helper, ctx) -> bool:

@@ -146,8 +146,20 @@ def _counts_epochs(ctor, ctx) -> bool:
     if name in _LENGTH_SCHEDULERS:
         kw, at = _LENGTH_SCHEDULERS[name]
         length = _arg(ctor, at, kw)
-        return length is not None and "epoch" in ast.unparse(length).lower() and "len(" not in ast.unparse(length)
+        return length is not None and "epoch" in ast.unparse(length).lower() and not _times_a_count(length)
     return False
+
+
+def _times_a_count(length) -> bool:
+    """The epochs multiplied by a per-epoch count (``args.epochs * updates_per_epoch``, ``epochs *
+    len(loader)``): a length in optimizer steps."""
+    return "len(" in ast.unparse(length) or any(
+        isinstance(n, ast.BinOp)
+        and isinstance(n.op, ast.Mult)
+        and not isinstance(n.left, ast.Constant)
+        and not isinstance(n.right, ast.Constant)
+        for n in walk(length)
+    )
 
 
 def _sized_in_steps(size) -> bool:

@@ -257,3 +257,27 @@ def load(url):
     return model
 """
 SEEN["user_checkpoint_at_a_url_it_is_given"] = "the limit of the above: a URL the caller hands in is any checkpoint"
+
+# The model's builder picked from a table of torchvision builders by the architecture's name (fresh set 8's
+# held-out half, z14: reported only with --preview at its first score, the receiver not known as torch's).
+_PICKED = """
+import torch
+from torch import nn
+{imports}
+def build_model(arch, num_classes=2):
+    ctor = {{"resnet18": {a}, "resnet50": {b}}}[arch]
+    net = ctor(weights=None)
+    return net
+def load_weights(model, path):
+    state = torch.load(path, map_location="cpu", weights_only=True)
+    model.load_state_dict(state, strict=False)
+    return model
+model = load_weights(build_model("resnet18"), "tiles.pt")
+"""
+PITFALL["builder_picked_by_architecture_name"] = _PICKED.format(
+    imports="from torchvision import models", a="models.resnet18", b="models.resnet50"
+)
+NEAR_MISS["builder_picked_from_another_library"] = _PICKED.format(
+    imports="from sklearn_models import resnet18, resnet50", a="resnet18", b="resnet50"
+)
+SEEN["builder_picked_by_architecture_name"] = "benchmarks/fresh/lint8 z14_pathology_tile_eval.py (held-out half, after its first score)"

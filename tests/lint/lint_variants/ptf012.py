@@ -224,3 +224,26 @@ SEEN["twin_critics_one_target_under_no_grad"] = (
     "pfrl agents/soft_actor_critic.py and td3.py (two critics' losses against one target computed under "
     "torch.no_grad(), in round 3's tuning half)"
 )
+
+# A reversible block's backward pass: the second graph is built from a tensor recomputed under no_grad and
+# made a leaf again, so the two backward calls go through two graphs (dalle-pytorch's reversible.py, round
+# 11's held-out half after its reading).
+_REVERSIBLE = """
+import torch
+def backward_pass(f, g, y1, y2, dy1, dy2):
+    with torch.enable_grad():
+        y1.requires_grad = True
+        gy1 = g(y1)
+        torch.autograd.backward(gy1, dy2)
+    {block}
+        x2 = y2 - gy1
+        dx1 = dy1 + y1.grad
+    with torch.enable_grad():
+        x2.requires_grad = True
+        fx2 = f(x2)
+        torch.autograd.backward(fx2, dx1)
+    return x2.grad
+"""
+NEAR_MISS["second_graph_from_a_recomputed_leaf"] = _REVERSIBLE.format(block="with torch.no_grad():")
+SEEN["second_graph_from_a_recomputed_leaf"] = "lucidrains/DALLE-pytorch dalle_pytorch/reversible.py (round 11's held-out half)"
+PITFALL["second_graph_reaches_the_first"] = _REVERSIBLE.format(block="with torch.enable_grad():")

@@ -320,3 +320,20 @@ SEEN["policy_method_on_another_files_base"] = (
     "Stable-Baselines/sb3-contrib common/maskable/policies.py (MaskableActorCriticPolicy.evaluate_actions "
     "on SB3's BasePolicy; round 6's tuning half)"
 )
+
+# An evaluation callback whose input the class makes require grad: it differentiates the outputs with respect
+# to it (deepxde's OperatorPredictor, round 11's held-out half after its reading).
+_PREDICTOR = """
+import torch
+class OperatorPredictor:
+    def __init__(self, x, op, net):
+        self.x = torch.as_tensor(x){grad}
+        self.op, self.net = op, net
+    def on_predict_end(self):
+        self.net.eval()
+        outputs = self.net(self.x)
+        self.value = self.op(self.x, outputs).detach().cpu().numpy()
+"""
+NEAR_MISS["input_made_to_require_grad"] = _PREDICTOR.format(grad="\n        self.x.requires_grad_()")
+PITFALL["callback_input_without_grad"] = _PREDICTOR.format(grad="")
+SEEN["input_made_to_require_grad"] = "deepxde 1.15.0 deepxde/callbacks.py OperatorPredictor (round 11's held-out half, after its reading)"

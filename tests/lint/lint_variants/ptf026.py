@@ -343,3 +343,24 @@ SEEN["own_scheduler_told_the_epoch_and_step"] = (
     "Vision-CAIR/MiniGPT-4 minigpt4/tasks/base_task.py:218 (LAVIS's LinearWarmupCosineLRScheduler.step(cur_epoch=, "
     "cur_step=); round 10's tuning half, read wrong)"
 )
+
+# A cosine schedule whose length is the epochs times the optimizer updates per epoch, stepped after each update:
+# its length counts steps (fresh set 8's held-out half, z19: reported after its first score).
+_COSINE = """
+import torch
+def train(model, loader, epochs, accum=4):
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-4)
+    updates_per_epoch = len(loader) // accum
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max={length})
+    for epoch in range(epochs):
+        for step, (x, y) in enumerate(loader):
+            loss = torch.nn.functional.cross_entropy(model(x), y) / accum
+            loss.backward()
+            if (step + 1) % accum == 0:
+                opt.step()
+                opt.zero_grad()
+                sched.step()
+"""
+NEAR_MISS["cosine_length_epochs_times_updates"] = _COSINE.format(length="epochs * updates_per_epoch")
+PITFALL["cosine_length_in_epochs_stepped_per_update"] = _COSINE.format(length="epochs")
+SEEN["cosine_length_epochs_times_updates"] = "benchmarks/fresh/lint8 z19_distill_food101_mobilenet.py (held-out half, after its first score)"

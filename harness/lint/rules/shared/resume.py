@@ -300,7 +300,9 @@ def resumes_without(node, ctx, kind: str):
         resume = _resume(load, ctx) if _method(load, "load_state_dict") else None
         if resume is None or not resume[2]:
             continue  # the helper must read the epoch back: the caller goes on from it
-        given = {n.id for a in [*node.args, *(k.value for k in node.keywords)] for n in walk(a) if isinstance(n, ast.Name)}
+        given = {
+            n.id for a in [*node.args, *(k.value for k in node.keywords)] for n in walk(a) if isinstance(n, ast.Name)
+        }
         owned = [(e, h, False, caller) for e, h, _p in _candidates(caller, kind, ctx) if _name(e) not in given]
         found = _missing(owned, kind, True, helper, resume[1], ctx)
         if found:
