@@ -36,7 +36,32 @@ def _backward_without_zero_grad(node, ctx) -> bool:
     for loop in _enclosing_loops(node, ctx):
         if _trains(loop, ctx):
             return _loop_without_zero_grad(loop, ctx) and _first_backward(loop, node)
-    return False
+    return _step_function_looped(node, ctx)
+
+
+def _step_function_looped(node, ctx) -> bool:
+    """The backward is in a step function of the file (``def training_step(self, batch)``: backward() and
+    the optimizer's step(), no loop, no clearing) that a loop of the file calls once per batch, and that
+    loop clears nothing either (a ``zero_grad`` only in an epoch hook called outside it does not count)."""
+    fn = ctx.function
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or not _trains(fn, ctx) or _clears_grads(fn):
+        return False
+    if next(_enclosing_loops(node, ctx), None) is not None or not _first_backward(fn, node):
+        return False
+    calls = []
+    for n in walk(ctx.module):
+        if not isinstance(n, ast.Call):
+            continue
+        by_self = isinstance(n.func, ast.Attribute) and getattr(n.func.value, "id", None) == "self"
+        by_name = isinstance(n.func, ast.Name) and ctx.bindings.module_function(n.func.id) is fn
+        if (by_self and ctx.klass is not None and fn in ctx.klass.body and n.func.attr == fn.name) or by_name:
+            calls.append(n)
+    looped = [loop for call in calls for loop in [next(_enclosing_loops(call, ctx), None)] if loop is not None]
+    return (
+        bool(looped)
+        and len(looped) == len(calls)
+        and not any(_clears_grads(loop) or _calls_a_clearing_function(loop, ctx) for loop in looped)
+    )
 
 
 def _fresh_optimizer(loop, ctx) -> bool:

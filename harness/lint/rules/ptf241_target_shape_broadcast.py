@@ -42,7 +42,7 @@ class _Shapes:
 
     # --- names -------------------------------------------------------------------------
     def of(self, node, chain, line, klass, d=0):  # noqa: C901 - one branch per kind of expression
-        if node is None or d > 14:
+        if node is None or d > 20:
             return None
         d += 1
         if isinstance(node, ast.Name):
@@ -117,15 +117,22 @@ class _Shapes:
         if not isinstance(target, ast.Tuple):
             return None
         index = next((i for i, e in enumerate(target.elts) if isinstance(e, ast.Name) and e.id == name), None)
-        loader = self._constructor(iterable, where, binding.line)
-        if (
-            index is None
-            or loader is None
-            or self.ctx.qualified(loader.func)
-            not in (
-                "torch.utils.data.DataLoader",
-                "torch.utils.data.dataloader.DataLoader",
-            )
+        if index is None:
+            return None
+        if isinstance(iterable, ast.Name):  # run_epoch(model, loader, ...): the loaders every call passes
+            held, owner = self.b.lookup(iterable.id, where, binding.line)
+            if held is not None and held.how == "param":
+                sites = self.b.passed(owner[0], iterable.id) or []
+                found = {self._loader_element(v, index, caller, at, d) for v, caller, at, _k in sites}
+                return found.pop() if len(found) == 1 else None
+        return self._loader_element(iterable, index, where, binding.line, d, klass)
+
+    def _loader_element(self, iterable, index, where, line, d, klass=None):
+        """Element ``index`` of a batch of the DataLoader ``iterable`` holds (read in ``where``)."""
+        loader = self._constructor(iterable, where, line)
+        if loader is None or self.ctx.qualified(loader.func) not in (
+            "torch.utils.data.DataLoader",
+            "torch.utils.data.dataloader.DataLoader",
         ):
             return None
         if any(k.arg == "collate_fn" for k in loader.keywords):

@@ -138,3 +138,37 @@ SEEN["cleared_by_a_helper"] = (
     "yunjey/pytorch-tutorial tutorials/03-advanced/generative_adversarial_network/main.py (reset_grad() "
     "zeroes both optimizers before each backward; a wrong finding in round 3's read held-out half)"
 )
+
+# A trainer whose step method runs backward() and step() for each batch and whose gradients are cleared only
+# in an epoch hook (fresh set 8's held-out half, z05: missed at its first score).
+_TRAINER = """
+import torch
+from torch import nn
+class Trainer:
+    def __init__(self, model, lr=0.1):
+        self.model = model
+        self.optimizer = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
+        self.criterion = nn.CrossEntropyLoss()
+    def on_epoch_start(self):
+        self.model.train()
+        self.optimizer.zero_grad(set_to_none=True)
+    def training_step(self, batch):
+        x, y = batch
+        loss = self.criterion(self.model(x), y)
+        loss.backward()
+        self.optimizer.step(){clear_in_step}
+        return loss.item()
+    def fit(self, loader, epochs):
+        for epoch in range(epochs):
+            self.on_epoch_start()
+            for batch in loader:{clear_in_loop}
+                self.training_step(batch)
+"""
+PITFALL["zero_grad_only_in_the_epoch_hook"] = _TRAINER.format(clear_in_step="", clear_in_loop="")
+NEAR_MISS["step_method_clears_after_its_step"] = _TRAINER.format(
+    clear_in_step="\n        self.optimizer.zero_grad()", clear_in_loop=""
+)
+NEAR_MISS["batch_loop_clears_before_the_step"] = _TRAINER.format(
+    clear_in_step="", clear_in_loop="\n                self.optimizer.zero_grad()"
+)
+SEEN["zero_grad_only_in_the_epoch_hook"] = "benchmarks/fresh/lint8 z05_keyword_spotting_trainer.py (held-out half, after its first score)"
