@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import ast
 
-from torch_pitfalls.lint.bindings import returned_values
 from torch_pitfalls.lint.rules.base import CALL, Rule, _arg
+from torch_pitfalls.lint.rules.shared.batches import batch_sources
 from torch_pitfalls.lint.rules.shared.flow import _scopes_of
 from torch_pitfalls.lint.walking import kept_on, walk
 
@@ -55,6 +55,15 @@ class _MultiHot:
                 return self.of(value, where, binding.line, klass, d)
             if binding.how == "iter":
                 return self._batch_element(node.id, binding, where, klass, d)
+            if binding.how == "item" and isinstance(binding.value, ast.Call) and binding.index is not None:
+                q = self.ctx.qualified(binding.value.func) or ""  # x_tr, x_va, y_tr, y_va = train_test_split(x, y)
+                split = binding.value.args
+                if q.endswith("train_test_split") and len(split) > binding.index // 2:
+                    return self.of(split[binding.index // 2], where, binding.line, klass, d)
+                return False
+            if binding.how == "param":  # Dataset(texts, targets): what every construction passes
+                sites = self.b.passed(where[0], node.id) or []
+                return bool(sites) and all(self.of(v, caller, at, owner, d) for v, caller, at, owner in sites)
             return False
         if isinstance(node, (ast.List, ast.Tuple)):
             return _multi_hot_literal(node)
@@ -62,6 +71,9 @@ class _MultiHot:
             return self.of(node.value, chain, line, klass, d)
         if isinstance(node, ast.Attribute) and node.attr in ("values", "data"):
             return self.of(node.value, chain, line, klass, d)
+        if isinstance(node, ast.Attribute) and getattr(node.value, "id", None) == "self" and klass is not None:
+            attrs = self.b.self_attributes(klass).get(node.attr) or []  # self.targets, set once
+            return len(attrs) == 1 and self.of(attrs[0][1], (attrs[0][0], self.b.tree), attrs[0][2], klass, d)
         if not isinstance(node, ast.Call):
             return False
         q = self.ctx.qualified(node.func) or ""
@@ -92,32 +104,12 @@ class _MultiHot:
         )
 
     def _batch_element(self, name, binding, where, klass, d) -> bool:
-        """``for x, y in DataLoader(Tags(...))``: element ``i`` of what the dataset class's
-        ``__getitem__`` returns (the default collate stacks it)."""
-        loop = next(
-            (n for n in walk(where[0]) if isinstance(n, (ast.For, ast.AsyncFor)) and n.lineno == binding.line), None
+        """``for x, y in DataLoader(Tags(...))``: element ``i`` of what the dataset class's ``__getitem__``
+        returns (stacked by the collate), or the rows of a TensorDataset's tensor (shared/batches.py)."""
+        sources = batch_sources(name, binding, where, self.ctx)
+        return bool(sources) and all(
+            self.of(s.expr, s.chain, s.line, s.klass if s.kind == "sample" else klass, d) for s in sources
         )
-        if loop is None:
-            return False
-        target, iterable = loop.target, loop.iter
-        if isinstance(iterable, ast.Call) and getattr(iterable.func, "id", None) == "enumerate" and iterable.args:
-            iterable = iterable.args[0]
-            target = target.elts[1] if isinstance(target, ast.Tuple) and len(target.elts) == 2 else None
-        if not isinstance(target, ast.Tuple):
-            return False
-        index = next((i for i, e in enumerate(target.elts) if isinstance(e, ast.Name) and e.id == name), None)
-        loader = self._call_of(iterable, where, binding.line)
-        if index is None or loader is None or self.ctx.qualified(loader.func) not in _LOADERS:
-            return False
-        if any(k.arg == "collate_fn" for k in loader.keywords):
-            return False
-        dataset = self._call_of(_arg(loader, 0, "dataset"), where, loader.lineno)
-        cls = self.b.classes().get(getattr(dataset.func, "id", "")) if dataset is not None else None
-        getitem = cls and next(
-            (m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name == "__getitem__"), None
-        )
-        returns = returned_values(getitem, index) if getitem else None
-        return bool(returns) and all(self.of(v, (getitem, self.b.tree), at + 1, cls, d) for v, at in returns)
 
     def _call_of(self, node, chain, line):
         for _ in range(4):

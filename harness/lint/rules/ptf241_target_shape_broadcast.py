@@ -10,8 +10,8 @@ from __future__ import annotations
 import ast
 
 from torch_pitfalls.lint.bindings import returned_values
-from torch_pitfalls.lint.rules.base import UNSURE, Rule, _arg, _const, _kw
-from torch_pitfalls.lint.walking import walk
+from torch_pitfalls.lint.rules.base import UNSURE, Rule, _arg, _const
+from torch_pitfalls.lint.rules.shared.batches import batch_sources
 
 COL, VEC, SCALAR, MAT = "col", "vec", "scalar", "mat"  # (N, 1), (N,), a number, and a table (N, k)
 _CLASSES = ("torch.nn.MSELoss", "torch.nn.L1Loss", "torch.nn.SmoothL1Loss", "torch.nn.HuberLoss")
@@ -104,54 +104,18 @@ class _Shapes:
         return None
 
     def _batch_element(self, name, binding, where, klass, d):
-        """``for xb, yb in loader`` over ``DataLoader(TensorDataset(x, y))``: a batch of ``y``'s rows."""
-        loop = next(
-            (n for n in walk(where[0]) if isinstance(n, (ast.For, ast.AsyncFor)) and n.lineno == binding.line), None
-        )
-        if loop is None:
+        """``for xb, yb in loader``: a batch of a Dataset class's per-sample numbers is (N,); of a
+        TensorDataset's tensor, that tensor's rows (shared/batches.py reads the loader)."""
+        sources = batch_sources(name, binding, where, self.ctx)
+        if not sources:
             return None
-        target, iterable = loop.target, loop.iter
-        if isinstance(iterable, ast.Call) and getattr(iterable.func, "id", None) == "enumerate" and iterable.args:
-            iterable = iterable.args[0]
-            target = target.elts[1] if isinstance(target, ast.Tuple) and len(target.elts) == 2 else None
-        if not isinstance(target, ast.Tuple):
-            return None
-        index = next((i for i, e in enumerate(target.elts) if isinstance(e, ast.Name) and e.id == name), None)
-        if index is None:
-            return None
-        if isinstance(iterable, ast.Name):  # run_epoch(model, loader, ...): the loaders every call passes
-            held, owner = self.b.lookup(iterable.id, where, binding.line)
-            if held is not None and held.how == "param":
-                sites = self.b.passed(owner[0], iterable.id) or []
-                found = {self._loader_element(v, index, caller, at, d) for v, caller, at, _k in sites}
-                return found.pop() if len(found) == 1 else None
-        return self._loader_element(iterable, index, where, binding.line, d, klass)
-
-    def _loader_element(self, iterable, index, where, line, d, klass=None):
-        """Element ``index`` of a batch of the DataLoader ``iterable`` holds (read in ``where``)."""
-        loader = self._constructor(iterable, where, line)
-        if loader is None or self.ctx.qualified(loader.func) not in (
-            "torch.utils.data.DataLoader",
-            "torch.utils.data.dataloader.DataLoader",
-        ):
-            return None
-        if any(k.arg == "collate_fn" for k in loader.keywords):
-            return None
-        if _const(_kw(loader, "batch_size"), None):
-            return None  # samples one by one, not batched
-        dataset = self._constructor(_arg(loader, 0, "dataset"), where, loader.lineno)
-        if dataset is not None and getattr(dataset.func, "id", None) in self.b.classes():
-            # a Dataset class of this file: a batch of its per-sample numbers is (N,)
-            return VEC if self._sample(dataset, index, d) == SCALAR else None
-        if (
-            dataset is None
-            or self.ctx.qualified(dataset.func)
-            not in ("torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset")
-            or any(isinstance(a, ast.Starred) for a in dataset.args)
-            or len(dataset.args) <= index
-        ):
-            return None
-        return self.of(dataset.args[index], where, dataset.lineno, klass, d)
+        found = {
+            (VEC if self.of(s.expr, s.chain, s.line, s.klass, d) == SCALAR else None)
+            if s.kind == "sample"
+            else self.of(s.expr, s.chain, s.line, klass, d)
+            for s in sources
+        }
+        return found.pop() if len(found) == 1 else None
 
     def _constructor(self, node, chain, line):
         for _ in range(4):
@@ -212,17 +176,6 @@ class _Shapes:
             and bool(node.elts)
             and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts)
         )
-
-    def _sample(self, dataset, index, d):
-        """The shape of element ``index`` of what a Dataset class of this file returns per sample (its
-        ``__getitem__``), or None."""
-        cls = self.b.classes().get(getattr(dataset.func, "id", None))
-        getitem = next((m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name == "__getitem__"), None)
-        returns = returned_values(getitem, index) if getitem is not None else None
-        if not returns:
-            return None
-        found = {self.of(v, (getitem, self.b.tree), at + 1, cls, d) for v, at in returns}
-        return found.pop() if len(found) == 1 else None
 
     def _call(self, node, chain, line, klass, d):  # noqa: C901 - one branch per kind of call
         func = node.func

