@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import ast
 
-from torch_pitfalls.lint.bindings import MODULE_SELF_METHODS, returned_values
 from torch_pitfalls.lint.rules.base import CALL, Rule, _kw
 from torch_pitfalls.lint.rules.shared.flow import _values
+from torch_pitfalls.lint.rules.shared.modules import constructions
 from torch_pitfalls.lint.walking import kept_on, walk
 
 _RNNS = ("torch.nn.LSTM", "torch.nn.GRU", "torch.nn.RNN")
@@ -33,66 +33,13 @@ BATCH, SEQ = "batch", "seq"
 
 
 # --- which layer, and whether it is batch-first ------------------------------------------------------
-def _constructors(expr, chain, line, klass, ctx, depth=0) -> list | None:
-    """(the nn.LSTM/GRU/RNN call, its scopes) for every place ``expr`` may have been built, through names,
-    ``self.`` attributes, ``.to(device)``, parameters (the module's own calls) and tuples a function of this
-    module returns; None where one cannot be told."""
-    if depth > 8:
+def _constructors(expr, chain, line, klass, ctx) -> list | None:
+    """(the nn.LSTM/GRU/RNN call, its scopes) for every place ``expr`` may have been built (shared/modules.py
+    follows the names); None where one cannot be told or is something else."""
+    found = constructions(expr, chain, line, klass, ctx)
+    if found is None or any(ctx.qualified(call.func) not in _RNNS for call, _ in found):
         return None
-    bindings = ctx.bindings
-    if isinstance(expr, ast.Call):
-        q = ctx.qualified(expr.func)
-        if q in _RNNS:
-            return [(expr, chain)]
-        if isinstance(expr.func, ast.Attribute) and expr.func.attr in MODULE_SELF_METHODS:
-            return _constructors(expr.func.value, chain, line, klass, ctx, depth + 1)
-        fn = bindings._local_function(expr, chain, line)
-        if fn is not None:
-            return _returned(fn, None, ctx, depth)
-        return None
-    if isinstance(expr, ast.Attribute) and getattr(expr.value, "id", None) == "self" and klass is not None:
-        out = []
-        for method, value, at in bindings.self_attributes(klass).get(expr.attr) or []:
-            found = _constructors(value, (method, ctx.module), at + 1, klass, ctx, depth + 1)
-            if found is None:
-                return None
-            out += found
-        return out or None
-    return _name_constructors(expr, chain, line, klass, ctx, depth) if isinstance(expr, ast.Name) else None
-
-
-def _name_constructors(expr, chain, line, klass, ctx, depth) -> list | None:
-    bindings = ctx.bindings
-    binding, where = bindings.lookup(expr.id, chain, line)
-    if binding is None:
-        return None
-    if binding.how == "assign":
-        return _constructors(binding.value, where, binding.line, klass, ctx, depth + 1)
-    if binding.how == "item" and binding.index is not None:
-        fn = bindings._local_function(binding.value, where, binding.line)
-        return _returned(fn, binding.index, ctx, depth) if fn is not None else None
-    if binding.how == "param":
-        sites = bindings.passed(where[0], expr.id)
-        if not sites:
-            return None
-        out = []
-        for value, caller, at, caller_klass in sites:
-            found = _constructors(value, caller, at, caller_klass, ctx, depth + 1)
-            if found is None:
-                return None
-            out += found
-        return out
-    return None
-
-
-def _returned(fn, index, ctx, depth) -> list | None:
-    out = []
-    for value, at in returned_values(fn, index) or []:
-        found = _constructors(value, (fn, ctx.module), at + 1, None, ctx, depth + 1)
-        if found is None:
-            return None
-        out += found
-    return out or None
+    return found
 
 
 def _batch_first(ctor, chain, ctx) -> bool | None:

@@ -10,6 +10,7 @@ import ast
 
 from torch_pitfalls.lint.bindings import returned_values
 from torch_pitfalls.lint.rules.base import Rule, _method
+from torch_pitfalls.lint.rules.shared.modules import constructions
 from torch_pitfalls.lint.rules.shared.options import option_default
 from torch_pitfalls.lint.walking import walk
 
@@ -43,7 +44,6 @@ _TORCHVISION_HEADS = {
     "vit": "heads",
     "swin": "head",
 }
-_MOVES = frozenset(("to", "cuda", "cpu", "train", "eval", "float", "half", "double"))
 _DEPTH = 8
 
 
@@ -180,52 +180,6 @@ def _trainable(loop, param: str, setter):
 
 
 # --- which model the loop walks, and its head ---------------------------------------------------
-def _sources(expr, ctx, chain, line, depth=0) -> list | None:
-    """The calls that built the model ``expr`` holds, through names, parameters (every call site), a
-    helper's returns and moves (``.to(device)``); None where one cannot be told."""
-    if depth > _DEPTH:
-        return None
-    while _method(expr, *_MOVES):
-        expr = expr.func.value
-    if isinstance(expr, ast.Call):
-        fn = ctx.bindings.module_function(expr.func.id) if isinstance(expr.func, ast.Name) else None
-        if fn is None:
-            return [(expr, chain)]
-        return _returned(fn, None, ctx, depth)
-    if not isinstance(expr, ast.Name):
-        return None
-    binding, where = ctx.bindings.lookup(expr.id, chain, line)
-    if binding is None:
-        return None
-    if binding.how == "assign":
-        return _sources(binding.value, ctx, where, binding.line, depth + 1)
-    if binding.how == "item" and binding.index is not None and isinstance(binding.value, ast.Call):
-        fn = ctx.bindings.module_function(getattr(binding.value.func, "id", ""))
-        return _returned(fn, binding.index, ctx, depth) if fn is not None else None
-    if binding.how == "param":
-        out = []
-        for value, c, at, _ in ctx.bindings.passed(where[0], expr.id) or [None]:
-            found = _sources(value, ctx, c, at, depth + 1) if value is not None else None
-            if found is None:
-                return None
-            out += found
-        return out
-    return None
-
-
-def _returned(fn, index, ctx, depth):
-    values = returned_values(fn, index)
-    if not values:
-        return None
-    out = []
-    for value, at in values:
-        found = _sources(value, ctx, (fn, ctx.module), at, depth + 1)
-        if found is None:
-            return None
-        out += found
-    return out
-
-
 def _head_of(built: ast.Call, ctx) -> str | None:
     """The attribute holding the head of the model a call builds: a torchvision builder's (by its
     family), or what the ``forward`` of a module class of this file returns last (``self.classifier(h)``)."""
@@ -263,7 +217,7 @@ def _reshaped_after(model: str, fn, line: int) -> bool:
 def _heads(receiver, ctx, loop) -> set[str] | None:
     """The head attribute of every model the loop may walk, None where any is unknown or a head is
     set after the freezing (in the loop's function, or in a caller after it passes the model on)."""
-    sources = _sources(receiver, ctx, ctx.chain(), loop.lineno)
+    sources = constructions(receiver, ctx.chain(), loop.lineno, ctx.klass, ctx)
     if not sources:
         return None
     if isinstance(receiver, ast.Name) and _reshaped_after(receiver.id, ctx.function, loop.lineno):
