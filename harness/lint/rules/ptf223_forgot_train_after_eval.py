@@ -261,6 +261,15 @@ def _loops_around(node, ctx):
 
 
 def _left_in_eval(node, ctx):
+    """``_eval_left`` of ``node``, once per node: asked of each call, and again of the calls after a
+    ``model.train()`` made before a loop."""
+    known = ctx.__dict__.setdefault("_ptf223_left", {})
+    if id(node) not in known:
+        known[id(node)] = _eval_left(node, ctx)
+    return known[id(node)]
+
+
+def _eval_left(node, ctx):
     """(loop, found, keys) where ``node`` puts the trained model (keys: its names) in eval mode inside a
     training loop that never puts it back (found: True, or UNSURE where a callee of unknown code also gets
     it); None otherwise."""

@@ -28,5 +28,6 @@ RULE = Rule(
     "dist.barrier()",
     _every_rank_saves,
     nodes=CALL,
+    calls=("save",),
     needs=("init_process_group",),
 )
