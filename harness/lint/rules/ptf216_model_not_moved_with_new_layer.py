@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 
+from torch_pitfalls.lint.bindings import arguments
 from torch_pitfalls.lint.rules.base import UNSURE, Rule, _const, _method
 from torch_pitfalls.lint.rules.shared.flow import _before, _dead, _exclusive, _own_code
 from torch_pitfalls.lint.rules.shared.modules import _STATELESS
@@ -177,12 +178,45 @@ def _is_model(expr, ctx, line):
     return UNSURE
 
 
-def _handed_on(call, keys) -> bool:
-    """The model is passed to a call that may move it (a trainer, accelerator.prepare, DataParallel)."""
+def _handed_on(call, keys, ctx) -> bool:
+    """The model is passed to a call that may move it (a trainer, accelerator.prepare, DataParallel); not to
+    a function of this file that moves nothing and hands nothing on (``freeze_backbone(model)``)."""
     if getattr(call.func, "id", None) in _HARMLESS_CALLS:
         return False
     args = [*call.args, *(k.value for k in call.keywords)]
-    return any(_key(a.value if isinstance(a, ast.Starred) else a) in keys for a in args)
+    if not any(_key(a.value if isinstance(a, ast.Starred) else a) in keys for a in args):
+        return False
+    fn = ctx.bindings.module_function(call.func.id) if isinstance(call.func, ast.Name) else None
+    if fn is None:
+        return True
+    given = {param for param, value in arguments(call, fn).items() if _key(value) in keys}
+    return not given or not _keeps_in_place(fn, given)
+
+
+def _root_name(node) -> str | None:
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _keeps_in_place(fn, params: set) -> bool:
+    """A function of the file that converts none of ``params`` (the ones handed the model: ``images.to(device)``
+    moves a batch, not the model) and hands none of them to a call of unknown code (calling the model itself
+    is its forward): what it is handed stays where it is."""
+    for n in walk(fn):
+        if not isinstance(n, ast.Call):
+            continue
+        if _method(n, *_ALIGNS) and _root_name(n.func.value) in params:
+            return False  # model.to(device), model.module.cuda(): it moves what it was handed
+        if isinstance(n.func, ast.Attribute) or getattr(n.func, "id", None) in _HARMLESS_CALLS | params:
+            continue  # a method of what it holds (named_parameters, requires_grad_), a builtin, its forward
+        if any(
+            isinstance(x, ast.Name) and x.id in params
+            for a in [*n.args, *(k.value for k in n.keywords)]
+            for x in walk(a)
+        ):
+            return False
+    return True
 
 
 def _layer_after_move(node, ctx):
@@ -230,7 +264,7 @@ def _layer_after_move(node, ctx):
             receiver = _key(n.func.value) or ""
             if receiver in keys or receiver == target_key or receiver.startswith(target_key + "."):
                 return False  # moved again after the change
-        if isinstance(n, ast.Call) and n is not node and _handed_on(n, keys):
+        if isinstance(n, ast.Call) and n is not node and _handed_on(n, keys, ctx):
             return False  # handed to code that may move it
     if layer is None:
         return UNSURE

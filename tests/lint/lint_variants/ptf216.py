@@ -226,3 +226,30 @@ SEEN = {
     "resnet_head_after_to": "search code 'model.fc = nn.Linear(num_ftrs' (transfer-learning scripts replacing resnet's fc; the correct ones move after, as in near miss replaced_then_moved)",
     "sequential_slot_from_a_function": "the spelling of this corpus's case (model.to(device, dtype), then model[2] = new_head())",
 }
+
+# The head replaced after the move, the model then handed only to helpers of the file that move nothing
+# (a freezing loop, an evaluation that moves its batches): fresh set 2's t07, missed since its first score.
+_HELPERS = """
+import torch
+from torch import nn
+from torchvision import models
+def freeze_backbone(model):
+    for name, param in model.named_parameters():
+        if "classifier" not in name:
+            param.requires_grad = False
+def evaluate(model, loader, device):
+    model.eval()
+    with torch.no_grad():
+        return sum((model(x.to(device)).argmax(1) == y.to(device)).sum().item() for x, y in loader)
+def place(model, device):
+    model.to(device)
+def main(loader, device, classes):
+    model = models.mobilenet_v3_large(weights="DEFAULT")
+    model.to(device)
+    model.classifier[3] = nn.Linear(model.classifier[3].in_features, classes)
+    freeze_backbone(model){place}
+    return evaluate(model, loader, device)
+"""
+PITFALL["handed_only_to_helpers_that_move_nothing"] = _HELPERS.format(place="")
+NEAR_MISS["handed_to_a_helper_that_moves_it"] = _HELPERS.format(place="\n    place(model, device)")
+SEEN["handed_only_to_helpers_that_move_nothing"] = "benchmarks/fresh/lint2 t07_leaf_disease_finetune.py (tuning material)"
