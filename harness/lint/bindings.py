@@ -356,6 +356,12 @@ class Bindings:
             if node.attr in ("data", "grad", "T", "mT", "real", "imag"):
                 inner = self.held(node.value, chain, line, klass, d)
                 return Held(TENSOR, inner.what) if inner and inner.kind == TENSOR else None
+            owner = self.held(node.value, chain, line, klass, d)
+            cls = self.classes().get(owner.what or "") if owner is not None and owner.kind == MODULE else None
+            attrs = self.self_attributes(cls).get(node.attr) if cls is not None else None
+            if attrs:  # model.encoder, model an instance of a module class of this file: what its methods set there
+                helds = {self.held(value, (method, *chain[-1:]), at + 1, cls, d) for method, value, at in attrs}
+                return helds.pop() if len(helds) == 1 else None
             return None
         if isinstance(node, ast.Call):
             return self._call_held(node, chain, line, klass, d)

@@ -281,3 +281,26 @@ NEAR_MISS["builder_picked_from_another_library"] = _PICKED.format(
     imports="from sklearn_models import resnet18, resnet50", a="resnet18", b="resnet50"
 )
 SEEN["builder_picked_by_architecture_name"] = "benchmarks/fresh/lint8 z14_pathology_tile_eval.py (held-out half, after its first score)"
+
+# The encoder of a model class of this file, reached through the model a helper is handed (fresh set 6's
+# x02: reported only with --preview since its first score, the receiver an attribute of a parameter).
+_ENCODER = """
+import torch
+from torch import nn
+{imports}
+class Classifier(nn.Module):
+    def __init__(self, vocab):
+        super().__init__()
+        self.encoder = {encoder}
+        self.head = nn.Linear(256, 3)
+    def forward(self, tokens):
+        return self.head(self.encoder(tokens)[0][:, -1])
+def load_pretrained_encoder(model, path):
+    state = torch.load(path, map_location="cpu", weights_only=True)
+    model.encoder.load_state_dict(state, strict=False)
+model = Classifier(20000)
+load_pretrained_encoder(model, "lm.pt")
+"""
+PITFALL["encoder_of_a_model_handed_in"] = _ENCODER.format(imports="", encoder="nn.LSTM(128, 256, batch_first=True)")
+NEAR_MISS["encoder_from_another_library"] = _ENCODER.format(imports="from textlib import Encoder", encoder="Encoder(vocab)")
+SEEN["encoder_of_a_model_handed_in"] = "benchmarks/fresh/lint6 x02_review_sentiment_lstm.py (tuning material)"
