@@ -14,32 +14,24 @@ from torch_pitfalls.lint.rules.shared.modules import constructions
 from torch_pitfalls.lint.rules.shared.options import option_default
 from torch_pitfalls.lint.walking import walk
 
-# the attribute that holds the classification head of torchvision's model builders, by the builder's
-# first word (resnet50 -> resnet); what a head replaced on that attribute keeps as its names' prefix
+# the attribute that holds the classification head of torchvision's model builders, by the start of the
+# builder's name (resnet50 -> resnet); what a head replaced on that attribute keeps as its names' prefix
 _TORCHVISION_HEADS = {
     "resnet": "fc",
-    "resnext50": "fc",
-    "resnext101": "fc",
-    "wide": "fc",
+    "resnext": "fc",
+    "wide_resnet": "fc",
     "regnet": "fc",
     "googlenet": "fc",
     "inception": "fc",
     "shufflenet": "fc",
     "efficientnet": "classifier",
     "mobilenet": "classifier",
-    "vgg11": "classifier",
-    "vgg13": "classifier",
-    "vgg16": "classifier",
-    "vgg19": "classifier",
+    "vgg": "classifier",
     "alexnet": "classifier",
-    "densenet121": "classifier",
-    "densenet161": "classifier",
-    "densenet169": "classifier",
-    "densenet201": "classifier",
+    "densenet": "classifier",
     "convnext": "classifier",
-    "mnasnet0": "classifier",
-    "mnasnet1": "classifier",
-    "squeezenet1": "classifier",
+    "mnasnet": "classifier",
+    "squeezenet": "classifier",
     "maxvit": "classifier",
     "vit": "heads",
     "swin": "head",
@@ -185,8 +177,9 @@ def _head_of(built: ast.Call, ctx) -> str | None:
     family), or what the ``forward`` of a module class of this file returns last (``self.classifier(h)``)."""
     q = ctx.qualified(built.func) or ""
     if q.startswith("torchvision.models.") and q.count(".") == 2:
-        family = q.rsplit(".", 1)[1].split("_")[0]
-        return _TORCHVISION_HEADS.get(family)
+        builder = q.rsplit(".", 1)[1]
+        families = sorted((f for f in _TORCHVISION_HEADS if builder.startswith(f)), key=len, reverse=True)
+        return _TORCHVISION_HEADS[families[0]] if families else None
     cls = ctx.bindings.classes().get(getattr(built.func, "id", None) or "")
     if cls is None or not ctx.bindings.is_module_class(cls):
         return None

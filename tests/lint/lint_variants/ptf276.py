@@ -94,6 +94,17 @@ for name, param in model.named_parameters():
 """,
 }
 
+PITFALL["layer4_only_on_resnet"] = """
+import torch
+from torch import nn
+import torchvision
+model = torchvision.models.resnet50(weights="IMAGENET1K_V2")
+model.fc = nn.Linear(model.fc.in_features, 12)
+for name, param in model.named_parameters():
+    param.requires_grad = name.startswith("layer4")
+optimizer = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=0.01)
+"""
+
 NEAR_MISS = {
     "fc_filter_on_resnet": """
 import torch
