@@ -234,6 +234,7 @@ class Bindings:
         self._calls: dict[str, list[tuple[ast.Call, tuple, ast.ClassDef | None]]] | None = None
         self._params: dict[tuple[int, str], Held | None] = {}  # (function, parameter) -> what call sites pass
         self._returns: dict[tuple[int, int | None], Held | None] = {}  # (function, tuple index) -> what it returns
+        self._self_names: frozenset | None = None  # the attributes module classes set on self
 
     # --- scopes -------------------------------------------------------------------------
     def scope(self, node: ast.AST) -> _Scope:
@@ -289,6 +290,14 @@ class Bindings:
                     )
             self._classes = found
         return self._classes
+
+    def _set_on_self(self) -> frozenset:
+        """Every attribute name a module class of the file sets on ``self`` (read once per file)."""
+        if self._self_names is None:
+            self._self_names = frozenset(
+                name for k in self.classes().values() if self.is_module_class(k) for name in self.self_attributes(k)
+            )
+        return self._self_names
 
     def is_module_class(self, klass: ast.ClassDef, depth: int = 0) -> bool:
         """A class deriving nn.Module (or Lightning's), directly or through classes of this file."""
@@ -356,6 +365,8 @@ class Bindings:
             if node.attr in ("data", "grad", "T", "mT", "real", "imag"):
                 inner = self.held(node.value, chain, line, klass, d)
                 return Held(TENSOR, inner.what) if inner and inner.kind == TENSOR else None
+            if node.attr not in self._set_on_self():
+                return None  # no class of the file sets it: no need to ask what the receiver is
             owner = self.held(node.value, chain, line, klass, d)
             cls = self.classes().get(owner.what or "") if owner is not None and owner.kind == MODULE else None
             attrs = self.self_attributes(cls).get(node.attr) if cls is not None else None
