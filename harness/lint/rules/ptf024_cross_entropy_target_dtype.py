@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import ast
 
+from torch_pitfalls.lint.bindings import returned_values
 from torch_pitfalls.lint.rules.base import CALL, Rule, _arg, _is_call_to, _kw, _method
+from torch_pitfalls.lint.rules.shared.batches import batch_sources
 from torch_pitfalls.lint.rules.shared.losses import _loss_call
 
 _FLOAT_LEGACY = ("torch.Tensor", "torch.FloatTensor", "torch.DoubleTensor", "torch.cuda.FloatTensor")
@@ -31,7 +33,51 @@ def _float_class_target(node, ctx) -> bool:
         return True  # class indices (a loader's labels, or a loss told which index to ignore) cast to float
     while _method(value, "to", "cuda", "cpu") and not _method(value, "float", "double"):
         value = value.func.value
-    return _is_call_to(value, ctx, *_FLOAT_LEGACY)
+    if _is_call_to(value, ctx, *_FLOAT_LEGACY):
+        return True
+    return _float_batch_column(target, ctx, node.lineno)
+
+
+def _float_batch_column(target, ctx, line) -> bool:
+    """A loader's labels cut from a float tensor: ``for xb, yb in DataLoader(TensorDataset(X, y))`` where
+    ``y = data[:, -1]`` of ``torch.tensor(frame.values, dtype=torch.float32)`` (shared/batches.py)."""
+    if not isinstance(target, ast.Name):
+        return False
+    binding, where = ctx.bindings.lookup(target.id, ctx.chain(), line)
+    if binding is None or binding.how != "iter":
+        return False
+    sources = batch_sources(target.id, binding, where, ctx)
+    return bool(sources) and all(s.kind == "rows" and _float_tensor(s.expr, s.chain, s.line, ctx) for s in sources)
+
+
+def _float_tensor(expr, chain, line, ctx, depth=0) -> bool:
+    """The tensor is made float here: ``torch.tensor(x, dtype=torch.float32)``, a float cast, a legacy
+    float constructor, through names, rows or columns of it, and a function of this file's returns."""
+    if depth > 8 or expr is None:
+        return False
+    if isinstance(expr, ast.Subscript):
+        return _float_tensor(expr.value, chain, line, ctx, depth + 1)
+    if isinstance(expr, ast.Name):
+        binding, where = ctx.bindings.lookup(expr.id, chain, line)
+        if binding is None:
+            return False
+        if binding.how == "assign":
+            return _float_tensor(binding.value, where, binding.line, ctx, depth + 1)
+        if binding.how == "item" and binding.index is not None and isinstance(binding.value, ast.Call):
+            fn = ctx.bindings._local_function(binding.value, where, binding.line)
+            returns = returned_values(fn, binding.index) if fn is not None else None
+            return bool(returns) and all(
+                _float_tensor(v, (fn, ctx.module), at + 1, ctx, depth + 1) for v, at in returns
+            )
+        return False
+    if not isinstance(expr, ast.Call):
+        return False
+    if _float_cast(expr) or _is_call_to(expr, ctx, *_FLOAT_LEGACY):
+        return True
+    if _is_call_to(expr, ctx, "torch.tensor", "torch.as_tensor"):
+        dtype = _kw(expr, "dtype")
+        return dtype is not None and (ctx.qualified(dtype) or "").rsplit(".", 1)[-1] in _FLOAT_WORDS
+    return False
 
 
 _FLOAT_WORDS = ("float", "float32", "float64", "double", "half", "float16", "bfloat16", "FloatTensor", "DoubleTensor")

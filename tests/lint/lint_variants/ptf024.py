@@ -167,3 +167,28 @@ def main(model, dl, opt):
     fit_one(model, dl, nn.CrossEntropyLoss(), opt)
 """
 SEEN["loss_passed_by_position"] = "https://github.com/torchgeo/terratorch/pull/644 (integer ground truth cast to float before the cross-entropy loss)"
+
+# Labels cut from the float tensor of a whole table by a helper, then batched by a TensorDataset
+# (fresh set 4's v18, missed since its first score).
+_TABLE = """
+import pandas as pd
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+def to_tensors(frame):
+    data = torch.tensor(frame.values, dtype=torch.{dtype})
+    return data[:, :-1], data[:, -1]
+X_train, y_train = to_tensors(pd.read_csv("loans.csv"))
+train_dl = DataLoader(TensorDataset(X_train, y_train), batch_size=256, shuffle=True)
+model = nn.Linear(12, 5)
+criterion = nn.CrossEntropyLoss()
+optimizer = torch.optim.AdamW(model.parameters())
+for xb, yb in train_dl:
+    optimizer.zero_grad()
+    criterion(model(xb), yb{cast}).backward()
+    optimizer.step()
+"""
+PITFALL["labels_cut_from_a_float_table"] = _TABLE.format(dtype="float32", cast="")
+NEAR_MISS["labels_cut_from_a_float_table_then_long"] = _TABLE.format(dtype="float32", cast=".long()")
+NEAR_MISS["labels_cut_from_an_integer_table"] = _TABLE.format(dtype="int64", cast="")
+SEEN["labels_cut_from_a_float_table"] = "benchmarks/fresh/lint4 v18_loan_default_notebook.py (tuning material)"
