@@ -111,12 +111,6 @@ class _MultiHot:
             self.of(s.expr, s.chain, s.line, s.klass if s.kind == "sample" else klass, d) for s in sources
         )
 
-    def _call_of(self, node, chain, line):
-        for _ in range(4):
-            if isinstance(node, ast.Name):
-                node = self.b.value_of(node.id, chain, line)
-        return node if isinstance(node, ast.Call) else None
-
 
 def _zeros(value, ctx) -> bool:
     q = ctx.qualified(value.func) if isinstance(value, ast.Call) else None

@@ -117,14 +117,6 @@ class _Shapes:
         }
         return found.pop() if len(found) == 1 else None
 
-    def _constructor(self, node, chain, line):
-        for _ in range(4):
-            if isinstance(node, ast.Name):
-                node = self.b.value_of(node.id, chain, line)
-            else:
-                break
-        return node if isinstance(node, ast.Call) else None
-
     # --- expressions -------------------------------------------------------------------
     def _subscript(self, node, chain, line, klass, d):
         index = node.slice
