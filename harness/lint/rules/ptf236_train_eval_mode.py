@@ -11,8 +11,8 @@ import ast
 
 from torch_pitfalls.lint.bindings import MODULE_SELF_METHODS, returned_values
 from torch_pitfalls.lint.rules.base import CALL, UNSURE, Rule, _bound_name, _const, _kw, _method
-from torch_pitfalls.lint.rules.shared.flow import GRAD_OFF_QUALIFIED, _decorated_grad_off, _site_args
-from torch_pitfalls.lint.rules.shared.modules import _module_method
+from torch_pitfalls.lint.rules.shared.flow import GRAD_OFF_QUALIFIED, _decorated_grad_off
+from torch_pitfalls.lint.rules.shared.modules import _module_method, constructions
 from torch_pitfalls.lint.rules.shared.training_loop import _optimizer_step
 from torch_pitfalls.lint.walking import children, kept_on, walk
 
@@ -179,77 +179,6 @@ def _reads_target(loop) -> bool:
 
 def _over_range(iterable) -> bool:
     return isinstance(iterable, ast.Call) and getattr(iterable.func, "id", None) == "range"
-
-
-# --- what a model is built from --------------------------------------------------------------------
-def _builders(expr, chain, line, ctx, klass, depth=0) -> list | None:
-    """The calls that built what ``expr`` holds (through names, ``.to()``/``.cuda()``, ``torch.compile``,
-    the module's own functions' returns, parameters' call sites, ``self.`` attributes); None where that
-    cannot be told."""
-    if depth > 8 or expr is None:
-        return None
-    if isinstance(expr, ast.Call):
-        func = expr.func
-        if isinstance(func, ast.Attribute) and func.attr in MODULE_SELF_METHODS:
-            return _builders(func.value, chain, line, ctx, klass, depth + 1)
-        if ctx.qualified(func) in _WRAPPERS and expr.args:  # the mode of the module it wraps
-            return _builders(expr.args[0], chain, line, ctx, klass, depth + 1)
-        fn = _local_function(expr, chain, line, ctx.bindings)
-        return _returned_builders(fn, None, ctx, depth) if fn is not None else [expr]
-    if isinstance(expr, ast.Name):
-        return _name_builders(expr, chain, line, ctx, klass, depth)
-    if isinstance(expr, ast.Attribute) and getattr(expr.value, "id", None) == "self" and klass is not None:
-        assigned = ctx.bindings.self_attributes(klass).get(expr.attr) or []
-        sources = [(value, (method, ctx.module), at + 1, klass) for method, value, at in assigned]
-        return _all_builders(sources, ctx, depth)
-    return None
-
-
-def _name_builders(expr, chain, line, ctx, klass, depth) -> list | None:
-    binding, where = ctx.bindings.lookup(expr.id, chain, line)
-    if binding is None:
-        return None
-    if binding.how == "assign":
-        return _builders(binding.value, where, binding.line, ctx, klass, depth + 1)
-    if binding.how == "item" and binding.index is not None:
-        fn = _local_function(binding.value, where, binding.line, ctx.bindings)
-        return _returned_builders(fn, binding.index, ctx, depth) if fn is not None else None
-    if binding.how == "param":
-        sites = _site_args(where[0], expr.id, ctx.bindings)
-        return _all_builders([(value, caller, at, None) for value, caller, at in sites or ()], ctx, depth)
-    return None
-
-
-def _all_builders(sources, ctx, depth) -> list | None:
-    """The builders of every (expression, scopes, line, class) source; None where one is unknown."""
-    out = []
-    for value, chain, line, klass in sources:
-        found = _builders(value, chain, line, ctx, klass, depth + 1)
-        if found is None:
-            return None
-        out += found
-    return out or None
-
-
-def _local_function(call, chain, line, bindings):
-    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
-        return None
-    fn = bindings.module_function(call.func.id)
-    binding, _ = bindings.lookup(call.func.id, chain, line)
-    return fn if fn is not None and (binding is None or binding.value is fn) else None
-
-
-def _returned_builders(fn, index, ctx, depth) -> list | None:
-    values = returned_values(fn, index)
-    if not values:
-        return None
-    out = []
-    for value, at in values:
-        found = _builders(value, (fn, ctx.module), at + 1, ctx, None, depth + 1)
-        if found is None:
-            return None
-        out += found
-    return out
 
 
 def _positive(value) -> bool | None:
@@ -484,7 +413,8 @@ def _evaluated_in_train_mode(node, ctx):
         return False
     if not _first_call(node, block, ctx):
         return False
-    builders = _builders(node.func, ctx.chain(), node.lineno, ctx, ctx.klass)
+    found = constructions(node.func, ctx.chain(), node.lineno, ctx.klass, ctx, through=_WRAPPERS)
+    builders = [call for call, _ in found] if found else None
     if not builders:
         return UNSURE
     verdicts = [_mode_dependent(b, ctx) for b in builders]

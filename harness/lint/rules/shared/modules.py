@@ -7,6 +7,7 @@ import ast
 
 from torch_pitfalls.lint.bindings import MODULE_SELF_METHODS, returned_values
 from torch_pitfalls.lint.rules.base import _const, _kw, _method
+from torch_pitfalls.lint.rules.shared.flow import _site_args
 from torch_pitfalls.lint.walking import kept_on, walk
 
 
@@ -73,19 +74,22 @@ def file_calls(ctx, *methods: str) -> bool:
     return any(kept_on(ctx.module, f"_calls_{m}", lambda t, m=m: any(_method(n, m) for n in walk(t))) for m in methods)
 
 
-def constructions(expr, chain, line, klass, ctx, depth: int = 0) -> list | None:
+def constructions(expr, chain, line, klass, ctx, through: tuple = (), depth: int = 0) -> list | None:
     """(call, its scopes) for every place the module ``expr`` holds may have been built: the calls at the
     end of names, ``self.`` attributes, moves (``.to(device)``, ``.train()``), parameters (the module's own
-    calls of the function), tuple elements and returns of functions of this module; None where one cannot be
-    told. What each call builds is the asker's to judge (an nn.LSTM, a torchvision builder, a class of the file)."""
+    calls of the function), tuple elements and returns of functions of this module, and the first argument of the
+    wrappers named in ``through`` (``torch.compile(model)``); None where one cannot be told. What each call builds
+    is the asker's to judge (an nn.LSTM, a torchvision builder, a class of the file)."""
     if depth > 8:
         return None
     bindings = ctx.bindings
     if isinstance(expr, ast.Call):
         if isinstance(expr.func, ast.Attribute) and expr.func.attr in MODULE_SELF_METHODS:
-            return constructions(expr.func.value, chain, line, klass, ctx, depth + 1)
+            return constructions(expr.func.value, chain, line, klass, ctx, through, depth + 1)
+        if through and expr.args and ctx.qualified(expr.func) in through:
+            return constructions(expr.args[0], chain, line, klass, ctx, through, depth + 1)
         fn = bindings._local_function(expr, chain, line)
-        return _returned_constructions(fn, None, ctx, depth) if fn is not None else [(expr, chain)]
+        return _returned_constructions(fn, None, ctx, through, depth) if fn is not None else [(expr, chain)]
     if isinstance(expr, ast.Attribute) and getattr(expr.value, "id", None) == "self" and klass is not None:
         return _every(
             [
@@ -93,6 +97,7 @@ def constructions(expr, chain, line, klass, ctx, depth: int = 0) -> list | None:
                 for method, value, at in bindings.self_attributes(klass).get(expr.attr) or []
             ],
             ctx,
+            through,
             depth,
         )
     if not isinstance(expr, ast.Name):
@@ -101,27 +106,27 @@ def constructions(expr, chain, line, klass, ctx, depth: int = 0) -> list | None:
     if binding is None:
         return None
     if binding.how == "assign":
-        return constructions(binding.value, where, binding.line, klass, ctx, depth + 1)
+        return constructions(binding.value, where, binding.line, klass, ctx, through, depth + 1)
     if binding.how == "item" and binding.index is not None:
         fn = bindings._local_function(binding.value, where, binding.line)
-        return _returned_constructions(fn, binding.index, ctx, depth) if fn is not None else None
+        return _returned_constructions(fn, binding.index, ctx, through, depth) if fn is not None else None
     if binding.how == "param":
-        return _every(bindings.passed(where[0], expr.id) or [], ctx, depth)
+        sites = _site_args(where[0], expr.id, bindings) or []
+        return _every([(value, caller, at, None) for value, caller, at in sites], ctx, through, depth)
     return None
 
 
-def _every(sources, ctx, depth) -> list | None:
+def _every(sources, ctx, through, depth) -> list | None:
     """The constructions of every (expression, scopes, line, class); None where one is unknown or none given."""
     out = []
     for value, chain, line, klass in sources:
-        found = constructions(value, chain, line, klass, ctx, depth + 1)
+        found = constructions(value, chain, line, klass, ctx, through, depth + 1)
         if found is None:
             return None
         out += found
     return out or None
 
 
-def _returned_constructions(fn, index, ctx, depth) -> list | None:
-    return _every(
-        [(value, (fn, ctx.module), at + 1, None) for value, at in returned_values(fn, index) or []], ctx, depth
-    )
+def _returned_constructions(fn, index, ctx, through, depth) -> list | None:
+    returns = returned_values(fn, index) or []
+    return _every([(value, (fn, ctx.module), at + 1, None) for value, at in returns], ctx, through, depth)
