@@ -12,6 +12,7 @@ import ast
 from torch_pitfalls.lint.bindings import returned_values
 from torch_pitfalls.lint.rules.base import UNSURE, Rule, _arg, _const
 from torch_pitfalls.lint.rules.shared.batches import batch_sources
+from torch_pitfalls.lint.walking import walk
 
 COL, VEC, SCALAR, MAT = "col", "vec", "scalar", "mat"  # (N, 1), (N,), a number, and a table (N, k)
 _CLASSES = ("torch.nn.MSELoss", "torch.nn.L1Loss", "torch.nn.SmoothL1Loss", "torch.nn.HuberLoss")
@@ -129,6 +130,10 @@ class _Shapes:
                 return VEC if self.of(node.value, chain, line, klass, d) in (COL, MAT) else None
             return None
         if all(self._position(p, chain, line, klass, d) for p in parts):  # one element: y[i], table[i, 0]
+            if len(parts) == 1:
+                appended = self._appended(node.value, chain, line, klass, d)
+                if appended is not None:  # series[s]: one of the arrays a list was filled with
+                    return appended
             rank = {VEC: 1, COL: 2, MAT: 2}.get(self.of(node.value, chain, line, klass, d))
             return SCALAR if rank == len(parts) else None
         if len(parts) == 1 and self._columns(parts[0], chain, line):
@@ -138,6 +143,39 @@ class _Shapes:
         if len(parts) == 1 and isinstance(parts[0], ast.Constant) and isinstance(parts[0].value, str):
             return VEC if self._frame(node.value, chain, line, d) else None  # df["price"]: one column
         return None
+
+    def _appended(self, container, chain, line, klass, d):
+        """The shape every value appended to a list shares: ``self.series = []`` then
+        ``self.series.append(g[FEATURES].to_numpy())`` in the class (or a name and its scope); else None."""
+        if (
+            isinstance(container, ast.Attribute)
+            and getattr(container.value, "id", None) == "self"
+            and klass is not None
+        ):
+            attrs = self.b.self_attributes(klass).get(container.attr) or []
+            made = [v for _, v, _ in attrs]
+            scopes = [m for m in klass.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        elif isinstance(container, ast.Name):
+            binding, where = self.b.lookup(container.id, chain, line)
+            if binding is None or binding.how != "assign":
+                return None
+            made, scopes = [binding.value], [where[0]]
+        else:
+            return None
+        if not (len(made) == 1 and isinstance(made[0], ast.List) and not made[0].elts):
+            return None
+        key = ast.dump(container)
+        shapes = {
+            self.of(n.args[0], (scope, self.b.tree), n.lineno, klass, d)
+            for scope in scopes
+            for n in walk(scope)
+            if isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute)
+            and n.func.attr == "append"
+            and len(n.args) == 1
+            and ast.dump(n.func.value) == key
+        }
+        return shapes.pop() if len(shapes) == 1 else None
 
     def _position(self, index, chain, line, klass, d) -> bool:
         """An index that picks one position: an int, arithmetic on names (``s + WINDOW - 1``), or a name

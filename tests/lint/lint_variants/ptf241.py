@@ -418,3 +418,44 @@ def main(path):
 PITFALL["loader_handed_to_an_epoch_function"] = _WINDOWS.format(squeeze="")
 NEAR_MISS["epoch_function_prediction_squeezed"] = _WINDOWS.format(squeeze=".squeeze(-1)")
 SEEN["loader_handed_to_an_epoch_function"] = "benchmarks/fresh/lint8 z09_electricity_load_forecast.py (held-out half, after its first score)"
+
+# Per-store arrays kept in a list the Dataset fills with appends, one number cut from one of them per window
+# (fresh set 5's w08, missed since its first score).
+_SERIES = """
+import numpy as np
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, Dataset
+FEATURES = ["units", "price", "promo"]
+class Windows(Dataset):
+    def __init__(self, df):
+        self.series = []
+        for _, g in df.groupby("store_id"):
+            self.series.append(g[FEATURES].to_numpy(dtype=np.float32))
+        self.index = [(s, t) for s, arr in enumerate(self.series) for t in range(len(arr) - 28)]
+    def __len__(self):
+        return len(self.index)
+    def __getitem__(self, i):
+        s, t = self.index[i]
+        arr = self.series[s]
+        return torch.from_numpy(arr[t : t + 28]), torch.tensor(arr[t + 28, 0])
+class Forecaster(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(len(FEATURES), 64, batch_first=True)
+        self.head = nn.Linear(64, 1)
+    def forward(self, x):
+        out, _ = self.lstm(x)
+        return self.head(out[:, -1]){squeeze}
+def fit(df):
+    model = Forecaster()
+    opt = torch.optim.Adam(model.parameters())
+    for x, y in DataLoader(Windows(df), batch_size=256, shuffle=True):
+        loss = (model(x) - y).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+PITFALL["target_from_a_list_of_appended_arrays"] = _SERIES.format(squeeze="")
+NEAR_MISS["list_of_appended_arrays_prediction_squeezed"] = _SERIES.format(squeeze=".squeeze(-1)")
+SEEN["target_from_a_list_of_appended_arrays"] = "benchmarks/fresh/lint5 w08_sales_lstm_forecast.py (tuning material)"
