@@ -219,6 +219,15 @@ def arguments(call: ast.Call, fn: ast.FunctionDef | ast.AsyncFunctionDef, bound:
     return out
 
 
+def parameter_defaults(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.AST]:
+    """Parameter name -> its default expression, positional and keyword-only, for those that have one."""
+    a = fn.args
+    positional = [x.arg for x in (*a.posonlyargs, *a.args)]
+    defaults = dict(zip(positional[len(positional) - len(a.defaults) :], a.defaults))
+    defaults.update({k.arg: v for k, v in zip(a.kwonlyargs, a.kw_defaults) if v is not None})
+    return defaults
+
+
 class Bindings:
     """The module's scopes, built lazily, one function at a time, and the kinds of expressions."""
 
@@ -488,10 +497,7 @@ class Bindings:
         if self.module_function(fn.name) is not fn and owner is None:
             return None  # not a module-level function (a method, a nested one), or redefined
         bound = 1 if owner is not None else 0
-        a = fn.args
-        positional = [x.arg for x in (*a.posonlyargs, *a.args)][bound:]
-        defaults = dict(zip(positional[len(positional) - len(a.defaults) :], a.defaults))
-        defaults.update({k.arg: v for k, v in zip(a.kwonlyargs, a.kw_defaults) if v is not None})
+        defaults = parameter_defaults(fn)
         out = []
         for call, chain, klass in self.call_sites(owner.name if owner is not None else fn.name):
             if any(isinstance(x, ast.Starred) for x in call.args) or any(k.arg is None for k in call.keywords):

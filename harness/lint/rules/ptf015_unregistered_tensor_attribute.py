@@ -10,7 +10,7 @@ import ast
 
 from torch_pitfalls.lint.bindings import NON_TENSOR_METHODS, TENSOR_FUNCTIONS
 from torch_pitfalls.lint.rules.base import UNSURE, Rule, _const, _kw, _method
-from torch_pitfalls.lint.rules.shared.modules import _module_method, built_here, file_calls
+from torch_pitfalls.lint.rules.shared.modules import _module_method, built_here, file_calls, subclasses
 from torch_pitfalls.lint.walking import walk
 
 _FACTORIES = (
@@ -80,14 +80,7 @@ def _made_to_learn(expr, ctx) -> bool:
 def _moved_or_saved_here(ctx) -> bool:
     """The file builds a model of this class (or a subclass) and moves, converts or saves a model: where the
     harm shows. A module class alone (a library's layer) leaves both to code not seen here (--preview)."""
-    family, todo = [ctx.klass], [ctx.klass]
-    classes = ctx.bindings.classes().values()
-    while todo:
-        k = todo.pop()
-        for sub in classes:
-            if sub not in family and any(getattr(b, "id", getattr(b, "attr", None)) == k.name for b in sub.bases):
-                family.append(sub)
-                todo.append(sub)
+    family = [ctx.klass, *subclasses(ctx.klass, ctx)]
     moves = ("to", "cuda", "double", "half", "float", "bfloat16", "state_dict")
     return file_calls(ctx, *moves) and built_here(family, ctx)
 

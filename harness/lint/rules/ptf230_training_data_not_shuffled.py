@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 
-from torch_pitfalls.lint.bindings import LOADERS, arguments
+from torch_pitfalls.lint.bindings import LOADERS, arguments, parameter_defaults
 from torch_pitfalls.lint.rules.base import CALL, UNSURE, Rule, _arg, _has_kw, _kw, _method
 from torch_pitfalls.lint.rules.shared.flow import _dead, _scopes_of, _values
 from torch_pitfalls.lint.rules.shared.options import default_truth
@@ -388,14 +388,10 @@ def _sampler_left_out(value, ctx):
     binding, where = ctx.bindings.lookup(value.id, ctx.chain(), value.lineno)
     if binding is None or binding.how != "param" or where[0] is not fn:
         return None
-    a = fn.args
-    positional = [x.arg for x in (*a.posonlyargs, *a.args)]
+    default = parameter_defaults(fn).get(value.id)
     out = []
     for call, chain, _klass in ctx.bindings.call_sites(fn.name):
-        passed = arguments(call, fn).get(value.id)
-        if passed is None:
-            defaults = dict(zip(positional[len(positional) - len(a.defaults) :], a.defaults))
-            passed = defaults.get(value.id)
+        passed = arguments(call, fn).get(value.id, default)
         if _none_at_defaults(passed, chain, call.lineno, ctx):
             out.append(call)
     return out

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from torch_pitfalls.lint.applied import _package_folder, _python_files
 from torch_pitfalls.lint.rules.base import UNSURE, Rule
-from torch_pitfalls.lint.rules.shared.modules import _STATELESS, built_here, file_calls
+from torch_pitfalls.lint.rules.shared.modules import _STATELESS, built_here, file_calls, subclasses
 from torch_pitfalls.lint.testcode import in_test_code
 from torch_pitfalls.lint.walking import kept_on, walk
 
@@ -56,20 +56,14 @@ _DYNAMIC_METHODS = ("__getattr__", "__getattribute__", "__iter__", "__getitem__"
 
 
 def _file_facts(tree) -> dict:
-    """What the whole file reads: every attribute name loaded or deleted (``.X``), every string constant,
-    and the classes with each base name (the subclasses of each class)."""
-    reads, strings, subclasses = set(), set(), {}
+    """What the whole file reads: every attribute name loaded or deleted (``.X``), every string constant."""
+    reads, strings = set(), set()
     for n in walk(tree):
         if isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Store):
             reads.add(n.attr)
         elif isinstance(n, ast.Constant) and isinstance(n.value, str):
             strings.add(n.value)
-        elif isinstance(n, ast.ClassDef):
-            for base in n.bases:
-                name = getattr(base, "id", getattr(base, "attr", None))
-                if name:
-                    subclasses.setdefault(name, []).append(n)
-    return {"reads": reads, "strings": strings, "subclasses": subclasses}
+    return {"reads": reads, "strings": strings}
 
 
 def _facts(ctx) -> dict:
@@ -95,17 +89,6 @@ def _ancestors(klass, ctx) -> list | None:
                 return None
         if k.keywords:  # metaclass=...: not a plain module
             return None
-    return out
-
-
-def _descendants(klass, ctx) -> list:
-    subclasses, out, todo = _facts(ctx)["subclasses"], [], [klass]
-    while todo:
-        k = todo.pop()
-        for sub in subclasses.get(k.name, ()):
-            if sub not in out and sub is not klass:
-                out.append(sub)
-                todo.append(sub)
     return out
 
 
@@ -280,7 +263,7 @@ def _unused_layer(node, ctx) -> bool:
     ancestors = _ancestors(klass, ctx)
     if ancestors is None:
         return False
-    family = [*ancestors, *_descendants(klass, ctx)]
+    family = [*ancestors, *subclasses(klass, ctx)]
     for k in family:
         if any(getattr(b, "attr", getattr(b, "id", "")) in _CONTAINER_BASES for b in k.bases):
             return False

@@ -13,10 +13,11 @@ INIT = ("torch.distributed.init_process_group", "torch.distributed.distributed_c
 _RANK_WORDS = re.compile(r"rank|main_process|is_main|master|primary|global_zero|leader|chief|is_root|process_index")
 
 
-def starts_process_group(ctx) -> bool:
-    """The file calls torch.distributed.init_process_group somewhere: its code runs once per rank."""
+def starts_process_group(ctx, scope=None) -> bool:
+    """The file (or ``scope``, a function of it) calls torch.distributed.init_process_group: its code runs once
+    per rank. Kept on the node asked about."""
     return kept_on(
-        ctx.module,
+        scope if scope is not None else ctx.module,
         "_starts_process_group",
         lambda tree: any(isinstance(n, ast.Call) and ctx.qualified(n.func) in INIT for n in walk(tree)),
     )
@@ -53,8 +54,8 @@ def on_one_rank(node, ctx, depth: int = 0) -> bool:
         return True
     calls = _calls_of(fn, ctx)
     if not calls:  # it starts the group, or is handed to a launcher (mp.spawn(run, ...)): every rank runs it
-        starts = any(isinstance(n, ast.Call) and ctx.qualified(n.func) in INIT for n in walk(fn))
-        return not starts and not any(isinstance(n, ast.Name) and n.id == fn.name for n in walk(ctx.module))
+        named = any(isinstance(n, ast.Name) and n.id == fn.name for n in walk(ctx.module))
+        return not starts_process_group(ctx, fn) and not named
     return all(on_one_rank(call, ctx, depth + 1) for call in calls)
 
 

@@ -54,6 +54,30 @@ def _sets_eval(call) -> bool:
     return False
 
 
+def _by_base_name(tree) -> dict:
+    """Base name -> the classes of the file that name it among their bases."""
+    found: dict = {}
+    for n in walk(tree):
+        if isinstance(n, ast.ClassDef):
+            for base in n.bases:
+                name = getattr(base, "id", getattr(base, "attr", None))
+                if name:
+                    found.setdefault(name, []).append(n)
+    return found
+
+
+def subclasses(klass, ctx) -> list:
+    """The classes of the file that derive from ``klass``, directly or through one another (by base name)."""
+    by_base, out, todo = kept_on(ctx.module, "_subclasses_by_base", _by_base_name), [], [klass]
+    while todo:
+        k = todo.pop()
+        for sub in by_base.get(k.name, ()):
+            if sub not in out and sub is not klass:
+                out.append(sub)
+                todo.append(sub)
+    return out
+
+
 def built_here(classes, ctx) -> bool:
     """The file names one of these module classes outside their own bodies (``Net()``, ``fit(Net)``): it
     builds a model of them, where what it then does to the model (train it, move it) can be read."""

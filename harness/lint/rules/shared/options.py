@@ -36,7 +36,7 @@ def option_default(expr, ctx, chain=None, line: int | None = None):
     parsed = ctx.bindings.value_of(expr.value.id, chain, line if line is not None else expr.lineno)
     if not _parses_options(parsed, ctx):
         return None
-    found = [n for n in walk(ctx.module) if _method(n, "add_argument") and _dest(n) == expr.attr]
+    found = _declared(expr.attr, ctx)
     if len(found) != 1:
         return None
     default = _kw(found[0], "default")
@@ -60,7 +60,7 @@ def default_truth(test, ctx, chain=None, line: int | None = None):
     default = option_default(test, ctx, chain, line)
     if default is None:
         return None
-    declared = [n for n in walk(ctx.module) if _method(n, "add_argument") and _dest(n) == test.attr]
+    declared = _declared(test.attr, ctx)
     action = _kw(declared[0], "action") if declared else None
     if (
         isinstance(action, ast.Constant)
@@ -159,10 +159,15 @@ def _numbers(expr, ctx, line: int, depth: int = 0) -> list[float] | None:
     return _placeless_numbers(expr, ctx)
 
 
+def _declared(dest: str, ctx) -> list[ast.Call]:
+    """The file's ``add_argument`` calls that fill ``dest`` (the map is read once per file)."""
+    return kept_on(ctx.module, "_options_by_dest", _options).get(dest, [])
+
+
 def _option_number(dest: str, ctx) -> list[float] | None:
     """The literal default of the one option that fills ``dest``, followed to a class's default
     (``default=Config.lr``)."""
-    declared = kept_on(ctx.module, "_options_by_dest", _options).get(dest, [])
+    declared = _declared(dest, ctx)
     default = _kw(declared[0], "default") if len(declared) == 1 else None
     return _placeless_numbers(default, ctx) if default is not None else None
 
