@@ -7,20 +7,16 @@ override is in another file (a detection model's ``_apply`` moving its head's ``
 "not moved by .to()" does not hold for it. The package is read once: the files under its folder
 that contain ``def _apply`` are parsed, the rest only read, and the result is kept per folder.
 
-The package's folder: below the root declared.py finds (the folder holding pyproject.toml,
-setup.cfg or the wheel's dist-info), the top-level folder the file is in; without a declaration,
-the outermost folder of the ``__init__.py`` chain above the file. A file that is in no package
-(directly in the root, or a script in a plain folder) is read with the other files of its folder.
+Which files are the package's: package.py.
 """
 
 from __future__ import annotations
 
 import ast
 import functools
-import os
 from pathlib import Path
 
-from torch_pitfalls.lint.declared import DeclarationError, declared_for
+from torch_pitfalls.lint.package import package_folder, texts_under
 from torch_pitfalls.lint.walking import walk
 
 _MARK = "def _apply"
@@ -81,36 +77,15 @@ def _calls(expr: ast.AST, fn: str) -> bool:
 
 
 def moved_by_package(path: Path) -> frozenset[str]:
-    """The names moved by any ``_apply`` override in the package ``path`` (a file on disk) belongs to."""
-    folder, deep = _package_folder(Path(path).resolve())
-    return _moved_under(folder, deep)
-
-
-def _package_folder(path: Path) -> tuple[Path, bool]:
-    """The folder to read and whether to read its subfolders."""
-    try:
-        declared = declared_for(path)
-    except DeclarationError:  # the CLI reports it before linting; a library caller gets the package chain
-        declared = None
-    if declared is not None:
-        parts = path.relative_to(declared.root).parts
-        return (declared.root / parts[0], True) if len(parts) > 1 else (declared.root, False)
-    folder = path.parent
-    if not (folder / "__init__.py").is_file():
-        return folder, False
-    while (folder.parent / "__init__.py").is_file():
-        folder = folder.parent
-    return folder, True
+    """The names moved by any ``_apply`` override in the package ``path`` (a file on disk) belongs to
+    (package.py: which files, read once)."""
+    return _moved_under(*package_folder(Path(path).resolve()))
 
 
 @functools.lru_cache(maxsize=None)
 def _moved_under(folder: Path, deep: bool) -> frozenset[str]:
     names: set[str] = set()
-    for path in _python_files(folder, deep):
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue
+    for path, text in texts_under(folder, deep).items():
         if _MARK not in text:
             continue
         try:
@@ -118,12 +93,3 @@ def _moved_under(folder: Path, deep: bool) -> frozenset[str]:
         except SyntaxError:
             continue
     return frozenset(names)
-
-
-def _python_files(folder: Path, deep: bool):
-    if not deep:
-        yield from (p for p in folder.glob("*.py") if p.is_file())
-        return
-    for here, dirs, files in os.walk(folder):
-        dirs[:] = [d for d in dirs if not d.startswith(".") and d != "__pycache__"]
-        yield from (Path(here, f) for f in files if f.endswith(".py"))

@@ -312,3 +312,44 @@ def test_ptf015_a_packages_own_apply_override_moves_its_attribute(tmp_path, caps
         ("PTF015", 7),
         ("PTF015", 8),
     ]
+
+
+VOCODER = textwrap.dedent("""\
+    import torch
+
+    def pad_tensor(x, pad):
+        padded = torch.zeros(x.size(0), x.size(1) + 2 * pad).to(x.device)
+        padded[:, pad:pad + x.size(1)] = x
+        return padded
+
+    def generate(model, x, steps):
+        x = pad_tensor(x, 4)
+        with torch.no_grad():
+            for _ in range(steps):
+                x = model(x)
+        return x
+""")
+TRAIN = textwrap.dedent("""\
+    from pkg.vocoder import pad_tensor
+
+    def train(model, loader, opt):
+        for x, y in loader:
+            loss = (model(pad_tensor(x, 2)) - y).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+""")
+
+
+def test_ptf020_a_helper_called_once_here_is_reported_when_another_file_of_the_package_calls_it(tmp_path, capsys):
+    """PTF020 is quiet on a copy in a helper the file calls only once per call of a function that then runs
+    its loop of steps; not when the helper's name is used in another file of its package (package.py),
+    which may call it per batch."""
+    alone, shared = tmp_path / "alone" / "pkg", tmp_path / "shared" / "pkg"
+    for pkg in (alone, shared):
+        pkg.mkdir(parents=True)
+        (pkg / "__init__.py").write_text("")
+        (pkg / "vocoder.py").write_text(VOCODER)
+    (shared / "train.py").write_text(TRAIN)
+    assert found(["--select", "PTF020", str(alone / "vocoder.py")], capsys)[2] == []
+    assert found(["--select", "PTF020", str(shared / "vocoder.py")], capsys)[2] == [("PTF020", 4)]

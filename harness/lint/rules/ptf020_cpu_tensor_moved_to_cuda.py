@@ -1,14 +1,18 @@
 """What: A tensor made on the CPU by a factory and then moved to the device (torch.zeros(n).cuda()).
 Why: It is built on the CPU and copied over at every call. The harm is time: quiet in test code, on an
-empty tensor, and where the copy runs once: module level, ``__main__``, construction, a first-use branch,
-a cached property, a loader filling globals, a setup-named function (init, setup, warmup, capture), and
-beside the loop of a function whose work is a loop (batches; outside a forward, a sampler's steps).
+empty tensor, and where the copy runs once: module level, ``__main__``, construction, a first-use branch, a
+cached property, a loader filling globals, setup (init, warmup, capture), beside the loop of a function whose
+work is a loop (batches; outside a forward, a sampler's steps), in a helper called only in such places.
 Fix: create it there with device=...."""
 
 from __future__ import annotations
 
 import ast
+import os
+from dataclasses import replace
+from pathlib import Path
 
+from torch_pitfalls.lint.package import named_elsewhere
 from torch_pitfalls.lint.rules.base import CALL, Rule, _kw, _method
 from torch_pitfalls.lint.rules.shared.flow import _GRAD_OFF, _called_name_of, _grad_off, branch_side, climb
 from torch_pitfalls.lint.rules.shared.modules import _construction
@@ -177,21 +181,122 @@ def _batch_loop(loop, ctx) -> bool:
     return False
 
 
-def _setup_before_batches(node, ctx) -> bool:
-    """The copy is outside every loop of a function whose work is a loop: once per call, before (or
-    after) the loop that runs many times. A loop over batches counts anywhere; outside a module's
-    forward, so does a loop that calls a model, the callable the function was handed or this object's
-    own methods at each step (a sampler's denoising steps, a decoder's tokens), for a vector made once
-    per call. In a forward, the call itself is the step (an RNN's state made for each batch before its
-    time loop): reported."""
+def _setup_before_batches(node, ctx, made=None) -> bool:
+    """The copy (or the call that makes it: ``made`` is then the copied factory) is outside every loop of
+    a function whose work is a loop: once per call, before (or after) the loop that runs many times. A
+    loop over batches counts anywhere; outside a module's forward, so does a loop that calls a model, the
+    callable the function was handed or this object's own methods at each step (a sampler's denoising
+    steps, a decoder's tokens), for a vector made once per call. In a forward, the call itself is the
+    step (an RNN's state made for each batch before its time loop): reported."""
     if isinstance(ctx.function, ast.Module) or next(_enclosing_loops(node, ctx), None) is not None:
         return False
     loops = [n for n in walk(ctx.function) if isinstance(n, (ast.For, ast.While))]
     if any(n.lineno > node.lineno and _batch_loop(n, ctx) for n in loops):
         return True
-    if getattr(ctx.function, "name", None) in ("forward", "__call__") or not _vector_sized(node.func.value):
+    made = node.func.value if made is None else made
+    if getattr(ctx.function, "name", None) in ("forward", "__call__") or not _vector_sized(made):
         return False
     return any(_work_loop(n, ctx) for n in loops)
+
+
+def _once_per_caller(node, ctx, made, depth: int = 0) -> bool:
+    """The copy is in a helper that the file calls only where each call runs once: a method called on
+    ``self`` in its class, or a function of the module called by name, whose every call is made outside
+    the caller's loops, before a loop of batches or steps, in construction or at module level, or in a
+    helper that is itself called so (``generate()`` pads its input through ``self.pad_tensor`` once,
+    then runs thousands of decoder steps). Quiet only where every use of the helper is such a call: not
+    where it is also handed on, called on another object, or named in another file of its package."""
+    fn = ctx.function
+    if depth > 2 or not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.name.startswith("__"):
+        return False
+    if fn.name in ("forward", "__call__"):
+        return False
+    sites = _helper_calls(fn, ctx)
+    if not sites or _named_elsewhere(fn.name, ctx):
+        return False
+    for site in sites:
+        caller = _caller_context(site, ctx)
+        if caller is None or _in_loop(site, caller):
+            return False
+        if not (
+            _runs_once(site, caller)
+            or _setup_before_batches(site, caller, made)
+            or _once_per_caller(site, caller, made, depth + 1)
+        ):
+            return False
+    return True
+
+
+def _helper_calls(fn, ctx) -> list | None:
+    """Every call of ``fn`` in the module (for a method, every call of a method of that name, on any
+    object), or None where ``fn`` is used some other way too (handed on, kept, decorated away)."""
+    method = ctx.klass is not None and fn in ctx.klass.body
+    if not method and ctx.bindings.module_function(fn.name) is not fn:
+        return None  # a nested function, or a name bound twice
+    calls = []
+    for n in walk(ctx.module):
+        if method and isinstance(n, ast.Attribute) and n.attr == fn.name:
+            pass
+        elif not method and isinstance(n, ast.Name) and n.id == fn.name and isinstance(n.ctx, ast.Load):
+            pass
+        else:
+            continue
+        parent = ctx.parent(n)
+        if not (isinstance(parent, ast.Call) and parent.func is n):
+            return None
+        calls.append(parent)
+    return calls
+
+
+def _caller_context(site, ctx):
+    """A copy of ``ctx`` for the function (and class) a call is made in, or None inside a lambda."""
+    chain, up = [], ctx.parent(site)
+    klass = None
+    while up is not None:
+        if isinstance(up, ast.Lambda):
+            return None
+        if isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            chain.append(up)
+        elif isinstance(up, ast.ClassDef) and klass is None and len(chain) <= 1:
+            klass = up
+        up = ctx.parent(up)
+    function = chain[0] if chain else ctx.module
+    return replace(ctx, function=function, klass=klass, scopes=[ctx.module, *reversed(chain)])
+
+
+def _in_loop(node, ctx) -> bool:
+    """Inside a loop or a comprehension of its function (at module level, a loop over a literal list of
+    a few settings, such as the resolutions a converter writes, does not count)."""
+    up = ctx.parent(node)
+    while up is not None and up is not ctx.function:
+        if isinstance(up, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            return True
+        if isinstance(up, (ast.For, ast.AsyncFor, ast.While)):
+            if not (isinstance(ctx.function, ast.Module) and isinstance(up, ast.For) and _literal(up.iter, ctx)):
+                return True
+        up = ctx.parent(up)
+    return False
+
+
+def _literal(expr, ctx, depth: int = 0) -> bool:
+    """A literal list, tuple, set or dict, its keys, values or items, a list, tuple or sorted copy of one,
+    or a module-level name bound once to one (``RESOLUTIONS = list(Z_DIMS)``)."""
+    if depth > 3:
+        return False
+    if isinstance(expr, ast.Name):
+        bound = ctx.bindings.scope(ctx.module).names.get(expr.id, [])
+        return len(bound) == 1 and bound[0].value is not None and _literal(bound[0].value, ctx, depth + 1)
+    if isinstance(expr, ast.Call) and len(expr.args) == 1 and not expr.keywords:
+        if isinstance(expr.func, ast.Name) and expr.func.id in ("list", "tuple", "sorted", "set", "reversed"):
+            return _literal(expr.args[0], ctx, depth + 1)
+    if isinstance(expr, ast.Call) and not expr.args and _method(expr, "keys", "values", "items"):
+        return _literal(expr.func.value, ctx, depth + 1)
+    return isinstance(expr, (ast.List, ast.Tuple, ast.Set, ast.Dict))
+
+
+def _named_elsewhere(name: str, ctx) -> bool:
+    """``name`` is a word of another file of the package: it may be called there, in a loop."""
+    return ctx.path is not None and os.path.isfile(ctx.path) and named_elsewhere(Path(ctx.path), name)
 
 
 def _dims(made) -> list | None:
@@ -263,6 +368,7 @@ def _cpu_factory_moved(node, ctx) -> bool:
         and not _empty(made)
         and not _runs_once(node, ctx)
         and not _setup_before_batches(node, ctx)
+        and not _once_per_caller(node, ctx, made)
     )
 
 

@@ -13,7 +13,7 @@ import os
 import re
 from pathlib import Path
 
-from torch_pitfalls.lint.applied import _package_folder, _python_files
+from torch_pitfalls.lint.package import package_folder, package_texts
 from torch_pitfalls.lint.rules.base import UNSURE, Rule
 from torch_pitfalls.lint.rules.shared.modules import _STATELESS, built_here, file_calls, subclasses
 from torch_pitfalls.lint.testcode import in_test_code
@@ -159,34 +159,21 @@ def _read_in_package(name: str, family, ctx) -> bool:
     ``.name`` (``self.attention_layer.memory_layer(memory)`` in the model that builds the layer)."""
     if not ctx.path or not os.path.isfile(ctx.path):
         return False
-    folder, deep = _package_folder(Path(ctx.path).resolve())
-    if not deep:
-        return False
     own = Path(ctx.path).resolve()
-    return _package_reads(folder, str(own), own.stem, name, tuple(sorted(k.name for k in family)))
+    if not package_folder(own)[1]:
+        return False  # a file in no package: its folder's other files are not its importers
+    return _package_reads(own, name, tuple(sorted(k.name for k in family)))
 
 
 @functools.lru_cache(maxsize=256)
-def _package_reads(folder: Path, own: str, stem: str, name: str, classes: tuple) -> bool:
+def _package_reads(own: Path, name: str, classes: tuple) -> bool:
+    stem = own.stem
     imports = re.compile(rf"^\s*(from|import)\s+[\w.]*\b{re.escape(stem)}\b", re.M)
     read = re.compile(rf"\.{re.escape(name)}\b(?!\s*=(?!=))|[\"']{re.escape(name)}[\"']")
     return any(
         path != own and stem in text and any(c in text for c in classes) and imports.search(text) and read.search(text)
-        for path, text in _package_texts(folder)
+        for path, text in package_texts(own).items()
     )
-
-
-@functools.lru_cache(maxsize=4)
-def _package_texts(folder: Path) -> tuple:
-    """(path, text) of every Python file under the package folder, read once per lint run: a package
-    with several candidate layers is read once, not once per layer."""
-    out = []
-    for path in _python_files(folder, True):
-        try:
-            out.append((str(path), path.read_text(encoding="utf-8")))
-        except (OSError, UnicodeDecodeError):
-            continue
-    return tuple(out)
 
 
 def _has_parameters(value, ctx, depth: int = 0) -> bool:

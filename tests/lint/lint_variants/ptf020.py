@@ -296,3 +296,141 @@ class Decoder(nn.Module):
         cache_source = torch.zeros(1, 1, n).to(speech_tokens.device)
         return self.hift(speech_tokens, cache_source)
 """
+
+# round 12: a helper of the file that makes the copy, judged by where the file calls it
+NEAR_MISS["helper_called_once_before_the_decoder_steps"] = """
+import torch
+from torch import nn
+class Vocoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.GRUCell(8, 8)
+    def pad_tensor(self, x, pad):
+        padded = torch.zeros(x.size(0), x.size(1) + 2 * pad, x.size(2)).to(x.device)
+        padded[:, pad:pad + x.size(1)] = x
+        return padded
+    def fold(self, x, n):
+        x = self.pad_tensor(x, 2)
+        return x.view(n, -1, x.size(-1))
+    def generate(self, mels):
+        with torch.no_grad():
+            mels = self.pad_tensor(mels, 4)
+            folded = self.fold(mels, 1)
+            h = folded.new_zeros(folded.size(0), 8)
+            for t in range(folded.size(1)):
+                h = self.cell(folded[:, t], h)
+        return h
+"""
+NEAR_MISS["sample_written_once_per_converted_resolution"] = """
+import torch
+DEVICE = "cuda"
+Z_DIMS = {128: 120, 256: 140, 512: 128}
+RESOLUTIONS = list(Z_DIMS)
+def generate_sample(G, batch_size):
+    with torch.no_grad():
+        z = torch.randn(batch_size, G.dim_z).to(DEVICE)
+        return G(z)
+if __name__ == "__main__":
+    for res in RESOLUTIONS:
+        G = torch.load(f"G{res}.pt", weights_only=False)
+        generate_sample(G, 16)
+"""
+SEEN["helper_called_once_before_the_decoder_steps"] = (
+    "CorentinJ/Real-Time-Voice-Cloning vocoder/models/fatchord_version.py (pad_tensor, fold_with_overlap "
+    "called by generate() before its sample loop; round 11's held-out half, read)"
+)
+SEEN["sample_written_once_per_converted_resolution"] = (
+    "ajbrock/BigGAN-PyTorch TFHub/converter.py (generate_sample per resolution; round 11's held-out half, read)"
+)
+PITFALL["helper_called_in_the_batch_loop"] = """
+import torch
+def pad_tensor(x, pad):
+    padded = torch.zeros(x.size(0), x.size(1) + 2 * pad).to(x.device)
+    padded[:, pad:pad + x.size(1)] = x
+    return padded
+def train(model, loader, opt):
+    for x, y in loader:
+        loss = (model(pad_tensor(x, 2)) - y).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+PITFALL["helper_also_handed_to_a_map"] = """
+import torch
+def pad_tensor(x, pad=2):
+    padded = torch.zeros(x.size(0), x.size(1) + 2 * pad).to(x.device)
+    padded[:, pad:pad + x.size(1)] = x
+    return padded
+def generate(model, xs, steps):
+    xs = list(map(pad_tensor, xs))
+    first = pad_tensor(xs[0])
+    with torch.no_grad():
+        for _ in range(steps):
+            first = model(first)
+    return first
+"""
+PITFALL["helper_called_from_forward"] = """
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(12, 4)
+    def pad_tensor(self, x):
+        padded = torch.zeros(x.size(0), 12).to(x.device)
+        padded[:, : x.size(1)] = x
+        return padded
+    def forward(self, x):
+        return self.fc(self.pad_tensor(x))
+"""
+PITFALL["sample_per_setting_of_a_computed_sweep"] = """
+import torch
+DEVICE = "cuda"
+def generate_sample(G, batch_size):
+    with torch.no_grad():
+        z = torch.randn(batch_size, G.dim_z).to(DEVICE)
+        return G(z)
+if __name__ == "__main__":
+    G = torch.load("G.pt", weights_only=False)
+    for step in range(10000):
+        generate_sample(G, 16)
+"""
+PITFALL["forward_also_called_by_name_once"] = """
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(12, 4)
+    def forward(self, x):
+        padded = torch.zeros(x.size(0), 12).to(x.device)
+        padded[:, : x.size(1)] = x
+        return self.fc(padded)
+    def trace(self, x, steps):
+        y = self.forward(x)
+        with torch.no_grad():
+            for _ in range(steps):
+                y = self.fc(y.repeat(1, 3))
+        return y
+"""
+PITFALL["method_also_called_on_the_object_per_batch"] = """
+import torch
+from torch import nn
+class Padder(nn.Module):
+    def pad_tensor(self, x, pad):
+        padded = torch.zeros(x.size(0), x.size(1) + 2 * pad).to(x.device)
+        padded[:, pad:pad + x.size(1)] = x
+        return padded
+    def generate(self, model, x, steps):
+        x = self.pad_tensor(x, 4)
+        with torch.no_grad():
+            for _ in range(steps):
+                x = model(x)
+        return x
+def train(padder, model, loader, opt):
+    for x, y in loader:
+        loss = (model(padder.pad_tensor(x, 2)) - y).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
