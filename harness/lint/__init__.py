@@ -137,12 +137,31 @@ def lint_text(
                     )
                 )
             return [f for f in findings if not _silenced(lines[f.line - 1] if 0 < f.line <= len(lines) else "", f.rule)]
-    rules = [r for r in rules if not r.needs or any(word in source for word in r.needs)]
+    rules = _able_to_match(rules, source)
     for hit in walk(tree, rules, releases, path, preview):
         rule = hit.rule
         findings.append(Finding(path, hit.line, hit.col, rule.id, rule.message, rule.case, not hit.sure))
     unique = sorted(set(findings), key=lambda f: (f.line, f.col, f.rule))
     return [f for f in unique if not _silenced(lines[f.line - 1] if 0 < f.line <= len(lines) else "", f.rule)]
+
+
+def _able_to_match(rules: list[Rule], source: str) -> list[Rule]:
+    """The rules that can match in this text: those with no ``needs``, and those one of whose words the
+    text holds (each word looked up once per file, however many rules name it)."""
+    present: dict[str, bool] = {}
+    kept = []
+    for rule in rules:
+        for word in rule.needs:
+            found = present.get(word)
+            if found is None:
+                found = present[word] = word in source
+            if found:
+                kept.append(rule)
+                break
+        else:
+            if not rule.needs:
+                kept.append(rule)
+    return kept
 
 
 def _parse_repaired(repaired: str, path: str):

@@ -203,13 +203,30 @@ class Walker(ast.NodeVisitor):
         cls = type(node)
         method = self._methods.get(cls)
         if method is None:  # NodeVisitor's getattr per node, once per node type
-            method = self._methods[cls] = getattr(self, f"visit_{cls.__name__}", self.generic_visit)
+            method = self._methods[cls] = self._method_for(cls)
         method(node)
+
+    def _method_for(self, cls):
+        """The visit of a node type: its own ``visit_X``, else the generic walk, which skips the rules'
+        check on the types no rule looks at (most nodes: names in a load, constants, arguments)."""
+        method = getattr(self, f"visit_{cls.__name__}", None)
+        if method is not None:
+            return method
+        if cls is ast.Call or any(issubclass(cls, getattr(r, "nodes", ast.AST)) for r in self.rules):
+            return self.generic_visit
+        return self._walk_children
 
     def generic_visit(self, node):
         self._check(node)
+        self._walk_children(node)
+
+    def _walk_children(self, node):
+        methods = self._methods
         for child in children(node):
-            self.visit(child)
+            method = methods.get(type(child))
+            if method is None:
+                method = methods[type(child)] = self._method_for(type(child))
+            method(child)
 
     visit_Constant = generic_visit  # not NodeVisitor's, which looks for the visit_Num of Python 3.7
 

@@ -10,7 +10,7 @@ import ast
 
 from torch_pitfalls.lint.bindings import NON_TENSOR_METHODS, TENSOR_FUNCTIONS
 from torch_pitfalls.lint.rules.base import UNSURE, Rule, _const, _kw, _method
-from torch_pitfalls.lint.rules.shared.modules import _module_method, built_here, file_calls, subclasses
+from torch_pitfalls.lint.rules.shared.modules import _module_method, built_here, file_calls, subclasses, with_holders
 from torch_pitfalls.lint.walking import walk
 
 _FACTORIES = (
@@ -78,9 +78,10 @@ def _made_to_learn(expr, ctx) -> bool:
 
 
 def _moved_or_saved_here(ctx) -> bool:
-    """The file builds a model of this class (or a subclass) and moves, converts or saves a model: where the
-    harm shows. A module class alone (a library's layer) leaves both to code not seen here (--preview)."""
-    family = [ctx.klass, *subclasses(ctx.klass, ctx)]
+    """The file builds a model of this class (or a subclass, or a module class holding one as a part) and
+    moves, converts or saves a model: where the harm shows. A module class alone (a library's layer) leaves
+    both to code not seen here (--preview)."""
+    family = with_holders([ctx.klass, *subclasses(ctx.klass, ctx)], ctx)
     moves = ("to", "cuda", "double", "half", "float", "bfloat16", "state_dict")
     return file_calls(ctx, *moves) and built_here(family, ctx)
 
@@ -247,7 +248,8 @@ def _used_while_building_only(attr: str, assign, ctx) -> bool:
 def _kept_by_the_class(attr: str, ctx) -> bool:
     """The class's other methods take care of ``self.<attr>`` themselves: they move it where it is used
     (``self.bins.to(x.device)``, ``self.t = self.t.cuda()``) or replace it with a tensor computed at run
-    time (a cache or a placeholder: ``self.cached = emb.cos()``), so ``.to()`` not moving it loses nothing."""
+    time (a cache or a placeholder: ``self.cached = emb.cos()``), so ``.to()`` not moving it loses nothing. Not
+    a value updated from itself (running statistics): that is state the module loses."""
     for fn in ctx.klass.body:
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.name == "__init__":
             continue
@@ -258,8 +260,11 @@ def _kept_by_the_class(attr: str, ctx) -> bool:
                 isinstance(n, ast.Assign)
                 and any(_self_attr(t, attr) for t in n.targets)
                 and (not _factory_call(n.value, ctx) or _placed(n.value, ctx))
+                and not any(_self_attr(x, attr) for x in walk(n.value))
             ):
                 return True  # replaced at run time, computed or placed (set_timesteps(..., device))
+            # (a value computed from itself, self.mean = self.mean + delta: running statistics, the state
+            # state_dict() should hold and .to() should move, not a cache)
     return False
 
 

@@ -257,6 +257,8 @@ class _Shapes:
         if not q.startswith("torch.nn."):
             return None
         last = q.rsplit(".", 1)[-1]
+        if last in _SHAPE_KEEPING_LAYERS:  # self.bn(self.conv(x)): a norm or activation keeps the conv's shape
+            return inner
         if last == "Sequential":
             layers = ctor.args
             if not layers or any(not isinstance(x, ast.Call) for x in layers):

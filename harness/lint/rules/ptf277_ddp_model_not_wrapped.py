@@ -1,5 +1,6 @@
 """What: a script that starts a process group (torch.distributed.init_process_group) trains a model it built itself
-with nothing in the file that synchronises gradients: no DistributedDataParallel, FSDP, all_reduce or launcher wrapper.
+with nothing in the file that synchronises gradients: no DistributedDataParallel, FSDP, launcher wrapper or
+all_reduce of gradients or parameters (one of the loss totals for a log line syncs nothing).
 Why: Every rank trains its own copy on its own shard and the copies drift apart; rank 0 saves a model that saw
 1/world of the data. Nothing fails.
 Fix: wrap the model (model = DDP(model, device_ids=[local_rank])) before building the optimizer."""
@@ -12,21 +13,48 @@ from torch_pitfalls.lint.rules.base import CALL, Rule, _method
 from torch_pitfalls.lint.rules.shared.distributed import starts_process_group
 from torch_pitfalls.lint.walking import kept_on, walk
 
-# calls that keep the ranks' gradients (or parameters) in step: a wrapper, a collective on the gradients, a
-# sharding or launcher library's own preparation; any of them in the file and the rule stays quiet
+# calls that keep the ranks' gradients (or parameters) in step: a wrapper, a sharding or launcher library's own
+# preparation; any of them in the file and the rule stays quiet
 SYNCING = frozenset(
-    """DistributedDataParallel DDP FullyShardedDataParallel FSDP fully_shard replicate all_reduce allreduce
-all_reduce_coalesced reduce_scatter reduce_scatter_tensor DistributedOptimizer ZeroRedundancyOptimizer
-parallelize_module DistributedModelParallel broadcast_parameters PostLocalSGDOptimizer""".split()
+    """DistributedDataParallel DDP FullyShardedDataParallel FSDP fully_shard replicate DistributedOptimizer
+ZeroRedundancyOptimizer parallelize_module DistributedModelParallel broadcast_parameters PostLocalSGDOptimizer""".split()
 )
+# collectives: they sync the gradients only where their function reads gradients or parameters (a hand-written
+# average of the gradients); an all_reduce of the loss totals for a log line syncs nothing of the model
+COLLECTIVES = frozenset("all_reduce allreduce all_reduce_coalesced reduce_scatter reduce_scatter_tensor".split())
+_MODEL_STATE = frozenset(("grad", "parameters", "named_parameters", "state_dict", "parameters_to_vector"))
 
 
 def _syncs(tree) -> bool:
     """Anything in the file that could keep the ranks' gradients in step. (A library that hands back a
     wrapped model, ``model, opt = accelerator.prepare(model, opt)``, re-binds the name: see _built_here.)"""
+    for n in walk(tree):
+        if not isinstance(n, ast.Call):
+            continue
+        name = getattr(n.func, "attr", None) or getattr(n.func, "id", None)
+        if name in SYNCING:
+            return True
+        if name in COLLECTIVES and _reads_model_state(_function_of(n, tree)):
+            return True
+    return False
+
+
+def _function_of(node, tree):
+    """The innermost function holding ``node`` (the module where none does)."""
+    holders = [
+        fn
+        for fn in walk(tree)
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and any(n is node for n in walk(fn))
+    ]
+    return max(holders, key=lambda fn: fn.lineno, default=tree)
+
+
+def _reads_model_state(scope) -> bool:
+    """The scope reads a gradient or a model's parameters (``p.grad``, ``model.parameters()``,
+    ``parameters_to_vector``): what a hand-written gradient average reduces."""
     return any(
-        isinstance(n, ast.Call) and (getattr(n.func, "attr", None) or getattr(n.func, "id", None)) in SYNCING
-        for n in walk(tree)
+        (isinstance(n, ast.Attribute) and n.attr in _MODEL_STATE) or (isinstance(n, ast.Name) and n.id in _MODEL_STATE)
+        for n in walk(scope)
     )
 
 

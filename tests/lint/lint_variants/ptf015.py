@@ -385,3 +385,67 @@ class LooseScale(nn.Module):
     def forward(self, x):
         return x * self.scale
 """
+PITFALL["running_statistics_updated_from_themselves"] = """
+import torch
+from torch import nn
+class RunningNorm(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.mean = torch.zeros(dim)
+        self.var = torch.ones(dim)
+        self.count = 1e-4
+    @torch.no_grad()
+    def update(self, batch):
+        b_mean, b_var, n = batch.mean(0), batch.var(0, unbiased=False), batch.shape[0]
+        delta, total = b_mean - self.mean, self.count + n
+        self.mean = self.mean + delta * n / total
+        self.var = (self.var * self.count + b_var * n + delta ** 2 * self.count * n / total) / total
+        self.count = total
+    def forward(self, x):
+        return (x - self.mean) / torch.sqrt(self.var + 1e-8)
+class Policy(nn.Module):
+    def __init__(self, obs_dim, act_dim):
+        super().__init__()
+        self.norm = RunningNorm(obs_dim)
+        self.pi = nn.Linear(obs_dim, act_dim)
+    def forward(self, obs):
+        return self.pi(self.norm(obs))
+def train(obs_batches, path):
+    policy = Policy(8, 2)
+    for obs in obs_batches:
+        policy.norm.update(obs)
+    torch.save(policy.state_dict(), path)
+"""
+NEAR_MISS["running_statistics_registered_as_buffers"] = """
+import torch
+from torch import nn
+class RunningNorm(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.register_buffer("mean", torch.zeros(dim))
+        self.register_buffer("var", torch.ones(dim))
+        self.register_buffer("count", torch.tensor(1e-4))
+    @torch.no_grad()
+    def update(self, batch):
+        b_mean, b_var, n = batch.mean(0), batch.var(0, unbiased=False), batch.shape[0]
+        delta, total = b_mean - self.mean, self.count + n
+        self.mean = self.mean + delta * n / total
+        self.var = (self.var * self.count + b_var * n + delta ** 2 * self.count * n / total) / total
+        self.count = total
+    def forward(self, x):
+        return (x - self.mean) / torch.sqrt(self.var + 1e-8)
+def train(obs_batches, path):
+    norm = RunningNorm(8)
+    for obs in obs_batches:
+        norm.update(obs)
+    torch.save(norm.state_dict(), path)
+"""
+SEEN["running_statistics_updated_from_themselves"] = (
+    "fresh set 9's q09 (tuning half, read): a PPO policy's observation RunningNorm keeping mean and var as plain "
+    "tensors updated by Welford's rule, the policy saved with state_dict(); the same update on registered buffers "
+    "in public code (find_string 'self.mean = self.mean + delta')"
+)
+SEEN["running_statistics_registered_as_buffers"] = (
+    "find_string 'self.mean = self.mean + delta': a RunningMeanStd nn.Module with register_buffer('mean', ...), "
+    "('var', ...), ('count', ...) and the same update"
+)

@@ -216,3 +216,35 @@ SEEN["one_column_case_told_apart_by_its_size"] = (
     "mambular models/utils/sklearn_base_classifier.py:258-269 (logits unsqueezed to one column on a branch, "
     "sigmoid when logits.shape[1] == 1, else softmax; round 10's tuning half, read wrong)"
 )
+PITFALL["one_channel_conv_through_its_norm_layer"] = """
+import torch
+from torch import nn
+import torch.nn.functional as F
+class SpatialGate(nn.Module):
+    def __init__(self, k=7):
+        super().__init__()
+        self.conv = nn.Conv2d(2, 1, k, padding=k // 2, bias=False)
+        self.bn = nn.BatchNorm2d(1)
+    def forward(self, x):
+        pooled = torch.cat([x.mean(1, keepdim=True), x.amax(1, keepdim=True)], dim=1)
+        return x * F.softmax(self.bn(self.conv(pooled)), dim=1)
+"""
+NEAR_MISS["one_channel_conv_through_its_norm_layer_then_a_sigmoid"] = """
+import torch
+from torch import nn
+class SpatialGate(nn.Module):
+    def __init__(self, k=7):
+        super().__init__()
+        self.conv = nn.Conv2d(2, 1, k, padding=k // 2, bias=False)
+        self.bn = nn.BatchNorm2d(1)
+    def forward(self, x):
+        pooled = torch.cat([x.mean(1, keepdim=True), x.amax(1, keepdim=True)], dim=1)
+        return x * torch.sigmoid(self.bn(self.conv(pooled)))
+"""
+SEEN["one_channel_conv_through_its_norm_layer"] = (
+    "the one-channel gate's spelling, nn.Conv2d(F_int, 1, 1) then nn.BatchNorm2d(1) (Attention U-Net's psi, "
+    "find_string 'nn.BatchNorm2d(1)'), with the softmax of fresh set 9's q15 (tuning half, read) in place of its sigmoid"
+)
+SEEN["one_channel_conv_through_its_norm_layer_then_a_sigmoid"] = (
+    "Attention U-Net's psi gate (find_string 'nn.BatchNorm2d(1)': Conv2d(F_int, 1, 1), BatchNorm2d(1), Sigmoid)"
+)

@@ -232,3 +232,33 @@ SEEN = {
     "with a DistributedSampler and a model never wrapped)",
     "ddp_imported_never_used": "cases/devices/ddp_model_not_wrapped.py (its train.py imports DDP and never calls it)",
 }
+PITFALL["all_reduce_of_the_loss_totals_only"] = """
+import os
+import torch
+import torch.distributed as dist
+from torch import nn
+def init_distributed():
+    dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
+    return dist.get_rank(), int(os.environ.get("LOCAL_RANK", 0))
+def global_mean(total, count, device):
+    t = torch.tensor([total, count], dtype=torch.float64, device=device)
+    dist.all_reduce(t)
+    return (t[0] / t[1]).item()
+def main(loader, device):
+    rank, local_rank = init_distributed()
+    model = nn.Linear(64, 4).to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    total, n = 0.0, 0
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+        total, n = total + loss.item(), n + 1
+    print(global_mean(total, n, device))
+"""
+SEEN["all_reduce_of_the_loss_totals_only"] = (
+    "fresh set 9's q10 (tuning half, read): a torchrun script whose only all_reduce averages the logged loss; "
+    "the PyTorch DDP tutorial's reduce of a metric (https://pytorch.org/tutorials/intermediate/dist_tuto.html, "
+    "'All-Reduce' example on a plain tensor)"
+)

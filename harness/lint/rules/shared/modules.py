@@ -93,6 +93,26 @@ def built_here(classes, ctx) -> bool:
     )
 
 
+def with_holders(classes, ctx, depth: int = 3) -> list:
+    """These module classes and the module classes of the file that build one of them as a part (a
+    ``RunningNorm`` made in a policy's ``__init__``), and theirs, a few levels up: a model of any of them
+    holds one."""
+    found = list(classes)
+    for _ in range(depth):
+        names = {k.name for k in found}
+        more = [
+            k
+            for k in ctx.bindings.classes().values()
+            if k not in found
+            and ctx.bindings.is_module_class(k)
+            and any(isinstance(n, ast.Name) and n.id in names and isinstance(n.ctx, ast.Load) for n in walk(k))
+        ]
+        if not more:
+            break
+        found += more
+    return found
+
+
 def file_calls(ctx, *methods: str) -> bool:
     """Anything in the file calls one of these methods (``backward``, ``to``): kept per file and name."""
     return any(kept_on(ctx.module, f"_calls_{m}", lambda t, m=m: any(_method(n, m) for n in walk(t))) for m in methods)
