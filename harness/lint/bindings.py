@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 from torch_pitfalls.lint.walking import children, walk
 
-MODULE, LOSS, OPTIMIZER, SCHEDULER, TENSOR, NDARRAY, LOADER, DISTRIBUTION = (
+MODULE, LOSS, OPTIMIZER, SCHEDULER, TENSOR, NDARRAY, LOADER, DISTRIBUTION, SCALER = (
     "module",
     "loss",
     "optimizer",
@@ -46,7 +46,9 @@ MODULE, LOSS, OPTIMIZER, SCHEDULER, TENSOR, NDARRAY, LOADER, DISTRIBUTION = (
     "ndarray",
     "loader",
     "distribution",
+    "scaler",  # a mixed-precision GradScaler: it has a state_dict, and is neither optimizer nor scheduler
 )
+GRAD_SCALERS = ("torch.amp.GradScaler", "torch.cuda.amp.GradScaler", "torch.cpu.amp.GradScaler")
 
 MODULE_BASES = (
     "torch.nn.Module",
@@ -591,6 +593,8 @@ class Bindings:
             last = q.rsplit(".", 1)[-1]
             if q.startswith("torch.optim.lr_scheduler."):
                 return Held(SCHEDULER, q)
+            if q in GRAD_SCALERS or q.startswith("torch.amp.grad_scaler."):
+                return Held(SCALER, q)
             if q.startswith("torch.distributions.") and last[:1].isupper():
                 return Held(DISTRIBUTION, q)
             if q.startswith("torch.optim.") and last[:1].isupper():

@@ -2,8 +2,9 @@
 model class's ``_apply`` override elsewhere, a helper's name used in another file).
 
 The package's folder: below the root declared.py finds (the folder holding pyproject.toml,
-setup.cfg or the wheel's dist-info), the top-level folder the file is in; without a declaration,
-the outermost folder of the ``__init__.py`` chain above the file. A file that is in no package
+setup.cfg or the wheel's dist-info), the top-level folder the file is in where that is a package (or
+``src``); otherwise, and without a declaration, the outermost folder of the ``__init__.py`` chain above
+the file. A file that is in no package
 (directly in the root, or a script in a plain folder) is read with the other files of its folder.
 The texts of the last few folders are kept (a file that cannot be read as UTF-8 is left out).
 """
@@ -37,7 +38,13 @@ def package_folder(path: Path) -> tuple[Path, bool]:
         declared = None
     if declared is not None:
         parts = path.relative_to(declared.root).parts
-        return (declared.root / parts[0], True) if len(parts) > 1 else (declared.root, False)
+        if len(parts) == 1:
+            return declared.root, False
+        top = declared.root / parts[0]
+        if parts[0] == "src" or (top / "__init__.py").is_file():
+            return top, True
+        # a plain folder under the root (scripts, or a project nested in a bigger one): the package
+        # chain above the file, as where nothing is declared
     folder = path.parent
     if not (folder / "__init__.py").is_file():
         return folder, False

@@ -353,3 +353,38 @@ def test_ptf020_a_helper_called_once_here_is_reported_when_another_file_of_the_p
     (shared / "train.py").write_text(TRAIN)
     assert found(["--select", "PTF020", str(alone / "vocoder.py")], capsys)[2] == []
     assert found(["--select", "PTF020", str(shared / "vocoder.py")], capsys)[2] == [("PTF020", 4)]
+
+
+FORCES = textwrap.dedent("""\
+    import torch
+    from torch import nn
+
+    class ForceOutput(nn.Module):
+        def forward(self, energy, pos):
+            return -torch.autograd.grad(energy, pos, create_graph=self.training)[0]
+""")
+INFERENCE = textwrap.dedent("""\
+    def evaluate(model, loader):
+        model.eval()
+        out = []
+        for batch in loader:
+            out.append(model(batch).detach().cpu())
+        return out
+""")
+
+
+def test_ptf016_is_preview_where_a_model_of_the_package_differentiates_inside_forward(tmp_path, capsys):
+    """An evaluation loop without no_grad is reported, except where a module of its package calls
+    torch.autograd.grad in forward (forces of an energy model: evaluating needs autograd): then --preview."""
+    plain, forces = tmp_path / "plain" / "pkg", tmp_path / "forces" / "pkg"
+    for pkg in (plain, forces):
+        (pkg / "scripts").mkdir(parents=True)
+        for folder in (pkg, pkg / "scripts"):
+            (folder / "__init__.py").write_text("")
+        (pkg / "scripts" / "inference.py").write_text(INFERENCE)
+    (forces / "force_output.py").write_text(FORCES)
+    assert found(["--select", "PTF016", str(plain / "scripts" / "inference.py")], capsys)[2] == [("PTF016", 5)]
+    assert found(["--select", "PTF016", str(forces / "scripts" / "inference.py")], capsys)[2] == []
+    assert found(["--preview", "--select", "PTF016", str(forces / "scripts" / "inference.py")], capsys)[2] == [
+        ("PTF016", 5)
+    ]

@@ -1,6 +1,8 @@
 """What: A second backward() through a graph the first backward() already freed.
 Why: backward() frees the graph's saved tensors: the second call raises a RuntimeError.
 Fix: pass retain_graph=True to the first call, or sum the losses and call backward() once.
+Two outputs of one call of a model whose forward runs separate heads on its input (an actor and a critic)
+share no node: --preview.
 """
 
 from __future__ import annotations
@@ -8,8 +10,9 @@ from __future__ import annotations
 import ast
 
 from torch_pitfalls.lint.guards import _always_leaves
-from torch_pitfalls.lint.rules.base import CALL, Rule, _called_name, _const, _kw, _method
+from torch_pitfalls.lint.rules.base import CALL, UNSURE, Rule, _called_name, _const, _kw, _method
 from torch_pitfalls.lint.rules.shared.flow import _BUILTINS, _exclusive, _grad_off, _own_code
+from torch_pitfalls.lint.rules.shared.modules import constructions
 from torch_pitfalls.lint.rules.shared.tensors import _RAW_DATA
 from torch_pitfalls.lint.rules.shared.training_loop import _enclosing_loops
 from torch_pitfalls.lint.walking import children, kept_on, walk
@@ -24,18 +27,17 @@ def _backward_twice(node, ctx) -> bool:
     if not _method(node, "backward"):
         return False
     loop = next(_enclosing_loops(node, ctx), None)  # both in one pass of the same loop (or both outside any)
-    first = [
-        c
+    shared = [
+        _shared_graph(c, node, ctx)
         for c in _in_function_calls(ctx, "backward")
         if c.lineno < node.lineno
         and _own_code(c, ctx)
         and next(_enclosing_loops(c, ctx), None) is loop
         and not _const(_kw(c, "retain_graph"), True)
-        and _shared_graph(c, node, ctx)
         and not _exclusive(c, node, ctx.function)
         and not _leaves_after(c, node, ctx)
     ]
-    return bool(first)
+    return True if True in shared else (UNSURE if any(s is UNSURE for s in shared) else False)
 
 
 def _leaves_after(first: ast.Call, second: ast.Call, ctx) -> bool:
@@ -290,7 +292,54 @@ def _shared_graph(a: ast.Call, b: ast.Call, ctx) -> bool:
     if la is None or lb is None:
         return False
     sources_a, sources_b = _computed_sources(la, ctx, a.lineno), _computed_sources(lb, ctx, b.lineno)
-    return any(_has_graph(sources_a[key], ctx, a.lineno) for key in sources_a.keys() & sources_b.keys())
+    shared = [key for key in sources_a.keys() & sources_b.keys() if _has_graph(sources_a[key], ctx, a.lineno)]
+    if not shared:
+        return False
+    if all(isinstance(sources_a[key], ast.Call) and _separate_heads(sources_a[key], ctx, a.lineno) for key in shared):
+        return UNSURE  # two outputs of one call, which its forward computes apart: they share a node only if one head
+    return True
+
+
+def _separate_heads(call: ast.Call, ctx, line) -> bool:
+    """``_, infos = agent(state)`` of a module class of this file whose forward calls its submodules on what
+    it was given, none on another's output (``self.actor(state)``, ``self.critic(state)``): its outputs
+    are apart, so the losses share a graph only where they read the same head, which the code does not
+    show. A shared trunk (``h = self.body(x)``, then two heads on ``h``) is one graph."""
+    built = constructions(call.func, ctx.chain(), line, ctx.klass, ctx)
+    classes = ctx.bindings.classes()
+    forwards = []
+    for made, _chain in built or ():
+        klass = classes.get(getattr(made.func, "id", None) or "")
+        forward = next((m for m in klass.body if getattr(m, "name", None) == "forward"), None) if klass else None
+        if forward is None or not ctx.bindings.is_module_class(klass):
+            return False
+        forwards.append(forward)
+    return bool(forwards) and all(_heads_on_inputs(f) for f in forwards)
+
+
+def _heads_on_inputs(forward) -> bool:
+    """Every ``self.<part>(...)`` call of ``forward`` takes what forward was given, not a name bound to another
+    part's output, nor another part's call."""
+    heads = [n for n in walk(forward) if isinstance(n, ast.Call) and _self_call(n)]
+    outputs = {
+        t.id
+        for n in walk(forward)
+        if isinstance(n, ast.Assign) and any(_self_call(c) for c in walk(n.value) if isinstance(c, ast.Call))
+        for target in n.targets
+        for t in walk(target)
+        if isinstance(t, ast.Name)
+    }
+    return bool(heads) and not any(
+        (isinstance(x, ast.Name) and x.id in outputs) or (isinstance(x, ast.Call) and _self_call(x))
+        for h in heads
+        for a in [*h.args, *(k.value for k in h.keywords)]
+        for x in walk(a)
+    )
+
+
+def _self_call(call: ast.Call) -> bool:
+    """``self.part(...)``, ``self.part.method(...)`` aside: a call of a submodule the class holds."""
+    return isinstance(call.func, ast.Attribute) and getattr(call.func.value, "id", None) == "self"
 
 
 RULE = Rule(

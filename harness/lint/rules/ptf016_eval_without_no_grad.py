@@ -1,15 +1,20 @@
 """What: A validation function that runs the model with autograd recording.
 Why: model.eval() does not stop autograd: every activation is kept for a backward that never comes. The
-harm is memory, so the rule is quiet in test code.
+harm is memory, so the rule is quiet in test code, and --preview where the file's or package's models
+differentiate inside forward (they need autograd to evaluate).
 Fix: wrap the loop in torch.no_grad() (or torch.inference_mode()).
 """
 
 from __future__ import annotations
 
 import ast
+import functools
+import os
+from pathlib import Path
 
 from torch_pitfalls.lint.bindings import arguments
-from torch_pitfalls.lint.rules.base import CALL, Rule, _called_name, _const, _method
+from torch_pitfalls.lint.package import package_folder, texts_under
+from torch_pitfalls.lint.rules.base import CALL, UNSURE, Rule, _called_name, _const, _method
 from torch_pitfalls.lint.rules.shared.leaves import _freeze
 from torch_pitfalls.lint.walking import kept_on, walk
 
@@ -245,7 +250,48 @@ def _eval_without_no_grad(node, ctx) -> bool:
     found = ctx.__dict__.setdefault("_eval_forward", {})  # once per function, not per call in it
     if id(fn) not in found:
         found[id(fn)] = _eval_forward(fn, ctx)
-    return found[id(fn)] is node
+    if found[id(fn)] is not node:
+        return False
+    return UNSURE if _differentiates_in_forward(ctx) else True
+
+
+def _differentiates_in_forward(ctx) -> bool:
+    """A module class of this file or its package calls ``torch.autograd.grad`` in its ``forward`` (forces as
+    the gradient of an energy, a PINN's derivatives): its models need autograd to evaluate, and which model
+    is evaluated here is not known (--preview)."""
+    if kept_on(ctx.module, "_grad_in_forward", lambda tree: [_grad_in_forward(tree)])[0]:
+        return True
+    if ctx.path is None or not os.path.isfile(ctx.path):
+        return False
+    return _package_grad_in_forward(package_folder(Path(ctx.path).resolve()))
+
+
+@functools.lru_cache(maxsize=16)
+def _package_grad_in_forward(folder: tuple) -> bool:
+    for path, text in texts_under(*folder).items():
+        if "autograd.grad(" in text or ("from torch.autograd import grad" in text and "grad(" in text):
+            try:
+                if _grad_in_forward(ast.parse(text, filename=str(path))):
+                    return True
+            except SyntaxError:
+                continue
+    return False
+
+
+def _grad_in_forward(tree) -> bool:
+    """A ``forward`` method that calls torch.autograd.grad (or ``grad`` imported from torch.autograd)."""
+    return any(
+        isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and fn.name == "forward"
+        and any(isinstance(n, ast.Call) and _autograd_grad(n.func) for n in walk(fn))
+        for fn in walk(tree)
+    )
+
+
+def _autograd_grad(func) -> bool:
+    if isinstance(func, ast.Attribute):
+        return func.attr == "grad" and ast.unparse(func.value).rsplit(".", 1)[-1] == "autograd"
+    return isinstance(func, ast.Name) and func.id == "grad"
 
 
 RULE = Rule(

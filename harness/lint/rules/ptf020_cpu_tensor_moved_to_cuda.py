@@ -211,6 +211,8 @@ def _once_per_caller(node, ctx, made, depth: int = 0) -> bool:
         return False
     if fn.name in ("forward", "__call__"):
         return False
+    if _in_loop(node, ctx):
+        return False  # repeated in the helper's own loop, however often the helper runs
     sites = _helper_calls(fn, ctx)
     if not sites or _named_elsewhere(fn.name, ctx):
         return False

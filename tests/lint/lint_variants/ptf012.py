@@ -247,3 +247,60 @@ def backward_pass(f, g, y1, y2, dy1, dy2):
 NEAR_MISS["second_graph_from_a_recomputed_leaf"] = _REVERSIBLE.format(block="with torch.no_grad():")
 SEEN["second_graph_from_a_recomputed_leaf"] = "lucidrains/DALLE-pytorch dalle_pytorch/reversible.py (round 11's held-out half)"
 PITFALL["second_graph_reaches_the_first"] = _REVERSIBLE.format(block="with torch.enable_grad():")
+_ACTOR_CRITIC_LOOP = """
+def update(states, actions, advantages, returns, epochs):
+    agent = ActorCritic(3, 1)
+    actor_opt = torch.optim.Adam(agent.actor.parameters(), lr=3e-4)
+    critic_opt = torch.optim.Adam(agent.critic.parameters(), lr=1e-3)
+    for _ in range(epochs):
+        _, infos = agent(states)
+        policy_loss = -(infos["mass"].log_prob(actions) * advantages).mean()
+        actor_opt.zero_grad()
+        policy_loss.backward()
+        actor_opt.step()
+        value_loss = (infos["value"] - returns).pow(2).mean()
+        critic_opt.zero_grad()
+        value_loss.backward()
+        critic_opt.step()
+"""
+PREVIEW = globals().get("PREVIEW", {})
+PREVIEW["actor_and_critic_heads_on_the_state"] = """
+import torch
+from torch import nn
+from torch.distributions import Normal
+class ActorCritic(nn.Module):
+    def __init__(self, obs, act):
+        super().__init__()
+        self.actor = nn.Sequential(nn.Linear(obs, 64), nn.Tanh(), nn.Linear(64, act))
+        self.critic = nn.Sequential(nn.Linear(obs, 64), nn.Tanh(), nn.Linear(64, 1))
+        self.log_std = nn.Parameter(torch.zeros(act))
+    def forward(self, state):
+        mass = Normal(self.actor(state), self.log_std.exp())
+        value = self.critic(state)
+        return mass.sample(), {"mass": mass, "value": value}
+""" + _ACTOR_CRITIC_LOOP
+PITFALL["actor_and_critic_heads_on_a_shared_trunk"] = """
+import torch
+from torch import nn
+from torch.distributions import Normal
+class ActorCritic(nn.Module):
+    def __init__(self, obs, act):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(obs, 64), nn.Tanh())
+        self.actor = nn.Linear(64, act)
+        self.critic = nn.Linear(64, 1)
+        self.log_std = nn.Parameter(torch.zeros(act))
+    def forward(self, state):
+        h = self.body(state)
+        mass = Normal(self.actor(h), self.log_std.exp())
+        return mass.sample(), {"mass": mass, "value": self.critic(h)}
+""" + _ACTOR_CRITIC_LOOP
+SEEN["actor_and_critic_heads_on_the_state"] = (
+    "learnables/cherry examples/ppo_pendulum_gpu.py and examples/spinning-up/cherry_ppo.py (round 12's tuning half, "
+    "read wrong: policy_loss.backward() then value_loss.backward() on an ActorCritic whose actor and critic each "
+    "read the state; a copy of the loop ran both backwards on 2.13)"
+)
+SEEN["actor_and_critic_heads_on_a_shared_trunk"] = (
+    "the same loop over a shared body (the A2C/PPO 'shared layers' variant): the second backward goes through the "
+    "body's nodes the first one freed"
+)

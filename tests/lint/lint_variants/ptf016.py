@@ -337,3 +337,29 @@ class OperatorPredictor:
 NEAR_MISS["input_made_to_require_grad"] = _PREDICTOR.format(grad="\n        self.x.requires_grad_()")
 PITFALL["callback_input_without_grad"] = _PREDICTOR.format(grad="")
 SEEN["input_made_to_require_grad"] = "deepxde 1.15.0 deepxde/callbacks.py OperatorPredictor (round 11's held-out half, after its reading)"
+PREVIEW = globals().get("PREVIEW", {})
+PREVIEW["model_differentiates_its_energy_in_forward"] = """
+import torch
+from torch import nn
+class EnergyForces(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(3, 64), nn.SiLU(), nn.Linear(64, 1))
+    def forward(self, pos):
+        pos = pos.requires_grad_(True)
+        energy = self.net(pos).sum()
+        forces = -torch.autograd.grad(energy, pos, create_graph=self.training)[0]
+        return energy, forces
+def evaluate(model, loader):
+    model.eval()
+    errors = []
+    for pos, f_true in loader:
+        _, forces = model(pos)
+        errors.append((forces.detach() - f_true).abs().mean().item())
+    return sum(errors) / len(errors)
+"""
+SEEN["model_differentiates_its_energy_in_forward"] = (
+    "MDIL-SNU/SevenNet sevenn/scripts/inference.py with nn/force_output.py (torch.autograd.grad(energy, [rij]) in "
+    "ForceStressOutput.forward; round 12's tuning half, read wrong) and deepxde's OperatorPredictor (round 11's "
+    "held-out half, read wrong): evaluating such a model needs autograd"
+)

@@ -434,3 +434,19 @@ def train(padder, model, loader, opt):
         loss.backward()
         opt.step()
 """
+PITFALL["copy_in_the_loop_of_a_main_called_once"] = """
+import torch
+def main(env, agent, steps, device):
+    for step in range(steps):
+        batch = env.run(agent)
+        with torch.no_grad():
+            bootstrap = torch.zeros(1).to(device)
+            advantages = batch.reward() + bootstrap
+        agent.update(batch, advantages)
+if __name__ == "__main__":
+    main(None, None, 10, "cuda")
+"""
+SEEN["copy_in_the_loop_of_a_main_called_once"] = (
+    "learnables/cherry examples/ppo_pendulum_gpu.py:141 (torch.zeros(1).to(device) as the bootstrap value in "
+    "main's step loop; main() called once under __main__: round 12's tuning half)"
+)

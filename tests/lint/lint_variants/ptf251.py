@@ -183,3 +183,66 @@ SEEN["scheduler_in_the_caller_of_a_restoring_helper"] = (
     "benchmarks/fresh/lint7 y04_wind_power_forecast.py (load_checkpoint restores model and optimizer and the "
     "epoch; main's CosineAnnealingLR starts over)"
 )
+PITFALL["helper_restores_the_grad_scaler_not_the_scheduler"] = """
+import os
+import torch
+from torch import nn
+def load_checkpoint(path, model, opt, scaler):
+    ckpt = torch.load(path, map_location="cpu", weights_only=True)
+    model.load_state_dict(ckpt["model"])
+    opt.load_state_dict(ckpt["opt"])
+    scaler.load_state_dict(ckpt["scaler"])
+    return ckpt["step"]
+def train(loader, total_steps, last):
+    model = nn.Linear(8, 1)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / 1000))
+    scaler = torch.amp.GradScaler("cuda")
+    step = 0
+    if os.path.exists(last):
+        step = load_checkpoint(last, model, opt, scaler)
+    while step < total_steps:
+        for x, y in loader:
+            loss = nn.functional.mse_loss(model(x), y)
+            opt.zero_grad()
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+            sched.step()
+            step += 1
+"""
+NEAR_MISS["helper_restores_the_grad_scaler_and_the_scheduler"] = """
+import os
+import torch
+from torch import nn
+def load_checkpoint(path, model, opt, sched, scaler):
+    ckpt = torch.load(path, map_location="cpu", weights_only=True)
+    model.load_state_dict(ckpt["model"])
+    opt.load_state_dict(ckpt["opt"])
+    sched.load_state_dict(ckpt["sched"])
+    scaler.load_state_dict(ckpt["scaler"])
+    return ckpt["step"]
+def train(loader, total_steps, last):
+    model = nn.Linear(8, 1)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / 1000))
+    scaler = torch.amp.GradScaler("cuda")
+    step = 0
+    if os.path.exists(last):
+        step = load_checkpoint(last, model, opt, sched, scaler)
+    while step < total_steps:
+        for x, y in loader:
+            loss = nn.functional.mse_loss(model(x), y)
+            opt.zero_grad()
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+            sched.step()
+            step += 1
+"""
+SEEN["helper_restores_the_grad_scaler_not_the_scheduler"] = (
+    "fresh set 9's q20 (tuning half, read): a diffusion trainer's load_checkpoint restoring model, EMA, optimizer "
+    "and GradScaler, its LambdaLR warm-up rebuilt at step 0; GradScaler.state_dict()/load_state_dict in checkpoints "
+    "as the AMP recipe shows (https://pytorch.org/docs/stable/notes/amp_examples.html#saving-resuming)"
+)
+SEEN["helper_restores_the_grad_scaler_and_the_scheduler"] = SEEN["helper_restores_the_grad_scaler_not_the_scheduler"]
