@@ -388,3 +388,34 @@ def test_ptf016_is_preview_where_a_model_of_the_package_differentiates_inside_fo
     assert found(["--preview", "--select", "PTF016", str(forces / "scripts" / "inference.py")], capsys)[2] == [
         ("PTF016", 5)
     ]
+
+
+TRAIN_MODE_EVAL = textwrap.dedent("""\
+    import torch
+    from torch import nn
+
+    def compare(x):
+        a = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.5), nn.Linear(8, 1))
+        b = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.5), nn.Linear(8, 1))
+        b.load_state_dict(a.state_dict())
+        with torch.no_grad():
+            torch.manual_seed(0)
+            first = a(x)
+            torch.manual_seed(0)
+            second = b(x)
+        return (first == second).all()
+""")
+
+
+def test_ptf236_in_test_code_is_preview(tmp_path, capsys):
+    """A model with Dropout run under no_grad in train mode is reported in a script, and only with --preview in
+    test code, where two models run in train mode on one seed and compared is the test's purpose."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "compare.py").write_text(TRAIN_MODE_EVAL)
+    (tmp_path / "tests" / "test_compare.py").write_text(TRAIN_MODE_EVAL)
+    assert found(["--select", "PTF236", str(tmp_path / "compare.py")], capsys)[2] == [("PTF236", 10), ("PTF236", 12)]
+    assert found(["--select", "PTF236", str(tmp_path / "tests" / "test_compare.py")], capsys)[2] == []
+    assert found(["--preview", "--select", "PTF236", str(tmp_path / "tests" / "test_compare.py")], capsys)[2] == [
+        ("PTF236", 10),
+        ("PTF236", 12),
+    ]

@@ -3,6 +3,7 @@ validation loss, an accuracy) that nothing in the file can put in eval mode (no 
 Why: no_grad() turns autograd off and nothing else: Dropout still drops and BatchNorm normalises each batch with
 its own statistics, so a sample's prediction depends on its batch and on chance.
 Fix: call model.eval() before evaluating (and model.train() before training again).
+In test code (a test comparing two models run in train mode on one seed): --preview.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from torch_pitfalls.lint.rules.base import CALL, UNSURE, Rule, _bound_name, _con
 from torch_pitfalls.lint.rules.shared.flow import GRAD_OFF_QUALIFIED, _decorated_grad_off
 from torch_pitfalls.lint.rules.shared.modules import _module_method, constructions
 from torch_pitfalls.lint.rules.shared.training_loop import _optimizer_step
+from torch_pitfalls.lint.testcode import in_test_code
 from torch_pitfalls.lint.walking import children, kept_on, walk
 
 _WRAPPERS = (
@@ -413,6 +415,8 @@ def _evaluated_in_train_mode(node, ctx):
         return False
     if not _first_call(node, block, ctx):
         return False
+    if in_test_code(ctx.path):
+        return UNSURE  # a test runs models in train mode on purpose (two of them on one seed, compared): --preview
     found = constructions(node.func, ctx.chain(), node.lineno, ctx.klass, ctx, through=_WRAPPERS)
     builders = [call for call, _ in found] if found else None
     if not builders:

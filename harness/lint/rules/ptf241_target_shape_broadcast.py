@@ -11,7 +11,7 @@ import ast
 
 from torch_pitfalls.lint.bindings import returned_values
 from torch_pitfalls.lint.rules.base import UNSURE, Rule, _arg, _const
-from torch_pitfalls.lint.rules.shared.batches import batch_sources
+from torch_pitfalls.lint.rules.shared.batches import batch_field_sources, batch_sources
 from torch_pitfalls.lint.walking import walk
 
 COL, VEC, SCALAR, MAT = "col", "vec", "scalar", "mat"  # (N, 1), (N,), a number, and a table (N, k)
@@ -60,7 +60,7 @@ class _Shapes:
                 if len(attrs) == 1:
                     method, value, at = attrs[0]
                     return self.of(value, (method, self.b.tree), at, klass, d)
-            return None
+            return self._batch_field(node, chain, line, d)
         if isinstance(node, ast.Subscript):
             return self._subscript(node, chain, line, klass, d)
         if isinstance(node, ast.Constant):
@@ -104,6 +104,20 @@ class _Shapes:
             return found.pop() if len(found) == 1 else None
         return None
 
+    def _batch_field(self, node, chain, line, d):
+        """``batch.y`` / ``batch["y"]`` of a whole batch: the per-sample values its collate stacks there
+        (shared/batches.py)."""
+        sources = batch_field_sources(node, chain, line, self.ctx)
+        if not sources:
+            return None
+        found = {
+            (VEC if self.of(s.expr, s.chain, s.line, s.klass, d) == SCALAR else None)
+            if s.kind == "sample"
+            else self.of(s.expr, s.chain, s.line, None, d)
+            for s in sources
+        }
+        return found.pop() if len(found) == 1 else None
+
     def _batch_element(self, name, binding, where, klass, d):
         """``for xb, yb in loader``: a batch of a Dataset class's per-sample numbers is (N,); of a
         TensorDataset's tensor, that tensor's rows (shared/batches.py reads the loader)."""
@@ -141,7 +155,9 @@ class _Shapes:
         if len(parts) == 1 and isinstance(parts[0], ast.Slice):  # a slice of the rows keeps the shape
             return self.of(node.value, chain, line, klass, d)
         if len(parts) == 1 and isinstance(parts[0], ast.Constant) and isinstance(parts[0].value, str):
-            return VEC if self._frame(node.value, chain, line, d) else None  # df["price"]: one column
+            if self._frame(node.value, chain, line, d):
+                return VEC  # df["price"]: one column
+            return self._batch_field(node, chain, line, d)  # batch["price"]: a field of a whole batch
         return None
 
     def _appended(self, container, chain, line, klass, d):
@@ -218,6 +234,8 @@ class _Shapes:
             return self.of(node.args[0], chain, line, klass, d)
         if q.startswith("torch.") and last.endswith("Tensor") and last != "Tensor" and len(node.args) >= 2:
             return _factory_shape(node)  # torch.FloatTensor(n, 1): a size
+        if isinstance(func, ast.Name) and func.id in ("float", "int") and len(node.args) == 1 and not q:
+            return SCALAR  # float(self.gaps[i]): one number, whatever it was read from
         if q.startswith(("torch.", "numpy.")):
             if last in ("mm", "matmul") and len(node.args) == 2:
                 return COL if self.of(node.args[1], chain, line, klass, d) == COL else None

@@ -459,3 +459,143 @@ def fit(df):
 PITFALL["target_from_a_list_of_appended_arrays"] = _SERIES.format(squeeze="")
 NEAR_MISS["list_of_appended_arrays_prediction_squeezed"] = _SERIES.format(squeeze=".squeeze(-1)")
 SEEN["target_from_a_list_of_appended_arrays"] = "benchmarks/fresh/lint5 w08_sales_lstm_forecast.py (tuning material)"
+
+PITFALL["a_field_of_a_collated_dataclass_batch"] = """
+import torch
+from dataclasses import dataclass
+from torch import nn
+from torch.utils.data import DataLoader, Dataset
+
+@dataclass
+class Batch:
+    x: torch.Tensor
+    y: torch.Tensor
+
+    def to(self, device):
+        return Batch(self.x.to(device), self.y.to(device))
+
+class Molecules(Dataset):
+    def __init__(self, feats, gaps):
+        self.feats, self.gaps = feats, gaps
+    def __len__(self):
+        return len(self.gaps)
+    def __getitem__(self, i):
+        return self.feats[i], float(self.gaps[i])
+
+def collate(items):
+    xs, ys = [], []
+    for x, y in items:
+        xs.append(x)
+        ys.append(y)
+    return Batch(torch.stack(xs), torch.tensor(ys))
+
+def train(feats, gaps, device):
+    model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 1)).to(device)
+    opt = torch.optim.Adam(model.parameters())
+    loader = DataLoader(Molecules(feats, gaps), batch_size=64, shuffle=True, collate_fn=collate)
+    for b in loader:
+        b = b.to(device)
+        loss = nn.functional.mse_loss(model(b.x), b.y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+PITFALL["a_key_of_a_default_collated_dict_batch"] = """
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, Dataset
+
+class Houses(Dataset):
+    def __init__(self, frame):
+        self.x = torch.tensor(frame.drop(columns="price").values, dtype=torch.float32)
+        self.y = frame["price"].values
+    def __len__(self):
+        return len(self.y)
+    def __getitem__(self, i):
+        return {"features": self.x[i], "price": torch.tensor(self.y[i], dtype=torch.float32)}
+
+def train(frame):
+    model = nn.Sequential(nn.Linear(12, 64), nn.ReLU(), nn.Linear(64, 1))
+    opt = torch.optim.Adam(model.parameters())
+    criterion = nn.MSELoss()
+    for batch in DataLoader(Houses(frame), batch_size=32, shuffle=True):
+        loss = criterion(model(batch["features"]), batch["price"])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+NEAR_MISS["a_field_of_a_collated_dataclass_batch_squeezed"] = """
+import torch
+from dataclasses import dataclass
+from torch import nn
+from torch.utils.data import DataLoader, Dataset
+
+@dataclass
+class Batch:
+    x: torch.Tensor
+    y: torch.Tensor
+
+    def to(self, device):
+        return Batch(self.x.to(device), self.y.to(device))
+
+class Molecules(Dataset):
+    def __init__(self, feats, gaps):
+        self.feats, self.gaps = feats, gaps
+    def __len__(self):
+        return len(self.gaps)
+    def __getitem__(self, i):
+        return self.feats[i], float(self.gaps[i])
+
+def collate(items):
+    xs, ys = [], []
+    for x, y in items:
+        xs.append(x)
+        ys.append(y)
+    return Batch(torch.stack(xs), torch.tensor(ys))
+
+def train(feats, gaps, device):
+    model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 1)).to(device)
+    opt = torch.optim.Adam(model.parameters())
+    loader = DataLoader(Molecules(feats, gaps), batch_size=64, shuffle=True, collate_fn=collate)
+    for b in loader:
+        b = b.to(device)
+        loss = nn.functional.mse_loss(model(b.x).squeeze(-1), b.y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+NEAR_MISS["a_key_of_a_default_collated_dict_batch_one_column"] = """
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, Dataset
+
+class Houses(Dataset):
+    def __init__(self, frame):
+        self.x = torch.tensor(frame.drop(columns="price").values, dtype=torch.float32)
+        self.y = frame["price"].values
+    def __len__(self):
+        return len(self.y)
+    def __getitem__(self, i):
+        return {"features": self.x[i], "price": torch.tensor([self.y[i]], dtype=torch.float32)}
+
+def train(frame):
+    model = nn.Sequential(nn.Linear(12, 64), nn.ReLU(), nn.Linear(64, 1))
+    opt = torch.optim.Adam(model.parameters())
+    criterion = nn.MSELoss()
+    for batch in DataLoader(Houses(frame), batch_size=32, shuffle=True):
+        loss = criterion(model(batch["features"]), batch["price"])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+SEEN["a_field_of_a_collated_dataclass_batch"] = (
+    "fresh set 9's q16 (tuning half, read): a graph batch dataclass filled by a collate function, its y stacked from "
+    "one number per molecule, under nn.MSELoss against a Linear(_, 1) readout; the Batch.to(device) dataclass as "
+    "PyG-style code writes it"
+)
+SEEN["a_key_of_a_default_collated_dict_batch"] = (
+    "the dict-sample Dataset of the PyTorch data tutorial (https://pytorch.org/tutorials/beginner/data_loading_tutorial.html: "
+    "__getitem__ returns {'image': ..., 'landmarks': ...}, batched by the default collate) with a one-number target"
+)
+SEEN["a_field_of_a_collated_dataclass_batch_squeezed"] = SEEN["a_field_of_a_collated_dataclass_batch"]
+SEEN["a_key_of_a_default_collated_dict_batch_one_column"] = SEEN["a_key_of_a_default_collated_dict_batch"]

@@ -9,7 +9,7 @@ import ast
 from dataclasses import dataclass
 
 from torch_pitfalls.lint.bindings import returned_values
-from torch_pitfalls.lint.rules.base import _arg, _const, _kw
+from torch_pitfalls.lint.rules.base import _arg, _const, _kw, _method
 from torch_pitfalls.lint.walking import walk
 
 LOADERS = ("torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader")
@@ -125,3 +125,198 @@ def _call_of(node, chain, line, ctx):
         else:
             break
     return node if isinstance(node, ast.Call) else None
+
+
+_SUBSETS = ("torch.utils.data.Subset", "torch.utils.data.dataset.Subset")
+_MOVES = ("to", "cuda", "pin_memory")
+
+
+def batch_field_sources(expr, chain, line, ctx) -> list[Source] | None:
+    """The sources of one field of a whole batch, ``batch.y`` or ``batch["y"]``, where ``batch`` is the element
+    of a loop over a loader (``for batch in loader``, also after ``batch = batch.to(device)``): what a collate
+    function of the file puts in that field (a class of the file, a dataclass or NamedTuple built from the
+    per-sample values it stacks, or a dict), or, with the default collate, the key of the dict the Dataset's
+    ``__getitem__`` returns. None where the code does not show it."""
+    if isinstance(expr, ast.Attribute):
+        key, base = expr.attr, expr.value
+    elif isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) and isinstance(expr.slice.value, str):
+        key, base = expr.slice.value, expr.value
+    else:
+        return None
+    found = _loop_over(base, chain, line, ctx)
+    if found is None:
+        return None
+    iterable, where, at = found
+    loader, loader_chain = _dataloader(iterable, where, at, ctx)
+    if loader is None or _const(_kw(loader, "batch_size"), None):
+        return None
+    dataset = _dataset_class(_arg(loader, 0, "dataset"), loader_chain, loader.lineno, ctx)
+    collate = _kw(loader, "collate_fn")
+    if collate is None:
+        index = key  # the default collate keeps a dict's keys, each stacked
+    else:
+        fn = ctx.bindings.module_function(collate.id) if isinstance(collate, ast.Name) else None
+        index = _collated_key(fn, key, ctx) if fn is not None else None
+    if index is None or dataset is None:
+        return None
+    getitem = next((m for m in dataset.body if isinstance(m, ast.FunctionDef) and m.name == "__getitem__"), None)
+    if getitem is None:
+        return None
+    values = _returned_field(getitem, index)
+    if not values:
+        return None
+    return [Source("sample", v, (getitem, ctx.bindings.tree), at + 1, dataset) for v, at in values]
+
+
+def _loop_over(base, chain, line, ctx):
+    """(the iterable, its scopes, its line) of the loop whose element ``base`` is, through moves
+    (``batch = batch.to(device)``); None otherwise."""
+    for _ in range(4):
+        if not isinstance(base, ast.Name):
+            return None
+        binding, where = ctx.bindings.lookup(base.id, chain, line)
+        if binding is None:
+            return None
+        if binding.how == "assign":
+            value = binding.value
+            if not (_method(value, *_MOVES) and isinstance(value.func.value, ast.Name)):
+                return None
+            base, chain, line = value.func.value, where, binding.line
+            continue
+        if binding.how != "iter":
+            return None
+        loop = next(
+            (n for n in walk(where[0]) if isinstance(n, (ast.For, ast.AsyncFor)) and n.lineno == binding.line), None
+        )
+        if loop is None:
+            return None
+        target, iterable = loop.target, loop.iter
+        if isinstance(iterable, ast.Call) and getattr(iterable.func, "id", None) == "enumerate" and iterable.args:
+            iterable = iterable.args[0]
+            target = target.elts[1] if isinstance(target, ast.Tuple) and len(target.elts) == 2 else None
+        if not (isinstance(target, ast.Name) and target.id == base.id):
+            return None
+        return iterable, where, loop.lineno
+    return None
+
+
+def _dataloader(iterable, chain, line, ctx):
+    """(the DataLoader call, its scopes) a loop's iterable is: a name bound to one, or to the call of a
+    function or lambda of the file that returns one (``loader = lambda idx, shuffle: DataLoader(...)``)."""
+    b = ctx.bindings
+    for _ in range(4):
+        if isinstance(iterable, ast.Name):
+            binding, where = b.lookup(iterable.id, chain, line)
+            if binding is None or binding.how != "assign":
+                return None, None
+            iterable, chain, line = binding.value, where, binding.line
+            continue
+        if not isinstance(iterable, ast.Call):
+            return None, None
+        if ctx.qualified(iterable.func) in LOADERS:
+            return iterable, chain
+        maker = None
+        if isinstance(iterable.func, ast.Name):
+            binding, where = b.lookup(iterable.func.id, chain, line)
+            if binding is not None and isinstance(binding.value, ast.Lambda):
+                maker, chain = binding.value, (binding.value, *where)
+            else:
+                maker = b._local_function(iterable, chain, line)
+                chain = (maker, b.tree) if maker is not None else chain
+        if maker is None:
+            return None, None
+        returned = [maker.body] if isinstance(maker, ast.Lambda) else [v for v, _ in returned_values(maker) or ()]
+        if len(returned) != 1:
+            return None, None
+        iterable, line = returned[0], returned[0].lineno
+    return None, None
+
+
+def _dataset_class(expr, chain, line, ctx):
+    """The Dataset class of the file a loader's dataset is an instance of, through names and Subset."""
+    b = ctx.bindings
+    for _ in range(6):
+        if isinstance(expr, ast.Name):
+            binding, where = b.lookup(expr.id, chain, line)
+            if binding is None or binding.how != "assign":
+                return None
+            expr, chain, line = binding.value, where, binding.line
+            continue
+        if not isinstance(expr, ast.Call):
+            return None
+        if ctx.qualified(expr.func) in _SUBSETS and expr.args:
+            expr = expr.args[0]
+            continue
+        return b.classes().get(getattr(expr.func, "id", None) or "")
+    return None
+
+
+def _collated_key(fn, key: str, ctx):
+    """The field of a sample that ``key`` of what collate function ``fn`` returns stacks: its position in
+    the sample (an int) or its key (a str); None where the function does not show it."""
+    returned = returned_values(fn) or []
+    if len(returned) != 1:
+        return None
+    value = returned[0][0]
+    field = None
+    if isinstance(value, ast.Dict):
+        field = next((v for k, v in zip(value.keys, value.values) if _const(k, key)), None)
+    elif isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
+        field = next((k.value for k in value.keywords if k.arg == key), None)
+        names = _field_names(ctx.bindings.classes().get(value.func.id))
+        if field is None and names and key in names and names.index(key) < len(value.args):
+            field = value.args[names.index(key)]
+    if isinstance(field, ast.Call) and ctx.qualified(field.func) in _STACKS and len(field.args) == 1:
+        field = field.args[0]
+    if not isinstance(field, ast.Name):
+        return None
+    return _sample_position(fn, field.id)
+
+
+def _field_names(klass) -> list[str] | None:
+    """A dataclass's or NamedTuple's fields, in order (the annotated names of its body)."""
+    if klass is None:
+        return None
+    return [s.target.id for s in klass.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]
+
+
+def _sample_position(fn, name: str):
+    """Where the values appended to list ``name`` in collate ``fn`` come from in each sample: ``for g, (z, e, b, y)
+    in enumerate(items)`` ... ``ys.append(y)`` over the function's first parameter -> 3."""
+    items = fn.args.args[0].arg if fn.args.args else None
+    appended = [
+        n.args[0]
+        for n in walk(fn)
+        if _method(n, "append") and getattr(n.func.value, "id", None) == name and len(n.args) == 1
+    ]
+    if len(appended) != 1 or not isinstance(appended[0], ast.Name):
+        return None
+    value = appended[0].id
+    for loop in walk(fn):
+        if not isinstance(loop, ast.For):
+            continue
+        target, iterable = loop.target, loop.iter
+        if isinstance(iterable, ast.Call) and getattr(iterable.func, "id", None) == "enumerate" and iterable.args:
+            iterable = iterable.args[0]
+            target = target.elts[1] if isinstance(target, ast.Tuple) and len(target.elts) == 2 else None
+        if not (isinstance(iterable, ast.Name) and iterable.id == items and isinstance(target, ast.Tuple)):
+            continue
+        names = [getattr(e, "id", None) for e in target.elts]
+        if value in names:
+            return names.index(value)
+    return None
+
+
+def _returned_field(getitem, index):
+    """(expression, line) of field ``index`` (a position, or a dict's key) of every sample __getitem__ returns."""
+    if isinstance(index, int):
+        return returned_values(getitem, index)
+    out = []
+    for value, at in returned_values(getitem) or ():
+        if not isinstance(value, ast.Dict):
+            return None
+        found = next((v for k, v in zip(value.keys, value.values) if _const(k, index)), None)
+        if found is None:
+            return None
+        out.append((found, at))
+    return out
