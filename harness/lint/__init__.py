@@ -12,6 +12,7 @@ and the rest of the file is checked as usual.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -58,13 +59,18 @@ def cases_dir() -> Path:
 
 
 def rule_ranges(rule: Rule, cases: Path | None = None) -> tuple[str, ...]:
-    """The version ranges of the rule's cases, read from their files."""
-    root = Path(cases) if cases else cases_dir()
+    """The version ranges of the rule's cases, read from their files (once per process and folder: a run
+    asks for every rule once per release set its packages declare)."""
+    return _ranges(rule.id, rule.cases, Path(cases) if cases else cases_dir())
+
+
+@functools.lru_cache(maxsize=None)
+def _ranges(rule_id: str, case_ids: tuple[str, ...], root: Path) -> tuple[str, ...]:
     out = []
-    for case_id in rule.cases:
+    for case_id in case_ids:
         files = list(root.glob(f"*/{case_id.replace('-', '_')}.py"))
         if not files:
-            raise LookupError(f"rule {rule.id}: no case {case_id!r} under {root}")
+            raise LookupError(f"rule {rule_id}: no case {case_id!r} under {root}")
         out.extend(read_case(files[0]).affects_ranges)
     return tuple(out)
 

@@ -34,6 +34,7 @@ class FileRules:
         self.declarations: dict[Path, Declared] = {}  # the ones met, by root, for the report's header
         self._rules: dict[tuple, list[Rule]] = {}
         self._by_folder: dict[Path, Declared | None] = {}
+        self._by_path: dict[str, tuple[list[Rule], Releases]] = {}
 
     def for_all(self, paths) -> None:
         """Read every file's declaration now (a bad one is an error before any output)."""
@@ -50,6 +51,12 @@ class FileRules:
         return found
 
     def for_path(self, path: Path) -> tuple[list[Rule], Releases]:
+        key = str(path)  # asked twice per file: when the run reads every declaration first, and at its lint
+        if key not in self._by_path:
+            self._by_path[key] = self._for_path(path)
+        return self._by_path[key]
+
+    def _for_path(self, path: Path) -> tuple[list[Rule], Releases]:
         declared = self._declared(path) if self.releases is None else None
         if declared is not None:
             self.declarations.setdefault(declared.root, declared)

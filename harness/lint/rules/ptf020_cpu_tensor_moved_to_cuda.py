@@ -380,5 +380,6 @@ RULE = Rule(
     "the tensor is made on the CPU and then copied to the device; create it there with device=...",
     _cpu_factory_moved,
     nodes=CALL,
+    calls=("cuda", "to"),
     harm="speed",
 )

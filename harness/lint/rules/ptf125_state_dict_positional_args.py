@@ -66,4 +66,5 @@ RULE = Rule(
     upgrade=True,
     deliberate_warning=True,
     needs=("state_dict",),
+    calls=("state_dict",),
 )

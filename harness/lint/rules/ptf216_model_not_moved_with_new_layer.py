@@ -220,7 +220,8 @@ def _keeps_in_place(fn, params: set) -> bool:
 
 
 def _layer_after_move(node, ctx):
-    found = _target_of(node, ctx.parent(node) if isinstance(node, ast.Call) else None)
+    setattr_call = isinstance(node, ast.Call) and getattr(node.func, "id", None) == "setattr"
+    found = _target_of(node, ctx.parent(node) if setattr_call else None)
     if found is None:
         return False
     target, chain, value = found

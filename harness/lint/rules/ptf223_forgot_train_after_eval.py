@@ -273,7 +273,14 @@ def _eval_left(node, ctx):
     """(loop, found, keys) where ``node`` puts the trained model (keys: its names) in eval mode inside a
     training loop that never puts it back (found: True, or UNSURE where a callee of unknown code also gets
     it); None otherwise."""
-    if not isinstance(node, ast.Call) or ctx.function is None or not _own_code(node, ctx):
+    if not isinstance(node, ast.Call) or ctx.function is None:
+        return None
+    func = node.func  # an eval(), or a call _callees can read (a name, a method through self): most calls are neither
+    if not (
+        _sets_eval(node) or isinstance(func, ast.Name) or getattr(getattr(func, "value", None), "id", None) == "self"
+    ):
+        return None
+    if not _own_code(node, ctx):
         return None
     chain = ctx.chain()
     if _sets_eval(node):

@@ -327,7 +327,11 @@ def _leaves_the_loop(statement, ctx) -> bool:
 
 
 def _best_state_kept_by_reference(node, ctx):
-    if not isinstance(node, ast.Call) or ctx.function is None or not _own_code(node, ctx) or _dead(node, ctx):
+    if not isinstance(node, ast.Call) or ctx.function is None:
+        return False
+    if not (_method(node, "state_dict") or (isinstance(node.func, ast.Name) and len(node.args) == 1)):
+        return False  # what _live_state can read: m.state_dict(), or a helper of the file handed the model
+    if not _own_code(node, ctx) or _dead(node, ctx):
         return False
     live = _live_state(node, ctx)
     if live is False:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 
 from torch_pitfalls.lint.bindings import LOADERS, arguments, parameter_defaults
-from torch_pitfalls.lint.rules.base import CALL, UNSURE, Rule, _arg, _has_kw, _kw, _method
+from torch_pitfalls.lint.rules.base import CALL, UNSURE, Rule, _arg, _has_kw, _kw, _method, last_names
 from torch_pitfalls.lint.rules.shared.flow import _dead, _scopes_of, _values
 from torch_pitfalls.lint.rules.shared.options import default_truth
 from torch_pitfalls.lint.rules.shared.training_loop import _optimizer_step
@@ -422,4 +422,5 @@ RULE = Rule(
     _not_shuffled,
     nodes=CALL,
     needs=("DataLoader",),
+    calls=last_names(*LOADERS),
 )
