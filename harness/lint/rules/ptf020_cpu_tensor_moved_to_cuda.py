@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import ast
 import os
-from dataclasses import replace
 from pathlib import Path
 
 from torch_pitfalls.lint.package import named_elsewhere
 from torch_pitfalls.lint.rules.base import CALL, Rule, _kw, _method
-from torch_pitfalls.lint.rules.shared.flow import _GRAD_OFF, _called_name_of, _grad_off, branch_side, climb
+from torch_pitfalls.lint.rules.shared.flow import _GRAD_OFF, _called_name_of, _grad_off, branch_side, climb, context_at
 from torch_pitfalls.lint.rules.shared.modules import _construction
 from torch_pitfalls.lint.rules.shared.training_loop import _enclosing_loops, _optimizer_step
 from torch_pitfalls.lint.walking import walk
@@ -217,7 +216,7 @@ def _once_per_caller(node, ctx, made, depth: int = 0) -> bool:
     if not sites or _named_elsewhere(fn.name, ctx):
         return False
     for site in sites:
-        caller = _caller_context(site, ctx)
+        caller = context_at(site, ctx)
         if caller is None or _in_loop(site, caller):
             return False
         if not (
@@ -248,22 +247,6 @@ def _helper_calls(fn, ctx) -> list | None:
             return None
         calls.append(parent)
     return calls
-
-
-def _caller_context(site, ctx):
-    """A copy of ``ctx`` for the function (and class) a call is made in, or None inside a lambda."""
-    chain, up = [], ctx.parent(site)
-    klass = None
-    while up is not None:
-        if isinstance(up, ast.Lambda):
-            return None
-        if isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            chain.append(up)
-        elif isinstance(up, ast.ClassDef) and klass is None and len(chain) <= 1:
-            klass = up
-        up = ctx.parent(up)
-    function = chain[0] if chain else ctx.module
-    return replace(ctx, function=function, klass=klass, scopes=[ctx.module, *reversed(chain)])
 
 
 def _in_loop(node, ctx) -> bool:

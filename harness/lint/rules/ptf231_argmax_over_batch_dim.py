@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import ast
 
+from torch_pitfalls.lint.bindings import arguments
 from torch_pitfalls.lint.rules.base import CALL, Rule, _arg, _method
-from torch_pitfalls.lint.rules.shared.flow import _own_code, _scopes_of, _values
+from torch_pitfalls.lint.rules.shared.flow import _own_code, _scopes_of, _values, context_at
 from torch_pitfalls.lint.walking import walk
 
 # ops that keep a tensor's dimensions: what they are applied to is what is reduced
@@ -210,12 +211,67 @@ def _predictions(node, pair: bool, ctx):
     assign = ctx.parent(top)
     if isinstance(assign, ast.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0], ast.Name):
         names.add(assign.targets[0].id)
+    names |= _collected(top, names, ctx)
     return exprs, names
 
 
+_JOINS = ("cat", "concat", "concatenate", "stack", "hstack")
+
+
+def _collected(top, names, ctx) -> set:
+    """The lists the indices are appended to, batch after batch (``preds.append(logits.argmax(0).cpu())``), and
+    the names bound to those lists joined (``preds = torch.cat(preds).numpy()``): the predictions too."""
+    lists = set()
+    call = ctx.parent(top)
+    if (
+        _method(call, "append")
+        and len(call.args) == 1
+        and call.args[0] is top
+        and isinstance(call.func.value, ast.Name)
+    ):
+        lists.add(call.func.value.id)
+    for n in walk(ctx.function):
+        if _method(n, "append") and len(n.args) == 1 and isinstance(n.func.value, ast.Name):
+            arg = n.args[0]
+            while _method(arg, *_KEEPS_SHAPE, "long", "int", "tolist", "numpy", "item"):
+                arg = arg.func.value
+            if isinstance(arg, ast.Name) and arg.id in names:
+                lists.add(n.func.value.id)
+    joined = set()
+    for n in walk(ctx.function):
+        if not (isinstance(n, ast.Assign) and len(n.targets) == 1):
+            continue
+        target, value = n.targets[0], n.value
+        pairs = (
+            zip(target.elts, value.elts)
+            if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts)
+            else [(target, value)]
+        )
+        for name, made in pairs:
+            while _method(made, *_KEEPS_SHAPE, "numpy", "tolist"):
+                made = made.func.value
+            if (
+                isinstance(name, ast.Name)
+                and isinstance(made, ast.Call)
+                and (getattr(made.func, "attr", None) or getattr(made.func, "id", None)) in _JOINS
+                and made.args
+                and isinstance(made.args[0], ast.Name)
+                and made.args[0].id in lists
+            ):
+                joined.add(name.id)
+    return lists | joined
+
+
 def _is_prediction(expr, exprs, names) -> bool:
-    while _method(expr, *_KEEPS_SHAPE, "long", "int", "view", "view_as", "reshape", "squeeze", "flatten"):
+    while _method(expr, *_KEEPS_SHAPE, "long", "int", "view", "view_as", "reshape", "squeeze", "flatten", "numpy"):
         expr = expr.func.value
+    if (
+        isinstance(expr, ast.Call)
+        and (getattr(expr.func, "attr", None) or getattr(expr.func, "id", None)) in _JOINS
+        and expr.args
+        and isinstance(expr.args[0], ast.Name)
+    ):
+        expr = expr.args[0]  # torch.cat(preds): the list of every batch's predictions, joined
     return any(expr is e for e in exprs) or (isinstance(expr, ast.Name) and expr.id in names)
 
 
@@ -257,10 +313,44 @@ def _argmax_over_batch(node, ctx) -> bool:
         return False
     scores, dim, pair = found
     line = node.lineno
-    if not _is_zero(dim, ctx, line) or not _per_example_scores(scores, ctx, line):
+    if not _is_zero(dim, ctx, line):
         return False
+    if not _per_example_scores(scores, ctx, line):
+        return not pair and _through_a_helper(node, scores, ctx)
     exprs, names = _predictions(node, pair, ctx)
     return bool(exprs or names) and _compared_with_labels(node, exprs, names, ctx)
+
+
+def _through_a_helper(node, scores, ctx) -> bool:
+    """``def decide(logits): return logits.argmax(0)``: a function of the module that returns the argmax of a
+    parameter, which a call in the file hands per-example scores and whose result it compares with the labels
+    (``preds.append(decide(model(x)).cpu())`` ... ``preds == labels``)."""
+    fn = ctx.function
+    if not (
+        isinstance(scores, ast.Name)
+        and isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and ctx.bindings.module_function(fn.name) is fn
+    ):
+        return False
+    binding, where = ctx.bindings.lookup(scores.id, ctx.chain(), node.lineno)
+    if binding is None or binding.how != "param" or where[0] is not fn:
+        return False
+    top = node
+    while _method(ctx.parent(ctx.parent(top)), *_KEEPS_SHAPE, "long", "int") and ctx.parent(top).value is top:
+        top = ctx.parent(ctx.parent(top))
+    if not isinstance(ctx.parent(top), ast.Return):
+        return False
+    for call, _chain, _klass in ctx.bindings.call_sites(fn.name):
+        passed = arguments(call, fn).get(scores.id)
+        caller = context_at(call, ctx)
+        if passed is None or caller is None or caller.function is fn:
+            continue
+        if not _per_example_scores(passed, caller, call.lineno):
+            continue
+        exprs, names = _predictions(call, False, caller)
+        if _compared_with_labels(call, exprs, names, caller):
+            return True
+    return False
 
 
 RULE = Rule(

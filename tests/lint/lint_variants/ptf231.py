@@ -189,3 +189,47 @@ PITFALL["rows_sliced_and_zipped_with_labels"] = _ZIPPED.format(dim=0, first="lab
 NEAR_MISS["rows_sliced_class_dimension"] = _ZIPPED.format(dim=1, first="labels[start:start + batch].tolist()")
 NEAR_MISS["best_example_per_class_named"] = _ZIPPED.format(dim=0, first="CLASS_NAMES")
 SEEN["rows_sliced_and_zipped_with_labels"] = "benchmarks/fresh/lint6 x13_ecg_arrhythmia_eval.py (tuning material)"
+_GENRE_EVAL = """
+import torch
+from torch.utils.data import DataLoader
+def decide(logits):
+    return logits.argmax({dim})
+def evaluate(model, dataset, device):
+    loader = DataLoader(dataset, batch_size=10, shuffle=False)
+    preds, labels = [], []
+    with torch.inference_mode():
+        for x, y in loader:
+            logits = model(x.to(device))
+            preds.append(decide({scores}).cpu())
+            labels.append(y)
+    preds, labels = torch.cat(preds).numpy(), torch.cat(labels).numpy()
+    return float((preds == labels).mean())
+def main(dataset):
+    model = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(128, 10)).eval()
+    print(evaluate(model, dataset, "cpu"))
+"""
+PITFALL["argmax_in_a_helper_whose_predictions_are_collected"] = _GENRE_EVAL.format(dim=0, scores="logits")
+NEAR_MISS["argmax_over_classes_in_a_helper"] = _GENRE_EVAL.format(dim=1, scores="logits")
+NEAR_MISS["helper_handed_the_scores_transposed"] = _GENRE_EVAL.format(dim=0, scores="logits.t()")
+PITFALL["argmax_collected_batch_by_batch"] = """
+import torch
+from torch.utils.data import DataLoader
+def accuracy(model, dataset):
+    loader = DataLoader(dataset, batch_size=64)
+    preds, targets = [], []
+    with torch.no_grad():
+        for x, y in loader:
+            preds.append(model(x).argmax(0))
+            targets.append(y)
+    return (torch.cat(preds) == torch.cat(targets)).float().mean().item()
+def main(dataset):
+    print(accuracy(torch.nn.Linear(32, 10), dataset))
+"""
+SEEN["argmax_in_a_helper_whose_predictions_are_collected"] = (
+    "fresh set 9's q22 (tuning half, read): decide(logits) returning logits.argmax(0), its results appended per "
+    "batch, joined with torch.cat and compared with the labels; the collect-then-concatenate evaluation of "
+    "the PyTorch examples (torch.cat of per-batch predictions)"
+)
+SEEN["argmax_over_classes_in_a_helper"] = SEEN["argmax_in_a_helper_whose_predictions_are_collected"]
+SEEN["helper_handed_the_scores_transposed"] = SEEN["argmax_in_a_helper_whose_predictions_are_collected"]
+SEEN["argmax_collected_batch_by_batch"] = SEEN["argmax_in_a_helper_whose_predictions_are_collected"]

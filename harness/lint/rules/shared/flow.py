@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+from dataclasses import replace
 
 from torch_pitfalls.lint.rules.base import _method
 from torch_pitfalls.lint.walking import children, kept_on, walk
@@ -329,3 +330,20 @@ def _decorated_grad_off(fn, ctx) -> bool:
         ctx.qualified(d.func if isinstance(d, ast.Call) else d) in GRAD_OFF_QUALIFIED
         for d in getattr(fn, "decorator_list", ())
     )
+
+
+def context_at(node, ctx):
+    """A copy of ``ctx`` for the function (and class) ``node`` sits in, to read code there as the walk
+    would (a caller of the function being checked); None inside a lambda."""
+    chain, up = [], ctx.parent(node)
+    klass = None
+    while up is not None:
+        if isinstance(up, ast.Lambda):
+            return None
+        if isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            chain.append(up)
+        elif isinstance(up, ast.ClassDef) and klass is None and len(chain) <= 1:
+            klass = up
+        up = ctx.parent(up)
+    function = chain[0] if chain else ctx.module
+    return replace(ctx, function=function, klass=klass, scopes=[ctx.module, *reversed(chain)])
