@@ -13,12 +13,15 @@ from torch_pitfalls.lint.rules.shared.flow import _dead
 from torch_pitfalls.lint.walking import walk
 
 _TENSOR_FROM_DATA = ("torch.tensor", "torch.as_tensor", "torch.Tensor", "torch.autograd.Variable")
+# array methods whose result is computed from the array alone (still no graph behind it)
+_NUMPY_KEEPS = ("ravel", "flatten", "reshape", "mean", "sum", "std", "astype", "squeeze", "clip")
 
 
 def _detached_number(expr, ctx, line: int, depth: int = 0) -> bool:
     """A Python or NumPy number read out of a tensor: ``x.item()``, ``float(x)``, ``x.tolist()``,
-    ``x.detach().cpu().numpy()``, or arithmetic on one (``1 - float(dice)``); directly or through names."""
-    if depth > 4:
+    ``x.detach().cpu().numpy()``, arithmetic on one (``1 - float(dice)``), or NumPy computed from one
+    (``np.corrcoef(p.ravel(), t.ravel())[0, 1]``); directly or through names."""
+    if depth > 8:
         return False
     if isinstance(expr, ast.Name):
         value = ctx.value_of(expr, line)
@@ -29,6 +32,12 @@ def _detached_number(expr, ctx, line: int, depth: int = 0) -> bool:
         return any(_detached_number(side, ctx, line, depth + 1) for side in (expr.left, expr.right))
     if _method(expr, "item", "tolist", "numpy"):
         return True
+    if isinstance(expr, ast.Subscript):  # np.corrcoef(p, t)[0, 1]: an element of a NumPy result
+        return _detached_number(expr.value, ctx, line, depth + 1)
+    if _method(expr, *_NUMPY_KEEPS):  # p.ravel(), errors.mean(): still the detached values
+        return _detached_number(expr.func.value, ctx, line, depth + 1)
+    if isinstance(expr, ast.Call) and (ctx.qualified(expr.func) or "").startswith("numpy."):
+        return any(_detached_number(a, ctx, line, depth + 1) for a in expr.args)  # np.corrcoef(p, t)
     if (  # sum(-lp.item() * g for lp, g in ...): a Python sum of numbers read out
         isinstance(expr, ast.Call)
         and getattr(expr.func, "id", None) in ("sum", "max", "min")

@@ -117,3 +117,27 @@ def as_leaf(x):
     return torch.tensor(x.item(), requires_grad=True)
 """
 SEEN["python_sum_of_items"] = "https://github.com/Kostis-S-Z/exploring_meta/issues/16 (a PPO loss rebuilt and set to requires_grad=True by hand); fresh set 1 s21 (a REINFORCE sum of .item() values)"
+PITFALL["loss_computed_in_numpy_from_the_detached_predictions"] = """
+import numpy as np
+import torch
+def pearson_loss(pred, target):
+    p = pred.detach().cpu().numpy().ravel()
+    t = target.detach().cpu().numpy().ravel()
+    r = np.corrcoef(p, t)[0, 1]
+    return torch.tensor(1.0 - r, dtype=torch.float32, device=pred.device, requires_grad=True)
+"""
+NEAR_MISS["a_start_value_computed_in_numpy_from_the_data"] = """
+import numpy as np
+import torch
+def prior_loss(path):
+    a, b = np.load(path + "/a.npy"), np.load(path + "/b.npy")
+    r = np.corrcoef(a.ravel(), b.ravel())[0, 1]
+    return torch.tensor(1.0 - r, dtype=torch.float32, requires_grad=True)
+"""
+SEEN["loss_computed_in_numpy_from_the_detached_predictions"] = (
+    "fresh set 9's q04 (held-out half, scored, then tuning material): a forecasting challenge's 1 - Pearson "
+    "loss computed with np.corrcoef on detached predictions and wrapped back with requires_grad=True"
+)
+SEEN["a_start_value_computed_in_numpy_from_the_data"] = (
+    "the same NumPy expression on arrays read from files: no tensor was detached, so no graph was lost"
+)

@@ -227,8 +227,7 @@ def main(dataset):
 """
 SEEN["argmax_in_a_helper_whose_predictions_are_collected"] = (
     "fresh set 9's q22 (tuning half, read): decide(logits) returning logits.argmax(0), its results appended per "
-    "batch, joined with torch.cat and compared with the labels; the collect-then-concatenate evaluation of "
-    "the PyTorch examples (torch.cat of per-batch predictions)"
+    "batch, joined with torch.cat and compared with the labels"
 )
 SEEN["argmax_over_classes_in_a_helper"] = SEEN["argmax_in_a_helper_whose_predictions_are_collected"]
 SEEN["helper_handed_the_scores_transposed"] = SEEN["argmax_in_a_helper_whose_predictions_are_collected"]
