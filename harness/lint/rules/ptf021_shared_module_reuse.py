@@ -64,11 +64,34 @@ def _module_listed_n_times(node, ctx) -> bool:
         return _one_module_comprehended(node, ctx)
     if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)):
         return False
-    for side in (node.left, node.right):
-        if isinstance(side, (ast.List, ast.Tuple)):
+    for side, times in ((node.left, node.right), (node.right, node.left)):
+        if isinstance(side, (ast.List, ast.Tuple)) and not _a_flag(times, ctx):
             if any(isinstance(elt, (ast.Call, ast.Name)) and _stateful_module(elt, ctx) for elt in side.elts):
                 return True
     return False
+
+
+def _a_flag(expr, ctx) -> bool:
+    """A truth value, not a count: ``batch_norm * [BatchNorm(n)]`` with a ``batch_norm=True`` parameter (or an
+    annotated ``bool``, a comparison, a ``not``) keeps the module once or leaves it out; nothing is shared."""
+    if isinstance(expr, (ast.Compare, ast.BoolOp)) or (isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not)):
+        return True
+    if isinstance(expr, ast.Constant):
+        return isinstance(expr.value, bool)
+    fn = ctx.function
+    if not (isinstance(expr, ast.Name) and isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))):
+        return False
+    args = fn.args
+    positional = [*args.posonlyargs, *args.args]
+    defaults = dict(zip([a.arg for a in positional[len(positional) - len(args.defaults) :]], args.defaults))
+    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+    param = next((a for a in [*positional, *args.kwonlyargs] if a.arg == expr.id), None)
+    if param is None or ctx.value_of(expr, expr.lineno) is not None:
+        return False  # not a parameter, or rebound here
+    default = defaults.get(expr.id)
+    return getattr(param.annotation, "id", None) == "bool" or (
+        isinstance(default, ast.Constant) and isinstance(default.value, bool)
+    )
 
 
 def _one_module_comprehended(node, ctx) -> bool:

@@ -10,7 +10,7 @@ import ast
 
 from torch_pitfalls.lint.rules.base import Rule, _bound_name, _const
 from torch_pitfalls.lint.rules.shared.flow import branch_side, climb
-from torch_pitfalls.lint.rules.shared.modules import _construction
+from torch_pitfalls.lint.rules.shared.modules import _construction, constructions
 from torch_pitfalls.lint.walking import walk
 
 # what nn.Module (and DataParallel itself) answers; anything else is the wrapped model's, under .module
@@ -43,7 +43,66 @@ def _dataparallel_attribute(node, ctx) -> bool:
         (held := ctx.held(node.value)) is not None and held.kind == "module" and held.what in _DATA_PARALLEL
     )
     # the walk of the function for an unwrapping binding only for a read that would be reported
-    return wrapped and not (alias is not None and _also_unwrapped(node.value.id, alias, ctx))
+    return (
+        wrapped
+        and not (alias is not None and _also_unwrapped(node.value.id, alias, ctx))
+        and not _missing_on_the_model(node, ctx)
+    )
+
+
+def _missing_on_the_model(node: ast.Attribute, ctx) -> bool:
+    """The wrapped model is built from a module class of this file that has no such attribute at all (no
+    method, class attribute or ``self.<name>`` anywhere in it or its bases of the file): the read fails on
+    the model itself, and ``.module`` would not help (norse's ``model.voltages``, a local of forward)."""
+    made = ctx.value_of(node.value, node.lineno) if isinstance(node.value, ast.Name) else None
+    while isinstance(made, ast.Call) and isinstance(made.func, ast.Attribute) and made.func.attr in ("to", "cuda"):
+        made = made.func.value
+    if not (isinstance(made, ast.Call) and ctx.qualified(made.func) in _DATA_PARALLEL and made.args):
+        return False
+    built = constructions(made.args[0], ctx.chain(), made.lineno, ctx.klass, ctx)
+    classes = ctx.bindings.classes()
+    if not built:
+        return False
+    for call, _chain in built:
+        klass = classes.get(getattr(call.func, "id", None) or "")
+        if klass is None or _has_attribute(klass, node.attr, classes, 0):
+            return False
+    return True
+
+
+def _has_attribute(klass, attr: str, classes, depth: int) -> bool:
+    """``attr`` is defined on the class (a method, a class-level name, ``self.<attr> = ...``), or may come
+    from a base this file does not show (anything but nn.Module)."""
+    for base in klass.bases:
+        name = getattr(base, "id", None)
+        if name in classes and depth < 4:
+            if _has_attribute(classes[name], attr, classes, depth + 1):
+                return True
+        elif not (isinstance(base, ast.Attribute) and base.attr == "Module") and name != "Module":
+            return True  # a base from elsewhere may define it
+    for stmt in klass.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and stmt.name == attr:
+            return True
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [getattr(stmt, "target", None)]
+        if any(isinstance(t, ast.Name) and t.id == attr for t in targets):
+            return True
+    return any(
+        isinstance(n, ast.Attribute)
+        and n.attr == attr
+        and isinstance(n.ctx, ast.Store)
+        and getattr(n.value, "id", None) == "self"
+        for n in walk(klass)
+    ) or any(_method_call_registers(n, attr) for n in walk(klass))
+
+
+def _method_call_registers(n, attr: str) -> bool:
+    """``self.add_module("out", ...)``, ``self.register_buffer("out", ...)``, ``setattr(self, "out", ...)``."""
+    if not isinstance(n, ast.Call) or not n.args:
+        return False
+    names = ("add_module", "register_module", "register_buffer", "register_parameter")
+    if isinstance(n.func, ast.Attribute) and n.func.attr in names:
+        return _const(n.args[0], attr)
+    return getattr(n.func, "id", None) == "setattr" and len(n.args) >= 2 and _const(n.args[1], attr)
 
 
 _DATA_PARALLEL = (

@@ -107,6 +107,7 @@ def _appended_modules(owner: str, scope, ctx) -> bool:
 def _registered_later(attr: str, ctx) -> bool:
     """The class hands ``self.<attr>`` to nn.ModuleList/Sequential/ModuleDict, reassigns it, or registers
     modules by hand (``add_module``, ``register_module``, ``setattr``): the modules are registered."""
+    container_base = any(ctx.qualified(b) in _REGISTERING for b in ctx.klass.bases)
     for n in walk(ctx.klass):
         if isinstance(n, ast.Call):
             if _method(n, "add_module", "register_module") or getattr(n.func, "id", None) == "setattr":
@@ -115,12 +116,27 @@ def _registered_later(attr: str, ctx) -> bool:
                 n, ctx, lambda s: (isinstance(s, ast.Attribute) and s.attr == attr) or _gathered_from(s, attr, ctx)
             ):
                 return True
+            if container_base and _super_init(n) and any(_self_attr(s, attr) for a in n.args for s in walk(a)):
+                return True  # class MLP(nn.Sequential): super().__init__(*self.m) registers the layers
     assigned = [
         n
         for n in walk(ctx.klass)
         if isinstance(n, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == attr for t in n.targets)
     ]
     return len(assigned) > 1
+
+
+def _super_init(call) -> bool:
+    """``super().__init__(...)`` (or ``super(Cls, self).__init__(...)``)."""
+    return (
+        _method(call, "__init__")
+        and isinstance(call.func.value, ast.Call)
+        and getattr(call.func.value.func, "id", None) == "super"
+    )
+
+
+def _self_attr(node, attr: str) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == attr and getattr(node.value, "id", None) == "self"
 
 
 def _registers(call, ctx, holds) -> bool:

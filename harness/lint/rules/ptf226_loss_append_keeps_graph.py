@@ -243,6 +243,8 @@ def _loss_kept_across_steps(node, ctx) -> bool:
                     losses.setdefault(name, binding)
         if not losses:
             continue
+        if any(getattr(b, "how", None) == "iter" and b.line == loop.lineno for b in losses.values()):
+            continue  # ``for aux_loss in aux_list``: the loop goes over one step's losses, not over steps
         if not _carries(value, losses, node.lineno, ctx):
             return False
         if _rebinds(loop, root, node) or _differentiated_later(root, ctx):

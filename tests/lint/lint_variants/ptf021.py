@@ -178,3 +178,21 @@ SEEN["an_activation_given_as_a_parameter_appended_in_a_loop"] = (
     "takuseno/d3rlpy d3rlpy/models/torch/encoders.py (round 3's tuning half: one activation module object, "
     "stateless, appended after every convolution)"
 )
+_FLOW = """
+from torch import nn
+class RealNVP(nn.Module):
+    def __init__(self, n_blocks, size, {flag}):
+        super().__init__()
+        modules = []
+        for _ in range(n_blocks):
+            modules += [nn.Linear(size, size)]
+            modules += {times} * [nn.BatchNorm1d(size)]
+        self.net = nn.Sequential(*modules)
+"""
+NEAR_MISS["a_layer_kept_or_left_out_by_a_flag"] = _FLOW.format(flag="batch_norm=True", times="batch_norm")
+PITFALL["a_layer_repeated_by_a_count"] = _FLOW.format(flag="norms=2", times="norms")
+SEEN["a_layer_kept_or_left_out_by_a_flag"] = (
+    "zalandoresearch/pytorch-ts pts/modules/flows.py RealNVP/MAF: modules += batch_norm * [BatchNorm(input_size)] "
+    "with batch_norm=True (round 12's held-out half, read wrong: a new BatchNorm each pass, kept once or not at all)"
+)
+SEEN["a_layer_repeated_by_a_count"] = "the same line with a count: one BatchNorm listed twice, shared"

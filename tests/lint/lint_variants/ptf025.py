@@ -273,3 +273,29 @@ SEEN["unwrapped_on_the_flag_it_was_wrapped_on"] = (
     "uni-medical/SAM-Med3D train.py:140-154 (sam_model = self.model.module under multi_gpu, else self.model; "
     "round 9's tuning half, read wrong)"
 )
+NEAR_MISS["attribute_the_model_class_never_had"] = """
+import torch
+from torch import nn
+class LIFConvNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3)
+        self.fc = nn.Linear(8, 10)
+    def forward(self, x):
+        voltages = self.conv(x).mean((2, 3))
+        return self.fc(voltages)
+def main(device, lr):
+    model = LIFConvNet().to(device)
+    if torch.cuda.device_count() > 1:
+        model = torch.nn.DataParallel(model).to(device)
+    optimizer = torch.optim.Adam(model.out.parameters(), lr=lr)
+    return optimizer
+"""
+PITFALL["attribute_the_model_class_has"] = NEAR_MISS["attribute_the_model_class_never_had"].replace(
+    "model.out.parameters()", "model.fc.parameters()"
+)
+SEEN["attribute_the_model_class_never_had"] = (
+    "norse norse/task/cifar10.py:370 (round 12's held-out half, read wrong: model.out on a LIFConvNet that has "
+    "no out at all; .module would not help)"
+)
+SEEN["attribute_the_model_class_has"] = "the same script reading a layer the class does have"

@@ -223,3 +223,24 @@ SEEN["same_list_handed_to_a_sequential"] = (
     "ARISE-Initiative/robomimic robomimic/models/base_nets.py:260-261 (self.nets = layers and "
     "self._model = nn.Sequential(*layers); round 10's read held-out half, read wrong)"
 )
+_SEQUENTIAL_MLP = """
+from torch import nn
+from torch.nn import Sequential as Seq, Linear as Lin
+class MLP({base}):
+    def __init__(self, channels):
+        m = []
+        for i in range(1, len(channels)):
+            m.append(Lin(channels[i - 1], channels[i]))
+            m.append(nn.ReLU())
+        self.m = m
+        super(MLP, self).__init__({registered})
+"""
+NEAR_MISS["sequential_subclass_hands_its_list_to_super"] = _SEQUENTIAL_MLP.format(base="Seq", registered="*self.m")
+PITFALL["module_subclass_keeps_its_list"] = _SEQUENTIAL_MLP.format(base="nn.Module", registered="").replace(
+    "        self.m = m\\n        super(MLP, self).__init__()", "        super(MLP, self).__init__()\\n        self.m = m"
+)
+SEEN["sequential_subclass_hands_its_list_to_super"] = (
+    "lightaime/deep_gcns_torch gcn_lib/sparse/torch_nn.py MLP(Seq): self.m = m; super(MLP, self).__init__(*self.m) "
+    "(round 12's held-out half, read wrong: the layers are in parameters() and state_dict() on 2.13)"
+)
+SEEN["module_subclass_keeps_its_list"] = "the same class on nn.Module, its list kept as it is"

@@ -210,3 +210,17 @@ SEEN = {
     ),
     "gradient_accumulation_sum_reset_each_window": "the brief's near miss: an accumulated sum differentiated and reset",
 }
+NEAR_MISS["one_steps_losses_summed_in_a_helper"] = """
+def compute_aux_loss(aux_list, backward=False):
+    aux_loss_sum = 0
+    for aux_loss in aux_list:
+        aux_loss_sum += aux_loss
+        if backward is True:
+            aux_loss.backward()
+    return aux_loss_sum
+"""
+SEEN["one_steps_losses_summed_in_a_helper"] = (
+    "InterDigitalInc/CompressAI examples/train_video.py compute_aux_loss (round 12's held-out half, read wrong: "
+    "the entropy bottlenecks' aux losses of one step, each backwarded, summed and returned; the caller rebinds "
+    "its aux_loss every step)"
+)
