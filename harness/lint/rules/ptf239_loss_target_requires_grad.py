@@ -9,9 +9,9 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from torch_pitfalls.lint.bindings import returned_values
-from torch_pitfalls.lint.rules.base import CALL, Rule, _arg
-from torch_pitfalls.lint.rules.shared.flow import _dead, _decorated_grad_off, _grad_off
+from torch_pitfalls.lint.bindings import arguments, returned_values
+from torch_pitfalls.lint.rules.base import CALL, Rule, _arg, _method
+from torch_pitfalls.lint.rules.shared.flow import _dead, _decorated_grad_off, _grad_off, context_at
 from torch_pitfalls.lint.walking import kept_on, walk
 
 _FUNCTIONAL = tuple(
@@ -213,6 +213,10 @@ def _loss_pairs(node, ctx):
     if q in _COSINE and _negated(node, ctx):
         a, b = _arg(node, 0, "x1"), _arg(node, 1, "x2")
         return [(a, b), (b, a)]
+    dot = _normalized_dot(node, ctx)
+    if dot is not None and _negated(node, ctx):
+        a, b = dot
+        return [(a, b), (b, a)]
     if isinstance(node.func, ast.Call):
         q = ctx.qualified(node.func.func)
     elif isinstance(node.func, (ast.Name, ast.Attribute)):
@@ -224,6 +228,34 @@ def _loss_pairs(node, ctx):
         a, b = _arg(node, 0, "x1"), _arg(node, 1, "x2")
         return [(a, b), (b, a)]
     return [(_arg(node, 0, "input"), _arg(node, 1, "target"))] if q in _CLASSES else []
+
+
+def _normalized_dot(node, ctx):
+    """``(p * z).sum(dim=-1)`` of two L2-normalised tensors (``p, z = F.normalize(p), F.normalize(z)``): a cosine
+    similarity written out (BYOL's ``2 - 2 * (p * z).sum(-1)``); the two tensors normalised, or None."""
+    if not (
+        _method(node, "sum") and isinstance(node.func.value, ast.BinOp) and isinstance(node.func.value.op, ast.Mult)
+    ):
+        return None
+    sides = [_normalized(side, ctx, node.lineno) for side in (node.func.value.left, node.func.value.right)]
+    return tuple(sides) if all(s is not None for s in sides) else None
+
+
+def _normalized(expr, ctx, line):
+    """What ``F.normalize(x)`` normalised: ``x``, directly or through the name it is bound to; else None."""
+    if isinstance(expr, ast.Name):
+        binding, _ = ctx.bindings.lookup(expr.id, ctx.chain(), line)
+        if binding is None or binding.how not in ("assign", "item") or binding.value is None:
+            return None
+        value = binding.value
+        if binding.how == "item":
+            if not (isinstance(value, ast.Tuple) and binding.index is not None and binding.index < len(value.elts)):
+                return None
+            value = value.elts[binding.index]
+        expr = value
+    if isinstance(expr, ast.Call) and ctx.qualified(expr.func) == "torch.nn.functional.normalize" and expr.args:
+        return expr.args[0]
+    return None
 
 
 def _negated(node, ctx) -> bool:
@@ -383,23 +415,51 @@ def _target_requires_grad(node, ctx) -> bool:
     if ctx.function is None or not isinstance(node, ast.Call):
         return False
     pairs = _loss_pairs(node, ctx)
-    if not pairs or _grad_off(node, ctx) or not _backpropagated(ctx):
+    helper = [] if pairs else _helper_pairs(node, ctx)
+    if not (pairs or helper) or _grad_off(node, ctx) or not _backpropagated(ctx):
         return False
     trace = _Trace(ctx)
+    line = node.lineno
     for pred, target in pairs:
-        if pred is None or target is None:
-            continue
-        sites = _params_pairs(pred, target, ctx)
-        if sites is not None:
-            found = [
-                (trace.of(p, c, at + 1, k), trace.of(t, c2, at2 + 1, k2)) for (p, c, at, k), (t, c2, at2, k2) in sites
-            ]
-        else:
-            line = node.lineno
-            found = [(trace.of(pred, ctx.chain(), line, ctx.klass), trace.of(target, ctx.chain(), line, ctx.klass))]
-        if found and all(p is not None and t is not None and _fixed_target(p, t, ctx) for p, t in found):
+        if pred is None or target is None or _params_pairs(pred, target, ctx) is not None:
+            continue  # a loss of the function's parameters: judged at each call of the function, with its arguments
+        p, t = trace.of(pred, ctx.chain(), line, ctx.klass), trace.of(target, ctx.chain(), line, ctx.klass)
+        if p is not None and t is not None and _fixed_target(p, t, ctx):
+            return True
+    for pred, target in helper:
+        p, t = trace.of(pred, ctx.chain(), line, ctx.klass), trace.of(target, ctx.chain(), line, ctx.klass)
+        if p is not None and t is not None and _fixed_target(p, t, ctx):
             return True
     return False
+
+
+def _helper_pairs(call, ctx) -> list:
+    """``regression_loss(p1, z2)``: a call of a module function whose loss pairs two of its parameters (``def
+    regression_loss(p, z)`` with a cosine of the two, ``def D(p, z)``), those pairs with this call's arguments."""
+    fn = ctx.bindings.module_function(call.func.id) if isinstance(call.func, ast.Name) else None
+    if fn is None or fn is ctx.function:
+        return []
+    passed = arguments(call, fn)
+    out = []
+    for inner in walk(fn):
+        if not isinstance(inner, ast.Call):
+            continue
+        inner_ctx = context_at(inner, ctx)
+        if inner_ctx is None or inner_ctx.function is not fn:
+            continue
+        for pred, target in _loss_pairs(inner, inner_ctx):
+            names = [_parameter(x, inner_ctx, fn) for x in (pred, target)]
+            if all(n is not None and passed.get(n) is not None for n in names):
+                out.append((passed[names[0]], passed[names[1]]))
+    return out
+
+
+def _parameter(expr, ctx, fn) -> str | None:
+    """The parameter of ``fn`` that a bare name is where it is read, else None."""
+    if not isinstance(expr, ast.Name):
+        return None
+    binding, where = ctx.bindings.lookup(expr.id, ctx.chain(), expr.lineno)
+    return expr.id if binding is not None and binding.how == "param" and where and where[0] is fn else None
 
 
 RULE = Rule(

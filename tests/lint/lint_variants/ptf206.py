@@ -237,7 +237,7 @@ class MLP({base}):
 """
 NEAR_MISS["sequential_subclass_hands_its_list_to_super"] = _SEQUENTIAL_MLP.format(base="Seq", registered="*self.m")
 PITFALL["module_subclass_keeps_its_list"] = _SEQUENTIAL_MLP.format(base="nn.Module", registered="").replace(
-    "        self.m = m\\n        super(MLP, self).__init__()", "        super(MLP, self).__init__()\\n        self.m = m"
+    "        self.m = m\n        super(MLP, self).__init__()", "        super(MLP, self).__init__()\n        self.m = m"
 )
 SEEN["sequential_subclass_hands_its_list_to_super"] = (
     "lightaime/deep_gcns_torch gcn_lib/sparse/torch_nn.py MLP(Seq): self.m = m; super(MLP, self).__init__(*self.m) "

@@ -315,3 +315,39 @@ SEEN = {
     "target_detached_at_the_loss": "https://github.com/quantumiracle/Popular-RL-Algorithms/issues/16 (target Q computed without no_grad, detached where the loss takes it)",
     "teacher_called_outside_no_grad": "https://github.com/lucidrains/vit-pytorch/issues/289 (distill_loss = F.kl_div(F.log_softmax(distill_logits / T), F.softmax(teacher_logits / T).detach()): the detach this spelling leaves out)",
 }
+_BYOL = """
+import copy
+import torch
+import torch.nn.functional as F
+from torch import nn
+def regression_loss(p, z):
+    p, z = F.normalize(p, dim=-1), F.normalize(z, dim=-1)
+    return 2 - 2 * (p * z).sum(dim=-1)
+class BYOL(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.online = nn.Sequential(nn.Linear(dim, 64), nn.ReLU(), nn.Linear(64, 32))
+        self.predictor = nn.Linear(32, 32)
+        self.target = copy.deepcopy(self.online)
+    def forward(self, v1, v2):
+        p1, p2 = self.predictor(self.online(v1)), self.predictor(self.online(v2))
+{targets}
+        return (regression_loss(p1, z2) + regression_loss(p2, z1)).mean()
+def train(model, loader, opt):
+    for v1, v2 in loader:
+        loss = model(v1, v2)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+PITFALL["byol_cosine_written_out_target_with_gradients"] = _BYOL.format(
+    targets="        z1, z2 = self.target(v1), self.target(v2)"
+)
+NEAR_MISS["byol_cosine_written_out_target_under_no_grad"] = _BYOL.format(
+    targets="        with torch.no_grad():\n            z1, z2 = self.target(v1), self.target(v2)"
+)
+SEEN["byol_cosine_written_out_target_with_gradients"] = (
+    "fresh set 9's q13 (held-out half, scored, then tuning material): BYOL's regression loss 2 - 2 * (p * z).sum(-1) "
+    "of normalised p and z, the target network's outputs computed with gradients"
+)
+SEEN["byol_cosine_written_out_target_under_no_grad"] = "the same model, its target projections under torch.no_grad()"
