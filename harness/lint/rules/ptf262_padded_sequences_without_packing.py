@@ -11,14 +11,18 @@ import ast
 import re
 
 from torch_pitfalls.lint.rules.base import CALL, Rule, _const, _kw
+from torch_pitfalls.lint.rules.shared.batches import collated_element
+from torch_pitfalls.lint.rules.shared.flow import context_at
+from torch_pitfalls.lint.rules.shared.modules import forward_arguments
 from torch_pitfalls.lint.testcode import in_test_code
 from torch_pitfalls.lint.walking import walk
 
 _RNNS = ("RNN", "LSTM", "GRU")
 _PAD = ("torch.nn.utils.rnn.pad_sequence",)
 _KEEP_METHODS = frozenset("to cuda cpu float double half contiguous detach".split())
-_KEEP_MODULES = frozenset("Dropout Dropout1d AlphaDropout LayerNorm Identity".split())
-_KEEP_FUNCTIONS = frozenset("dropout alpha_dropout layer_norm".split())
+# per-step layers and activations: a padded step stays a padded step, in its place
+_KEEP_MODULES = frozenset("Dropout Dropout1d AlphaDropout LayerNorm Identity Linear ReLU GELU Tanh SiLU ELU".split())
+_KEEP_FUNCTIONS = frozenset("dropout alpha_dropout layer_norm relu gelu tanh silu elu leaky_relu".split())
 
 
 def _rnn_module(func, ctx) -> bool:
@@ -48,16 +52,11 @@ def _constructor(func, ctx):
 def _padded(expr, ctx, line: int, depth: int = 0) -> str | None:
     """Where the RNN's input shows padding: "pad_sequence" (padded to the longest, right after it),
     "embedding" (token ids looked up by an Embedding with a padding_idx), or None (packed, or not
-    known to be padded)."""
+    known to be padded). Per-step layers and activations keep the padded steps where they are."""
     if depth > 8:
         return None
     if isinstance(expr, ast.Name):
-        binding, where = ctx.bindings.lookup(expr.id, ctx.chain(), line)
-        if binding is not None and binding.how == "param" and where:
-            return "lengths" if _lengths_ignored(where[0]) else None
-        if binding is None or binding.how != "assign":
-            return None
-        return _padded(binding.value, ctx, binding.line, depth + 1)
+        return _padded_name(expr, ctx, line, depth)
     if not isinstance(expr, ast.Call):
         return None
     func = expr.func
@@ -67,7 +66,7 @@ def _padded(expr, ctx, line: int, depth: int = 0) -> str | None:
         return None if side is not None and not _const(side, "right") else "pad_sequence"
     if q is not None:
         last = q.rsplit(".", 1)[-1]
-        if q.startswith("torch.nn.functional.") and last in _KEEP_FUNCTIONS and expr.args:
+        if q.startswith(("torch.nn.functional.", "torch.")) and last in _KEEP_FUNCTIONS and expr.args:
             return _padded(expr.args[0], ctx, line, depth + 1)
         if q == "torch.nn.functional.embedding":
             pad = _kw(expr, "padding_idx")
@@ -88,7 +87,40 @@ def _padded(expr, ctx, line: int, depth: int = 0) -> str | None:
     return None
 
 
+def _padded_name(expr: ast.Name, ctx, line: int, depth: int) -> str | None:
+    """``_padded`` of a name: what it was assigned; for a parameter, ignored lengths beside it or what every
+    call of the model hands its forward; for a loop's element, what the loader's collate function returns."""
+    binding, where = ctx.bindings.lookup(expr.id, ctx.chain(), line)
+    if binding is not None and binding.how == "param" and where:
+        if _lengths_ignored(where[0]):
+            return "lengths"
+        return _forward_input_padded(expr.id, where[0], ctx, depth)
+    if binding is not None and binding.how == "iter":
+        found = collated_element(expr.id, ctx.chain(), line, ctx)
+        if found is None:
+            return None
+        _collate, value = found
+        return _padded(value, context_at(value, ctx), value.lineno, depth + 1)
+    if binding is None or binding.how != "assign":
+        return None
+    return _padded(binding.value, ctx, binding.line, depth + 1)
+
+
 _LENGTHS = re.compile(r"(^|_)(lengths?|lens|seq_lens?|seq_lengths?)$")
+
+
+def _forward_input_padded(name: str, fn, ctx, depth: int) -> str | None:
+    """``forward(self, x)`` of a module class of the file: "pad_sequence" where every call of a model of the
+    class hands it a padded batch (``model(x)`` with ``x`` from a loader whose collate pads)."""
+    klass = ctx.klass
+    if not (isinstance(fn, ast.FunctionDef) and fn.name == "forward" and klass is not None and fn in klass.body):
+        return None
+    params = [a.arg for a in fn.args.args[1:]]
+    if name not in params:
+        return None
+    calls = forward_arguments(klass, params.index(name), ctx)
+    found = {_padded(arg, at, line, depth + 1) for arg, at, line in calls}
+    return found.pop() if len(found) == 1 else None
 
 
 def _lengths_ignored(fn) -> bool:

@@ -208,3 +208,42 @@ SEEN["lengths_given_to_forward_and_ignored"] = (
     "benchmarks/fresh/lint5/w03_speaker_id_train.py (fresh set 5's tuning half: pad_sequence in the collate, "
     "lengths handed to forward and never read, h_n used)"
 )
+_BOUTS = """
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.nn.utils.rnn import pad_sequence, pack_padded_sequence
+from torch.utils.data import DataLoader
+def collate(batch):
+    signals, labels = zip(*batch)
+    lengths = torch.tensor([len(s) for s in signals])
+    return {padded}, lengths, torch.tensor(labels)
+def make_loader(dataset, batch_size):
+    return DataLoader(dataset, batch_size=batch_size, shuffle=True, collate_fn=collate)
+class BoutGRU(nn.Module):
+    def __init__(self, n_in, hidden, n_classes):
+        super().__init__()
+        self.proj = nn.Linear(n_in, hidden)
+        self.gru = nn.GRU(hidden, hidden, batch_first=True)
+        self.head = nn.Linear(hidden, n_classes)
+    def forward(self, x):
+        _, h_n = self.gru(torch.relu(self.proj(x)))
+        return self.head(h_n[-1])
+def train_epoch(model, loader, optimizer):
+    for x, _, y in loader:
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+def main(dataset):
+    model = BoutGRU(6, 64, 5)
+    optimizer = torch.optim.Adam(model.parameters())
+    train_epoch(model, make_loader(dataset, 32), optimizer)
+"""
+PITFALL["padded_by_the_collate_and_handed_to_forward"] = _BOUTS.format(padded="pad_sequence(signals, batch_first=True)")
+NEAR_MISS["fixed_length_windows_stacked_by_the_collate"] = _BOUTS.format(padded="torch.stack(signals)")
+SEEN["padded_by_the_collate_and_handed_to_forward"] = (
+    "fresh set 9's q25 (held-out half, scored, then tuning material): activity bouts of 2-20 s padded by the "
+    "loader's collate with pad_sequence, the model's forward running its GRU over them and reading h_n[-1]"
+)
+SEEN["fixed_length_windows_stacked_by_the_collate"] = "the same pipeline over fixed-length windows, stacked"

@@ -320,3 +320,50 @@ def _returned_field(getitem, index):
             return None
         out.append((found, at))
     return out
+
+
+def collated_element(name: str, chain, line, ctx):
+    """(the collate function, what it returns for the element) where ``name`` is bound by a loop over a loader
+    of the file with a collate function of the module (``for x, lengths, y in loader``, ``collate_fn=pad_collate``
+    returning ``pad_sequence(signals, batch_first=True), lengths, torch.tensor(labels)``); None otherwise."""
+    binding, where = ctx.bindings.lookup(name, chain, line)
+    if binding is None or binding.how != "iter":
+        return None
+    loop = next(
+        (n for n in walk(where[0]) if isinstance(n, (ast.For, ast.AsyncFor)) and n.lineno == binding.line), None
+    )
+    if loop is None:
+        return None
+    target, iterable = loop.target, loop.iter
+    if isinstance(iterable, ast.Call) and getattr(iterable.func, "id", None) == "enumerate" and iterable.args:
+        iterable = iterable.args[0]
+        target = target.elts[1] if isinstance(target, ast.Tuple) and len(target.elts) == 2 else None
+    if not isinstance(target, ast.Tuple):
+        return None
+    index = next((i for i, e in enumerate(target.elts) if isinstance(e, ast.Name) and e.id == name), None)
+    if index is None:
+        return None
+    loader = _loader_through_parameters(iterable, where, loop.lineno, ctx, 0)
+    collate = _kw(loader, "collate_fn") if loader is not None else None
+    fn = ctx.bindings.module_function(collate.id) if isinstance(collate, ast.Name) else None
+    returned = returned_values(fn, index) if fn is not None else None
+    if not returned or len(returned) != 1:
+        return None
+    return fn, returned[0][0]
+
+
+def _loader_through_parameters(iterable, chain, line, ctx, depth):
+    """The DataLoader call a loop's iterable is: through names, a function or lambda of the file that returns
+    it (``make_loader(...)``), and a parameter every call of the module passes one for."""
+    if isinstance(iterable, ast.Name) and depth < 3:
+        binding, owner = ctx.bindings.lookup(iterable.id, chain, line)
+        if binding is not None and binding.how == "param":
+            sites = ctx.bindings.passed(owner[0], iterable.id) or []
+            found = {
+                id(c): c
+                for value, caller, at, _k in sites
+                if (c := _loader_through_parameters(value, caller, at, ctx, depth + 1)) is not None
+            }
+            return next(iter(found.values())) if len(found) == 1 and len(sites) >= 1 else None
+    loader, _chain = _dataloader(iterable, chain, line, ctx)
+    return loader

@@ -7,7 +7,7 @@ import ast
 
 from torch_pitfalls.lint.bindings import MODULE_SELF_METHODS, returned_values
 from torch_pitfalls.lint.rules.base import _const, _kw, _method
-from torch_pitfalls.lint.rules.shared.flow import _site_args
+from torch_pitfalls.lint.rules.shared.flow import _site_args, context_at
 from torch_pitfalls.lint.walking import kept_on, walk
 
 
@@ -174,3 +174,22 @@ def _every(sources, ctx, through, depth) -> list | None:
 def _returned_constructions(fn, index, ctx, through, depth) -> list | None:
     returns = returned_values(fn, index) or []
     return _every([(value, (fn, ctx.module), at + 1, None) for value, at in returns], ctx, through, depth)
+
+
+def forward_arguments(klass, index: int, ctx) -> list:
+    """(argument, a context at the call, line) for each call in the file of a model built from module class
+    ``klass`` (``model(x)`` where ``model`` holds ``ActivityGRU(...)``, through names, moves and parameters):
+    what its ``forward`` receives as its ``index``-th argument after ``self``; calls with ``*args`` are left out."""
+    out = []
+    for call in walk(ctx.module):
+        if not (isinstance(call, ast.Call) and isinstance(call.func, (ast.Name, ast.Attribute))):
+            continue
+        if ctx.qualified(call.func) or len(call.args) <= index or any(isinstance(a, ast.Starred) for a in call.args):
+            continue
+        at = context_at(call, ctx)
+        if at is None:
+            continue
+        built = constructions(call.func, at.chain(), call.lineno, at.klass, at)
+        if built and all(getattr(made.func, "id", None) == klass.name for made, _chain in built):
+            out.append((call.args[index], at, call.lineno))
+    return out
