@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import ast
 
+from torch_pitfalls.lint.bindings import arguments
 from torch_pitfalls.lint.rules.base import CALL, UNSURE, Rule, _const, _kw, _method
-from torch_pitfalls.lint.rules.shared.flow import GRAD_OFF_QUALIFIED, _dead, _own_code
-from torch_pitfalls.lint.rules.shared.modules import _sets_eval
+from torch_pitfalls.lint.rules.shared.flow import GRAD_OFF_QUALIFIED, _dead, _own_code, context_at
+from torch_pitfalls.lint.rules.shared.modules import _sets_eval, constructions
 from torch_pitfalls.lint.walking import kept_on, walk
 
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
@@ -120,12 +121,14 @@ def _file_freezes(ctx) -> bool:
             ):
                 if not _const(n.value, True):
                     return True
-            if isinstance(n, ast.Call) and "freeze" in (
-                getattr(n.func, "attr", None) or getattr(n.func, "id", "") or ""
-            ):
-                if "unfreeze" not in (getattr(n.func, "attr", None) or getattr(n.func, "id", "") or ""):
-                    return True
+            name = (getattr(n.func, "attr", None) or getattr(n.func, "id", "") or "") if isinstance(n, ast.Call) else ""
+            if "freeze" in name and "unfreeze" not in name and name not in defined:
+                return True  # code this file does not show may freeze (a function of the file is read above)
         return False
+
+    defined = {
+        fn.name for fn in walk(ctx.module) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }  # functions and methods of the file: their bodies are scanned with the rest
 
     return kept_on(ctx.module, "_ptf237_freezes", lambda tree: [scan(tree)])[0]
 
@@ -193,7 +196,7 @@ def _evaluated_submodule_trained(node, ctx):
         if (owner := _covers(_params_expr(opt, ctx), chain)) is not None and _stepped_after(opt, name, node, fn, ctx)
     ]
     if not owners:
-        return False
+        return _through_a_helper(node, chain, ctx)
     if _file_freezes(ctx) or _grads_cut(chain[-1], ctx) or _is_mode_layer(chain, ctx, node.lineno):
         return False
     kinds = set()
@@ -206,6 +209,71 @@ def _evaluated_submodule_trained(node, ctx):
     if "module" in kinds:
         return True
     return UNSURE if None in kinds else False
+
+
+def _through_a_helper(node, chain, ctx) -> bool:
+    """``def freeze_backbone(model): model.backbone.eval()``, the eval of a part of a parameter of a function of the
+    module: judged at each call of it in the file, where the caller goes on to step an optimizer after the call, and
+    an optimizer built anywhere in the file takes the parameters (unfiltered) of the very model the caller hands
+    over (the same construction: ``model = StyleNet(...)`` ... ``SGD(model.parameters())`` in another helper)."""
+    fn = ctx.function
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or ctx.bindings.module_function(fn.name) is not fn:
+        return False
+    binding, where = ctx.bindings.lookup(chain[0], ctx.chain(), node.lineno)
+    if binding is None or binding.how != "param" or where[0] is not fn:
+        return False
+    if _file_freezes(ctx) or _grads_cut(chain[-1], ctx) or _is_mode_layer(chain, ctx, node.lineno):
+        return False
+    optimizers = [(opt, context_at(opt, ctx)) for opt in walk(ctx.module) if _optimizer_call(opt, ctx)]
+    for call, _chain, _klass in ctx.bindings.call_sites(fn.name):
+        handed = arguments(call, fn).get(chain[0])
+        caller = context_at(call, ctx)
+        if not isinstance(handed, ast.Name) or caller is None or not _steps_after(call, caller):
+            continue
+        made = _built(handed, caller, call.lineno)
+        if made and any(
+            at is not None and _over(_params_expr(opt, at), made, at, opt.lineno) for opt, at in optimizers
+        ):
+            return True
+    return False
+
+
+def _optimizer_call(n, ctx) -> bool:
+    if not isinstance(n, ast.Call):
+        return False
+    q = ctx.qualified(n.func) or ""
+    return q.startswith("torch.optim.") and q.rsplit(".", 1)[-1][:1].isupper() and "lr_scheduler" not in q
+
+
+def _built(name: ast.Name, ctx, line) -> frozenset:
+    """The construction calls the model ``name`` holds may come from (constructions), as a set of nodes."""
+    found = constructions(name, ctx.chain(), line, ctx.klass, ctx)
+    return frozenset(id(call) for call, _chain in found or ())
+
+
+def _over(params, made: frozenset, ctx, line) -> bool:
+    """The optimizer's parameters are ``X.parameters()`` of a model built by one of ``made``, unfiltered."""
+    if params is None:
+        return False
+    for n in walk(params):
+        if isinstance(n, ast.Attribute) and n.attr == "requires_grad":
+            return False
+        if (isinstance(n, ast.comprehension) and n.ifs) or (
+            isinstance(n, ast.Call) and getattr(n.func, "id", None) == "filter"
+        ):
+            return False
+    return any(
+        _method(n, "parameters") and isinstance(n.func.value, ast.Name) and _built(n.func.value, ctx, line) & made
+        for n in walk(params)
+    )
+
+
+def _steps_after(call, ctx) -> bool:
+    """The caller steps an optimizer after the call (``optimizer.step()``, ``scaler.step(optimizer)``)."""
+    return any(
+        _method(n, "step") and n.lineno > call.lineno and ctx.kind(n.func.value) != "scheduler"
+        for n in walk(ctx.function)
+    )
 
 
 RULE = Rule(

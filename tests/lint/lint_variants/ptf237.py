@@ -251,3 +251,48 @@ SEEN = {
     "encoder_left_out_of_the_optimizer": "ServiceNow/seasonal-contrast#6 'how to freeze backbone in oscd': the "
     "optimizer gets set(model.parameters()).difference(model.encoder.parameters())",
 }
+_STAGED = """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class StyleNet(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.backbone = nn.Sequential(nn.Conv2d(3, 16, 3), nn.BatchNorm2d(16), nn.ReLU(), nn.AdaptiveAvgPool2d(1))
+        self.head = nn.Sequential(nn.Flatten(), nn.Linear(16, n))
+    def forward(self, x):
+        return self.head(self.backbone(x))
+def freeze_backbone(model):
+{freeze}
+def make_optimizer(model, lr):
+    return torch.optim.SGD({params}, lr=lr, momentum=0.9)
+def train_one_epoch(model, loader, optimizer, epoch, freeze_epochs):
+    model.train()
+    if epoch < freeze_epochs:
+        freeze_backbone(model)
+    for images, styles in loader:
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(images), styles)
+        loss.backward()
+        optimizer.step()
+def main(loader, epochs):
+    model = StyleNet(10)
+    optimizer = make_optimizer(model, 0.01)
+    for epoch in range(epochs):
+        train_one_epoch(model, loader, optimizer, epoch, 3)
+"""
+PITFALL["frozen_by_eval_in_a_helper_optimizer_from_another"] = _STAGED.format(
+    freeze="    model.backbone.eval()", params="model.parameters()"
+)
+NEAR_MISS["helper_also_turns_the_gradients_off"] = _STAGED.format(
+    freeze="    model.backbone.eval()\n    model.backbone.requires_grad_(False)", params="model.parameters()"
+)
+NEAR_MISS["optimizer_over_the_head_only"] = _STAGED.format(
+    freeze="    model.backbone.eval()", params="model.head.parameters()"
+)
+SEEN["frozen_by_eval_in_a_helper_optimizer_from_another"] = (
+    "fresh set 9's q12 (held-out half, scored, then tuning material): a two-stage fine-tune whose freeze_backbone "
+    "helper only calls model.backbone.eval(), the SGD over model.parameters() built by make_optimizer"
+)
+SEEN["helper_also_turns_the_gradients_off"] = SEEN["frozen_by_eval_in_a_helper_optimizer_from_another"]
+SEEN["optimizer_over_the_head_only"] = SEEN["frozen_by_eval_in_a_helper_optimizer_from_another"]
