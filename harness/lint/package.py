@@ -26,7 +26,12 @@ def package_texts(path: Path) -> dict[Path, str]:
 
 def named_elsewhere(path: Path, name: str) -> bool:
     """``name`` is a word of another file of the package than ``path``."""
-    here, word = Path(path).resolve(), re.compile(rf"\b{re.escape(name)}\b")
+    return _named_elsewhere(Path(path).resolve(), name)
+
+
+@functools.lru_cache(maxsize=4096)  # asked of one helper by each copy it holds
+def _named_elsewhere(here: Path, name: str) -> bool:
+    word = re.compile(rf"\b{re.escape(name)}\b")
     return any(p != here and name in text and word.search(text) for p, text in package_texts(here).items())
 
 

@@ -439,19 +439,31 @@ def _helper_pairs(call, ctx) -> list:
     fn = ctx.bindings.module_function(call.func.id) if isinstance(call.func, ast.Name) else None
     if fn is None or fn is ctx.function:
         return []
+    pairs = _parameter_pairs(fn, ctx)
+    if not pairs:
+        return []
     passed = arguments(call, fn)
-    out = []
-    for inner in walk(fn):
-        if not isinstance(inner, ast.Call):
-            continue
-        inner_ctx = context_at(inner, ctx)
-        if inner_ctx is None or inner_ctx.function is not fn:
-            continue
-        for pred, target in _loss_pairs(inner, inner_ctx):
-            names = [_parameter(x, inner_ctx, fn) for x in (pred, target)]
-            if all(n is not None and passed.get(n) is not None for n in names):
-                out.append((passed[names[0]], passed[names[1]]))
-    return out
+    return [(passed[a], passed[b]) for a, b in pairs if passed.get(a) is not None and passed.get(b) is not None]
+
+
+def _parameter_pairs(fn, ctx) -> list:
+    """(prediction, target) parameter names of the losses ``fn`` computes of two of its parameters; read once per
+    function (asked at every call of it)."""
+    known = ctx.__dict__.setdefault("_ptf239_parameter_pairs", {})
+    if id(fn) not in known:
+        out = []
+        for inner in walk(fn):
+            if not isinstance(inner, ast.Call):
+                continue
+            inner_ctx = context_at(inner, ctx)
+            if inner_ctx is None or inner_ctx.function is not fn:
+                continue
+            for pred, target in _loss_pairs(inner, inner_ctx):
+                names = (_parameter(pred, inner_ctx, fn), _parameter(target, inner_ctx, fn))
+                if None not in names:
+                    out.append(names)
+        known[id(fn)] = out
+    return known[id(fn)]
 
 
 def _parameter(expr, ctx, fn) -> str | None:

@@ -235,6 +235,11 @@ def _stacked_mean(node, loop_vars, ctx, chain, klass):
     return _state_dict_source(gen.iter, ctx, chain, klass)
 
 
+def _mean_call(node, ctx) -> bool:
+    """``x.mean(...)`` or ``torch.mean(...)``: the stacked mean _stacked_mean reads."""
+    return _method(node, "mean") or (isinstance(node, ast.Call) and ctx.qualified(node.func) == "torch.mean")
+
+
 def _findings(loop, ctx):
     """The in-place float ops (and stacked means) on state-dict entries in the loop, in source order, with
     their sureness: kept on the loop (each op asks)."""
@@ -266,6 +271,8 @@ def _findings(loop, ctx):
 
 
 def _averaged_in_place(node, ctx):
+    if _in_place_float(node) is None and not _mean_call(node, ctx):
+        return False  # what _findings can report: an in-place float op or a mean (most calls are neither)
     up = ctx.parent(node)
     while up is not None and not isinstance(up, (ast.For, ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
         up = ctx.parent(up)
