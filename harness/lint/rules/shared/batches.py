@@ -33,6 +33,17 @@ def batch_sources(name: str, binding, where, ctx) -> list[Source] | None:
     """The sources of the element ``name`` of a ``for ... in loader`` target (``binding`` its "iter"
     binding, ``where`` the scopes it is bound in), through a loader handed as a parameter (every call's
     loader) and a collate function of the file that stacks a sample's field; None where not known."""
+    found = loop_element(name, binding, where)
+    if found is None or found[1] is None:
+        return None
+    iterable, index, _line = found
+    return _loader_sources(iterable, index, where, binding.line, ctx, 0)
+
+
+def loop_element(name: str, binding, where):
+    """(the iterable, the position of ``name`` in the loop's target or None for the whole element, the loop's
+    line) for a name an ``iter`` binding binds (``for x, y in loader``, ``for i, batch in enumerate(loader)``,
+    ``for batch in loader``); None where the loop's target does not name it plainly."""
     loop = next(
         (n for n in walk(where[0]) if isinstance(n, (ast.For, ast.AsyncFor)) and n.lineno == binding.line), None
     )
@@ -42,12 +53,12 @@ def batch_sources(name: str, binding, where, ctx) -> list[Source] | None:
     if isinstance(iterable, ast.Call) and getattr(iterable.func, "id", None) == "enumerate" and iterable.args:
         iterable = iterable.args[0]
         target = target.elts[1] if isinstance(target, ast.Tuple) and len(target.elts) == 2 else None
+    if isinstance(target, ast.Name) and target.id == name:
+        return iterable, None, loop.lineno
     if not isinstance(target, ast.Tuple):
         return None
     index = next((i for i, e in enumerate(target.elts) if isinstance(e, ast.Name) and e.id == name), None)
-    if index is None:
-        return None
-    return _loader_sources(iterable, index, where, binding.line, ctx, 0)
+    return (iterable, index, loop.lineno) if index is not None else None
 
 
 def _loader_sources(iterable, index, chain, line, ctx, depth) -> list[Source] | None:
@@ -185,18 +196,11 @@ def _loop_over(base, chain, line, ctx):
             continue
         if binding.how != "iter":
             return None
-        loop = next(
-            (n for n in walk(where[0]) if isinstance(n, (ast.For, ast.AsyncFor)) and n.lineno == binding.line), None
-        )
-        if loop is None:
-            return None
-        target, iterable = loop.target, loop.iter
-        if isinstance(iterable, ast.Call) and getattr(iterable.func, "id", None) == "enumerate" and iterable.args:
-            iterable = iterable.args[0]
-            target = target.elts[1] if isinstance(target, ast.Tuple) and len(target.elts) == 2 else None
-        if not (isinstance(target, ast.Name) and target.id == base.id):
-            return None
-        return iterable, where, loop.lineno
+        found = loop_element(base.id, binding, where)
+        if found is None or found[1] is not None:
+            return None  # the whole element only (``for batch in loader``)
+        iterable, _index, at = found
+        return iterable, where, at
     return None
 
 
@@ -327,23 +331,11 @@ def collated_element(name: str, chain, line, ctx):
     of the file with a collate function of the module (``for x, lengths, y in loader``, ``collate_fn=pad_collate``
     returning ``pad_sequence(signals, batch_first=True), lengths, torch.tensor(labels)``); None otherwise."""
     binding, where = ctx.bindings.lookup(name, chain, line)
-    if binding is None or binding.how != "iter":
+    found = loop_element(name, binding, where) if binding is not None and binding.how == "iter" else None
+    if found is None or found[1] is None:
         return None
-    loop = next(
-        (n for n in walk(where[0]) if isinstance(n, (ast.For, ast.AsyncFor)) and n.lineno == binding.line), None
-    )
-    if loop is None:
-        return None
-    target, iterable = loop.target, loop.iter
-    if isinstance(iterable, ast.Call) and getattr(iterable.func, "id", None) == "enumerate" and iterable.args:
-        iterable = iterable.args[0]
-        target = target.elts[1] if isinstance(target, ast.Tuple) and len(target.elts) == 2 else None
-    if not isinstance(target, ast.Tuple):
-        return None
-    index = next((i for i, e in enumerate(target.elts) if isinstance(e, ast.Name) and e.id == name), None)
-    if index is None:
-        return None
-    loader = _loader_through_parameters(iterable, where, loop.lineno, ctx, 0)
+    iterable, index, at = found
+    loader = _loader_through_parameters(iterable, where, at, ctx, 0)
     collate = _kw(loader, "collate_fn") if loader is not None else None
     fn = ctx.bindings.module_function(collate.id) if isinstance(collate, ast.Name) else None
     returned = returned_values(fn, index) if fn is not None else None
