@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 
+from torch_pitfalls.lint.bindings import parameter_defaults
 from torch_pitfalls.lint.rules.base import Rule, _bound_name, _is_call_to, _method
 from torch_pitfalls.lint.rules.shared.modules import _STATELESS
 from torch_pitfalls.lint.walking import walk
@@ -82,13 +83,10 @@ def _a_flag(expr, ctx) -> bool:
     if not (isinstance(expr, ast.Name) and isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))):
         return False
     args = fn.args
-    positional = [*args.posonlyargs, *args.args]
-    defaults = dict(zip([a.arg for a in positional[len(positional) - len(args.defaults) :]], args.defaults))
-    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
-    param = next((a for a in [*positional, *args.kwonlyargs] if a.arg == expr.id), None)
+    param = next((a for a in [*args.posonlyargs, *args.args, *args.kwonlyargs] if a.arg == expr.id), None)
     if param is None or ctx.value_of(expr, expr.lineno) is not None:
         return False  # not a parameter, or rebound here
-    default = defaults.get(expr.id)
+    default = parameter_defaults(fn).get(expr.id)
     return getattr(param.annotation, "id", None) == "bool" or (
         isinstance(default, ast.Constant) and isinstance(default.value, bool)
     )

@@ -107,21 +107,16 @@ class _Shapes:
     def _batch_field(self, node, chain, line, d):
         """``batch.y`` / ``batch["y"]`` of a whole batch: the per-sample values its collate stacks there
         (shared/batches.py)."""
-        sources = batch_field_sources(node, chain, line, self.ctx)
-        if not sources:
-            return None
-        found = {
-            (VEC if self.of(s.expr, s.chain, s.line, s.klass, d) == SCALAR else None)
-            if s.kind == "sample"
-            else self.of(s.expr, s.chain, s.line, None, d)
-            for s in sources
-        }
-        return found.pop() if len(found) == 1 else None
+        return self._batched(batch_field_sources(node, chain, line, self.ctx), None, d)
 
     def _batch_element(self, name, binding, where, klass, d):
         """``for xb, yb in loader``: a batch of a Dataset class's per-sample numbers is (N,); of a
         TensorDataset's tensor, that tensor's rows (shared/batches.py reads the loader)."""
-        sources = batch_sources(name, binding, where, self.ctx)
+        return self._batched(batch_sources(name, binding, where, self.ctx), klass, d)
+
+    def _batched(self, sources, klass, d):
+        """The shape of a batch made of these sources: (N,) from one number per sample; a tensor's rows as
+        that tensor is; None where they disagree or are not known."""
         if not sources:
             return None
         found = {
