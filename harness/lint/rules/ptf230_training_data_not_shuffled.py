@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 
 from torch_pitfalls.lint.bindings import LOADERS, arguments, parameter_defaults
-from torch_pitfalls.lint.rules.base import CALL, UNSURE, Rule, _arg, _has_kw, _kw, _method, last_names
+from torch_pitfalls.lint.rules.base import CALL, UNSURE, Rule, _arg, _const, _has_kw, _kw, _method, last_names
 from torch_pitfalls.lint.rules.shared.flow import _dead, _scopes_of, _values
 from torch_pitfalls.lint.rules.shared.options import default_truth
 from torch_pitfalls.lint.rules.shared.training_loop import _optimizer_step
@@ -73,8 +73,9 @@ def _dataset_kind(expr, ctx, line, depth=0):
     if not isinstance(expr, ast.Call):
         return None
     q = ctx.qualified(expr.func) or ""
-    if q.rsplit(".", 1)[-1] == "TensorDataset" and expr.args and all(_random_draw(a, ctx, line) for a in expr.args):
-        return "own-order"  # tensors drawn at random: their stored order is already random
+    if q.rsplit(".", 1)[-1] == "TensorDataset" and expr.args:
+        if all(_random_draw(a, ctx, line) or _split_at_random(a, ctx, line) for a in expr.args):
+            return "own-order"  # tensors drawn at random, or rows train_test_split shuffled: already in random order
     if q in _MAP_DATASETS or (q.startswith("torchvision.datasets.") and q.rsplit(".", 1)[-1][:1].isupper()):
         return "map"
     if isinstance(expr.func, ast.Name):
@@ -96,6 +97,37 @@ def _random_draw(expr, ctx, line) -> bool:
         expr = expr.func.value
     q = ctx.qualified(expr.func) if isinstance(expr, ast.Call) else None
     return q is not None and q.startswith("torch.") and q.rsplit(".", 1)[-1] in _RANDOM_TENSORS
+
+
+_CONVERTS = ("tensor", "as_tensor", "from_numpy", "asarray", "array", "Tensor", "FloatTensor", "LongTensor")
+
+
+def _split_at_random(expr, ctx, line, depth: int = 0) -> bool:
+    """Rows of a ``train_test_split`` (scikit-learn's shuffles them unless told ``shuffle=False``), through
+    tuple unpacking, names, conversions to a tensor and ``.float()``/``.to(device)``/``.values``."""
+    if depth > 6:
+        return False
+    while _method(expr, "to", "float", "long", "cuda", "double", "to_numpy", "astype"):
+        expr = expr.func.value
+    if isinstance(expr, ast.Attribute) and expr.attr == "values":
+        expr = expr.value
+    if isinstance(expr, ast.Call) and (ctx.qualified(expr.func) or "").rsplit(".", 1)[-1] in _CONVERTS and expr.args:
+        return _split_at_random(expr.args[0], ctx, line, depth + 1)
+    if not isinstance(expr, ast.Name):
+        return False
+    binding, where = ctx.bindings.lookup(expr.id, _scopes_of(expr, ctx), line)
+    if binding is None or binding.value is None:
+        return False
+    if binding.how == "assign":
+        return _split_at_random(binding.value, ctx, binding.line, depth + 1)
+    value = binding.value
+    return (
+        binding.how == "item"
+        and isinstance(value, ast.Call)
+        and (ctx.qualified(value.func) or "").endswith("train_test_split")
+        and not _const(_kw(value, "shuffle"), False)
+        and not any(k.arg is None for k in value.keywords)
+    )
 
 
 def _class_kind(klass, ctx, depth=0):

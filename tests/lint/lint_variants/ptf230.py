@@ -410,3 +410,27 @@ NEAR_MISS["helper_loader_random_sampler_by_default"] = _HELPER.format(
 )
 NEAR_MISS["helper_loader_given_a_sampler"] = _HELPER.format(sampler="RandomSampler(train_ds)")
 SEEN["helper_loader_sampler_only_behind_an_option"] = "benchmarks/fresh/lint8 z08_galaxy_morphology_cnn.py (tuning half)"
+_SPLIT = """
+import torch
+from sklearn.model_selection import train_test_split
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+def fit(features, scores, epochs, seed):
+    f_train, f_valid, p_train, p_valid = train_test_split(features, scores, test_size=0.2{shuffle})
+    loader = DataLoader(TensorDataset(torch.tensor(f_train), torch.tensor(p_train)), batch_size=64)
+    model = nn.Linear(16, 1)
+    opt = torch.optim.Adam(model.parameters())
+    for _ in range(epochs):
+        for x, y in loader:
+            loss = nn.functional.mse_loss(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+"""
+NEAR_MISS["rows_already_shuffled_by_train_test_split"] = _SPLIT.format(shuffle=", random_state=seed")
+PITFALL["rows_split_in_order"] = _SPLIT.format(shuffle=", shuffle=False")
+SEEN["rows_already_shuffled_by_train_test_split"] = (
+    "deepod deepod/model_selection/fmms.py:89-98 (round 12's held-out half, read harmless: a TensorDataset of "
+    "train_test_split's rows, already a random permutation, in a DataLoader without shuffle)"
+)
+SEEN["rows_split_in_order"] = "the same split with shuffle=False (a time series kept in order): stored order"
