@@ -4,9 +4,9 @@ model class's ``_apply`` override elsewhere, a helper's name used in another fil
 The package's folder: below the root declared.py finds (the folder holding pyproject.toml,
 setup.cfg or the wheel's dist-info), the top-level folder the file is in where that is a package (or
 ``src``); otherwise, and without a declaration, the outermost folder of the ``__init__.py`` chain above
-the file. A file that is in no package
-(directly in the root, or a script in a plain folder) is read with the other files of its folder.
-The texts of the last few folders are kept (a file that cannot be read as UTF-8 is left out).
+the file. A file that is in no package (directly in the root, or a script in a plain folder) is read
+with the other files of its folder. The texts of the last few folders are kept (a file that cannot be
+read as UTF-8 is left out).
 """
 
 from __future__ import annotations
