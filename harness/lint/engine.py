@@ -160,9 +160,7 @@ class Walker(ast.NodeVisitor):
         if cls is ast.Call and BY_CALL_NAME:
             rules = self._call_rules(self._call_name(node))
         else:
-            rules = self._by_type.get(cls)
-            if rules is None:  # a rule without ``nodes`` looks at every node
-                rules = self._by_type[cls] = [r for r in self.rules if issubclass(cls, getattr(r, "nodes", ast.AST))]
+            rules = self._rules_for(cls)
         ctx = self.ctx
         for rule in rules:  # the check called here: no frame of its own on the millions of nodes it answers no
             try:
@@ -179,6 +177,13 @@ class Walker(ast.NodeVisitor):
             if found or (self.preview and found is not False):  # not False: UNSURE (rules/base.py)
                 sure = found is True
                 self.hits.append(Hit(rule, getattr(node, "lineno", 1), getattr(node, "col_offset", 0) + 1, sure))
+
+    def _rules_for(self, cls) -> list:
+        """The rules that look at nodes of this type (a rule without ``nodes`` looks at every node), once per type."""
+        rules = self._by_type.get(cls)
+        if rules is None:
+            rules = self._by_type[cls] = [r for r in self.rules if issubclass(cls, getattr(r, "nodes", ast.AST))]
+        return rules
 
     def _call_name(self, call: ast.Call) -> str | None:
         """The name a call ends with, as rules' ``calls`` spell it: the method's, or the function's last
@@ -212,7 +217,7 @@ class Walker(ast.NodeVisitor):
         method = getattr(self, f"visit_{cls.__name__}", None)
         if method is not None:
             return method
-        if cls is ast.Call or any(issubclass(cls, getattr(r, "nodes", ast.AST)) for r in self.rules):
+        if cls is ast.Call or self._rules_for(cls):
             return self.generic_visit
         return self._walk_children
 

@@ -115,6 +115,11 @@ def _use_of(node, ctx, *names) -> bool:
     )
 
 
+def _self_attr(node, attr: str) -> bool:
+    """``self.<attr>``."""
+    return isinstance(node, ast.Attribute) and node.attr == attr and getattr(node.value, "id", None) == "self"
+
+
 def _const(node, value) -> bool:
     return isinstance(node, ast.Constant) and node.value == value and type(node.value) is type(value)
 

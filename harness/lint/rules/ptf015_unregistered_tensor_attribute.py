@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 
 from torch_pitfalls.lint.bindings import NON_TENSOR_METHODS, TENSOR_FUNCTIONS
-from torch_pitfalls.lint.rules.base import UNSURE, Rule, _const, _kw, _method
+from torch_pitfalls.lint.rules.base import UNSURE, Rule, _const, _kw, _method, _self_attr
 from torch_pitfalls.lint.rules.shared.modules import _module_method, built_here, file_calls, subclasses, with_holders
 from torch_pitfalls.lint.walking import walk
 
@@ -288,10 +288,6 @@ def _factory_call(expr, ctx) -> bool:
         return False
     q = ctx.qualified(expr.func) or ""
     return q.count(".") == 1 and q.startswith("torch.") and q.split(".")[1] in _FACTORIES
-
-
-def _self_attr(node, attr: str) -> bool:
-    return isinstance(node, ast.Attribute) and node.attr == attr and getattr(node.value, "id", None) == "self"
 
 
 def _made_by_factory(expr, ctx, depth=0) -> bool:

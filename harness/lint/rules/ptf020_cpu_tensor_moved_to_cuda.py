@@ -206,10 +206,10 @@ def _once_per_caller(node, ctx, made, depth: int = 0) -> bool:
     then runs thousands of decoder steps). Quiet only where every use of the helper is such a call: not
     where it is also handed on, called on another object, or named in another file of its package."""
     fn = ctx.function
-    if depth > 2 or not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.name.startswith("__"):
+    if depth > 2 or not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
-    if fn.name in ("forward", "__call__"):
-        return False
+    if fn.name.startswith("__") or fn.name == "forward":
+        return False  # called implicitly too (model(x), special methods): the file's calls are not all its calls
     if _in_loop(node, ctx):
         return False  # repeated in the helper's own loop, however often the helper runs
     sites = _helper_calls(fn, ctx)
@@ -236,11 +236,12 @@ def _helper_calls(fn, ctx) -> list | None:
         return None  # a nested function, or a name bound twice
     calls = []
     for n in walk(ctx.module):
-        if method and isinstance(n, ast.Attribute) and n.attr == fn.name:
-            pass
-        elif not method and isinstance(n, ast.Name) and n.id == fn.name and isinstance(n.ctx, ast.Load):
-            pass
-        else:
+        named = (
+            (isinstance(n, ast.Attribute) and n.attr == fn.name)
+            if method
+            else (isinstance(n, ast.Name) and n.id == fn.name and isinstance(n.ctx, ast.Load))
+        )
+        if not named:
             continue
         parent = ctx.parent(n)
         if not (isinstance(parent, ast.Call) and parent.func is n):

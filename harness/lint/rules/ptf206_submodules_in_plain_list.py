@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from torch_pitfalls.lint.rules.base import Rule, _method
+from torch_pitfalls.lint.rules.base import Rule, _method, _self_attr
 from torch_pitfalls.lint.rules.shared.flow import _assigned, _dead, _values
 from torch_pitfalls.lint.rules.shared.modules import _STATELESS, _module_method
 from torch_pitfalls.lint.walking import walk
@@ -133,10 +133,6 @@ def _super_init(call) -> bool:
         and isinstance(call.func.value, ast.Call)
         and getattr(call.func.value.func, "id", None) == "super"
     )
-
-
-def _self_attr(node, attr: str) -> bool:
-    return isinstance(node, ast.Attribute) and node.attr == attr and getattr(node.value, "id", None) == "self"
 
 
 def _registers(call, ctx, holds) -> bool:

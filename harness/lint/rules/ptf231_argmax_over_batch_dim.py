@@ -250,28 +250,28 @@ def _collected(top, names, ctx) -> set:
         for name, made in pairs:
             while _method(made, *_KEEPS_SHAPE, "numpy", "tolist"):
                 made = made.func.value
-            if (
-                isinstance(name, ast.Name)
-                and isinstance(made, ast.Call)
-                and (getattr(made.func, "attr", None) or getattr(made.func, "id", None)) in _JOINS
-                and made.args
-                and isinstance(made.args[0], ast.Name)
-                and made.args[0].id in lists
-            ):
+            if isinstance(name, ast.Name) and _joined_list(made) in lists:
                 joined.add(name.id)
     return lists | joined
 
 
-def _is_prediction(expr, exprs, names) -> bool:
-    while _method(expr, *_KEEPS_SHAPE, "long", "int", "view", "view_as", "reshape", "squeeze", "flatten", "numpy"):
-        expr = expr.func.value
+def _joined_list(expr) -> str | None:
+    """The list a join (``torch.cat(preds)``, ``np.concatenate(preds)``) is made of, by name, or None."""
     if (
         isinstance(expr, ast.Call)
         and (getattr(expr.func, "attr", None) or getattr(expr.func, "id", None)) in _JOINS
         and expr.args
         and isinstance(expr.args[0], ast.Name)
     ):
-        expr = expr.args[0]  # torch.cat(preds): the list of every batch's predictions, joined
+        return expr.args[0].id
+    return None
+
+
+def _is_prediction(expr, exprs, names) -> bool:
+    while _method(expr, *_KEEPS_SHAPE, "long", "int", "view", "view_as", "reshape", "squeeze", "flatten", "numpy"):
+        expr = expr.func.value
+    if _joined_list(expr) is not None:
+        return _joined_list(expr) in names  # torch.cat(preds): the list of every batch's predictions, joined
     return any(expr is e for e in exprs) or (isinstance(expr, ast.Name) and expr.id in names)
 
 

@@ -37,12 +37,7 @@ def _optimizers(fn, ctx):
     """The torch.optim constructions of the function's own code: (call, the name it is bound to or None)."""
     found = []
     for n in walk(fn):
-        if not isinstance(n, ast.Call):
-            continue
-        q = ctx.qualified(n.func) or ""
-        if not (q.startswith("torch.optim.") and q.rsplit(".", 1)[-1][:1].isupper()) or "lr_scheduler" in q:
-            continue
-        if not _own_code(n, ctx) or _dead(n, ctx):
+        if not _optimizer_call(n, ctx) or not _own_code(n, ctx) or _dead(n, ctx):
             continue
         parent = ctx.parent(n)
         name = None
@@ -65,16 +60,10 @@ def _covers(params, chain: list[str]) -> list[str] | None:
     ``model.parameters()`` for ``model.backbone``; None where the parameters are filtered on requires_grad
     or by name, or list the submodule on its own (``{"params": model.backbone.parameters(), "lr": 1e-5}``
     trains it on purpose)."""
-    if params is None:
+    if params is None or _filtered(params):
         return None
     owner = None
     for n in walk(params):
-        if isinstance(n, ast.Attribute) and n.attr == "requires_grad":
-            return None  # filtered: whatever is frozen is left out
-        if isinstance(n, ast.comprehension) and n.ifs:
-            return None  # filtered by name (``if "backbone" not in n``)
-        if isinstance(n, ast.Call) and getattr(n.func, "id", None) == "filter":
-            return None
         if _method(n, "parameters", "named_parameters"):
             receiver = _chain(n.func.value)
             if receiver is None:
@@ -84,6 +73,17 @@ def _covers(params, chain: list[str]) -> list[str] | None:
             if len(receiver) < len(chain) and chain[: len(receiver)] == receiver:
                 owner = receiver
     return owner
+
+
+def _filtered(params) -> bool:
+    """The parameters are filtered: on requires_grad (whatever is frozen is left out), by name (a
+    comprehension's ``if "backbone" not in n``), or through ``filter``."""
+    return any(
+        (isinstance(n, ast.Attribute) and n.attr == "requires_grad")
+        or (isinstance(n, ast.comprehension) and n.ifs)
+        or (isinstance(n, ast.Call) and getattr(n.func, "id", None) == "filter")
+        for n in walk(params)
+    )
 
 
 def _stepped_after(opt, name, eval_call, fn, ctx) -> bool:
@@ -253,15 +253,8 @@ def _built(name: ast.Name, ctx, line) -> frozenset:
 
 def _over(params, made: frozenset, ctx, line) -> bool:
     """The optimizer's parameters are ``X.parameters()`` of a model built by one of ``made``, unfiltered."""
-    if params is None:
+    if params is None or _filtered(params):
         return False
-    for n in walk(params):
-        if isinstance(n, ast.Attribute) and n.attr == "requires_grad":
-            return False
-        if (isinstance(n, ast.comprehension) and n.ifs) or (
-            isinstance(n, ast.Call) and getattr(n.func, "id", None) == "filter"
-        ):
-            return False
     return any(
         _method(n, "parameters") and isinstance(n.func.value, ast.Name) and _built(n.func.value, ctx, line) & made
         for n in walk(params)

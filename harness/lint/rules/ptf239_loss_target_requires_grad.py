@@ -394,21 +394,14 @@ def _fixed_target(pred: _Origin, target: _Origin, ctx) -> bool:
     return bool(pred.leaves & target.leaves)  # two different networks on the same input: the student and its teacher
 
 
-def _params_pairs(pred, target, ctx):
-    """When both arguments are parameters of a module-level function (``def D(p, z)``): what each call of the module
-    passes, pair by pair, with the caller's scopes, line and class."""
-    if not (isinstance(pred, ast.Name) and isinstance(target, ast.Name)):
-        return None
+def _judged_at_calls(pred, target, ctx) -> bool:
+    """Both arguments are parameters of a module-level function (``def D(p, z)``) the module calls, as many calls
+    passing one as the other: the loss is judged at each of those calls, with its arguments (_helper_pairs)."""
     fn = ctx.function
-    chain = ctx.chain()
-    bp, wp = ctx.bindings.lookup(pred.id, chain, pred.lineno)
-    bt, wt = ctx.bindings.lookup(target.id, chain, target.lineno)
-    if bp is None or bt is None or bp.how != "param" or bt.how != "param" or wp[0] is not fn or wt[0] is not fn:
-        return None
+    if _parameter(pred, ctx, fn) is None or _parameter(target, ctx, fn) is None:
+        return False
     ps, ts = ctx.bindings.passed(fn, pred.id), ctx.bindings.passed(fn, target.id)
-    if not ps or not ts or len(ps) != len(ts):
-        return None
-    return [((p, c, at, k), (t, c2, at2, k2)) for (p, c, at, k), (t, c2, at2, k2) in zip(ps, ts)]
+    return bool(ps) and bool(ts) and len(ps) == len(ts)
 
 
 def _target_requires_grad(node, ctx) -> bool:
@@ -421,8 +414,8 @@ def _target_requires_grad(node, ctx) -> bool:
     trace = _Trace(ctx)
     line = node.lineno
     for pred, target in pairs:
-        if pred is None or target is None or _params_pairs(pred, target, ctx) is not None:
-            continue  # a loss of the function's parameters: judged at each call of the function, with its arguments
+        if pred is None or target is None or _judged_at_calls(pred, target, ctx):
+            continue
         p, t = trace.of(pred, ctx.chain(), line, ctx.klass), trace.of(target, ctx.chain(), line, ctx.klass)
         if p is not None and t is not None and _fixed_target(p, t, ctx):
             return True

@@ -96,11 +96,8 @@ def _padded_name(expr: ast.Name, ctx, line: int, depth: int) -> str | None:
             return "lengths"
         return _forward_input_padded(expr.id, where[0], ctx, depth)
     if binding is not None and binding.how == "iter":
-        found = collated_element(expr.id, ctx.chain(), line, ctx)
-        if found is None:
-            return None
-        _collate, value = found
-        return _padded(value, context_at(value, ctx), value.lineno, depth + 1)
+        value = collated_element(expr.id, ctx.chain(), line, ctx)
+        return None if value is None else _padded(value, context_at(value, ctx), value.lineno, depth + 1)
     if binding is None or binding.how != "assign":
         return None
     return _padded(binding.value, ctx, binding.line, depth + 1)

@@ -49,16 +49,23 @@ def loop_element(name: str, binding, where):
     )
     if loop is None:
         return None
-    target, iterable = loop.target, loop.iter
-    if isinstance(iterable, ast.Call) and getattr(iterable.func, "id", None) == "enumerate" and iterable.args:
-        iterable = iterable.args[0]
-        target = target.elts[1] if isinstance(target, ast.Tuple) and len(target.elts) == 2 else None
+    target, iterable = _without_enumerate(loop)
     if isinstance(target, ast.Name) and target.id == name:
         return iterable, None, loop.lineno
     if not isinstance(target, ast.Tuple):
         return None
     index = next((i for i, e in enumerate(target.elts) if isinstance(e, ast.Name) and e.id == name), None)
     return (iterable, index, loop.lineno) if index is not None else None
+
+
+def _without_enumerate(loop):
+    """(target, iterable) of a for loop, looking through ``enumerate``: ``for i, (x, y) in enumerate(items)`` ->
+    ``(x, y)``, ``items`` (None for the target where it does not unpack a pair)."""
+    target, iterable = loop.target, loop.iter
+    if isinstance(iterable, ast.Call) and getattr(iterable.func, "id", None) == "enumerate" and iterable.args:
+        iterable = iterable.args[0]
+        target = target.elts[1] if isinstance(target, ast.Tuple) and len(target.elts) == 2 else None
+    return target, iterable
 
 
 def _loader_sources(iterable, index, chain, line, ctx, depth) -> list[Source] | None:
@@ -299,10 +306,7 @@ def _sample_position(fn, name: str):
     for loop in walk(fn):
         if not isinstance(loop, ast.For):
             continue
-        target, iterable = loop.target, loop.iter
-        if isinstance(iterable, ast.Call) and getattr(iterable.func, "id", None) == "enumerate" and iterable.args:
-            iterable = iterable.args[0]
-            target = target.elts[1] if isinstance(target, ast.Tuple) and len(target.elts) == 2 else None
+        target, iterable = _without_enumerate(loop)
         if not (isinstance(iterable, ast.Name) and iterable.id == items and isinstance(target, ast.Tuple)):
             continue
         names = [getattr(e, "id", None) for e in target.elts]
@@ -327,7 +331,7 @@ def _returned_field(getitem, index):
 
 
 def collated_element(name: str, chain, line, ctx):
-    """(the collate function, what it returns for the element) where ``name`` is bound by a loop over a loader
+    """What the collate function returns for the element, where ``name`` is bound by a loop over a loader
     of the file with a collate function of the module (``for x, lengths, y in loader``, ``collate_fn=pad_collate``
     returning ``pad_sequence(signals, batch_first=True), lengths, torch.tensor(labels)``); None otherwise."""
     binding, where = ctx.bindings.lookup(name, chain, line)
@@ -339,14 +343,12 @@ def collated_element(name: str, chain, line, ctx):
     collate = _kw(loader, "collate_fn") if loader is not None else None
     fn = ctx.bindings.module_function(collate.id) if isinstance(collate, ast.Name) else None
     returned = returned_values(fn, index) if fn is not None else None
-    if not returned or len(returned) != 1:
-        return None
-    return fn, returned[0][0]
+    return returned[0][0] if returned and len(returned) == 1 else None
 
 
 def _loader_through_parameters(iterable, chain, line, ctx, depth):
     """The DataLoader call a loop's iterable is: through names, a function or lambda of the file that returns
-    it (``make_loader(...)``), and a parameter every call of the module passes one for."""
+    it (``make_loader(...)``), and a parameter: the one loader the module's calls that show one pass."""
     if isinstance(iterable, ast.Name) and depth < 3:
         binding, owner = ctx.bindings.lookup(iterable.id, chain, line)
         if binding is not None and binding.how == "param":
@@ -356,6 +358,6 @@ def _loader_through_parameters(iterable, chain, line, ctx, depth):
                 for value, caller, at, _k in sites
                 if (c := _loader_through_parameters(value, caller, at, ctx, depth + 1)) is not None
             }
-            return next(iter(found.values())) if len(found) == 1 and len(sites) >= 1 else None
+            return next(iter(found.values())) if len(found) == 1 else None
     loader, _chain = _dataloader(iterable, chain, line, ctx)
     return loader
