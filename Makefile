@@ -19,7 +19,7 @@ VERSIONS ?=
 CASES ?=
 UV := $(VENV)/bin/uv
 
-.PHONY: integrations-check venv run test install-check bench clean matrix matrix-check docs docs-site serve-docs upgrade-scan watch-versions fix-versions
+.PHONY: integrations-check venv run test install-check bench clean matrix matrix-check docs docs-check serve-docs upgrade-scan watch-versions fix-versions
 
 venv: $(STAMP)
 
@@ -36,7 +36,7 @@ run: venv
 	$(PY) -m torch_pitfalls run --json build/report.json
 
 # The corpus and the harness's own tests. Two groups of tests have targets of their own, which
-# .ci/run calls after this one: the docs site's (tests/docs: `make docs`, on the whole site) and
+# .ci/run calls after this one: the docs site's (tests/docs: `make docs-check`, on the whole site) and
 # the installed wheel's (tests/project/test_install.py: `make install-check`). A plain
 # `pytest cases/ tests/` runs all of them, the site's on a sample of the corpus.
 # One torch thread per process: the suite runs its whole-corpus runs beside the in-process items
@@ -90,23 +90,25 @@ fix-versions: venv $(UV)
 matrix-check: venv
 	$(PY) -m torch_pitfalls matrix --check
 
-# The docs site, offline, into build/site/ (English) and build/site/zh/ (Chinese). Always rebuilt
-# from the case sources: every case's cells run once (one process), then Sphinx renders both
-# editions from scratch, side by side in two processes, so no page is ever stale; the Chinese
-# catalogues are docs/locale/ (python -m docs.site.i18n update, docs/locale/TRANSLATING.md).
-# `make docs` then runs the site's tests on it (tests/docs with PITFALLS_SITE): every case page,
-# both editions, links and outputs of the whole corpus (`make test` checks the site of a sample).
-# `make docs-site` only builds it.
+# The docs site, offline, into build/site/ (English) and build/site/zh/ (Chinese). Every case's
+# cells run once (shared by two processes), then Sphinx renders both editions from scratch, side
+# by side in two processes; the Chinese catalogues are docs/locale/ (python -m docs.site.i18n update,
+# docs/locale/TRANSLATING.md). A case page is kept in build/site-cache/ and reused while its case,
+# the harness and generator code, the reports and the machine are unchanged (docs.site.page_cache:
+# an edited case runs again, alone); FRESH=1 runs every case. `make docs-check` then runs the site's
+# tests on it (tests/docs with PITFALLS_SITE): every case page, both editions, links and outputs of
+# the whole corpus (`make test` checks the site of a sample); .ci/run calls it.
 DOCS_PORT ?= 8000
-docs: docs-site
-	PITFALLS_SITE=build/site $(PY) -m pytest tests/docs -p no:randomly
-
+FRESH ?=
 # One torch thread per process here too: two processes run the cases, and the zh build runs
 # beside the English one.
-docs-site: venv
-	OMP_NUM_THREADS=1 $(PY) -m docs.site.build --out build/site
+docs: venv
+	OMP_NUM_THREADS=1 $(PY) -m docs.site.build --out build/site $(if $(FRESH),--no-cache)
 
-serve-docs: docs-site
+docs-check: docs
+	PITFALLS_SITE=build/site $(PY) -m pytest tests/docs -p no:randomly
+
+serve-docs: docs
 	$(PY) -m http.server --bind 127.0.0.1 --directory build/site $(DOCS_PORT)
 
 clean:

@@ -252,7 +252,7 @@ class Jobs:
     def _site(self, root: Path) -> Job:
         """The docs site of a sample of the corpus (``planting.plant_site_sample``), built the way
         `make docs` builds the whole one (every case's cells run once, both editions); the whole
-        site is `make docs`'s, checked there by the same tests (PITFALLS_SITE)."""
+        site is `make docs`'s, checked by the same tests in `make docs-check` (PITFALLS_SITE)."""
         project = root / "project"
         project.mkdir(parents=True)
         ids = plant_site_sample(project)

@@ -302,7 +302,7 @@ def case_sha(corpus: Corpus, case_id: str, topic: str = "autograd") -> str:
 # --- the docs site of `make test`: a sample of the corpus ------------------------------------------
 # `make test` builds the docs site (both editions, every page kind) from a sample project, not from
 # the whole corpus: its cost then stays flat as cases are added. The whole site of the real corpus
-# is `make docs`'s, which runs tests/docs again on it (PITFALLS_SITE=build/site), and CI runs both.
+# is `make docs`'s; `make docs-check` runs tests/docs again on it (PITFALLS_SITE=build/site), and CI runs both.
 # The sample: the start page's ten, every case the docs tests name (a case id, or its file name, in
 # tests/docs/*.py: a test that needs a case names it, and the sample has it), and one case of every
 # topic folder (the first by file name, where the others leave the topic without one).

@@ -134,7 +134,10 @@ def chart_svg(section: dict) -> bytes:
     ax.set_xlabel("broken ÷ fixed (time: red, peak memory: blue)")
     ax.set_title(f"torch {section['torch']} · {section['date']}", fontsize=10)
     buf = io.BytesIO()
-    fig.savefig(buf, format="svg", metadata={"Date": None})
+    from matplotlib import rc_context
+
+    with rc_context({"svg.hashsalt": "torch-pitfalls"}):  # the same ids every build: two builds compare equal
+        fig.savefig(buf, format="svg", metadata={"Date": None})
     return buf.getvalue()
 
 

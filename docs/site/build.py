@@ -19,6 +19,7 @@ from pathlib import Path
 
 import nbformat
 
+import torch_pitfalls
 from docs.site.bench_page import BenchError, choose_bench, fix_cost_notes, other_devices, performance_page
 from docs.site.case_links import Repository
 from docs.site.case_page import page_notebook, write_downloads
@@ -29,6 +30,7 @@ from docs.site.lesson import LessonError
 from docs.site.linters_page import linters_page, load_bench
 from docs.site.matrix_page import matrix_page
 from docs.site.outputs_check import problems
+from docs.site.page_cache import PageCache, code_and_machine
 from docs.site.sphinx_run import BuildError, run_sphinx_builder
 from docs.site.topic_page import topic_page
 from docs.site.upgrade_page import upgrade_page
@@ -40,6 +42,8 @@ from torch_pitfalls.run.report import ReportError
 
 ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "docs" / "writing-a-case.md"
+CODE = [Path(__file__).resolve().parent, Path(torch_pitfalls.__file__).resolve().parent]  # what makes a case page
+CACHE = Path("build") / "site-cache"  # under the project built (--root)
 
 
 @dataclass
@@ -49,6 +53,7 @@ class Built:
     topics: int
     seconds: float
     zh: object = None  # docs.site.zh_build.ZhStatus: the Chinese edition's pages and stale translations
+    reused: int = 0  # case pages taken from the page cache (docs.site.page_cache), their cases not run
 
 
 def build_site(
@@ -60,14 +65,18 @@ def build_site(
     jobs: int = 1,
     locale_dir: Path | None = None,
     processes: int = 2,
+    cache: Path | None = None,
+    reuse: bool = True,
 ) -> Built:
+    """``cache``: the folder where each case page is kept for the next build (``docs.site.page_cache``),
+    and taken from while unchanged if ``reuse``; None runs every case and keeps nothing."""
     started = time.perf_counter()
     out = Path(out).resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
     stage = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
     try:
         src, extra, html = stage / "src", stage / "extra", stage / "html"
-        cases = generate_sources(src, extra, root, cases_dir, reports_dir, bench_json, processes)
+        cases, reused = generate_sources(src, extra, root, cases_dir, reports_dir, bench_json, processes, cache, reuse)
         with zh_build(src, extra, stage, locale_dir) as zh:  # the Chinese edition, in a second process beside this one
             run_sphinx(src, html, stage / "doctrees", extra, jobs)
         zh.move_into(html)
@@ -84,7 +93,7 @@ def build_site(
         html.rename(out)
     finally:
         shutil.rmtree(stage, ignore_errors=True)
-    return Built(out, len(cases), len(topics_of(cases)), time.perf_counter() - started, zh.status)
+    return Built(out, len(cases), len(topics_of(cases)), time.perf_counter() - started, zh.status, reused)
 
 
 def generate_sources(
@@ -95,10 +104,13 @@ def generate_sources(
     reports_dir: Path | None = None,
     bench_json: Path | None = None,
     processes: int = 2,
-) -> list:
+    cache: Path | None = None,
+    reuse: bool = True,
+) -> tuple[list, int]:
     """Every case loaded and executed, and the site's Markdown and notebooks written into ``src``
-    (downloads into ``extra``); the cases. ``processes``: 2 shares the cases' execution with a forked
-    copy of this process where that is safe (``docs.site.forked``), 1 runs them here."""
+    (downloads into ``extra``); the cases, and how many of their pages came from ``cache`` unchanged
+    (``docs.site.page_cache``; None: every case runs). ``processes``: 2 shares the cases' execution
+    with a forked copy of this process where that is safe (``docs.site.forked``), 1 runs them here."""
     root = Path(root).resolve()
     cases_dir = Path(cases_dir or root / "cases")
     reports_dir = Path(reports_dir or root / "reports")
@@ -116,14 +128,20 @@ def generate_sources(
         raise BuildError(f"{cases_dir}: no case modules to build pages from")
     lint_bench = load_bench(reports_dir)
     detection = load_detection(reports_dir, lint_bench, cases_dir, matrix)  # the matrix read once
-    pages = CasePages(src, extra, matrix, lint_bench, detection)
+    kept = None
+    if cache is not None:
+        facts = repr((sorted(detection.explained), sorted(detection.watch)))
+        common = code_and_machine(CODE, reports_dir, cases_dir, {lc.path.resolve() for lc in cases}, facts)
+        kept = PageCache(cache, common, root)
+    pages = CasePages(src, extra, matrix, lint_bench, detection, kept)
     (src / "cases").mkdir(parents=True)
+    to_run = [lc for lc in cases if kept is None or not (reuse and kept.restore(lc, src, extra))]
     try:  # shared with a forked copy of this process: each writes the pages of the cases it ran
-        execute_each(cases, root, pages.write, processes=processes)
+        execute_each(to_run, root, pages.write, processes=processes)
     except (CaseRunError, LessonError) as exc:
         raise BuildError(str(exc)) from None
     write_sources(src, extra, cases, matrix, bench, lint_bench, cases_dir, symptoms, detection, coverage)
-    return cases
+    return cases, len(cases) - len(to_run)
 
 
 @dataclass
@@ -135,11 +153,16 @@ class CasePages:
     matrix: Matrix
     lint_bench: dict | None
     detection: object
+    cache: PageCache | None = None  # where each page is kept for the next build
 
     def write(self, ex: ExecutedCase) -> None:
-        downloads = write_downloads(ex, self.extra / "downloads", self.matrix)
+        folder = self.extra / "downloads"
+        downloads = write_downloads(ex, folder, self.matrix)
         notebook = page_notebook(ex, self.matrix, downloads, self.lint_bench, self.detection)
-        nbformat.write(notebook, self.src / "cases" / f"{ex.loaded.id}.ipynb")
+        page = self.src / "cases" / f"{ex.loaded.id}.ipynb"
+        nbformat.write(notebook, page)
+        if self.cache is not None:
+            self.cache.store(ex.loaded, page, [folder / name for name in downloads])
 
 
 def write_sources(
@@ -208,16 +231,32 @@ def main(argv: list[str] | None = None) -> int:
         default=ROOT,
         help="project whose cases/, reports/ and build/bench.json are read (default: this one)",
     )
+    p.add_argument(
+        "--no-cache",
+        action="store_true",
+        help=f"run every case, ignoring the case pages kept by earlier builds in <root>/{CACHE} "
+        "(they are replaced by this build's); by default a page is reused while its case, the code, the records "
+        "and the machine are unchanged (docs.site.page_cache)",
+    )
     args = p.parse_args(argv)
     if args.jobs < 1:
         p.error(f"--jobs must be at least 1, got {args.jobs}")
+    cache = Path(args.root) / CACHE
     try:
-        built = build_site(args.out, root=args.root, jobs=args.jobs, processes=args.case_processes)
+        built = build_site(
+            args.out,
+            root=args.root,
+            jobs=args.jobs,
+            processes=args.case_processes,
+            cache=cache,
+            reuse=not args.no_cache,
+        )
     except BuildError as exc:
         print(f"docs: error: {exc}", file=sys.stderr)
         return 1
+    kept = f", {built.reused} of them kept from earlier builds ({cache})" if built.reused else ""
     print(
-        f"docs: {built.cases} case pages, {built.topics} topic pages, home, matrix and performance "
+        f"docs: {built.cases} case pages{kept}, {built.topics} topic pages, home, matrix and performance "
         f"in {built.out} ({built.seconds:.1f} s)"
     )
     print(built.zh.summary())

@@ -382,11 +382,12 @@ def regenerate(root: Path = ROOT, locale_dir: Path = LOCALE_DIR, only: list[str]
     """The English sources generated as the build generates them, extracted, routed, merged."""
     import jupytext
 
-    from docs.site.build import generate_sources
+    from docs.site.build import CACHE, generate_sources
 
     with tempfile.TemporaryDirectory(prefix="pitfalls-i18n-") as tmp:
         work = Path(tmp)
-        cases = generate_sources(work / "src", work / "extra", root=root)
+        # the case pages `make docs` keeps are the ones it would generate (docs.site.page_cache)
+        cases, _ = generate_sources(work / "src", work / "extra", root=root, cache=Path(root) / CACHE)
         topics = {lc.id: lc.topic for lc in cases}
         own = {lc.id: {c.source for c in jupytext.read(lc.path).cells if c.cell_type == "markdown"} for lc in cases}
         targets = route(extract(work / "src", work), work / "src", topics, own)

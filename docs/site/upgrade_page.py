@@ -103,11 +103,13 @@ def upgrade_page(m: Matrix, titles: dict[str, str]) -> str:
             if not n:
                 out.append("No observed change in any case.\n")
                 continue
+            # one sentence whatever the kinds, then a list item per kind: the zh catalogue holds the
+            # sentence once, and an item of a number and a kind has no words to translate
+            cases = len(result["cases"])
             out.append(
-                f"{n} change{'s' if n != 1 else ''} in {len(result['cases'])} case"
-                f"{'s' if len(result['cases']) != 1 else ''}: "
-                + ", ".join(f"{k} {code(kind)}" for kind, k in result["by_kind"].items())
-                + ".\n"
+                f"{n} change{'s' if n != 1 else ''} in {cases} case{'s' if cases != 1 else ''}, by kind:\n\n"
+                + "\n".join(f"- {k} {code(kind)}" for kind, k in result["by_kind"].items())
+                + "\n"
             )
             for case in result["cases"]:
                 out.append(f"- [{esc(case['case'])}](cases/{case['case']}.ipynb) ({FIX_WORDS[case['portable_fix']]}):")

@@ -1,7 +1,7 @@
 """The docs site's fixtures, shared by the browser tests (test_docs_site.py, test_site_browser.py):
 one site build (the background run), one local server, one headless Debian Chromium.
 
-Two modes. With PITFALLS_SITE=DIR (`make docs`, after building build/site from the real project,
+Two modes. With PITFALLS_SITE=DIR (`make docs-check`, after `make docs` built build/site from the real project,
 the way .ci/run runs these tests) the tests read that site and the whole real corpus. Without it
 (`pytest tests/docs` alone) the site is built, in the background, from a sample project: a few real
 cases and a copy of the reports (tests/planting.py, ``plant_site_sample``). Either way every test of

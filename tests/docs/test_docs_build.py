@@ -165,11 +165,16 @@ def test_a_case_that_crashes_the_interpreter_is_named(tmp_path):
 
 def test_an_edited_case_shows_on_the_next_build(tmp_path):
     path = plant(tmp_path)
+    # a second case, left as it is: the next build reuses its page (docs.site.page_cache)
+    other = path.with_name("planted_other.py")
+    other.write_text(path.read_text().replace("planted-story", "planted-other").replace("A planted story", "Another"))
     out = tmp_path / "site"
     first = build(tmp_path, out)
     assert first.returncode == 0, first.stderr
+    assert "docs: 2 case pages, " in first.stdout, first.stdout
     page = out / "cases" / "planted-story.html"
     assert "The first version of the prose." in page.read_text()
+    other_page = (out / "cases" / "planted-other.html").read_text()
     path.write_text(
         STORY.format(
             prose="An edited prose.",
@@ -180,6 +185,8 @@ def test_an_edited_case_shows_on_the_next_build(tmp_path):
     )
     second = build(tmp_path, out)
     assert second.returncode == 0, second.stderr
+    assert "docs: 2 case pages, 1 of them kept from earlier builds" in second.stdout, second.stdout
+    assert (out / "cases" / "planted-other.html").read_text() == other_page
     html = page.read_text()
     assert "An edited prose." in html and "The first version of the prose." not in html
     assert "a new output line" in html

@@ -1,7 +1,7 @@
 """The docs site as a reader meets it: built once per session, served on localhost, driven in
 headless Debian Chromium (apt-get install chromium; no browser is downloaded). The fixtures
 (site, site_corpus, base_url, browser, page) are in conftest.py, shared with test_site_browser.py:
-the site is the whole real one in `make docs` (PITFALLS_SITE), a sample's when run alone, and every
+the site is the whole real one in `make docs-check` (PITFALLS_SITE), a sample's when run alone, and every
 count here is the count of the corpus it was built from (``site_corpus``)."""
 
 from __future__ import annotations

@@ -60,7 +60,7 @@ def test_the_matrix_workflow_builds_the_default_versions_with_the_same_targets()
     assert 'make matrix VERSIONS="$TORCH_RELEASE"' in runs(jobs["version"])
     assert "want == got == recorded" in runs(jobs["version"])  # the guard step
     assert "make matrix-check" in runs(jobs["merge"])
-    for target in ("matrix", "matrix-check", "docs"):  # the targets exist and expand without running
+    for target in ("matrix", "matrix-check", "docs", "docs-check"):  # the targets exist and expand without running
         dry = subprocess.run(["make", "-n", target, "VERSIONS=2.4.1"], cwd=ROOT, capture_output=True, text=True)
         assert dry.returncode == 0, dry.stderr
     assert (
@@ -72,7 +72,7 @@ def test_the_matrix_workflow_builds_the_default_versions_with_the_same_targets()
 def test_the_docs_workflow_builds_with_make_docs_and_deploys_that_folder_to_pages():
     workflow = load("docs.yml")
     build, deploy = workflow["jobs"]["build"], workflow["jobs"]["deploy"]
-    assert "make docs" in runs(build)
+    assert "make docs-check" in runs(build)  # built by `make docs`, then its tests
     (upload,) = [s for s in build["steps"] if "upload-pages-artifact" in s.get("uses", "")]
     assert upload["with"]["path"] == "build/site"  # where `make docs` writes the site
     assert deploy["needs"] == "build" and deploy["permissions"] == {"pages": "write", "id-token": "write"}
