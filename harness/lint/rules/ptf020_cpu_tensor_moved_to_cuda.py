@@ -1,8 +1,8 @@
 """What: A tensor made on the CPU by a factory and then moved to the device (torch.zeros(n).cuda()).
-Why: It is built on the CPU and copied over at every call. The harm is time: quiet in test code, on an
-empty tensor, and where the copy runs once: module level, ``__main__``, construction, a first-use branch, a
-cached property, a loader filling globals, setup (init, warmup, capture), beside the loop of a function whose
-work is a loop (batches; outside a forward, a sampler's steps), in a helper called only in such places.
+Why: It is built on the CPU and copied over at every call. The harm is time: quiet in test code, on an empty
+tensor, and where the copy runs once: module level, ``__main__``, construction, a first-use branch (an optimizer's
+lazy state too), a cached property, a loader filling globals, setup (init, warmup, capture), an epoch's start or
+end hook, beside the loop of a function whose work is a loop (batches; a sampler's steps), in such a helper.
 Fix: create it there with device=...."""
 
 from __future__ import annotations
@@ -102,6 +102,53 @@ def _fills_state(branch, attrs: set[str]) -> bool:
     return False
 
 
+def _empty_local(test) -> str | None:
+    """The local name a test asks to be empty: ``len(state) == 0``, ``not state``, ``"step" not in state``."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = test.operand
+        if isinstance(inner, ast.Call) and getattr(inner.func, "id", None) == "len" and len(inner.args) == 1:
+            inner = inner.args[0]
+        return inner.id if isinstance(inner, ast.Name) else None
+    if not isinstance(test, ast.Compare) or len(test.ops) != 1:
+        return None
+    op, right = test.ops[0], test.comparators[0]
+    if isinstance(op, ast.NotIn) and isinstance(right, ast.Name):
+        return right.id
+    left = test.left
+    if (
+        isinstance(op, ast.Eq)
+        and isinstance(right, ast.Constant)
+        and right.value == 0
+        and isinstance(left, ast.Call)
+        and getattr(left.func, "id", None) == "len"
+        and len(left.args) == 1
+        and isinstance(left.args[0], ast.Name)
+    ):
+        return left.args[0].id
+    return None
+
+
+def _fills_held_state(up: ast.If, fn) -> bool:
+    """A per-key state the object holds, filled the first time its key is seen: ``state = self.state[p]``
+    then ``if len(state) == 0: state["exp_avg"] = ...`` (an optimizer's lazy state): once per key."""
+    name = _empty_local(up.test)
+    if name is None:
+        return False
+    held = any(
+        isinstance(n, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)
+        and isinstance(n.value, ast.Subscript)
+        and isinstance(n.value.value, ast.Attribute)
+        and getattr(n.value.value.value, "id", None) == "self"
+        for n in walk(fn)
+    )
+    return held and any(
+        isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) and getattr(n.value, "id", None) == name
+        for s in up.body
+        for n in walk(s)
+    )
+
+
 _ONCE_DECORATORS = ("cached_property", "cache", "lru_cache")
 
 
@@ -113,6 +160,13 @@ _SETUP_WORDS = frozenset(("init", "initialize", "initialise", "setup", "warmup",
 def _named_for_setup(fn) -> bool:
     name = getattr(fn, "name", "")
     return name != "__init__" and bool(_SETUP_WORDS & set(name.lower().strip("_").split("_")))
+
+
+def _named_for_an_epoch_edge(fn) -> bool:
+    """A hook run once at the start or end of an epoch (Lightning's ``on_train_epoch_start``,
+    ``validation_epoch_end``): not the epoch's loop over batches (``train_epoch``)."""
+    words = set(getattr(fn, "name", "").lower().strip("_").split("_"))
+    return "epoch" in words and bool(words & {"start", "end", "begin"})
 
 
 def _fills_globals(fn) -> bool:
@@ -138,6 +192,8 @@ def _runs_once(node, ctx) -> bool:
         return True  # a cached_property or a cached function computes its value once
     if _named_for_setup(ctx.function):
         return True  # init_distributed_environment's warm-up all_reduce, capture_model's CUDA-graph inputs
+    if _named_for_an_epoch_edge(ctx.function) and next(_enclosing_loops(node, ctx), None) is None:
+        return True  # once per epoch, outside any loop of the hook (solo-learn's on_train_epoch_start)
     if _fills_globals(ctx.function):
         return True  # a loader that sets the module's globals (``global SRU_FWD_FUNC``), called once to fill them
     for up, child in climb(node, ctx, to_module=True):
@@ -147,6 +203,8 @@ def _runs_once(node, ctx) -> bool:
                 return True
             attrs = _self_state(test)
             if attrs and branch_side(up, child) and _fills_state(up.body, attrs):
+                return True
+            if branch_side(up, child) and _fills_held_state(up, ctx.function):
                 return True
     return False
 

@@ -450,3 +450,88 @@ SEEN["copy_in_the_loop_of_a_main_called_once"] = (
     "learnables/cherry examples/ppo_pendulum_gpu.py:141 (torch.zeros(1).to(device) as the bootstrap value in "
     "main's step loop; main() called once under __main__: round 12's tuning half)"
 )
+
+# An optimizer's state is made the first time a parameter is stepped (``if len(state) == 0:``): once per
+# parameter, not per step. The same copy outside that branch, or in a branch over a dict made at each call,
+# runs at every step.
+NEAR_MISS["optimizer_lazy_state_per_parameter"] = """
+import torch
+from torch.optim import Optimizer
+class NovoGrad(Optimizer):
+    def step(self, closure=None):
+        for group in self.param_groups:
+            for p in group["params"]:
+                state = self.state[p]
+                if len(state) == 0:
+                    state["step"] = 0
+                    state["exp_avg"] = torch.zeros_like(p.data)
+                    state["exp_avg_sq"] = torch.zeros([]).to(state["exp_avg"].device)
+                state["step"] += 1
+"""
+SEEN["optimizer_lazy_state_per_parameter"] = (
+    "sooftware/kospeech kospeech/optim/novograd.py (round 12's held-out half, read harmless; tuning material since)"
+)
+NEAR_MISS["optimizer_lazy_state_keyed_by_name"] = """
+import torch
+class Lamb(torch.optim.Optimizer):
+    def step(self):
+        for group in self.param_groups:
+            for p in group["params"]:
+                state = self.state[p]
+                if "step" not in state:
+                    state["step"] = torch.zeros(1).to(p.device)
+                state["step"] += 1
+"""
+PITFALL["optimizer_copy_after_the_lazy_state"] = """
+import torch
+class NovoGrad(torch.optim.Optimizer):
+    def step(self, closure=None):
+        for group in self.param_groups:
+            for p in group["params"]:
+                state = self.state[p]
+                if len(state) == 0:
+                    state["step"] = 0
+                state["scale"] = torch.ones([]).to(p.device)
+"""
+PITFALL["empty_dict_made_at_each_call"] = """
+import torch
+class Head(torch.nn.Module):
+    def forward(self, x):
+        cache = {}
+        if not cache:
+            cache["bias"] = torch.zeros(8).to(x.device)
+        return x + cache["bias"]
+"""
+
+# A hook run at an epoch's start or end makes its buffers once per epoch; the epoch's own loop over
+# batches (train_epoch) and a loop inside the hook still count.
+NEAR_MISS["buffer_made_in_an_epoch_start_hook"] = """
+import torch
+import pytorch_lightning as pl
+class DeepCluster(pl.LightningModule):
+    def on_train_epoch_start(self):
+        self.centroids = torch.empty(self.num_prototypes, self.dim).to(self.device, non_blocking=True)
+        self.assignments = torch.full((self.num_samples,), -1).to(self.device)
+"""
+SEEN["buffer_made_in_an_epoch_start_hook"] = (
+    "vturrisi/solo-learn solo/utils/kmeans.py, run from on_train_epoch_start (round 12's tuning half, read harmless)"
+)
+PITFALL["copy_in_the_loop_of_an_epoch_end_hook"] = """
+import torch
+import pytorch_lightning as pl
+class Probe(pl.LightningModule):
+    def validation_epoch_end(self, outputs):
+        for out in outputs:
+            weights = torch.ones(out["logits"].size(0)).to(self.device)
+            self.log("acc", (weights * out["correct"]).mean())
+"""
+PITFALL["copy_in_a_train_epoch_function"] = """
+import torch
+def train_epoch(model, loader, optimizer, device):
+    for x, y in loader:
+        ones = torch.ones(x.size(0)).to(device)
+        loss = ((model(x.to(device)) - y.to(device)) * ones).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+"""
