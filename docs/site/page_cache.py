@@ -81,12 +81,14 @@ class PageCache:
         try:
             if (kept / KEY_FILE).read_text(encoding="utf-8") != self.key(lc):
                 return False
-        except OSError:
+            downloads = list((kept / DOWNLOADS).iterdir())
+            shutil.copyfile(kept / PAGE, src / "cases" / f"{lc.id}.ipynb")
+            (extra / DOWNLOADS).mkdir(parents=True, exist_ok=True)
+            for path in downloads:
+                shutil.copyfile(path, extra / DOWNLOADS / path.name)
+        except OSError:  # gone meanwhile (another build replacing it): the case runs
+            (src / "cases" / f"{lc.id}.ipynb").unlink(missing_ok=True)
             return False
-        shutil.copyfile(kept / PAGE, src / "cases" / f"{lc.id}.ipynb")
-        (extra / DOWNLOADS).mkdir(parents=True, exist_ok=True)
-        for path in (kept / DOWNLOADS).iterdir():
-            shutil.copyfile(path, extra / DOWNLOADS / path.name)
         return True
 
     def store(self, lc, page: Path, downloads: list[Path]) -> None:
