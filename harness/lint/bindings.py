@@ -230,6 +230,9 @@ def parameter_defaults(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, 
     return defaults
 
 
+_LISTS = (ast.List, ast.Tuple, ast.ListComp)  # literal sequences whose elements the code shows
+
+
 class Bindings:
     """The module's scopes, built lazily, one function at a time, and the kinds of expressions."""
 
@@ -243,6 +246,7 @@ class Bindings:
         self._parents: dict[int, ast.AST] | None = None
         self._held: dict[tuple, Held | None] = {}  # (node, scope, line) -> what it holds: rules ask often
         self._calls: dict[str, list[tuple[ast.Call, tuple, ast.ClassDef | None]]] | None = None
+        self._method_calls: dict[str, list[tuple[ast.Call, tuple, ast.ClassDef | None]]] | None = None
         self._params: dict[tuple[int, str], Held | None] = {}  # (function, parameter) -> what call sites pass
         self._returns: dict[tuple[int, int | None], Held | None] = {}  # (function, tuple index) -> what it returns
         self._self_names: frozenset | None = None  # the attributes module classes set on self
@@ -389,6 +393,9 @@ class Bindings:
             return self._call_held(node, chain, line, klass, d)
         if isinstance(node, ast.Subscript):
             inner = self.held(node.value, chain, line, klass, d)
+            listed = self.value_of(node.value.id, chain, line) if isinstance(node.value, ast.Name) else node.value
+            if inner is None and not isinstance(node.slice, ast.Slice) and isinstance(listed, _LISTS):
+                return self._element_held(listed, chain, line, klass, d)  # probs[1 - i]: one element of a list
             if inner is None or inner.kind not in (TENSOR, NDARRAY):
                 return None
             return Held(inner.kind, MODEL_OUTPUT if inner.what == MODEL_OUTPUT else None)  # out[-2:] may be a tuple
@@ -490,18 +497,23 @@ class Bindings:
     def passed(self, fn: ast.AST, param: str) -> list[tuple[ast.AST, tuple, int, ast.ClassDef | None]] | None:
         """What the module's own calls of function ``fn`` pass for ``param`` (by position or keyword,
         else its default): [(expression, caller's scopes, line, caller's class)], or None where that
-        cannot be told (a method, a function whose name is bound twice, a call with ``*args``/
-        ``**kw``, no call at all). A function used elsewhere too may get other values there: what
+        cannot be told (a method called on an object of unknown class, a function whose name is bound
+        twice, a call with ``*args``/``**kw``, no call at all). A function used elsewhere too may get other values there: what
         this module passes is what the module shows."""
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return None
         owner = self._constructed_by(fn)
-        if self.module_function(fn.name) is not fn and owner is None:
-            return None  # not a module-level function (a method, a nested one), or redefined
-        bound = 1 if owner is not None else 0
+        if owner is not None:
+            sites, bound = self.call_sites(owner.name), 1
+        elif self.module_function(fn.name) is fn:
+            sites, bound = self.call_sites(fn.name), 0
+        else:  # a method: its calls on self and on objects of its class, when those are all its calls
+            sites, bound = self._method_sites(fn), 1
+            if sites is None:
+                return None
         defaults = parameter_defaults(fn)
         out = []
-        for call, chain, klass in self.call_sites(owner.name if owner is not None else fn.name):
+        for call, chain, klass in sites:
             if any(isinstance(x, ast.Starred) for x in call.args) or any(k.arg is None for k in call.keywords):
                 return None
             value = arguments(call, fn, bound).get(param)
@@ -512,6 +524,47 @@ class Bindings:
             else:
                 out.append((value, chain, call.lineno, klass))
         return out or None
+
+    def _method_sites(self, fn) -> list | None:
+        """The calls of method ``fn`` (of a module-level class bound once; not a special, static or class
+        method) as [(call, its scopes, its class)], where every call of a method of that name in the module
+        is on ``self`` inside the class, on ``Cls(...)`` or on a name assigned ``Cls(...)``; None where one
+        is on anything else (it may be another class's method) or the method is named nowhere else."""
+        klass = next((c for c in self.classes().values() if fn in c.body), None)
+        holder = self.scope(self.tree).names.get(klass.name, []) if klass is not None else []
+        if not (len(holder) == 1 and holder[0].value is klass) or fn.name.startswith("__") or fn.decorator_list:
+            return None
+        sites = []
+        for call, chain, caller in self._attribute_calls().get(fn.name, ()):
+            receiver = call.func.value
+            if isinstance(receiver, ast.Name) and receiver.id == "self" and caller is klass:
+                sites.append((call, chain, caller))
+                continue
+            if isinstance(receiver, ast.Name):
+                binding, _ = self.lookup(receiver.id, chain, call.lineno)
+                receiver = binding.value if binding is not None and binding.how == "assign" else receiver
+            if not (isinstance(receiver, ast.Call) and getattr(receiver.func, "id", None) == klass.name):
+                return None
+            sites.append((call, chain, caller))
+        return sites or None
+
+    def _attribute_calls(self) -> dict[str, list]:
+        """Every ``x.name(...)`` call in the module by ``name``, with its scopes and class: built once."""
+        if self._method_calls is None:
+            self._method_calls = {}
+            todo = [(self.tree, (self.tree,), None)]
+            while todo:
+                node, chain, klass = todo.pop()
+                for child in children(node):
+                    if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                        todo.append((child, (child, *chain), klass))
+                    elif isinstance(child, ast.ClassDef):
+                        todo.append((child, chain, child))
+                    else:
+                        if isinstance(child, ast.Call) and isinstance(child.func, ast.Attribute):
+                            self._method_calls.setdefault(child.func.attr, []).append((child, chain, klass))
+                        todo.append((child, chain, klass))
+        return self._method_calls
 
     def _constructed_by(self, fn) -> ast.ClassDef | None:
         """The module-level class (bound once) whose ``__init__`` ``fn`` is: its calls are the class's."""
@@ -573,10 +626,12 @@ class Bindings:
             return Held(TENSOR, "parameter") if iterable.func.attr in ("parameters", "buffers") else Held(MODULE)
         if isinstance(iterable, ast.Name):  # bufs = [a, b] ... for b in bufs
             listed = self.value_of(iterable.id, where, line)
-            iterable = listed if isinstance(listed, (ast.List, ast.Tuple)) else iterable
+            iterable = listed if isinstance(listed, _LISTS) else iterable
         if isinstance(iterable, (ast.List, ast.Tuple)) and iterable.elts:  # [a, b]: what every element holds
             helds = {self.held(e, where, line, klass, d) for e in iterable.elts}
             return helds.pop() if len(helds) == 1 else None
+        if isinstance(iterable, ast.ListComp):  # [sharpen(s) for s in chunks]: what its element holds
+            return self.held(iterable.elt, where, line, klass, d)
         whole = self.held(iterable, where, line, klass, d)
         if whole is not None and whole.kind == LOADER:
             return Held(TENSOR, "batch")

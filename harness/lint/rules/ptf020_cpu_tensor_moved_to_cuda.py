@@ -13,7 +13,15 @@ from pathlib import Path
 
 from torch_pitfalls.lint.package import named_elsewhere
 from torch_pitfalls.lint.rules.base import CALL, Rule, _kw, _method
-from torch_pitfalls.lint.rules.shared.flow import _GRAD_OFF, _called_name_of, _grad_off, branch_side, climb, context_at
+from torch_pitfalls.lint.rules.shared.flow import (
+    _GRAD_OFF,
+    _called_name_of,
+    _grad_off,
+    branch_side,
+    climb,
+    context_at,
+    helper_calls,
+)
 from torch_pitfalls.lint.rules.shared.modules import _construction
 from torch_pitfalls.lint.rules.shared.training_loop import _enclosing_loops, _optimizer_step
 from torch_pitfalls.lint.walking import walk
@@ -270,7 +278,7 @@ def _once_per_caller(node, ctx, made, depth: int = 0) -> bool:
         return False  # called implicitly too (model(x), special methods): the file's calls are not all its calls
     if _in_loop(node, ctx):
         return False  # repeated in the helper's own loop, however often the helper runs
-    sites = _helper_calls(fn, ctx)
+    sites = helper_calls(fn, ctx)
     if not sites or _named_elsewhere(fn.name, ctx):
         return False
     for site in sites:
@@ -284,28 +292,6 @@ def _once_per_caller(node, ctx, made, depth: int = 0) -> bool:
         ):
             return False
     return True
-
-
-def _helper_calls(fn, ctx) -> list | None:
-    """Every call of ``fn`` in the module (for a method, every call of a method of that name, on any
-    object), or None where ``fn`` is used some other way too (handed on, kept, decorated away)."""
-    method = ctx.klass is not None and fn in ctx.klass.body
-    if not method and ctx.bindings.module_function(fn.name) is not fn:
-        return None  # a nested function, or a name bound twice
-    calls = []
-    for n in walk(ctx.module):
-        named = (
-            (isinstance(n, ast.Attribute) and n.attr == fn.name)
-            if method
-            else (isinstance(n, ast.Name) and n.id == fn.name and isinstance(n.ctx, ast.Load))
-        )
-        if not named:
-            continue
-        parent = ctx.parent(n)
-        if not (isinstance(parent, ast.Call) and parent.func is n):
-            return None
-        calls.append(parent)
-    return calls
 
 
 def _in_loop(node, ctx) -> bool:

@@ -11,6 +11,8 @@ import ast
 
 from torch_pitfalls.lint.bindings import LOADER_NAME
 from torch_pitfalls.lint.rules.base import CALL, Rule, _arg, _called_name, _method
+from torch_pitfalls.lint.rules.shared.flow import context_at, helper_calls
+from torch_pitfalls.lint.rules.shared.modules import constructions
 from torch_pitfalls.lint.rules.shared.training_loop import _enclosing_loops, _looks_like_optimizer, _optimizer_step
 from torch_pitfalls.lint.walking import children, kept_on, walk
 
@@ -192,18 +194,41 @@ def _over_batches(loop, ctx) -> bool:
 
 def _epoch_scheduler_per_batch(node, ctx) -> bool:
     """``scheduler.step()`` in the loop over batches where the schedule counts epochs: it runs
-    len(loader) times faster than written (CosineAnnealingLR(T_max=epochs) done in one epoch)."""
-    if not (_method(node, "step") and not node.args and isinstance(node.func.value, ast.Name)):
+    len(loader) times faster than written (CosineAnnealingLR(T_max=epochs) done in one epoch). The loop
+    may be a caller's: a trainer's ``on_batch_end()`` hook stepping ``self.scheduler``, called per batch."""
+    if not (_method(node, "step") and not node.args):
         return False
-    ctor = ctx.value_of(node.func.value, node.lineno)
-    # a parameter: the scheduler every call site in the module passes (all of them epoch schedules)
-    ctors = (
-        [ctor] if ctor is not None else ctx.bindings.passed_values(node.func.value.id, ctx.chain(), node.lineno) or []
-    )
+    ctors = _constructors(node.func.value, node.lineno, ctx)
     if not ctors or not all(isinstance(c, ast.Call) and _counts_epochs(c, ctx) for c in ctors):
         return False
+    return _per_batch(node, ctx)
+
+
+def _constructors(receiver, line, ctx) -> list:
+    """The calls that may have built the scheduler ``receiver`` holds: a name's assignment, or for a
+    parameter what every call site in the module passes; a ``self.`` attribute's constructions."""
+    if isinstance(receiver, ast.Name):
+        ctor = ctx.value_of(receiver, line)
+        return [ctor] if ctor is not None else ctx.bindings.passed_values(receiver.id, ctx.chain(), line) or []
+    if isinstance(receiver, ast.Attribute) and getattr(receiver.value, "id", None) == "self":
+        return [call for call, _chain in constructions(receiver, ctx.chain(), line, ctx.klass, ctx) or []]
+    return []
+
+
+def _per_batch(node, ctx, depth: int = 0) -> bool:
+    """``node`` runs once per batch: inside a loop over a loader, or in a helper (a method called on
+    ``self``, a function of the module) one of whose calls is."""
     loop = next(_enclosing_loops(node, ctx), None)
-    return loop is not None and _over_batches(loop, ctx)
+    if loop is not None:
+        return _over_batches(loop, ctx)
+    fn = ctx.function
+    if depth > 1 or not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.name.startswith("__"):
+        return False
+    for site in helper_calls(fn, ctx) or ():
+        caller = context_at(site, ctx)
+        if caller is not None and _per_batch(site, caller, depth + 1):
+            return True
+    return False
 
 
 def _counter(loop) -> str | None:

@@ -1,4 +1,4 @@
-"""What: a module's forward passes its activations through a function decorated with @torch.no_grad().
+"""What: a module's forward (or a method it calls) passes activations through a @torch.no_grad() function.
 Why: Nothing the helper computes is recorded, so every layer before the call gets no gradient and
 never trains; no error, no warning.
 Fix: drop the decorator (or write a differentiable copy) for code that runs inside forward.
@@ -9,7 +9,13 @@ from __future__ import annotations
 import ast
 
 from torch_pitfalls.lint.rules.base import CALL, Rule
-from torch_pitfalls.lint.rules.shared.flow import GRAD_OFF_QUALIFIED, _decorated_grad_off, _site_args
+from torch_pitfalls.lint.rules.shared.flow import (
+    GRAD_OFF_QUALIFIED,
+    _decorated_grad_off,
+    _site_args,
+    context_at,
+    helper_calls,
+)
 from torch_pitfalls.lint.rules.shared.modules import _module_method
 from torch_pitfalls.lint.walking import walk
 
@@ -74,14 +80,14 @@ def _called_functions(func, ctx) -> list | None:
 
 
 def _graph_cut(node, ctx) -> bool:
-    """A call in an nn.Module's ``forward`` whose result is used, handed the activations (an
-    argument), of a function of this module that turns gradients off."""
-    fn = ctx.function
+    """A call in an nn.Module's ``forward`` (or a method it calls on ``self``) whose result is used, handed
+    the activations (an argument that is not the method's own input), of a function of this module that
+    turns gradients off."""
     if not (
         isinstance(node, ast.Call)
         and node.args
-        and getattr(fn, "name", None) == "forward"
         and _module_method(ctx)
+        and _runs_in_forward(ctx)
         and not isinstance(ctx.parent(node), ast.Expr)  # a momentum update returns nothing to the graph
     ):
         return False
@@ -99,7 +105,29 @@ def _graph_cut(node, ctx) -> bool:
         bool(called)
         and all(_grad_off(f, ctx) and not _gathers(f, ctx) for f in called)
         and not _only_picks_indices(node, ctx)
+        and not all(_raw_input(a, ctx, node.lineno) for a in node.args)
     )
+
+
+def _raw_input(expr, ctx, line: int, depth: int = 0) -> bool:
+    """The method's own input, unchanged (``pair_norm(x)`` on the ``x`` forward was given, or a name bound
+    to it): nothing upstream of it in the module records a gradient, so the decorator cuts nothing."""
+    if not isinstance(expr, ast.Name) or depth > 4 or expr.id == "self":
+        return False
+    value = ctx.value_of(expr, line)
+    if value is not None:
+        return _raw_input(value, ctx, line, depth + 1)
+    fn = ctx.function
+    return expr.id in {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
+
+
+def _runs_in_forward(ctx) -> bool:
+    """The method is the module's ``forward``, or one its ``forward`` calls on ``self`` (``self.embed(x)``)."""
+    fn = ctx.function
+    if fn.name == "forward":
+        return True
+    sites = helper_calls(fn, ctx) or ()
+    return any(getattr((context_at(site, ctx) or ctx).function, "name", None) == "forward" for site in sites)
 
 
 # what reads a tensor without differentiating it: an index it picks, a check on its values

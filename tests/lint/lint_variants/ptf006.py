@@ -92,3 +92,27 @@ def attention_kd(student_maps, teacher_maps):
     return total
 """
 SEEN["method_chain_keyword_in_loop"] = "https://github.com/sebastian-hofstaetter/matchmaker/issues/18 (self.kl(scores.softmax(-1), labels.softmax(-1)))"
+
+# DINO's views: each student view sharpened by a helper that returns softmax probabilities, kept in a
+# list, and one picked per teacher view; the same list of log_softmax views is right.
+_VIEWS = """
+import torch
+import torch.nn.functional as F
+
+def sharpen(logits, temperature):
+    return F.{activation}(logits / temperature, dim=-1)
+
+def dino_loss(student_out, teacher_out, center):
+    student = [sharpen(s, 0.1) for s in student_out.chunk(2)]
+    teacher = [F.softmax((t - center) / 0.04, dim=-1) for t in teacher_out.chunk(2)]
+    total = 0.0
+    for i, t in enumerate(teacher):
+        s = student[1 - i]
+        total = total + F.kl_div(s, t, reduction="batchmean")
+    return total / 2
+"""
+PITFALL["probabilities_picked_from_a_list_of_sharpened_views"] = _VIEWS.format(activation="softmax")
+NEAR_MISS["log_probabilities_picked_from_a_list_of_views"] = _VIEWS.format(activation="log_softmax")
+SEEN["probabilities_picked_from_a_list_of_sharpened_views"] = (
+    "benchmarks/fresh/lint10 r05_histopathology_dino.py (tuning half)"
+)

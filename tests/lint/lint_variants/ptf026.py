@@ -364,3 +364,54 @@ def train(model, loader, epochs, accum=4):
 NEAR_MISS["cosine_length_epochs_times_updates"] = _COSINE.format(length="epochs * updates_per_epoch")
 PITFALL["cosine_length_in_epochs_stepped_per_update"] = _COSINE.format(length="epochs")
 SEEN["cosine_length_epochs_times_updates"] = "benchmarks/fresh/lint8 z19_distill_food101_mobilenet.py (held-out half, after its first score)"
+
+# A trainer's per-batch hook steps the scheduler it holds (self.schedule): the loop over batches is the
+# caller's. Stepped in a per-epoch hook, or with milestones counted in iterations, it is right.
+_HOOKED = """
+import torch
+import torch.nn.functional as F
+class Trainer:
+    def __init__(self, model, hp):
+        self.model = model
+        self.optimizer = torch.optim.SGD(model.parameters(), lr=hp["lr"], momentum=0.9)
+        self.schedule = torch.optim.lr_scheduler.MultiStepLR(self.optimizer, milestones={milestones}, gamma=0.1)
+
+    def on_batch_end(self):
+        self.optimizer.step()
+        {batch_step}
+
+    def on_epoch_end(self):
+        {epoch_step}
+
+    def fit(self, loader, epochs):
+        for epoch in range(epochs):
+            for x, y in loader:
+                self.optimizer.zero_grad()
+                F.cross_entropy(self.model(x), y).backward()
+                self.on_batch_end()
+            self.on_epoch_end()
+"""
+PITFALL["epoch_schedule_stepped_in_a_batch_hook"] = _HOOKED.format(
+    milestones='hp["decay_at_epochs"]', batch_step="self.schedule.step()", epoch_step="pass"
+)
+NEAR_MISS["epoch_schedule_stepped_in_the_epoch_hook"] = _HOOKED.format(
+    milestones='hp["decay_at_epochs"]', batch_step="pass", epoch_step="self.schedule.step()"
+)
+NEAR_MISS["iteration_milestones_stepped_in_a_batch_hook"] = _HOOKED.format(
+    milestones='hp["decay_at_iters"]', batch_step="self.schedule.step()", epoch_step="pass"
+)
+SEEN["epoch_schedule_stepped_in_a_batch_hook"] = "benchmarks/fresh/lint10 r03_keyword_spotting.py (tuning half)"
+PITFALL["self_scheduler_stepped_in_the_batch_loop"] = """
+import torch
+class Fit:
+    def __init__(self, model, epochs):
+        self.opt = torch.optim.Adam(model.parameters())
+        self.sched = torch.optim.lr_scheduler.CosineAnnealingLR(self.opt, T_max=epochs)
+    def run(self, model, train_loader):
+        for x, y in train_loader:
+            loss = model(x).sub(y).pow(2).mean()
+            self.opt.zero_grad()
+            loss.backward()
+            self.opt.step()
+            self.sched.step()
+"""

@@ -240,3 +240,46 @@ SEEN["assignment_only_picks_indices"] = (
     "datawhalechina/torch-rechub torch_rechub/models/generative/rqvae.py (the Sinkhorn assignment only feeds "
     "argmax; round 7's read held-out half judged it wrong)"
 )
+
+# The cut in a method that forward calls on self (GCN.embed), its activations from layers the module
+# holds in a list: reported. The same method called only outside forward (an export), or the helper
+# given the raw input, cuts nothing the training differentiates.
+_EMBED = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+@torch.no_grad()
+def pair_norm(h, scale=1.0):
+    h = h - h.mean(dim=0, keepdim=True)
+    return scale * h / h.pow(2).sum(dim=1).mean().sqrt()
+
+class GCN(nn.Module):
+    def __init__(self, dims):
+        super().__init__()
+        self.lins = nn.ModuleList(nn.Linear(a, b) for a, b in zip(dims[:-1], dims[1:]))
+
+    def embed(self, x, a):
+        h = {start}
+        for lin in self.lins[:-1]:
+            h = F.relu(torch.sparse.mm(a, lin(h)))
+        return h
+
+    def forward(self, x, a):
+        return torch.sparse.mm(a, self.lins[-1]({forward_input}))
+
+def export(model, x, a):
+    return model.embed(x, a)
+"""
+PITFALL["grad_off_helper_in_a_method_forward_calls"] = _EMBED.replace(
+    "            h = F.relu(torch.sparse.mm(a, lin(h)))\n",
+    "            h = F.relu(torch.sparse.mm(a, lin(h)))\n            h = pair_norm(h)\n",
+).format(start="x", forward_input="self.embed(x, a)")
+NEAR_MISS["grad_off_helper_in_a_method_only_an_export_calls"] = _EMBED.replace(
+    "            h = F.relu(torch.sparse.mm(a, lin(h)))\n",
+    "            h = F.relu(torch.sparse.mm(a, lin(h)))\n            h = pair_norm(h)\n",
+).format(start="x", forward_input="x")
+NEAR_MISS["grad_off_helper_on_the_raw_input_of_a_method_forward_calls"] = _EMBED.format(
+    start="pair_norm(x)", forward_input="self.embed(x, a)"
+)
+SEEN["grad_off_helper_in_a_method_forward_calls"] = "benchmarks/fresh/lint10 r20_citation_graph_nodes.py (tuning half)"

@@ -271,3 +271,57 @@ def main(texts, categories, model):
 PITFALL["binarized_targets_through_a_collate"] = _TAGGER.format(encoder="MultiLabelBinarizer", cast=".astype(np.float32)")
 NEAR_MISS["encoded_class_indices_through_a_collate"] = _TAGGER.format(encoder="LabelEncoder", cast="")
 SEEN["binarized_targets_through_a_collate"] = "benchmarks/fresh/lint8 z02_arxiv_subject_tagger.py (held-out half, after its first score)"
+
+# Multi-hot rows from a Dataset class reach the loss through a random_split and a trainer's methods
+# (fit hands its loader to train_epoch on self; the trainer is built where fit is called). Where fit is
+# also called on an object of unknown class, its loaders are not known: quiet. One label per sample: quiet.
+_TRAINER = """
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, Dataset, random_split
+
+TAGS = ["clear", "haze", "road", "water"]
+
+class Chips(Dataset):
+    def __init__(self, rows):
+        self.tags = [r.split() for r in rows]
+        self.index = {{t: i for i, t in enumerate(TAGS)}}
+    def __len__(self):
+        return len(self.tags)
+    def __getitem__(self, i):
+        {target}
+        return torch.randn(3, 8, 8), target
+
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+        self.criterion = nn.CrossEntropyLoss()
+        self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    def train_epoch(self, loader):
+        for images, targets in loader:
+            self.optimizer.zero_grad()
+            self.criterion(self.model(images), targets).backward()
+            self.optimizer.step()
+    def fit(self, train_loader, epochs):
+        for _ in range(epochs):
+            self.train_epoch(train_loader)
+
+def main(model, rows{extra_param}):
+    full = Chips(rows)
+    train_part, valid_part = random_split(full, [len(full) - 10, 10])
+    loader = DataLoader(train_part, batch_size=16, shuffle=True)
+    {fit}
+"""
+_MULTI_HOT = "target = torch.zeros(len(TAGS))\n        target[[self.index[t] for t in self.tags[i]]] = 1.0"
+PITFALL["multi_hot_through_random_split_and_trainer_methods"] = _TRAINER.format(
+    target=_MULTI_HOT, extra_param="", fit="Trainer(model).fit(loader, 20)"
+)
+NEAR_MISS["one_label_through_random_split_and_trainer_methods"] = _TRAINER.format(
+    target="target = self.index[self.tags[i][0]]", extra_param="", fit="Trainer(model).fit(loader, 20)"
+)
+NEAR_MISS["fit_also_called_on_an_object_of_unknown_class"] = _TRAINER.format(
+    target=_MULTI_HOT, extra_param=", other", fit="Trainer(model).fit(loader, 20)\n    other.fit(rows, 3)"
+)
+SEEN["multi_hot_through_random_split_and_trainer_methods"] = (
+    "benchmarks/fresh/lint10 r02_satellite_scene_tags.py (tuning half)"
+)

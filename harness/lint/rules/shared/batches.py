@@ -89,17 +89,15 @@ def _loader_sources(iterable, index, chain, line, ctx, depth) -> list[Source] | 
         index = _collated_field(collate, index, ctx)
         if index is None:
             return None
-    dataset = _call_of(_arg(loader, 0, "dataset"), chain, loader.lineno, ctx)
-    if dataset is None:
-        return None
-    cls = b.classes().get(getattr(dataset.func, "id", None) or "")
+    cls = _dataset_class(_arg(loader, 0, "dataset"), chain, loader.lineno, ctx)
     if cls is not None:
         getitem = next((m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name == "__getitem__"), None)
         returns = returned_values(getitem, index) if getitem is not None else None
         if not returns:
             return None
         return [Source("sample", v, (getitem, b.tree), at + 1, cls) for v, at in returns]
-    if ctx.qualified(dataset.func) in TENSOR_DATASETS:
+    dataset = _call_of(_arg(loader, 0, "dataset"), chain, loader.lineno, ctx)
+    if dataset is not None and ctx.qualified(dataset.func) in TENSOR_DATASETS:
         args = dataset.args
         if any(isinstance(a, ast.Starred) for a in args) or len(args) <= index:
             return None
@@ -146,6 +144,7 @@ def _call_of(node, chain, line, ctx):
 
 
 _SUBSETS = ("torch.utils.data.Subset", "torch.utils.data.dataset.Subset")
+_SPLITS = ("torch.utils.data.random_split", "torch.utils.data.dataset.random_split")
 _MOVES = ("to", "cuda", "pin_memory")
 
 
@@ -244,11 +243,16 @@ def _dataloader(iterable, chain, line, ctx):
 
 
 def _dataset_class(expr, chain, line, ctx):
-    """The Dataset class of the file a loader's dataset is an instance of, through names and Subset."""
+    """The Dataset class of the file a loader's dataset is an instance of, through names, Subset and the
+    parts of a random_split (``train_part, valid_part = random_split(full, [...])``)."""
     b = ctx.bindings
     for _ in range(6):
         if isinstance(expr, ast.Name):
             binding, where = b.lookup(expr.id, chain, line)
+            split = binding is not None and binding.how == "item" and isinstance(binding.value, ast.Call)
+            if split and ctx.qualified(binding.value.func) in _SPLITS and binding.value.args:
+                expr, chain, line = binding.value.args[0], where, binding.line
+                continue
             if binding is None or binding.how != "assign":
                 return None
             expr, chain, line = binding.value, where, binding.line

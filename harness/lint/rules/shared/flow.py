@@ -347,3 +347,25 @@ def context_at(node, ctx):
         up = ctx.parent(up)
     function = chain[0] if chain else ctx.module
     return replace(ctx, function=function, klass=klass, scopes=[ctx.module, *reversed(chain)])
+
+
+def helper_calls(fn, ctx) -> list | None:
+    """Every call of ``fn`` in the module (for a method, every call of a method of that name, on any
+    object), or None where ``fn`` is used some other way too (handed on, kept, decorated away)."""
+    method = ctx.klass is not None and fn in ctx.klass.body
+    if not method and ctx.bindings.module_function(fn.name) is not fn:
+        return None  # a nested function, or a name bound twice
+    calls = []
+    for n in walk(ctx.module):
+        named = (
+            (isinstance(n, ast.Attribute) and n.attr == fn.name)
+            if method
+            else (isinstance(n, ast.Name) and n.id == fn.name and isinstance(n.ctx, ast.Load))
+        )
+        if not named:
+            continue
+        parent = ctx.parent(n)
+        if not (isinstance(parent, ast.Call) and parent.func is n):
+            return None
+        calls.append(parent)
+    return calls
