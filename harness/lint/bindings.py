@@ -626,6 +626,10 @@ class Bindings:
             return Held(TENSOR, "parameter") if iterable.func.attr in ("parameters", "buffers") else Held(MODULE)
         if isinstance(iterable, ast.Name):  # bufs = [a, b] ... for b in bufs
             listed = self.value_of(iterable.id, where, line)
+            if listed is None:  # a parameter: the lists every call of the function hands it
+                elements = self._passed_elements(iterable.id, where, line, d)
+                if elements is not None:
+                    return elements
             iterable = listed if isinstance(listed, _LISTS) else iterable
         if isinstance(iterable, (ast.List, ast.Tuple)) and iterable.elts:  # [a, b]: what every element holds
             helds = {self.held(e, where, line, klass, d) for e in iterable.elts}
@@ -640,6 +644,21 @@ class Bindings:
         if whole is not None and whole.kind == TENSOR:  # iterating a tensor: its rows
             return Held(TENSOR)
         return None
+
+    def _passed_elements(self, name, where, line, d) -> Held | None:
+        """What each element of the lists the module's calls pass for parameter ``name`` holds
+        (``predict(members, x)`` with ``members = [load_member(p) for p in paths]``), when they agree."""
+        binding, owner = self.lookup(name, where, line)
+        if binding is None or binding.how != "param":
+            return None
+        helds = set()
+        for value, chain, at, klass in self.passed(owner[0], name) or ():
+            if isinstance(value, ast.Name):
+                value = self.value_of(value.id, chain, at)
+            if not isinstance(value, _LISTS):
+                return None
+            helds.add(self._element_held(value, chain, at, klass, d))
+        return helds.pop() if len(helds) == 1 else None
 
     def _call_held(self, call: ast.Call, chain, line, klass, d) -> Held | None:  # noqa: C901 - one branch per kind of constructor
         func = call.func

@@ -41,11 +41,13 @@ def _backward_without_zero_grad(node, ctx) -> bool:
 
 def _step_function_looped(node, ctx) -> bool:
     """The backward is in a step function of the file (``def training_step(self, batch)``: backward() and
-    the optimizer's step(), no loop, no clearing) that a loop of the file calls once per batch, and that
+    the optimizer's step(), no loop, no clearing, no call of a function that clears) that a loop of the file calls once per batch, and that
     loop clears nothing either (a ``zero_grad`` only in an epoch hook called outside it does not count)."""
     fn = ctx.function
     if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or not _trains(fn, ctx) or _clears_grads(fn):
         return False
+    if _calls_a_clearing_function(fn, ctx):
+        return False  # the step clears them through a hook of its own (``self.on_step_start()``)
     if next(_enclosing_loops(node, ctx), None) is not None or not _first_backward(fn, node):
         return False
     calls = []

