@@ -355,17 +355,22 @@ def helper_calls(fn, ctx) -> list | None:
     method = ctx.klass is not None and fn in ctx.klass.body
     if not method and ctx.bindings.module_function(fn.name) is not fn:
         return None  # a nested function, or a name bound twice
+    attributes, names = kept_on(ctx.module, "_named_uses", _named_uses)
     calls = []
-    for n in walk(ctx.module):
-        named = (
-            (isinstance(n, ast.Attribute) and n.attr == fn.name)
-            if method
-            else (isinstance(n, ast.Name) and n.id == fn.name and isinstance(n.ctx, ast.Load))
-        )
-        if not named:
-            continue
+    for n in (attributes if method else names).get(fn.name, ()):
         parent = ctx.parent(n)
         if not (isinstance(parent, ast.Call) and parent.func is n):
             return None
         calls.append(parent)
     return calls
+
+
+def _named_uses(module) -> tuple[dict, dict]:
+    """(attribute name -> its ``x.name`` nodes, name -> its loads) of the module, in one walk."""
+    attributes, names = {}, {}
+    for n in walk(module):
+        if isinstance(n, ast.Attribute):
+            attributes.setdefault(n.attr, []).append(n)
+        elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+            names.setdefault(n.id, []).append(n)
+    return attributes, names
