@@ -17,7 +17,7 @@ from torch_pitfalls.lint.rules.shared.flow import (
     helper_calls,
 )
 from torch_pitfalls.lint.rules.shared.modules import _module_method
-from torch_pitfalls.lint.walking import walk
+from torch_pitfalls.lint.walking import kept_on, walk
 
 
 def _grad_off(fn, ctx) -> bool:
@@ -122,12 +122,17 @@ def _raw_input(expr, ctx, line: int, depth: int = 0) -> bool:
 
 
 def _runs_in_forward(ctx) -> bool:
-    """The method is the module's ``forward``, or one its ``forward`` calls on ``self`` (``self.embed(x)``)."""
+    """The method is the module's ``forward``, or one its ``forward`` calls on ``self`` (``self.embed(x)``);
+    asked once per method."""
     fn = ctx.function
     if fn.name == "forward":
         return True
-    sites = helper_calls(fn, ctx) or ()
-    return any(getattr((context_at(site, ctx) or ctx).function, "name", None) == "forward" for site in sites)
+
+    def called_by_forward(fn) -> bool:
+        sites = helper_calls(fn, ctx) or ()
+        return any(getattr((context_at(site, ctx) or ctx).function, "name", None) == "forward" for site in sites)
+
+    return kept_on(fn, "_ptf214_called_by_forward", called_by_forward)
 
 
 # what reads a tensor without differentiating it: an index it picks, a check on its values
