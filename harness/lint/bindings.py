@@ -472,8 +472,13 @@ class Bindings:
     def call_sites(self, name: str) -> list[tuple[ast.Call, tuple, ast.ClassDef | None]]:
         """Every ``name(...)`` call in the module, with the scopes it is made in (innermost first) and
         its class: built once per module, on the first question."""
+        return self._index_calls()[0].get(name, [])
+
+    def _index_calls(self) -> tuple[dict, dict]:
+        """(``name(...)`` calls by name, ``x.name(...)`` calls by name), each with its scopes and class: one
+        walk of the module, on the first question."""
         if self._calls is None:
-            self._calls = {}
+            self._calls, self._method_calls = {}, {}
             todo = [(self.tree, (self.tree,), None)]
             while todo:
                 node, chain, klass = todo.pop()
@@ -485,8 +490,10 @@ class Bindings:
                     else:
                         if isinstance(child, ast.Call) and isinstance(child.func, ast.Name):
                             self._calls.setdefault(child.func.id, []).append((child, chain, klass))
+                        elif isinstance(child, ast.Call) and isinstance(child.func, ast.Attribute):
+                            self._method_calls.setdefault(child.func.attr, []).append((child, chain, klass))
                         todo.append((child, chain, klass))
-        return self._calls.get(name, [])
+        return self._calls, self._method_calls
 
     def module_function(self, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
         """The module-level function ``name`` is bound to, when it is bound once (not redefined)."""
@@ -535,7 +542,7 @@ class Bindings:
         if not (len(holder) == 1 and holder[0].value is klass) or fn.name.startswith("__") or fn.decorator_list:
             return None
         sites = []
-        for call, chain, caller in self._attribute_calls().get(fn.name, ()):
+        for call, chain, caller in self._index_calls()[1].get(fn.name, ()):
             receiver = call.func.value
             if isinstance(receiver, ast.Name) and receiver.id == "self" and caller is klass:
                 sites.append((call, chain, caller))
@@ -547,24 +554,6 @@ class Bindings:
                 return None
             sites.append((call, chain, caller))
         return sites or None
-
-    def _attribute_calls(self) -> dict[str, list]:
-        """Every ``x.name(...)`` call in the module by ``name``, with its scopes and class: built once."""
-        if self._method_calls is None:
-            self._method_calls = {}
-            todo = [(self.tree, (self.tree,), None)]
-            while todo:
-                node, chain, klass = todo.pop()
-                for child in children(node):
-                    if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-                        todo.append((child, (child, *chain), klass))
-                    elif isinstance(child, ast.ClassDef):
-                        todo.append((child, chain, child))
-                    else:
-                        if isinstance(child, ast.Call) and isinstance(child.func, ast.Attribute):
-                            self._method_calls.setdefault(child.func.attr, []).append((child, chain, klass))
-                        todo.append((child, chain, klass))
-        return self._method_calls
 
     def _constructed_by(self, fn) -> ast.ClassDef | None:
         """The module-level class (bound once) whose ``__init__`` ``fn`` is: its calls are the class's."""
