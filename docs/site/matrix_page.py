@@ -182,7 +182,7 @@ def matrix_page(m: Matrix, cases: list[LoadedCase]) -> str:
                 marks = "".join(MARKS[c.status].strip() or "·" for c in m.row(lc.id, device))
                 parts.append(f"[{esc(lc.id)}](cases/{lc.id}.ipynb) {code(_runs(marks))}")
             # the topic page's own title (a zh page shows it translated)
-            out.append(f"- [](topics/{topic}.md) ({len(mine)}): " + "; ".join(parts))
+            out.append(f"- **[](topics/{topic}.md)** ({len(mine)}): " + "; ".join(parts))
         out.append("")
     out.extend(f"## {d}\n\n{NOT_OBSERVED}: no {d} report is recorded.\n" for d in _unrecorded(m))
     out.append(CONTRIBUTE)

@@ -104,11 +104,12 @@ def upgrade_page(m: Matrix, titles: dict[str, str]) -> str:
                 out.append("No observed change in any case.\n")
                 continue
             # one sentence whatever the kinds, then a list item per kind: the zh catalogue holds the
-            # sentence once, and an item of a number and a kind has no words to translate
+            # sentence once, and an item of a number and a kind has no words to translate. Its own
+            # bullet ("*") makes it a list of its own, not the first items of the cases' list below.
             cases = len(result["cases"])
             out.append(
                 f"{n} change{'s' if n != 1 else ''} in {cases} case{'s' if cases != 1 else ''}, by kind:\n\n"
-                + "\n".join(f"- {k} {code(kind)}" for kind, k in result["by_kind"].items())
+                + "\n".join(f"* {k} {code(kind)}" for kind, k in result["by_kind"].items())
                 + "\n"
             )
             for case in result["cases"]:

@@ -134,6 +134,17 @@ def test_upgrade_page_lists_consecutive_releases(page, site_corpus):
     assert headings[-2:] == ["NumPy 2 beside a torch older than 2.3", "A compiled extension after a torch upgrade"]
 
 
+def test_each_releases_kinds_of_change_are_a_list_of_their_own(site):
+    """Under "N changes in M cases, by kind:" the kinds (a number and a kind each) form their own list; the
+    cases, with their links, a second one (one list read as the cases' first items)."""
+    for edition in (site / "upgrade.html", site / "zh" / "upgrade.html"):
+        html = edition.read_text(encoding="utf-8")
+        lists = re.findall(r"(?:by kind:|按类型：)(?:</span>)?</p>\s*<ul[^>]*>(.*?)</ul>", html, re.S)
+        assert lists, f"{edition}: no list of kinds after a release's count"
+        for kinds in lists:
+            assert "<code" in kinds and "<a " not in kinds, f"{edition}: a case in the list of kinds"
+
+
 def test_the_upgrade_topic_shows_each_boundary_as_observed(page):
     page.goto(page.base + "topics/upgrade.html")
     text = page.locator("article").inner_text()
