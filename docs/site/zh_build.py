@@ -169,4 +169,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    # as docs.site.build's own process: the edition is written and its status saved, and the English
+    # build waits for this process, so the interpreter's teardown is skipped
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
