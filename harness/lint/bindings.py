@@ -537,9 +537,8 @@ class Bindings:
         method) as [(call, its scopes, its class)], where every call of a method of that name in the module
         is on ``self`` inside the class, on ``Cls(...)`` or on a name assigned ``Cls(...)``; None where one
         is on anything else (it may be another class's method) or the method is named nowhere else."""
-        klass = next((c for c in self.classes().values() if fn in c.body), None)
-        holder = self.scope(self.tree).names.get(klass.name, []) if klass is not None else []
-        if not (len(holder) == 1 and holder[0].value is klass) or fn.name.startswith("__") or fn.decorator_list:
+        klass = self._owner_class(fn)
+        if klass is None or fn.name.startswith("__") or fn.decorator_list:
             return None
         sites = []
         for call, chain, caller in self._index_calls()[1].get(fn.name, ()):
@@ -557,8 +556,10 @@ class Bindings:
 
     def _constructed_by(self, fn) -> ast.ClassDef | None:
         """The module-level class (bound once) whose ``__init__`` ``fn`` is: its calls are the class's."""
-        if fn.name != "__init__":
-            return None
+        return self._owner_class(fn) if fn.name == "__init__" else None
+
+    def _owner_class(self, fn) -> ast.ClassDef | None:
+        """The module-level class, bound once, whose body defines ``fn``; None for any other function."""
         for cls in self.classes().values():
             if fn in cls.body:
                 holder = self.scope(self.tree).names.get(cls.name, [])

@@ -116,11 +116,16 @@ def _grad_off_with(node, ctx):
         return None
     if _decorated_grad_off(fn, ctx):
         return fn
-    sites = helper_calls(fn, ctx) or ()
-    callers = [(site, context_at(site, ctx)) for site in sites]
-    if callers and all(c is not None and (_with_block(s, c) or _decorated_grad_off(c.function, c)) for s, c in callers):
-        return fn
-    return None
+    return fn if kept_on(fn, "_ptf236_called_grad_off", lambda fn: [_called_grad_off(fn, ctx)])[0] else None
+
+
+def _called_grad_off(fn, ctx) -> bool:
+    """Every call of the helper ``fn`` in the module sits in grad-off code of its caller; asked once per helper
+    (each of its model calls asks)."""
+    callers = [(site, context_at(site, ctx)) for site in helper_calls(fn, ctx) or ()]
+    return bool(callers) and all(
+        c is not None and (_with_block(s, c) is not None or _decorated_grad_off(c.function, c)) for s, c in callers
+    )
 
 
 def _with_block(node, ctx):
