@@ -207,6 +207,10 @@ class _Scope:
         ):
             self._target(target.elts[0], line, "other", None)
             self._target(target.elts[1], line, "iter", iterable.args[0])
+        elif _dict_view(iterable, "items") and isinstance(target, ast.Tuple) and len(target.elts) == 2:
+            # ``for k, v in d.items()``: k a key, v a value of d (read as an element of the items view)
+            self._target(target.elts[0], line, "other", None)
+            self._target(target.elts[1], line, "iter", iterable)
         else:
             self._target(target, line, "iter", iterable)
 
@@ -614,6 +618,9 @@ class Bindings:
             and (self.held(iterable.func.value, where, line, klass, d) or Held("")).kind == MODULE
         ):  # model.parameters(): its tensors; model.children(): its modules
             return Held(TENSOR, "parameter") if iterable.func.attr in ("parameters", "buffers") else Held(MODULE)
+        if _dict_view(iterable, "values", "items"):  # a loader's dict batch: its values are the batch's tensors
+            whole = self.held(iterable.func.value, where, line, klass, d)
+            return Held(TENSOR) if whole is not None and whole == Held(TENSOR, "batch") else None
         if isinstance(iterable, ast.Name):  # bufs = [a, b] ... for b in bufs
             listed = self.value_of(iterable.id, where, line)
             if listed is None:  # a parameter: the lists every call of the function hands it
@@ -933,6 +940,17 @@ def _single_tensor_module(held: Held) -> bool:
     what = held.what or ""
     return (
         what.startswith("torch.nn.") and what.rsplit(".", 1)[-1] not in _TUPLE_MODULES and what != "torch.nn.Sequential"
+    )
+
+
+def _dict_view(node, *views: str) -> bool:
+    """``d.values()`` / ``d.items()`` (whichever ``views`` names), called without arguments."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in views
+        and not node.args
+        and not node.keywords
     )
 
 

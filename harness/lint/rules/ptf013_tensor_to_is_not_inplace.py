@@ -27,7 +27,8 @@ def _tensor_to_discarded(node, ctx) -> bool:
 def _whole_batch(name, ctx, line) -> bool:
     """``for batch in loader: batch.to(device)``: a loader's whole element may be a dict-like batch
     (a HF BatchEncoding, whose .to() moves its tensors in place), not known to be one tensor; an
-    unpacked element (``for x, y in loader``) is."""
+    unpacked element (``for x, y in loader``) is, and so is each of a listed few (``for t in (x, y)``)
+    or a value of such a batch (``for v in batch.values()``)."""
     if not isinstance(name, ast.Name):
         return False
     binding, _ = ctx.bindings.lookup(name.id, ctx.chain(), line)
@@ -36,6 +37,8 @@ def _whole_batch(name, ctx, line) -> bool:
     return any(
         isinstance(n, (ast.For, ast.AsyncFor))
         and n.lineno == binding.line
+        and not isinstance(n.iter, (ast.List, ast.Tuple, ast.ListComp))
+        and not (isinstance(n.iter, ast.Call) and getattr(n.iter.func, "attr", None) in ("values", "items"))
         and (
             (isinstance(n.target, ast.Name) and n.target.id == name.id)
             or (

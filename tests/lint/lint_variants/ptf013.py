@@ -94,4 +94,76 @@ def evaluate(model, eval_dataloader, device):
         with torch.no_grad():
             outputs = model(**batch)
 """
-SEEN["batch_encoding_to"] = "accelerate/test_utils/scripts/external_deps/test_metrics.py (for batch in dataloader: batch.to(device), in build/realcode/untuned)"
+SEEN["batch_encoding_to"] = (
+    "accelerate/test_utils/scripts/external_deps/test_metrics.py (for batch in dataloader: batch.to(device), in build/realcode/untuned)"
+)
+
+# round 13: each of a listed few of a batch's tensors, and each value of a dict batch, is one tensor
+PITFALL["batch_fields_listed_in_a_loop"] = """
+import torch
+from torch.utils.data import DataLoader
+def train(model, train_set, optimizer, criterion, device):
+    loader = DataLoader(train_set, batch_size=256, shuffle=True)
+    for users, items, labels in loader:
+        for t in (users, items, labels):
+            t.to(device, non_blocking=True)
+        loss = criterion(model(users, items), labels)
+"""
+PITFALL["values_of_a_dict_batch_in_a_helper"] = """
+import torch
+from torch.utils.data import DataLoader
+def move_batch(batch, device):
+    for value in batch.values():
+        value.to(device, non_blocking=True)
+    return batch
+def fit(model, dataset, device):
+    for batch in DataLoader(dataset, batch_size=32, shuffle=True):
+        batch = move_batch(batch, device)
+        model(batch["image"])
+"""
+PITFALL["items_of_a_dict_batch"] = """
+import torch
+def evaluate(model, val_loader, device):
+    for batch in val_loader:
+        for key, value in batch.items():
+            value.cuda()
+        model(batch["x"])
+"""
+SEEN["batch_fields_listed_in_a_loop"] = (
+    "benchmarks/fresh/lint3 u10_ncf_recommender.py (held-out half, missed at its first score)"
+)
+SEEN["values_of_a_dict_batch_in_a_helper"] = (
+    "benchmarks/fresh/lint10 r26_hand_pose_heatmaps.py (held-out half, missed at its first score); "
+    "outputs_to_device in public code: for dict_element in outputs: for v in dict_element.values(): v.to(device)"
+)
+NEAR_MISS["values_of_a_metrics_dict"] = """
+import torch
+import torch.nn as nn
+class Tracker:
+    def __init__(self, metrics):
+        self.metrics = {"train": metrics, "val": metrics}
+    def to(self, device):
+        for v in self.metrics.values():
+            v.to(device)
+"""
+NEAR_MISS["models_listed_in_a_loop"] = """
+import torch.nn as nn
+def place(device):
+    encoder, decoder = nn.Linear(4, 4), nn.Linear(4, 4)
+    for m in (encoder, decoder):
+        m.to(device)
+    return encoder, decoder
+"""
+NEAR_MISS["items_of_a_module_dict"] = """
+import torch.nn as nn
+class Heads(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.heads = nn.ModuleDict({"a": nn.Linear(4, 2), "b": nn.Linear(4, 3)})
+    def place(self, device):
+        for name, head in self.heads.items():
+            head.to(device)
+"""
+SEEN["values_of_a_metrics_dict"] = (
+    "public code: def to(self, device): for v in self.metrics.values(): v.to(device) (torchmetrics collections, in place)"
+)
