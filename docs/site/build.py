@@ -78,15 +78,13 @@ def build_site(
     try:
         src, extra, html = stage / "src", stage / "extra", stage / "html"
         cases, reused = generate_sources(src, extra, root, cases_dir, reports_dir, bench_json, processes, cache, reuse)
+        requires, roots = {lc.id: lc.case.requires for lc in cases}, (str(Path(root).resolve()),)
         with zh_build(src, extra, stage, locale_dir) as zh:  # the Chinese edition, in a second process beside this one
             run_sphinx(src, html, stage / "doctrees", extra, jobs)
+            # the English pages read while the Chinese edition is still building
+            found = problems(html, sorted((src / "cases").glob("*.ipynb")), requires, roots)
         zh.move_into(html)
-        found = problems(
-            html,
-            sorted((src / "cases").glob("*.ipynb")),
-            {lc.id: lc.case.requires for lc in cases},
-            (str(Path(root).resolve()),),
-        )
+        found += [f"zh/{problem}" for problem in problems(html / "zh", (), requires, roots)]
         if found:  # what a reader must never see (docs.site.outputs_check): the first, and how many more
             raise BuildError(found[0] + (f" (and {len(found) - 1} more)" if len(found) > 1 else ""))
         if out.exists():
@@ -137,11 +135,14 @@ def generate_sources(
     pages = CasePages(src, extra, matrix, lint_bench, detection, kept)
     (src / "cases").mkdir(parents=True)
     to_run = [lc for lc in cases if kept is None or not (reuse and kept.restore(lc, src, extra))]
+
+    def other_pages() -> None:  # they read the loaded cases and the records, not the cases' outputs
+        write_sources(src, extra, cases, matrix, bench, lint_bench, cases_dir, symptoms, detection, coverage)
+
     try:  # shared with a forked copy of this process: each writes the pages of the cases it ran
-        execute_each(to_run, root, pages.write, processes=processes)
+        execute_each(to_run, root, pages.write, processes=processes, beside=other_pages)
     except (CaseRunError, LessonError) as exc:
         raise BuildError(str(exc)) from None
-    write_sources(src, extra, cases, matrix, bench, lint_bench, cases_dir, symptoms, detection, coverage)
     return cases, len(cases) - len(to_run)
 
 

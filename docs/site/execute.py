@@ -79,18 +79,28 @@ def execute_each(
     then: Callable[[ExecutedCase], object],
     stamp: Stamp | None = None,
     processes: int = 2,
+    beside: Callable[[], object] | None = None,
 ) -> None:
     """Every case executed and handed to ``then`` (which writes its pages), the work shared with a
     forked copy of this process (``docs.site.forked``): each case still runs alone in its process,
-    from a reseeded state. A failure in the copy comes back as ``CaseRunError`` with its message."""
+    from a reseeded state. A failure in the copy comes back as ``CaseRunError`` with its message.
+    ``beside``: other work that writes files and returns nothing (the site's other pages), taken first
+    by whichever process is free, so that it runs beside the cases rather than after them."""
     stamp = stamp or Stamp.here()
     if processes > 1:  # the longest first, so that the two processes end together (see _starts_interpreters)
         cases = sorted(cases, key=lambda lc: not _starts_interpreters(lc))
+    jobs = [functools.partial(_execute_into, then, lc, root, stamp) for lc in cases]
+    if beside is not None:
+        jobs.insert(0, beside)
     with _crash_report():
         try:
-            for_each(cases, lambda lc: then(execute_case(lc, root, stamp)), processes)
+            for_each(jobs, lambda job: job(), processes)
         except ForkedFailure as exc:
             raise CaseRunError(str(exc)) from None
+
+
+def _execute_into(then: Callable[[ExecutedCase], object], lc: LoadedCase, root: Path, stamp: Stamp) -> None:
+    then(execute_case(lc, root, stamp))
 
 
 # A case that starts fresh interpreters (each imports torch: seconds of CPU apiece) takes 3-10 s
