@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 
 from torch_pitfalls.lint.rules.base import Rule, _const
+from torch_pitfalls.lint.rules.shared.tensors import known_not_tensor
 from torch_pitfalls.lint.walking import walk
 
 
@@ -54,6 +55,7 @@ def _list_of_slices_index(node, ctx) -> bool:
             and n.value is Ellipsis
             for n in _index_items(value)
         )
+        and not known_not_tensor(node.value, ctx)  # NumPy has its own answer (an IndexError since 1.23)
     )
 
 

@@ -1,4 +1,5 @@
 """PTF124 (non-tuple-sequence-indexing): a list of slices as an index, a warning since torch 2.8."""
+
 PITFALL = {
     "list_comprehension_of_slices": "def crop(result, sizes):\n    slice_param = [slice(s) for s in sizes]\n    return result[slice_param]\n",
     "list_literal": "def first(x, i):\n    idx = [slice(None), i]\n    return x[idx]\n",
@@ -19,3 +20,39 @@ SEEN = {
     "with_none": "not found by search",
     "list_plus_list": "not found by search",
 }
+
+# round 13: a NumPy array is not a tensor: torch's warning is not its business
+NEAR_MISS["numpy_array_by_isinstance"] = """
+import numpy as np
+class Split:
+    def __init__(self, slices, axis=-1):
+        self.slices, self.axis = slices, axis
+    def __call__(self, image):
+        if isinstance(image, np.ndarray):
+            ret = []
+            for s in self.slices:
+                sl = [slice(None)] * image.ndim
+                sl[self.axis] = s
+                ret.append(image[sl])
+            return ret
+        raise TypeError("not an array")
+"""
+NEAR_MISS["numpy_array_made_here"] = """
+import numpy as np
+def crop(n):
+    a = np.zeros((n, n))
+    idx = [slice(1, None), slice(None, -1)]
+    return a[idx]
+"""
+PITFALL["tensor_or_array_by_isinstance"] = """
+import numpy as np
+import torch
+def take(x, dim):
+    if isinstance(x, (np.ndarray, torch.Tensor)):
+        idx = [slice(None)] * x.ndim
+        idx[dim] = 0
+        return x[idx]
+"""
+SEEN["numpy_array_by_isinstance"] = (
+    "lint round 13 tuning half: Attention-Gated-Networks dataio/transformation/myImageTransformations.py (wrong at the first reading)"
+)

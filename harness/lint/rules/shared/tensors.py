@@ -20,3 +20,31 @@ def _int_expr(node) -> bool:
 
 
 _CONVERSIONS = ("to", "cuda", "cpu", "double", "float", "half", "long", "int", "bfloat16", "bool", "type")
+
+
+def known_not_tensor(node, ctx) -> bool:
+    """``node`` holds a NumPy array, not a tensor: the bindings say so, or it sits where an
+    ``isinstance(node, np.ndarray)`` test (without torch.Tensor beside it) has just held."""
+    if ctx.kind(node) == "ndarray":
+        return True
+    if not isinstance(node, ast.Name):
+        return False
+    child, parent = node, ctx.parent(node)
+    while parent is not None and not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+        if isinstance(parent, ast.If) and child in parent.body and _isinstance_of_ndarray(parent.test, node.id, ctx):
+            return True
+        child, parent = parent, ctx.parent(parent)
+    return False
+
+
+def _isinstance_of_ndarray(test, name: str, ctx) -> bool:
+    if not (
+        isinstance(test, ast.Call)
+        and getattr(test.func, "id", None) == "isinstance"
+        and len(test.args) == 2
+        and getattr(test.args[0], "id", None) == name
+    ):
+        return False
+    kinds = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
+    names = {ctx.qualified(k) or "" for k in kinds}
+    return "numpy.ndarray" in names and not any(n.startswith("torch.") for n in names)
