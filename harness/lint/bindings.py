@@ -820,6 +820,12 @@ class Bindings:
             return LINEAR  # raw scores: no activation after the last layer
         if what == "torch.nn.Sequential":
             ctor = self._constructor(func, chain, line, klass)
+            if ctor is None and isinstance(func, ast.Name) and d < 12:  # a parameter: what every call hands it
+                binding, owner = self.lookup(func.id, chain, line)
+                if binding is not None and binding.how == "param":
+                    sites = self.passed(owner[0], func.id) or ()
+                    outs = {self._output_of(callee, value, c, at, k, d + 1) for value, c, at, k in sites}
+                    return outs.pop() if len(outs) == 1 else None
             where = chain
             while (  # make_model(n).to(device): the module the call returns
                 ctor is not None

@@ -98,3 +98,44 @@ SEEN = {
     "soft_targets_are_probabilities": "code: pacanada/chess-ai chess_ai/rlagent/muzero/test_torch_policy.py (CE with target=...softmax(dim=1))",
     "logits": "code: FloHofstetter/wcid-pytorch test.py",
 }
+
+# round 13: a model handed to an epoch function, built elsewhere as a Sequential that ends in Softmax
+PITFALL["sequential_handed_to_an_epoch_function"] = """
+import torch
+import torch.nn as nn
+def build_classifier(channels, n_classes):
+    layers, prev = [], 1
+    for c in channels:
+        layers += [nn.Conv2d(prev, c, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2)]
+        prev = c
+    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(prev, n_classes), nn.Softmax(dim=1)]
+    return nn.Sequential(*layers)
+def run_epoch(model, loader, criterion, optimizer=None):
+    for mel, label in loader:
+        probs = model(mel)
+        loss = criterion(probs, label)
+def main(loader):
+    model = build_classifier((16, 32), 11).to("cpu")
+    run_epoch(model, loader, nn.CrossEntropyLoss())
+"""
+SEEN["sequential_handed_to_an_epoch_function"] = "benchmarks/fresh/lint11 s27_instrument_family_classifier.py (tuning half, missed at its first run)"
+NEAR_MISS["two_models_handed_one_with_softmax"] = """
+import torch.nn as nn
+def run_epoch(model, loader, criterion):
+    for x, y in loader:
+        loss = criterion(model(x), y)
+def main(loader):
+    run_epoch(nn.Sequential(nn.Linear(4, 3)), loader, nn.CrossEntropyLoss())
+    run_epoch(nn.Sequential(nn.Linear(4, 3), nn.Softmax(dim=1)), loader, nn.MSELoss())
+"""
+NEAR_MISS["logits_sequential_handed_on"] = """
+import torch.nn as nn
+def build(n):
+    layers = [nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, n)]
+    return nn.Sequential(*layers)
+def evaluate(model, loader):
+    ce = nn.CrossEntropyLoss()
+    return sum(ce(model(x), y).item() for x, y in loader)
+def main(loader):
+    evaluate(build(3), loader)
+"""
