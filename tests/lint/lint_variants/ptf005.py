@@ -129,11 +129,14 @@ def main(loader):
     run_epoch(nn.Sequential(nn.Linear(4, 3), nn.Softmax(dim=1)), loader, nn.MSELoss())
 """
 NEAR_MISS["logits_sequential_handed_on"] = """
+import torch
 import torch.nn as nn
 def build(n):
     layers = [nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, n)]
     return nn.Sequential(*layers)
+@torch.no_grad()
 def evaluate(model, loader):
+    model.eval()
     ce = nn.CrossEntropyLoss()
     return sum(ce(model(x), y).item() for x, y in loader)
 def main(loader):
