@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 
 from torch_pitfalls.lint.rules.base import CALL, UNSURE, Rule, _const, _kw, _method
-from torch_pitfalls.lint.rules.shared.flow import _grad_off, _own_code, _values
+from torch_pitfalls.lint.rules.shared.flow import _grad_off, _own_code, _scopes_of, _values
 from torch_pitfalls.lint.rules.shared.training_loop import _enclosing_loops
 from torch_pitfalls.lint.walking import walk
 
@@ -78,12 +78,72 @@ def _model_detaches(call, ctx) -> bool:
     return bool(forward) and _detaches(forward)
 
 
+def _self_attributes(node) -> set[str]:
+    return {n.attr for n in walk(node) if isinstance(n, ast.Attribute) and getattr(n.value, "id", None) == "self"}
+
+
+def _state_kept_on_self(node, statement, ctx) -> bool:
+    """``out, self.h = self.rnn(x, self.h)`` in a module class of the file: the state rides on the model from
+    one call to the next. Reported where the file trains a model of the class in a loop that calls backward()
+    every step, and neither the class cuts the state nor that loop resets it (``model.h = None``,
+    ``model.reset_state()``: a method of the class that sets it)."""
+    klass = ctx.klass
+    passed = set().union(*(_self_attributes(a) for a in [*node.args[1:], *(k.value for k in node.keywords)]))
+    state = _self_attributes(statement.targets[0]) & passed
+    if not state or klass is None or ctx.kind(node.func) != "module" or not ctx.bindings.is_module_class(klass):
+        return False
+    if node.args and _self_attributes(node.args[0]) & state:
+        return False
+    setters = set()
+    for method in (m for m in klass.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))):
+        for n in walk(method):
+            if (_method(n, "detach", "detach_") and _self_attributes(n.func.value) & state) or (
+                isinstance(n, ast.Attribute) and n.attr == "data" and _self_attributes(n.value) & state
+            ):
+                return False  # the class cuts the state itself
+            if isinstance(n, ast.Assign) and n is not statement and any(_self_attributes(t) & state for t in n.targets):
+                if _self_attributes(n.value) & state:
+                    return False  # the state made from itself (repackaged, detached): taken to cut it
+                setters.add(method.name)  # a reset: None, zeros, init_hidden()
+    return any(_trains_keeping(loop, klass, state, setters, ctx) for loop in _loops(ctx.module))
+
+
+def _loops(tree):
+    return [n for n in walk(tree) if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
+
+
+def _trains_keeping(loop, klass, state: set[str], setters: set[str], ctx) -> bool:
+    """The loop calls a model of ``klass`` and backward() every step, and does not reset its state there."""
+    if not _step_backward(loop):
+        return False
+    models = set()
+    for n in walk(loop):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name):
+            held = ctx.bindings.held(n.func, _scopes_of(n, ctx), n.lineno)
+            if held is not None and held.kind == "module" and held.what == klass.name:
+                models.add(n.func.id)
+    if not models:
+        return False
+    for n in walk(loop):
+        if _method(n, *setters) and getattr(n.func.value, "id", None) in models:
+            return False  # model.reset_state()
+        targets = n.targets if isinstance(n, ast.Assign) else []
+        if any(
+            isinstance(t, ast.Attribute) and t.attr in state and getattr(t.value, "id", None) in models for t in targets
+        ):
+            return False  # model.hidden = model.init_hidden()
+    return True
+
+
 def _state_carried_across_backward(node, ctx):
     """``out, h = rnn(x, h)`` in a loop whose every step calls backward(), the state never detached or
-    reset in the loop. Sure where the callee is known to be a module; UNSURE where its type is unknown."""
+    reset in the loop. Sure where the callee is known to be a module; UNSURE where its type is unknown.
+    Also a state kept on the model itself (``_state_kept_on_self``)."""
     statement = ctx.parent(node)
     if not (isinstance(statement, ast.Assign) and statement.value is node and len(statement.targets) == 1):
         return False
+    if _state_kept_on_self(node, statement, ctx):
+        return True
     target = statement.targets[0]
     state = _names(target)
     # the state rides beside the input (``rnn(x, h)``, ``model(x, hidden=h)``): a call whose first

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from torch_pitfalls.lint.package import package_folder, package_texts
 from torch_pitfalls.lint.rules.base import UNSURE, Rule
-from torch_pitfalls.lint.rules.shared.modules import _STATELESS, built_here, file_calls, subclasses
+from torch_pitfalls.lint.rules.shared.modules import _STATELESS, built_here, file_calls, subclasses, with_holders
 from torch_pitfalls.lint.testcode import in_test_code
 from torch_pitfalls.lint.walking import kept_on, walk
 
@@ -264,10 +264,11 @@ def _unused_layer(node, ctx) -> bool:
 
 
 def _trained_here(family, ctx) -> bool:
-    """The file builds a model of the family and runs a backward pass. Elsewhere (a library's layer, a model
+    """The file builds a model of the family, or a model of its own that holds one as a part (a layer
+    built in a network's ``__init__``), and runs a backward pass. Elsewhere (a library's layer, a model
     file) nothing shows that the layer trains at all: its harm, a layer that never learns or DDP's error
     on unused parameters, is a guess (--preview)."""
-    return file_calls(ctx, "backward") and built_here(family, ctx)
+    return file_calls(ctx, "backward") and built_here(with_holders(family, ctx), ctx)
 
 
 RULE = Rule(

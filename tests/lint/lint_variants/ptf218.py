@@ -198,3 +198,130 @@ SEEN = {
     "detached_in_place": "pytorch/examples distributed/rpc/rnn/main.py (hidden[0].detach_() before each step)",
     "detached_as_it_is_passed": "dpressel/dliss-tutorial#1 (detach the hidden states at every training step, initialise from the old ones)",
 }
+
+# round 13: a state kept on the model itself between forward calls
+PITFALL["state_kept_on_the_model"] = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+class StatefulLM(nn.Module):
+    def __init__(self, vocab):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, 64)
+        self.lstm = nn.LSTM(64, 128, batch_first=True)
+        self.decoder = nn.Linear(128, vocab)
+        self.state = None
+    def reset_state(self):
+        self.state = None
+    def forward(self, tokens):
+        out, self.state = self.lstm(self.embed(tokens), self.state)
+        return self.decoder(out)
+def train(windows, vocab, epochs):
+    model = StatefulLM(vocab)
+    opt = torch.optim.Adam(model.parameters())
+    for epoch in range(epochs):
+        model.reset_state()
+        for x, y in windows:
+            logits = model(x)
+            loss = F.cross_entropy(logits.flatten(0, 1), y.flatten())
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+"""
+SEEN["state_kept_on_the_model"] = (
+    "benchmarks/fresh/lint11 s05_char_lstm_language_model.py (held-out half, missed at its first score)"
+)
+NEAR_MISS["state_on_the_model_reset_each_step"] = """
+import torch
+import torch.nn as nn
+class Tagger(nn.Module):
+    def __init__(self, vocab, tags):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, 6)
+        self.lstm = nn.LSTM(6, 6)
+        self.out = nn.Linear(6, tags)
+        self.hidden = self.init_hidden()
+    def init_hidden(self):
+        return (torch.zeros(1, 1, 6), torch.zeros(1, 1, 6))
+    def forward(self, sentence):
+        lstm_out, self.hidden = self.lstm(self.embed(sentence).view(len(sentence), 1, -1), self.hidden)
+        return torch.log_softmax(self.out(lstm_out.view(len(sentence), -1)), dim=1)
+model = Tagger(10, 3)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for sentence, tags in data:
+    model.zero_grad()
+    model.hidden = model.init_hidden()
+    loss = nn.functional.nll_loss(model(sentence), tags)
+    loss.backward()
+    opt.step()
+"""
+SEEN["state_on_the_model_reset_each_step"] = (
+    "PyTorch tutorial 'Sequence Models and LSTM Networks' (model.hidden = model.init_hidden() before each sentence)"
+)
+NEAR_MISS["state_on_the_model_detached_in_forward"] = """
+import torch
+import torch.nn as nn
+class Stateful(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gru = nn.GRU(4, 8, batch_first=True)
+        self.head = nn.Linear(8, 1)
+        self.h = None
+    def forward(self, x):
+        if self.h is not None:
+            self.h = self.h.detach()
+        out, self.h = self.gru(x, self.h)
+        return self.head(out)
+model = Stateful()
+opt = torch.optim.Adam(model.parameters())
+for x, y in stream:
+    loss = (model(x) - y).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+NEAR_MISS["state_on_the_model_reset_by_method_each_step"] = """
+import torch
+import torch.nn as nn
+class Stateful(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gru = nn.GRU(4, 8, batch_first=True)
+        self.head = nn.Linear(8, 1)
+        self.h = None
+    def reset(self):
+        self.h = None
+    def forward(self, x):
+        out, self.h = self.gru(x, self.h)
+        return self.head(out)
+model = Stateful()
+opt = torch.optim.Adam(model.parameters())
+for x, y in stream:
+    model.reset()
+    loss = (model(x) - y).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+NEAR_MISS["state_on_the_model_repackaged_in_forward"] = """
+import torch
+import torch.nn as nn
+class Stateful(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(4, 8, batch_first=True)
+        self.head = nn.Linear(8, 1)
+        self.state = None
+    def forward(self, x):
+        if self.state is not None:
+            self.state = tuple(s.detach() for s in self.state)
+        out, self.state = self.lstm(x, self.state)
+        return self.head(out)
+model = Stateful()
+opt = torch.optim.Adam(model.parameters())
+for x, y in stream:
+    loss = (model(x) - y).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""

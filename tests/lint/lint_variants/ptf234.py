@@ -384,3 +384,54 @@ SEEN = {
     "fusion_norm_never_applied": "benchmarks/fresh/lint3/u19_multimodal_model.py (fuse_norm built, never applied; tuning material) and PyTorch-GAN implementations/sgan/sgan.py (Generator.label_emb built, never used)",
     "learned_scale_never_used": "vit-pytorch vit_pytorch/look_vit.py (pos_embedding = nn.Parameter(...) built while forward adds fixed sincos positions)",
 }
+
+# round 13: a layer class whose unused part sits in a network the file builds and trains
+PITFALL["unused_part_of_a_layer_inside_a_trained_network"] = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+class MeanLayer(nn.Module):
+    def __init__(self, d_in, d_out):
+        super().__init__()
+        self.lin_self = nn.Linear(d_in, d_out)
+        self.lin_neigh = nn.Linear(d_in, d_out, bias=False)
+    def forward(self, x, adj):
+        return self.lin_neigh(torch.sparse.mm(adj, x))
+class Net(nn.Module):
+    def __init__(self, d_in, n_classes):
+        super().__init__()
+        self.layers = nn.ModuleList(MeanLayer(a, b) for a, b in ((d_in, 64), (64, n_classes)))
+    def forward(self, x, adj):
+        for layer in self.layers:
+            x = F.relu(layer(x, adj))
+        return x
+def main(x, adj, y):
+    model = Net(x.size(1), 7)
+    opt = torch.optim.Adam(model.parameters())
+    for _ in range(100):
+        opt.zero_grad()
+        F.cross_entropy(model(x, adj), y).backward()
+        opt.step()
+"""
+SEEN["unused_part_of_a_layer_inside_a_trained_network"] = (
+    "benchmarks/fresh/lint11 s13_citation_graph_sage.py (held-out half, missed at its first score)"
+)
+NEAR_MISS["unused_part_of_a_layer_inside_a_network_trained_elsewhere"] = """
+import torch
+import torch.nn as nn
+class MeanLayer(nn.Module):
+    def __init__(self, d_in, d_out):
+        super().__init__()
+        self.lin_self = nn.Linear(d_in, d_out)
+        self.lin_neigh = nn.Linear(d_in, d_out, bias=False)
+    def forward(self, x, adj):
+        return self.lin_neigh(torch.sparse.mm(adj, x))
+class Net(nn.Module):
+    def __init__(self, d_in, n_classes):
+        super().__init__()
+        self.layers = nn.ModuleList(MeanLayer(a, b) for a, b in ((d_in, 64), (64, n_classes)))
+    def forward(self, x, adj):
+        for layer in self.layers:
+            x = layer(x, adj)
+        return x
+"""
