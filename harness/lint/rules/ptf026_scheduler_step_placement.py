@@ -84,7 +84,7 @@ def _scheduler_before_optimizer(node, ctx) -> bool:
         return False
     first_call = min(calls, key=lambda n: (n.lineno, n.col_offset))
     first = (first_call.lineno, first_call.col_offset)
-    if _after_the_first_pass(first_call, node, ctx):
+    if _after_the_first_pass(first_call, node, ctx) or _on_a_metric(first_call, ctx):
         return False
     own = _schedulers_optimizer(first_call, ctx)
     if own is None and any(
@@ -107,6 +107,15 @@ def _scheduler_before_optimizer(node, ctx) -> bool:
         and (own is None or any(isinstance(x, ast.Name) and x.id == own for x in walk(n)))
     ]
     return bool(later)
+
+
+def _on_a_metric(step, ctx) -> bool:
+    """A ReduceLROnPlateau (every construction the scheduler may come from is one): it has no schedule whose
+    first value the order could skip, and torch does not warn about its order."""
+    ctors = _constructors(step.func.value, step.lineno, ctx)
+    return bool(ctors) and all(
+        isinstance(c, ast.Call) and (ctx.qualified(c.func) or "").endswith("ReduceLROnPlateau") for c in ctors
+    )
 
 
 def _schedulers_optimizer(step, ctx) -> str | None:
@@ -180,8 +189,9 @@ _STEPS_NOT_EPOCHS = 1000
 
 
 def _over_batches(loop, ctx) -> bool:
-    """A loop over a DataLoader's batches (``for x, y in loader``, ``enumerate(loader)``)."""
-    if not isinstance(loop, ast.For):
+    """A loop over a DataLoader's batches (``for x, y in loader``, ``enumerate(loader)``) that goes on past
+    its first batch (a body ending in a bare ``break`` runs once per pass of the loop around it)."""
+    if not isinstance(loop, ast.For) or any(isinstance(stmt, ast.Break) for stmt in loop.body):
         return False
     it = loop.iter
     if isinstance(it, ast.Call) and getattr(it.func, "id", None) in ("enumerate", "tqdm") and it.args:

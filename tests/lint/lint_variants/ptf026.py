@@ -363,7 +363,9 @@ def train(model, loader, epochs, accum=4):
 """
 NEAR_MISS["cosine_length_epochs_times_updates"] = _COSINE.format(length="epochs * updates_per_epoch")
 PITFALL["cosine_length_in_epochs_stepped_per_update"] = _COSINE.format(length="epochs")
-SEEN["cosine_length_epochs_times_updates"] = "benchmarks/fresh/lint8 z19_distill_food101_mobilenet.py (held-out half, after its first score)"
+SEEN["cosine_length_epochs_times_updates"] = (
+    "benchmarks/fresh/lint8 z19_distill_food101_mobilenet.py (held-out half, after its first score)"
+)
 
 # A trainer's per-batch hook steps the scheduler it holds (self.schedule): the loop over batches is the
 # caller's. Stepped in a per-epoch hook, or with milestones counted in iterations, it is right.
@@ -414,4 +416,57 @@ class Fit:
             loss.backward()
             self.opt.step()
             self.sched.step()
+"""
+
+# round 13: a ReduceLROnPlateau stepped on a measured value has no schedule whose first value the order skips
+NEAR_MISS["plateau_stepped_on_a_metric_inside_the_batch_loop"] = """
+import torch
+def train(net, loader, evaluate, epochs):
+    optimizer = torch.optim.Adam(net.parameters(), lr=1e-3)
+    scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, "max", factor=0.5, patience=10)
+    for epoch in range(epochs):
+        for step, (x, y) in enumerate(loader):
+            if step % 300 == 0:
+                accuracy = evaluate(net)
+                scheduler.step(accuracy)
+            loss = net(x, y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+"""
+SEEN["plateau_stepped_on_a_metric_inside_the_batch_loop"] = (
+    "dragen1860/MAML-Pytorch backup/naive5_train.py (round 13's held-out half, read wrong)"
+)
+# a batch loop that ends in a bare break runs once per epoch
+NEAR_MISS["epoch_schedule_in_a_batch_loop_that_breaks_after_one"] = """
+import torch
+def train(model, dataloader, epochs):
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    scheduler = torch.optim.lr_scheduler.MultiStepLR(optimizer, milestones=[500, 1000], gamma=0.1)
+    for epoch in range(epochs):
+        for batch_idx, data in enumerate(dataloader):
+            model.zero_grad()
+            loss = model(data["features"], data["adj"])
+            loss.backward()
+            optimizer.step()
+            scheduler.step()
+            break
+"""
+SEEN["epoch_schedule_in_a_batch_loop_that_breaks_after_one"] = (
+    "snap-stanford/GraphRNN baselines/graphvae/train.py (round 13's held-out half, read wrong)"
+)
+PITFALL["epoch_schedule_in_a_batch_loop_that_breaks_on_a_condition"] = """
+import torch
+def train(model, dataloader, epochs, max_steps):
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    scheduler = torch.optim.lr_scheduler.MultiStepLR(optimizer, milestones=[30, 60], gamma=0.1)
+    for epoch in range(epochs):
+        for i, (x, y) in enumerate(dataloader):
+            loss = model(x, y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            scheduler.step()
+            if i >= max_steps:
+                break
 """
