@@ -10,9 +10,16 @@ from __future__ import annotations
 import ast
 import re
 
-from torch_pitfalls.lint.bindings import MODULE_SELF_METHODS, returned_values
+from torch_pitfalls.lint.bindings import MODULE_SELF_METHODS, arguments, returned_values
 from torch_pitfalls.lint.rules.base import CALL, Rule, _const, _kw, _method
-from torch_pitfalls.lint.rules.shared.flow import GRAD_OFF_QUALIFIED, _decorated_grad_off, _own_code, _values
+from torch_pitfalls.lint.rules.shared.flow import (
+    GRAD_OFF_QUALIFIED,
+    _decorated_grad_off,
+    _own_code,
+    _values,
+    context_at,
+    helper_calls,
+)
 from torch_pitfalls.lint.rules.shared.modules import _module_method
 from torch_pitfalls.lint.rules.shared.training_loop import _optimizer_step
 from torch_pitfalls.lint.walking import children, kept_on, walk
@@ -59,6 +66,9 @@ def _holds_bn(call, ctx, seen=()) -> bool:
     klass = ctx.bindings.classes().get(getattr(call.func, "id", None))
     if klass is not None and klass not in seen and ctx.bindings.is_module_class(klass):
         return kept_on(klass, "_ptf268_bn", lambda k: [_class_holds_bn(k, ctx, (*seen, k))])[0]
+    fn = ctx.bindings.module_function(call.func.id) if isinstance(call.func, ast.Name) else None
+    if fn is not None and fn not in seen:  # a block builder of the module: def down(a, b): return nn.Sequential(...)
+        return any(_holds_bn(value, ctx, (*seen, fn)) for value, _ in returned_values(fn) or ())
     return False
 
 
@@ -67,7 +77,7 @@ def _class_holds_bn(klass, ctx, seen) -> bool:
         if isinstance(n, ast.Call) and (
             _BN.match(ctx.qualified(n.func) or "")
             or _TV_BN.match(ctx.qualified(n.func) or "")
-            or (isinstance(n.func, ast.Name) and n.func.id in ctx.bindings.classes() and _holds_bn(n, ctx, seen))
+            or (isinstance(n.func, ast.Name) and _holds_bn(n, ctx, seen))
         ):
             return True
     return False
@@ -113,9 +123,23 @@ def _base(expr):
     return expr
 
 
-def _mode_events(fn, model):
+def _keeps_modes(module) -> list[frozenset]:
+    """The names of the module's functions that switch no module's mode (no ``.train()``, ``.eval()``,
+    ``.apply()`` in them: a checkpoint saver, a logger): handing them a model leaves its mode as it was."""
+    return [
+        frozenset(
+            n.name
+            for n in module.body
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and not any(_method(m, "eval", "train", "apply") for m in walk(n))
+        )
+    ]
+
+
+def _mode_events(fn, model, keeps_mode=frozenset()):
     """(line, event) in ``fn``'s own code for the model: "train" (``.train()``), "eval" (anything else that may set
-    the mode: ``.eval()``, ``.train(flag)``, ``.apply(f)``, handing it to a call, storing it elsewhere)."""
+    the mode: ``.eval()``, ``.train(flag)``, ``.apply(f)``, handing it to a call other than one of ``keeps_mode``,
+    storing it elsewhere)."""
     out = []
     for n in walk(fn):
         if isinstance(n, ast.Call):
@@ -125,7 +149,7 @@ def _mode_events(fn, model):
                     out.append((n.lineno, "train" if mode is None or _const(mode, True) else "eval"))
                 elif n.func.attr in ("eval", "apply", "requires_grad_", "train_mode", "set_mode"):
                     out.append((n.lineno, "eval"))
-            elif getattr(n.func, "id", None) not in _HARMLESS and any(
+            elif getattr(n.func, "id", None) not in (_HARMLESS | keeps_mode) and any(
                 _same(a, model) for a in [*n.args, *(k.value for k in n.keywords)]
             ):
                 out.append((n.lineno, "eval"))  # handed to a function that may switch its mode
@@ -135,28 +159,52 @@ def _mode_events(fn, model):
 
 
 def _train_mode_at(call, ctx) -> bool:
-    """The function's own code shows the model in training mode at ``call``: built fresh, or ``.train()``, with
-    nothing since (in the lines between, or anywhere in a loop around the call) that may switch it."""
-    model, fn = call.func, ctx.function
-    events = kept_on(fn, f"_ptf268_{ast.dump(model)}", lambda f: _mode_events(f, model))
+    """The model is in training mode at ``call``: the function's own code shows it so (``_mode_at``), or the
+    model is a parameter the function never switches and a call of the function in the module hands it a model
+    in training mode (a calibration helper called right after the training loop)."""
+    return _mode_at(call.func, call, ctx) or _handed_in_training_mode(call, ctx)
+
+
+def _mode_at(model, at, ctx, handed=None) -> bool:
+    """The function's own code shows ``model`` in training mode at node ``at``: built fresh, or ``.train()``, with
+    nothing since (in the lines between, or anywhere in a loop around it) that may switch it. ``handed``: the
+    call at ``at`` that hands the model on, not itself a switch."""
+    fn = ctx.function
+    keeps_mode = kept_on(ctx.module, "_ptf268_keeps_modes", _keeps_modes)[0]
+    events = kept_on(fn, f"_ptf268_{ast.dump(model)}", lambda f: _mode_events(f, model, keeps_mode))
+    events = [(line, e) for line, e in events if handed is None or line != handed.lineno]
     start = None
     if isinstance(model, ast.Name):
-        binding, _ = ctx.bindings.lookup(model.id, ctx.chain(), call.lineno)
+        binding, _ = ctx.bindings.lookup(model.id, ctx.chain(), at.lineno)
         if binding is not None and binding.how == "assign" and ctx.bindings.scope(fn).names.get(model.id):
             if _fresh(binding.value, ctx) is not None:
                 start = binding.line
-    trains = [line for line, e in events if e == "train" and line < call.lineno]
+    trains = [line for line, e in events if e == "train" and line < at.lineno]
     if trains and (start is None or max(trains) > start):
         start = max(trains)
     if start is None:
         return False
-    loops = [up for up in _ancestors(call, ctx) if isinstance(up, _LOOPS)]
+    loops = [up for up in _ancestors(at, ctx) if isinstance(up, _LOOPS)]
     for line, event in events:
-        if event == "eval" and (
-            start <= line <= call.lineno or any(lp.lineno <= line <= lp.end_lineno for lp in loops)
-        ):
+        if event == "eval" and (start <= line <= at.lineno or any(lp.lineno <= line <= lp.end_lineno for lp in loops)):
             return False
     return True
+
+
+def _handed_in_training_mode(call, ctx) -> bool:
+    model, fn = call.func, ctx.function
+    if not isinstance(model, ast.Name) or ctx.klass is not None or not isinstance(fn, ast.FunctionDef):
+        return False
+    binding, _ = ctx.bindings.lookup(model.id, ctx.chain(), call.lineno)
+    if binding is None or binding.how != "param" or any(e for _, e in _mode_events(fn, model)):
+        return False
+    for site in helper_calls(fn, ctx) or ():
+        caller = context_at(site, ctx)
+        given = arguments(site, fn).get(model.id)
+        if caller is not None and caller.function is not fn and isinstance(given, ast.Name):
+            if _mode_at(given, site, caller, handed=site):
+                return True
+    return False
 
 
 def _ancestors(node, ctx):

@@ -179,3 +179,92 @@ def predict(weights, x, device):
         out = model(x.to(device))
     return out
 """
+
+# round 13: a helper handed the model straight after training, while it is still in training mode
+PITFALL["calibration_helper_after_the_training_loop"] = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+def down(c_in, c_out):
+    return nn.Sequential(nn.Conv1d(c_in, c_out, 9, stride=2, padding=4), nn.BatchNorm1d(c_out), nn.ReLU())
+class AE(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = nn.Sequential(down(1, 16), down(16, 32))
+        self.decoder = nn.Sequential(nn.ConvTranspose1d(32, 16, 8, 2, 3), nn.ConvTranspose1d(16, 1, 8, 2, 3))
+    def forward(self, x):
+        return self.decoder(self.encoder(x))
+def window_errors(model, loader):
+    errors = []
+    with torch.no_grad():
+        for (x,) in loader:
+            errors.append(F.mse_loss(model(x), x, reduction="none").mean(dim=(1, 2)))
+    return torch.cat(errors)
+def save_checkpoint(path, model, optimizer):
+    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict()}, path)
+def main(train_loader, calib_loader, test_loader, epochs):
+    model = AE()
+    optimizer = torch.optim.Adam(model.parameters())
+    for epoch in range(epochs):
+        model.train()
+        for (x,) in train_loader:
+            loss = F.mse_loss(model(x), x)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        save_checkpoint("last.pt", model, optimizer)
+    threshold = window_errors(model, calib_loader).quantile(0.995)
+    model.eval()
+    return window_errors(model, test_loader) > threshold
+"""
+SEEN["calibration_helper_after_the_training_loop"] = (
+    "benchmarks/fresh/lint11 s08_bearing_anomaly_autoencoder.py (held-out half, missed at its first score)"
+)
+NEAR_MISS["helper_handed_the_model_after_eval"] = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+def block(c_in, c_out):
+    return nn.Sequential(nn.Linear(c_in, c_out), nn.BatchNorm1d(c_out), nn.ReLU())
+def errors(model, loader):
+    with torch.no_grad():
+        return torch.cat([F.mse_loss(model(x), x, reduction="none").mean(1) for (x,) in loader])
+def main(train_loader, val_loader, epochs):
+    model = nn.Sequential(block(8, 4), nn.Linear(4, 8))
+    optimizer = torch.optim.Adam(model.parameters())
+    for epoch in range(epochs):
+        model.train()
+        for (x,) in train_loader:
+            loss = F.mse_loss(model(x), x)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    model.eval()
+    return errors(model, val_loader)
+"""
+NEAR_MISS["helper_handed_the_model_after_an_evaluation_that_switches_it"] = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+def block(c_in, c_out):
+    return nn.Sequential(nn.Linear(c_in, c_out), nn.BatchNorm1d(c_out), nn.ReLU())
+def evaluate(model, loader):
+    model.eval()
+    with torch.no_grad():
+        return sum(F.mse_loss(model(x), x).item() for (x,) in loader)
+def errors(model, loader):
+    with torch.no_grad():
+        return torch.cat([F.mse_loss(model(x), x, reduction="none").mean(1) for (x,) in loader])
+def main(train_loader, val_loader, epochs):
+    model = nn.Sequential(block(8, 4), nn.Linear(4, 8))
+    optimizer = torch.optim.Adam(model.parameters())
+    for epoch in range(epochs):
+        model.train()
+        for (x,) in train_loader:
+            loss = F.mse_loss(model(x), x)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        print(evaluate(model, val_loader))
+    return errors(model, val_loader)
+"""
