@@ -14,17 +14,11 @@ import math
 from torch_pitfalls.lint.bindings import LOADER_NAME, returned_values
 from torch_pitfalls.lint.rules.base import UNSURE, Rule
 from torch_pitfalls.lint.rules.shared.flow import _scopes_of, _values
+from torch_pitfalls.lint.rules.shared.losses import FUNCTIONAL_LOSSES
 from torch_pitfalls.lint.walking import walk
 
 MEAN, SUM = "mean", "sum"
 BATCHES, SAMPLES = "batches", "samples"
-# torch.nn.functional losses (their reduction keyword defaults to "mean")
-_FUNCTIONAL_LOSSES = frozenset(
-    """cross_entropy nll_loss mse_loss l1_loss smooth_l1_loss huber_loss binary_cross_entropy
-binary_cross_entropy_with_logits kl_div poisson_nll_loss gaussian_nll_loss cosine_embedding_loss
-margin_ranking_loss hinge_embedding_loss soft_margin_loss multilabel_soft_margin_loss multi_margin_loss
-multilabel_margin_loss triplet_margin_loss ctc_loss""".split()
-)
 _UNWRAP = ("item", "detach", "cpu", "float")
 _WRAPPERS = ("enumerate", "tqdm", "iter")
 
@@ -72,7 +66,7 @@ def _loss_reduction(node, ctx, line: int, depth: int = 0):
     if not isinstance(node, ast.Call):
         return None
     q = ctx.qualified(node.func) or ""
-    if q.startswith("torch.nn.functional.") and q.rsplit(".", 1)[-1] in _FUNCTIONAL_LOSSES:
+    if q.startswith("torch.nn.functional.") and q.rsplit(".", 1)[-1] in FUNCTIONAL_LOSSES:
         return _reduction_of(node)
     if isinstance(node.func, ast.Call):  # nn.MSELoss()(out, y)
         inner = ctx.qualified(node.func.func) or ""

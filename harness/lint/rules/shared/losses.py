@@ -10,6 +10,15 @@ from torch_pitfalls.lint.rules.base import _bound_name, _called_name
 SOFTMAXES = ("softmax", "Softmax", "sigmoid")
 
 
+# torch.nn.functional losses (their reduction keyword defaults to "mean": one number)
+FUNCTIONAL_LOSSES = frozenset(
+    """cross_entropy nll_loss mse_loss l1_loss smooth_l1_loss huber_loss binary_cross_entropy
+binary_cross_entropy_with_logits kl_div poisson_nll_loss gaussian_nll_loss cosine_embedding_loss
+margin_ranking_loss hinge_embedding_loss soft_margin_loss multilabel_soft_margin_loss multi_margin_loss
+multilabel_margin_loss triplet_margin_loss ctc_loss""".split()
+)
+
+
 def _loss_call(node, ctx, functional: str, *classes: str) -> bool:
     """A call of this loss: ``F.<functional>(...)``, ``nn.<Class>()(...)``, or a name or ``self.``
     attribute bound to an instance of the class (``criterion = nn.CrossEntropyLoss()``)."""
