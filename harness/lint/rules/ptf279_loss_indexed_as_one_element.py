@@ -69,8 +69,7 @@ def _zero_dim(node, ctx, chain, line: int, depth: int = 0) -> bool:
             _zero_dim(_through_same_shape(value), ctx, where, at, depth + 1)
             for value, where, at in _bound_values(node, ctx, chain, line)
         )
-    klass = ctx.bindings._owner_class(chain[0]) if chain and isinstance(chain[0], ast.FunctionDef) else None
-    if isinstance(node, ast.Attribute) and _on_self(node, chain) and klass is not None:
+    if isinstance(node, ast.Attribute) and _on_self(node, chain) and (klass := _class_of(chain, ctx)) is not None:
         assigned = ctx.bindings.self_attributes(klass).get(node.attr) or []  # self.loss = self.criterion(...)
         return bool(assigned) and all(
             _zero_dim(_through_same_shape(v), ctx, (m, *chain[-1:]), at + 1, depth + 1) for m, v, at in assigned
@@ -90,28 +89,35 @@ def _zero_dim(node, ctx, chain, line: int, depth: int = 0) -> bool:
     bindings = ctx.bindings
     fn = bindings._local_function(node, chain, line)
     if fn is not None:  # a loss helper of the module: every return a full reduction
-        returned = returned_values(fn) or []
-        return bool(returned) and all(
-            _zero_dim(_through_same_shape(v), ctx, (fn, *chain[-1:]), at + 1, depth + 1) for v, at in returned
-        )
+        return _returns_zero_dim(fn, ctx, chain, depth)
     if isinstance(node.func, ast.Attribute) and node.func.attr in _REDUCTIONS:
         receiver = bindings.held(node.func.value, chain, line)
         return not node.args and not node.keywords and receiver is not None and receiver.kind == "tensor"
     if isinstance(node.func, ast.Call):  # nn.MSELoss()(pred, y)
         return _a_loss(node.func, ctx) and _reduced(node.func)
-    if isinstance(node.func, ast.Attribute) and _on_self(node.func, chain) and klass is not None:
+    if isinstance(node.func, ast.Attribute) and _on_self(node.func, chain) and (klass := _class_of(chain, ctx)):
         method = next((m for m in klass.body if isinstance(m, ast.FunctionDef) and m.name == node.func.attr), None)
         if method is not None:  # self.set_forward_loss(x): what the method returns
-            returned = returned_values(method) or []
-            return bool(returned) and all(
-                _zero_dim(_through_same_shape(v), ctx, (method, *chain[-1:]), at + 1, depth + 1) for v, at in returned
-            )
+            return _returns_zero_dim(method, ctx, chain, depth)
         built = [v for _, v, _ in ctx.bindings.self_attributes(klass).get(node.func.attr) or []]
         return bool(built) and all(isinstance(b, ast.Call) and _a_loss(b, ctx) and _reduced(b) for b in built)
     if not isinstance(node.func, ast.Name):
         return False
     built = _constructions(node.func, ctx, chain, line)  # criterion = nn.MSELoss(...), passed on, .cuda()'d
     return bool(built) and all(_a_loss(b, ctx) and _reduced(b) for b in built)
+
+
+def _returns_zero_dim(fn, ctx, chain, depth: int) -> bool:
+    """Every return of ``fn`` (a function or a method of the module) is a 0-dim tensor."""
+    returned = returned_values(fn) or []
+    return bool(returned) and all(
+        _zero_dim(_through_same_shape(v), ctx, (fn, *chain[-1:]), at + 1, depth + 1) for v, at in returned
+    )
+
+
+def _class_of(chain, ctx):
+    """The module-level class whose method ``chain`` starts in (asked only where ``self.`` is read)."""
+    return ctx.bindings._owner_class(chain[0]) if chain and isinstance(chain[0], ast.FunctionDef) else None
 
 
 def _on_self(node, chain) -> bool:
