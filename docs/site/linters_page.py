@@ -36,7 +36,15 @@ def case_linter_line(bench: dict | None, case_id: str) -> str:
             f"{name} reports {_ids(r['broken'])} on the broken code"
             + (f" and {_ids(r['fixed'])} on the fixed code" if r["fixed"] else "")
         )
-    return "Linters ([bench](../linters.md)): " + "; ".join(parts) + "."
+    line = "Linters ([bench](../linters.md)): " + "; ".join(parts) + "."
+    at_preview = [r.id for r in RULES if r.case_at_preview and case_id in r.cases]
+    if at_preview and not row["pitfalls-lint"]["broken"]:
+        # the rule reports only what its file shows; this case's code hides how often the copy runs
+        line += (
+            f" With `--preview`, `pitfalls lint` reports {_ids(at_preview)} on it: by default it reports this "
+            "pattern only where the file shows it repeated at each step, which this case's code does not show."
+        )
+    return line
 
 
 def linters_page(bench: dict | None, cases_dir: Path, case_ids) -> str:

@@ -47,4 +47,6 @@ def test_pitfalls_lint_catches_more_than_torchfix_and_never_fires_on_a_fix():
     assert t["pitfalls-lint"]["catches"] > t["torchfix"]["catches"]
     assert t["pitfalls-lint"]["fires_on_fixed"] == 0
     caught = {e["case"] for e in RECORDED["table"] if e["pitfalls-lint"]["catches"]}
-    assert caught >= {c for r in RULES for c in r.cases}  # every rule's case is caught in the bench too
+    # every rule's case is caught in the bench too (at the default level, as a user runs it), but for a case whose
+    # code hides how often it runs, which its rule proves with --preview (Rule.case_at_preview, tests/lint/test_lint.py)
+    assert caught >= {c for r in RULES if not r.case_at_preview for c in r.cases}

@@ -126,3 +126,26 @@ class Pix2Pix(torch.nn.Module):
 SEEN["volatile_in_a_model_method"] = (
     "NVIDIA/pix2pixHD models/pix2pixHD_model.py (Pix2PixHDModel.encode_features; round 6's tuning half)"
 )
+
+# volatile= under torch.no_grad(): ignored, but nothing is recorded either (visual-pushing-grasping
+# models.py reinforcement_net, round 14's tuning half, read harmless); without it, the graph is recorded.
+NEAR_MISS["volatile_under_no_grad"] = """
+import torch
+from torch.autograd import Variable
+def q_values(net, color, depth):
+    with torch.no_grad():
+        color = Variable(color, volatile=True).cuda()
+        depth = Variable(depth, volatile=True).cuda()
+        return net(torch.cat([color, depth], dim=1))
+"""
+PITFALL["volatile_beside_a_no_grad_block"] = """
+import torch
+from torch.autograd import Variable
+def q_values(net, color, depth, train):
+    if not train:
+        with torch.no_grad():
+            best = net(color)
+    color = Variable(color, volatile=True)
+    return net(color)
+"""
+SEEN["volatile_under_no_grad"] = "andyzeng/visual-pushing-grasping models.py:235 (round 14's tuning half, read harmless)"

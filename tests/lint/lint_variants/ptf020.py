@@ -535,3 +535,54 @@ def train_epoch(model, loader, optimizer, device):
         loss.backward()
         optimizer.step()
 """
+
+# A step method and a loop of batches show the copy repeated; a k-means loop under no_grad, with no model
+# in it, does not (round 12's solo-learn kmeans.py, read harmless: once per epoch).
+PITFALL["copy_in_a_lightning_training_step"] = """
+import torch
+import pytorch_lightning as pl
+class Contrastive(pl.LightningModule):
+    def training_step(self, batch, batch_idx):
+        x, _ = batch
+        z = self.encoder(x)
+        labels = torch.arange(z.size(0)).to(self.device)
+        return torch.nn.functional.cross_entropy(z @ z.t(), labels)
+"""
+PREVIEW = globals().get("PREVIEW", {})
+PREVIEW["copy_in_a_kmeans_loop_under_no_grad"] = """
+import torch
+def cluster(embeddings, k, iters):
+    with torch.no_grad():
+        centroids = embeddings[torch.randperm(len(embeddings))[:k]]
+        for _ in range(iters):
+            assign = torch.mm(embeddings, centroids.t()).argmax(dim=1)
+            sums = torch.zeros(k, embeddings.size(1)).to(embeddings.device)
+            sums.index_add_(0, assign, embeddings)
+            centroids = sums / torch.bincount(assign, minlength=k).clamp(min=1).unsqueeze(1)
+    return centroids
+"""
+SEEN["copy_in_a_kmeans_loop_under_no_grad"] = (
+    "vturrisi/solo-learn solo/utils/kmeans.py cluster_memory (round 12's tuning half, read harmless); "
+    "facebookresearch/swav main_deepclusterv2.py (round 11's tuning half, read harmless)"
+)
+
+# Where the file does not show how often a helper runs (a function nothing in the file calls, one handed
+# to map(), a sampler called from a loop of samples), the copy may run once per run: a conversion, a
+# sample written now and then (rounds 11-13 read such copies harmless three times in five). Reported with
+# --preview only; by default, where the file shows the copy repeated at each step.
+PREVIEW.update(
+    {
+        name: PITFALL.pop(name)
+        for name in (
+            "zeros_to_device",
+            "ones_cuda",
+            "arange_to_tensor_device",
+            "full_in_loop_keyword_device",
+            "noise_randn_cuda",
+            "buffer_once_per_request_before_the_decoding_steps",
+            "helper_also_handed_to_a_map",
+            "sample_per_setting_of_a_computed_sweep",
+            "copy_in_the_loop_of_an_epoch_end_hook",
+        )
+    }
+)
