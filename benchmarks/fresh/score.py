@@ -85,7 +85,7 @@ def score_watch(half: str) -> dict:
 
 
 def score_lint(half: str, folder: str = "lint") -> dict:
-    """``folder``: lint (the first set, split in split.toml), lint2 ... lint11 (each split in its own split.toml)."""
+    """``folder``: lint (the first set, split in split.toml), lint2 ... lint12 (each split in its own split.toml)."""
     split = SPLIT if folder == "lint" else tomllib.loads((HERE / folder / "split.toml").read_text(encoding="utf-8"))
     key = {s["file"]: s for s in tomllib.loads((HERE / folder / "key.toml").read_text(encoding="utf-8"))["script"]}
     rows = []
@@ -123,7 +123,20 @@ def main(argv=None) -> int:
     parser.add_argument("--only", choices=("lint", "watch"))
     parser.add_argument(
         "--lint-set",
-        choices=("lint", "lint2", "lint3", "lint4", "lint5", "lint6", "lint7", "lint8", "lint9", "lint10", "lint11"),
+        choices=(
+            "lint",
+            "lint2",
+            "lint3",
+            "lint4",
+            "lint5",
+            "lint6",
+            "lint7",
+            "lint8",
+            "lint9",
+            "lint10",
+            "lint11",
+            "lint12",
+        ),
         default="lint",
         help="which set of lint scripts",
     )
