@@ -11,7 +11,7 @@ import ast
 
 from torch_pitfalls.lint.bindings import returned_values
 from torch_pitfalls.lint.rules.base import CALL, Rule, _arg, _is_call_to, _kw, _method
-from torch_pitfalls.lint.rules.shared.batches import batch_sources
+from torch_pitfalls.lint.rules.shared.batches import batch_sources, collated_return
 from torch_pitfalls.lint.rules.shared.losses import _loss_call
 
 _FLOAT_LEGACY = ("torch.Tensor", "torch.FloatTensor", "torch.DoubleTensor", "torch.cuda.FloatTensor")
@@ -35,7 +35,19 @@ def _float_class_target(node, ctx) -> bool:
         value = value.func.value
     if _is_call_to(value, ctx, *_FLOAT_LEGACY):
         return True
-    return _float_batch_column(target, ctx, node.lineno)
+    return _float_batch_column(target, ctx, node.lineno) or _float_collated(value, ctx)
+
+
+def _float_collated(value, ctx) -> bool:
+    """A loader's labels that the file's collate function builds as floats: ``for x, y in loader`` with
+    ``collate_fn=collate`` returning ``..., torch.Tensor(labels)`` (a legacy constructor makes float32)."""
+    if not isinstance(value, ast.Name):
+        return False
+    found = collated_return(value.id, ctx.chain(), value.lineno, ctx)
+    if found is None:
+        return False
+    expr, fn, at = found
+    return _float_tensor(expr, (fn, ctx.module), at + 1, ctx)
 
 
 def _float_batch_column(target, ctx, line) -> bool:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import ast
 
-from torch_pitfalls.lint.bindings import arguments
+from torch_pitfalls.lint.bindings import arguments, returned_values
 from torch_pitfalls.lint.rules.base import UNSURE, Rule, _const, _method
-from torch_pitfalls.lint.rules.shared.flow import _before, _dead, _exclusive, _own_code
+from torch_pitfalls.lint.rules.shared.flow import _before, _dead, _exclusive, _own_code, context_at, helper_calls
 from torch_pitfalls.lint.rules.shared.modules import _STATELESS
 from torch_pitfalls.lint.walking import walk
 
@@ -193,6 +193,53 @@ def _handed_on(call, keys, ctx) -> bool:
     return not given or not _keeps_in_place(fn, given)
 
 
+def _handed_moved(param: str, ctx) -> bool:
+    """``param`` of a module function is handed a model that was already moved, at every call of the file
+    (``replace_head(load_backbone(arch, device))``, where load_backbone returns ``net.to(device)``), and the
+    caller neither moves what it gets back nor hands it on."""
+    fn = ctx.function
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or param not in {a.arg for a in fn.args.args}:
+        return False
+    sites = helper_calls(fn, ctx)
+    if not sites:
+        return False
+    for site in sites:
+        caller = context_at(site, ctx)
+        given = arguments(site, fn).get(param)
+        if caller is None or given is None or not _moved_value(given, caller, site.lineno):
+            return False
+        bound = ctx.parent(site)
+        keys = {_key(given), *(_key(t) for t in getattr(bound, "targets", ()))} - {None}
+        for n in _own_nodes(caller):
+            if not (isinstance(n, ast.Call) and _before(site, n)) or n is site:
+                continue
+            if _method(n, *_ALIGNS) and _key(n.func.value) in keys:
+                return False  # moved again after the change
+            if _handed_on(n, keys, caller):
+                return False
+    return True
+
+
+def _moved_value(expr, ctx, line, depth: int = 0) -> bool:
+    """``expr`` holds a model already moved: ``Net().to(device)``, a name bound to one, or the call of a
+    module function whose every return is one."""
+    if depth > 3:
+        return False
+    if isinstance(expr, ast.Name):
+        value = ctx.value_of(expr, line)
+        return value is not None and _moved_value(value, ctx, line, depth + 1)
+    if _move_chain(expr, ctx):
+        return True
+    fn = (
+        ctx.bindings.module_function(expr.func.id)
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name)
+        else None
+    )
+    returns = returned_values(fn) if fn is not None else None
+    inner = context_at(returns[0][0], ctx) if returns else None
+    return bool(returns) and inner is not None and all(_moved_value(v, inner, at, depth + 1) for v, at in returns)
+
+
 def _root_name(node) -> str | None:
     while isinstance(node, (ast.Attribute, ast.Subscript)):
         node = node.value
@@ -257,7 +304,7 @@ def _layer_after_move(node, ctx):
         )
         for n in nodes
     )
-    if not moved_before:
+    if not moved_before and not (isinstance(root, ast.Name) and _handed_moved(root.id, ctx)):
         return False
     later = [n for n in nodes if _before(node, n) and not _exclusive(n, node, ctx.function)]
     for n in later:

@@ -192,3 +192,61 @@ PITFALL["labels_cut_from_a_float_table"] = _TABLE.format(dtype="float32", cast="
 NEAR_MISS["labels_cut_from_a_float_table_then_long"] = _TABLE.format(dtype="float32", cast=".long()")
 NEAR_MISS["labels_cut_from_an_integer_table"] = _TABLE.format(dtype="int64", cast="")
 SEEN["labels_cut_from_a_float_table"] = "benchmarks/fresh/lint4 v18_loan_default_notebook.py (tuning material)"
+
+# The labels a collate function of the file builds: a legacy float constructor there reaches the loss
+# through the loop over the loader (fresh set 12's k03, tuning half, missed at its first run).
+PITFALL["labels_made_float_in_the_collate_function"] = """
+import torch
+from torch import nn
+from torch.utils.data import DataLoader
+def pad_batch(samples):
+    xs = torch.nn.utils.rnn.pad_sequence([s for s, _ in samples], batch_first=True)
+    ys = torch.FloatTensor([c for _, c in samples])
+    return xs, ys
+def train(model, dataset, opt, device):
+    loader = DataLoader(dataset, batch_size=32, collate_fn=pad_batch)
+    loss_fn = nn.CrossEntropyLoss()
+    for xs, ys in loader:
+        xs, ys = xs.to(device), ys.to(device)
+        loss = loss_fn(model(xs), ys)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+NEAR_MISS["labels_made_long_in_the_collate_function"] = """
+import torch
+from torch import nn
+from torch.utils.data import DataLoader
+def pad_batch(samples):
+    xs = torch.nn.utils.rnn.pad_sequence([s for s, _ in samples], batch_first=True)
+    ys = torch.tensor([c for _, c in samples])
+    return xs, ys
+def train(model, dataset, opt, device):
+    loader = DataLoader(dataset, batch_size=32, collate_fn=pad_batch)
+    loss_fn = nn.CrossEntropyLoss()
+    for xs, ys in loader:
+        xs, ys = xs.to(device), ys.to(device)
+        loss = loss_fn(model(xs), ys)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+NEAR_MISS["float_targets_of_a_collate_function_for_a_regression"] = """
+import torch
+from torch import nn
+from torch.utils.data import DataLoader
+def pad_batch(samples):
+    xs = torch.nn.utils.rnn.pad_sequence([s for s, _ in samples], batch_first=True)
+    ys = torch.Tensor([c for _, c in samples])
+    return xs, ys
+def train(model, dataset, opt):
+    loss_fn = nn.MSELoss()
+    for xs, ys in DataLoader(dataset, batch_size=32, collate_fn=pad_batch):
+        loss = loss_fn(model(xs).squeeze(1), ys)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+SEEN["labels_made_float_in_the_collate_function"] = (
+    "benchmarks/fresh/lint12 k03_news_headline_classifier.py (tuning half, missed at its first run)"
+)

@@ -253,3 +253,32 @@ def main(loader, device, classes):
 PITFALL["handed_only_to_helpers_that_move_nothing"] = _HELPERS.format(place="")
 NEAR_MISS["handed_to_a_helper_that_moves_it"] = _HELPERS.format(place="\n    place(model, device)")
 SEEN["handed_only_to_helpers_that_move_nothing"] = "benchmarks/fresh/lint2 t07_leaf_disease_finetune.py (tuning material)"
+
+# The move and the new layer in two helpers: one returns the model moved, the other is handed it and
+# replaces a layer (fresh set 12's k01, tuning half, missed at its first run). Quiet where the caller moves
+# what it gets back, or where the model handed over was never moved.
+_TWO_HELPERS = """
+import torch
+from torch import nn
+import torchvision
+def pretrained(device):
+    net = torchvision.models.resnet18(weights="DEFAULT")
+    return net{move}
+def new_head(net, classes):
+    net.fc = nn.Linear(net.fc.in_features, classes)
+    return net
+def main(device):
+    model = new_head(pretrained(device), 5){after}
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    return model, opt
+"""
+PITFALL["head_replaced_in_a_helper_handed_a_moved_model"] = _TWO_HELPERS.format(move=".to(device)", after="")
+NEAR_MISS["helper_result_moved_by_the_caller"] = _TWO_HELPERS.format(
+    move=".to(device)", after="\n    model = model.to(device)"
+)
+NEAR_MISS["helper_handed_a_model_never_moved"] = _TWO_HELPERS.format(
+    move="", after='\n    batch = torch.load("probe.pt", weights_only=True).to(device)'
+)
+SEEN["head_replaced_in_a_helper_handed_a_moved_model"] = (
+    "benchmarks/fresh/lint12 k01_pcam_patch_classifier.py (tuning half, missed at its first run)"
+)

@@ -338,6 +338,13 @@ def collated_element(name: str, chain, line, ctx):
     """What the collate function returns for the element, where ``name`` is bound by a loop over a loader
     of the file with a collate function of the module (``for x, lengths, y in loader``, ``collate_fn=pad_collate``
     returning ``pad_sequence(signals, batch_first=True), lengths, torch.tensor(labels)``); None otherwise."""
+    found = collated_return(name, chain, line, ctx)
+    return found[0] if found is not None else None
+
+
+def collated_return(name: str, chain, line, ctx):
+    """As collated_element, with where to read it: (the returned expression, the collate function, the line
+    of its return)."""
     binding, where = ctx.bindings.lookup(name, chain, line)
     found = loop_element(name, binding, where) if binding is not None and binding.how == "iter" else None
     if found is None or found[1] is None:
@@ -347,7 +354,7 @@ def collated_element(name: str, chain, line, ctx):
     collate = _kw(loader, "collate_fn") if loader is not None else None
     fn = ctx.bindings.module_function(collate.id) if isinstance(collate, ast.Name) else None
     returned = returned_values(fn, index) if fn is not None else None
-    return returned[0][0] if returned and len(returned) == 1 else None
+    return (returned[0][0], fn, returned[0][1]) if returned and len(returned) == 1 else None
 
 
 def _loader_through_parameters(iterable, chain, line, ctx, depth):
