@@ -98,7 +98,7 @@ def _partial_by_design(state, ctx, line) -> bool:
         return True  # the keys are compared by hand in this function
     if isinstance(state, ast.Attribute) and _kept_snapshot(state.attr, ctx):
         return True
-    if value is not None and _fixed_download(value, ctx):
+    if value is not None and (_fixed_download(value, ctx) or _fixed_file(value, ctx, line)):
         return True
     if not isinstance(state, ast.Name):
         return False
@@ -135,6 +135,18 @@ def _fixed_download(value, ctx) -> bool:
         and isinstance(n.value, (ast.Constant, ast.Dict))
         for n in ctx.module.body
     )
+
+
+def _fixed_file(value, ctx, line) -> bool:
+    """``torch.load("./initmodel/resnet50_v2.pth")``: a checkpoint at a path the code names itself (a string,
+    or a name bound to one), loaded into the class it ships with: as for a fixed download, the keys it
+    skips are the ones its authors chose, not a prefix that varies with how a user's checkpoint was saved."""
+    if not (isinstance(value, ast.Call) and ctx.qualified(value.func) == "torch.load" and value.args):
+        return False
+    path = value.args[0]
+    if isinstance(path, ast.Name):
+        path = ctx.value_of(path, line)
+    return isinstance(path, ast.Constant) and isinstance(path.value, str)
 
 
 def _kept_snapshot(attr: str, ctx) -> bool:

@@ -304,3 +304,22 @@ load_pretrained_encoder(model, "lm.pt")
 PITFALL["encoder_of_a_model_handed_in"] = _ENCODER.format(imports="", encoder="nn.LSTM(128, 256, batch_first=True)")
 NEAR_MISS["encoder_from_another_library"] = _ENCODER.format(imports="from textlib import Encoder", encoder="Encoder(vocab)")
 SEEN["encoder_of_a_model_handed_in"] = "benchmarks/fresh/lint6 x02_review_sentiment_lstm.py (tuning material)"
+
+# A checkpoint at a path the code names itself, loaded into the class it ships with (semseg's
+# initmodel/resnet50_v2.pth: round 13's held-out half, read harmless; tuning material since): the keys it
+# skips are its authors' choice. A path the user gives is not.
+_SHIPPED = """
+import torch
+from torch import nn
+def resnet50(pretrained=False, path=None):
+    model = nn.Sequential(nn.Conv2d(3, 64, 7), nn.BatchNorm2d(64))
+    if pretrained:
+        model_path = {path}
+        model.load_state_dict(torch.load(model_path, weights_only=True), strict=False)
+    return model
+"""
+NEAR_MISS["checkpoint_at_a_path_the_code_names"] = _SHIPPED.format(path="'./initmodel/resnet50_v2.pth'")
+PITFALL["checkpoint_at_a_path_the_caller_gives"] = _SHIPPED.format(path="path")
+SEEN["checkpoint_at_a_path_the_code_names"] = (
+    "hszhao/semseg model/resnet.py:200 (round 13's held-out half, read harmless; tuning material since)"
+)
