@@ -23,6 +23,9 @@ class Detection:
     false_positives: dict | None  # reports/watch-false-positives.json
     fresh: dict | None = None  # reports/fresh-heldout.json: programs written outside, scored once
     peers: dict | None = None  # reports/watch-peers.json: the same programs under the other tools
+    # case id -> the rules that report its broken program only with --preview (Rule.case_at_preview: the
+    # case's code hides how often it runs), for the cases the recorded bench has nothing on
+    lint_preview: dict | None = None
 
 
 def _json(path: Path):
@@ -50,6 +53,13 @@ def load_detection(reports_dir: Path, lint_bench: dict | None, cases_dir: Path |
     )
     record = _json(Path(reports_dir) / "watch-proofs.json") or {"releases": {}}
     proofs = {release: {p["case"]: p["proven"] for p in r["detectors"]} for release, r in record["releases"].items()}
+    from torch_pitfalls.lint import RULES
+
+    lint_preview = {}
+    for rule in RULES:
+        for case in rule.cases if rule.case_at_preview else ():
+            if case not in lint:
+                lint_preview.setdefault(case, []).append(rule.id)
     return Detection(
         lint,
         watch,
@@ -58,6 +68,7 @@ def load_detection(reports_dir: Path, lint_bench: dict | None, cases_dir: Path |
         _json(Path(reports_dir) / "watch-false-positives.json"),
         _json(Path(reports_dir) / "fresh-heldout.json"),
         _json(Path(reports_dir) / "watch-peers.json"),
+        lint_preview,
     )
 
 
@@ -75,6 +86,8 @@ def caught_by(det: Detection, case_id: str) -> list[str]:
     out = []
     if case_id in det.lint:
         out.append(f"`pitfalls lint` ({', '.join(det.lint[case_id])})")
+    elif case_id in (det.lint_preview or {}):
+        out.append(f"`pitfalls lint --preview` ({', '.join(det.lint_preview[case_id])})")
     if case_id in det.watch:
         kind = "heuristic, with `--pedantic`" if det.watch[case_id].pedantic else "a detector"
         out.append(f"`pitfalls watch` ({kind}; {_releases(det, case_id)})")
@@ -143,6 +156,8 @@ def watching_page(det: Detection, case_ids: list[str]) -> str:
     none = 0
     for case_id in case_ids:
         lint = ", ".join(det.lint.get(case_id, [])) or ""
+        if not lint and case_id in (det.lint_preview or {}):
+            lint = "with `--preview`: " + ", ".join(det.lint_preview[case_id])
         watch = ("heuristic" if det.watch[case_id].pedantic else "yes") if case_id in det.watch else ""
         explained = "yes" if case_id in det.explained else ""
         none += not (lint or watch or explained)
