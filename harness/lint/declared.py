@@ -179,6 +179,9 @@ def _requirements(lines, source: Path) -> list[Requirement]:
         try:
             out.append(Requirement(line))
         except InvalidRequirement as exc:
+            name = _NAME.match(line)
+            if name and canonicalize_name(name.group()) != "torch":
+                continue  # another package's line (pixyz's wheel: "flake8 (==3.9.2pytest-cov)"): judged on torch alone
             raise DeclarationError(
                 f"{source}: {line!r} is not a PEP 508 requirement ({str(exc).splitlines()[0]})"
             ) from None

@@ -113,6 +113,18 @@ def test_the_text_header_says_what_was_declared(tree, capsys):
     assert f"{tree / 'proj'}: torch>=2.6 (from pyproject.toml)" in err
 
 
+def test_another_packages_malformed_line_does_not_stop_the_torch_reading(tmp_path, capsys):
+    """A declaration is judged on torch alone: pixyz 0.3.3's wheel declares "flake8 (==3.9.2pytest-cov)" in an
+    extra, which is not PEP 508; its torch line is still read (round 14's held-out half)."""
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\ndependencies = ["torch>=2.6"]\n[project.optional-dependencies]\n'
+        'dev = ["flake8 (==3.9.2pytest-cov)"]\n'
+    )
+    (tmp_path / "m.py").write_text(CODE)
+    main(["lint", "--all-versions", str(tmp_path)])
+    assert f"{tmp_path}: torch>=2.6 (from pyproject.toml)" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(
     "pyproject, problem",
     [
