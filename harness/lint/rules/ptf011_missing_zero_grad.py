@@ -35,8 +35,51 @@ def _backward_without_zero_grad(node, ctx) -> bool:
         return False
     for loop in _enclosing_loops(node, ctx):
         if _trains(loop, ctx):
-            return _loop_without_zero_grad(loop, ctx) and _first_backward(loop, node)
-    return _step_function_looped(node, ctx)
+            return (_loop_without_zero_grad(loop, ctx) or _stepped_never_cleared(loop, ctx)) and _first_backward(
+                loop, node
+            )
+    if _step_function_looped(node, ctx):
+        return True
+    fn = ctx.function
+    return (
+        isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and _trains(fn, ctx)
+        and _first_backward(fn, node)
+        and _stepped_never_cleared(fn, ctx)
+    )
+
+
+def _stepped_optimizers(scope, ctx) -> set[str]:
+    """The optimizers ``scope`` steps, as written (``self.opt_g``; ``scaler.step(opt)``'s ``opt``)."""
+    keys = set()
+    for c in walk(scope):
+        if isinstance(c, ast.Call) and _optimizer_step(c, ctx):
+            keys.add(ast.unparse(c.args[0] if c.args else c.func.value))
+    return keys
+
+
+def _stepped_never_cleared(scope, ctx) -> bool:
+    """An optimizer the scope steps is cleared nowhere in the file, where every clear of the file is another
+    optimizer's ``zero_grad()``: a generator step that clears the discriminator's optimizer (copied from the
+    discriminator step) and never its own, whose gradients then add up across steps. Any other clear (a
+    module's ``zero_grad()``, ``p.grad = None``) may reach its parameters: not reported."""
+    stepped = _stepped_optimizers(scope, ctx)
+    everywhere = _stepped_optimizers(ctx.module, ctx)
+    cleared = set()
+    for n in walk(ctx.module):
+        if _method(n, "zero_grad", "clear_grad"):
+            key = ast.unparse(n.func.value)
+            if key not in everywhere and ctx.kind(n.func.value) != "optimizer":
+                return False  # model.zero_grad(): which parameters it reaches is not read here
+            cleared.add(key)
+        elif (
+            isinstance(n, (ast.Assign, ast.Call))
+            and n is not None
+            and _clears_grads(n)
+            and not _method(n, "zero_grad", "clear_grad")
+        ):
+            return False
+    return bool(cleared) and bool(stepped - cleared)
 
 
 def _step_function_looped(node, ctx) -> bool:
