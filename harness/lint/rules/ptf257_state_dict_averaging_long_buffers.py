@@ -52,7 +52,7 @@ def _state_dict_source(expr, ctx, chain, klass, depth: int = 0):
         kind = ctx.bindings.held(expr.func.value, chain, expr.lineno, klass)
         return not (kind is not None and kind.kind in ("optimizer", "scheduler"))
     if q in ("torch.load",):
-        return UNSURE
+        return True if _writes_only_state_dicts(ctx) else UNSURE
     if (q in _CONTAINERS or getattr(expr.func, "id", None) in _CONTAINERS) and len(expr.args) == 1:
         return _state_dict_source(expr.args[0], ctx, chain, klass, depth + 1)
     if _method(expr, *_SAME_DTYPE_METHODS) and q is None and not _kw(expr, "dtype"):
@@ -60,6 +60,13 @@ def _state_dict_source(expr, ctx, chain, klass, depth: int = 0):
             return False
         return _state_dict_source(expr.func.value, ctx, chain, klass, depth + 1)
     return False
+
+
+def _writes_only_state_dicts(ctx) -> bool:
+    """Every torch.save of the file writes a module's ``state_dict()``: the checkpoints it loads back are
+    state dicts (a fine-tuner that saves each epoch's weights, then averages the last few)."""
+    saves = [n for n in walk(ctx.module) if isinstance(n, ast.Call) and ctx.qualified(n.func) == "torch.save"]
+    return bool(saves) and all(n.args and _method(n.args[0], "state_dict") for n in saves)
 
 
 def _dtype_like(node) -> bool:
