@@ -83,7 +83,7 @@ def project(tmp_path):
     (tmp_path / "bad.py").write_text(BAD)
     (tmp_path / "async_kw.py").write_text(
         "import torch\nclass Shift(torch.nn.Module):\n    def forward(self, x):\n"
-        "        return x + torch.zeros(1).cuda(async=True)\n"
+        "        return x + torch.zeros(4, 4).cuda(async=True)\n"
     )
     (tmp_path / "broken_syntax.py").write_text("def f(:\n")
     (tmp_path / "clean.py").write_text("import torch\nx = torch.zeros(1)\n")
@@ -96,7 +96,7 @@ def test_text_output_exit_codes_noqa_and_files_that_do_not_parse(project, capsys
     assert any(line.startswith(f"{project / 'bad.py'}:5:5: PTF001 ") for line in out)
     assert any(line.startswith(f"{project / 'bad.py'}:6:13: PTF126 ") for line in out)
     assert not any("PTF110" in line for line in out)  # silenced on its line
-    assert any(line.startswith(f"{project / 'async_kw.py'}:4:40: PTF003 ") for line in out)
+    assert any(line.startswith(f"{project / 'async_kw.py'}:4:43: PTF003 ") for line in out)
     # the SyntaxError the corpus knows is repaired in memory and the rest of that file is read
     assert any(line.startswith(f"{project / 'async_kw.py'}:4:20: PTF020 ") for line in out)
     assert any(

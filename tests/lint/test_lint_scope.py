@@ -33,7 +33,7 @@ CODE = textwrap.dedent("""\
         sd = torch.load(path)
         model.load_state_dict(sd)
         model.load_state_dict(torch.load(path))
-        z = torch.zeros(3).cuda()
+        z = torch.zeros(3, 3).cuda()
         return x, anything, state, z
 """)
 EVERY = [("PTF002", 6), ("PTF126", 7), ("PTF126", 10), ("PTF126", 11), ("PTF126", 13), ("PTF020", 14)]
