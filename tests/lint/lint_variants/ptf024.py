@@ -195,13 +195,13 @@ SEEN["labels_cut_from_a_float_table"] = "benchmarks/fresh/lint4 v18_loan_default
 
 # The labels a collate function of the file builds: a legacy float constructor there reaches the loss
 # through the loop over the loader (fresh set 12's k03, tuning half, missed at its first run).
-PITFALL["labels_made_float_in_the_collate_function"] = """
+_COLLATED = """
 import torch
 from torch import nn
 from torch.utils.data import DataLoader
 def pad_batch(samples):
     xs = torch.nn.utils.rnn.pad_sequence([s for s, _ in samples], batch_first=True)
-    ys = torch.FloatTensor([c for _, c in samples])
+    ys = {labels}([c for _, c in samples])
     return xs, ys
 def train(model, dataset, opt, device):
     loader = DataLoader(dataset, batch_size=32, collate_fn=pad_batch)
@@ -213,24 +213,8 @@ def train(model, dataset, opt, device):
         loss.backward()
         opt.step()
 """
-NEAR_MISS["labels_made_long_in_the_collate_function"] = """
-import torch
-from torch import nn
-from torch.utils.data import DataLoader
-def pad_batch(samples):
-    xs = torch.nn.utils.rnn.pad_sequence([s for s, _ in samples], batch_first=True)
-    ys = torch.tensor([c for _, c in samples])
-    return xs, ys
-def train(model, dataset, opt, device):
-    loader = DataLoader(dataset, batch_size=32, collate_fn=pad_batch)
-    loss_fn = nn.CrossEntropyLoss()
-    for xs, ys in loader:
-        xs, ys = xs.to(device), ys.to(device)
-        loss = loss_fn(model(xs), ys)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-"""
+PITFALL["labels_made_float_in_the_collate_function"] = _COLLATED.format(labels="torch.FloatTensor")
+NEAR_MISS["labels_made_long_in_the_collate_function"] = _COLLATED.format(labels="torch.tensor")
 NEAR_MISS["float_targets_of_a_collate_function_for_a_regression"] = """
 import torch
 from torch import nn
