@@ -1,5 +1,5 @@
 """Recompute the tuning / held-out halves of benchmarks/fresh from the names and the seed in split.toml
-(and of the second to twelfth lint sets, lint2/ ... lint12/, from their own split.toml:
+(and of the second to thirteenth lint sets, lint2/ ... lint13/, from their own split.toml:
 each has its own seed, drawn when the set was written).
 
 Method: sort the lint script names (and, separately, the watch pair ids), shuffle each sorted list with
@@ -45,6 +45,7 @@ def main():
         ("lint10", "r"),
         ("lint11", "s"),
         ("lint12", "k"),
+        ("lint13", "m"),
     ):  # a set is checked once its split is recorded
         if (HERE / folder / "split.toml").exists():
             record = tomllib.loads((HERE / folder / "split.toml").read_text())
