@@ -220,6 +220,32 @@ def _handed_moved(param: str, ctx) -> bool:
     return True
 
 
+def _returned_then_moved(name: str, ctx) -> bool:
+    """The function returns the model (``return model`` or ``return loaders, model, opt``) and a caller of the
+    file moves what it gets back or hands it to code that may (``UncertaintyAwareTrainer(model=model)``)."""
+    fn = ctx.function
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    positions = set()
+    for ret in walk(fn):
+        if isinstance(ret, ast.Return) and ret.value is not None:
+            parts = ret.value.elts if isinstance(ret.value, ast.Tuple) else [ret.value]
+            positions |= {i for i, p in enumerate(parts) if isinstance(p, ast.Name) and p.id == name}
+    for site in (helper_calls(fn, ctx) or ()) if positions else ():
+        caller = context_at(site, ctx)
+        bound = ctx.parent(site)
+        if caller is None or not isinstance(bound, ast.Assign) or len(bound.targets) != 1:
+            continue
+        target = bound.targets[0]
+        names = target.elts if isinstance(target, ast.Tuple) else [target]
+        keys = {_key(names[i]) for i in positions if i < len(names)} - {None}
+        for n in _own_nodes(caller):
+            if isinstance(n, ast.Call) and _before(site, n) and n is not site:
+                if (_method(n, *_ALIGNS) and _key(n.func.value) in keys) or _handed_on(n, keys, caller):
+                    return True
+    return False
+
+
 def _moved_value(expr, ctx, line, depth: int = 0) -> bool:
     """``expr`` holds a model already moved: ``Net().to(device)``, a name bound to one, or the call of a
     module function whose every return is one."""
@@ -314,6 +340,8 @@ def _layer_after_move(node, ctx):
                 return False  # moved again after the change
         if isinstance(n, ast.Call) and n is not node and _handed_on(n, keys, ctx):
             return False  # handed to code that may move it
+    if isinstance(root, ast.Name) and _returned_then_moved(root.id, ctx):
+        return False  # the caller moves what it gets back, or hands it to code that may
     if layer is None:
         return UNSURE
     return _is_model(chain[0], ctx, line)

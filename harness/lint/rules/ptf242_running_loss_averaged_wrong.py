@@ -350,7 +350,10 @@ def _averaged_wrong(node, ctx):
     if denominator == SAMPLES and term in (MEAN, UNSURE):
         return True if term == MEAN else UNSURE
     if denominator == BATCHES and term == SUM:
-        return True
+        # a sum over each pass divided by the passes is wrong only where a pass is a batch: over
+        # range(len(dataset)), one sample a pass, it is the per-sample mean (torchcp's set sizes)
+        iterable = _loop_iterable(loop)
+        return _loader_like(iterable, ctx) or _loader_call(iterable, ctx) is not None
     if denominator == BATCHES and term == MEAN:
         return _partial_last_batch(_loop_iterable(loop), ctx)
     return False

@@ -282,3 +282,25 @@ NEAR_MISS["helper_handed_a_model_never_moved"] = _TWO_HELPERS.format(
 SEEN["head_replaced_in_a_helper_handed_a_moved_model"] = (
     "benchmarks/fresh/lint12 k01_pcam_patch_classifier.py (tuning half, missed at its first run)"
 )
+
+# The function returns the model with its new head, and its caller hands it to a trainer that moves it
+# (torchcp examples/classification_ua_trainer_cifar10.py:75, round 15's tuning half, read harmless): quiet.
+_RETURNED = """
+import torch
+from torch import nn
+import torchvision
+from trainers import Trainer
+def setup(device):
+    model = torchvision.models.resnet18(weights=None).to(device)
+    model.fc = nn.Linear(model.fc.in_features, 10)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    return model, opt
+if __name__ == "__main__":
+    model, opt = setup("cuda")
+    {after}
+"""
+NEAR_MISS["returned_then_handed_to_a_trainer"] = _RETURNED.format(after="Trainer(model=model, device='cuda').fit()")
+PITFALL["returned_then_trained_here"] = _RETURNED.format(after="print(model(torch.zeros(1, 3, 32, 32, device='cuda')))")
+SEEN["returned_then_handed_to_a_trainer"] = (
+    "ml-stat-Sustech/TorchCP examples/classification_ua_trainer_cifar10.py:75 (round 15's tuning half, read harmless)"
+)

@@ -187,3 +187,24 @@ SEEN = {
     "vae_loss_summed_by_hand": "https://github.com/unnir/cVAE/issues/2 (a VAE loss summed over the batch, divided by len(train_loader.dataset): correct)",
     "sum_reduction_over_dataset_len": "pytorch/examples mnist/main.py test(): F.nll_loss(..., reduction='sum') summed, divided by len(test_loader.dataset)",
 }
+
+# A sum over each pass divided by the number of passes, where a pass is one sample (a loop over the dataset's
+# indices): the per-sample mean (torchcp examples/classification_splitcp_cifar100_online.py:84, round 15's tuning
+# half, read wrong). Over a loader's batches, the same spelling is too large by the batch size.
+_PASSES = """
+import torch
+def set_sizes(model, predictor, {source}):
+    size_sum, total = 0, 0
+    for {item}:
+        pred_set = predictor(model({x}))
+        size_sum += pred_set.sum()
+        total += 1
+    return size_sum / total
+"""
+NEAR_MISS["sum_per_sample_over_the_samples"] = _PASSES.format(
+    source="dataset", item="i in range(len(dataset))", x="dataset[i][0].unsqueeze(0)"
+)
+PITFALL["sum_per_batch_over_the_batches"] = _PASSES.format(source="loader", item="x, y in loader", x="x")
+SEEN["sum_per_sample_over_the_samples"] = (
+    "ml-stat-Sustech/TorchCP examples/classification_splitcp_cifar100_online.py:84 (round 15's tuning half, read wrong)"
+)
