@@ -136,6 +136,7 @@ def main(argv=None) -> int:
             "lint10",
             "lint11",
             "lint12",
+            "lint13",
         ),
         default="lint",
         help="which set of lint scripts",
