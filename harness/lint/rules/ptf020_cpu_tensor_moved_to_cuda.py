@@ -1,8 +1,8 @@
 """What: A tensor made on the CPU by a factory and then moved to the device (torch.zeros(n).cuda()).
 Why: It is built on the CPU and copied over at every call. The harm is time: reported where the file shows the
-copy repeated per step (a forward, a step method, a loop of batches, a helper they call) and more than a vector
-(a vector's copy is small next to a step: --preview, as elsewhere), quiet in test code, on an empty tensor and
-where it runs once (module level, construction, a first-use branch, a cached property, setup, an epoch hook).
+copy repeated per step (a forward, a step method, a loop of batches, a helper they call; elsewhere --preview),
+quiet in test code, on an empty tensor and where it runs once (module level, construction, a first-use branch,
+a cached property, setup, an epoch's edge hook, beside the loop of a function whose work is a loop).
 Fix: create it there with device=...."""
 
 from __future__ import annotations
@@ -356,13 +356,6 @@ def _vector_sized(made) -> bool:
     return dims is not None and sum(not (isinstance(d, ast.Constant) and d.value == 1) for d in dims) <= 1
 
 
-def _small(made) -> bool:
-    """A vector or a scalar (``zeros(batch, 1)``, ``arange(n)``): a few hundred bytes, whose copy is small next to
-    the step that makes it; ``eye(n)`` is a matrix."""
-    name = getattr(made.func, "attr", None) or getattr(made.func, "id", None)
-    return name != "eye" and _vector_sized(made)
-
-
 def _empty(made) -> bool:
     """A shape with a dimension of 0 (``zeros(1, 1, 0)``, an empty cache to concatenate onto): no element,
     so the move copies nothing."""
@@ -406,7 +399,7 @@ def _cpu_factory_moved(node, ctx) -> bool:
         and not _runs_once(node, ctx)
         and not _setup_before_batches(node, ctx)
         and not _once_per_caller(node, ctx, made)
-        and ((_per_step(node, ctx) and not _small(made)) or UNSURE)
+        and (_per_step(node, ctx) or UNSURE)
     )
 
 

@@ -1,4 +1,4 @@
-"""What: An in-place op that would turn an integer tensor into a float one (t += 0.5, t /= 2).
+"""What: An in-place op that would turn an integer tensor into a float one (t += 0.5, t /= 2, t **= 0.75).
 Why: An in-place op cannot change the tensor's dtype: RuntimeError (result type Float can't be cast).
 Fix: convert first (t = t.float()) or write it out of place.
 """
@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 
 from torch_pitfalls.lint.rules.base import Rule, _called_name, _kw, _method
+from torch_pitfalls.lint.rules.shared.options import option_default
 from torch_pitfalls.lint.rules.shared.tensors import _int_expr
 from torch_pitfalls.lint.walking import walk
 
@@ -39,7 +40,8 @@ def _integer_tensor(value, ctx) -> bool:
         return all(_int_expr(a) for a in value.args) and bool(value.args)
     if q in ("torch.from_numpy", "torch.as_tensor", "torch.tensor") and value.args:  # they keep the array's dtype
         return _integer_array(ctx.resolve(value.args[0], value.lineno), ctx)
-    return q in ("torch.randint", "torch.randperm")
+    # makers whose result is int64 whatever they are given: counts and indices
+    return q in ("torch.randint", "torch.randperm", "torch.bincount", "torch.argsort", "torch.searchsorted")
 
 
 _INT_DTYPES = (
@@ -93,15 +95,34 @@ def _integer_array(value, ctx) -> bool:
 
 
 def _inplace_float_into_int(node, ctx) -> bool:
-    """``labels *= 0.9`` on an integer tensor: an in-place op cannot change the dtype (RuntimeError)."""
+    """``labels *= 0.9`` (or ``freq **= power`` with a float power) on an integer tensor: an in-place op cannot
+    change the dtype (RuntimeError)."""
     if not (
         isinstance(node, ast.AugAssign)
         and isinstance(node.target, ast.Name)
-        and isinstance(node.op, (ast.Mult, ast.Add, ast.Sub, ast.Div))
+        and isinstance(node.op, (ast.Mult, ast.Add, ast.Sub, ast.Div, ast.Pow))
     ):
         return False
-    floaty = isinstance(node.op, ast.Div) or (isinstance(node.value, ast.Constant) and type(node.value.value) is float)
+    floaty = isinstance(node.op, ast.Div) or _float_value(node.value, ctx, node.lineno)
     return floaty and _integer_tensor(ctx.value_of(node.target, node.lineno), ctx)
+
+
+def _float_value(expr, ctx, line: int) -> bool:
+    """A float the code shows: a float constant, or a parameter every call of the file passes one for (a
+    constant, or a command-line option whose default is one: ``args.neg_power`` of ``default=0.75``)."""
+    if isinstance(expr, ast.Constant):
+        return type(expr.value) is float
+    if not isinstance(expr, ast.Name):
+        return False
+    binding, where = ctx.bindings.lookup(expr.id, ctx.chain(), line)
+    if binding is None or binding.how != "param":
+        return False
+    passed = ctx.bindings.passed(where[0], expr.id)
+    return bool(passed) and all(
+        (isinstance(v, ast.Constant) and type(v.value) is float)
+        or (isinstance(d := option_default(v, ctx, chain, at), ast.Constant) and type(d.value) is float)
+        for v, chain, at, _ in passed
+    )
 
 
 RULE = Rule(

@@ -113,3 +113,26 @@ def smooth(labels):
 """
 SEEN["from_numpy_astype_int64"] = "https://github.com/yhygao/CBIM-Medical-Image-Segmentation/issues/2 (label arrays through torch.from_numpy keep their integer dtype)"
 SEEN["from_numpy_arange"] = "https://github.com/pytorch/pytorch/issues/4363 (torch.from_numpy(np.arange(...)) is int64)"
+
+# Counts from torch.bincount are int64: raised in place to a float power read from a command-line option (fresh
+# set 13's m19, tuning half, missed at its first run). Quiet with an integer power, or once the counts are floats.
+_SAMPLER = """
+import argparse
+import torch
+class NegativeSampler:
+    def __init__(self, items, n_items, power):
+        freq = torch.bincount(items, minlength=n_items){cast}
+        freq **= power
+        self.probs = freq / freq.sum()
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--neg-power", type={kind}, default={default})
+    args = ap.parse_args()
+    NegativeSampler(torch.randint(0, 100, (1000,)), 100, args.neg_power)
+"""
+PITFALL["counts_raised_in_place_to_a_float_option"] = _SAMPLER.format(cast="", kind="float", default="0.75")
+NEAR_MISS["counts_raised_in_place_to_an_integer_option"] = _SAMPLER.format(cast="", kind="int", default="2")
+NEAR_MISS["float_counts_raised_in_place"] = _SAMPLER.format(cast=".float()", kind="float", default="0.75")
+SEEN["counts_raised_in_place_to_a_float_option"] = (
+    "benchmarks/fresh/lint13 m19_bpr_popularity_negatives.py (tuning half, missed at its first run)"
+)

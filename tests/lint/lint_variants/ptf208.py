@@ -129,3 +129,28 @@ SEEN = {
     "clip_then_step": "https://github.com/pytorch/pytorch/issues/309 (backward, clip_grad_norm, optimizer.step: the order that clips)",
     "amp_branches": "https://github.com/Seeker98/CRWKV/issues/3 (if use_grad_clip: clip_grad_norm_ ... self.optimizer_g.step())",
 }
+
+# The clip in a hook of the trainer, called right after the step (fresh set 13's m17, tuning half, missed at its
+# first run); called between backward and step, it clips what the step uses.
+_HOOKED = """
+import torch
+from torch import nn
+class Trainer:
+    def __init__(self, model, lr):
+        self.model = model
+        self.optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
+    def clip_hook(self):
+        self.last_norm = float(nn.utils.clip_grad_norm_(self.model.parameters(), 1.0))
+    def fit_epoch(self, loader):
+        for x, y in loader:
+            loss = nn.functional.mse_loss(self.model(x), y)
+            self.optimizer.zero_grad()
+            loss.backward()
+            {first}
+            {second}
+"""
+PITFALL["clip_in_a_hook_called_after_the_step"] = _HOOKED.format(first="self.optimizer.step()", second="self.clip_hook()")
+NEAR_MISS["clip_in_a_hook_called_before_the_step"] = _HOOKED.format(first="self.clip_hook()", second="self.optimizer.step()")
+SEEN["clip_in_a_hook_called_after_the_step"] = (
+    "benchmarks/fresh/lint13 m17_building_footprints.py (tuning half, missed at its first run)"
+)
