@@ -137,11 +137,10 @@ def _constructions(name, ctx, chain, line, depth: int = 0) -> list:
     call the module shows."""
     found = []
     for value, where, at in _bound_values(name, ctx, chain, line):
-        while (  # criterion.cuda(), criterion.to(device): the same module
+        while (  # criterion.cuda(), nn.CrossEntropyLoss().to(device): the same module
             isinstance(value, ast.Call)
             and isinstance(value.func, ast.Attribute)
             and value.func.attr in MODULE_SELF_METHODS
-            and not isinstance(value.func.value, ast.Call)
         ):
             value = value.func.value
         if isinstance(value, ast.Name) and depth < 4:
