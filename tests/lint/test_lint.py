@@ -212,3 +212,13 @@ def test_a_variant_program_keeps_its_decorators():
     part of graph-cut-in-forward's pitfall (ast's source of a def starts at ``def``)."""
     broken = programs("graph-cut-in-forward", "broken")[0][1]
     assert "@torch.no_grad()  # written for evaluation, where no gradient is needed\ndef standardize(h):" in broken
+
+
+def test_async_keyword_of_the_projects_own_function_is_a_parse_error_not_ptf003():
+    """PTF003 is torch's ``.cuda(async=True)`` (and .to/.type/.copy_): a project's own ``async=`` parameter
+    (DeepRL's ReplayWrapper, round 15's held-out half, read wrong) is no torch pitfall; the file still does
+    not parse on Python 3.7+, which PTF000 says."""
+    own = "class Replay:\n    def __init__(self, size, async=True):\n        self.size = size\nr = Replay(3, async=True)\n"
+    torchs = "import torch\nx = torch.zeros(2, 2).cuda(async=True)\n"
+    assert [f.rule for f in lint_text(own, "replay.py", EVERY_RULE)] == ["PTF000"]
+    assert [f.rule for f in lint_text(torchs, "move.py", EVERY_RULE)] == ["PTF003"]

@@ -1,6 +1,6 @@
 """What: .cuda(async=True): async written as a keyword argument.
 Why: async is a reserved word since Python 3.7, so the file does not parse. The rule reads the file's
-tokens, and the rest of the file is checked from a copy with the keyword renamed.
+tokens (torch's .cuda/.to/.type/.copy_ only), and the rest of the file is checked from a copy with it renamed.
 Fix: write non_blocking=True.
 """
 
@@ -32,14 +32,37 @@ def keyword_async_positions(text: str) -> list[tuple[int, int]]:
 _ASYNC_STANDIN = "_sync"
 
 
+# torch's methods that took ``async=`` before 0.4 renamed it non_blocking (Tensor.cuda, .to, .type, .copy_)
+_TORCH_ASYNC_METHODS = frozenset(("cuda", "to", "type", "copy_"))
+
+
+def _torch_calls(text: str, asyncs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The ``async=`` keywords passed to one of torch's methods that took it (``x.cuda(async=True)``): not a
+    function's own parameter (``def __init__(self, async=True)``) or another call's (``Replay(async=True)``),
+    which is the project's own spelling and no torch pitfall (the file still does not parse on 3.7+: PTF000)."""
+    tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    opened, callee = [], {}
+    for i, tok in enumerate(tokens):
+        if tok.string == "(":
+            before = tokens[i - 1] if i else None
+            dotted = i >= 2 and tokens[i - 2].string == "."
+            opened.append(before.string if before is not None and before.type == tokenize.NAME and dotted else "")
+        elif tok.string == ")" and opened:
+            opened.pop()
+        elif tok.string == "async" and opened:
+            callee[(tok.start[0], tok.start[1] + 1)] = opened[-1]
+    return [at for at in asyncs if callee.get(at) in _TORCH_ASYNC_METHODS]
+
+
 def _found_and_repaired(text: str) -> tuple[list[tuple[int, int]], str]:
-    """Each ``async=`` keyword (line, 1-based column), and the text with each one renamed."""
+    """Each ``async=`` keyword of a torch method (line, 1-based column), and the text with every ``async=``
+    keyword renamed (the rest of the file is read either way)."""
     asyncs = keyword_async_positions(text)
     lines = text.splitlines(keepends=True)
     for line, col in asyncs:  # col is 1-based (a finding's), the keyword starts at col - 1
         start = col - 1
         lines[line - 1] = lines[line - 1][:start] + _ASYNC_STANDIN + lines[line - 1][start + len("async") :]
-    return asyncs, "".join(lines)
+    return (_torch_calls(text, asyncs) if asyncs else []), "".join(lines)
 
 
 def _async_keyword(src: Source, finding) -> list[Edit]:

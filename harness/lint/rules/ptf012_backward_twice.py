@@ -255,6 +255,8 @@ def _call_has_graph(expr: ast.Call, ctx, line, d) -> bool:
         # module or a method of a class that is no nn.Module, given only data, makes data; handed a
         # model (helper(model, x)) it may run it
         return from_args or any(isinstance(a, ast.Name) and _callable_name(a, ctx, line) for a in args)
+    if isinstance(func, ast.Name) and _not_a_model(func, ctx, line):
+        return from_args  # a function from a star import (DeepRL's tensor(x)), a class taken from a value
     if isinstance(func, ast.Name) or (isinstance(func, ast.Attribute) and getattr(func.value, "id", None) == "self"):
         return True  # a model or a method of one: G(z), self.encoder(x)
     if isinstance(func, ast.Attribute):
@@ -263,6 +265,16 @@ def _call_has_graph(expr: ast.Call, ctx, line, d) -> bool:
             return True
         return from_args or _has_graph(func.value, ctx, line, d)
     return from_args
+
+
+def _not_a_model(func: ast.Name, ctx, line) -> bool:
+    """A name the file never binds (a function a star import brings: ``tensor(x)``), or one bound to a value's
+    class (``EntryCLS = entries.__class__``): a callable the file did not build as a model."""
+    binding, _ = ctx.bindings.lookup(func.id, ctx.chain(), line)
+    if binding is None:
+        return func.id not in _BUILTINS
+    value = binding.value if binding.how == "assign" else None
+    return isinstance(value, ast.Attribute) and value.attr == "__class__"
 
 
 def _names_torch(func, ctx, line) -> bool:
@@ -297,7 +309,46 @@ def _shared_graph(a: ast.Call, b: ast.Call, ctx) -> bool:
         return False
     if all(isinstance(sources_a[key], ast.Call) and _separate_heads(sources_a[key], ctx, a.lineno) for key in shared):
         return UNSURE  # two outputs of one call, which its forward computes apart: they share a node only if one head
+    made = {id(n): n for n in walk(ctx.function)}  # each shared source's own expression, by its key
+    if all(_parts_apart(made.get(key), la, a.lineno, lb, b.lineno, ctx) for key in shared):
+        return UNSURE  # prediction["log_pi_a"] and prediction["v"] of a model whose forward the file does not show
     return True
+
+
+def _parts_apart(call, la, line_a, lb, line_b, ctx) -> bool:
+    """The two losses read different parts of what one call of a model returns (``out["v"]``, ``out[0]``), and
+    the file does not show that model's forward: whether those parts share a node is not known here."""
+    if not isinstance(call, ast.Call):
+        return False
+    built = constructions(call.func, ctx.chain(), call.lineno, ctx.klass, ctx) or []
+    if any(getattr(made.func, "id", None) in ctx.bindings.classes() for made, _chain in built):
+        return False  # its forward is in the file: _separate_heads reads it
+    bound = ctx.parent(call)
+    if not (isinstance(bound, ast.Assign) and len(bound.targets) == 1 and isinstance(bound.targets[0], ast.Name)):
+        return False
+    name = bound.targets[0].id
+    keys_a, keys_b = _parts_read(la, name, ctx, line_a), _parts_read(lb, name, ctx, line_b)
+    return bool(keys_a) and bool(keys_b) and None not in keys_a | keys_b and not keys_a & keys_b
+
+
+def _parts_read(expr, name, ctx, line, depth: int = 0, seen=None) -> set:
+    """The constant keys under which ``expr`` reads ``name`` (through the names it is computed from); None in
+    the set where it reads the whole value."""
+    seen = set() if seen is None else seen
+    keys = set()
+    for n in walk(expr):
+        if not isinstance(n, ast.Name) or depth > 8:
+            continue
+        if n.id == name:
+            up = ctx.parent(n)
+            keyed = isinstance(up, ast.Subscript) and up.value is n and isinstance(up.slice, ast.Constant)
+            keys.add(up.slice.value if keyed else None)
+        elif n.id not in seen:
+            seen.add(n.id)
+            value = ctx.value_of(n, line)
+            if value is not None:
+                keys |= _parts_read(value, name, ctx, line, depth + 1, seen)
+    return keys
 
 
 def _separate_heads(call: ast.Call, ctx, line) -> bool:

@@ -304,3 +304,48 @@ SEEN["actor_and_critic_heads_on_a_shared_trunk"] = (
     "the same loop over a shared body (the A2C/PPO 'shared layers' variant): the second backward goes through the "
     "body's nodes the first one freed"
 )
+
+# DeepRL's DDPG (round 15's held-out half, read wrong; tuning material since): the batch is converted by a helper
+# a star import brings (tensor(x)), not a model, and the second loss comes from a fresh forward.
+NEAR_MISS["batch_converted_by_a_star_imported_helper"] = """
+from ..utils import *
+def update(network, replay, critic_opt, actor_opt):
+    transitions = replay.sample()
+    states = tensor(transitions.state)
+    actions = tensor(transitions.action)
+    q = network.critic(network.feature(states), actions)
+    critic_loss = (q - tensor(transitions.target)).pow(2).mean()
+    critic_opt.zero_grad()
+    critic_loss.backward()
+    critic_opt.step()
+    phi = network.feature(states)
+    policy_loss = -network.critic(phi.detach(), network.actor(phi)).mean()
+    actor_opt.zero_grad()
+    policy_loss.backward()
+    actor_opt.step()
+"""
+# DeepRL's PPO: two losses read two parts of one model call whose forward the file does not show (a policy
+# head's log-probabilities and a value head's estimate): whether they share a node is not known here.
+_PARTS = """
+import torch
+class Agent:
+    def update(self, entry, actor_opt, critic_opt):
+        prediction = self.network(entry.state, entry.action)
+        policy_loss = -(prediction["{policy}"] * entry.advantage).mean()
+        value_loss = (entry.ret - prediction["v"]).pow(2).mean()
+        actor_opt.zero_grad()
+        policy_loss.backward()
+        actor_opt.step()
+        critic_opt.zero_grad()
+        value_loss.backward()
+        critic_opt.step()
+"""
+PREVIEW = globals().get("PREVIEW", {})
+PREVIEW["two_parts_of_a_model_whose_forward_is_not_shown"] = _PARTS.format(policy="log_pi_a")
+PITFALL["one_part_of_a_model_read_by_both_losses"] = _PARTS.format(policy="v")
+SEEN["batch_converted_by_a_star_imported_helper"] = (
+    "ShangtongZhang/DeepRL deep_rl/agent/DDPG_agent.py:98 (round 15's held-out half, read wrong)"
+)
+SEEN["two_parts_of_a_model_whose_forward_is_not_shown"] = (
+    "ShangtongZhang/DeepRL deep_rl/agent/PPO_agent.py:98 (round 15's held-out half, read wrong)"
+)
