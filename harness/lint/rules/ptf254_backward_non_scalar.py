@@ -134,11 +134,32 @@ def _layer_output(call, ctx, chain, line):
             index, name = _LAYERS_WITH_OUT[last]
             out = _arg(c, index, name)
             answers.append(isinstance(out, ast.Constant) and type(out.value) is int and out.value > 1)
+        elif isinstance(c.func, ast.Name) and _forward_returns_many(c.func.id, ctx):
+            answers.append(True)  # a loss module of the file that returns a loss per row
         elif isinstance(c.func, ast.Name) and _unreduced_forward(c.func.id, ctx):
             answers.append(UNSURE)
         else:
             answers.append(False)
     return _answer(answers)
+
+
+def _past_the_batch(call) -> bool:
+    """``x.mean(dim=1)``, ``x.sum(2)``: a reduction along one positive axis past the first, which leaves the
+    leading (batch) axis; not ``dim=0``, a negative axis (the first one, on a vector) or several."""
+    dim = call.args[0] if call.args else _kw(call, "dim")
+    return isinstance(dim, ast.Constant) and type(dim.value) is int and dim.value >= 1
+
+
+def _forward_returns_many(name, ctx) -> bool:
+    """A module class of this file whose forward returns, at every return, what a loss computed per element
+    makes (``F.huber_loss(..., reduction="none").mean(dim=1) * weight``): a loss per row, never one number."""
+    cls = ctx.bindings.classes().get(name)
+    if cls is None or not ctx.bindings.is_module_class(cls):
+        return False
+    forward = next((m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name == "forward"), None)
+    returns = [r for r in walk(forward) if isinstance(r, ast.Return) and r.value is not None] if forward else []
+    chain = (forward, cls, ctx.module)
+    return bool(returns) and all(_many(r.value, ctx, chain, r.lineno) is True for r in returns)
 
 
 def _unreduced_forward(name, ctx) -> bool:
@@ -194,13 +215,22 @@ def _many(expr, ctx, chain, line, depth=0):
         if q.startswith("torch.nn.functional."):
             return _unreduced_loss(expr, ctx, chain, line)
         return False
-    if isinstance(expr.func, ast.Attribute) and expr.func.attr in _ELEMENTWISE:
-        return _many(expr.func.value, ctx, chain, line, depth + 1)
-    if isinstance(expr.func, ast.Attribute) and expr.func.attr == "forward":
-        return False
+    if isinstance(expr.func, ast.Attribute) and expr.func.attr in (*_ELEMENTWISE, "mean", "sum", "forward"):
+        return _many_method(expr, ctx, chain, line, depth)
     if _unreduced_loss(expr, ctx, chain, line):
         return True
     return _layer_output(expr, ctx, chain, line)
+
+
+def _many_method(expr, ctx, chain, line, depth):
+    """``_many`` of a method's result: an elementwise method keeps its receiver's elements, a mean or sum along
+    a later axis keeps the batch axis (``per_target.mean(dim=1)``), a forward's result is not read here."""
+    attr = expr.func.attr
+    if attr in _ELEMENTWISE:
+        return _many(expr.func.value, ctx, chain, line, depth + 1)
+    if attr in ("mean", "sum") and _past_the_batch(expr):
+        return _many(expr.func.value, ctx, chain, line, depth + 1) is True
+    return False
 
 
 def _backward_without_gradient(node, ctx):
