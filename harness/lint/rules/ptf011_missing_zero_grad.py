@@ -9,7 +9,7 @@ import ast
 
 from torch_pitfalls.lint.rules.base import CALL, Rule, _method
 from torch_pitfalls.lint.rules.shared.training_loop import _enclosing_loops, _first_backward, _optimizer_step
-from torch_pitfalls.lint.walking import walk
+from torch_pitfalls.lint.walking import kept_on, walk
 
 
 def _clears_grads(node) -> bool:
@@ -35,8 +35,8 @@ def _backward_without_zero_grad(node, ctx) -> bool:
         return False
     for loop in _enclosing_loops(node, ctx):
         if _trains(loop, ctx):
-            return (_loop_without_zero_grad(loop, ctx) or _stepped_never_cleared(loop, ctx)) and _first_backward(
-                loop, node
+            return _first_backward(loop, node) and (
+                _loop_without_zero_grad(loop, ctx) or _stepped_never_cleared(loop, ctx)
             )
     if _step_function_looped(node, ctx):
         return True
@@ -63,23 +63,25 @@ def _stepped_never_cleared(scope, ctx) -> bool:
     optimizer's ``zero_grad()``: a generator step that clears the discriminator's optimizer (copied from the
     discriminator step) and never its own, whose gradients then add up across steps. Any other clear (a
     module's ``zero_grad()``, ``p.grad = None``) may reach its parameters: not reported."""
-    stepped = _stepped_optimizers(scope, ctx)
-    everywhere = _stepped_optimizers(ctx.module, ctx)
+    cleared = kept_on(ctx.module, "_ptf011_cleared", lambda module: [_optimizers_cleared(module, ctx)])[0]
+    return cleared is not None and bool(cleared) and bool(_stepped_optimizers(scope, ctx) - cleared)
+
+
+def _optimizers_cleared(module, ctx) -> frozenset | None:
+    """The optimizers (as written) whose ``zero_grad()`` the file calls, or None where the file clears
+    gradients some other way too (a module's ``zero_grad()``, a ``.grad`` write), which may reach any
+    optimizer's parameters. Read once per file."""
+    stepped = _stepped_optimizers(module, ctx)
     cleared = set()
-    for n in walk(ctx.module):
+    for n in walk(module):
         if _method(n, "zero_grad", "clear_grad"):
             key = ast.unparse(n.func.value)
-            if key not in everywhere and ctx.kind(n.func.value) != "optimizer":
-                return False  # model.zero_grad(): which parameters it reaches is not read here
+            if key not in stepped and ctx.kind(n.func.value) != "optimizer":
+                return None  # model.zero_grad(): which parameters it reaches is not read here
             cleared.add(key)
-        elif (
-            isinstance(n, (ast.Assign, ast.Call))
-            and n is not None
-            and _clears_grads(n)
-            and not _method(n, "zero_grad", "clear_grad")
-        ):
-            return False
-    return bool(cleared) and bool(stepped - cleared)
+        elif isinstance(n, (ast.Assign, ast.Call)) and _clears_grads(n):
+            return None
+    return frozenset(cleared)
 
 
 def _step_function_looped(node, ctx) -> bool:

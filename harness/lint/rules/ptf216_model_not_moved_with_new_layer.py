@@ -210,14 +210,20 @@ def _handed_moved(param: str, ctx) -> bool:
             return False
         bound = ctx.parent(site)
         keys = {_key(given), *(_key(t) for t in getattr(bound, "targets", ()))} - {None}
-        for n in _own_nodes(caller):
-            if not (isinstance(n, ast.Call) and _before(site, n)) or n is site:
-                continue
-            if _method(n, *_ALIGNS) and _key(n.func.value) in keys:
-                return False  # moved again after the change
-            if _handed_on(n, keys, caller):
-                return False
+        if _moved_or_handed_after(site, keys, caller):
+            return False  # moved again after the change, or handed to code that may move it
     return True
+
+
+def _moved_or_handed_after(site, keys, caller) -> bool:
+    """After ``site``, the caller's own code moves what ``keys`` name or hands it to code that may move it."""
+    return any(
+        isinstance(n, ast.Call)
+        and n is not site
+        and _before(site, n)
+        and ((_method(n, *_ALIGNS) and _key(n.func.value) in keys) or _handed_on(n, keys, caller))
+        for n in _own_nodes(caller)
+    )
 
 
 def _returned_then_moved(name: str, ctx) -> bool:
@@ -239,10 +245,8 @@ def _returned_then_moved(name: str, ctx) -> bool:
         target = bound.targets[0]
         names = target.elts if isinstance(target, ast.Tuple) else [target]
         keys = {_key(names[i]) for i in positions if i < len(names)} - {None}
-        for n in _own_nodes(caller):
-            if isinstance(n, ast.Call) and _before(site, n) and n is not site:
-                if (_method(n, *_ALIGNS) and _key(n.func.value) in keys) or _handed_on(n, keys, caller):
-                    return True
+        if _moved_or_handed_after(site, keys, caller):
+            return True
     return False
 
 

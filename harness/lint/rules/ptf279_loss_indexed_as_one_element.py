@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import ast
 
-from torch_pitfalls.lint.bindings import MODULE_SELF_METHODS, returned_values
+from torch_pitfalls.lint.bindings import returned_values
 from torch_pitfalls.lint.rules.base import Rule, _kw
 from torch_pitfalls.lint.rules.shared.losses import FUNCTIONAL_LOSSES
+from torch_pitfalls.lint.rules.shared.modules import constructions
 
 # what leaves a tensor's shape as it was, between the reduction and the index
 _SAME_SHAPE = ("data", "detach", "cpu", "cuda", "float", "double", "clone")
@@ -103,8 +104,8 @@ def _zero_dim(node, ctx, chain, line: int, depth: int = 0) -> bool:
         return bool(built) and all(isinstance(b, ast.Call) and _a_loss(b, ctx) and _reduced(b) for b in built)
     if not isinstance(node.func, ast.Name):
         return False
-    built = _constructions(node.func, ctx, chain, line)  # criterion = nn.MSELoss(...), passed on, .cuda()'d
-    return bool(built) and all(_a_loss(b, ctx) and _reduced(b) for b in built)
+    built = constructions(node.func, chain, line, None, ctx)  # criterion = nn.MSELoss(...), passed on, .cuda()'d
+    return bool(built) and all(_a_loss(b, ctx) and _reduced(b) for b, _ in built)
 
 
 def _returns_zero_dim(fn, ctx, chain, depth: int) -> bool:
@@ -130,27 +131,6 @@ def _on_self(node, chain) -> bool:
 def _a_loss(call, ctx) -> bool:
     q = ctx.qualified(call.func) or ""
     return q.startswith("torch.nn.") and q.endswith("Loss") and not q.startswith("torch.nn.functional.")
-
-
-def _constructions(name, ctx, chain, line, depth: int = 0) -> list:
-    """The calls that built what ``name`` holds, followed through names and parameters; [] where one is not a
-    call the module shows."""
-    found = []
-    for value, where, at in _bound_values(name, ctx, chain, line):
-        while (  # criterion.cuda(), nn.CrossEntropyLoss().to(device): the same module
-            isinstance(value, ast.Call)
-            and isinstance(value.func, ast.Attribute)
-            and value.func.attr in MODULE_SELF_METHODS
-        ):
-            value = value.func.value
-        if isinstance(value, ast.Name) and depth < 4:
-            inner = _constructions(value, ctx, where, at, depth + 1)
-        else:
-            inner = [value] if isinstance(value, ast.Call) else []
-        if not inner:
-            return []
-        found += inner
-    return found
 
 
 def _bound_values(name, ctx, chain, line) -> list:
