@@ -49,12 +49,20 @@ class Net(nn.Module):
 RENAMED_PY = MODELS_PY.replace("class Net(", "class TinyNet(")  # the refactor
 PROBE = [[1.0, 2.0, 3.0]]
 
-TRAIN = """
+# The training script, in two versions: it saves the whole model, or only its weights.
+TRAIN_WHOLE = """
 import torch
 from models import Net
 torch.manual_seed(0)
 model = Net()
-{save}
+torch.save(model, "model.pt")
+"""
+TRAIN_WEIGHTS = """
+import torch
+from models import Net
+torch.manual_seed(0)
+model = Net()
+torch.save(model.state_dict(), "weights.pt")
 """
 
 LOAD = """
@@ -69,11 +77,11 @@ except Exception as exc:
 """
 
 
-def save_rename_load(save, load):
+def save_rename_load(train, load):
     """Train-and-save in one interpreter, rename the class, load in another; return the report."""
     with tempfile.TemporaryDirectory() as folder:
         Path(folder, "models.py").write_text(MODELS_PY)
-        saved = run_python(TRAIN.format(save=save), cwd=folder)
+        saved = run_python(train, cwd=folder)
         if saved.returncode != 0:
             raise RuntimeError(f"the training script failed: {saved.stderr.strip()}")
         Path(folder, "models.py").write_text(RENAMED_PY)
@@ -87,7 +95,7 @@ def save_rename_load(save, load):
 def broken(device):
     # `device` plays no part: the file fails to load before any tensor is placed.
     return save_rename_load(
-        save='torch.save(model, "model.pt")',
+        TRAIN_WHOLE,
         load='model = torch.load("model.pt", weights_only=False)',
     )
 
@@ -119,7 +127,7 @@ if __name__ == "__main__":
 # %%
 def fixed(device):
     return save_rename_load(
-        save='torch.save(model.state_dict(), "weights.pt")',
+        TRAIN_WEIGHTS,
         load="""
 from models import TinyNet
 model = TinyNet()
@@ -167,7 +175,7 @@ def symptom(run):
 
 def near_miss(device):
     return save_rename_load(
-        save='torch.save(model.state_dict(), "weights.pt")',
+        TRAIN_WEIGHTS,
         load="""
 model = torch.load("weights.pt", weights_only=True)
 model.eval()
