@@ -31,21 +31,22 @@ SCRIPT = """
 import os, sys
 sys.setswitchinterval(60)
 from torch.utils.tensorboard import SummaryWriter
+LOGDIR, LOSSES = {logdir!r}, {losses!r}
 logged = 0
 {body}
 os._exit({stopped} + logged)  # the run stops here: no cleanup, no atexit, no thread joined
 """
 
 WITHOUT_CLOSE = """
-writer = SummaryWriter({logdir!r})
-for step, loss in {logged!r}:
+writer = SummaryWriter(LOGDIR)
+for step, loss in LOSSES:
     writer.add_scalar("loss", loss, step)
     logged += 1
 """
 
 WITH_BLOCK = """
-with SummaryWriter({logdir!r}) as writer:
-    for step, loss in {logged!r}:
+with SummaryWriter(LOGDIR) as writer:
+    for step, loss in LOSSES:
         writer.add_scalar("loss", loss, step)
         logged += 1
 """
@@ -57,7 +58,7 @@ def run_and_read(body):
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     with tempfile.TemporaryDirectory(prefix="pitfalls-tb-") as logdir:
-        code = SCRIPT.format(body=body.format(logdir=logdir, logged=LOGGED), stopped=STOPPED)
+        code = SCRIPT.format(body=body, logdir=logdir, losses=LOGGED, stopped=STOPPED)
         proc = run_python(code, cwd=logdir, timeout=120)
         if proc.returncode < STOPPED:  # it failed before the stop: not an observation
             raise RuntimeError(f"the script exited with {proc.returncode}: {proc.stderr.strip()[-500:]}")
@@ -153,7 +154,7 @@ from torch_pitfalls import Case
 from torch_pitfalls.sources import S1
 
 STOPPED_BEFORE_LOGGING = """
-writer = SummaryWriter({logdir!r})
+writer = SummaryWriter(LOGDIR)
 """
 
 

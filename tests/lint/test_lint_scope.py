@@ -433,3 +433,37 @@ def test_ptf236_in_test_code_is_preview(tmp_path, capsys):
         ("PTF236", 10),
         ("PTF236", 12),
     ]
+
+
+LOGGER = textwrap.dedent("""\
+    from torch.utils.tensorboard import SummaryWriter
+
+    class Logger:
+        def __init__(self, log_dir):
+            self.writer = SummaryWriter(log_dir)
+
+        def scalar(self, tag, value, step):
+            self.writer.add_scalar(tag, value, step)
+""")
+RUN = textwrap.dedent("""\
+    from pkg.logger import Logger
+
+    def main(steps):
+        logger = Logger("runs")
+        for step in range(steps):
+            logger.scalar("loss", 1.0 / (step + 1), step)
+        logger.writer.close()
+""")
+
+
+def test_ptf281_a_writer_kept_on_an_object_is_closed_by_another_file_of_the_package(tmp_path, capsys):
+    """PTF281 reports a writer kept on an object that no file closes; not one that another file of its package
+    closes through the object (logger.writer.close()), which this file cannot see."""
+    alone, shared = tmp_path / "alone" / "pkg", tmp_path / "shared" / "pkg"
+    for pkg in (alone, shared):
+        pkg.mkdir(parents=True)
+        (pkg / "__init__.py").write_text("")
+        (pkg / "logger.py").write_text(LOGGER)
+    (shared / "run.py").write_text(RUN)
+    assert found(["--select", "PTF281", str(alone / "logger.py")], capsys)[2] == [("PTF281", 5)]
+    assert found(["--select", "PTF281", str(shared / "logger.py")], capsys)[2] == []
