@@ -47,31 +47,34 @@ def _file_uses(module: ast.Module, ctx):
             handed_out.update(name for v in values if (name := _last_name(v)))
         if not isinstance(node, ast.Call):
             continue
-        callee = _last_name(node.func)
-        target = functions.get(callee)
-        if target is None and callee in classes:  # Logger(writer): its __init__
-            target = next((f for f in classes[callee].body if getattr(f, "name", None) == "__init__"), None)
-        params = [a.arg for a in target.args.args] if target is not None else []
-        if params and params[0] in ("self", "cls") and (callee in classes or isinstance(node.func, ast.Attribute)):
-            params = params[1:]
-        for i, arg in enumerate(node.args):
-            name = _last_name(arg)
-            if name is None:
+        params = _parameters(node, functions, classes)
+        passed = [(params[i] if params and i < len(params) else None, a) for i, a in enumerate(node.args)]
+        passed += [(kw.arg, kw.value) for kw in node.keywords]
+        for param, arg in passed:
+            if (name := _last_name(arg)) is None:
                 continue
-            if target is None:
-                if not (isinstance(node.func, ast.Attribute) and node.func.value is arg):
-                    handed_out.add(name)
-            elif i < len(params):
-                into.setdefault(name, set()).add(params[i])
-        for kw in node.keywords:
-            name = _last_name(kw.value)
-            if name is None:
-                continue
-            if target is None:
+            if params is None:
                 handed_out.add(name)
-            elif kw.arg:
-                into.setdefault(name, set()).add(kw.arg)
+            elif param:
+                into.setdefault(name, set()).add(param)
     return ended, handed_out, into
+
+
+def _parameters(call: ast.Call, functions, classes) -> list[str] | None:
+    """The parameter names of the file's function or class (its ``__init__``) that ``call`` calls, without
+    ``self``; None where the file does not define what it calls."""
+    callee = _last_name(call.func)
+    target = functions.get(callee)
+    if target is None and callee in classes:  # Logger(writer): its __init__
+        target = next((f for f in classes[callee].body if getattr(f, "name", None) == "__init__"), None)
+        if target is None:
+            return []
+    if target is None:
+        return None
+    params = [a.arg for a in target.args.args]
+    if params and params[0] in ("self", "cls") and (callee in classes or isinstance(call.func, ast.Attribute)):
+        params = params[1:]
+    return params
 
 
 def _aliases(name: str, module: ast.Module, into) -> set:
