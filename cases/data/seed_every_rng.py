@@ -23,21 +23,33 @@ import torch
 
 from torch_pitfalls import observe, run_pythons
 
-# One "training run": seed as the script does, then draw what initialization (torch) and
-# augmentation (random, NumPy) would draw. Each run is a fresh interpreter, as a re-run is.
-RUN = """
+# One "training run", in two versions: seed torch alone, or every generator; then draw what
+# initialization (torch) and augmentation (random, NumPy) would draw. Each run is a fresh
+# interpreter, as a re-run is.
+TORCH_SEEDED = """
 import json, random
 import numpy as np
 import torch
-{seeding}
-print(json.dumps([torch.rand(1, device={device!r}).item(), random.random(), np.random.rand()]))
+torch.manual_seed(0)
+print(json.dumps([torch.rand(1, device=DEVICE).item(), random.random(), np.random.rand()]))
+"""
+EVERY_GENERATOR_SEEDED = """
+import json, random
+import numpy as np
+import torch
+random.seed(0)
+np.random.seed(0)
+torch.manual_seed(0)
+print(json.dumps([torch.rand(1, device=DEVICE).item(), random.random(), np.random.rand()]))
 """
 
 
-def two_runs(seeding, device, script=RUN):
-    """Run the script twice in fresh interpreters (started together); return each run's three draws."""
+def two_runs(script, device):
+    """Run the script twice on ``device`` in fresh interpreters (started together); return each run's three
+    draws."""
+    program = f"DEVICE = {device!r}\n" + script
     draws = []
-    for done in run_pythons([script.format(seeding=seeding, device=device)] * 2):
+    for done in run_pythons([program] * 2):
         if done.returncode != 0:
             raise RuntimeError(done.stderr)
         draws.append(json.loads(done.stdout))
@@ -51,7 +63,7 @@ def two_runs(seeding, device, script=RUN):
 
 # %%
 def broken(device):
-    return two_runs("torch.manual_seed(0)", device)
+    return two_runs(TORCH_SEEDED, device)
 
 
 # %%
@@ -81,8 +93,7 @@ if __name__ == "__main__":
 
 # %%
 def fixed(device):
-    seeding = "random.seed(0); np.random.seed(0); torch.manual_seed(0)"
-    return two_runs(seeding, device)
+    return two_runs(EVERY_GENERATOR_SEEDED, device)
 
 
 # %%
@@ -132,8 +143,8 @@ def symptom(run):
 
 
 def near_miss(device):
-    script = RUN.replace("np.random.rand()", "np.random.default_rng().random()")
-    return two_runs("random.seed(0); np.random.seed(0); torch.manual_seed(0)", device, script)
+    private_numpy = EVERY_GENERATOR_SEEDED.replace("np.random.rand()", "np.random.default_rng().random()")
+    return two_runs(private_numpy, device)
 
 
 def check(run, device):
