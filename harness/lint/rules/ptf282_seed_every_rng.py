@@ -84,7 +84,15 @@ def _torch_seeded_others_not(node, ctx) -> bool:
         return False
     if node.args and _seed_drawn(node.args[0], ctx, node.lineno):
         return False
+    if node is not kept_on(ctx.module, "_ptf282_first", lambda m: [_first_seed(m, ctx)])[0]:
+        return False  # one finding per file: the fix is one seeding place
     return bool(kept_on(ctx.module, "_ptf282_unseeded", lambda m: _unseeded_draws(m, ctx)))
+
+
+def _first_seed(module: ast.Module, ctx):
+    """The file's first torch seed call, in reading order."""
+    seeds = [n for n in walk(module) if isinstance(n, ast.Call) and ctx.qualified(n.func) in _TORCH_SEEDS]
+    return min(seeds, key=lambda n: (n.lineno, n.col_offset), default=None)
 
 
 RULE = Rule(
@@ -99,5 +107,4 @@ RULE = Rule(
     nodes=ast.Call,
     needs=("manual_seed",),
     calls=("manual_seed", "manual_seed_all"),
-    once_per_file=True,
 )
