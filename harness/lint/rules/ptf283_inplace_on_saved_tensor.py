@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import ast
 
-from torch_pitfalls.lint.rules.base import UNSURE, Rule
+from torch_pitfalls.lint.rules.base import UNSURE, Rule, _kw
 from torch_pitfalls.lint.rules.shared.flow import _decorated_grad_off, _grad_off
 
 # the ops whose backward reads their result (torch's derivatives.yaml: result, not self)
 _SAVE_OUTPUT = ("softmax", "log_softmax", "sigmoid", "tanh", "exp", "expm1", "exp2", "relu", "sqrt", "rsqrt")
 _MODULES = ("Softmax", "LogSoftmax", "Sigmoid", "Tanh", "ReLU")
+_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 # in-place methods that do not write a tensor's values
 _NOT_WRITES = ("requires_grad_", "retain_grad_", "share_memory_", "record_stream_", "resize_as_", "names_")
 
@@ -69,19 +70,47 @@ def _written_name(node) -> ast.Name | None:
 
 
 def _backward_runs(fn, ctx):
-    """Whether a gradient flows through ``fn``'s tensors: True in a module class's ``forward`` or a function that
-    calls ``.backward()`` or ``torch.autograd.grad``; UNSURE elsewhere (a helper whose caller is not read)."""
+    """Whether a gradient flows through ``fn``'s tensors: True in the ``forward`` of a module class with something
+    to train, or in a function whose own body calls ``.backward()`` or ``torch.autograd.grad``; UNSURE elsewhere
+    (a helper or closure whose caller is not read)."""
     if fn is None:
         return UNSURE
     if fn.name == "forward" and (klass := ctx.bindings._owner_class(fn)) is not None:
-        return ctx.bindings.is_module_class(klass)
-    for node in ast.walk(fn):
+        return ctx.bindings.is_module_class(klass) and not _frozen_parameters_only(klass, ctx)
+    for node in _body_without_nested(fn):
         if isinstance(node, ast.Call) and (
             (isinstance(node.func, ast.Attribute) and node.func.attr == "backward")
             or ctx.qualified(node.func) == "torch.autograd.grad"
         ):
             return True
     return UNSURE
+
+
+def _body_without_nested(fn):
+    """The nodes of ``fn``'s body, not those of the functions, classes and lambdas defined in it."""
+    todo = [n for n in fn.body if not isinstance(n, _NESTED)]
+    while todo:
+        node = todo.pop()
+        yield node
+        todo += [c for c in ast.iter_child_nodes(node) if not isinstance(c, _NESTED)]
+
+
+def _frozen_parameters_only(klass: ast.ClassDef, ctx) -> bool:
+    """The class holds only parameters it makes with ``requires_grad=False`` and no torch layer: a module with
+    nothing to train (a converted model run for inference), whose forward records no graph for its input's sake."""
+    parameters = layers = 0
+    for node in ast.walk(klass):
+        if not isinstance(node, ast.Call):
+            continue
+        q = ctx.qualified(node.func) or ""
+        if q == "torch.nn.Parameter":
+            frozen = _kw(node, "requires_grad")
+            if not (isinstance(frozen, ast.Constant) and frozen.value is False):
+                return False
+            parameters += 1
+        elif q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper():
+            layers += 1
+    return parameters > 0 and layers == 0
 
 
 def _writes_a_saved_output(node, ctx):

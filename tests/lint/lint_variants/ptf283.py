@@ -139,6 +139,35 @@ class Teacher(nn.Module):
         p.clamp_(min=1e-6)
         return p
 """,
+    "converted_model_with_nothing_to_train": """
+import numpy as np
+import torch
+class LinearModel(torch.nn.Module):
+    def __init__(self, coefficients, intercepts):
+        super().__init__()
+        self.coefficients = torch.nn.Parameter(torch.from_numpy(coefficients), requires_grad=False)
+        self.intercepts = torch.nn.Parameter(torch.from_numpy(intercepts), requires_grad=False)
+    def forward(self, x):
+        output = torch.sigmoid(torch.addmm(self.intercepts, x, self.coefficients))
+        output /= torch.sum(output, dim=1, keepdim=True)
+        return output
+""",
+    "target_weighted_outside_the_closure_that_runs_backward": """
+import torch
+def invert(unembed, logits, h0, weight, steps=10):
+    h = torch.nn.Parameter(h0)
+    opt = torch.optim.LBFGS([h])
+    p = torch.exp(logits.log_softmax(dim=-1))
+    p *= weight
+    def closure():
+        opt.zero_grad()
+        loss = -(p * unembed(h).log_softmax(-1)).sum()
+        loss.backward()
+        return loss
+    for _ in range(steps):
+        opt.step(closure)
+    return h.data
+""",
     "rebound_before_the_write": """
 import torch
 def loss_fn(logits, y):
@@ -154,5 +183,7 @@ SEEN = {
     "padding_weight_zeroed_after_softmax": "the corpus case inplace-on-saved-tensor (a padding position's softmax weight zeroed in place); https://github.com/yashbonde/dall-e-baby/issues/1 (Error detected in SoftmaxBackward)",
     "residual_added_into_relu_output": "https://github.com/iMED-Lab/ER-Net/pull/3 and https://github.com/argusswift/YOLOv4-pytorch/issues/247 (out += residual after a ReLU: output 0 of ReluBackward0 modified by an inplace operation)",
     "gate_masked_in_place": "https://github.com/pytorch/pytorch/issues/148835 (relu saves its result; mutating it in place afterwards fails in backward), here a sigmoid's result",
+    "converted_model_with_nothing_to_train": "microsoft/hummingbird hummingbird/ml/operator_converters/_linear_implementations.py (inference-only converted model: frozen parameters, sigmoid output normalised in place)",
+    "target_weighted_outside_the_closure_that_runs_backward": "AlignmentResearch/tuned-lens tuned_lens/nn/unembed.py (Unembed.invert: target probabilities weighted in place; backward only in the optimizer's closure)",
     "postprocessing_without_grad": "common in inference code: a softmax edited in place under no_grad, where nothing was saved",
 }
