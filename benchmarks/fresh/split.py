@@ -46,6 +46,7 @@ def main():
         ("lint11", "s"),
         ("lint12", "k"),
         ("lint13", "m"),
+        ("lint14", "n"),
     ):  # a set is checked once its split is recorded
         if (HERE / folder / "split.toml").exists():
             record = tomllib.loads((HERE / folder / "split.toml").read_text())
