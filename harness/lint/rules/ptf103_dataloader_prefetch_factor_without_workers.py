@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 
 from torch_pitfalls.lint.rules.base import CALL, Rule, _const, _is_call_to, _kw
-from torch_pitfalls.lint.rules.shared.options import option_default
+from torch_pitfalls.lint.rules.shared.options import default_constant, option_default
 
 
 def _may_be_none(value) -> bool:
@@ -29,6 +29,8 @@ def _prefetch_without_workers(node, ctx) -> bool:
     workers = _kw(node, "num_workers")
     if workers is None:
         return True
+    if _const(default_constant(workers, ctx, line=node.lineno), 0):
+        return True  # cfg["workers"] with CFG = {"workers": int(os.environ.get("WORKERS", "0"))}
     value = ctx.resolve(workers, node.lineno)
     if isinstance(value, ast.Name) and ctx.function is not None:
         # a parameter: 0 when every call site in the module passes 0 (or leaves its default of 0)

@@ -238,3 +238,78 @@ def _class_default(klass: ast.ClassDef, attr: str, ctx) -> list[float] | None:
         value = _kw(value, "default")
     found = _number(value) if value is not None else None
     return [found] if found is not None else None
+
+
+_CASTS = {"int": int, "float": float, "str": str}
+_ENVIRONMENT = ("os.environ.get", "os.getenv")
+
+
+def default_constant(expr, ctx, chain=None, line: int | None = None, depth: int = 0):
+    """The constant a setting holds when the script runs with its defaults, as an ``ast.Constant``: a
+    literal; an option's ``default=`` (``args.workers``); an environment variable's fallback
+    (``int(os.environ.get("WORKERS", "0"))`` -> 0); a key of a dict literal the name is bound to, here
+    or at every call site of the function it is a parameter of (``cfg["workers"]`` with ``CFG =
+    {"workers": ...}`` passed in); a name, one step back. None where it cannot be told."""
+    chain = chain if chain is not None else ctx.chain()
+    line = line if line is not None else getattr(expr, "lineno", 1 << 30)
+    if depth > 6 or expr is None:
+        return None
+    if isinstance(expr, ast.Constant):
+        return expr
+    if isinstance(expr, ast.Call):
+        name = getattr(expr.func, "id", None)
+        if name in _CASTS and len(expr.args) == 1 and not expr.keywords:
+            inner = default_constant(expr.args[0], ctx, chain, line, depth + 1)
+            try:
+                return ast.Constant(_CASTS[name](inner.value)) if inner is not None else None
+            except (TypeError, ValueError):
+                return None
+        if ctx.qualified(expr.func) in _ENVIRONMENT and len(expr.args) == 2:
+            return default_constant(expr.args[1], ctx, chain, line, depth + 1)
+        return None
+    if isinstance(expr, ast.Attribute):
+        found = option_default(expr, ctx, chain, line)
+        return default_constant(found, ctx, chain, line, depth + 1) if found is not None else None
+    if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant):
+        values = [
+            default_constant(_item(d, expr.slice.value), ctx, c, at, depth + 1)
+            for d, c, at in _dicts(expr.value, ctx, chain, line)
+        ]
+        if not values or any(v is None for v in values) or len({repr(v.value) for v in values}) != 1:
+            return None
+        return values[0]
+    if isinstance(expr, ast.Name):
+        value = ctx.bindings.value_of(expr.id, chain, line)
+        return default_constant(value, ctx, chain, line, depth + 1) if value is not None else None
+    return None
+
+
+def _item(mapping: ast.Dict, key):
+    return next(
+        (v for k, v in zip(mapping.keys, mapping.values) if isinstance(k, ast.Constant) and k.value == key), None
+    )
+
+
+def _dicts(expr, ctx, chain, line, depth: int = 0) -> list:
+    """The dict literals a name holds: [(dict, its scopes, line)], through an assignment or, for a parameter,
+    what every call site passes (or its default), followed through parameters handed on (``main(cfg=CONFIG)``
+    -> ``make_loader(ds, cfg)``); [] where one is something else."""
+    if not isinstance(expr, ast.Name) or depth > 4:
+        return []
+    binding, where = ctx.bindings.lookup(expr.id, chain, line)
+    if binding is None:
+        return []
+    if binding.how == "assign":
+        return [(binding.value, where, line)] if isinstance(binding.value, ast.Dict) else []
+    if binding.how != "param":
+        return []
+    out = []
+    for value, site_chain, at, _ in ctx.bindings.passed(where[0], expr.id) or ():
+        if isinstance(value, ast.Dict):
+            out.append((value, site_chain, at))
+            continue
+        found = _dicts(value, ctx, site_chain, at, depth + 1)
+        if not found:
+            return []
+        out += found
+    return out
