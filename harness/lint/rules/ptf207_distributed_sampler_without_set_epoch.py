@@ -42,18 +42,31 @@ def _bound_to(node, ctx) -> str | None:
     return None
 
 
-def _loader_of(sampler, name: str | None, ctx):
-    """The names of the DataLoaders of this function built with this sampler."""
+def _loaders_of(sampler, name: str | None, ctx) -> list[ast.Call]:
+    """The DataLoader calls of this function built with this sampler."""
     out = []
     for n in walk(ctx.function):
         if not _is_call_to(n, ctx, *LOADERS):
             continue
         given = _arg(n, 3, "sampler")
         if given is sampler or (name is not None and isinstance(given, ast.Name) and given.id == name):
-            loader = _bound_to(n, ctx)
-            if loader:
-                out.append(loader)
+            out.append(n)
     return out
+
+
+def _returned_to_this_file(loader: ast.Call, ctx) -> bool:
+    """The function returns the loader itself, alone or in a tuple (``return (DataLoader(...), n_classes)``),
+    and this file calls the function: the script builds the loader to use it, and no code outside it that
+    might call set_epoch is in the way. A library's builder, called nowhere here, hands it to callers who may."""
+    up = ctx.parent(loader)
+    if isinstance(up, ast.Tuple):
+        up = ctx.parent(up)
+    fn = ctx.function
+    return (
+        isinstance(up, ast.Return)
+        and isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and bool(ctx.bindings.call_sites(fn.name))
+    )
 
 
 def _used_each_epoch(loader: str, ctx, function=None) -> bool:
@@ -105,9 +118,11 @@ def _sampler_without_set_epoch(node, ctx) -> bool:
         return False
     if any(v.split(".")[0] in _CALLS_SET_EPOCH for v in ctx.imports.values()) or _set_epoch_anywhere(ctx):
         return False
-    loaders = _loader_of(node, _bound_to(node, ctx), ctx)
-    return any(
-        _used_each_epoch(loader, ctx) or _returned_and_used_each_epoch(loader, ctx) for loader in loaders
+    calls = _loaders_of(node, _bound_to(node, ctx), ctx)
+    loaders = [name for call in calls if (name := _bound_to(call, ctx))]
+    return (
+        any(_used_each_epoch(loader, ctx) or _returned_and_used_each_epoch(loader, ctx) for loader in loaders)
+        or any(_returned_to_this_file(call, ctx) for call in calls)
     ) and not _dead(node, ctx)
 
 

@@ -106,7 +106,34 @@ def extract(model, dataset):
 """,
 }
 
+PITFALL["loaders_returned_in_a_tuple_to_the_script"] = """
+import torch.distributed as dist
+from torch.utils.data import DataLoader
+from torch.utils.data.distributed import DistributedSampler
+def make_loaders(train_set, val_set, bs):
+    return (DataLoader(train_set, batch_size=bs, sampler=DistributedSampler(train_set, shuffle=True)),
+            DataLoader(val_set, batch_size=bs, sampler=DistributedSampler(val_set, shuffle=False)))
+class Runner:
+    def __init__(self, model, loaders):
+        self.model = model
+        self.train_dl, self.val_dl = loaders
+    def fit(self, epochs):
+        for epoch in range(epochs):
+            for x, y in self.train_dl:
+                self.model(x)
+def main(model, train_set, val_set):
+    dist.init_process_group("nccl")
+    Runner(model, make_loaders(train_set, val_set, 32)).fit(10)
+"""
+
+NEAR_MISS["library_builder_called_nowhere_here"] = """
+from torch.utils.data import DataLoader, DistributedSampler
+def distributed_loader(dataset, batch_size):
+    return (DataLoader(dataset, batch_size=batch_size, sampler=DistributedSampler(dataset, shuffle=True)), len(dataset))
+"""
+
 SEEN = {
+    "loaders_returned_in_a_tuple_to_the_script": "benchmarks/fresh/lint14 n12_ddp_contract_topics.py (tuning half, missed at its first run: the loaders returned in a tuple, the epochs run by a trainer class)",
     "issue_repro": "https://github.com/pytorch/pytorch/issues/31771 (DistributedSampler(dataset, shuffle=True): the same order every epoch)",
     "only_when_distributed": "https://github.com/kan-bayashi/ParallelWaveGAN/issues/177 (sampler = DistributedSampler(dataset) if is_distributed else None; set_epoch missing)",
     "train_one_epoch_helper": "https://github.com/lucidrains/DALLE-pytorch/pull/230 (data_sampler.set_epoch added to avoid the same order each epoch)",
