@@ -68,7 +68,51 @@ y = x.flip(0)[::2]
 """,
 }
 
+PITFALL["reversed_input_of_a_recurrent_layer"] = """
+import torch
+from torch import nn
+class BiEncoder(nn.Module):
+    def __init__(self, n_in, n_hidden):
+        super().__init__()
+        self.fwd = nn.LSTM(n_in, n_hidden, batch_first=True)
+        self.bwd = nn.LSTM(n_in, n_hidden, batch_first=True)
+    def forward(self, seq):
+        ahead, _ = self.fwd(seq)
+        behind, (h, c) = self.bwd(seq[:, ::-1, :])
+        return torch.cat([ahead, behind[:, ::-1, :]], dim=-1)
+"""
+PITFALL["time_reversed_signal_into_a_convolution"] = """
+from torch import nn
+class Critic(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv1d(1, 8, 5)
+    def forward(self, wave):
+        return self.conv(wave[..., ::-1]).mean()
+"""
+NEAR_MISS["skip_list_reversed_for_a_decoder"] = """
+from torch import nn
+class UNet(nn.Module):
+    def __init__(self, encoder, decoder):
+        super().__init__()
+        self.encoder, self.decoder = encoder, decoder
+    def forward(self, x):
+        skips = self.encoder(x)
+        return self.decoder(skips[::-1])
+"""
+NEAR_MISS["state_of_a_recurrent_layer"] = """
+from torch import nn
+class Tagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.LSTM(16, 32, num_layers=2)
+    def forward(self, x):
+        out, state = self.rnn(x)
+        return out, state[::-1]
+"""
+
 SEEN = {
+    "reversed_input_of_a_recurrent_layer": "benchmarks/fresh/lint14 n14_household_load_forecast.py (tuning half, missed at its first run: a hand-made bidirectional GRU reversing its input and output with ::-1)",
     "reverse_factory": "https://github.com/pytorch/pytorch/issues/99297",
     "second_axis_batch": "https://github.com/pytorch/pytorch/issues/229",
     "annotated_param": "https://github.com/pytorch/pytorch/issues/604",
