@@ -253,7 +253,31 @@ def _loss_kept_across_steps(node, ctx) -> bool:
         if initial is None:
             return False
         return _is_container(initial, ctx) if how == "append" else _is_zero(initial, ctx)
-    return False
+    return _kept_by_a_step_method(node, value, root, how, ctx)
+
+
+def _kept_by_a_step_method(node, value, root, how: str, ctx) -> bool:
+    """A method that runs one training step (a backward and an optimizer's ``step()``), called once per batch
+    by a loop elsewhere, keeping the loss in an attribute of its object (``self.history["train"].append(loss)``),
+    which outlives the call: every step's graph stays, as in a loop."""
+    fn = ctx.function
+    if not (isinstance(root, ast.Attribute) and ctx.klass is not None and isinstance(fn, ast.FunctionDef)):
+        return False
+    losses = {}
+    for call, what in _backward_calls(fn, ctx):
+        for name in _names_differentiated(what):
+            binding = _binding(name, call.lineno, ctx)
+            if binding is not None:
+                losses.setdefault(name, binding)
+    steps = any(_method(n, "step") and not n.args and _own_code(n, ctx) for n in walk(fn))
+    if not (losses and steps and _carries(value, losses, node.lineno, ctx)):
+        return False
+    if _rebinds(fn, root, node) or _differentiated_later(root, ctx):
+        return False
+    initial = _initial(root, fn, ctx)
+    if initial is None:
+        return False
+    return _is_container(initial, ctx) if how == "append" else _is_zero(initial, ctx)
 
 
 RULE = Rule(

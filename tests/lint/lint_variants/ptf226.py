@@ -193,7 +193,48 @@ def fit(model, loader, opt):
 """,
 }
 
+PITFALL["kept_by_a_step_method_on_its_object"] = """
+import torch.nn.functional as F
+class Learner:
+    def __init__(self, net, opt):
+        self.net, self.opt = net, opt
+        self.train_losses = []
+    def training_step(self, x, y):
+        loss = F.mse_loss(self.net(x), y)
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+        self.train_losses.append(loss)
+        return loss.item()
+"""
+NEAR_MISS["step_method_keeps_a_number"] = """
+import torch.nn.functional as F
+class Learner:
+    def __init__(self, net, opt):
+        self.net, self.opt = net, opt
+        self.train_losses = []
+    def training_step(self, x, y):
+        loss = F.mse_loss(self.net(x), y)
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+        self.train_losses.append(loss.item())
+"""
+NEAR_MISS["method_without_an_optimizer_step"] = """
+import torch
+class Probe:
+    def __init__(self, net):
+        self.net = net
+        self.norms = []
+    def gradient_norm(self, x):
+        out = self.net(x).sum()
+        out.backward()
+        self.norms.append(out)
+        return torch.stack([p.grad.norm() for p in self.net.parameters()]).sum()
+"""
+
 SEEN = {
+    "kept_by_a_step_method_on_its_object": "benchmarks/fresh/lint14 n28_lyrics_decoder_lm.py (tuning half, missed at its first run: LMTrainer.step appends the loss to self.history[...], a defaultdict(list))",
     "faq_total_loss_plus_equals": (
         "PyTorch FAQ 'My model reports cuda runtime error(2): out of memory' (total_loss += loss), quoted in "
         "google/brax#152 'Remove memory leak in PyTorch training example'"
