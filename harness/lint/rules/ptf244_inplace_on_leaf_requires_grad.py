@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 
-from torch_pitfalls.lint.rules.base import UNSURE, Rule
+from torch_pitfalls.lint.rules.base import UNSURE, Rule, _method
 from torch_pitfalls.lint.rules.shared.flow import _decorated_grad_off, _grad_off
 from torch_pitfalls.lint.rules.shared.leaves import _flag_set_between, _last_assign, _leaf_source
 from torch_pitfalls.lint.walking import walk
@@ -83,12 +83,33 @@ def _callers_grad_on(ctx):
     fn = ctx.function
     if fn is None or isinstance(fn, ast.Module):
         return True
-    if ctx.klass is not None or ctx.bindings.module_function(getattr(fn, "name", "")) is not fn:
+    if ctx.klass is not None:
+        return _method_callers_grad_on(fn, ctx)
+    if ctx.bindings.module_function(getattr(fn, "name", "")) is not fn:
         return UNSURE
     sites = ctx.bindings.call_sites(fn.name)
     if not sites:
         return UNSURE
     return all(_grad_on_sure(call, ctx) for call, _, _ in sites) or False
+
+
+def _method_callers_grad_on(fn, ctx):
+    """A method runs with gradients on where every call of a method of its name in the module does
+    (``cb.on_step_end(self)`` from a trainer's step, the callback object of unknown class): True, False where
+    one is under no_grad, UNSURE where the module never calls it (a hook a framework calls)."""
+    if fn.name.startswith("__"):
+        return UNSURE
+    calls = [
+        n
+        for n in walk(ctx.module)
+        if isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Attribute)
+        and n.func.attr == fn.name
+        and not (fn.lineno <= n.lineno <= fn.end_lineno)
+    ]
+    if not calls:
+        return UNSURE
+    return all(_grad_on_sure(call, ctx) for call in calls) or False
 
 
 def _turned_off(name: str, scope_node) -> bool:
@@ -124,8 +145,12 @@ def _leaf(receiver, ctx, line: int):
             return None
         held = ctx.held(receiver, line)
         binding, _ = ctx.bindings.lookup(receiver.id, ctx.chain(), line)
-        if held is not None and held.what == "parameter" and binding is not None and binding.how == "iter":
+        if binding is None or binding.how != "iter":
+            return None
+        if held is not None and held.what == "parameter":
             return "parameter"  # for p in model.parameters()
+        if _method(binding.value, "parameters") and not binding.value.args:
+            return "parameter"  # for p in trainer.critic.parameters(): a module's, whatever holds it
         return None
     if isinstance(receiver, ast.Attribute) and getattr(receiver.value, "id", None) == "self" and ctx.klass is not None:
         assigned = ctx.bindings.self_attributes(ctx.klass).get(receiver.attr) or []

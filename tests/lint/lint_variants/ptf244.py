@@ -138,7 +138,53 @@ class Trainer:
 """,
 }
 
+PITFALL["weights_clipped_by_a_callback"] = """
+import torch
+class Clip:
+    def __init__(self, c):
+        self.c = c
+    def after_critic_update(self, gan):
+        for w in gan.disc.parameters():
+            w.clamp_(-self.c, self.c)
+class GAN:
+    def __init__(self, disc, hooks):
+        self.disc, self.hooks = disc, hooks
+        self.opt = torch.optim.RMSprop(disc.parameters(), lr=5e-5)
+    def critic_update(self, real, fake):
+        loss = self.disc(fake).mean() - self.disc(real).mean()
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+        for hook in self.hooks:
+            hook.after_critic_update(self)
+"""
+NEAR_MISS["callback_called_under_no_grad"] = """
+import torch
+class Clip:
+    def __init__(self, c):
+        self.c = c
+    def after_critic_update(self, gan):
+        for w in gan.disc.parameters():
+            w.clamp_(-self.c, self.c)
+class GAN:
+    def __init__(self, disc, hooks):
+        self.disc, self.hooks = disc, hooks
+    def critic_update(self):
+        with torch.no_grad():
+            for hook in self.hooks:
+                hook.after_critic_update(self)
+"""
+NEAR_MISS["hook_no_code_here_calls"] = """
+class Clip:
+    def __init__(self, c):
+        self.c = c
+    def on_train_batch_end(self, trainer, module):
+        for w in module.parameters():
+            w.clamp_(-self.c, self.c)
+"""
+
 SEEN = {
+    "weights_clipped_by_a_callback": "benchmarks/fresh/lint14 n05_pump_sensor_wgan.py (tuning half, missed at its first run: a WGAN weight-clipping callback clamping trainer.critic.parameters() in place)",
     "sgd_step_by_hand": "https://github.com/BaiTheBest/SparseLLM/issues/13 (s_batch -= s_learning_rate * s_batch.grad raises the leaf in-place error)",
     "add_underscore_on_parameters": "https://github.com/pytorch/examples/pull/779 (word_language_model: p.add_(-lr, p.grad) raises; fixed with p.data.add_)",
     "parameter_indexed_write": "https://github.com/PingoLH/FCHarDNet/issues/61 (cconv.weight[:,:,:,:] = W[...] raises on a view of a leaf)",
