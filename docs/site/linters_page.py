@@ -37,12 +37,13 @@ def case_linter_line(bench: dict | None, case_id: str) -> str:
             + (f" and {_ids(r['fixed'])} on the fixed code" if r["fixed"] else "")
         )
     line = "Linters ([bench](../linters.md)): " + "; ".join(parts) + "."
-    at_preview = [r.id for r in RULES if r.case_at_preview and case_id in r.cases]
+    at_preview = [r for r in RULES if r.case_at_preview and case_id in r.cases]
     if at_preview and not row["pitfalls-lint"]["broken"]:
-        # the rule reports only what its file shows; this case's code hides how often the copy runs
-        line += (
-            f" With `--preview`, `pitfalls lint` reports {_ids(at_preview)} on it: by default it reports this "
-            "pattern only where the file shows it repeated at each step, which this case's code does not show."
+        # the rule reports only what its file shows; this case's code hides it (Rule.case_at_preview says what)
+        line += "".join(
+            f" With `--preview`, `pitfalls lint` reports {_ids([r.id])} on it: by default it reports "
+            f"{r.case_at_preview}."
+            for r in at_preview
         )
     return line
 

@@ -45,7 +45,7 @@ def _every_rule_findings(case_id, variant, preview=False):
 @pytest.mark.parametrize("case_id, rule", PROVEN, ids=[f"{r}-{c}" for c, r in PROVEN])
 def test_each_rule_flags_its_cases_broken_code_and_not_the_fixed(case_id, rule):
     assert case_id in CASE_FILES, f"rule {rule} names a case that does not exist: {case_id}"
-    at_preview = next(r for r in RULES if r.id == rule).case_at_preview
+    at_preview = bool(next(r for r in RULES if r.id == rule).case_at_preview)
     assert rule in {f.rule for f in findings(case_id, "broken", preview=at_preview)}
     assert [f.as_text() for f in findings(case_id, "fixed", preview=True) if f.rule == rule] == []
 

@@ -69,10 +69,11 @@ class Rule:
     # ld`` -> ``load``); the engine offers it only those calls (engine.Walker). Empty: every call.
     # tests/lint/test_call_dispatch.py holds each list to the rule's findings without the dispatch.
     calls: tuple[str, ...] = ()
-    # The rule's case shows its pitfall in code whose use its file hides (a helper handed to a profiler),
-    # where the rule's default level, which reports only what the file shows, is quiet: the case proves
-    # the rule with --preview (tests/lint/test_lint.py).
-    case_at_preview: bool = False
+    # The rule's case shows its pitfall in code whose use or type its file hides (a helper handed to a
+    # profiler, a model class imported from another file), where the rule's default level, which reports
+    # only what the file shows, is quiet: the case proves the rule with --preview (tests/lint/test_lint.py).
+    # The text says why, after "by default it reports ..." on the case page; empty: the default proves it.
+    case_at_preview: str = ""
 
     def judged(self, found, node: ast.AST, ctx: Context):
         """The check's answer ``found`` (any value) as True, False or UNSURE (the pattern on an object not
