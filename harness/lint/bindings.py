@@ -618,6 +618,8 @@ class Bindings:
             and (self.held(iterable.func.value, where, line, klass, d) or Held("")).kind == MODULE
         ):  # model.parameters(): its tensors; model.children(): its modules
             return Held(TENSOR, "parameter") if iterable.func.attr in ("parameters", "buffers") else Held(MODULE)
+        if (built := self._container_built(iterable, klass)) is not None:  # for block in self.blocks
+            return self._element_held(built[0], built[1], built[2], klass, d)
         if _dict_view(iterable, "values", "items"):  # a loader's dict batch: its values are the batch's tensors
             whole = self.held(iterable.func.value, where, line, klass, d)
             return Held(TENSOR) if whole is not None and whole == Held(TENSOR, "batch") else None
@@ -641,6 +643,30 @@ class Bindings:
         if whole is not None and whole.kind == TENSOR:  # iterating a tensor: its rows
             return Held(TENSOR)
         return None
+
+    def _container_built(self, iterable, klass):
+        """``self.blocks`` assigned once, in the class, ``nn.ModuleList([...])`` or ``nn.Sequential(a, b)``: (the
+        listed elements, the scopes they were built in, the line), to read what iterating it yields."""
+        if not (
+            klass is not None
+            and isinstance(iterable, ast.Attribute)
+            and isinstance(iterable.value, ast.Name)
+            and iterable.value.id == "self"
+        ):
+            return None
+        assigned = self.self_attributes(klass).get(iterable.attr) or []
+        if len(assigned) != 1:
+            return None
+        method, value, at = assigned[0]
+        if not isinstance(value, ast.Call) or self.qualify(value.func) not in _LISTED_CONTAINERS:
+            return None
+        if len(value.args) == 1 and isinstance(value.args[0], (ast.List, ast.Tuple, ast.ListComp)):
+            listed = value.args[0]
+        elif value.args and not any(isinstance(a, ast.Starred) for a in value.args):
+            listed = ast.Tuple(elts=value.args, ctx=ast.Load())  # nn.Sequential(a, b, c)
+        else:
+            return None
+        return listed, (method, self.tree), at + 1
 
     def _passed_elements(self, name, where, line, d) -> Held | None:
         """What each element of the lists the module's calls pass for parameter ``name`` holds
@@ -936,6 +962,9 @@ def _own_nodes(fn):
         for child in children(node):
             if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
                 todo.append(child)
+
+
+_LISTED_CONTAINERS = ("torch.nn.ModuleList", "torch.nn.Sequential")
 
 
 def _single_tensor_module(held: Held) -> bool:

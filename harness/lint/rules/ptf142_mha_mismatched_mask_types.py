@@ -11,6 +11,8 @@ import ast
 
 from torch_pitfalls.lint.bindings import returned_values
 from torch_pitfalls.lint.rules.base import CALL, Rule, _kw
+from torch_pitfalls.lint.rules.shared.flow import context_at
+from torch_pitfalls.lint.walking import walk
 
 FLOAT, BOOL = "float", "bool"
 _MHA = ("MultiheadAttention",)
@@ -104,6 +106,12 @@ def _mask_type(expr, ctx, chain, line: int, depth: int = 0) -> str | None:  # no
     bindings = ctx.bindings
     if isinstance(expr, ast.Name):
         binding, where = bindings.lookup(expr.id, chain, line)
+        if binding is not None and binding.how == "param":
+            return _passed_type(expr.id, where[0], ctx, depth)
+        if binding is not None and binding.how == "item" and isinstance(binding.value, ast.Tuple):
+            elts = binding.value.elts  # mask, pad = causal_mask(t), ids == PAD
+            index = binding.index
+            return _mask_type(elts[index], ctx, where, binding.line, depth + 1) if index < len(elts) else None
         if binding is None or binding.how != "assign":
             return None
         if isinstance(binding.value, (ast.List, ast.Tuple)):
@@ -191,6 +199,42 @@ def _mask_type(expr, ctx, chain, line: int, depth: int = 0) -> str | None:  # no
         kinds = {_mask_type(v, ctx, (fn, ctx.module), at + 1, depth + 1) for v, at in returned}
         return kinds.pop() if len(kinds) == 1 else None
     return None
+
+
+def _passed_type(param: str, fn, ctx, depth: int) -> str | None:
+    """The mask type every call of ``fn`` in the file passes for ``param``, when they agree: a function's or a
+    method's calls (bindings.passed), or for the ``forward`` of a module class of the file, the calls of its
+    instances (``for block in self.blocks: x = block(x, mask, pad)``)."""
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    sites = ctx.bindings.passed(fn, param)
+    if sites is None and fn.name == "forward":
+        sites = _instance_calls(fn, param, ctx)
+    kinds = {_mask_type(value, ctx, chain, at, depth + 1) for value, chain, at, _ in sites or ()}
+    return kinds.pop() if len(kinds) == 1 else None
+
+
+def _instance_calls(forward, param: str, ctx) -> list | None:
+    """What the file's calls of instances of ``forward``'s module class pass for ``param``: [(value, scopes,
+    line, class)]; None where a call passes ``*args``/``**kw`` or none is found."""
+    klass = ctx.bindings._owner_class(forward)
+    names = [a.arg for a in forward.args.args[1:]]
+    if klass is None or param not in names or not ctx.bindings.is_module_class(klass):
+        return None
+    out = []
+    for node in walk(ctx.module):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute))):
+            continue
+        site = context_at(node, ctx)
+        held = site.held(node.func, node.lineno) if site is not None else None
+        if held is None or held.kind != "module" or held.what != klass.name:
+            continue
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            return None
+        given = dict(zip(names, node.args)) | {k.arg: k.value for k in node.keywords}
+        if param in given:
+            out.append((given[param], site.chain(), node.lineno, site.klass))
+    return out or None
 
 
 def _subsequent_mask(call, ctx) -> str | None:

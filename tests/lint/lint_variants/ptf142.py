@@ -125,7 +125,51 @@ def run(tgt, memory, tgt_tokens):
 """,
 }
 
+PITFALL["masks_handed_to_blocks_of_a_module_list"] = """
+import torch
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.mha = nn.MultiheadAttention(d, 4, batch_first=True)
+    def forward(self, h, future, padded):
+        out, _ = self.mha(h, h, h, attn_mask=future, key_padding_mask=padded)
+        return h + out
+class Decoder(nn.Module):
+    def __init__(self, d, n):
+        super().__init__()
+        self.layers = nn.ModuleList([Block(d) for _ in range(n)])
+    def forward(self, h, lengths):
+        t = h.size(1)
+        future, padded = torch.triu(torch.full((t, t), float('-inf')), 1), torch.arange(t)[None, :] >= lengths[:, None]
+        for layer in self.layers:
+            h = layer(h, future, padded)
+        return h
+"""
+NEAR_MISS["bool_masks_handed_to_blocks_of_a_module_list"] = """
+import torch
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.mha = nn.MultiheadAttention(d, 4, batch_first=True)
+    def forward(self, h, future, padded):
+        out, _ = self.mha(h, h, h, attn_mask=future, key_padding_mask=padded)
+        return h + out
+class Decoder(nn.Module):
+    def __init__(self, d, n):
+        super().__init__()
+        self.layers = nn.ModuleList([Block(d) for _ in range(n)])
+    def forward(self, h, lengths):
+        t = h.size(1)
+        future, padded = torch.ones(t, t, dtype=torch.bool).triu(1), torch.arange(t)[None, :] >= lengths[:, None]
+        for layer in self.layers:
+            h = layer(h, future, padded)
+        return h
+"""
+
 SEEN = {
+    "masks_handed_to_blocks_of_a_module_list": "benchmarks/fresh/lint14 n28_lyrics_decoder_lm.py (tuning half, missed at its first run: the masks built in the model's forward, handed to each DecoderBlock of a ModuleList, which calls nn.MultiheadAttention)",
     "tutorial_causal_mask_and_pad_comparison": "https://github.com/wfondrie/depthcharge/pull/30 (the old tutorial's 0/-inf target mask beside a bool padding mask; made bool to silence the warning, Noble-Lab/casanovo#174)",
     "self_method_float_mask": "https://github.com/baudm/parseq/issues/130 (PARSeq's permutation masks built with torch.zeros and float('-inf'), its padding mask (tgt_in == pad_id) | ...)",
     "decoder_layer_bool_causal_float_padding": "https://github.com/pytorch/pytorch/issues/96103 (TransformerDecoder masks and the mismatched-mask warning)",
