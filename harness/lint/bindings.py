@@ -347,9 +347,9 @@ class Bindings:
                 me = method.args.args[0].arg if method.args.args else None
                 for n in walk(method):
                     if isinstance(n, (ast.Assign, ast.AnnAssign)) and getattr(n, "value", None) is not None:
-                        for t in n.targets if isinstance(n, ast.Assign) else [n.target]:
+                        for t, v in _assigned_pairs(n):
                             if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == me:
-                                found.setdefault(t.attr, []).append((method, n.value, n.lineno))
+                                found.setdefault(t.attr, []).append((method, v, n.lineno))
             self._attrs[key] = found
         return self._attrs[key]
 
@@ -965,6 +965,18 @@ def _own_nodes(fn):
 
 
 _LISTED_CONTAINERS = ("torch.nn.ModuleList", "torch.nn.Sequential")
+
+
+def _assigned_pairs(node):
+    """(target, value) of an assignment, element by element where a tuple is assigned a tuple of its length
+    (``self.a, self.b = a, b``); a tuple target assigned anything else is left out."""
+    for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+        if isinstance(target, (ast.Tuple, ast.List)):
+            value = node.value
+            if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
+                yield from zip(target.elts, value.elts)
+        else:
+            yield target, node.value
 
 
 def _single_tensor_module(held: Held) -> bool:
