@@ -266,6 +266,7 @@ class Walker(ast.NodeVisitor):
         self.ctx.klass = saved
 
     def visit_If(self, node):
+        self._check(node)
         self.visit(node.test)
         guard = self.ctx.guarded or _is_guard_test(node.test)
         for child in [*node.body, *node.orelse]:

@@ -1,15 +1,15 @@
-"""What: A loss class called with the tensors: nn.CrossEntropyLoss(outputs, labels).
-Why: That builds a module: the tensors become its options (size_average, reduce), and their truth value
-is ambiguous.
-Fix: build the loss, then call it: nn.CrossEntropyLoss()(outputs, labels), or F.cross_entropy(outputs,
-labels).
+"""What: the truth value of a tensor of many elements taken: ``if dones:`` on a mask the code also indexes with,
+or a loss class called with the tensors (``nn.CrossEntropyLoss(outputs, labels)``, which makes them its options).
+Why: "Boolean value of Tensor with more than one value is ambiguous" (RuntimeError).
+Fix: say which truth: ``if dones.any():`` / ``.all()``; build the loss, then call it:
+``nn.CrossEntropyLoss()(outputs, labels)``, or ``F.cross_entropy(outputs, labels)``.
 """
 
 from __future__ import annotations
 
 import ast
 
-from torch_pitfalls.lint.rules.base import CALL, Rule, _method
+from torch_pitfalls.lint.rules.base import Rule, _method
 from torch_pitfalls.lint.rules.shared.flow import _assigned
 from torch_pitfalls.lint.walking import walk
 
@@ -90,12 +90,58 @@ def _loss_class_given_tensors(node, ctx) -> bool:
     return ctx.function is not None and _used_as_value(node, ctx)
 
 
+_TRUTH_TESTS = (ast.If, ast.While, ast.IfExp, ast.Assert)
+
+
+def _tested(node):
+    """The names whose truth a statement or expression takes: ``if x:``, ``while not x:``, ``a and x``."""
+    test = node.test if isinstance(node, _TRUTH_TESTS) else None
+    if isinstance(node, ast.BoolOp):
+        return [v for v in node.values if isinstance(v, ast.Name)]
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test = test.operand
+    if isinstance(test, ast.BoolOp):
+        return []  # each operand is offered as the BoolOp itself
+    return [test] if isinstance(test, ast.Name) else []
+
+
+def _indexes_with(name: str, fn) -> bool:
+    """The function indexes a tensor with ``name`` as a mask: ``t[name]``, ``t[name.bool()]``, ``t[~name]``."""
+    for n in walk(fn):
+        if not isinstance(n, ast.Subscript):
+            continue
+        for index in n.slice.elts if isinstance(n.slice, ast.Tuple) else [n.slice]:  # t[~alive, -1]
+            if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.Invert):
+                index = index.operand
+            if _method(index, "bool", "byte") and not index.args:
+                index = index.func.value
+            if isinstance(index, ast.Name) and index.id == name:
+                return True
+    return False
+
+
+def _mask_truth(node, ctx) -> bool:
+    """``if dones:`` where ``dones`` holds a tensor (the bindings: here, or what every call of the function
+    passes) and the function also indexes with it as a mask: a tensor of many elements, whose truth is
+    ambiguous. A tensor tested only for truth may have one element (a 0-dim comparison): quiet."""
+    fn = ctx.function
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    return any(_indexes_with(t.id, fn) and ctx.kind(t) == "tensor" for t in _tested(node))
+
+
+def _truth_of_many_elements(node, ctx) -> bool:
+    if isinstance(node, ast.Call):
+        return _loss_class_given_tensors(node, ctx)
+    return _mask_truth(node, ctx)
+
+
 RULE = Rule(
     "PTF204",
     ("bool-of-multielement-tensor",),
-    "a loss class called with the tensors builds a module: the tensors become its options (size_average, "
-    "reduce) and their truth value is ambiguous; build the loss first, then call it: "
-    "nn.CrossEntropyLoss()(outputs, labels) or F.cross_entropy(outputs, labels)",
-    _loss_class_given_tensors,
-    nodes=CALL,
+    "the truth value of a tensor of many elements is ambiguous (RuntimeError): test a mask with .any() or "
+    ".all(); a loss class called with the tensors makes them its options (size_average, reduce): build the "
+    "loss first, then call it: nn.CrossEntropyLoss()(outputs, labels) or F.cross_entropy(outputs, labels)",
+    _truth_of_many_elements,
+    nodes=(ast.Call, *_TRUTH_TESTS, ast.BoolOp),
 )

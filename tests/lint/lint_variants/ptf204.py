@@ -82,7 +82,60 @@ def step(y_hat, y):
 """,
 }
 
+PITFALL["done_mask_tested_for_truth"] = """
+import torch
+class Returns:
+    def __init__(self, n):
+        self.acc = torch.zeros(n)
+        self.done_returns = []
+    def record(self, reward, done):
+        self.acc += reward
+        if done:
+            self.done_returns += self.acc[done].tolist()
+            self.acc[done] = 0
+def run(envs, policy, n, steps):
+    tracker = Returns(n)
+    for _ in range(steps):
+        r, d = envs.step(policy())
+        tracker.record(torch.as_tensor(r), torch.as_tensor(d, dtype=torch.bool))
+"""
+PITFALL["while_any_sequence_unfinished"] = """
+import torch
+def greedy(model, start, max_len, eos):
+    tokens = start.clone()
+    alive = torch.ones(start.size(0), dtype=torch.bool)
+    while alive:
+        nxt = model(tokens).argmax(-1)
+        tokens = torch.cat([tokens, nxt[:, None]], 1)
+        alive = alive & (nxt != eos)
+        tokens[~alive, -1] = eos
+    return tokens
+"""
+NEAR_MISS["zero_dim_comparison"] = """
+import torch
+def maybe_save(model, loss, best):
+    better = torch.as_tensor(loss < best)
+    if better:
+        torch.save(model.state_dict(), "best.pt")
+"""
+NEAR_MISS["list_of_flags_used_as_an_index"] = """
+def pick(rows, flags):
+    if flags:
+        return rows[flags]
+    return rows
+pick([1, 2], [True, False])
+"""
+NEAR_MISS["mask_tested_with_any"] = """
+import torch
+def reset(acc, done: torch.Tensor):
+    done = done.bool()
+    if done.any():
+        acc[done] = 0
+    return acc
+"""
+
 SEEN = {
+    "done_mask_tested_for_truth": "benchmarks/fresh/lint14 n26_warehouse_picker_a2c.py (tuning half, missed at its first run: if dones: on the vectorised environments' done tensor, then used as a mask)",
     "lightning_training_step": "https://github.com/Lightning-AI/pytorch-lightning/issues/501 (loss = nn.CrossEntropyLoss(y_hat, y): 'That's a class')",
     "bare_name_from_import": "https://github.com/imranparuk/speaker-recognition-3d-cnn/issues/2 (loss = CrossEntropyLoss(output, labels) in train.py)",
     "bce_in_sum": "https://github.com/nikhilroxtomar/DDANet/issues/1 (the loss class given m_pred, m; fixed as nn.BCEWithLogitsLoss()(m_pred, m))",
