@@ -105,18 +105,51 @@ def _tested(node):
     return [test] if isinstance(test, ast.Name) else []
 
 
-def _indexes_with(name: str, fn) -> bool:
-    """The function indexes a tensor with ``name`` as a mask: ``t[name]``, ``t[name.bool()]``, ``t[~name]``."""
+def _indexes_with(name, fn, ctx) -> bool:
+    """The function indexes a tensor with ``name`` as a mask: ``t[name.bool()]``, ``t[~name]``, or ``t[name]``
+    where ``name`` holds a boolean tensor (a comparison, ``dtype=torch.bool``); ``t[i]`` with a count is an
+    integer index, not a mask."""
     for n in walk(fn):
         if not isinstance(n, ast.Subscript):
             continue
         for index in n.slice.elts if isinstance(n.slice, ast.Tuple) else [n.slice]:  # t[~alive, -1]
+            marked = False
             if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.Invert):
-                index = index.operand
+                index, marked = index.operand, True
             if _method(index, "bool", "byte") and not index.args:
-                index = index.func.value
-            if isinstance(index, ast.Name) and index.id == name:
+                index, marked = index.func.value, True
+            if isinstance(index, ast.Name) and index.id == name.id and (marked or _boolean(name, ctx)):
                 return True
+    return False
+
+
+def _boolean(name: ast.Name, ctx, depth: int = 0) -> bool:
+    """Every value ``name`` holds (its assignments here, or what every call passes for a parameter) is a boolean
+    tensor: a comparison, a ``dtype=torch.bool`` factory or conversion, ``.bool()``, ``~``/``&``/``|`` of them."""
+    binding, where = ctx.bindings.lookup(name.id, ctx.chain(), name.lineno)
+    if binding is None:
+        return False
+    if binding.how == "param":
+        values = ctx.bindings.passed_values(name.id, ctx.chain(), name.lineno) or []
+    else:
+        values = [binding.value] if binding.how == "assign" else []
+    return bool(values) and all(_boolean_value(v, depth) for v in values)
+
+
+def _boolean_value(value, depth: int) -> bool:
+    if depth > 4 or value is None:
+        return False
+    if isinstance(value, ast.Compare):
+        return True
+    if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Invert):
+        return _boolean_value(value.operand, depth + 1) or isinstance(value.operand, ast.Name)
+    if isinstance(value, ast.BinOp) and isinstance(value.op, (ast.BitAnd, ast.BitOr)):
+        return _boolean_value(value.left, depth + 1) or _boolean_value(value.right, depth + 1)
+    if isinstance(value, ast.Call):
+        if _method(value, "bool") and not value.args:
+            return True
+        dtype = next((k.value for k in value.keywords if k.arg == "dtype"), None)
+        return getattr(dtype, "attr", None) == "bool"
     return False
 
 
@@ -127,7 +160,7 @@ def _mask_truth(node, ctx) -> bool:
     fn = ctx.function
     if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
-    return any(_indexes_with(t.id, fn) and ctx.kind(t) == "tensor" for t in _tested(node))
+    return any(_indexes_with(t, fn, ctx) and ctx.kind(t) == "tensor" for t in _tested(node))
 
 
 def _truth_of_many_elements(node, ctx) -> bool:

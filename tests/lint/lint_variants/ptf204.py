@@ -134,7 +134,27 @@ def reset(acc, done: torch.Tensor):
     return acc
 """
 
+NEAR_MISS["count_used_as_an_integer_index"] = """
+import torch
+def cutoff(freqs, fmin):
+    scale = freqs.clone()
+    ix = torch.sum(scale < fmin)
+    if ix and ix < len(scale):
+        scale[:ix] = scale[ix]
+    return scale
+"""
+
+NEAR_MISS["numpy_mask_not_torch"] = """
+import numpy as np
+def drop(values, scores):
+    keep = np.asarray(scores) > 0
+    if keep:
+        return values[keep]
+    return values
+"""
+
 SEEN = {
+    "count_used_as_an_integer_index": "facebookresearch/mbrl-lib mbrl/util/math.py (powerlaw_psd_gaussian: ix = torch.sum(s_scale < fmin); if ix and ...: s_scale[:ix] = s_scale[ix])",
     "done_mask_tested_for_truth": "benchmarks/fresh/lint14 n26_warehouse_picker_a2c.py (tuning half, missed at its first run: if dones: on the vectorised environments' done tensor, then used as a mask)",
     "lightning_training_step": "https://github.com/Lightning-AI/pytorch-lightning/issues/501 (loss = nn.CrossEntropyLoss(y_hat, y): 'That's a class')",
     "bare_name_from_import": "https://github.com/imranparuk/speaker-recognition-3d-cnn/issues/2 (loss = CrossEntropyLoss(output, labels) in train.py)",
