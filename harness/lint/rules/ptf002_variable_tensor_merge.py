@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 
-from torch_pitfalls.lint.rules.base import CALL, Rule, _is_call_to, _kw
+from torch_pitfalls.lint.rules.base import CALL, Rule, _is_call_to, _kw, last_names
 from torch_pitfalls.lint.rules.shared.flow import _grad_off
 
 _VARIABLE = ("torch.autograd.Variable", "torch.autograd.variable.Variable")
@@ -36,4 +36,5 @@ RULE = Rule(
     "create the tensor with requires_grad=True, call t.requires_grad_(), or use torch.no_grad()",
     _variable_relied_on,
     nodes=CALL,
+    calls=last_names(*_VARIABLE),
 )

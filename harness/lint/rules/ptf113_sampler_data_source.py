@@ -27,5 +27,6 @@ RULE = Rule(
     "pass it to super().__init__()",
     _super_init_with_data_source,
     nodes=CALL,
+    calls=("__init__",),
     upgrade=True,
 )

@@ -22,6 +22,7 @@ RULE = Rule(
         )
     ),
     nodes=(ast.Call, ast.FunctionDef, ast.ClassDef),
+    calls=("script", "trace", "trace_module"),
     upgrade=True,
     deliberate_warning=True,
     once_per_file=True,

@@ -18,6 +18,7 @@ RULE = Rule(
         and any(k.arg in ("encoding", "errors", "fix_imports") for k in n.keywords)
     ),
     nodes=CALL,
+    calls=("load",),
     upgrade=True,
     deliberate_warning=True,
 )

@@ -278,5 +278,6 @@ RULE = Rule(
     "parameters that require grad",
     _evaluated_submodule_trained,
     nodes=CALL,
+    calls=("eval", "train"),
     needs=("eval()", "train(False)", "train(mode=False)"),
 )

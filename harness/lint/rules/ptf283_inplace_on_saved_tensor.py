@@ -137,4 +137,5 @@ RULE = Rule(
     ),
     test=_writes_a_saved_output,
     nodes=(ast.Assign, ast.AugAssign, ast.Call),
+    needs=("softmax", "sigmoid", "tanh", "exp", "relu", "sqrt", "Softmax", "Sigmoid", "Tanh", "ReLU"),
 )
