@@ -179,7 +179,52 @@ if __name__ == "__main__":
 """,
 }
 
+PITFALL["torchrun_script_saving_under_main"] = """
+import torch
+import torch.distributed as dist
+def train(model):
+    dist.init_process_group("nccl")
+    return model
+if __name__ == "__main__":
+    model = train(torch.nn.Linear(8, 2))
+    torch.save(model.state_dict(), "final.pt")
+"""
+NEAR_MISS["parent_saves_before_spawning"] = """
+import os
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+def in_main_process():
+    return __name__ == "__main__"
+def build_vocab(corpus):
+    if not os.path.exists("vocab.pt"):
+        torch.save(sorted(set(corpus.split())), "vocab.pt")
+    return torch.load("vocab.pt", weights_only=True)
+def worker(rank, world, vocab):
+    dist.init_process_group("gloo", rank=rank, world_size=world)
+    return len(vocab)
+def run_once(fn, args):
+    return fn(*args)
+if in_main_process():
+    vocab = run_once(build_vocab, ["a b c"])
+    mp.spawn(worker, args=(2, vocab), nprocs=2)
+"""
+
+PITFALL["spawning_file_saves_at_import"] = """
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+INIT = torch.nn.Linear(4, 2)
+if INIT.weight.requires_grad:
+    torch.save(INIT.state_dict(), "init.pt")
+def worker(rank, world):
+    dist.init_process_group("gloo", rank=rank, world_size=world)
+if __name__ == "__main__":
+    mp.spawn(worker, args=(2,), nprocs=2)
+"""
+
 SEEN = {
+    "parent_saves_before_spawning": "harvardnlp/annotated-transformer the_annotated_transformer.py (load_vocab saves vocab.pt from the __main__ block guarded by is_interactive_notebook(), once in the parent, before mp.spawn; round 16's tuning half)",
     "helper_called_without_a_rank_test": "pytorch/examples imagenet/main.py (save_checkpoint, called under "
     "`if not args.multiprocessing_distributed or (... and args.rank % ngpus_per_node == 0)`); here without the test",
     "save_on_master_helper": "torchvision's references/classification/utils.py (save_on_master, is_main_process)",

@@ -44,8 +44,8 @@ def on_one_rank(node, ctx, depth: int = 0) -> bool:
             fn = up
             break
         up = ctx.parent(up)
-    if fn is None:
-        return False  # module-level code: every rank runs it
+    if fn is None:  # module-level code: every rank runs it, but a spawning file's __main__ block only the parent
+        return _in_parent_only(node, ctx)
     if depth > 3:
         return True  # too far to follow: not reported
     if _RANK_WORDS.search(fn.name.lower()) or any(asks_rank(d) for d in fn.decorator_list):
@@ -54,9 +54,56 @@ def on_one_rank(node, ctx, depth: int = 0) -> bool:
         return True
     calls = _calls_of(fn, ctx)
     if not calls:  # it starts the group, or is handed to a launcher (mp.spawn(run, ...)): every rank runs it
-        named = any(isinstance(n, ast.Name) and n.id == fn.name for n in walk(ctx.module))
-        return not starts_process_group(ctx, fn) and not named
+        names = [n for n in walk(ctx.module) if isinstance(n, ast.Name) and n.id == fn.name]
+        if names and all(_in_parent_only(n, ctx) for n in names):
+            return True  # handed on only in a spawning file's __main__ block: the parent runs it
+        return not starts_process_group(ctx, fn) and not names
     return all(on_one_rank(call, ctx, depth + 1) for call in calls)
+
+
+_SPAWNS = (
+    "torch.multiprocessing.spawn",
+    "torch.multiprocessing.start_processes",
+    "torch.multiprocessing.spawn.spawn",
+    "multiprocessing.Process",
+    "torch.multiprocessing.Process",
+)
+
+
+def _in_parent_only(node, ctx) -> bool:
+    """``node`` is module-level code under a ``__main__`` test (``if __name__ == "__main__":``, or a test calling
+    a function of the file that returns one) in a file that starts its ranks itself (``mp.spawn``): the spawned
+    processes import the file under another name, so only the parent runs that block. Under torchrun every
+    process is ``__main__`` and runs it."""
+    if not kept_on(
+        ctx.module,
+        "_spawns",
+        lambda tree: any(isinstance(n, ast.Call) and ctx.qualified(n.func) in _SPAWNS for n in walk(tree)),
+    ):
+        return False
+    up, guarded = ctx.parent(node), False
+    if isinstance(up, ast.keyword):
+        up = ctx.parent(up)
+    if isinstance(up, ast.Call) and ctx.qualified(up.func) in _SPAWNS:
+        return False  # mp.spawn(worker, ...), Process(target=worker): the spawned processes run it
+    while up is not None:
+        if isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            return False
+        if isinstance(up, ast.If) and _main_test(up.test, ctx):
+            guarded = True
+        up = ctx.parent(up)
+    return guarded
+
+
+def _main_test(test, ctx) -> bool:
+    """``__name__ == "__main__"``, or a call of a function of the file whose every return is that test."""
+    if isinstance(test, ast.Compare):
+        return any(isinstance(n, ast.Name) and n.id == "__name__" for n in (test.left, *test.comparators))
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and not test.args:
+        fn = ctx.bindings.module_function(test.func.id)
+        returns = [r for r in walk(fn) if isinstance(r, ast.Return)] if fn is not None else []
+        return bool(returns) and all(r.value is not None and _main_test(r.value, ctx) for r in returns)
+    return False
 
 
 def _returns_early_off_rank(fn, node) -> bool:
