@@ -66,12 +66,21 @@ def _model_roots(expr, ctx, line, depth=0) -> list:
     return [root]
 
 
-def _optimizer_calls(function, ctx):
+def _optimizer_calls(function, ctx, depth: int = 0):
+    """The calls in ``function`` that build an optimizer: a torch.optim class, or a function of this file that
+    builds one (``optimizer = build_optimizer(model, cfg)``)."""
     for n in walk(function):
         if isinstance(n, ast.Call):
             q = ctx.qualified(n.func) or ""
             if q.startswith("torch.optim.") and q.split(".")[-1][:1].isupper() and "lr_scheduler" not in q:
                 yield n
+            elif depth < 2 and isinstance(n.func, ast.Name) and _builds_an_optimizer(n.func.id, ctx, depth):
+                yield n
+
+
+def _builds_an_optimizer(name: str, ctx, depth: int) -> bool:
+    helper = ctx.bindings.module_function(name)
+    return helper is not None and next(_optimizer_calls(helper, ctx, depth + 1), None) is not None
 
 
 def _mentions(call: ast.Call, root) -> bool:

