@@ -55,6 +55,8 @@ def _reinitialised(call, ctx):
         return call.func.value if fn is not None and _initialises(fn, ctx) else None
     if _method(call, "reset_parameters") and not call.args:
         return call.func.value
+    if isinstance(call.func, ast.Attribute) and not call.args and _whole_init_method(call.func.attr, ctx):
+        return call.func.value  # model.initialize(), a method of the file's model class re-drawing every weight
     q = ctx.qualified(call.func) or ""
     if q.startswith("torch.nn.init.") and q.endswith("_") and call.args:
         tensor = call.args[0]
@@ -66,6 +68,27 @@ def _reinitialised(call, ctx):
             if _method(source, "parameters", "named_parameters"):
                 return source.func.value
     return None
+
+
+_WHOLE = ("modules", "apply", "parameters", "named_parameters", "named_modules", "children")
+
+
+def _whole_init_method(name: str, ctx) -> bool:
+    """Every method of this name in the file's module classes initialises the whole module: it writes initial
+    values (nn.init, reset_parameters, an in-place fill) over ``self.modules()``/``self.parameters()`` or through
+    ``self.apply(...)``; a method that re-initialises one part (``self.head``) is not."""
+    methods = [
+        m
+        for klass in ctx.bindings.classes().values()
+        if ctx.bindings.is_module_class(klass)
+        for m in klass.body
+        if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name == name and m.args.args
+    ]
+    return bool(methods) and all(
+        _initialises(m, ctx)
+        and any(_method(n, *_WHOLE) and getattr(n.func.value, "id", None) == m.args.args[0].arg for n in walk(m))
+        for m in methods
+    )
 
 
 def _in_handler_of(a, b, ctx) -> bool:

