@@ -11,6 +11,7 @@ import ast
 
 from torch_pitfalls.lint.names import dotted
 from torch_pitfalls.lint.rules.base import CALL, Rule, _is_call_to, last_names
+from torch_pitfalls.lint.rules.shared.flow import _exclusive
 from torch_pitfalls.lint.rules.shared.modules import _STATELESS
 from torch_pitfalls.lint.walking import kept_on, walk
 
@@ -134,10 +135,47 @@ def _wrapped_unmoved(node, ctx) -> bool:
     target = _assigned_to(node, ctx)
     if target is None:
         return False
-    moved = kept_on(ctx.function, "_ptf275_moved", _moved_names)
+    moved = _moves_beside(node, ctx)
     if dotted(target) is None or dotted(target) in moved or dotted(inner) in moved:
         return False
-    return _called(target, ctx.function)
+    return _called(target, ctx.function) or _returned_to_an_unmoving_caller(target, ctx)
+
+
+def _moves_beside(node, ctx) -> frozenset:
+    """The dotted names moved in the function where ``node`` may run too: a move in the other branch of an
+    ``if`` (``if n_gpus > 1: wrap else: model.to(device)``) does not move the wrapped model."""
+    found = set()
+    for n in walk(ctx.function):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in MOVES:
+            if _exclusive(n, node, ctx.function):
+                continue
+            base = n.func.value
+            while isinstance(base, ast.Attribute) and base.attr == "module":
+                base = base.value
+            found.add(dotted(base))
+    return frozenset(found)
+
+
+def _returned_to_an_unmoving_caller(target, ctx) -> bool:
+    """The function returns the wrapper (``return model``) to callers in this file, none of which moves what it
+    gets (``model = prepare_model(...)`` and no ``model.to(device)`` there): the caller runs its forward."""
+    fn = ctx.function
+    if not isinstance(target, ast.Name) or not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    returned = [r for r in walk(fn) if isinstance(r, ast.Return) and isinstance(r.value, ast.Name)]
+    if not any(r.value.id == target.id for r in returned):
+        return False
+    sites = ctx.bindings.call_sites(fn.name)
+    if not sites:
+        return False
+    for call, chain, _klass in sites:
+        got = _assigned_to(call, ctx)
+        caller = chain[0]
+        if dotted(got) is None or not isinstance(caller, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return False
+        if dotted(got) in kept_on(caller, "_ptf275_moved", _moved_names):
+            return False
+    return True
 
 
 RULE = Rule(

