@@ -41,9 +41,7 @@ def case_linter_line(bench: dict | None, case_id: str) -> str:
     if at_preview and not row["pitfalls-lint"]["broken"]:
         # the rule reports only what its file shows; this case's code hides it (Rule.case_at_preview says what)
         line += "".join(
-            f" With `--preview`, `pitfalls lint` reports {_ids([r.id])} on it: by default it reports "
-            f"{r.case_at_preview}."
-            for r in at_preview
+            f" With `--preview`, `pitfalls lint` reports {_ids([r.id])} on it: {r.case_at_preview}." for r in at_preview
         )
     return line
 

@@ -31,6 +31,8 @@ SYNTAX_RULES = tuple(r for r in RULES if r.on_syntax_error is not None)
 
 
 PREVIEW_LABEL = "[preview: on an object not known to be torch's]"
+# a rule that reports only with --preview (Rule.by_default): what it matches is known; what it costs is not
+COST_PREVIEW_LABEL = "[preview: a cost whose size the code does not show]"
 
 
 @dataclass(frozen=True)
@@ -44,7 +46,11 @@ class Finding:
     preview: bool = False  # reported only with --preview: the rule's pattern on an object of unknown type
 
     def as_text(self) -> str:
-        label = f" {PREVIEW_LABEL}" if self.preview else ""
+        rule = RULES_BY_ID.get(self.rule)
+        label = (
+            (COST_PREVIEW_LABEL if rule is not None and not rule.by_default else PREVIEW_LABEL) if self.preview else ""
+        )
+        label = f" {label}" if label else ""
         return f"{self.path}:{self.line}:{self.col}: {self.rule} {self.message}{label}"
 
     def to_json(self) -> dict:

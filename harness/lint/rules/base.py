@@ -72,8 +72,12 @@ class Rule:
     # The rule's case shows its pitfall in code whose use or type its file hides (a helper handed to a
     # profiler, a model class imported from another file), where the rule's default level, which reports
     # only what the file shows, is quiet: the case proves the rule with --preview (tests/lint/test_lint.py).
-    # The text says why, after "by default it reports ..." on the case page; empty: the default proves it.
+    # The text says why (a clause the case page shows after "With --preview, ... reports X on it:"); empty: the
+    # default level proves it.
     case_at_preview: str = ""
+    # False: the rule reports only with --preview, whatever it proves: its harm is one the code cannot show the
+    # size of (a copy's cost), and its read findings on code it was not tuned on fell under the 60% a rule needs.
+    by_default: bool = True
 
     def judged(self, found, node: ast.AST, ctx: Context):
         """The check's answer ``found`` (any value) as True, False or UNSURE (the pattern on an object not
@@ -81,7 +85,9 @@ class Rule:
         only for an answer that is not False or None (most answers, on most nodes)."""
         if (found or found is UNSURE) and self.upgrade and deliberate(node, ctx.module, self.deliberate_warning):
             return False
-        return found if found is UNSURE else bool(found)
+        if found is UNSURE or not self.by_default:
+            return UNSURE
+        return bool(found)
 
     @property
     def case(self) -> str:

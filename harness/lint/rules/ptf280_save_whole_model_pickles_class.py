@@ -83,7 +83,7 @@ RULE = Rule(
     needs=("save",),
     calls=("save",),
     case_at_preview=(
-        "torch.save of a model only where the file shows that it is a module, and this case's training script "
-        "builds it from a class it imports from another file"
+        "by default it reports torch.save of a model only where the file shows that it is a module, and this "
+        "case's training script builds it from a class it imports from another file"
     ),
 )
