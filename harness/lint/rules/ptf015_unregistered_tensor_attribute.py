@@ -10,8 +10,9 @@ import ast
 
 from torch_pitfalls.lint.bindings import NON_TENSOR_METHODS, TENSOR_FUNCTIONS
 from torch_pitfalls.lint.rules.base import UNSURE, Rule, _const, _kw, _method, _self_attr
+from torch_pitfalls.lint.rules.shared.flow import context_at
 from torch_pitfalls.lint.rules.shared.modules import _module_method, built_here, file_calls, subclasses, with_holders
-from torch_pitfalls.lint.walking import walk
+from torch_pitfalls.lint.walking import kept_on, walk
 
 _FACTORIES = (
     "tensor",
@@ -83,7 +84,27 @@ def _moved_or_saved_here(ctx) -> bool:
     both to code not seen here (--preview)."""
     family = with_holders([ctx.klass, *subclasses(ctx.klass, ctx)], ctx)
     moves = ("to", "cuda", "double", "half", "float", "bfloat16", "state_dict")
-    return file_calls(ctx, *moves) and built_here(family, ctx)
+    return file_calls(ctx, *moves) and built_here(family, ctx) and _a_model_of(family, moves, ctx)
+
+
+def _a_model_of(family, moves, ctx) -> bool:
+    """One of those calls may be on a model of the family: its receiver is such a model, or a module or an object
+    of unknown type; not a tensor or an array (``torch.from_numpy(s).float()``), nor a model of another class of
+    the file (``q_target.load_state_dict(q.state_dict())`` of a Q network beside the policy holding the tensor)."""
+    names = frozenset(k.name for k in family)
+    return kept_on(ctx.module, f"_ptf015_moved_{sorted(names)}", lambda module: _moves_one(module, names, moves, ctx))
+
+
+def _moves_one(module, names, moves, ctx) -> bool:
+    others = {k.name for k in ctx.bindings.classes().values()} - names
+    for n in walk(module):
+        if not _method(n, *moves):
+            continue
+        site = context_at(n, ctx)
+        held = site.held(n.func.value, n.lineno) if site is not None else None
+        if held is None or (held.kind == "module" and held.what not in others):
+            return True
+    return False
 
 
 _MOVES = ("to", "cuda", "type_as")

@@ -87,7 +87,30 @@ class Probe(nn.Module):
     "replaced_on_the_device_at_run_time": "import torch\nfrom torch import nn\n\nclass Scheduler(nn.Module):\n    def __init__(self, n=1000):\n        super().__init__()\n        self.timesteps = torch.arange(n - 1, -1, -1)\n\n    def set_timesteps(self, k, device):\n        self.timesteps = torch.linspace(0, 999, k).long().to(device)\n\n    def forward(self, x):\n        return x * self.timesteps[0]\n",
 }
 
+NEAR_MISS["cpu_script_converting_only_tensors"] = """
+import numpy as np
+import torch
+import torch.nn as nn
+class Policy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+        self.clip = torch.tensor(1.0) * 0.5
+    def forward(self, x):
+        return self.fc(x).clamp(-self.clip, self.clip)
+class Critic(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 1)
+def main():
+    pi, q, q_target = Policy(), Critic(), Critic()
+    q_target.load_state_dict(q.state_dict())
+    s = np.zeros(4, dtype=np.float32)
+    return pi(torch.from_numpy(s).float())
+"""
+
 SEEN = {
+    "cpu_script_converting_only_tensors": "seungeunrho/minimalRL vtrace.py and sac.py (CPU-only scripts: .float() only on tensors, state_dict only of another network; round 16's held-out half read them harmless)",
     "lightning_module_eye": "https://github.com/Lightning-AI/pytorch-lightning/issues/3674",
     "positional_table_zeros": "https://github.com/pytorch/audio/pull/457",
     "tensor_literal": "https://github.com/pytorch/pytorch/issues/2641",
