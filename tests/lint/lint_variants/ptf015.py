@@ -87,7 +87,7 @@ class Probe(nn.Module):
     "replaced_on_the_device_at_run_time": "import torch\nfrom torch import nn\n\nclass Scheduler(nn.Module):\n    def __init__(self, n=1000):\n        super().__init__()\n        self.timesteps = torch.arange(n - 1, -1, -1)\n\n    def set_timesteps(self, k, device):\n        self.timesteps = torch.linspace(0, 999, k).long().to(device)\n\n    def forward(self, x):\n        return x * self.timesteps[0]\n",
 }
 
-NEAR_MISS["cpu_script_converting_only_tensors"] = """
+PREVIEW["cpu_script_converting_only_tensors"] = """
 import numpy as np
 import torch
 import torch.nn as nn
