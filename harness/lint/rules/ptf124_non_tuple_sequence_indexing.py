@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from torch_pitfalls.lint.rules.base import Rule, _const
+from torch_pitfalls.lint.rules.base import UNSURE, Rule, _const
 from torch_pitfalls.lint.rules.shared.tensors import known_not_tensor
 from torch_pitfalls.lint.walking import walk
 
@@ -45,7 +45,7 @@ def _list_of_slices_index(node, ctx) -> bool:
     if not isinstance(node, ast.Subscript) or not isinstance(node.slice, ast.Name):
         return False
     value = ctx.value_of(node.slice, node.lineno)
-    return (
+    if not (
         value is not None
         and _makes_list(value)
         and any(
@@ -55,8 +55,12 @@ def _list_of_slices_index(node, ctx) -> bool:
             and n.value is Ellipsis
             for n in _index_items(value)
         )
-        and not known_not_tensor(node.value, ctx)  # NumPy has its own answer (an IndexError since 1.23)
-    )
+    ):
+        return False
+    if known_not_tensor(node.value, ctx):  # NumPy has its own answer (an IndexError since 1.23)
+        return False
+    # a tensor by the bindings; an object of unknown type (an array from h5py, a sample dict's entry): --preview
+    return True if ctx.kind(node.value) == "tensor" else UNSURE
 
 
 RULE = Rule(

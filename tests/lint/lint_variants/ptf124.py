@@ -1,11 +1,17 @@
 """PTF124 (non-tuple-sequence-indexing): a list of slices as an index, a warning since torch 2.8."""
 
 PITFALL = {
-    "list_comprehension_of_slices": "def crop(result, sizes):\n    slice_param = [slice(s) for s in sizes]\n    return result[slice_param]\n",
-    "list_literal": "def first(x, i):\n    idx = [slice(None), i]\n    return x[idx]\n",
-    "list_times_n": "def along(x, dim, i):\n    idx = [slice(None)] * x.dim()\n    idx[dim] = i\n    return x[idx]\n",
-    "with_none": "def expand(x):\n    index = [Ellipsis, None]\n    return x[index]\n",
-    "list_plus_list": "def tail(x, n):\n    sl = [slice(None)] * (x.dim() - 1) + [slice(-n, None)]\n    return x[sl]\n",
+    "list_comprehension_of_slices": "import torch\ndef crop(result: torch.Tensor, sizes):\n    slice_param = [slice(s) for s in sizes]\n    return result[slice_param]\n",
+    "list_literal": "import torch\ndef first(x: torch.Tensor, i):\n    idx = [slice(None), i]\n    return x[idx]\n",
+    "list_times_n": "import torch\ndef along(x: torch.Tensor, dim, i):\n    idx = [slice(None)] * x.dim()\n    idx[dim] = i\n    return x[idx]\n",
+    "with_none": "import torch\ndef expand(n):\n    x = torch.randn(n, 3)\n    index = [Ellipsis, None]\n    return x[index]\n",
+    "list_plus_list": "import torch\ndef tail(x: torch.Tensor, n):\n    sl = [slice(None)] * (x.dim() - 1) + [slice(-n, None)]\n    return x[sl]\n",
+}
+# the same on an object whose type the file does not show (a parameter): an array from h5py, a sample dict's
+# entry, where torch's warning is not the harm: reported only with --preview
+PREVIEW = {
+    "unannotated_parameter": "def first(x, i):\n    idx = [slice(None), i]\n    return x[idx]\n",
+    "sample_entry_of_unknown_type": "def select(sample, axis, i):\n    data = sample['images']\n    sl = [slice(None) for _ in range(data.ndim)]\n    sl[axis] = i\n    return data[sl]\n",
 }
 NEAR_MISS = {
     "tuple_of_list": "def along(x, dim, i):\n    idx = [slice(None)] * x.dim()\n    idx[dim] = i\n    return x[tuple(idx)]\n",
@@ -14,6 +20,7 @@ NEAR_MISS = {
     "list_of_indices_by_none_filter": "def missing(cost, feats):\n    missing_t = [i for i, f in enumerate(feats) if f is None]\n    cost[missing_t] = 2.0\n    return cost\n",
 }
 SEEN = {
+    "sample_entry_of_unknown_type": "rundherum/pymia pymia/data/extraction/selection.py (image_data[slicing] on a NumPy array from an h5py reader; round 16's held-out reading: wrong by default)",
     "list_comprehension_of_slices": "lightning/fabric/utilities/distributed.py (slice_param = [slice(dim_size) for dim_size in item_size]; gathered_result[idx][slice_param], in build/realcode/src)",
     "list_literal": "transformers/models/gpt_neo/configuration_gpt_neo.py (sliced = input[s], in build/realcode/src)",
     "list_times_n": "not found by search; common 'index along dim' helper",
@@ -44,7 +51,7 @@ def crop(n):
     idx = [slice(1, None), slice(None, -1)]
     return a[idx]
 """
-PITFALL["tensor_or_array_by_isinstance"] = """
+PREVIEW["tensor_or_array_by_isinstance"] = """
 import numpy as np
 import torch
 def take(x, dim):
