@@ -339,7 +339,8 @@ def _made_by_factory(expr, ctx, depth=0) -> bool:
 
 RULE = Rule(
     "PTF015",
-    ("unregistered-tensor-attribute",),
+    # a trainable tensor kept so is also what torch.jit.trace refuses to insert as a constant
+    ("unregistered-tensor-attribute", "jit-trace-grad-constant"),
     "a tensor assigned as a plain attribute in an nn.Module's __init__ is not in state_dict() and is not "
     "moved or converted by .to()/.cuda()/.double(); register it with self.register_buffer(name, tensor) "
     "(or wrap it in nn.Parameter if it is learned)",
