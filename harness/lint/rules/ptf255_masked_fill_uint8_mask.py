@@ -134,5 +134,6 @@ RULE = Rule(
     "only supports boolean masks; a deprecation warning before); build the mask as bool or convert it with .bool()",
     _masked_with_bytes,
     nodes=CALL,
+    calls=_MASKED,
     needs=("masked_",),
 )

@@ -93,5 +93,6 @@ RULE = Rule(
     "overfit one batch first",
     _off_by_orders,
     nodes=CALL,
+    calls=tuple(sorted(_NAMES)),
     needs=("optim",),
 )
