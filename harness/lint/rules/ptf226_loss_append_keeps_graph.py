@@ -235,25 +235,37 @@ def _loss_kept_across_steps(node, ctx) -> bool:
     if root is None or not _own_code(node, ctx) or _grad_off(node, ctx) or _dead(node, ctx):
         return False
     for loop in _enclosing_loops(node, ctx):
-        losses = {}
-        for call, what in _backward_calls(loop, ctx):
-            for name in _names_differentiated(what):
-                binding = _binding(name, call.lineno, ctx)
-                if binding is not None:
-                    losses.setdefault(name, binding)
+        losses = _losses(loop, ctx)
         if not losses:
             continue
         if any(getattr(b, "how", None) == "iter" and b.line == loop.lineno for b in losses.values()):
             continue  # ``for aux_loss in aux_list``: the loop goes over one step's losses, not over steps
         if not _carries(value, losses, node.lineno, ctx):
             return False
-        if _rebinds(loop, root, node) or _differentiated_later(root, ctx):
-            return False
-        initial = _initial(root, loop, ctx)
-        if initial is None:
-            return False
-        return _is_container(initial, ctx) if how == "append" else _is_zero(initial, ctx)
+        return _outlives(loop, node, root, how, ctx)
     return _kept_by_a_step_method(node, value, root, how, ctx)
+
+
+def _losses(scope, ctx) -> dict:
+    """The names whose graph a backward call in ``scope`` walks -> the binding it used."""
+    losses = {}
+    for call, what in _backward_calls(scope, ctx):
+        for name in _names_differentiated(what):
+            binding = _binding(name, call.lineno, ctx)
+            if binding is not None:
+                losses.setdefault(name, binding)
+    return losses
+
+
+def _outlives(scope, node, root, how: str, ctx) -> bool:
+    """The container or total ``node`` keeps into is not reset in ``scope`` nor itself differentiated, and it
+    started empty outside it: it outlives each pass."""
+    if _rebinds(scope, root, node) or _differentiated_later(root, ctx):
+        return False
+    initial = _initial(root, scope, ctx)
+    if initial is None:
+        return False
+    return _is_container(initial, ctx) if how == "append" else _is_zero(initial, ctx)
 
 
 def _kept_by_a_step_method(node, value, root, how: str, ctx) -> bool:
@@ -263,21 +275,11 @@ def _kept_by_a_step_method(node, value, root, how: str, ctx) -> bool:
     fn = ctx.function
     if not (isinstance(root, ast.Attribute) and ctx.klass is not None and isinstance(fn, ast.FunctionDef)):
         return False
-    losses = {}
-    for call, what in _backward_calls(fn, ctx):
-        for name in _names_differentiated(what):
-            binding = _binding(name, call.lineno, ctx)
-            if binding is not None:
-                losses.setdefault(name, binding)
+    losses = _losses(fn, ctx)
     steps = any(_method(n, "step") and not n.args and _own_code(n, ctx) for n in walk(fn))
     if not (losses and steps and _carries(value, losses, node.lineno, ctx)):
         return False
-    if _rebinds(fn, root, node) or _differentiated_later(root, ctx):
-        return False
-    initial = _initial(root, fn, ctx)
-    if initial is None:
-        return False
-    return _is_container(initial, ctx) if how == "append" else _is_zero(initial, ctx)
+    return _outlives(fn, node, root, how, ctx)
 
 
 RULE = Rule(

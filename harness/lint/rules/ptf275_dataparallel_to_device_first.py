@@ -23,13 +23,16 @@ DATA_PARALLEL = (
 MOVES = frozenset(("to", "cuda", "to_empty", "xpu", "npu", "mps"))
 
 
-def _moved_names(fn) -> frozenset:
+def _moved_names(fn, beside=None) -> frozenset:
     """The dotted names (``model``, ``self.net``, ``model.module``) that a move (``.to``, ``.cuda``)
-    is called on anywhere in ``fn``, and the names assigned a call whose chain moves
-    (``model = Net().cuda()``)."""
+    is called on in ``fn``, and the names assigned a call whose chain moves (``model = Net().cuda()``); with
+    ``beside`` (a node and its context), only the moves that may run where that node runs: a move in the other
+    branch of an ``if`` (``if n_gpus > 1: wrap else: model.to(device)``) does not move the wrapped model."""
     found = set()
     for n in walk(fn):
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in MOVES:
+            if beside is not None and _exclusive(n, beside, fn):
+                continue
             base = n.func.value
             while isinstance(base, ast.Attribute) and base.attr == "module":
                 base = base.value
@@ -135,25 +138,10 @@ def _wrapped_unmoved(node, ctx) -> bool:
     target = _assigned_to(node, ctx)
     if target is None:
         return False
-    moved = _moves_beside(node, ctx)
+    moved = _moved_names(ctx.function, node)
     if dotted(target) is None or dotted(target) in moved or dotted(inner) in moved:
         return False
     return _called(target, ctx.function) or _returned_to_an_unmoving_caller(target, ctx)
-
-
-def _moves_beside(node, ctx) -> frozenset:
-    """The dotted names moved in the function where ``node`` may run too: a move in the other branch of an
-    ``if`` (``if n_gpus > 1: wrap else: model.to(device)``) does not move the wrapped model."""
-    found = set()
-    for n in walk(ctx.function):
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in MOVES:
-            if _exclusive(n, node, ctx.function):
-                continue
-            base = n.func.value
-            while isinstance(base, ast.Attribute) and base.attr == "module":
-                base = base.value
-            found.add(dotted(base))
-    return frozenset(found)
 
 
 def _returned_to_an_unmoving_caller(target, ctx) -> bool:
