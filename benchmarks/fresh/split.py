@@ -47,6 +47,7 @@ def main():
         ("lint12", "k"),
         ("lint13", "m"),
         ("lint14", "n"),
+        ("lint15", "j"),
     ):  # a set is checked once its split is recorded
         if (HERE / folder / "split.toml").exists():
             record = tomllib.loads((HERE / folder / "split.toml").read_text())
