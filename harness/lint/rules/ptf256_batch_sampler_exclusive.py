@@ -13,6 +13,7 @@ import ast
 from torch_pitfalls.lint.bindings import LOADERS
 from torch_pitfalls.lint.rules.base import CALL, UNSURE, Rule, _arg, last_names
 from torch_pitfalls.lint.rules.shared.flow import _chosen, _values
+from torch_pitfalls.lint.rules.shared.options import default_constant
 from torch_pitfalls.lint.walking import walk
 
 # DataLoader(dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None, ...): positions
@@ -35,7 +36,8 @@ def _constants(value, ctx, line):
         found = _values(value.id, ctx.chain(), line, ctx.bindings)
         if found and all(isinstance(v, ast.Constant) for v in found):
             return [v.value for v in found]
-    return None
+    default = default_constant(value, ctx, line=line)  # cfg["shuffle"] of a config dict, an option's default
+    return [default.value] if default is not None else None
 
 
 def _may_be_none(value, ctx, line) -> bool:

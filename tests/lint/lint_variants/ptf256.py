@@ -105,7 +105,29 @@ def make(ds, batch_sampler):
 """,
 }
 
+PITFALL["shuffle_from_a_config_dict"] = """
+from torch.utils.data import DataLoader, BatchSampler, RandomSampler
+SETTINGS = {"shuffle": True, "batch": 32}
+def loader(ds, settings):
+    batches = BatchSampler(RandomSampler(ds), settings["batch"], drop_last=False)
+    return DataLoader(ds, batch_sampler=batches, shuffle=settings["shuffle"])
+def main(settings=SETTINGS):
+    return loader(range(100), settings)
+main()
+"""
+NEAR_MISS["shuffle_off_in_the_config_dict"] = """
+from torch.utils.data import DataLoader, BatchSampler, RandomSampler
+SETTINGS = {"shuffle": False, "batch": 32}
+def loader(ds, settings):
+    batches = BatchSampler(RandomSampler(ds), settings["batch"], drop_last=False)
+    return DataLoader(ds, batch_sampler=batches, shuffle=settings["shuffle"])
+def main(settings=SETTINGS):
+    return loader(range(100), settings)
+main()
+"""
+
 SEEN = {
+    "shuffle_from_a_config_dict": "benchmarks/fresh/lint15 j02_news_topic_bigru.py (tuning half, missed at its first run: shuffle=cfg[\"shuffle\"] beside a batch_sampler, True in CONFIG)",
     "rebuilt_with_drop_last": "https://github.com/meta-pytorch/opacus/issues/352 (DPDataLoader rebuilds a loader with its own batch_sampler and passes drop_last=True on: ValueError mutually exclusive)",
     "batch_size_from_args": "https://github.com/catalyst-team/catalyst/pull/271 (a loader rebuilt with batch_sampler= keeping batch_size=: the ValueError) and https://github.com/pyg-team/pytorch_geometric/pull/8868 (drop batch_size when a batch_sampler is used)",
     "shuffle_with_batch_sampler": "the S1 notes' data section (with a custom BatchSampler, shuffle must be False); this corpus's case",
