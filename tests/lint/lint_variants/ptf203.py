@@ -98,7 +98,49 @@ def step(x, y):
 """,
 }
 
+PITFALL["masked_rows_of_a_softmax_head"] = """
+import torch
+import torch.nn as nn
+class NodeClassifier(nn.Module):
+    def __init__(self, d, k):
+        super().__init__()
+        self.head = nn.Sequential(nn.Linear(d, k), nn.Softmax(dim=1))
+    def forward(self, x):
+        return self.head(x)
+def train(x, y, mask, epochs):
+    model = NodeClassifier(x.shape[1], 2)
+    criterion = nn.NLLLoss()
+    opt = torch.optim.Adam(model.parameters())
+    for _ in range(epochs):
+        out = model(x)
+        loss = criterion(out[mask], y[mask])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+NEAR_MISS["masked_rows_of_a_log_softmax_head"] = """
+import torch
+import torch.nn as nn
+class NodeClassifier(nn.Module):
+    def __init__(self, d, k):
+        super().__init__()
+        self.head = nn.Sequential(nn.Linear(d, k), nn.LogSoftmax(dim=1))
+    def forward(self, x):
+        return self.head(x)
+def train(x, y, mask, epochs):
+    model = NodeClassifier(x.shape[1], 2)
+    criterion = nn.NLLLoss()
+    opt = torch.optim.Adam(model.parameters())
+    for _ in range(epochs):
+        out = model(x)
+        loss = criterion(out[mask], y[mask])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+
 SEEN = {
+    "masked_rows_of_a_softmax_head": "benchmarks/fresh/lint15 j10_transaction_graph_gcn.py (tuning half, missed at its first run: criterion(out[train_mask], y[train_mask]) on a head ending in nn.Softmax)",
     "functional_inline": "find_string 'F.nll_loss(F.softmax(': a training loop 'loss = F.nll_loss(F.softmax(logits), y)'",
     "torch_softmax_in_return": "find_string 'F.nll_loss(F.softmax(': 'return F.nll_loss(F.softmax(logits), self.Y)' in a BNN likelihood",
     "softmax_module_output": "https://github.com/AnubhavGupta3377/Text-Classification-Models-Pytorch/issues/9 (a model returning softmax into NLLLoss: the loss is always negative)",

@@ -39,6 +39,8 @@ def _probabilities(node, ctx) -> str | None:
     names, ``self.`` modules, ``nn.Softmax()(x)``, ``x.softmax(1)``, a Sequential ending in one)."""
     if node is None:
         return None
+    if isinstance(node, ast.Subscript):  # probs[train_mask], probs[:, :k]: rows or columns of the same probabilities
+        return _probabilities(node.value, ctx)
     name = _called_name(node)
     if isinstance(node, ast.Call) and name in SOFTMAXES:  # F.softmax(x), x.softmax(1), nn.Softmax(1)(x)
         return name.lower()
