@@ -1,4 +1,4 @@
-"""What: a TensorBoard ``SummaryWriter`` that the file never closes or flushes (no ``with``, no ``close()``).
+"""What: torch's TensorBoard ``SummaryWriter`` that the file never closes or flushes (no ``with``, no ``close()``).
 Why: ``add_scalar`` only queues an event; a daemon thread writes the queue out, flushing every 120 s, and dies
 with the process. What it has not yet written when the script ends or stops is lost: the event file is there,
 and the last scalars (for a short run, all of them) are not.
@@ -17,12 +17,9 @@ from torch_pitfalls.lint.package import package_texts
 from torch_pitfalls.lint.rules.base import Rule
 from torch_pitfalls.lint.walking import kept_on, walk
 
-_WRITERS = (
-    "torch.utils.tensorboard.SummaryWriter",
-    "torch.utils.tensorboard.writer.SummaryWriter",
-    "tensorboardX.SummaryWriter",
-    "tensorboardX.writer.SummaryWriter",
-)
+# torch's writer: tensorboardX's (from 2.1) registers its close() to run at interpreter exit, so a script that
+# ends loses nothing there
+_WRITERS = ("torch.utils.tensorboard.SummaryWriter", "torch.utils.tensorboard.writer.SummaryWriter")
 _ENDS = ("close", "flush", "__exit__")  # what writes the queue out
 
 

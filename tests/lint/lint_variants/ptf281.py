@@ -32,12 +32,12 @@ def on_epoch_end(log_dir, results):
             bm_writer.add_scalar(metric, value)
 """,
     "handed_to_the_training_function": """
-import tensorboardX
+from torch.utils import tensorboard
 def train(model, loader, tb, epoch):
     for step, batch in enumerate(loader):
         tb.add_scalar("train/loss", model(batch).item(), step)
 def run(model, loader, epochs):
-    tb_writer = tensorboardX.SummaryWriter(logdir="runs/exp")
+    tb_writer = tensorboard.SummaryWriter(log_dir="runs/exp")
     for epoch in range(epochs):
         train(model, loader, tb_writer, epoch)
 """,
@@ -50,6 +50,13 @@ for n_iter in range(100):
 }
 
 NEAR_MISS = {
+    "tensorboardx_writer_closed_at_exit": """
+from tensorboardX import SummaryWriter
+def run(losses):
+    writer = SummaryWriter("runs/x")
+    for step, loss in enumerate(losses):
+        writer.add_scalar("loss", loss, step)
+""",
     "with_block": """
 from torch.utils.tensorboard import SummaryWriter
 def main(logdir, losses):
@@ -107,6 +114,7 @@ atexit.register(writer.close)
 }
 
 SEEN = {
+    "tensorboardx_writer_closed_at_exit": "tensorboardX's SummaryWriter registers its close() with atexit (checked by round 17's tuning reader: nothing lost without close()); hover_net and adaptive_voice_conversion were read harmless there",
     "training_script": "https://github.com/huggingface/transformers/issues/779 (an example script's SummaryWriter left unclosed; some scalars never reached TensorBoard)",
     "logger_class_attribute": "MishaLaskin/curl logger.py (Logger keeps self._sw = SummaryWriter(tb_dir) and never closes it)",
     "writer_per_benchmark_in_a_loop": "jankrepl/deepdow deepdow/callbacks.py (a SummaryWriter per benchmark, made in a loop, never closed)",
