@@ -75,8 +75,9 @@ class Rule:
     # The text says why (a clause the case page shows after "With --preview, ... reports X on it:"); empty: the
     # default level proves it.
     case_at_preview: str = ""
-    # False: the rule reports only with --preview, whatever it proves: its harm is one the code cannot show the
-    # size of (a copy's cost), and its read findings on code it was not tuned on fell under the 60% a rule needs.
+    # False: the rule reports only with --preview, whatever it proves: whether its harm occurs depends on sizes the
+    # code does not show (a copy's cost, an input's shape), and its read findings on code it was not tuned on fell
+    # under the 60% a rule needs.
     by_default: bool = True
 
     def judged(self, found, node: ast.AST, ctx: Context):
