@@ -411,7 +411,9 @@ def _eval_may_reach(model, ctx) -> bool:
         return True
     for n in walk(ctx.module):
         if isinstance(n, ast.Call):
-            if _sets_mode(n) and (not isinstance(n.func.value, ast.Name) or n.func.value.id == model.id):
+            # a switch on another bare name does not reach it; one on ``self`` (a class of the file putting
+            # itself in eval mode, ``self.eval().requires_grad_(False)`` in __init__) may
+            if _sets_mode(n) and (not isinstance(n.func.value, ast.Name) or n.func.value.id in (model.id, "self")):
                 return True
             handed = [*n.args, *(k.value for k in n.keywords)]
             if any(isinstance(a, (ast.Name, ast.Starred)) and getattr(a, "id", None) == model.id for a in handed):

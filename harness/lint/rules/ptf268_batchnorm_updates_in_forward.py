@@ -105,9 +105,12 @@ def _fresh(value, ctx, depth: int = 0):
             inner = ctx.bindings.value_of(inner.id, (fn, ctx.module), returned[0][1])
         return _fresh(inner, ctx, depth + 1)
     q = ctx.qualified(func) or ""
-    if q.startswith(("torch.nn.", "torchvision.models.")) or (
-        isinstance(func, ast.Name) and func.id in ctx.bindings.classes()
-    ):
+    if isinstance(func, ast.Name) and func.id in ctx.bindings.classes():
+        # a class of the file that switches its own mode (``self.eval()`` in __init__) is not built in training mode
+        klass = ctx.bindings.classes()[func.id]
+        own = any(_method(n, "eval", "train") and getattr(n.func.value, "id", None) == "self" for n in walk(klass))
+        return None if own else value
+    if q.startswith(("torch.nn.", "torchvision.models.")):
         return value
     return None
 

@@ -244,7 +244,29 @@ with torch.no_grad():
 """,
 }
 
+NEAR_MISS["extractor_puts_itself_in_eval_mode"] = """
+import torch
+import torch.nn as nn
+import torchvision
+class Extractor(nn.Module):
+    def __init__(self):
+        super().__init__()
+        net = torchvision.models.resnet18(weights="DEFAULT")
+        self.body = nn.Sequential(net.conv1, net.bn1, net.relu, net.layer1)
+        self.eval().requires_grad_(False)
+    def forward(self, x):
+        return self.body(x).mean(dim=(2, 3))
+def embed(batches):
+    extractor = Extractor()
+    out = []
+    with torch.no_grad():
+        for x in batches:
+            out.append(extractor(x))
+    return torch.cat(out)
+"""
+
 SEEN = {
+    "extractor_puts_itself_in_eval_mode": "benchmarks/fresh/lint15 j20_casting_defect_gaussian.py (held-out half: a feature extractor whose __init__ calls self.eval().requires_grad_(False); read as left in training mode at its first score)",
     "evaluate_function_called_from_main": "as791/ZOO_Attack_PyTorch#7 'Use eval mode during validation' (a validation "
     "of models with Dropout layers under no eval()); benchmarks/fresh/lint/s08_imdb_lstm.py (a tuning script)",
     "decorated_test_of_a_module_level_model": "pyg-team/pytorch_geometric examples/lcm_aggr_2nd_min.py (an "

@@ -160,7 +160,29 @@ def embed(images):
 """,
 }
 
+NEAR_MISS["extractor_puts_itself_in_eval_mode"] = """
+import torch
+import torch.nn as nn
+import torchvision
+class Extractor(nn.Module):
+    def __init__(self):
+        super().__init__()
+        net = torchvision.models.resnet18(weights="DEFAULT")
+        self.body = nn.Sequential(net.conv1, net.bn1, net.relu, net.layer1)
+        self.eval().requires_grad_(False)
+    def forward(self, x):
+        return self.body(x).mean(dim=(2, 3))
+def embed(batches):
+    extractor = Extractor()
+    out = []
+    with torch.no_grad():
+        for x in batches:
+            out.append(extractor(x))
+    return torch.cat(out)
+"""
+
 SEEN = {
+    "extractor_puts_itself_in_eval_mode": "benchmarks/fresh/lint15 j20_casting_defect_gaussian.py (held-out half: a feature extractor whose __init__ calls self.eval().requires_grad_(False); read as left in training mode at its first score)",
     "validation_after_train_in_one_function": "princeton-vl/pytorch_stacked_hourglass#44 (model.train() used in both train and valid phases)",
     "sanity_check_before_saving": "cases/training/batchnorm_updates_in_forward.py source (CSDN: BN quietly updates itself)",
     "pretrained_backbone_features": "Haichao-Zhang/FeatureScatter#5 (batch norm statistics during evaluation without net.eval())",
