@@ -211,7 +211,7 @@ RULE = Rule(
     needs=("view", "reshape"),
     by_default=False,  # harmful only on an input larger than N was worked out for, which the code does not show
     case_at_preview=(
-        "the rule reports only with --preview, since the folding happens only on an input larger than the one the "
+        "the rule reports only with `--preview`, since the folding happens only on an input larger than the one the "
         "size was worked out for, which the code does not show"
     ),
 )
