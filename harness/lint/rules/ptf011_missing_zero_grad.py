@@ -135,10 +135,26 @@ def _calls_a_clearing_function(loop, ctx) -> bool:
         if isinstance(call.func, ast.Name):
             fn = ctx.bindings.module_function(call.func.id)
         elif isinstance(call.func, ast.Attribute) and getattr(call.func.value, "id", None) == "self" and ctx.klass:
-            fn = next((m for m in ctx.klass.body if isinstance(m, ast.FunctionDef) and m.name == call.func.attr), None)
+            fn = _method_of(ctx.klass, call.func.attr, ctx)
         if fn is not None and _clears_grads(fn):
             return True
     return False
+
+
+def _method_of(klass, name: str, ctx, depth: int = 0):
+    """The method ``name`` of the class, or of the first of its bases of the file that defines it (pyvene's
+    ``IntervenableModel`` calls ``self.set_zero_grad()``, defined on ``BaseModel``)."""
+    found = next((m for m in klass.body if isinstance(m, ast.FunctionDef) and m.name == name), None)
+    if found is not None or depth > 4:
+        return found
+    classes = ctx.bindings.classes()
+    for base in klass.bases:
+        parent = classes.get(getattr(base, "id", None))
+        if parent is not None and parent is not klass:
+            found = _method_of(parent, name, ctx, depth + 1)
+            if found is not None:
+                return found
+    return None
 
 
 def _loop_without_zero_grad(node, ctx) -> bool:

@@ -98,7 +98,27 @@ def train(model, loader, optimizer):
 """,
 }
 
+NEAR_MISS["clearing_helper_of_the_base_class"] = """
+import torch
+import torch.nn as nn
+class Base(nn.Module):
+    def set_zero_grad(self):
+        for k, v in self.parts.items():
+            v.zero_grad()
+class Aligner(Base):
+    def __init__(self):
+        super().__init__()
+        self.parts = nn.ModuleDict({"a": nn.Linear(4, 4)})
+    def fit(self, batches, optimizer):
+        for x in batches:
+            loss = self.parts["a"](x).pow(2).mean()
+            loss.backward()
+            optimizer.step()
+            self.set_zero_grad()
+"""
+
 SEEN = {
+    "clearing_helper_of_the_base_class": "stanfordnlp/pyvene pyvene/models/intervenable_base.py (IntervenableModel.train_alignment calls BaseModel.set_zero_grad(); round 17's held-out reading: wrong)",
     "epoch_and_batch_loops": "https://github.com/udacity/deep-learning-v2-pytorch/pull/160",
     "param_named_optimizer": "https://github.com/FreedomIntelligence/TextClassificationBenchmark/issues/20",
     "self_optimizer_in_method": "https://github.com/Hsintien-Ng/idinvert_pytorch-reproduced/issues/1",
