@@ -9,7 +9,7 @@ import ast
 
 from torch_pitfalls.lint.rules.base import CALL, Rule, _called_name, _method
 from torch_pitfalls.lint.rules.shared.flow import _before, _dead, _exclusive, _own_calls, _own_code
-from torch_pitfalls.lint.walking import walk
+from torch_pitfalls.lint.walking import kept_on, walk
 
 _INPLACE_INIT = ("normal_", "uniform_", "zero_", "fill_", "constant_", "xavier_uniform_", "kaiming_normal_")
 
@@ -76,18 +76,30 @@ _WHOLE = ("modules", "apply", "parameters", "named_parameters", "named_modules",
 def _whole_init_method(name: str, ctx) -> bool:
     """Every method of this name in the file's module classes initialises the whole module: it writes initial
     values (nn.init, reset_parameters, an in-place fill) over ``self.modules()``/``self.parameters()`` or through
-    ``self.apply(...)``; a method that re-initialises one part (``self.head``) is not."""
-    methods = [
-        m
-        for klass in ctx.bindings.classes().values()
-        if ctx.bindings.is_module_class(klass)
-        for m in klass.body
-        if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name == name and m.args.args
-    ]
-    return bool(methods) and all(
-        _initialises(m, ctx)
-        and any(_method(n, *_WHOLE) and getattr(n.func.value, "id", None) == m.args.args[0].arg for n in walk(m))
-        for m in methods
+    ``self.apply(...)``; a method that re-initialises one part (``self.head``) is not. Each name read once per file."""
+    methods, answers = kept_on(ctx.module, "_ptf209_methods", lambda module: (_module_methods(ctx), {}))
+    if name not in methods:
+        return False
+    if name not in answers:
+        answers[name] = all(_initialises_whole(m, ctx) for m in methods[name])
+    return answers[name]
+
+
+def _module_methods(ctx) -> dict:
+    """The methods of the file's module classes, by name (their bodies are read only when a name is asked)."""
+    methods: dict[str, list] = {}
+    for klass in ctx.bindings.classes().values():
+        if ctx.bindings.is_module_class(klass):
+            for m in klass.body:
+                if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.args.args:
+                    methods.setdefault(m.name, []).append(m)
+    return methods
+
+
+def _initialises_whole(m, ctx) -> bool:
+    me = m.args.args[0].arg
+    return _initialises(m, ctx) and any(
+        _method(n, *_WHOLE) and getattr(n.func.value, "id", None) == me for n in walk(m)
     )
 
 
