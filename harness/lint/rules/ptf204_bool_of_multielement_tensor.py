@@ -11,7 +11,7 @@ import ast
 
 from torch_pitfalls.lint.rules.base import Rule, _method
 from torch_pitfalls.lint.rules.shared.flow import _assigned
-from torch_pitfalls.lint.walking import walk
+from torch_pitfalls.lint.walking import kept_on, walk
 
 _LOSSES = frozenset(
     """L1Loss MSELoss CrossEntropyLoss CTCLoss NLLLoss NLLLoss2d PoissonNLLLoss GaussianNLLLoss KLDivLoss BCELoss
@@ -109,18 +109,26 @@ def _indexes_with(name, fn, ctx) -> bool:
     """The function indexes a tensor with ``name`` as a mask: ``t[name.bool()]``, ``t[~name]``, or ``t[name]``
     where ``name`` holds a boolean tensor (a comparison, ``dtype=torch.bool``); ``t[i]`` with a count is an
     integer index, not a mask."""
+    marked, plain = kept_on(fn, "_ptf204_indexes", _index_names)
+    return name.id in marked or (name.id in plain and _boolean(name, ctx))
+
+
+def _index_names(fn) -> tuple[frozenset, frozenset]:
+    """The names the function indexes with (``t[~alive, -1]`` counts): those marked as masks (``.bool()``, ``~``),
+    and the plain ones. Read once per function."""
+    marked, plain = set(), set()
     for n in walk(fn):
         if not isinstance(n, ast.Subscript):
             continue
-        for index in n.slice.elts if isinstance(n.slice, ast.Tuple) else [n.slice]:  # t[~alive, -1]
-            marked = False
+        for index in n.slice.elts if isinstance(n.slice, ast.Tuple) else [n.slice]:
+            mark = False
             if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.Invert):
-                index, marked = index.operand, True
+                index, mark = index.operand, True
             if _method(index, "bool", "byte") and not index.args:
-                index, marked = index.func.value, True
-            if isinstance(index, ast.Name) and index.id == name.id and (marked or _boolean(name, ctx)):
-                return True
-    return False
+                index, mark = index.func.value, True
+            if isinstance(index, ast.Name):
+                (marked if mark else plain).add(index.id)
+    return frozenset(marked), frozenset(plain)
 
 
 def _boolean(name: ast.Name, ctx, depth: int = 0) -> bool:
