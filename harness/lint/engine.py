@@ -20,8 +20,9 @@ from torch_pitfalls.lint.names import import_map, module_aliases, qualified
 from torch_pitfalls.lint.releases import Releases
 from torch_pitfalls.lint.walking import children
 
-# what a rule's check raises on an unusual shape of code (a tuple where a name was expected...): no finding
-UNUSUAL_CODE = (AttributeError, IndexError, TypeError, ValueError)
+# what a rule's check raises on an unusual shape of code (a tuple where a name was expected, a name bound through
+# itself past a rule's depth): no finding from that rule there, and the run goes on
+UNUSUAL_CODE = (AttributeError, IndexError, TypeError, ValueError, RecursionError)
 # a call is offered only to the rules whose ``calls`` name it (rules/base.py); False: to every call rule
 # (tests/lint/test_call_dispatch.py compares the two)
 BY_CALL_NAME = True

@@ -88,11 +88,14 @@ def _dataset_kind(expr, ctx, line, depth=0):
 _RANDOM_TENSORS = ("rand", "randn", "randint", "randperm", "normal", "rand_like", "randn_like", "randint_like")
 
 
-def _random_draw(expr, ctx, line) -> bool:
-    """A tensor drawn at random (``torch.randn(n, 4)``, through names and ``.to(device)``)."""
+def _random_draw(expr, ctx, line, depth: int = 0) -> bool:
+    """A tensor drawn at random (``torch.randn(n, 4)``, through names and ``.to(device)``); a few steps back at
+    most (``x, y = torch.load(...)`` then ``for x, y in loader`` names ``x`` through itself)."""
     if isinstance(expr, ast.Name):
+        if depth > 4:
+            return False
         values = _values(expr.id, _scopes_of(expr, ctx), line, ctx.bindings)
-        return bool(values) and all(v is not expr and _random_draw(v, ctx, line) for v in values)
+        return bool(values) and all(v is not expr and _random_draw(v, ctx, line, depth + 1) for v in values)
     while _method(expr, "to", "float", "long", "cuda", "double"):
         expr = expr.func.value
     q = ctx.qualified(expr.func) if isinstance(expr, ast.Call) else None
@@ -365,15 +368,56 @@ def _returned_to_train(node, ctx, sites=None) -> bool:
             if value in names or (
                 isinstance(value, ast.Name) and value.id in names and _same_loader(value, ret.lineno, ctx, node)
             ):
-                return _caller_trains(fn, index if isinstance(ret.value, ast.Tuple) else None, ctx, sites)
+                requires = _branch_requirements(ret, fn, ctx)
+                return _caller_trains(fn, index if isinstance(ret.value, ast.Tuple) else None, ctx, sites, requires)
     return False
 
 
-def _caller_trains(fn, index, ctx, sites=None) -> bool:
-    """A call of ``fn`` (one of ``sites``, where given) binds its result (element ``index`` of it) to a name a
-    loop of the caller trains on."""
+def _branch_requirements(ret, fn, ctx) -> dict:
+    """The truth each parameter of ``fn`` must have for ``ret`` to run, where the function branches on a bare
+    parameter: inside ``if train:`` (True) or its ``else`` (False), or after an ``if train:`` whose body returns
+    (False): ``make_loader(ds, cfg, train)`` returns its evaluation loader only when ``train`` is false."""
+    params = {a.arg for a in fn.args.args + fn.args.kwonlyargs}
+    out = {}
+
+    def tested(test):
+        negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+        test = test.operand if negated else test
+        return (test.id, not negated) if isinstance(test, ast.Name) and test.id in params else (None, None)
+
+    node, up = ret, ctx.parent(ret)
+    while up is not None and up is not fn:
+        if isinstance(up, ast.If):
+            name, truth = tested(up.test)
+            if name is not None:
+                out.setdefault(name, truth if node in up.body else not truth)
+        node, up = up, ctx.parent(up)
+    for stmt in fn.body:  # an earlier ``if train: ... return`` leaves the rest to the other truth
+        if stmt.lineno >= ret.lineno:
+            break
+        if isinstance(stmt, ast.If) and not stmt.orelse and stmt.body and isinstance(stmt.body[-1], ast.Return):
+            name, truth = tested(stmt.test)
+            if name is not None:
+                out.setdefault(name, not truth)
+    return out
+
+
+def _contradicts(call, fn, requires) -> bool:
+    """The call passes a literal for one of those parameters that selects the other branch."""
+    given = arguments(call, fn)
+    return any(
+        isinstance(given.get(name), ast.Constant) and bool(given[name].value) != truth
+        for name, truth in requires.items()
+    )
+
+
+def _caller_trains(fn, index, ctx, sites=None, requires=None) -> bool:
+    """A call of ``fn`` (one of ``sites``, where given; not one whose literal arguments select another branch than
+    the loader's) binds its result (element ``index`` of it) to a name a loop of the caller trains on."""
     for call, chain, klass in ctx.bindings.call_sites(fn.name):
         if sites is not None and call not in sites:
+            continue
+        if requires and _contradicts(call, fn, requires):
             continue
         statement = ctx.parent(call)
         if not (isinstance(statement, ast.Assign) and statement.value is call and len(statement.targets) == 1):

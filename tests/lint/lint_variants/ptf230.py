@@ -263,7 +263,55 @@ def train(model):
 """,
 }
 
+PITFALL["training_branch_of_a_loader_builder_unshuffled"] = """
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+def make_loader(ds, bs, train):
+    if train:
+        return DataLoader(ds, batch_size=bs, drop_last=True)
+    return DataLoader(ds, batch_size=2 * bs)
+def main(model, opt):
+    x, y = torch.load("sorted_by_label.pt", weights_only=True)
+    ds = TensorDataset(x, y)
+    train_loader = make_loader(ds, 16, train=True)
+    eval_loader = make_loader(ds, 16, train=False)
+    for epoch in range(3):
+        for x, y in train_loader:
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        for x, y in eval_loader:
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+"""
+NEAR_MISS["evaluation_branch_of_a_loader_builder"] = """
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+def make_loader(ds, bs, train):
+    if train:
+        return DataLoader(ds, batch_size=bs, shuffle=True)
+    return DataLoader(ds, batch_size=2 * bs)
+def main(model, opt):
+    x, y = torch.load("sorted_by_label.pt", weights_only=True)
+    ds = TensorDataset(x, y)
+    train_loader = make_loader(ds, 16, train=True)
+    eval_loader = make_loader(ds, 16, train=False)
+    for epoch in range(3):
+        for x, y in train_loader:
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        with torch.no_grad():
+            for x, y in eval_loader:
+                model(x)
+"""
+
 SEEN = {
+    "evaluation_branch_of_a_loader_builder": "benchmarks/fresh/lint15 j02_news_topic_bigru.py (tuning half: make_loader(ds, cfg, train) returns its unshuffled evaluation loader only when train is False; one other finding at its first run)",
     "self_attribute_in_trainer_class": "microsoft/nni#4692 (SinglePathTrainer: self.train_loader = DataLoader(dataset_train, batch_size=..., num_workers=...) without shuffle; fixed in PR #4696)",
     "default_shuffle_in_train_loop": "lucidrains/byol-pytorch#23 (train_loader = DataLoader(ds, batch_size=BATCH_SIZE, num_workers=NUM_WORKERS) in examples/lightning/train.py; fixed to shuffle=True)",
     "explicit_false_passed_to_train_function": "joaoamcarvalho/mpd-public#6 and MarkFzp/act-plus-plus#50 (the training DataLoader without shuffle=True)",
