@@ -13,6 +13,7 @@ import os
 import re
 from pathlib import Path
 
+from torch_pitfalls.lint.bindings import arguments
 from torch_pitfalls.lint.package import package_texts
 from torch_pitfalls.lint.rules.base import Rule
 from torch_pitfalls.lint.walking import kept_on, walk
@@ -44,34 +45,30 @@ def _file_uses(module: ast.Module, ctx):
             handed_out.update(name for v in values if (name := _last_name(v)))
         if not isinstance(node, ast.Call):
             continue
-        params = _parameters(node, functions, classes)
-        passed = [(params[i] if params and i < len(params) else None, a) for i, a in enumerate(node.args)]
-        passed += [(kw.arg, kw.value) for kw in node.keywords]
-        for param, arg in passed:
-            if (name := _last_name(arg)) is None:
-                continue
-            if params is None:
-                handed_out.add(name)
-            elif param:
+        target = _callee(node, functions, classes)
+        if target is None:  # something the file does not define: it may close what it is handed
+            handed_out.update(name for a in (*node.args, *(k.value for k in node.keywords)) if (name := _last_name(a)))
+            continue
+        fn, bound = target
+        for param, arg in (arguments(node, fn, bound) if fn is not None else {}).items():
+            if (name := _last_name(arg)) is not None:
                 into.setdefault(name, set()).add(param)
     return ended, handed_out, into
 
 
-def _parameters(call: ast.Call, functions, classes) -> list[str] | None:
-    """The parameter names of the file's function or class (its ``__init__``) that ``call`` calls, without
-    ``self``; None where the file does not define what it calls."""
+def _callee(call: ast.Call, functions, classes):
+    """(the file's function or class ``__init__`` that ``call`` calls, the leading parameters it does not pass:
+    ``self``), ``(None, 0)`` for a class of the file without an ``__init__``; None where the file does not define
+    what it calls."""
     callee = _last_name(call.func)
-    target = functions.get(callee)
-    if target is None and callee in classes:  # Logger(writer): its __init__
-        target = next((f for f in classes[callee].body if getattr(f, "name", None) == "__init__"), None)
-        if target is None:
-            return []
-    if target is None:
-        return None
-    params = [a.arg for a in target.args.args]
-    if params and params[0] in ("self", "cls") and (callee in classes or isinstance(call.func, ast.Attribute)):
-        params = params[1:]
-    return params
+    if callee in functions:
+        fn = functions[callee]
+        first = fn.args.args[0].arg if fn.args.args else None
+        return fn, int(first in ("self", "cls") and isinstance(call.func, ast.Attribute))
+    if callee in classes:  # Logger(writer): its __init__
+        init = next((f for f in classes[callee].body if getattr(f, "name", None) == "__init__"), None)
+        return (init, 1) if init is not None else (None, 0)
+    return None
 
 
 def _aliases(name: str, module: ast.Module, into) -> set:
