@@ -31,9 +31,6 @@ SYNTAX_RULES = tuple(r for r in RULES if r.on_syntax_error is not None)
 
 
 PREVIEW_LABEL = "[preview: on an object not known to be torch's]"
-# a rule that reports only with --preview (Rule.by_default): what it matches is known; whether it harms depends on
-# sizes the code does not show (a copy's, a step's, an input's)
-SIZE_PREVIEW_LABEL = "[preview: its harm depends on sizes the code does not show]"
 
 
 @dataclass(frozen=True)
@@ -48,10 +45,9 @@ class Finding:
 
     def as_text(self) -> str:
         rule = RULES_BY_ID.get(self.rule)
-        label = (
-            (SIZE_PREVIEW_LABEL if rule is not None and not rule.by_default else PREVIEW_LABEL) if self.preview else ""
-        )
-        label = f" {label}" if label else ""
+        # a rule that reports only with --preview says why (Rule.preview_only); any other, on an unknown receiver
+        why = f"[preview: {rule.preview_only}]" if rule is not None and rule.preview_only else PREVIEW_LABEL
+        label = f" {why}" if self.preview else ""
         return f"{self.path}:{self.line}:{self.col}: {self.rule} {self.message}{label}"
 
     def to_json(self) -> dict:

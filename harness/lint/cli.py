@@ -103,9 +103,10 @@ def add_arguments(p) -> None:
         action="store_true",
         help="also report a rule's pattern on an object not known to be torch's (a method name such as "
         ".cholesky() or load_state_dict(strict=False) on a receiver the bindings cannot tell the type of), "
-        "and the rules whose harm depends on sizes the code does not show (PTF020: a tensor made on the CPU and "
-        "copied; PTF263: a flatten size written in), labelled [preview]; by default a rule fires only where "
-        "what it matches is torch's",
+        "and the rules whose harm depends on what the code does not show (PTF020: a tensor made on the CPU and "
+        "copied; PTF263: a flatten size written in; PTF281: a SummaryWriter never closed; PTF282: torch seeded, "
+        "NumPy or random not), labelled [preview: why]; by default a rule fires only where what it matches is "
+        "torch's and its harm follows from the code",
     )
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--fix", action="store_true", help=FIX_HELP)

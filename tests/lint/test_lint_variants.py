@@ -7,7 +7,7 @@ A variant set's ``PREVIEW`` spellings put the pattern on an object whose type th
 only with ``--preview`` (rules/base.py UNSURE), and each must be found so and only so. A set with
 ``GUARDS_AT_PREVIEW`` holds its near misses at ``--preview`` too (its rule reports a model class the file
 does not build only there, so a class-only near miss tests its guards only at that level). A rule that reports
-only with ``--preview`` (Rule.by_default False: PTF020) is held to its whole set there, and must be quiet
+only with ``--preview`` (Rule.preview_only: PTF020) is held to its whole set there, and must be quiet
 without it."""
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def test_rule_finds_its_pitfalls_and_nothing_in_near_misses(rule):
         *variants.NEAR_MISS,
         *getattr(variants, "PREVIEW", {}),
     }
-    preview_only = not RULES_BY_ID[rule].by_default
+    preview_only = bool(RULES_BY_ID[rule].preview_only)
     missed = [
         name
         for name, text in variants.PITFALL.items()

@@ -75,10 +75,11 @@ class Rule:
     # The text says why (a clause the case page shows after "With --preview, ... reports X on it:"); empty: the
     # default level proves it.
     case_at_preview: str = ""
-    # False: the rule reports only with --preview, whatever it proves: whether its harm occurs depends on sizes the
-    # code does not show (a copy's cost, an input's shape), and its read findings on code it was not tuned on fell
-    # under the 60% a rule needs.
-    by_default: bool = True
+    # Non-empty: the rule reports only with --preview, whatever it proves, and this says why in its label
+    # ("[preview: <this>]"): whether its harm occurs depends on what the code does not show (a copy's cost, an
+    # input's shape, what runs after a write), and its read findings on code it was not tuned on fell under the
+    # 60% a rule needs. Empty: it reports by default.
+    preview_only: str = ""
 
     def judged(self, found, node: ast.AST, ctx: Context):
         """The check's answer ``found`` (any value) as True, False or UNSURE (the pattern on an object not
@@ -86,7 +87,7 @@ class Rule:
         only for an answer that is not False or None (most answers, on most nodes)."""
         if (found or found is UNSURE) and self.upgrade and deliberate(node, ctx.module, self.deliberate_warning):
             return False
-        if found is UNSURE or not self.by_default:
+        if found is UNSURE or self.preview_only:
             return UNSURE
         return bool(found)
 

@@ -410,7 +410,7 @@ RULE = Rule(
     nodes=CALL,
     calls=("cuda", "to"),
     harm="speed",
-    by_default=False,  # whether a copy costs anything depends on sizes the code does not show
+    preview_only="its harm depends on sizes the code does not show",  # whether a copy costs anything depends on sizes the code does not show
     case_at_preview=(
         "the rule reports only with `--preview`, since whether a copy made at each step costs anything depends on "
         "its size and the step's, which the code does not show"

@@ -209,7 +209,7 @@ RULE = Rule(
     nodes=CALL,
     calls=("view", "reshape"),
     needs=("view", "reshape"),
-    by_default=False,  # harmful only on an input larger than N was worked out for, which the code does not show
+    preview_only="its harm depends on sizes the code does not show",  # harmful only on an input larger than N was worked out for, which the code does not show
     case_at_preview=(
         "the rule reports only with `--preview`, since the folding happens only on an input larger than the one the "
         "size was worked out for, which the code does not show"
