@@ -270,7 +270,9 @@ def _kept_by_the_class(attr: str, ctx) -> bool:
     """The class's other methods take care of ``self.<attr>`` themselves: they move it where it is used
     (``self.bins.to(x.device)``, ``self.t = self.t.cuda()``) or replace it with a tensor computed at run
     time (a cache or a placeholder: ``self.cached = emb.cos()``), so ``.to()`` not moving it loses nothing. Not
-    a value updated from itself (running statistics): that is state the module loses."""
+    a value updated from itself (running statistics), nor one set by a method the forward pass never reaches
+    (``fit(x)``: fitted statistics): that is state the module loses."""
+    run_time = _reached_from_forward(ctx.klass)
     for fn in ctx.klass.body:
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.name == "__init__":
             continue
@@ -280,13 +282,33 @@ def _kept_by_the_class(attr: str, ctx) -> bool:
             if (
                 isinstance(n, ast.Assign)
                 and any(_self_attr(t, attr) for t in n.targets)
-                and (not _factory_call(n.value, ctx) or _placed(n.value, ctx))
+                and (_placed(n.value, ctx) or (not _factory_call(n.value, ctx) and fn.name in run_time))
                 and not any(_self_attr(x, attr) for x in walk(n.value))
             ):
                 return True  # replaced at run time, computed or placed (set_timesteps(..., device))
             # (a value computed from itself, self.mean = self.mean + delta: running statistics, the state
             # state_dict() should hold and .to() should move, not a cache)
     return False
+
+
+def _reached_from_forward(klass) -> set[str]:
+    """The names of the class's methods that ``forward`` runs, itself included, through ``self.<method>(...)``
+    calls; every method of a class without a ``forward`` (a base or mixin: what runs is not shown)."""
+    methods = {fn.name: fn for fn in klass.body if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    if "forward" not in methods:
+        return set(methods)
+    reached, todo = set(), ["forward"]
+    while todo:
+        name = todo.pop()
+        if name in reached or name not in methods:
+            continue
+        reached.add(name)
+        todo += [
+            c.func.attr
+            for c in walk(methods[name])
+            if isinstance(c, ast.Call) and _self_attr(c.func, getattr(c.func, "attr", None))
+        ]
+    return reached
 
 
 def _placed(expr, ctx) -> bool:

@@ -472,3 +472,63 @@ SEEN["running_statistics_registered_as_buffers"] = (
     "find_string 'self.mean = self.mean + delta': a RunningMeanStd nn.Module with register_buffer('mean', ...), "
     "('var', ...), ('count', ...) and the same update"
 )
+# Statistics fitted by a method the forward pass never runs (sklearn's fit / fit_transform) are state: the
+# checkpoint needs them, and a copy of the model rebuilt from state_dict() standardises with the placeholders.
+PITFALL["statistics_fitted_outside_forward"] = """
+import torch
+from torch import nn
+class FeatureScaler(nn.Module):
+    def __init__(self, n, eps=1e-5):
+        super().__init__()
+        self.eps = eps
+        self.mean = torch.zeros(n)
+        self.std = torch.ones(n)
+    def fit_transform(self, x):
+        self.mean = x.mean(0)
+        self.std = x.std(0)
+        return self.forward(x)
+    def forward(self, x):
+        return (x - self.mean) / (self.std + self.eps)
+class Regressor(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.scaler = FeatureScaler(n)
+        self.head = nn.Linear(n, 1)
+    def forward(self, x):
+        return self.head(self.scaler(x))
+def export(x_train, path):
+    model = Regressor(x_train.shape[1])
+    model.scaler.fit_transform(x_train)
+    torch.save(model.state_dict(), path)
+"""
+# A cache that a helper of the forward pass rebuilds from the input is recomputed wherever the model runs.
+NEAR_MISS["cache_rebuilt_by_a_helper_of_forward"] = """
+import torch
+from torch import nn
+class Rotary(nn.Module):
+    def __init__(self, dim, base=10000):
+        super().__init__()
+        self.register_buffer("inv_freq", 1.0 / (base ** (torch.arange(0, dim, 2).float() / dim)))
+        self.cos_cached = torch.ones(1, dim // 2)
+        self.seq_len_cached = 0
+    def _refresh(self, seq_len, device):
+        t = torch.arange(seq_len, device=device).type_as(self.inv_freq)
+        self.cos_cached = torch.outer(t, self.inv_freq).cos()
+        self.seq_len_cached = seq_len
+    def forward(self, x):
+        if x.shape[1] != self.seq_len_cached:
+            self._refresh(x.shape[1], x.device)
+        return x * self.cos_cached[: x.shape[1]].repeat(1, 2)
+def export(path):
+    model = Rotary(8)
+    torch.save(model.state_dict(), path)
+"""
+SEEN["statistics_fitted_outside_forward"] = (
+    "fresh set 15's j17 (held-out half, scored): a Standardize module whose fit() sets mean and scale, its model "
+    "exported with state_dict(); the scaler API in public code (find_string 'self.mean = x.mean(0)': fit and "
+    "fit_transform setting mean and std, a UnitGaussianNormalizer with its own .to())"
+)
+SEEN["cache_rebuilt_by_a_helper_of_forward"] = (
+    "rotary-embedding caches in public code: cos_cached rebuilt by a helper that forward calls when the sequence "
+    "grows (find_string 'self.seq_len_cached')"
+)
