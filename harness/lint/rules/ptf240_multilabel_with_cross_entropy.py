@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 
+from torch_pitfalls.lint.bindings import returned_values
 from torch_pitfalls.lint.rules.base import CALL, Rule, _arg
 from torch_pitfalls.lint.rules.shared.batches import batch_sources
 from torch_pitfalls.lint.rules.shared.flow import _scopes_of
@@ -60,7 +61,9 @@ class _MultiHot:
                 split = binding.value.args
                 if q.endswith("train_test_split") and len(split) > binding.index // 2:
                     return self.of(split[binding.index // 2], where, binding.line, klass, d)
-                return False
+                fn = self.b._local_function(binding.value, where, binding.line)  # names, y = encode(...)
+                values = returned_values(fn, binding.index) if fn is not None else None
+                return bool(values) and all(self.of(v, (fn, self.b.tree), at + 1, None, d) for v, at in values)
             if binding.how == "param":  # Dataset(texts, targets): what every construction passes
                 sites = self.b.passed(where[0], node.id) or []
                 return bool(sites) and all(self.of(v, caller, at, owner, d) for v, caller, at, owner in sites)
@@ -144,6 +147,8 @@ def _multi_index_filled(name, binding, function, ctx) -> bool:
             ctx.bindings.value_of(last.id, (function,), node.lineno), (ast.List, ast.ListComp)
         ):
             return True
+        if isinstance(index, ast.Tuple) and _columns_of_one_row(node, index, function, ctx):
+            return True
         if isinstance(index, ast.Tuple) or not _one_dim(binding.value):
             continue  # ``t[i, y] = 1`` in a loop over the samples: one label per row, a one-hot matrix
         up = ctx.parent(node)
@@ -153,6 +158,20 @@ def _multi_index_filled(name, binding, function, ctx) -> bool:
                     return True
                 break
             up = ctx.parent(up)
+    return False
+
+
+def _columns_of_one_row(assign, index, function, ctx) -> bool:
+    """``t[row, col] = 1`` in a loop whose variable picks the column and not the row (``for g in genres_of_row:
+    t[row, index[g]] = 1``): several columns of one row set to 1."""
+    row_names = {n.id for e in index.elts[:-1] for n in walk(e) if isinstance(n, ast.Name)}
+    column_names = {n.id for n in walk(index.elts[-1]) if isinstance(n, ast.Name)}
+    up = ctx.parent(assign)
+    while up is not None and up is not function:
+        if isinstance(up, ast.For):
+            loop_names = {n.id for n in walk(up.target) if isinstance(n, ast.Name)}
+            return bool(loop_names & column_names) and not loop_names & row_names and bool(row_names)
+        up = ctx.parent(up)
     return False
 
 

@@ -325,3 +325,35 @@ NEAR_MISS["fit_also_called_on_an_object_of_unknown_class"] = _TRAINER.format(
 SEEN["multi_hot_through_random_split_and_trainer_methods"] = (
     "benchmarks/fresh/lint10 r02_satellite_scene_tags.py (tuning half)"
 )
+
+# A row's labels set one by one in a loop over that row's tags (the loop picks the column, not the row), the
+# matrix returned with the vocabulary by an encoding function of the file.
+_ENCODED = """
+import torch
+import torch.nn.functional as F
+def encode(records, vocab):
+    y = torch.zeros(len(records), len(vocab))
+    for i, rec in enumerate(records):
+        {fill}
+    return vocab, y
+def train(model, feats, records, vocab, opt):
+    names, y = encode(records, vocab)
+    for epoch in range(5):
+        loss = F.cross_entropy(model(feats), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+PITFALL["labels_of_a_row_set_in_a_loop_over_its_tags"] = _ENCODED.format(
+    fill="for tag in rec['tags']:\n            y[i, vocab[tag]] = 1.0"
+)
+# one-hot: the inner loop picks the row (every sample of one class gets that class's column)
+NEAR_MISS["rows_of_a_class_set_in_a_loop_over_its_samples"] = _ENCODED.format(
+    fill="for j in rec['members']:\n            y[j, rec['label']] = 1.0"
+)
+SEEN["labels_of_a_row_set_in_a_loop_over_its_tags"] = (
+    "fresh set 15's j09 (held-out half, scored): genres split per film, targets[row, index[g]] = 1.0 in a loop "
+    "over the film's genres, returned by encode_genres with the genre list; the same fill in public multi-label "
+    "code (find_string '[i, label2idx[': a chest X-ray labels matrix, bird-call secondary labels)"
+)
+SEEN["rows_of_a_class_set_in_a_loop_over_its_samples"] = "a one-hot matrix built class by class, written for the guard"
