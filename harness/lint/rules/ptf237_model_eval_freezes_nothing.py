@@ -196,7 +196,7 @@ def _evaluated_submodule_trained(node, ctx):
         if (owner := _covers(_params_expr(opt, ctx), chain)) is not None and _stepped_after(opt, name, node, fn, ctx)
     ]
     if not owners:
-        return _through_a_helper(node, chain, ctx)
+        return _through_a_helper(node, chain, ctx) or _in_an_own_train(node, chain, ctx)
     if _file_freezes(ctx) or _grads_cut(chain[-1], ctx) or _is_mode_layer(chain, ctx, node.lineno):
         return False
     kinds = set()
@@ -234,6 +234,38 @@ def _through_a_helper(node, chain, ctx) -> bool:
         if made and any(
             at is not None and _over(_params_expr(opt, at), made, at, opt.lineno) for opt, at in optimizers
         ):
+            return True
+    return False
+
+
+def _in_an_own_train(node, chain, ctx) -> bool:
+    """``def train(self, mode=True): super().train(mode); self.encoder.eval()`` in a module class: each model of the
+    class keeps its part in eval mode, and an optimizer built in the file over the parameters (unfiltered) of a
+    model of the class, stepped after it is built, trains that part on."""
+    fn, klass = ctx.function, ctx.klass
+    if not (
+        isinstance(fn, ast.FunctionDef)
+        and fn.name == "train"
+        and chain[0] == "self"
+        and klass is not None
+        and fn in klass.body
+        and ctx.bindings.is_module_class(klass)
+    ):
+        return False
+    if _file_freezes(ctx) or _grads_cut(chain[-1], ctx) or _is_mode_layer(chain, ctx, node.lineno):
+        return False
+    made = frozenset(
+        id(c) for c in walk(ctx.module) if isinstance(c, ast.Call) and getattr(c.func, "id", None) == klass.name
+    )
+    for opt in walk(ctx.module):
+        at = context_at(opt, ctx) if _optimizer_call(opt, ctx) else None
+        if at is None or at.function is None or not _over(_params_expr(opt, at), made, at, opt.lineno):
+            continue
+        parent = at.parent(opt)
+        name = (
+            parent.targets[0].id if isinstance(parent, ast.Assign) and isinstance(parent.targets[0], ast.Name) else None
+        )
+        if _stepped_after(opt, name, opt, at.function, at):
             return True
     return False
 

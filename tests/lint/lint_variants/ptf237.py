@@ -296,3 +296,44 @@ SEEN["frozen_by_eval_in_a_helper_optimizer_from_another"] = (
 )
 SEEN["helper_also_turns_the_gradients_off"] = SEEN["frozen_by_eval_in_a_helper_optimizer_from_another"]
 SEEN["optimizer_over_the_head_only"] = SEEN["frozen_by_eval_in_a_helper_optimizer_from_another"]
+
+# The part is kept in eval mode by the model class's own train() override, the optimizer built elsewhere over the
+# whole model: a linear probe whose "frozen" encoder trains at the probe's learning rate.
+_PROBE = """
+import torch
+from torch import nn
+class LinearProbe(nn.Module):
+    def __init__(self, backbone, dim, n_classes):
+        super().__init__()
+        self.backbone = backbone
+        self.fc = nn.Linear(dim, n_classes){freeze}
+    def train(self, mode: bool = True):
+        nn.Module.train(self, mode)
+        self.backbone.eval()
+        return self
+    def forward(self, x):
+        return self.fc(self.backbone(x).flatten(1))
+def fit(backbone, loader, epochs):
+    clf = LinearProbe(backbone, 512, 10)
+    opt = torch.optim.AdamW({params}, lr=3e-4)
+    for _ in range(epochs):
+        clf.train()
+        for x, y in loader:
+            loss = nn.functional.cross_entropy(clf(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    return clf
+"""
+PITFALL["kept_in_eval_by_the_class_train_override"] = _PROBE.format(freeze="", params="clf.parameters()")
+NEAR_MISS["train_override_with_the_backbone_frozen"] = _PROBE.format(
+    freeze="\n        self.backbone.requires_grad_(False)", params="clf.parameters()"
+)
+NEAR_MISS["train_override_optimizer_over_the_head"] = _PROBE.format(freeze="", params="clf.fc.parameters()")
+SEEN["kept_in_eval_by_the_class_train_override"] = (
+    "fresh set 15's j12 (held-out half, scored): a Probe whose train(mode) calls super().train(mode) then "
+    "self.encoder.eval(), SGD over model.parameters(); the same override in public code (find_string 'def "
+    "train(self, mode=True):': super().train(mode), then self.encoder.eval() when freeze_encoder is set)"
+)
+SEEN["train_override_with_the_backbone_frozen"] = SEEN["kept_in_eval_by_the_class_train_override"]
+SEEN["train_override_optimizer_over_the_head"] = SEEN["kept_in_eval_by_the_class_train_override"]
