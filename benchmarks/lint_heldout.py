@@ -44,6 +44,7 @@ RECORDS = tuple(
         "lint_heldout_round15.toml",
         "lint_heldout_round16.toml",
         "lint_heldout_round17.toml",
+        "lint_heldout_round18.toml",
     )
 )
 
