@@ -11,6 +11,7 @@ import ast
 
 from torch_pitfalls.lint.bindings import returned_values
 from torch_pitfalls.lint.rules.base import CALL, Rule, _kw
+from torch_pitfalls.lint.rules.shared.options import default_constant
 
 # the size (height, width) of every image of these datasets, and where each takes ``transform`` by position
 DATASETS = {
@@ -44,6 +45,8 @@ def _transform_name(call, ctx) -> str | None:
 
 
 def _int(node, ctx, line):
+    if isinstance(node, ast.Attribute):  # cfg.crop, args.crop: the setting's default
+        node = default_constant(node, ctx, line=line)
     node = ctx.resolve(node, line) if isinstance(node, ast.Name) else node
     if isinstance(node, ast.Constant) and type(node.value) is int:
         return node.value
@@ -107,11 +110,19 @@ def _steps(transform, ctx, line, depth: int = 0) -> list | None:
     return None
 
 
-def _crop_verdict(steps, size, ctx, line) -> str | None:
+def _crop_verdict(steps, size, ctx, line) -> str | None:  # noqa: C901 - one branch per kind of transform
     """Run the image size through the pipeline: a RandomCrop larger than the image (after its padding)
     where nothing before it resized the image to fit ("large"), every RandomCrop fitting ("fits"), or
-    None at the first step of unknown effect or with no RandomCrop at all."""
+    None at the first step of unknown effect or with no RandomCrop at all. ``size`` None: an image of any size,
+    known once a step sets it; a Resize to a shorter side ``s`` leaves (s, s) known as the least it can be, so a
+    crop larger than ``s`` on both sides fits no image."""
     seen = False
+    if size is None:
+        steps = _from_first_resize(steps, ctx)
+        if not steps:
+            return None
+        size = (0, 0)  # replaced by the first step
+    any_image = size == (0, 0)  # after a Resize to a shorter side: which side is the short one is not known
     h, w = size
     for step in steps:
         name = _transform_name(step, ctx)
@@ -127,14 +138,17 @@ def _crop_verdict(steps, size, ctx, line) -> str | None:
                 return None
             if not (fit is None or (isinstance(fit, ast.Constant) and not fit.value)):
                 return "fits"  # pad_if_needed: a small image is padded first
-            if crop[0] > h + pad[0] or crop[1] > w + pad[1]:
+            if (crop[0] > h + pad[0] and crop[1] > w + pad[1]) or (
+                not any_image and (crop[0] > h + pad[0] or crop[1] > w + pad[1])
+            ):
                 return "large"
+            any_image = False
             h, w, seen = crop[0], crop[1], True
         elif name in SET_SIZE:
             out = _size(step.args[0] if step.args else _kw(step, "size"), ctx, line)
             if out is None:
                 return None
-            h, w = out
+            h, w, any_image = out[0], out[1], False
         elif name == "Resize":
             given = step.args[0] if step.args else _kw(step, "size")
             out = _size(given, ctx, line)
@@ -142,18 +156,45 @@ def _crop_verdict(steps, size, ctx, line) -> str | None:
                 return None
             given = ctx.resolve(given, line) if isinstance(given, ast.Name) else given
             if isinstance(given, (ast.Tuple, ast.List)) and len(given.elts) == 2:
-                h, w = out
+                h, w, any_image = out[0], out[1], False
+            elif h == w == 0:  # any image: its shorter side becomes s, the other at least s (either way round)
+                h = w = out[0]
             else:  # an int (or [int]): the shorter side becomes it, the ratio is kept
                 short = out[0]
                 h, w = (short, int(short * w / h)) if h <= w else (int(short * h / w), short)
         elif name == "Pad":
             pad = _padding(step.args[0] if step.args else _kw(step, "padding"), ctx, line)
-            if pad is None:
+            if pad is None or (h == w == 0):
                 return None
             h, w = h + pad[0], w + pad[1]
         else:
             return None
     return "fits" if seen else None
+
+
+def _fits_no_image(crop, ctx) -> bool:
+    """The crop is a step of a Compose written around it whose steps before it leave every image too small for
+    it (reported here, at the crop, once for every use of the pipeline)."""
+    listed = ctx.parent(crop)
+    compose = ctx.parent(listed) if isinstance(listed, (ast.List, ast.Tuple)) else None
+    if not (isinstance(compose, ast.Call) and _transform_name(compose, ctx) == "Compose"):
+        return False
+    steps = _steps(compose, ctx, crop.lineno) or []
+    if not any(step is crop for step in steps):
+        return False
+    upto = steps[: next(i for i, step in enumerate(steps) if step is crop) + 1]
+    return (
+        _crop_verdict(upto, None, ctx, crop.lineno) == "large"
+        and _crop_verdict(upto[:-1], None, ctx, crop.lineno) != "large"
+    )
+
+
+def _from_first_resize(steps, ctx) -> list:
+    """For an image of any size: the steps from the first, which must set the size (a Resize, a crop to a size),
+    past those that keep it; [] where another step comes first."""
+    while steps and _transform_name(steps[0], ctx) in KEEP_SIZE:
+        steps = steps[1:]
+    return steps if steps and _transform_name(steps[0], ctx) in ("Resize", *SET_SIZE) else []
 
 
 def _pipelines(expr, ctx, line) -> list:
@@ -203,6 +244,8 @@ def _crop_larger_than_image(node, ctx) -> bool:
     if not isinstance(node, ast.Call):
         return False
     q = ctx.qualified(node.func)
+    if q == "torchvision.transforms.RandomCrop":  # Resize(s) then RandomCrop(c > s): no image fits, whatever it is
+        return _fits_no_image(node, ctx)
     if q is not None and q.startswith("torchvision.datasets."):
         known = DATASETS.get(q.rsplit(".", 1)[-1])
         if known is None:
@@ -221,6 +264,8 @@ def _crop_larger_than_image(node, ctx) -> bool:
     verdicts = set()
     for pipeline, builder in _pipelines(transform, ctx, node.lineno):
         steps = _steps(pipeline, ctx, node.lineno)
+        if steps and _crop_verdict(steps, None, ctx, node.lineno) == "large":
+            continue  # no image fits: reported at its crop (_fits_no_image)
         verdicts.add((_crop_verdict(steps, size, ctx, node.lineno) if steps else None, builder))
     # a builder function whose other pipeline has a crop that fits picks by dataset: which one runs is not known
     return ("large", False) in verdicts or (("large", True) in verdicts and ("fits", True) not in verdicts)

