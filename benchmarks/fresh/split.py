@@ -48,6 +48,7 @@ def main():
         ("lint13", "m"),
         ("lint14", "n"),
         ("lint15", "j"),
+        ("lint16", "h"),
     ):  # a set is checked once its split is recorded
         if (HERE / folder / "split.toml").exists():
             record = tomllib.loads((HERE / folder / "split.toml").read_text())
