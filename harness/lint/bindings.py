@@ -254,6 +254,7 @@ class Bindings:
         self._params: dict[tuple[int, str], Held | None] = {}  # (function, parameter) -> what call sites pass
         self._returns: dict[tuple[int, int | None], Held | None] = {}  # (function, tuple index) -> what it returns
         self._self_names: frozenset | None = None  # the attributes module classes set on self
+        self._instances: dict[int, list | None] = {}  # module class -> the calls of its instances (forward's)
 
     # --- scopes -------------------------------------------------------------------------
     def scope(self, node: ast.AST) -> _Scope:
@@ -518,6 +519,8 @@ class Bindings:
             sites, bound = self.call_sites(owner.name), 1
         elif self.module_function(fn.name) is fn:
             sites, bound = self.call_sites(fn.name), 0
+        elif (modules := self._instance_sites(fn)) is not None:  # forward: the calls of the module's instances
+            sites, bound = modules, 1
         else:  # a method: its calls on self and on objects of its class, when those are all its calls
             sites, bound = self._method_sites(fn), 1
             if sites is None:
@@ -557,6 +560,32 @@ class Bindings:
                 return None
             sites.append((call, chain, caller))
         return sites or None
+
+    def _instance_sites(self, fn) -> list | None:
+        """For the ``forward`` of a module class of the file: the calls of its instances (``self.attn(x, mask)``
+        where ``self.attn = Attention(...)``, ``block(x)`` for a block of a ModuleList of them), which run it,
+        as [(call, its scopes, its class)]; None for any other function, or where the file calls none, or calls
+        ``forward`` itself by name (those sites are read as a method's)."""
+        klass = self._owner_class(fn) if fn.name == "forward" else None
+        if klass is None or not self.is_module_class(klass) or self._index_calls()[1].get("forward"):
+            return None
+        key = id(klass)
+        if key not in self._instances:
+            self._instances[key] = None  # a forward whose calls are read through its own parameters: nothing more
+            found = []
+            for by_name in self._index_calls():
+                for calls in by_name.values():
+                    for call, chain, caller in calls:
+                        func = call.func
+                        if isinstance(func, ast.Attribute) and not (
+                            isinstance(func.value, ast.Name) and func.value.id == "self"
+                        ):
+                            continue  # x.method(...): not a module called
+                        held = self.held(func, chain, call.lineno, caller)
+                        if held is not None and held.kind == MODULE and held.what == klass.name:
+                            found.append((call, chain, caller))
+            self._instances[key] = found or None
+        return self._instances[key]
 
     def _constructed_by(self, fn) -> ast.ClassDef | None:
         """The module-level class (bound once) whose ``__init__`` ``fn`` is: its calls are the class's."""
@@ -633,7 +662,7 @@ class Bindings:
         if isinstance(iterable, (ast.List, ast.Tuple)) and iterable.elts:  # [a, b]: what every element holds
             helds = {self.held(e, where, line, klass, d) for e in iterable.elts}
             return helds.pop() if len(helds) == 1 else None
-        if isinstance(iterable, ast.ListComp):  # [sharpen(s) for s in chunks]: what its element holds
+        if isinstance(iterable, (ast.ListComp, ast.GeneratorExp)):  # [sharpen(s) for s in chunks]: its element
             return self.held(iterable.elt, where, line, klass, d)
         whole = self.held(iterable, where, line, klass, d)
         if whole is not None and whole.kind == LOADER:
@@ -645,8 +674,9 @@ class Bindings:
         return None
 
     def _container_built(self, iterable, klass):
-        """``self.blocks`` assigned once, in the class, ``nn.ModuleList([...])`` or ``nn.Sequential(a, b)``: (the
-        listed elements, the scopes they were built in, the line), to read what iterating it yields."""
+        """``self.blocks`` assigned once, in the class, ``nn.ModuleList([...])`` (or of a generator of blocks) or
+        ``nn.Sequential(a, b)``: (the listed elements, the scopes they were built in, the line), to read what
+        iterating it yields."""
         if not (
             klass is not None
             and isinstance(iterable, ast.Attribute)
@@ -660,7 +690,7 @@ class Bindings:
         method, value, at = assigned[0]
         if not isinstance(value, ast.Call) or self.qualify(value.func) not in _LISTED_CONTAINERS:
             return None
-        if len(value.args) == 1 and isinstance(value.args[0], (ast.List, ast.Tuple, ast.ListComp)):
+        if len(value.args) == 1 and isinstance(value.args[0], (ast.List, ast.Tuple, ast.ListComp, ast.GeneratorExp)):
             listed = value.args[0]
         elif value.args and not any(isinstance(a, ast.Starred) for a in value.args):
             listed = ast.Tuple(elts=value.args, ctx=ast.Load())  # nn.Sequential(a, b, c)

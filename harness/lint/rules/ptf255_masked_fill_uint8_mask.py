@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 
+from torch_pitfalls.lint.bindings import returned_values
 from torch_pitfalls.lint.rules.base import CALL, Rule, _arg, _kw, _method
 from torch_pitfalls.lint.rules.shared.flow import _scopes_of, _values
 from torch_pitfalls.lint.walking import walk
@@ -94,7 +95,9 @@ def _byte_call(expr, ctx, line, chain, depth) -> bool:
         return _is_uint8(dtype, ctx) if dtype is not None else _byte_mask(expr.func.value, ctx, line, chain, depth + 1)
     if isinstance(expr.func, ast.Attribute) and expr.func.attr in _KEEP_DTYPE and q is None:
         return _byte_mask(expr.func.value, ctx, line, chain, depth + 1)
-    return False
+    fn = ctx.bindings._local_function(expr, chain, line)  # causal_mask(n): what every return of it gives
+    values = returned_values(fn) if fn is not None else None
+    return bool(values) and all(_byte_mask(v, ctx, at, _scopes_of(v, ctx), depth + 1) for v, at in values)
 
 
 def _buffer_value(attr: str, ctx):

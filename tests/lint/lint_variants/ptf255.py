@@ -98,3 +98,45 @@ SEEN = {
     "masked_select_type_byte": "https://github.com/pytorch/pytorch/pull/96112 (masked_select: byte masks removed in 2.1)",
     "compared_byte_mask": "karpathy/minGPT-style causal masks: a registered tril buffer compared with == 0 (bool) before masked_fill",
 }
+
+# The mask made by a helper of the file and handed down through the blocks' forward calls (a ModuleList of blocks
+# built from a generator, each calling its attention module) to the masked_fill.
+_STACK = """
+import math
+import torch
+from torch import nn
+def causal_mask(n, device):
+    return torch.triu(torch.ones(n, n, dtype={dtype}, device=device), diagonal=1)
+class Attention(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.qkv = nn.Linear(dim, 3 * dim)
+    def forward(self, x, mask):
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        scores = (q @ k.transpose(-2, -1) / math.sqrt(x.shape[-1])).masked_fill(mask, float("-inf"))
+        return scores.softmax(-1) @ v
+class Block(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.attn = Attention(dim)
+        self.norm = nn.LayerNorm(dim)
+    def forward(self, x, mask):
+        return x + self.attn(self.norm(x), mask)
+class Decoder(nn.Module):
+    def __init__(self, dim, depth):
+        super().__init__()
+        self.blocks = nn.ModuleList(Block(dim) for _ in range(depth))
+    def forward(self, x):
+        mask = causal_mask(x.shape[1], x.device)
+        for block in self.blocks:
+            x = block(x, mask)
+        return x
+"""
+PITFALL["byte_mask_from_a_helper_down_the_blocks"] = _STACK.format(dtype="torch.uint8")
+NEAR_MISS["bool_mask_from_a_helper_down_the_blocks"] = _STACK.format(dtype="torch.bool")
+SEEN["byte_mask_from_a_helper_down_the_blocks"] = (
+    "fresh set 15's j23 (tuning half): causal_mask() building torch.triu(torch.ones(n, n, dtype=torch.uint8)), "
+    "passed from the model's forward through each block of a ModuleList to the attention's masked_fill; the same "
+    "byte triu mask in public GPT code (find_string 'dtype=torch.uint8), diagonal=1')"
+)
+SEEN["bool_mask_from_a_helper_down_the_blocks"] = "the same decoder with the mask built as bool, the fix"
