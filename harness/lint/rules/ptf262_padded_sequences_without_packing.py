@@ -15,7 +15,7 @@ from torch_pitfalls.lint.rules.shared.batches import collated_element
 from torch_pitfalls.lint.rules.shared.flow import context_at
 from torch_pitfalls.lint.rules.shared.modules import forward_arguments
 from torch_pitfalls.lint.testcode import in_test_code
-from torch_pitfalls.lint.walking import walk
+from torch_pitfalls.lint.walking import kept_on, walk
 
 _RNNS = ("RNN", "LSTM", "GRU")
 _PAD = ("torch.nn.utils.rnn.pad_sequence",)
@@ -204,9 +204,27 @@ def _unpacked_padded_rnn(node, ctx) -> bool:
     if ctx.function is ctx.module or not _rnn_module(node.func, ctx) or in_test_code(ctx.path):
         return False
     source = _padded(node.args[0], ctx, node.lineno)
-    if source is None or (source == "embedding" and (len(node.args) > 1 or node.keywords)):
+    if source is None or (source == "embedding" and (len(node.args) > 1 or node.keywords or _pads_left(ctx))):
         return False
     return _state_or_last_step_used(node, ctx, _batch_first(node.func, ctx))
+
+
+def _pads_left(ctx) -> bool:
+    """The file asks for its token batches padded on the left (torchtext's ``Field(pad_first=True)``, a
+    tokenizer's ``padding_side="left"``): the last step of each row is a real token."""
+
+    def left(node) -> bool:
+        if isinstance(node, ast.keyword):
+            return (node.arg == "pad_first" and _const(node.value, True)) or (
+                node.arg == "padding_side" and _const(node.value, "left")
+            )
+        return (
+            isinstance(node, ast.Assign)
+            and _const(node.value, "left")
+            and any(isinstance(t, ast.Attribute) and t.attr == "padding_side" for t in node.targets)
+        )
+
+    return kept_on(ctx.module, "_ptf262_pads_left", lambda tree: [any(left(n) for n in walk(tree))])[0]
 
 
 RULE = Rule(

@@ -247,3 +247,29 @@ SEEN["padded_by_the_collate_and_handed_to_forward"] = (
     "loader's collate with pad_sequence, the model's forward running its GRU over them and reading h_n[-1]"
 )
 SEEN["fixed_length_windows_stacked_by_the_collate"] = "the same pipeline over fixed-length windows, stacked"
+
+# Token ids looked up by an Embedding with a padding index: right-padded by default, so the last step is padding;
+# torchtext's Field(pad_first=True) pads on the left, and the last step of every row is a real token.
+_FIELD = """
+import torch
+from torch import nn
+from torchtext.legacy import data
+TEXT = data.Field({pad}lower=True, fix_length=100)
+class GRUClassifier(nn.Module):
+    def __init__(self, vocab, classes):
+        super().__init__()
+        self.embedding = nn.Embedding(vocab, 50, padding_idx=1)
+        self.gru = nn.GRU(50, 128, batch_first=True)
+        self.out = nn.Linear(128, classes)
+    def forward(self, ids):
+        _, h = self.gru(self.embedding(ids))
+        return self.out(h[-1])
+"""
+PITFALL["embedding_padded_on_the_right_by_default"] = _FIELD.format(pad="")
+NEAR_MISS["embedding_padded_on_the_left_by_the_field"] = _FIELD.format(pad="pad_first=True, ")
+SEEN["embedding_padded_on_the_right_by_default"] = (
+    "round 18's tuning half, read (outlier-exposure's NLP classifiers: data.Field(pad_first=True) beside an "
+    "Embedding(padding_idx=1) and a GRU whose h_n is used; 5 findings read wrong); torchtext's Field pads on the "
+    "right unless pad_first=True"
+)
+SEEN["embedding_padded_on_the_left_by_the_field"] = SEEN["embedding_padded_on_the_right_by_default"]
