@@ -135,3 +135,37 @@ SEEN["training_positional_self_training"] = "https://github.com/delip/PyTorchNLP
 # inference on purpose (https://github.com/NVIDIA/tacotron2/issues/247, "mentioned in the original
 # Tacotron2 paper"; https://github.com/NVIDIA/DeepLearningExamples/pull/457, "This is intentional")
 NEAR_MISS.update({name: PITFALL.pop(name) for name in ("training_true_positional", "training_true_keyword_in_helper")})
+
+# A switch of the module's own around F.dropout: a setting fixed at construction keeps dropping in eval mode; one
+# the code flips at run time (Monte-Carlo dropout turned on and off around acting) is a deliberate mode.
+_SWITCH = """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class RewardNet(nn.Module):
+    def __init__(self, dims, dropout_p=None):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(a, b) for a, b in zip(dims, dims[1:]))
+        self.dropout_p = dropout_p
+        self.use_dropout = dropout_p is not None
+    def forward(self, x):
+        for layer in self.layers[:-1]:
+            x = F.relu(layer(x))
+            if self.use_dropout is True:
+                x = F.dropout(x, self.dropout_p)
+        return self.layers[-1](x)
+def select_action(model, context, sample):
+{act}
+"""
+PITFALL["dropout_behind_a_setting_fixed_at_construction"] = _SWITCH.format(
+    act="    model.eval()\n    with torch.no_grad():\n        return model(context).argmax()"
+)
+NEAR_MISS["dropout_behind_a_switch_flipped_when_acting"] = _SWITCH.format(
+    act="    model.use_dropout = sample\n    with torch.no_grad():\n        return model(context).argmax()"
+)
+SEEN["dropout_behind_a_setting_fixed_at_construction"] = (
+    "round 18's tuning half, read (genrl's contextual-bandit models: F.dropout under 'if self.dropout_p is not None "
+    "and self.use_dropout is True:', the flag set by the trainer and by each agent's select_action; 4 findings "
+    "read wrong)"
+)
+SEEN["dropout_behind_a_switch_flipped_when_acting"] = SEEN["dropout_behind_a_setting_fixed_at_construction"]
