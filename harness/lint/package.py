@@ -29,6 +29,17 @@ def named_elsewhere(path: Path, name: str) -> bool:
     return _named_elsewhere(Path(path).resolve(), name)
 
 
+def defined_elsewhere(path: Path, name: str) -> bool:
+    """Another file of the package than ``path`` defines a function or method ``name`` (``def name(``)."""
+    return _defined_elsewhere(Path(path).resolve(), name)
+
+
+@functools.lru_cache(maxsize=4096)
+def _defined_elsewhere(here: Path, name: str) -> bool:
+    definition = re.compile(rf"^\s*(?:async\s+)?def\s+{re.escape(name)}\s*\(", re.M)
+    return any(p != here and name in text and definition.search(text) for p, text in package_texts(here).items())
+
+
 @functools.lru_cache(maxsize=4096)  # asked of one helper by each copy it holds
 def _named_elsewhere(here: Path, name: str) -> bool:
     word = re.compile(rf"\b{re.escape(name)}\b")

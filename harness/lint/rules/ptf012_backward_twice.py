@@ -8,8 +8,10 @@ share no node: --preview.
 from __future__ import annotations
 
 import ast
+import os
 
 from torch_pitfalls.lint.guards import _always_leaves
+from torch_pitfalls.lint.package import defined_elsewhere
 from torch_pitfalls.lint.rules.base import CALL, UNSURE, Rule, _called_name, _const, _kw, _method
 from torch_pitfalls.lint.rules.shared.flow import _BUILTINS, _exclusive, _grad_off, _own_code
 from torch_pitfalls.lint.rules.shared.modules import constructions
@@ -152,17 +154,31 @@ def _forward_call(call: ast.Call, ctx, line) -> bool:
 
 
 def _helper_method(func, ctx) -> bool:
-    """``self.name`` where the enclosing class, which is no nn.Module (a test case, a trainer), defines
-    a method ``name``: a helper of that class, not a model (in an nn.Module, ``self.encode(x)`` runs
-    the model's own layers)."""
+    """``self.name`` where the enclosing class, which is no nn.Module (a test case, a trainer, an agent), defines
+    a method ``name`` or, having no forward, inherits one: a helper of that class, not a model (in an nn.Module,
+    ``self.encode(x)`` runs the model's own layers)."""
     klass = ctx.klass
-    return (
-        isinstance(func, ast.Attribute)
-        and getattr(func.value, "id", None) == "self"
-        and klass is not None
-        and any(isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name == func.attr for f in klass.body)
-        and not ctx.bindings.is_module_class(klass)
-    )
+    if not (isinstance(func, ast.Attribute) and getattr(func.value, "id", None) == "self" and klass is not None):
+        return False
+    if ctx.bindings.is_module_class(klass):
+        return False
+    methods = {f.name for f in klass.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    return func.attr in methods or ("forward" not in methods and _inherited_method(func.attr, klass, ctx))
+
+
+def _inherited_method(name: str, klass, ctx) -> bool:
+    """An agent or trainer (no forward of its own) calling a method it inherits (``self.get_q_loss(batch)``):
+    defined by a base class of the file, or by another file of the package; not an attribute the class sets
+    (``self.critic = Critic(...)``: a model)."""
+    if name in ctx.bindings.self_attributes(klass):
+        return False
+    classes = ctx.bindings.classes()
+    bases = [classes.get(getattr(b, "id", None)) for b in klass.bases]
+    if any(
+        base is not None and any(isinstance(f, ast.FunctionDef) and f.name == name for f in base.body) for base in bases
+    ):
+        return True
+    return ctx.path is not None and os.path.isfile(ctx.path) and defined_elsewhere(ctx.path, name)
 
 
 def _graph_names(expr, ctx):

@@ -349,3 +349,51 @@ SEEN["batch_converted_by_a_star_imported_helper"] = (
 SEEN["two_parts_of_a_model_whose_forward_is_not_shown"] = (
     "ShangtongZhang/DeepRL deep_rl/agent/PPO_agent.py:98 (round 15's held-out half, read wrong)"
 )
+
+# An agent (no nn.Module) whose losses come from methods it inherits (from a base class of the file here; of
+# another file of the package in genrl), each running its own forward pass on a batch sampled from its buffer:
+# the batch is data, the two graphs share no node. A critic output computed once and
+# used by both losses is one graph.
+_AGENT = """
+import torch
+import torch.nn.functional as F
+class OffPolicyAgent:
+    def sample_from_buffer(self):
+        return self.buffer.sample(self.batch_size)
+    def get_q_loss(self, batch):
+        q = self.critic(batch.states, batch.actions)
+        return F.mse_loss(q, batch.returns)
+    def get_p_loss(self, states):
+        return -self.critic(states, self.actor(states)).mean()
+class DDPG(OffPolicyAgent):
+    def __init__(self, actor, critic, lr):
+        super().__init__()
+        self.actor, self.critic = actor, critic
+        self.opt_actor = torch.optim.Adam(actor.parameters(), lr=lr)
+        self.opt_critic = torch.optim.Adam(critic.parameters(), lr=lr)
+    def update(self, steps):
+        for _ in range(steps):
+            batch = self.sample_from_buffer()
+{losses}
+            self.opt_actor.zero_grad()
+            policy_loss.backward()
+            self.opt_actor.step()
+            self.opt_critic.zero_grad()
+            value_loss.backward()
+            self.opt_critic.step()
+"""
+NEAR_MISS["losses_from_inherited_methods_of_an_agent"] = _AGENT.format(
+    losses="            value_loss = self.get_q_loss(batch)\n            policy_loss = self.get_p_loss(batch.states)"
+)
+PITFALL["one_critic_output_under_both_losses"] = _AGENT.format(
+    losses=(
+        "            q = self.critic(batch.states, self.actor(batch.states))\n"
+        "            value_loss = F.mse_loss(q, batch.returns)\n"
+        "            policy_loss = -q.mean()"
+    )
+)
+SEEN["losses_from_inherited_methods_of_an_agent"] = (
+    "round 18's tuning half, read (genrl's DDPG and TD3: value_loss = self.get_q_loss(batch), policy_loss = "
+    "self.get_p_loss(batch.states), methods of the base agent in another file; 4 findings read wrong)"
+)
+SEEN["one_critic_output_under_both_losses"] = "written for the guard: the critic's output shared by both losses"
