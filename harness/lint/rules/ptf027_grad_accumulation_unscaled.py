@@ -23,13 +23,30 @@ def _divided(expr) -> bool:
     return (isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Div, ast.Mult))) or _method(expr, "div", "mul")
 
 
+def _sum_of_scaled(expr, ctx, depth: int = 0) -> bool:
+    """``_divided``, read through names and moves: ``loss = loss + reg.cuda()`` after ``loss = l1(p, y) / n`` and
+    ``reg = lam * norm / n`` (every term of the sum was scaled where it was made)."""
+    if _divided(expr):
+        return True
+    if depth > 6:
+        return False
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
+        return _sum_of_scaled(expr.left, ctx, depth + 1) and _sum_of_scaled(expr.right, ctx, depth + 1)
+    if _method(expr, "cuda", "to", "float", "double") and isinstance(expr.func, ast.Attribute):
+        return _sum_of_scaled(expr.func.value, ctx, depth + 1)
+    if isinstance(expr, ast.Name):  # its binding before this line
+        value = ctx.value_of(expr, expr.lineno)
+        return value is not None and value is not expr and _sum_of_scaled(value, ctx, depth + 1)
+    return False
+
+
 def _scaled(expr, loop, ctx) -> bool:
     """The loss is divided (``loss / k``, ``loss /= k``, ``loss = loss / k``) before its backward."""
     if _divided(expr):
         return True
     if isinstance(expr, ast.Name):
         value = ctx.value_of(expr, getattr(expr, "lineno", 1 << 30))
-        if value is not None and _divided(value):
+        if value is not None and _sum_of_scaled(value, ctx):
             return True
         return any(
             isinstance(n, ast.AugAssign)

@@ -216,3 +216,27 @@ SEEN["every_fourth_pass_steps_its_own_backward"] = (
     "KellerJordan/cifar10-airbench airbench96_faster.py (a backward and its step on every fourth pass; "
     "round 7's tuning half)"
 )
+
+# Each chunk's summed loss divided by the whole batch's sample count where it is made, a regulariser (divided
+# too) added after and moved to the device: the chunks' gradients add up to the batch's mean gradient.
+_CHUNKS = """
+import torch
+def train(decoder, lat_vecs, batches, optimizer, loss_l1, split, lam):
+    for indices, xyz, sdf_gt, n in batches:
+        optimizer.zero_grad()
+        for i in range(split):
+            vecs = lat_vecs(indices[i])
+            pred = decoder(torch.cat([vecs, xyz[i]], dim=1))
+            chunk_loss = loss_l1(pred, sdf_gt[i].cuda()){div}
+            reg_loss = (lam * torch.sum(torch.norm(vecs, dim=1))){div}
+            chunk_loss = chunk_loss + reg_loss.cuda()
+            chunk_loss.backward()
+        optimizer.step()
+"""
+NEAR_MISS["chunk_and_regulariser_each_divided_where_made"] = _CHUNKS.format(div=" / n")
+PITFALL["chunk_and_regulariser_summed_undivided"] = _CHUNKS.format(div="")
+SEEN["chunk_and_regulariser_each_divided_where_made"] = (
+    "round 18's tuning half, read (DeepSDF's train_deep_sdf.py: chunk_loss = loss_l1(...) / num_sdf_samples, then "
+    "chunk_loss = chunk_loss + reg_loss.cuda() with reg_loss divided too; read wrong)"
+)
+SEEN["chunk_and_regulariser_summed_undivided"] = "the same loop with neither term divided"
