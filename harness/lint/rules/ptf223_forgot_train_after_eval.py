@@ -169,18 +169,24 @@ def _trained_keys(loop, ctx) -> set[str]:
     scopes = [ctx.function]
     if ctx.klass is not None:
         scopes += [m for m in ctx.klass.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))]
-    held, seen_optimizer = set(), False
+    held, seen_optimizer, tensors_only = set(), False, True
     for scope in scopes:
         for node in walk(scope):
             q = ctx.qualified(node.func) if isinstance(node, ast.Call) else None
             if q and q.startswith("torch.optim.") and q.rsplit(".", 1)[-1][:1].isupper() and node.args:
                 seen_optimizer = True
-                for sub in walk(node.args[0]):
+                given = node.args[0]
+                tensors_only &= isinstance(given, (ast.List, ast.Tuple)) and all(
+                    isinstance(e, ast.Name) for e in given.elts
+                )
+                for sub in walk(given):
                     if _method(sub, "parameters", "named_parameters") and (k := _key(sub.func.value)):
                         held.add(k)
                         held |= _kept_as(k, scope)
     if seen_optimizer and held:
         return held
+    if seen_optimizer and tensors_only:
+        return set()  # Adam([latent]): the loop fits tensors through a model it keeps in eval mode on purpose
     called = {
         k
         for n in _own(loop)

@@ -329,3 +329,32 @@ class Trainer:
             print(epoch, self.evaluate())
 """
 SEEN["trainer_optimizer_on_the_handed_module"] = "benchmarks/fresh/lint8 z11_session_recsys_gru.py (tuning half)"
+
+# Fitting a latent code through a trained decoder kept in eval mode (auto-decoder inference, GAN inversion): the
+# optimizer holds the code alone, so eval() at the top of each iteration is what the author wants. An optimizer
+# over the decoder's parameters makes it the pitfall again.
+_FIT_CODE = """
+import torch
+def reconstruct(decoder, samples, latent_size, iterations, lr):
+    latent = torch.zeros(1, latent_size).normal_(0, 0.01).requires_grad_()
+    optimizer = torch.optim.Adam({params}, lr=lr)
+    loss_l1 = torch.nn.L1Loss()
+    for e in range(iterations):
+        decoder.eval()
+        xyz, sdf_gt = samples[:, :3], samples[:, 3:]
+        optimizer.zero_grad()
+        pred = decoder(torch.cat([latent.expand(len(xyz), -1), xyz], 1))
+        loss = loss_l1(pred, sdf_gt)
+        loss.backward()
+        optimizer.step()
+    return latent
+"""
+NEAR_MISS["latent_code_fitted_through_a_decoder_in_eval"] = _FIT_CODE.format(params="[latent]")
+PITFALL["decoder_fitted_with_the_code_while_in_eval"] = _FIT_CODE.format(
+    params="[latent, *decoder.parameters()]"
+)
+SEEN["latent_code_fitted_through_a_decoder_in_eval"] = (
+    "round 18's tuning half, read (DeepSDF's reconstruct.py: Adam([latent]), decoder.eval() at the top of each "
+    "iteration; read wrong)"
+)
+SEEN["decoder_fitted_with_the_code_while_in_eval"] = "the same loop with the decoder's parameters in the optimizer"
