@@ -116,3 +116,26 @@ NEAR_MISS["log_probabilities_picked_from_a_list_of_views"] = _VIEWS.format(activ
 SEEN["probabilities_picked_from_a_list_of_sharpened_views"] = (
     "benchmarks/fresh/lint10 r05_histopathology_dino.py (tuning half)"
 )
+
+# The student's probabilities made by a method of the loss module (a distillation loss's "soften"), given to
+# KLDivLoss as its input: read through the method's returns.
+_DISTILL = """
+import torch.nn.functional as F
+from torch import nn
+class DistillLoss(nn.Module):
+    def __init__(self, temperature):
+        super().__init__()
+        self.t = temperature
+        self.kl = nn.KLDivLoss(reduction="batchmean")
+    def soften(self, logits):
+        return F.{student}(logits / self.t, dim=1)
+    def forward(self, student_logits, teacher_logits):
+        return self.kl(self.soften(student_logits), F.softmax(teacher_logits / self.t, dim=1)) * self.t ** 2
+"""
+PITFALL["probabilities_from_a_method_of_the_loss"] = _DISTILL.format(student="softmax")
+NEAR_MISS["log_probabilities_from_a_method_of_the_loss"] = _DISTILL.format(student="log_softmax")
+SEEN["probabilities_from_a_method_of_the_loss"] = (
+    "fresh set 16's h14 (tuning half): DistillLoss.soften returning F.softmax(logits / t), its result handed to "
+    "nn.KLDivLoss for the student"
+)
+SEEN["log_probabilities_from_a_method_of_the_loss"] = "the same loss with soften returning log_softmax, the fix"

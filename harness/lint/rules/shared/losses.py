@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import ast
 
+from torch_pitfalls.lint.bindings import returned_values
 from torch_pitfalls.lint.rules.base import _bound_name, _called_name
+from torch_pitfalls.lint.rules.shared.flow import context_at
 
 SOFTMAXES = ("softmax", "Softmax", "sigmoid")
 
@@ -34,11 +36,18 @@ def _loss_call(node, ctx, functional: str, *classes: str) -> bool:
     return held is not None and held.kind == "loss" and held.what in classes
 
 
-def _probabilities(node, ctx) -> str | None:
+def _probabilities(node, ctx, depth: int = 0) -> str | None:
     """``softmax``/``sigmoid`` where the expression holds an activation's probabilities (through
-    names, ``self.`` modules, ``nn.Softmax()(x)``, ``x.softmax(1)``, a Sequential ending in one)."""
-    if node is None:
+    names, ``self.`` modules, ``nn.Softmax()(x)``, ``x.softmax(1)``, a Sequential ending in one, a helper of the
+    file or a method of the class that returns them: ``self.soften(logits)``)."""
+    if node is None or depth > 4:
         return None
+    helper = _helper_called(node, ctx)
+    if helper is not None:
+        kinds = {
+            _probabilities(v, at, depth + 1) for v, _ in returned_values(helper) or () if (at := context_at(v, ctx))
+        }
+        return kinds.pop() if len(kinds) == 1 else None
     if isinstance(node, ast.Subscript):  # probs[train_mask], probs[:, :k]: rows or columns of the same probabilities
         return _probabilities(node.value, ctx)
     name = _called_name(node)
@@ -54,4 +63,17 @@ def _probabilities(node, ctx) -> str | None:
         and isinstance(value.func, (ast.Attribute, ast.Name))
     ):
         return _called_name(value).lower()
+    return None
+
+
+def _helper_called(node, ctx):
+    """The function of the file a call runs: ``soften(x)`` (a module-level function) or ``self.soften(x)`` (a
+    method of the enclosing class); None for anything else."""
+    if not isinstance(node, ast.Call):
+        return None
+    func = node.func
+    if isinstance(func, ast.Name):
+        return ctx.bindings._local_function(node, ctx.chain(), node.lineno)
+    if isinstance(func, ast.Attribute) and getattr(func.value, "id", None) == "self" and ctx.klass is not None:
+        return next((m for m in ctx.klass.body if isinstance(m, ast.FunctionDef) and m.name == func.attr), None)
     return None
