@@ -1,4 +1,4 @@
-"""What: A uint8 (byte) tensor passed as attn_mask, src_mask, tgt_mask or memory_mask.
+"""What: A uint8 (byte) tensor passed as attn_mask, src_mask, tgt_mask or memory_mask (shared/byte_masks.py).
 Why: MultiheadAttention and the Transformer layers refuse it since torch 2.0 (AssertionError; a warning
 before).
 Fix: build the mask as bool (True = do not attend).
@@ -8,20 +8,10 @@ from __future__ import annotations
 
 import ast
 
-from torch_pitfalls.lint.rules.base import CALL, UNSURE, Rule, _kw, _method
+from torch_pitfalls.lint.rules.base import CALL, UNSURE, Rule
+from torch_pitfalls.lint.rules.shared.byte_masks import byte_mask
 
 ATTN_MASK_KWARGS = ("attn_mask", "src_mask", "tgt_mask", "memory_mask")
-
-
-def _byte_tensor(node, ctx) -> bool:
-    """An expression that makes a uint8 tensor: ``m.byte()``, ``m.to(torch.uint8)``, ``m.type(torch.uint8)``,
-    a factory with ``dtype=torch.uint8``, ``torch.ByteTensor(...)``."""
-    if not isinstance(node, ast.Call):
-        return False
-    if _method(node, "byte") and not node.args:
-        return True
-    dtype = _kw(node, "dtype") or (node.args[0] if _method(node, "to", "type") and node.args else None)
-    return getattr(dtype, "attr", None) == "uint8" or ctx.qualified(node.func) == "torch.ByteTensor"
 
 
 # torch's attention: the modules (a call of what the bindings prove one of them) and the functions
@@ -58,9 +48,7 @@ def _byte_attention_mask(node, ctx):
     joeynmt's, may take one: quiet; an object of unknown type: --preview)."""
     if not (
         isinstance(node, ast.Call)
-        and any(
-            k.arg in ATTN_MASK_KWARGS and _byte_tensor(ctx.resolve(k.value, node.lineno), ctx) for k in node.keywords
-        )
+        and any(k.arg in ATTN_MASK_KWARGS and byte_mask(k.value, ctx, node.lineno) for k in node.keywords)
     ):
         return False
     return _torch_attention(node, ctx)

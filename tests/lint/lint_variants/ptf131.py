@@ -22,3 +22,27 @@ SEEN.update({
     "tgt_mask_transformer": "https://github.com/kimiyoung/transformer-xl/issues/115 (dec_attn_mask = torch.triu(word_emb.new_ones(qlen, klen), diagonal=1+mlen).byte())",
     "byte_method": "https://github.com/huggingface/transformers/pull/21384 (uint8 masks replaced by bool)",
 })
+
+# A causal mask registered as a buffer, made as bytes with .to(torch.uint8) and sliced to the sequence at each
+# call: read through the buffer and the slice (the mask reading PTF255 uses, shared/byte_masks.py).
+_BUFFER = """
+import torch
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, dim, heads, max_len):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(dim, heads, batch_first=True)
+        future = torch.triu(torch.ones(max_len, max_len), diagonal=1).to({dtype})
+        self.register_buffer("future", future, persistent=False)
+    def forward(self, x):
+        t = x.size(1)
+        out, _ = self.attn(x, x, x, attn_mask=self.future[:t, :t], need_weights=False)
+        return x + out
+"""
+PITFALL["byte_buffer_sliced_to_the_sequence"] = _BUFFER.format(dtype="torch.uint8")
+NEAR_MISS["bool_buffer_sliced_to_the_sequence"] = _BUFFER.format(dtype="torch.bool")
+SEEN["byte_buffer_sliced_to_the_sequence"] = (
+    "fresh set 16's h09 (tuning half): Block registers triu(ones).to(torch.uint8) as the buffer 'future' and "
+    "passes self.future[:T, :T] as attn_mask to nn.MultiheadAttention"
+)
+SEEN["bool_buffer_sliced_to_the_sequence"] = "the same block with the buffer made as bool, the fix"
