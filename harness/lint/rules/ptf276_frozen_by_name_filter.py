@@ -11,7 +11,7 @@ import ast
 from torch_pitfalls.lint.bindings import returned_values
 from torch_pitfalls.lint.rules.base import Rule, _method
 from torch_pitfalls.lint.rules.shared.modules import constructions
-from torch_pitfalls.lint.rules.shared.options import option_default
+from torch_pitfalls.lint.rules.shared.options import keyed_values, option_default
 from torch_pitfalls.lint.walking import walk
 
 # the attribute that holds the classification head of torchvision's model builders, by the start of the
@@ -48,8 +48,8 @@ def _head_names(attr: str) -> list[str]:
 
 # --- what the test on the name says -------------------------------------------------------------
 def _strings(expr, ctx, chain, line, depth=0) -> list[str] | None:
-    """The strings a list, tuple or string constant holds, through a name, an option's default or what
-    every call passes for a parameter; None where that cannot be told."""
+    """The strings a list, tuple or string constant holds, through a name, an option's default, a config
+    dict's key or what every call passes for a parameter; None where that cannot be told."""
     if depth > _DEPTH:
         return None
     if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
@@ -65,6 +65,10 @@ def _strings(expr, ctx, chain, line, depth=0) -> list[str] | None:
     default = option_default(expr, ctx, chain, line)
     if default is not None:
         return _strings(default, ctx, chain, line, depth + 1)
+    keyed = keyed_values(expr, ctx, chain, line)  # cfg["train_modules"] of a config dict passed in
+    if keyed is not None:
+        found = [_strings(v, ctx, c, at, depth + 1) for v, c, at in keyed]
+        return found[0] if all(f is not None and f == found[0] for f in found) else None
     if isinstance(expr, ast.Name):
         binding, where = ctx.bindings.lookup(expr.id, chain, line)
         if binding is None:

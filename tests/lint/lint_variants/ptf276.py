@@ -179,3 +179,35 @@ SEEN = {
     "backbone_only_loop": "stored public code (an EfficientNet_Base wrapper freezing model.backbone.named_parameters() "
     "by 'classifier')",
 }
+
+# The substrings kept trainable come from a config dict's key, the dict handed to main() as its default: read
+# through the key. The head is named intent_head; "classifier" matches nothing.
+_CONFIG = """
+import torch
+from torch import nn
+CFG = {{"train_modules": {modules}, "lr": 5e-4}}
+class IntentModel(nn.Module):
+    def __init__(self, encoder, dim, n):
+        super().__init__()
+        self.backbone = encoder
+        self.intent_head = nn.Linear(dim, n)
+    def forward(self, ids):
+        return self.intent_head(self.backbone(ids))
+def configure_trainable(model, patterns):
+    for name, param in model.named_parameters():
+        param.requires_grad = any(p in name for p in patterns)
+    return [p for p in model.parameters() if p.requires_grad]
+def main(encoder, cfg=CFG):
+    model = IntentModel(encoder, 192, 77)
+    params = configure_trainable(model, cfg["train_modules"])
+    return torch.optim.AdamW(params, lr=cfg["lr"])
+if __name__ == "__main__":
+    main(torch.load("encoder.pt", weights_only=False))
+"""
+PITFALL["kept_substrings_from_a_config_key"] = _CONFIG.format(modules='["pooler", "classifier"]')
+NEAR_MISS["kept_substrings_from_a_config_key_naming_the_head"] = _CONFIG.format(modules='["pooler", "intent_head"]')
+SEEN["kept_substrings_from_a_config_key"] = (
+    "fresh set 16's h13 (tuning half): configure_trainable(model, cfg['train_modules']) with CFG['train_modules'] = "
+    "['pooler', 'classifier'] and a head named intent_head"
+)
+SEEN["kept_substrings_from_a_config_key_naming_the_head"] = "the same configuration naming the head, the fix"

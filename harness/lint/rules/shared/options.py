@@ -292,6 +292,15 @@ def _item(mapping: ast.Dict, key):
     )
 
 
+def keyed_values(expr, ctx, chain, line) -> list | None:
+    """``cfg["key"]`` where ``cfg`` holds a dict literal at every site (_dicts): [(the value under the key, its
+    scopes, line)] for each; None where a dict lacks the key or ``cfg`` is not known to hold dict literals."""
+    if not (isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant)):
+        return None
+    found = [(_item(d, expr.slice.value), c, at) for d, c, at in _dicts(expr.value, ctx, chain, line)]
+    return found if found and all(v is not None for v, _, _ in found) else None
+
+
 def _dicts(expr, ctx, chain, line) -> list:
     """The dict literals a name holds: [(dict, its scopes, line)] (_held_values)."""
     return _held_values(expr, ctx, chain, line, lambda value: isinstance(value, ast.Dict))
