@@ -553,6 +553,8 @@ class Bindings:
             if isinstance(receiver, ast.Name) and receiver.id == "self" and caller is klass:
                 sites.append((call, chain, caller))
                 continue
+            if self._torch_object(receiver, chain, call.lineno, caller):
+                continue  # optimizer.step() beside stopper.step(score, model): torch's method, not the class's
             if isinstance(receiver, ast.Name):
                 binding, _ = self.lookup(receiver.id, chain, call.lineno)
                 receiver = binding.value if binding is not None and binding.how == "assign" else receiver
@@ -560,6 +562,23 @@ class Bindings:
                 return None
             sites.append((call, chain, caller))
         return sites or None
+
+    def _torch_object(self, receiver, chain, line, klass, depth: int = 0) -> bool:
+        """The receiver holds one of torch's own objects (an optimizer, a scheduler, a scaler, a loader, a tensor,
+        a torch module), whose methods are torch's: no call on it runs a method of a class of the file."""
+        held = self.held(receiver, chain, line, klass)
+        if held is None and isinstance(receiver, ast.Name) and depth < 4:  # optimizer=None: what each call passes
+            binding, where = self.lookup(receiver.id, chain, line)
+            sites = self.passed(where[0], receiver.id) if binding is not None and binding.how == "param" else None
+            return bool(sites) and all(
+                (isinstance(v, ast.Constant) and v.value is None) or self._torch_object(v, c, at, k, depth + 1)
+                for v, c, at, k in sites
+            )
+        if held is None:
+            return False
+        if held.kind == MODULE:
+            return (held.what or "").startswith("torch.")
+        return held.kind in (OPTIMIZER, SCHEDULER, LOADER, TENSOR, NDARRAY, LOSS, SCALER, DISTRIBUTION)
 
     def _instance_sites(self, fn) -> list | None:
         """For the ``forward`` of a module class of the file: the calls of its instances (``self.attn(x, mask)``

@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 
 from torch_pitfalls.lint.rules.base import CALL, UNSURE, Rule, _is_call_to, _method
-from torch_pitfalls.lint.rules.shared.flow import _dead, _function_values, _own_code
+from torch_pitfalls.lint.rules.shared.flow import _dead, _function_values, _own_code, context_at
 from torch_pitfalls.lint.rules.shared.training_loop import _enclosing_loops, _optimizer_step
 
 # calls that make a new dict of the same tensors: a shallow copy is still a reference to every weight
@@ -391,7 +391,26 @@ def _restored_elsewhere(root, ctx) -> bool:
         for name, m in methods.items()
         if m is not ctx.function and name not in reached
         for n in ast.walk(m)
-    )
+    ) or _restored_through_an_instance(root, ctx)
+
+
+def _restored_through_an_instance(root, ctx) -> bool:
+    """``model.load_state_dict(stopper.best_weights)`` outside the class, where ``stopper`` holds an object the
+    file makes of it (``stopper = EarlyStopper(...)``): the caller restores the kept state after training."""
+    klass = ctx.klass
+    for n in ast.walk(ctx.module):
+        if not (_method(n, "load_state_dict") and n.args):
+            continue
+        given = n.args[0]
+        while isinstance(given, ast.Subscript):
+            given = given.value
+        if not (isinstance(given, ast.Attribute) and given.attr == root.attr and isinstance(given.value, ast.Name)):
+            continue
+        site = context_at(n, ctx)
+        made = site.bindings.value_of(given.value.id, site.chain(), n.lineno) if site is not None else None
+        if isinstance(made, ast.Call) and getattr(made.func, "id", None) == klass.name:
+            return True
+    return False
 
 
 RULE = Rule(

@@ -372,3 +372,53 @@ SEEN["step_checkpoint_name_made_anew_each_epoch"] = (
     "MedSAM train_multi_gpus.py:442 (round 8's read held-out half: the step checkpoint dict, saved at once; "
     "the name is bound anew to the epoch's dict before the best-model save)"
 )
+
+# An early-stopping helper keeps the model's state_dict() on itself at each improvement; the caller restores it
+# after training (model.load_state_dict(stopper.best_weights)), and the training helper's optimizer.step() beside
+# stopper.step(...) is torch's step, not the helper's.
+_STOPPER = """
+import torch
+class EarlyStopper:
+    def __init__(self, patience):
+        self.patience, self.best, self.best_weights, self.bad = patience, float("inf"), None, 0
+    def step(self, score, model):
+        if score < self.best:
+            self.best, self.bad = score, 0
+            self.best_weights = {kept}
+        else:
+            self.bad += 1
+        return self.bad >= self.patience
+def run_epoch(model, loader, optimizer=None):
+    model.train(optimizer is not None)
+    total = 0.0
+    for x, y in loader:
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        if optimizer is not None:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        total += loss.item()
+    return total
+def fit(model, train_dl, valid_dl, epochs):
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    stopper = EarlyStopper(5)
+    for epoch in range(epochs):
+        run_epoch(model, train_dl, optimizer)
+        with torch.no_grad():
+            valid = run_epoch(model, valid_dl)
+        if stopper.step(valid, model):
+            break
+    model.load_state_dict(stopper.best_weights)
+    return model
+def main(train_dl, valid_dl):
+    torch.save(fit(torch.nn.Linear(16, 1), train_dl, valid_dl, 100).state_dict(), "best.pt")
+"""
+PITFALL["kept_by_a_stopper_restored_by_its_caller"] = _STOPPER.format(kept="model.state_dict()")
+NEAR_MISS["copied_by_a_stopper_restored_by_its_caller"] = _STOPPER.format(
+    kept="{k: v.detach().clone() for k, v in model.state_dict().items()}"
+)
+SEEN["kept_by_a_stopper_restored_by_its_caller"] = (
+    "fresh set 16's h04 (tuning half): EarlyStopper.step keeping model.state_dict() as best_weights, main() "
+    "restoring model.load_state_dict(stopper.best_weights) after the loop; run_epoch(model, loader, optimizer=None)"
+)
+SEEN["copied_by_a_stopper_restored_by_its_caller"] = "the same helper keeping a detached clone, the fix"
