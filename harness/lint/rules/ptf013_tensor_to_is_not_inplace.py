@@ -17,10 +17,13 @@ from torch_pitfalls.lint.walking import walk
 def _tensor_to_discarded(node, ctx) -> bool:
     """``x.to(device)`` as a statement, where ``x`` holds a tensor (a factory's result, a batch from a
     loader, a model's output, a tensor parameter): the converted copy is thrown away. A module's
-    ``.to()`` works in place and is not flagged; neither is anything whose kind is unknown."""
+    ``.to()`` works in place and is not flagged; neither is anything whose kind is unknown, nor a tensor made
+    in the statement itself (nothing holds it, so nothing is expected to have moved)."""
     if not (isinstance(node, ast.Expr) and _method(node.value, *_CONVERSIONS)):
         return False
     receiver = node.value.func.value
+    if not isinstance(receiver, (ast.Name, ast.Attribute, ast.Subscript)):
+        return False  # torch.zeros(1).cuda(): a tensor nothing holds, made for the call's effect (a CUDA context)
     return ctx.kind(receiver) == "tensor" and not _whole_batch(receiver, ctx, node.lineno)
 
 

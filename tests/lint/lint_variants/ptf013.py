@@ -167,3 +167,22 @@ class Heads(nn.Module):
 SEEN["values_of_a_metrics_dict"] = (
     "public code: def to(self, device): for v in self.metrics.values(): v.to(device) (torchmetrics collections, in place)"
 )
+
+# A tensor made in the statement and moved for the call's effect (a device probe, a CUDA context made early):
+# nothing holds it, so nothing is expected to have moved. The same move of a tensor the code keeps is the pitfall.
+_PROBE = """
+import torch
+def occupy_gpu(gpus):
+    for g in gpus:
+        with torch.cuda.device(g):
+{moved}
+"""
+NEAR_MISS["throwaway_tensor_moved_to_make_a_context"] = _PROBE.format(moved="            torch.zeros(1).cuda()")
+PITFALL["kept_tensor_moved_and_discarded"] = _PROBE.format(
+    moved="            marker = torch.zeros(1)\n            marker.cuda()\n            print(marker.device)"
+)
+SEEN["throwaway_tensor_moved_to_make_a_context"] = (
+    "round 18's tuning half, read (st-gcn's torchlight occupy_gpu: torch.zeros(1).cuda() per GPU; hippynn's "
+    "torch.ones(0).to(device) probe in a try: 3 findings read harmless)"
+)
+SEEN["kept_tensor_moved_and_discarded"] = "the same loop keeping the tensor and discarding its move"
