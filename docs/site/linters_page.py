@@ -81,8 +81,13 @@ def linters_page(bench: dict | None, cases_dir: Path, case_ids) -> str:
         for e in bench["table"]
         if not any(e[tool]["broken"] or e[tool]["fixed"] for tool in ("pitfalls-lint", "torchfix"))
     ]
+    # cases a rule proves only with --preview (Rule.case_at_preview, each case page says why): quiet here
+    at_preview = {case: r.id for r in RULES if r.case_at_preview for case in r.cases if case in quiet}
     out.append(
-        f"\nNeither linter reports anything on {len(quiet)} cases: their pitfalls depend on values, shapes, "
+        f"\nNeither linter reports anything on {len(quiet)} cases. On {len(at_preview)} of them "
+        f"`pitfalls lint --preview` does ({code(', '.join(sorted(at_preview.values())))}): what "
+        "decides their harm is not in the code the rule reads (a size, what the run does next, a class defined "
+        f"elsewhere); each case page says which. The other {len(quiet) - len(at_preview)} depend on values, shapes, "
         "devices or run-time state that no static checker sees.\n"
     )
     out += [
