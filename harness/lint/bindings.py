@@ -902,6 +902,9 @@ class Bindings:
                     outs = {self._output_of(callee, value, c, at, k, d + 1) for value, c, at, k in sites}
                     return outs.pop() if len(outs) == 1 else None
             where = chain
+            if isinstance(func, ast.Attribute) and klass is not None and getattr(func.value, "id", None) == "self":
+                attrs = self.self_attributes(klass).get(func.attr) or []  # self.mlp = nn.Sequential(*layers)
+                where = (attrs[0][0], self.tree) if attrs else chain  # read in the method that built it
             while (  # make_model(n).to(device): the module the call returns
                 ctor is not None
                 and isinstance(ctor.func, ast.Attribute)
@@ -946,6 +949,10 @@ class Bindings:
                 break
             if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == name for t in node.targets):
                 last = node.value.elts[-1] if isinstance(node.value, ast.List) and node.value.elts else None
+            elif isinstance(node, ast.Assign) and any(  # layers, width = [], n: a new (empty) list
+                isinstance(t, ast.Tuple) and any(getattr(e, "id", None) == name for e in t.elts) for t in node.targets
+            ):
+                last = None
             elif isinstance(node, ast.AugAssign) and getattr(node.target, "id", None) == name:
                 last = node.value.elts[-1] if isinstance(node.value, ast.List) and node.value.elts else None
             elif (

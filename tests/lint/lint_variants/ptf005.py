@@ -142,3 +142,40 @@ def evaluate(model, loader):
 def main(loader):
     evaluate(build(3), loader)
 """
+
+# The softmax is the last layer of a Sequential the model's __init__ builds from a list (a tuple assignment
+# starts it, a loop adds the hidden layers, the head comes last) and keeps on self; forward calls it.
+_MLP = """
+import torch
+from torch import nn
+class RouteClassifier(nn.Module):
+    def __init__(self, n_in, hidden=(128, 64), n_out=6):
+        super().__init__()
+        layers, width = [], n_in
+        for h in hidden:
+            layers += [nn.Linear(width, h), nn.ReLU()]
+            width = h
+        layers += [nn.Linear(width, n_out){head}]
+        self.mlp = nn.Sequential(*layers)
+    def forward(self, x):
+        return self.mlp(x)
+def train(model, loader, epochs):
+    criterion = nn.CrossEntropyLoss()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    for _ in range(epochs):
+        for xb, yb in loader:
+            optimizer.zero_grad()
+            loss = criterion(model(xb), yb)
+            loss.backward()
+            optimizer.step()
+def main(loader):
+    train(RouteClassifier(12), loader, 15)
+"""
+PITFALL["softmax_last_of_a_layer_list_kept_on_self"] = _MLP.format(head=", nn.Softmax(dim=-1)")
+NEAR_MISS["linear_last_of_a_layer_list_kept_on_self"] = _MLP.format(head="")
+SEEN["softmax_last_of_a_layer_list_kept_on_self"] = (
+    "fresh set 16's h07 (held-out half, scored): RouteClassifier building layers in __init__ (layers, width = [], "
+    "n; a loop; layers += [nn.Linear(...), nn.Softmax(dim=-1)]), self.mlp = nn.Sequential(*layers), trained with "
+    "nn.CrossEntropyLoss"
+)
+SEEN["linear_last_of_a_layer_list_kept_on_self"] = "the same classifier ending in its Linear layer, the fix"
