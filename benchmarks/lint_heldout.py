@@ -45,6 +45,7 @@ RECORDS = tuple(
         "lint_heldout_round16.toml",
         "lint_heldout_round17.toml",
         "lint_heldout_round18.toml",
+        "lint_heldout_round19.toml",
     )
 )
 
