@@ -49,6 +49,7 @@ def main():
         ("lint14", "n"),
         ("lint15", "j"),
         ("lint16", "h"),
+        ("lint17", "g"),
     ):  # a set is checked once its split is recorded
         if (HERE / folder / "split.toml").exists():
             record = tomllib.loads((HERE / folder / "split.toml").read_text())
