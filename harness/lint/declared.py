@@ -6,6 +6,8 @@ Where it is read (the first folder, walking up from the file, that holds one of 
 * ``pyproject.toml``: ``[project] dependencies`` (PEP 621), else ``[project.optional-dependencies]``
   (diffusers and transformers declare torch only in an extra such as ``torch``);
 * ``setup.cfg``: ``[options] install_requires``, else ``[options.extras_require]``;
+* ``setup.py``, where neither names torch: the literal ``install_requires`` / ``extras_require`` of its
+  ``setup(...)`` call (read, never run; computed lists are passed over);
 * ``<name>-<version>.dist-info/METADATA`` beside the file's top-level folder (an installed or
   unpacked wheel): its ``Requires-Dist`` lines, the dist-info being the one whose ``top_level.txt``
   or ``RECORD`` names that folder (site-packages holds many), or the folder's only one where it
@@ -27,6 +29,7 @@ error, never a crash and never a silent guess.
 
 from __future__ import annotations
 
+import ast
 import configparser
 import functools
 import re
@@ -82,6 +85,11 @@ def _declared_in(folder: Path, top: str) -> Declared | None:
             found = _declared(folder, pyproject, *(requirements or ([], [])))
     if found is None and setup_cfg.is_file():
         found = _declared(folder, setup_cfg, *_from_setup_cfg(setup_cfg))
+    setup_py = folder / "setup.py"
+    if (found is None or not found.names_torch) and setup_py.is_file():
+        from_setup_py = _from_setup_py(setup_py)
+        if from_setup_py is not None and (found is None or _declared(folder, setup_py, *from_setup_py).names_torch):
+            found = _declared(folder, setup_py, *from_setup_py)
     if found is None:
         meta = _dist_info_metadata(folder, top)
         if meta is not None:
@@ -230,6 +238,49 @@ def _from_pyproject(path: Path) -> tuple[list[Requirement], list[Requirement]] |
             raise DeclarationError(f"{path}: [project.optional-dependencies] {name} must be a list of strings")
         in_extras += _requirements(lines, path)
     return _requirements(deps or [], path), in_extras
+
+
+def _from_setup_py(path: Path) -> tuple[list[Requirement], list[Requirement]] | None:
+    """The literal ``install_requires`` and ``extras_require`` of a ``setup(...)`` call (lists written in
+    the call or assigned once at module level, as spinningup's ``'torch==1.3.1'``); None where there is no
+    such call or its requirements are computed (read from a file, built in a loop): a script, not a
+    declaration, so it is not run; requirements.txt beside it is read instead. A setup.py that does not
+    parse declares nothing here (linting it reports the syntax error)."""
+    try:
+        tree = ast.parse(_read(path))
+    except (SyntaxError, ValueError):
+        return None
+    assigned = {
+        t.id: n.value for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)
+    }
+
+    def literal(node):
+        node = assigned.get(node.id, node) if isinstance(node, ast.Name) else node
+        try:
+            return ast.literal_eval(node)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return None
+
+    for call in ast.walk(tree):
+        func = call.func if isinstance(call, ast.Call) else None
+        if not (isinstance(func, ast.Name) and func.id == "setup") and not (
+            isinstance(func, ast.Attribute) and func.attr == "setup"
+        ):
+            continue
+        keywords = {k.arg: k.value for k in call.keywords if k.arg}
+        install = literal(keywords["install_requires"]) if "install_requires" in keywords else []
+        extras = literal(keywords["extras_require"]) if "extras_require" in keywords else {}
+        if not isinstance(install, (list, tuple)) or not isinstance(extras, dict):
+            return None
+        lines = [line for line in install if isinstance(line, str) and _is_torch_line(line)]
+        extra_lines = [
+            line
+            for group in extras.values()
+            for line in ([group] if isinstance(group, str) else group if isinstance(group, (list, tuple)) else ())
+            if isinstance(line, str) and _is_torch_line(line)
+        ]
+        return _requirements(lines, path), _requirements(extra_lines, path)
+    return None
 
 
 def _from_setup_cfg(path: Path) -> tuple[list[Requirement], list[Requirement]]:

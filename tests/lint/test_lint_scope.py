@@ -163,6 +163,41 @@ def test_setup_cfg_and_nearest_declaration(tmp_path):
     assert inner.text == "no torch requirement" and inner.releases.is_every  # the nearest project, not its parent
 
 
+def test_setup_py_literal_requirements_are_read_never_run(tmp_path):
+    """spinningup declares ``'torch==1.3.1'`` only in setup.py's ``install_requires``: read from the call's
+    literal list (or a module-level list it names, or an extra), never by running the script; a computed
+    list or a setup.py that does not parse declares nothing, and requirements.txt beside it is read."""
+    pinned = tmp_path / "pinned"
+    pinned.mkdir()
+    (pinned / "setup.py").write_text(
+        "from setuptools import setup\nsetup(name='spinup', install_requires=['numpy', 'torch==1.3.1'])\n"
+    )
+    named = tmp_path / "named"
+    named.mkdir()
+    (named / "setup.py").write_text(
+        "import setuptools\nREQS = ['torch>=2.6']\nsetuptools.setup(name='n', install_requires=REQS)\n"
+    )
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    (extra / "setup.py").write_text(
+        "setup(name='e', install_requires=['numpy'], extras_require={'gpu': ['torch<2.0']})\n"
+    )
+    computed = tmp_path / "computed"
+    computed.mkdir()
+    (computed / "setup.py").write_text("setup(name='c', install_requires=open('requirements.txt').read().split())\n")
+    (computed / "requirements.txt").write_text("torch==2.1.0\n")
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "setup.py").write_text("print 'python 2'\nsetup(install_requires=['torch==1.0'])\n")
+    (broken / "requirements.txt").write_text("numpy\n")
+    assert declared_for(pinned / "m.py").text == "torch==1.3.1"
+    assert not declared_for(pinned / "m.py").releases.meets((">=2.4",))
+    assert declared_for(named / "m.py").text == "torch>=2.6"
+    assert declared_for(extra / "m.py").text == "torch<2.0 (in an extra)"
+    assert declared_for(computed / "m.py").text == "torch==2.1.0"
+    assert declared_for(broken / "m.py").text == "no torch requirement"
+
+
 def test_an_applications_requirements_txt_pins_its_torch(tmp_path, capsys):
     """A training repository without a package says what it runs on in requirements.txt (DiffDock pins
     torch==1.13.1): PTF126's 2.6 change is not on it. pip's options, URL requirements and lines it

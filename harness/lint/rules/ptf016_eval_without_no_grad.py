@@ -53,7 +53,18 @@ def _no_grad_decorated(fn, ctx) -> bool:
         target = d.func if isinstance(d, ast.Call) else d
         if ctx.qualified(target) in _NO_GRAD or getattr(target, "attr", "") in ("no_grad", "inference_mode"):
             return True
+        if _no_grad_wrapper(target, ctx):
+            return True
     return False
+
+
+def _no_grad_wrapper(target, ctx) -> bool:
+    """A decorator of this module that runs what it wraps under no_grad (``def nograd(f): def new_f(*a):
+    with torch.no_grad(): return f(*a)``)."""
+    if not isinstance(target, ast.Name):
+        return False
+    decorator = ctx.bindings.module_function(target.id)
+    return decorator is not None and any(_no_grad_block(n, ctx) for n in walk(decorator))
 
 
 def _no_grad_block(node, ctx) -> bool:

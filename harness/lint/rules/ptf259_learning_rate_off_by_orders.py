@@ -8,6 +8,7 @@ Fix: start from the usual range (1e-4..1e-2 for Adam-like optimizers, 1e-3..1 fo
 from __future__ import annotations
 
 import ast
+import builtins
 
 from torch_pitfalls.lint.rules.base import CALL, UNSURE, Rule, _arg, _called_name, _method
 from torch_pitfalls.lint.rules.shared.options import _number, _numbers
@@ -63,6 +64,80 @@ def _summed_squares(tree) -> list[bool]:
     return [any(_method(n, "sum") and any(_squared(m) for m in walk(n.func.value)) for n in walk(tree))]
 
 
+def _optimised(node, ctx) -> list[str]:
+    """The names of the tensors handed to the optimizer as a list (``Adam([image], ...)``); where it is
+    built by a factory (``lambda params: Adam(params, lr=0.5)``, stored as ``optimizer_factory``), the
+    tensors the module hands that factory (``self.optimizer_factory([model.input_image])``)."""
+    given = _arg(node, 0, "params")
+    lists = [given]
+    up = ctx.parent(node)
+    if isinstance(given, ast.Name) and isinstance(up, ast.Lambda) and given.id in {a.arg for a in up.args.args}:
+        holder = _holder_name(up, ctx)
+        lists = [
+            a
+            for c in walk(ctx.module)
+            if isinstance(c, ast.Call) and holder and _called_name(c) == holder
+            for a in c.args
+        ]
+    names = []
+    for arg in lists:
+        for sub in walk(arg) if arg is not None else ():
+            if isinstance(sub, (ast.List, ast.Tuple)):
+                names += [
+                    e.id if isinstance(e, ast.Name) else e.attr
+                    for e in sub.elts
+                    if isinstance(e, (ast.Name, ast.Attribute))
+                ]
+    return names
+
+
+def _holder_name(fn, ctx) -> str | None:
+    """The name a factory lambda is given: the parameter it is the default of, or the name assigned it."""
+    up = ctx.parent(fn)
+    if isinstance(up, ast.arguments):
+        positional = up.posonlyargs + up.args
+        for arg, default in zip(positional[len(positional) - len(up.defaults) :], up.defaults):
+            if default is fn:
+                return arg.arg
+        for arg, default in zip(up.kwonlyargs, up.kw_defaults):
+            if default is fn:
+                return arg.arg
+    if isinstance(up, ast.Assign) and len(up.targets) == 1:
+        target = up.targets[0]
+        return target.id if isinstance(target, ast.Name) else getattr(target, "attr", None)
+    return None
+
+
+def _fits_inputs(node, ctx) -> bool:
+    """The optimizer fits tensors the module feeds to a model (an image optimised to excite a class, an
+    adversarial or style-transfer input): a step of lr moves pixels of an input, not a network's weights,
+    and rates of 0.05..1 are the usual ones there. A tensor counts as an input when the module passes it
+    (through transforms: ``model(t(x.sigmoid()))``) to a call that is neither torch's nor a method of a
+    tensor, as weights written by hand are used (``x @ w``, ``x.mm(w)``, ``F.linear(x, w)``)."""
+    names = set(_optimised(node, ctx))
+    if not names:
+        return False
+    for call in walk(ctx.module):
+        if not isinstance(call, ast.Call) or call is node or not _model_like(call.func, ctx):
+            continue
+        for arg in [*call.args, *(k.value for k in call.keywords)]:
+            if any(
+                (isinstance(n, ast.Name) and n.id in names) or (isinstance(n, ast.Attribute) and n.attr in names)
+                for n in walk(arg)
+            ):
+                return True
+    return False
+
+
+def _model_like(func, ctx) -> bool:
+    """``model(...)``, ``self.net(...)``: a callee named by itself or held by ``self``, not torch's nor a builtin."""
+    if ctx.qualified(func) or isinstance(func, ast.Lambda):
+        return False
+    if isinstance(func, ast.Name):
+        return not hasattr(builtins, func.id)  # print(x), len(x), list(x) feed nothing
+    return isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"
+
+
 def _off_by_orders(node, ctx):
     name = _called_name(node)
     if name not in _NAMES or ctx.qualified(node.func) not in (
@@ -78,6 +153,8 @@ def _off_by_orders(node, ctx):
         return False
     if in_test_code(ctx.path):
         return False  # a test's toy problem: a rate picked to make a step visible
+    if _fits_inputs(node, ctx):
+        return False
     if name in _ADAPTIVE:
         return True if max(values) >= _ADAPTIVE_TOO_LARGE else UNSURE if max(values) >= _ADAPTIVE_LARGE else False
     if min(values) <= _SGD_TOO_SMALL:

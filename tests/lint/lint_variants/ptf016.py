@@ -363,3 +363,37 @@ SEEN["model_differentiates_its_energy_in_forward"] = (
     "ForceStressOutput.forward; round 12's tuning half, read wrong) and deepxde's OperatorPredictor (round 11's "
     "held-out half, read wrong): evaluating such a model needs autograd"
 )
+_DECORATED = """
+import time
+import torch
+from torch import nn
+def {name}(f):
+    def wrapped(*args, **kwargs):
+        {body}
+    return wrapped
+class Detector(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(16, 4)
+    def forward(self, x):
+        return self.head(x)
+    @{name}
+    def predict(self, images):
+        self.eval()
+        scores = []
+        for img in images:
+            logits = self(img[None])
+            scores.append(logits.softmax(-1))
+        return scores
+"""
+NEAR_MISS["predict_under_a_no_grad_decorator_of_the_module"] = _DECORATED.format(
+    name="nograd", body="with torch.no_grad():\n            return f(*args, **kwargs)"
+)
+PITFALL["predict_under_a_timing_decorator"] = _DECORATED.format(
+    name="timed", body="start = time.time()\n        out = f(*args, **kwargs)\n        print(time.time() - start)\n        return out"
+)
+SEEN["predict_under_a_no_grad_decorator_of_the_module"] = (
+    "chenyuntc/simple-faster-rcnn-pytorch model/faster_rcnn.py (@nograd, a wrapper of the module that calls the method "
+    "inside t.no_grad(); round 19's tuning half, read wrong)"
+)
+SEEN["predict_under_a_timing_decorator"] = "the same method under a decorator of the module that does not turn off autograd"

@@ -130,3 +130,59 @@ SEEN = {
     "tutorial_summed_squares": "the PyTorch tutorial 'Learning PyTorch with Examples' two-layer net (summed squared error, learning_rate = 1e-6), copied in NVIDIA/tacotron2 loss_scaler.py",
     "summed_loss_fcn": "wkentaro/pytorch-fcn (SGD lr=1e-10 with a loss summed over pixels, as FCN's Caffe recipe)",
 }
+
+NEAR_MISS["adam_fitting_an_image_through_a_model"] = """
+import torch
+import torchvision
+model = torchvision.models.resnet18(weights=None).eval()
+image = torch.zeros(1, 3, 224, 224, requires_grad=True)
+optimizer = torch.optim.Adam([image], lr=0.5)
+for step in range(200):
+    optimizer.zero_grad()
+    loss = -model(image.sigmoid())[0, 42] + 0.01 * image.pow(2).sum()
+    loss.backward()
+    optimizer.step()
+"""
+NEAR_MISS["factory_fitting_an_input_parameter"] = """
+import torch
+from torch import nn, optim
+class _InputWrapper(nn.Module):
+    def __init__(self, base_model, size):
+        super().__init__()
+        self.base_model = base_model
+        self.input_image = nn.Parameter(torch.zeros(size), requires_grad=True)
+    def forward(self, _):
+        return self.base_model(self.input_image.sigmoid().unsqueeze(0))
+class ClassVisualiser:
+    def __init__(self, size, optimizer_factory=lambda params: optim.Adam(params, lr=0.5), steps=256):
+        self.size, self.optimizer_factory, self.steps = size, optimizer_factory, steps
+    def run(self, base_model, target):
+        model = _InputWrapper(base_model, self.size)
+        optimizer = self.optimizer_factory([model.input_image])
+        for _ in range(self.steps):
+            optimizer.zero_grad()
+            (-model(None)[0, target]).backward()
+            optimizer.step()
+        return model.input_image.sigmoid()
+"""
+PITFALL["adam_at_half_on_weights_written_by_hand"] = """
+import torch
+w1 = torch.randn(784, 128, requires_grad=True)
+w2 = torch.randn(128, 10, requires_grad=True)
+optimizer = torch.optim.Adam([w1, w2], lr=0.5)
+for x, y in loader:
+    optimizer.zero_grad()
+    logits = (x @ w1).relu().mm(w2)
+    print(w1.norm())
+    torch.nn.functional.cross_entropy(logits, y).backward()
+    optimizer.step()
+"""
+SEEN["adam_fitting_an_image_through_a_model"] = (
+    "feature visualisation and adversarial inputs (lucent, the PyTorch tutorial 'Adversarial Example Generation'): "
+    "Adam over an input image at rates of 0.05..1"
+)
+SEEN["factory_fitting_an_input_parameter"] = (
+    "torchbearer 0.5.5 torchbearer/callbacks/imaging/inside_cnns.py ClassAppearanceModel (lambda params: "
+    "optim.Adam(params, lr=0.5) over _CAMWrapper.input_image; round 19's tuning half, read wrong)"
+)
+SEEN["adam_at_half_on_weights_written_by_hand"] = "the same rate on a network's weights written as tensors (x @ w1): the weights move by 0.5 per step"
