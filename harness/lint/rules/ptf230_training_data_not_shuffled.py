@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 
-from torch_pitfalls.lint.bindings import LOADERS, arguments, parameter_defaults
+from torch_pitfalls.lint.bindings import LOADERS, arguments, parameter_defaults, returned_values
 from torch_pitfalls.lint.rules.base import CALL, UNSURE, Rule, _arg, _const, _has_kw, _kw, _method, last_names
 from torch_pitfalls.lint.rules.shared.flow import _dead, _scopes_of, _values
 from torch_pitfalls.lint.rules.shared.options import default_truth
@@ -65,13 +65,16 @@ def _dataset_kind(expr, ctx, line, depth=0):
     if expr is None or depth > 6:
         return None
     if isinstance(expr, ast.Name):
-        values = _values(expr.id, _scopes_of(expr, ctx), line, ctx.bindings)
+        chain = _scopes_of(expr, ctx)
+        values = _values(expr.id, chain, line, ctx.bindings)
         if not values:
-            return None
+            return _unpacked_kind(expr.id, chain, line, ctx, depth)
         kinds = {_dataset_kind(v, ctx, line, depth + 1) for v in values if v is not expr}
         return kinds.pop() if len(kinds) == 1 else None
     if not isinstance(expr, ast.Call):
         return None
+    if isinstance(expr.func, ast.Name) and (maker := ctx.bindings.module_function(expr.func.id)) is not None:
+        return _returned_kind(maker, None, ctx, depth)
     q = ctx.qualified(expr.func) or ""
     if q.rsplit(".", 1)[-1] == "TensorDataset" and expr.args:
         if all(_random_draw(a, ctx, line) or _split_at_random(a, ctx, line) for a in expr.args):
@@ -83,6 +86,25 @@ def _dataset_kind(expr, ctx, line, depth=0):
         if klass is not None:
             return _class_kind(klass, ctx)
     return None
+
+
+def _unpacked_kind(name, chain, line, ctx, depth):
+    """``train_set, classes = class_folder_dataset(root)``: the element the module's function returns there."""
+    binding, _ = ctx.bindings.lookup(name, chain, line)
+    value = binding.value if binding is not None and binding.how == "item" else None
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
+        return None
+    maker = ctx.bindings.module_function(value.func.id)
+    return _returned_kind(maker, binding.index, ctx, depth) if maker is not None else None
+
+
+def _returned_kind(maker, index, ctx, depth):
+    """The kind of dataset every return of a module function gives (element ``index`` of a returned tuple)."""
+    returned = returned_values(maker, index)
+    if not returned:
+        return None
+    kinds = {_dataset_kind(value, ctx, at, depth + 1) for value, at in returned}
+    return kinds.pop() if len(kinds) == 1 else None
 
 
 _RANDOM_TENSORS = ("rand", "randn", "randint", "randperm", "normal", "rand_like", "randn_like", "randint_like")

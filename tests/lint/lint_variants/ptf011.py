@@ -256,3 +256,28 @@ NEAR_MISS["generator_step_clears_the_generator_module"] = _GAN.format(clear="sel
 SEEN["generator_step_clears_the_other_optimizer"] = (
     "benchmarks/fresh/lint12 k07_pix2pix_maps.py (held-out half, missed at its first score)"
 )
+_WGAN = """
+import torch
+def train(gen, critic, data, steps, n_critic=5):
+    opt_g = torch.optim.Adam(gen.parameters(), lr=1e-4, betas=(0.5, 0.9))
+    opt_d = torch.optim.Adam(critic.parameters(), lr=1e-4, betas=(0.5, 0.9))
+    for step in range(steps):
+        for _ in range(n_critic):
+            real = data[torch.randint(len(data), (64,))]
+            fake = gen(torch.randn(64, 16)).detach()
+            d_loss = critic(fake).mean() - critic(real).mean()
+            opt_d.zero_grad()
+            d_loss.backward()
+            opt_d.step()
+        g_loss = -critic(gen(torch.randn(64, 16))).mean()
+        {cleared}.zero_grad()
+        g_loss.backward()
+        opt_g.step()
+"""
+PITFALL["generator_step_after_a_critic_loop_clears_the_critic"] = _WGAN.format(cleared="opt_d")
+NEAR_MISS["generator_step_after_a_critic_loop_clears_its_own"] = _WGAN.format(cleared="opt_g")
+SEEN["generator_step_after_a_critic_loop_clears_the_critic"] = (
+    "fresh lint set 17 g20 (a WGAN-GP whose generator step calls opt_d.zero_grad(), after the n_critic loop; "
+    "its tuning half, missed at the first run): the generator's backward is not the step loop's first"
+)
+SEEN["generator_step_after_a_critic_loop_clears_its_own"] = "the same loop with the generator's own optimizer cleared"

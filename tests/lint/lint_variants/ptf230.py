@@ -482,3 +482,39 @@ SEEN["rows_already_shuffled_by_train_test_split"] = (
     "train_test_split's rows, already a random permutation, in a DataLoader without shuffle)"
 )
 SEEN["rows_split_in_order"] = "the same split with shuffle=False (a time series kept in order): stored order"
+_PER_CLASS = """
+from pathlib import Path
+import numpy as np
+import torch
+from torch.utils.data import ConcatDataset, DataLoader, IterableDataset, TensorDataset
+class Stream(IterableDataset):
+    def __init__(self, parts):
+        self.parts = parts
+    def __iter__(self):
+        for part in self.parts:
+            yield from part
+def class_folder_dataset(root):
+    files = sorted(Path(root).glob("*.npy"))
+    parts = []
+    for label, f in enumerate(files):
+        feats = torch.from_numpy(np.load(f).astype(np.float32))
+        parts.append(TensorDataset(feats, torch.full((len(feats),), label, dtype=torch.long)))
+    return {made}, [f.stem for f in files]
+def main(root, model, optimizer, loss_fn):
+    labelled, classes = class_folder_dataset(root)
+    loader = DataLoader(labelled, batch_size=256{shuffle})
+    for epoch in range(10):
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss_fn(model(x), y).backward()
+            optimizer.step()
+"""
+PITFALL["per_class_sets_concatenated_by_a_function"] = _PER_CLASS.format(made="ConcatDataset(parts)", shuffle="")
+NEAR_MISS["per_class_sets_concatenated_and_shuffled"] = _PER_CLASS.format(made="ConcatDataset(parts)", shuffle=", shuffle=True")
+NEAR_MISS["per_class_sets_streamed_by_a_function"] = _PER_CLASS.format(made="Stream(parts)", shuffle="")
+SEEN["per_class_sets_concatenated_by_a_function"] = (
+    "fresh lint set 17 g14 (a ConcatDataset of one TensorDataset per class file, returned with the class names by "
+    "a function of the script and unpacked; its held-out half, missed at its scored first run)"
+)
+SEEN["per_class_sets_concatenated_and_shuffled"] = "the same loader with shuffle=True"
+SEEN["per_class_sets_streamed_by_a_function"] = "the same function returning an IterableDataset, whose order shuffle does not set"
