@@ -68,7 +68,7 @@ def _accumulation_unscaled(node, ctx) -> bool:
     ):
         return False
     backwards = [n for n in walk(node) if _method(n, "backward") and not n.args]
-    if not backwards:
+    if not backwards or all(_a_loss_made_before(b, node, ctx.function or ctx.module) for b in backwards):
         return False
     steps_in = [n for n in walk(node) if isinstance(n, ast.Call) and _optimizer_step(n, ctx)]
     if steps_in:
@@ -115,6 +115,27 @@ def _accumulation_unscaled(node, ctx) -> bool:
     if any(isinstance(n, ast.Call) and _GRAD_RESCALE.search(_called_name(n)) for n in walk(ctx.function)):
         return False  # a helper rescales them before the step (torchtune's training.scale_grads(model, 1 / n))
     return not any(_scaled(b.func.value, node, ctx) for b in backwards)
+
+
+def _a_loss_made_before(backward, loop, fn) -> bool:
+    """The loop runs no forward: it back-propagates, one by one, the losses of one output made before it
+    (``out = step(**batch)``, then ``for k in keys: scaler.scale(out[k]).backward()``): several losses of one
+    forward, whose gradients add up to the total loss's, not micro-batches of one batch. A list of losses
+    (``for loss in losses``) may hold micro-batches' losses: still read as accumulation."""
+    loss = backward.func.value
+    while isinstance(loss, ast.Call) and len(loss.args) == 1 and "scale" in _called_name(loss).lower():
+        loss = loss.args[0]  # scaler.scale(loss), a helper _scale(loss)
+    if not (isinstance(loop, ast.For) and isinstance(loss, ast.Subscript) and isinstance(loss.value, ast.Name)):
+        return False
+    targets = {n.id for n in walk(loop.target) if isinstance(n, ast.Name)}
+    if not any(isinstance(n, ast.Name) and n.id in targets for n in walk(loss.slice)):
+        return False
+    made = [
+        n.value
+        for n in walk(fn)
+        if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == loss.value.id for t in n.targets)
+    ]
+    return bool(made) and all(isinstance(v, ast.Call) and v.lineno < loop.lineno for v in made)
 
 
 def _stepped_in_its_branch(backward, gates, steps) -> bool:

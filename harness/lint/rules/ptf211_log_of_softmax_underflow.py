@@ -35,7 +35,8 @@ def _log_of_probabilities(node, ctx) -> bool:
     came out (``torch.log(p + eps)`` or ``p.clamp(min=eps).log()`` keep the log finite: not flagged)."""
     if _is_call_to(node, ctx, "torch.log") and len(node.args) == 1:
         inner = node.args[0]
-    elif _method(node, "log", "log_") and not node.args and ctx.qualified(node.func) is None:
+    elif _method(node, "log", "log_") and not node.args and not node.keywords and ctx.qualified(node.func) is None:
+        # Tensor.log takes no argument: ``p.log(input_in_01=True)`` is another library's tensor (CrypTen's)
         inner = node.func.value
     else:
         return False

@@ -240,3 +240,21 @@ SEEN["chunk_and_regulariser_each_divided_where_made"] = (
     "chunk_loss = chunk_loss + reg_loss.cuda() with reg_loss divided too; read wrong)"
 )
 SEEN["chunk_and_regulariser_summed_undivided"] = "the same loop with neither term divided"
+_LOSSES_OF_ONE_OUTPUT = """
+import torch
+def run_step(model, optimizer, batches, keys):
+    optimizer.zero_grad()
+    {body}
+    optimizer.step()
+"""
+NEAR_MISS["each_loss_of_one_forward_back_propagated"] = _LOSSES_OF_ONE_OUTPUT.format(
+    body="out = model(**batches)\n    for k in keys:\n        out[k].backward()"
+)
+PITFALL["each_micro_batch_forward_in_the_loop"] = _LOSSES_OF_ONE_OUTPUT.format(
+    body="for k in keys:\n        out = model(**batches[k])\n        out['loss'].backward()"
+)
+SEEN["each_loss_of_one_forward_back_propagated"] = (
+    "pytorch-pfn-extras 0.9.0 pytorch_pfn_extras/runtime/_runtime.py:478 (for k in backprop_from_list: "
+    "_scale(out[k]).backward(), the scalar losses of one code block's output; round 19's held-out half, read wrong)"
+)
+SEEN["each_micro_batch_forward_in_the_loop"] = "one forward per key inside the loop, one step after it: micro-batches, unscaled"

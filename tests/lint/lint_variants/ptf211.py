@@ -97,3 +97,19 @@ SEEN = {
     "nll_of_softmax_log": "find_string 'F.nll_loss(F.softmax(': classif_loss += F.nll_loss(F.softmax(pred_exits[i]).log(), target) (once PTF203's near miss: the log is taken, of probabilities that underflow)",
     "functional_nested": "not found by search; the spelling of this corpus's case, with F.",
 }
+_ENCRYPTED = """
+import torch
+class CrossEntropy(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, pred, target):
+        softmax = pred.softmax(1)
+        ctx.save_for_backward(softmax, target)
+        return softmax.log({kwargs}).mul_(target).neg_().sum().div_(target.size(0))
+"""
+NEAR_MISS["log_of_another_librarys_tensor"] = _ENCRYPTED.format(kwargs="input_in_01=True")
+PITFALL["log_of_softmax_in_an_autograd_function"] = _ENCRYPTED.format(kwargs="")
+SEEN["log_of_another_librarys_tensor"] = (
+    "crypten 0.4.1 crypten/gradients.py:2029 (softmax.log(input_in_01=True), CrypTen's encrypted tensor's "
+    "approximate log: a keyword torch's Tensor.log does not take; round 19's held-out half, read wrong)"
+)
+SEEN["log_of_softmax_in_an_autograd_function"] = "the same forward with torch's Tensor.log"

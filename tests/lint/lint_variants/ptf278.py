@@ -231,3 +231,39 @@ SEEN = {
     "best_model_saved_by_every_rank": "benchmarks/fresh/lint3 u18_wind_power_ddp.py (a planted pitfall missed "
     "at its first score) and lint8 z16 (tuning half)",
 }
+_DEVICE_TRAINER = """
+import os
+import torch
+import torch.multiprocessing as mp
+from torch.distributed import destroy_process_group, init_process_group
+from torch.nn.parallel import DistributedDataParallel as DDP
+class Trainer:
+    def __init__(self, model, loader, gpu_id):
+        self.gpu_id = gpu_id
+        self.model = DDP(model.to(gpu_id), device_ids=[gpu_id])
+        self.loader, self.saves = loader, 0
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=1e-4)
+    def train(self, epochs):
+        for epoch in range(epochs):
+            for x, y in self.loader:
+                self.optimizer.zero_grad()
+                torch.nn.functional.mse_loss(self.model(x.to(self.gpu_id)), y.to(self.gpu_id)).backward()
+                self.optimizer.step()
+            if {test}:
+                torch.save(self.model.module.state_dict(), "checkpoint.pt")
+            self.saves += 1
+def main(rank, world_size, model, loader):
+    os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = "localhost", "12355"
+    init_process_group("nccl", rank=rank, world_size=world_size)
+    Trainer(model, loader, rank).train(10)
+    destroy_process_group()
+if __name__ == "__main__":
+    mp.spawn(main, args=(torch.cuda.device_count(), None, None), nprocs=torch.cuda.device_count())
+"""
+NEAR_MISS["saved_where_the_ddp_device_index_is_zero"] = _DEVICE_TRAINER.format(test="self.gpu_id == 0")
+PITFALL["saved_where_a_counter_is_zero"] = _DEVICE_TRAINER.format(test="self.saves == 0")
+SEEN["saved_where_the_ddp_device_index_is_zero"] = (
+    "ruizhecao96/CMGAN src/train.py:272 (if self.gpu_id == 0: torch.save(...), gpu_id the rank mp.spawn hands "
+    "the trainer and DDP's device_ids; round 19's held-out half, read wrong)"
+)
+SEEN["saved_where_a_counter_is_zero"] = "the same trainer saving under a test of its own counter, which every rank passes"

@@ -38,7 +38,7 @@ def on_one_rank(node, ctx, depth: int = 0) -> bool:
     up = ctx.parent(node)
     fn = None
     while up is not None:
-        if isinstance(up, (ast.If, ast.IfExp, ast.While)) and asks_rank(up.test):
+        if isinstance(up, (ast.If, ast.IfExp, ast.While)) and (asks_rank(up.test) or _tests_device_index(up.test, ctx)):
             return True
         if isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef)):
             fn = up
@@ -59,6 +59,46 @@ def on_one_rank(node, ctx, depth: int = 0) -> bool:
             return True  # handed on only in a spawning file's __main__ block: the parent runs it
         return not starts_process_group(ctx, fn) and not names
     return all(on_one_rank(call, ctx, depth + 1) for call in calls)
+
+
+_DDP = (
+    "torch.nn.parallel.DistributedDataParallel",
+    "torch.nn.parallel.distributed.DistributedDataParallel",
+)
+
+
+def _tests_device_index(test, ctx) -> bool:
+    """``if self.gpu_id == 0:`` where the file hands that value to DistributedDataParallel as the process's
+    device (``DDP(model, device_ids=[gpu_id])``, ``self.gpu_id = gpu_id``): one process per device, so the
+    device index is the rank under another name (CMGAN's trainer)."""
+    if not (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Eq)
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value == 0
+    ):
+        return False
+    return ast.unparse(test.left) in kept_on(ctx.module, "_ddp_device_indexes", lambda tree: _device_indexes(tree, ctx))
+
+
+def _device_indexes(tree, ctx) -> frozenset:
+    """The names handed to DistributedDataParallel's ``device_ids`` (or ``output_device``), and the ``self.``
+    attributes the file assigns from them."""
+    handed = set()
+    for n in walk(tree):
+        if isinstance(n, ast.Call) and ctx.qualified(n.func) in _DDP:
+            for k in n.keywords:
+                if k.arg == "device_ids" and isinstance(k.value, (ast.List, ast.Tuple)):
+                    handed |= {ast.unparse(e) for e in k.value.elts if isinstance(e, (ast.Name, ast.Attribute))}
+                elif k.arg == "output_device" and isinstance(k.value, (ast.Name, ast.Attribute)):
+                    handed.add(ast.unparse(k.value))
+    if not handed:
+        return frozenset()
+    for n in walk(tree):
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Name) and n.value.id in handed:
+            handed |= {ast.unparse(t) for t in n.targets if isinstance(t, ast.Attribute)}
+    return frozenset(handed)
 
 
 _SPAWNS = (
