@@ -167,29 +167,26 @@ def test_setup_py_literal_requirements_are_read_never_run(tmp_path):
     """spinningup declares ``'torch==1.3.1'`` only in setup.py's ``install_requires``: read from the call's
     literal list (or a module-level list it names, or an extra), never by running the script; a computed
     list or a setup.py that does not parse declares nothing, and requirements.txt beside it is read."""
-    pinned = tmp_path / "pinned"
-    pinned.mkdir()
-    (pinned / "setup.py").write_text(
-        "from setuptools import setup\nsetup(name='spinup', install_requires=['numpy', 'torch==1.3.1'])\n"
+
+    def project(name, setup_py, requirements=None):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "setup.py").write_text(setup_py)
+        if requirements is not None:
+            (folder / "requirements.txt").write_text(requirements)
+        return folder
+
+    pinned = project(
+        "pinned", "from setuptools import setup\nsetup(name='spinup', install_requires=['numpy', 'torch==1.3.1'])\n"
     )
-    named = tmp_path / "named"
-    named.mkdir()
-    (named / "setup.py").write_text(
-        "import setuptools\nREQS = ['torch>=2.6']\nsetuptools.setup(name='n', install_requires=REQS)\n"
+    named = project(
+        "named", "import setuptools\nREQS = ['torch>=2.6']\nsetuptools.setup(name='n', install_requires=REQS)\n"
     )
-    extra = tmp_path / "extra"
-    extra.mkdir()
-    (extra / "setup.py").write_text(
-        "setup(name='e', install_requires=['numpy'], extras_require={'gpu': ['torch<2.0']})\n"
+    extra = project("extra", "setup(name='e', install_requires=['numpy'], extras_require={'gpu': ['torch<2.0']})\n")
+    computed = project(
+        "computed", "setup(name='c', install_requires=open('requirements.txt').read().split())\n", "torch==2.1.0\n"
     )
-    computed = tmp_path / "computed"
-    computed.mkdir()
-    (computed / "setup.py").write_text("setup(name='c', install_requires=open('requirements.txt').read().split())\n")
-    (computed / "requirements.txt").write_text("torch==2.1.0\n")
-    broken = tmp_path / "broken"
-    broken.mkdir()
-    (broken / "setup.py").write_text("print 'python 2'\nsetup(install_requires=['torch==1.0'])\n")
-    (broken / "requirements.txt").write_text("numpy\n")
+    broken = project("broken", "print 'python 2'\nsetup(install_requires=['torch==1.0'])\n", "numpy\n")
     assert declared_for(pinned / "m.py").text == "torch==1.3.1"
     assert not declared_for(pinned / "m.py").releases.meets((">=2.4",))
     assert declared_for(named / "m.py").text == "torch>=2.6"
