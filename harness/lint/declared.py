@@ -88,8 +88,9 @@ def _declared_in(folder: Path, top: str) -> Declared | None:
     setup_py = folder / "setup.py"
     if (found is None or not found.names_torch) and setup_py.is_file():
         from_setup_py = _from_setup_py(setup_py)
-        if from_setup_py is not None and (found is None or _declared(folder, setup_py, *from_setup_py).names_torch):
-            found = _declared(folder, setup_py, *from_setup_py)
+        in_setup_py = _declared(folder, setup_py, *from_setup_py) if from_setup_py is not None else None
+        if in_setup_py is not None and (found is None or in_setup_py.names_torch):
+            found = in_setup_py
     if found is None:
         meta = _dist_info_metadata(folder, top)
         if meta is not None:

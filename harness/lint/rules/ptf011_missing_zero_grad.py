@@ -37,7 +37,8 @@ def _backward_without_zero_grad(node, ctx) -> bool:
         if _trains(loop, ctx):
             if _first_backward(loop, node):
                 return _loop_without_zero_grad(loop, ctx) or _stepped_never_cleared(loop, ctx)
-            return _first_own_backward(loop, node, ctx) and _stepped_never_cleared(_own_part(loop, ctx), ctx)
+            own = _own_part(loop, ctx)
+            return _first_backward(own, node) and _stepped_never_cleared(own, ctx)
     if _step_function_looped(node, ctx):
         return True
     fn = ctx.function
@@ -52,21 +53,8 @@ def _backward_without_zero_grad(node, ctx) -> bool:
 def _own_part(loop, ctx) -> ast.Module:
     """The loop's statements less its inner loops that train (a GAN's critic loop inside its step loop):
     the generator's step, whose backward is not the loop's first."""
-    kept = []
-
-    def keep(statements):
-        for stmt in statements:
-            if isinstance(stmt, (ast.For, ast.While, ast.AsyncFor)) and _trains(stmt, ctx):
-                continue
-            kept.append(stmt)
-
-    keep(loop.body)
+    kept = [s for s in loop.body if not (isinstance(s, (ast.For, ast.While, ast.AsyncFor)) and _trains(s, ctx))]
     return ast.Module(body=kept, type_ignores=[])
-
-
-def _first_own_backward(loop, node, ctx) -> bool:
-    """``node`` is the first backward() of the loop outside its inner training loops."""
-    return _first_backward(_own_part(loop, ctx), node)
 
 
 def _stepped_optimizers(scope, ctx) -> set[str]:

@@ -73,7 +73,7 @@ def _dataset_kind(expr, ctx, line, depth=0):
         return kinds.pop() if len(kinds) == 1 else None
     if not isinstance(expr, ast.Call):
         return None
-    if isinstance(expr.func, ast.Name) and (maker := ctx.bindings.module_function(expr.func.id)) is not None:
+    if (maker := ctx.bindings._local_function(expr, _scopes_of(expr, ctx), line)) is not None:
         return _returned_kind(maker, None, ctx, depth)
     q = ctx.qualified(expr.func) or ""
     if q.rsplit(".", 1)[-1] == "TensorDataset" and expr.args:
@@ -90,11 +90,10 @@ def _dataset_kind(expr, ctx, line, depth=0):
 
 def _unpacked_kind(name, chain, line, ctx, depth):
     """``train_set, classes = class_folder_dataset(root)``: the element the module's function returns there."""
-    binding, _ = ctx.bindings.lookup(name, chain, line)
-    value = binding.value if binding is not None and binding.how == "item" else None
-    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
+    binding, where = ctx.bindings.lookup(name, chain, line)
+    if binding is None or binding.how != "item" or binding.index is None:
         return None
-    maker = ctx.bindings.module_function(value.func.id)
+    maker = ctx.bindings._local_function(binding.value, where, binding.line)
     return _returned_kind(maker, binding.index, ctx, depth) if maker is not None else None
 
 

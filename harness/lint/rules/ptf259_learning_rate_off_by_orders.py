@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import builtins
 
+from torch_pitfalls.lint.bindings import parameter_defaults
 from torch_pitfalls.lint.rules.base import CALL, UNSURE, Rule, _arg, _called_name, _method
 from torch_pitfalls.lint.rules.shared.options import _number, _numbers
 from torch_pitfalls.lint.testcode import in_test_code
@@ -95,13 +96,8 @@ def _holder_name(fn, ctx) -> str | None:
     """The name a factory lambda is given: the parameter it is the default of, or the name assigned it."""
     up = ctx.parent(fn)
     if isinstance(up, ast.arguments):
-        positional = up.posonlyargs + up.args
-        for arg, default in zip(positional[len(positional) - len(up.defaults) :], up.defaults):
-            if default is fn:
-                return arg.arg
-        for arg, default in zip(up.kwonlyargs, up.kw_defaults):
-            if default is fn:
-                return arg.arg
+        defaults = parameter_defaults(ctx.parent(up))
+        return next((name for name, default in defaults.items() if default is fn), None)
     if isinstance(up, ast.Assign) and len(up.targets) == 1:
         target = up.targets[0]
         return target.id if isinstance(target, ast.Name) else getattr(target, "attr", None)
@@ -153,8 +149,12 @@ def _off_by_orders(node, ctx):
         return False
     if in_test_code(ctx.path):
         return False  # a test's toy problem: a rate picked to make a step visible
-    if _fits_inputs(node, ctx):
-        return False
+    found = _outside_range(name, values, ctx)
+    # read only for a rate out of range: the module is walked for the inputs the optimizer fits
+    return False if found and _fits_inputs(node, ctx) else found
+
+
+def _outside_range(name, values, ctx):
     if name in _ADAPTIVE:
         return True if max(values) >= _ADAPTIVE_TOO_LARGE else UNSURE if max(values) >= _ADAPTIVE_LARGE else False
     if min(values) <= _SGD_TOO_SMALL:
