@@ -50,6 +50,7 @@ def main():
         ("lint15", "j"),
         ("lint16", "h"),
         ("lint17", "g"),
+        ("lint18", "h"),
     ):  # a set is checked once its split is recorded
         if (HERE / folder / "split.toml").exists():
             record = tomllib.loads((HERE / folder / "split.toml").read_text())
