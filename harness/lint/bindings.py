@@ -91,6 +91,7 @@ PROBABILITY_OPS = frozenset(("softmax", "Softmax", "sigmoid", "Sigmoid"))
 LINEAR = "linear"  # what a Linear layer gives: raw scores, no activation after it
 LINEAR_LAYERS = ("torch.nn.Linear", "torch.nn.modules.linear.Linear", "torch.nn.LazyLinear")
 MODEL_OUTPUT = "output"  # what calling a module gives: a tensor, or a tuple of them (HF models, FPN necks)
+COLLATED = "collated"  # a DataLoader whose collate_fn of the code is not shown to make tensors: batches of unknown kind
 TENSOR_ANNOTATIONS = ("torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "torch.nn.Parameter")
 
 
@@ -479,6 +480,10 @@ class Bindings:
         its class: built once per module, on the first question."""
         return self._index_calls()[0].get(name, [])
 
+    def method_call_sites(self, name: str) -> list[tuple[ast.Call, tuple, ast.ClassDef | None]]:
+        """Every ``x.name(...)`` call in the module, with its scopes (innermost first) and its class."""
+        return self._index_calls()[1].get(name, [])
+
     def _index_calls(self) -> tuple[dict, dict]:
         """(``name(...)`` calls by name, ``x.name(...)`` calls by name), each with its scopes and class: one
         walk of the module, on the first question."""
@@ -685,7 +690,7 @@ class Bindings:
             return self.held(iterable.elt, where, line, klass, d)
         whole = self.held(iterable, where, line, klass, d)
         if whole is not None and whole.kind == LOADER:
-            return Held(TENSOR, "batch")
+            return Held(TENSOR, "batch") if whole.what != COLLATED else None
         if whole is None and _name_of(iterable) and LOADER_NAME.search(_name_of(iterable)):
             return Held(TENSOR, "batch")
         if whole is not None and whole.kind == TENSOR:  # iterating a tensor: its rows
@@ -717,6 +722,31 @@ class Bindings:
             return None
         return listed, (method, self.tree), at + 1
 
+    def _collated_otherwise(self, loader: ast.Call, chain, line, klass, d) -> bool:
+        """The DataLoader batches with a ``collate_fn`` of the code's own that is not shown to return tensors: its
+        batches are what that function makes (DGL graphs, dicts of lists, strings), not a tensor batch. Shown:
+        torch's ``default_collate``, or a function of this module whose every return is a tensor or a tuple or
+        list of them."""
+        collate = next((k.value for k in loader.keywords if k.arg == "collate_fn"), None)
+        if collate is None and len(loader.args) > 6:
+            collate = loader.args[6]
+        if collate is None or (isinstance(collate, ast.Constant) and collate.value is None):
+            return False
+        if (self.qualify(collate) or "").endswith("default_collate"):
+            return False
+        fn = self.module_function(collate.id) if isinstance(collate, ast.Name) else None
+        binding = self.lookup(collate.id, chain, line)[0] if fn is not None else None
+        if fn is None or (binding is not None and binding.value is not fn):
+            return True
+        returned = returned_values(fn) or []
+        for value, at in returned:
+            parts = value.elts if isinstance(value, (ast.Tuple, ast.List)) else [value]
+            for part in parts:
+                held = self.held(part, (fn, self.tree), at + 1, None, d)
+                if held is None or held.kind != TENSOR:
+                    return True
+        return not returned
+
     def _passed_elements(self, name, where, line, d) -> Held | None:
         """What each element of the lists the module's calls pass for parameter ``name`` holds
         (``predict(members, x)`` with ``members = [load_member(p) for p in paths]``), when they agree."""
@@ -746,8 +776,8 @@ class Bindings:
             if q.startswith("torch.optim.") and last[:1].isupper():
                 return Held(OPTIMIZER, q)
             if q in LOADERS:
-                return Held(LOADER, q)
-            if q.startswith("torch.nn.functional."):
+                return Held(LOADER, COLLATED if self._collated_otherwise(call, chain, line, klass, d) else q)
+            if q.startswith("torch.nn.functional.") or q == "torch.nn.utils.rnn.pad_sequence":
                 return Held(TENSOR, last)
             if q.startswith("torch.nn.") and not q.startswith(("torch.nn.init.", "torch.nn.utils.")):
                 if last in ("Parameter", "Buffer"):

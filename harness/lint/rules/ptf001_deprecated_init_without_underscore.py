@@ -7,7 +7,7 @@ Fix: call the in-place name (xavier_uniform_, kaiming_normal_, ...).
 from __future__ import annotations
 
 from torch_pitfalls.lint.fixes import Fix, _rename_called_method
-from torch_pitfalls.lint.rules.base import CALL, Rule, _is_call_to
+from torch_pitfalls.lint.rules.base import CALL, Rule, _is_call_to, last_names
 
 # the old names, said once: what the check matches (qualified) and what the fix renames
 INIT_OLD = (
@@ -31,6 +31,7 @@ RULE = Rule(
     "call the in-place name (xavier_uniform_, kaiming_normal_, ...)",
     lambda n, c: _is_call_to(n, c, *TORCH_INIT_OLD),
     nodes=CALL,
+    calls=last_names(*TORCH_INIT_OLD),
     fix=Fix(
         "xavier_uniform(...) -> xavier_uniform_(...) (the in-place name)",
         _rename_called_method(INIT_OLD, lambda name: name + "_"),

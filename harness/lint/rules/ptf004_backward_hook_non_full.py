@@ -24,6 +24,7 @@ RULE = Rule(
         and not (c.guarded or deliberate(n, c.module, False))
     ),
     nodes=CALL,
+    calls=("register_backward_hook", "register_module_backward_hook"),
     fix=Fix(
         "register_backward_hook -> register_full_backward_hook",
         _rename_called_method({"register_backward_hook"}, lambda name: "register_full_backward_hook"),

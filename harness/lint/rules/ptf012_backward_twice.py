@@ -304,12 +304,13 @@ def _names_torch(func, ctx, line) -> bool:
 
 
 def _plain_function(func: ast.Name, ctx, line) -> bool:
-    """``func`` names a Python builtin nobody rebound (``int``, ``len``, ``sum``) or a function defined
-    with ``def`` in this module: code, not a model object."""
+    """``func`` names a Python builtin nobody rebound (``int``, ``len``, ``sum``), a function defined
+    with ``def`` in this module, or a class defined there (``Shift(1.0, 2.0)`` constructs an object, it runs
+    no forward): code, not a model object."""
     binding, _ = ctx.bindings.lookup(func.id, ctx.chain(), line)
     if binding is None:
         return func.id in _BUILTINS
-    return isinstance(binding.value, (ast.FunctionDef, ast.AsyncFunctionDef))
+    return isinstance(binding.value, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
 
 
 def _shared_graph(a: ast.Call, b: ast.Call, ctx) -> bool:

@@ -69,4 +69,5 @@ RULE = Rule(
     "dtype=torch.float64 inputs and module",
     _gradcheck_single_precision,
     nodes=CALL,
+    calls=("gradcheck", "gradgradcheck"),
 )

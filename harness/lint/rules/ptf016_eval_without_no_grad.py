@@ -125,8 +125,42 @@ def _eval_forward(fn, ctx):
         if _in_train_mode(c, modes):
             continue  # model.train() then model(x): a training forward, not an evaluation
         if is_model(c.func, c.lineno) or _helper_runs(c, lambda e: is_model(e, c.lineno), ctx):  # noqa: B023 - called here
-            return None if _called_under_no_grad(fn, ctx) or _input_wants_grad(c, ctx) else c
+            if _called_under_no_grad(fn, ctx) or _input_wants_grad(c, ctx) or _called_to_differentiate(fn, ctx):
+                return None
+            return c
     return None
+
+
+def _called_to_differentiate(fn, ctx) -> bool:
+    """This file differentiates what the function returns: a caller assigns its result and calls ``backward()``
+    on a value computed from it, as a SAC agent's ``evaluate(state)`` gives the reparameterised action its policy
+    loss is built on; the graph is the point, whatever the function's name says."""
+    sites = ctx.bindings.call_sites(fn.name) + [
+        site for site in ctx.bindings.method_call_sites(fn.name) if getattr(site[0].func.value, "id", None) == "self"
+    ]
+    return any(_result_differentiated(call, chain[0], ctx) for call, chain, _klass in sites if chain[0] is not fn)
+
+
+def _result_differentiated(call, caller, ctx) -> bool:
+    """``a, b = f(x)`` in ``caller``, then ``loss = g(b)`` ... ``loss.backward()``: a name computed from the call's
+    result (assignment by assignment, in the order of the code) is differentiated."""
+    if not isinstance(caller, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    parent = ctx.parent(call)
+    if not isinstance(parent, ast.Assign) or parent.value is not call:
+        return False
+    reads = lambda expr: {n.id for n in walk(expr) if isinstance(n, ast.Name)}  # noqa: E731
+    tainted = {n.id for t in parent.targets for n in walk(t) if isinstance(n, ast.Name)}
+    after = sorted(
+        (n for n in walk(caller) if getattr(n, "lineno", 0) > parent.lineno and isinstance(n, (ast.Assign, ast.Call))),
+        key=lambda n: (n.lineno, n.col_offset),
+    )
+    for node in after:
+        if isinstance(node, ast.Assign) and reads(node.value) & tainted:
+            tainted |= {n.id for t in node.targets for n in walk(t) if isinstance(n, ast.Name)}
+        elif _method(node, "backward") and reads(node.func.value) & tainted:
+            return True
+    return False
 
 
 def _input_wants_grad(call, ctx) -> bool:

@@ -18,6 +18,7 @@ RULE = Rule(
         and not _has_kw(n, "use_reentrant")
     ),
     nodes=CALL,
+    calls=("checkpoint", "checkpoint_sequential"),
     upgrade=True,
     deliberate_warning=True,
     fix=Fix(

@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 
 from torch_pitfalls.lint.fixes import Edit, Fix, Source, _drop_keyword, _one
-from torch_pitfalls.lint.rules.base import CALL, Rule, _is_call_to, _kw
+from torch_pitfalls.lint.rules.base import CALL, Rule, _is_call_to, _kw, last_names
 
 SCHEDULERS = tuple(
     f"torch.optim.lr_scheduler.{s}"
@@ -47,6 +47,7 @@ RULE = Rule(
     "scheduler.get_last_lr() yourself",
     lambda n, c: _is_call_to(n, c, *SCHEDULERS) and _kw(n, "verbose") is not None,
     nodes=CALL,
+    calls=last_names(*SCHEDULERS),
     upgrade=True,
     fix=Fix("drops verbose= from the scheduler", _drop_verbose),
 )

@@ -24,6 +24,7 @@ RULE = Rule(
     "(or use torch.linalg.cross)",
     _cross_without_dim,
     nodes=CALL,
+    calls=("cross",),
     upgrade=True,
     deliberate_warning=True,
     fix=Fix(

@@ -74,5 +74,6 @@ RULE = Rule(
     "(a zero norm from torch 2.8); pass a list",
     _generator_reused,
     nodes=CALL,
+    calls=("clip_grad_norm_", "clip_grad_value_"),
     upgrade=True,
 )

@@ -14,6 +14,7 @@ RULE = Rule(
     "torch.nn.utils.clip_grad_norm is a deprecated alias (FutureWarning since torch 2.4); call clip_grad_norm_",
     lambda n, c: _is_call_to(n, c, "torch.nn.utils.clip_grad_norm", "torch.nn.utils.clip_grad.clip_grad_norm"),
     nodes=CALL,
+    calls=("clip_grad_norm",),
     upgrade=True,
     deliberate_warning=True,
     once_per_file=True,

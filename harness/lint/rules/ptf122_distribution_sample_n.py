@@ -26,6 +26,7 @@ RULE = Rule(
     "Distribution.sample_n(n) is deprecated (FutureWarning since torch 2.4); call sample((n,))",
     lambda n, c: _method(n, "sample_n") and receiver_holds(n, c, "distribution"),
     nodes=CALL,
+    calls=("sample_n",),
     upgrade=True,
     deliberate_warning=True,
     once_per_file=True,

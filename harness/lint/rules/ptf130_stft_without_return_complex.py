@@ -48,6 +48,7 @@ RULE = Rule(
     "before); pass return_complex=True, and torch.view_as_real(...) where the old (..., 2) layout is needed",
     _stft_without_return_complex,
     nodes=CALL,
+    calls=("stft",),
     upgrade=True,
     fix=Fix(
         "torch.stft(...) -> torch.view_as_real(torch.stft(..., return_complex=True)) (the same real layout)",

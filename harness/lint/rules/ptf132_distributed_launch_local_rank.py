@@ -42,6 +42,7 @@ RULE = Rule(
     "'--local_rank', ...)) or read LOCAL_RANK from the environment",
     _local_rank_underscore_only,
     nodes=CALL,
+    calls=("add_argument",),
     upgrade=True,
     fix=Fix('add_argument("--local_rank", ...) -> add_argument("--local-rank", "--local_rank", ...)', _local_rank),
 )

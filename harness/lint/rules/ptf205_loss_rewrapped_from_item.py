@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from torch_pitfalls.lint.rules.base import CALL, Rule, _called_name, _const, _is_call_to, _kw, _method
+from torch_pitfalls.lint.rules.base import CALL, Rule, _called_name, _const, _is_call_to, _kw, _method, last_names
 from torch_pitfalls.lint.rules.shared.flow import _dead
 from torch_pitfalls.lint.walking import walk
 
@@ -97,4 +97,5 @@ RULE = Rule(
     "parameter and nothing trains; call backward() on the loss itself (and remove what detached it)",
     _loss_rewrapped,
     nodes=CALL,
+    calls=last_names(*_TENSOR_FROM_DATA),
 )

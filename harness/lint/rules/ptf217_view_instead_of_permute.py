@@ -504,4 +504,5 @@ RULE = Rule(
     "view/reshape only to merge or split dims in their order",
     _view_moves_axes,
     nodes=CALL,
+    calls=("view", "reshape"),
 )

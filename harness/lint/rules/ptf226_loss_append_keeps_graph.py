@@ -228,8 +228,10 @@ def _loss_kept_across_steps(node, ctx) -> bool:
     """A statement in a training loop that keeps the loss the loop differentiates, as a tensor, in a
     list or total that outlives the iteration."""
     kept = _kept(node)
-    if kept is None or ctx.function is None:
+    if ctx.function is None:
         return False
+    if kept is None:
+        return isinstance(node, ast.Call) and _handed_to_a_keeper(node, ctx)
     where, value, how = kept
     root = _root(where)
     if root is None or not _own_code(node, ctx) or _grad_off(node, ctx) or _dead(node, ctx):
@@ -280,6 +282,85 @@ def _kept_by_a_step_method(node, value, root, how: str, ctx) -> bool:
     if not (losses and steps and _carries(value, losses, node.lineno, ctx)):
         return False
     return _outlives(fn, node, root, how, ctx)
+
+
+def _handed_to_a_keeper(call, ctx) -> bool:
+    """``history.log(loss=loss)`` in a training loop: the loss handed to a method of a class of this file (or to
+    a function of it) that keeps what it is given in its object (``self.rows[key].append(value)``,
+    ``self.total += value``): each step's graph stays with the object, as with a list in the loop."""
+    if not _own_code(call, ctx) or _grad_off(call, ctx) or _dead(call, ctx):
+        return False
+    for loop in _enclosing_loops(call, ctx):
+        losses = _losses(loop, ctx)
+        if not losses:
+            continue
+        handed = [a for a in call.args if _carries(a, losses, call.lineno, ctx)]
+        handed_by_name = [k.arg for k in call.keywords if k.arg and _carries(k.value, losses, call.lineno, ctx)]
+        if not (handed or handed_by_name):
+            return False
+        fn = _callee(call, ctx)
+        if fn is None:
+            return False
+        params = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)][1 if _is_method(fn, ctx) else 0 :]
+        names = {params[call.args.index(a)] for a in handed if call.args.index(a) < len(params)}
+        known = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
+        names |= {k for k in handed_by_name if k in known}
+        if fn.args.kwarg is not None and any(k not in known for k in handed_by_name):
+            names |= _values_of(fn, fn.args.kwarg.arg)
+        return bool(names) and _keeps_on_self(fn, names)
+    return False
+
+
+def _callee(call, ctx):
+    """The function of this module a call runs: ``f(...)``, or ``obj.m(...)`` on ``obj = Cls(...)`` of a class
+    of this module (``self.m(...)`` inside it)."""
+    func = call.func
+    if isinstance(func, ast.Name):
+        return ctx.bindings.module_function(func.id)
+    if not isinstance(func, ast.Attribute) or not isinstance(func.value, ast.Name):
+        return None
+    if func.value.id == "self":
+        klass = ctx.klass
+    else:
+        made = ctx.value_of(func.value, call.lineno)
+        name = made.func.id if isinstance(made, ast.Call) and isinstance(made.func, ast.Name) else None
+        klass = ctx.bindings.classes().get(name) if name else None
+    if klass is None:
+        return None
+    return next((m for m in klass.body if isinstance(m, ast.FunctionDef) and m.name == func.attr), None)
+
+
+def _is_method(fn, ctx) -> bool:
+    return any(fn in klass.body for klass in ctx.bindings.classes().values())
+
+
+def _values_of(fn, kwargs: str) -> set[str]:
+    """The names ``for key, value in kwargs.items()`` / ``for value in kwargs.values()`` bind to its values."""
+    out = set()
+    for loop in walk(fn):
+        if not (isinstance(loop, ast.For) and _method(loop.iter, "items", "values")):
+            continue
+        if not (isinstance(loop.iter.func.value, ast.Name) and loop.iter.func.value.id == kwargs):
+            continue
+        target = loop.target
+        if loop.iter.func.attr == "items" and isinstance(target, ast.Tuple) and len(target.elts) == 2:
+            target = target.elts[1]
+        if isinstance(target, ast.Name):
+            out.add(target.id)
+    return out
+
+
+def _keeps_on_self(fn, names: set[str]) -> bool:
+    """A statement of ``fn`` keeps one of ``names`` as it is in a container or total of its object."""
+    for node in walk(fn):
+        kept = _kept(node)
+        if kept is None:
+            continue
+        where, value, _how = kept
+        root = _root(where)
+        if isinstance(value, ast.Name) and value.id in names and isinstance(root, ast.Attribute):
+            return True
+    return False
 
 
 RULE = Rule(

@@ -397,3 +397,43 @@ SEEN["losses_from_inherited_methods_of_an_agent"] = (
     "self.get_p_loss(batch.states), methods of the base agent in another file; 4 findings read wrong)"
 )
 SEEN["one_critic_output_under_both_losses"] = "written for the guard: the critic's output shared by both losses"
+
+# round 20: an object built from a class of the file (a flow whose base class the file imports) is no graph node:
+# two losses each computed afresh from it share no graph (bgflow's tests/test_bg.py)
+NEAR_MISS["object_of_a_local_class_under_both_losses"] = """
+import torch
+from flows import Flow, kl_div, nll_of
+def test_gradients(prior, target):
+    class Shift(Flow):
+        def __init__(self, shift, scale):
+            super().__init__()
+            self.shift = torch.nn.Parameter(torch.tensor(shift))
+            self.scale = torch.nn.Parameter(torch.tensor(scale))
+    flow = Shift(1.0, 2.0).to(dtype=torch.float64)
+    opt = torch.optim.Adam(flow.parameters(), lr=1e-3)
+    opt.zero_grad()
+    x = target.sample(1000)
+    nll = nll_of(prior, flow, x)
+    nll.mean().backward()
+    opt.zero_grad()
+    kld = kl_div(prior, flow, target, 1000)
+    kld.mean().backward()
+"""
+PITFALL["output_of_a_local_model_class_under_both_losses"] = """
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+    def forward(self, x):
+        return self.fc(x)
+def train(x, y):
+    net = Net()
+    out = net(x)
+    first = (out - y).pow(2).mean()
+    first.backward()
+    second = out.abs().mean()
+    second.backward()
+"""
+SEEN["object_of_a_local_class_under_both_losses"] = "bgflow tests/test_bg.py (round 20's tuning half)"

@@ -186,3 +186,52 @@ SEEN["throwaway_tensor_moved_to_make_a_context"] = (
     "torch.ones(0).to(device) probe in a try: 3 findings read harmless)"
 )
 SEEN["kept_tensor_moved_and_discarded"] = "the same loop keeping the tensor and discarding its move"
+
+# round 20: a loader whose collate_fn of the code makes something else than tensors (DGL's batched graphs,
+# whose .to() was in place in DGL 0.4) yields batches of unknown kind; one whose collate_fn is shown to return
+# tensors (pad_sequence, torch.stack) still yields tensors
+NEAR_MISS["custom_collate_of_graphs"] = """
+import dgl
+import torch
+from torch.utils.data import DataLoader
+def batcher():
+    def batcher_dev(batch):
+        graph_q, graph_k = zip(*batch)
+        return dgl.batch(graph_q), dgl.batch(graph_k)
+    return batcher_dev
+def main(train_dataset, model, device):
+    train_loader = DataLoader(dataset=train_dataset, batch_size=32, collate_fn=batcher(), shuffle=True)
+    for graph_q, graph_k in train_loader:
+        graph_q.to(device)
+        graph_k.to(device)
+        model(graph_q, graph_k)
+"""
+NEAR_MISS["collate_fn_returning_lists"] = """
+import torch
+from torch.utils.data import DataLoader
+def collate(samples):
+    images = [s[0] for s in samples]
+    targets = [s[1] for s in samples]
+    return images, targets
+def train(model, dataset, device):
+    loader = DataLoader(dataset, batch_size=2, collate_fn=collate)
+    for images, targets in loader:
+        images.to(device)
+        model(images, targets)
+"""
+PITFALL["collate_fn_of_padded_tensors"] = """
+import torch
+from torch.nn.utils.rnn import pad_sequence
+from torch.utils.data import DataLoader
+def collate(batch):
+    tokens, labels = zip(*batch)
+    return pad_sequence(tokens, batch_first=True), torch.tensor(labels)
+def train(model, dataset, device):
+    loader = DataLoader(dataset, batch_size=16, shuffle=True, collate_fn=collate)
+    for tokens, labels in loader:
+        tokens.to(device)
+        labels.to(device)
+        model(tokens)
+"""
+SEEN["custom_collate_of_graphs"] = "GCC (THUDM/GCC) generate.py and train.py, round 20's tuning half"
+SEEN["collate_fn_returning_lists"] = "the detection-style collate that keeps a batch's images in a list"

@@ -397,3 +397,54 @@ SEEN["predict_under_a_no_grad_decorator_of_the_module"] = (
     "inside t.no_grad(); round 19's tuning half, read wrong)"
 )
 SEEN["predict_under_a_timing_decorator"] = "the same method under a decorator of the module that does not turn off autograd"
+
+# round 20: a function named like an evaluation that the file calls from a function that differentiates (a SAC
+# agent's evaluate(state), the reparameterised action its policy loss is built on) runs its forward for a loss
+NEAR_MISS["evaluate_called_by_the_update"] = """
+import torch
+from torch import nn
+from torch.distributions import Normal
+class Actor(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mu, self.log_sigma = nn.Linear(8, 2), nn.Linear(8, 2)
+    def forward(self, s):
+        return self.mu(s), self.log_sigma(s)
+class SAC:
+    def __init__(self):
+        self.policy_net = Actor()
+        self.optimizer = torch.optim.Adam(self.policy_net.parameters(), lr=3e-4)
+    def evaluate(self, state):
+        mu, log_sigma = self.policy_net(state)
+        dist = Normal(mu, torch.exp(log_sigma))
+        z = dist.rsample()
+        action = torch.tanh(z)
+        return action, dist.log_prob(z)
+    def update(self, states, q_net):
+        action, log_prob = self.evaluate(states)
+        loss = (log_prob - q_net(states, action)).mean()
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+"""
+PITFALL["evaluate_called_by_the_epoch_loop"] = """
+import torch
+def evaluate(model, loader):
+    model.eval()
+    correct = 0
+    for x, y in loader:
+        correct += (model(x).argmax(1) == y).sum().item()
+    return correct
+def fit(model, loader, val_loader, optimizer, criterion):
+    for epoch in range(10):
+        model.train()
+        for x, y in loader:
+            optimizer.zero_grad()
+            criterion(model(x), y).backward()
+            optimizer.step()
+        print(evaluate(model, val_loader))
+"""
+SEEN["evaluate_called_by_the_update"] = (
+    "Deep-reinforcement-learning-with-pytorch Char09 SAC/SAC_BipedalWalker-v2.py and SAC_dual_Q_net.py, round 20's "
+    "tuning half"
+)

@@ -265,3 +265,32 @@ SEEN["one_steps_losses_summed_in_a_helper"] = (
     "the entropy bottlenecks' aux losses of one step, each backwarded, summed and returned; the caller rebinds "
     "its aux_loss every step)"
 )
+
+# fresh set 18 (tuning half): the loss handed to a method of a class of the file that keeps what it is given in
+# its object; by keyword into **values, or by position
+_KEEPER = """
+import torch
+from collections import defaultdict
+class History:
+    def __init__(self):
+        self.rows = defaultdict(list)
+        self.seen = []
+    def log(self, **values):
+        for key, value in values.items():
+            self.rows[key].append({kept})
+    def add(self, value):
+        self.seen.append({kept})
+def train(model, loader, optimizer, criterion):
+    history = History()
+    for epoch in range(10):
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss = criterion(model(x), y)
+            loss.backward()
+            optimizer.step()
+            history.{call}
+"""
+PITFALL["loss_logged_into_an_object_by_keyword"] = _KEEPER.format(kept="value", call="log(loss=loss)")
+PITFALL["loss_added_to_an_object_by_position"] = _KEEPER.format(kept="value", call="add(loss)")
+NEAR_MISS["keeper_stores_a_number"] = _KEEPER.format(kept="float(value)", call="log(loss=loss)")
+NEAR_MISS["number_handed_to_the_keeper"] = _KEEPER.format(kept="value", call="log(loss=loss.item())")

@@ -194,3 +194,42 @@ def main(loader, cfg=CFG):
             opt.step()
 """
 SEEN["teacher_loaded_from_a_config_path"] = "benchmarks/fresh/lint8 z26_intent_distill_transformer.py (tuning half)"
+
+# fresh set 18 (tuning half): the function that resumes also saves the checkpoint, whose dict names the
+# optimizer's entry; writing that key is no read of it
+PITFALL["resume_beside_a_save_that_names_the_optimizer"] = """
+import torch
+def main(args, loader, criterion):
+    model = torch.nn.Linear(8, 2)
+    opt = torch.optim.Adam(model.parameters(), lr=args.lr)
+    start_epoch = 0
+    if args.resume:
+        ckpt = torch.load(args.ckpt, weights_only=True)
+        model.load_state_dict(ckpt["model"])
+        start_epoch = ckpt["epoch"] + 1
+    for epoch in range(start_epoch, args.epochs):
+        for x, y in loader:
+            opt.zero_grad()
+            criterion(model(x), y).backward()
+            opt.step()
+        torch.save({"model": model.state_dict(), "optimizer": opt.state_dict(), "epoch": epoch}, args.ckpt)
+"""
+NEAR_MISS["resume_reading_the_optimizer_entry_with_get"] = """
+import torch
+def main(args, loader, criterion):
+    model = torch.nn.Linear(8, 2)
+    opt = torch.optim.Adam(model.parameters(), lr=args.lr)
+    start_epoch = 0
+    if args.resume:
+        ckpt = torch.load(args.ckpt, weights_only=True)
+        model.load_state_dict(ckpt["model"])
+        if ckpt.get("optimizer") is not None:
+            opt.load_state_dict(ckpt.get("optimizer"))
+        start_epoch = ckpt["epoch"] + 1
+    for epoch in range(start_epoch, args.epochs):
+        for x, y in loader:
+            opt.zero_grad()
+            criterion(model(x), y).backward()
+            opt.step()
+        torch.save({"model": model.state_dict(), "optimizer": opt.state_dict(), "epoch": epoch}, args.ckpt)
+"""

@@ -275,9 +275,18 @@ def _restored_in_file(kind: str, ctx, fn) -> bool:
 
 
 def _restores_from(kind: str, roots: set[str], fn) -> bool:
-    """``fn`` reads the optimizer's (scheduler's) entry of the checkpoint (``ckpt["optimizer"]``)."""
+    """``fn`` reads the optimizer's (scheduler's) entry of the checkpoint (``ckpt["optimizer"]``,
+    ``ckpt.get("optim_state")``); the same key written into the dict a save builds is no read."""
     word = "opt" if kind == "optimizer" else "sched"
-    return any(isinstance(n, ast.Constant) and isinstance(n.value, str) and word in n.value.lower() for n in walk(fn))
+
+    def names_it(key) -> bool:
+        return isinstance(key, ast.Constant) and isinstance(key.value, str) and word in key.value.lower()
+
+    return any(
+        (isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load) and names_it(n.slice))
+        or (_method(n, "get", "pop") and bool(n.args) and names_it(n.args[0]))
+        for n in walk(fn)
+    )
 
 
 def resumes_without(node, ctx, kind: str):
