@@ -11,7 +11,7 @@ import ast
 
 from torch_pitfalls.lint.rules.base import CALL, Rule, _const, _kw, _method
 from torch_pitfalls.lint.rules.shared.flow import _own_code
-from torch_pitfalls.lint.rules.shared.options import default_truth
+from torch_pitfalls.lint.rules.shared.options import _item, default_constant, default_truth
 from torch_pitfalls.lint.walking import walk
 
 _AUTOCAST = (
@@ -123,6 +123,10 @@ def _dtype(expr, ctx, line: int, depth: int = 0) -> str | None:
     if isinstance(expr, ast.IfExp):
         taken = default_truth(expr.test, ctx, ctx.chain(), line)
         return None if taken is None else _dtype(expr.body if taken else expr.orelse, ctx, line, depth + 1)
+    if isinstance(expr, ast.Subscript):  # DTYPES[args.precision]: the entry the option's default picks
+        table = ctx.bindings.value_of(expr.value.id, ctx.chain(), line) if isinstance(expr.value, ast.Name) else None
+        key = default_constant(expr.slice, ctx) if isinstance(table, ast.Dict) else None
+        return _dtype(_item(table, key.value), ctx, line, depth + 1) if key is not None else None
     return ctx.qualified(expr) if expr is not None else None
 
 

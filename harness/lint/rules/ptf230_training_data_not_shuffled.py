@@ -458,21 +458,56 @@ def _caller_trains(fn, index, ctx, sites=None, requires=None) -> bool:
 def _not_shuffled(node, ctx):
     if ctx.qualified(node.func) not in LOADERS or ctx.function is None or _dead(node, ctx):
         return False
-    if any(k.arg is None for k in node.keywords) or any(isinstance(a, ast.Starred) for a in node.args):
+    keywords = _spread(node, ctx)
+    if keywords is None or any(isinstance(a, ast.Starred) for a in node.args):
         return False  # **kwargs / *args: what they pass is not known
-    if _has_kw(node, "batch_sampler") or len(node.args) > 3:
+    call = ast.Call(func=node.func, args=node.args, keywords=keywords)  # the arguments, ``**common`` read out
+    if _has_kw(call, "batch_sampler") or len(node.args) > 3:
         return False
     sites = None
-    if _has_kw(node, "sampler"):
-        sites = _sampler_left_out(_kw(node, "sampler"), ctx)
+    if _has_kw(call, "sampler"):
+        sites = _sampler_left_out(_kw(call, "sampler"), ctx)
         if not sites:
             return False
-    if not _off(_arg(node, 2, "shuffle"), ctx, node.lineno):
+    if not _off(_arg(call, 2, "shuffle"), ctx, node.lineno):
         return False
-    kind = _dataset_kind(_arg(node, 0, "dataset"), ctx, node.lineno)
+    kind = _dataset_kind(_arg(call, 0, "dataset"), ctx, node.lineno)
     if kind == "own-order" or not _trained_on(node, ctx, sites):
         return False
     return True if kind == "map" else UNSURE
+
+
+def _spread(call, ctx) -> list[ast.keyword] | None:
+    """The call's keywords, each ``**name`` replaced by the keys of the dict the function binds ``name`` to
+    (``common = dict(batch_size=64, num_workers=4)``, ``{"batch_size": 64}``) and changes nowhere; None where a
+    ``**`` passes what the code does not show."""
+    out = []
+    for k in call.keywords:
+        if k.arg is not None:
+            out.append(k)
+            continue
+        value = ctx.value_of(k.value, call.lineno) if isinstance(k.value, ast.Name) else None
+        if isinstance(value, ast.Call) and getattr(value.func, "id", None) == "dict" and not value.args:
+            pairs = [(kw.arg, kw.value) for kw in value.keywords]
+        elif isinstance(value, ast.Dict):
+            pairs = [
+                (key.value if isinstance(key, ast.Constant) else None, v) for key, v in zip(value.keys, value.values)
+            ]
+        else:
+            return None
+        if any(not isinstance(key, str) for key, _ in pairs) or _changed(k.value.id, ctx.function):
+            return None
+        out += [ast.keyword(arg=key, value=v) for key, v in pairs]
+    return out
+
+
+def _changed(name: str, fn) -> bool:
+    """The dict bound to ``name`` gets keys after it is built (``d["shuffle"] = True``, ``d.update(...)``)."""
+    return any(
+        (isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) and getattr(n.value, "id", None) == name)
+        or (_method(n, "update", "setdefault", "__setitem__") and getattr(n.func.value, "id", None) == name)
+        for n in walk(fn)
+    )
 
 
 def _sampler_left_out(value, ctx):

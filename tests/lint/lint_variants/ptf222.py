@@ -212,3 +212,25 @@ PITFALL["dtype_from_a_precision_option"] = _PRECISION.format(default="fp16", tes
 NEAR_MISS["precision_option_defaults_to_fp32"] = _PRECISION.format(default="fp32", test='args.precision == "fp16"')
 NEAR_MISS["half_only_behind_a_store_true_flag"] = _PRECISION.format(default="fp32", test="args.fp16")
 SEEN["dtype_from_a_precision_option"] = "benchmarks/fresh/lint8 z20_radar_nowcast_halfprec.py (tuning half)"
+
+# fresh set 18: the dtype picked from a table by an option whose default is "fp16" (and, near miss, "bf16")
+_TABLE = """
+import argparse
+import torch
+from torch import nn
+DTYPES = {{"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}}
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--precision", choices=sorted(DTYPES), default="{default}")
+    args = p.parse_args()
+    dtype = DTYPES[args.precision]
+    model = nn.Linear(8, 1).to(device="cuda", dtype=dtype)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-4)
+    for x, y in loader():
+        loss = nn.functional.mse_loss(model(x.cuda().to(dtype)), y.cuda().to(dtype))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+PITFALL["dtype_from_a_table_by_an_option"] = _TABLE.format(default="fp16")
+NEAR_MISS["bfloat16_from_a_table_by_an_option"] = _TABLE.format(default="bf16")

@@ -518,3 +518,49 @@ SEEN["per_class_sets_concatenated_by_a_function"] = (
 )
 SEEN["per_class_sets_concatenated_and_shuffled"] = "the same loader with shuffle=True"
 SEEN["per_class_sets_streamed_by_a_function"] = "the same function returning an IterableDataset, whose order shuffle does not set"
+
+# fresh set 18: the loader's settings spread from a dict the function builds (``**common``); its keys are read
+_SPREAD = """
+import torch
+from torch.utils.data import DataLoader, Dataset
+class Clips(Dataset):
+    def __init__(self, items):
+        self.items = items
+    def __len__(self):
+        return len(self.items)
+    def __getitem__(self, i):
+        return self.items[i]
+def make_loaders(items, batch_size, workers):
+    common = {common}
+{extra}    train = DataLoader(Clips(items), drop_last=True, **common)
+    return train
+def fit(model, items, opt, criterion):
+    train = make_loaders(items, 64, 4)
+    for epoch in range(10):
+        for x, y in train:
+            opt.zero_grad()
+            criterion(model(x), y).backward()
+            opt.step()
+"""
+PITFALL["settings_spread_from_a_dict"] = _SPREAD.format(
+    common="dict(batch_size=batch_size, num_workers=workers, pin_memory=True)", extra=""
+)
+PITFALL["settings_spread_from_a_dict_literal"] = _SPREAD.format(
+    common='{"batch_size": batch_size, "num_workers": workers}', extra=""
+)
+NEAR_MISS["spread_dict_shuffles"] = _SPREAD.format(common="dict(batch_size=batch_size, shuffle=True)", extra="")
+NEAR_MISS["spread_dict_given_shuffle_later"] = _SPREAD.format(
+    common="dict(batch_size=batch_size)", extra='    common["shuffle"] = True\n'
+)
+NEAR_MISS["spread_dict_of_a_parameter"] = """
+import torch
+from torch.utils.data import DataLoader
+def make_loader(dataset, loader_args):
+    return DataLoader(dataset, **loader_args)
+def fit(model, dataset, opt, criterion, loader_args):
+    train = make_loader(dataset, loader_args)
+    for x, y in train:
+        opt.zero_grad()
+        criterion(model(x), y).backward()
+        opt.step()
+"""
