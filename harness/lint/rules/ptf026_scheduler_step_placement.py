@@ -277,6 +277,8 @@ def _scheduler_misplaced(node, ctx) -> bool:
     body that steps it before the optimizer."""
     if not (isinstance(node, ast.Call) and _scheduler_step(node, ctx)):
         return False
+    if _positioned(node, ctx):
+        return False
     if _epoch_scheduler_per_batch(node, ctx):
         return True
     for loop in _enclosing_loops(node, ctx):
@@ -284,6 +286,17 @@ def _scheduler_misplaced(node, ctx) -> bool:
             steps = [n for n in walk(loop) if isinstance(n, ast.Call) and _scheduler_step(n, ctx)]
             return min(steps, key=lambda n: (n.lineno, n.col_offset)) is node
     return False
+
+
+def _positioned(step, ctx) -> bool:
+    """``scheduler.step(epoch)`` given the counter of a loop around it (a ReduceLROnPlateau's argument is its
+    metric, not a position): the schedule is set to that position, whatever ran before it in the pass, so no
+    value is skipped and none runs too fast (torch warns of the argument's deprecation, not of a wrong rate)."""
+    given = step.args[0] if step.args else next((k.value for k in step.keywords if k.arg == "epoch"), None)
+    if given is None or _on_a_metric(step, ctx):
+        return False
+    counters = {_counter(loop) for loop in _enclosing_loops(step, ctx)} - {None}
+    return any(isinstance(n, ast.Name) and n.id in counters for n in walk(given))
 
 
 def _walk_no_loops(node):

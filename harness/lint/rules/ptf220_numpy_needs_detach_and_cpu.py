@@ -358,7 +358,32 @@ def _numpy_of_refused_tensor(node, ctx) -> bool:
     state = _state(target, ctx)
     # numpy() refuses a tensor that requires grad only while grad mode is on: a parameter read under
     # torch.no_grad() or in a function decorated with inference_mode() converts
-    return (state.grad and not _grad_off_at(node, ctx)) or state.cuda
+    return (state.grad and not _grad_off_at(node, ctx)) or (state.cuda and not _cpu_branch(node, target, ctx))
+
+
+def _root_name(node) -> str | None:
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _cpu_branch(node, target, ctx) -> bool:
+    """The conversion sits in one branch of an ``if`` whose other branch moves the same tensor to the CPU first
+    (``if self.gpu_mode: x.cpu().numpy() else: x.numpy()``): this branch is the one where it is on the CPU."""
+    name = _root_name(target)
+    child, up = node, ctx.parent(node)
+    while name is not None and up is not None and not isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        if isinstance(up, (ast.If, ast.IfExp)):
+            body = up.body if isinstance(up.body, list) else [up.body]
+            orelse = up.orelse if isinstance(up.orelse, list) else [up.orelse]
+            mine = next((b for b in (body, orelse) if any(child is n for s in b for n in walk(s))), None)
+            other = orelse if mine is body else body
+            if mine is not None and any(
+                _method(n, "cpu") and _root_name(n.func.value) == name for s in other for n in walk(s)
+            ):
+                return True
+        child, up = up, ctx.parent(up)
+    return False
 
 
 def _grad_off_at(node, ctx) -> bool:

@@ -470,3 +470,22 @@ def train(model, dataloader, epochs, max_steps):
             if i >= max_steps:
                 break
 """
+
+# round 20 (held-out, after its reading): a scheduler stepped with its position given (the loop's counter) is set
+# to that position whatever ran before it in the pass (LearningToCompare_FSL's StepLR.step(episode))
+_POSITION = """
+import torch
+from torch.optim.lr_scheduler import StepLR
+def train(encoder, loader, episodes):
+    optim = torch.optim.Adam(encoder.parameters(), lr=1e-3)
+    scheduler = StepLR(optim, step_size=100000, gamma=0.5)
+    for episode in range(episodes):
+        scheduler.step({given})
+        x, y = next(iter(loader))
+        loss = (encoder(x) - y).pow(2).mean()
+        optim.zero_grad()
+        loss.backward()
+        optim.step()
+"""
+NEAR_MISS["stepped_with_the_loops_counter"] = _POSITION.format(given="episode")
+PITFALL["stepped_without_a_position"] = _POSITION.format(given="")

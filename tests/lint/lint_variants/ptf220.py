@@ -205,3 +205,36 @@ SEEN["parameters_read_under_inference_mode"] = (
     "scvi-tools external/stereoscope/_module.py (get_params under @torch.inference_mode(): numpy() of a "
     "parameter converts where grad mode is off; a wrong finding in round 3's tuning half)"
 )
+
+# round 20 (held-out, after its reading): the conversion in the branch of an ``if`` whose other branch moves the
+# same tensor to the CPU first is the CPU path (pytorch-generative-model-collections' nine GAN scripts)
+_GPU_MODE = """
+import torch
+from torch import nn
+class GAN:
+    def __init__(self, gpu_mode):
+        self.gpu_mode = gpu_mode
+        self.G = nn.Sequential(nn.Linear(8, 16), nn.Tanh())
+        if self.gpu_mode:
+            self.G.cuda()
+    def visualize(self, n):
+        self.G.eval()
+        z = torch.rand((n, 8))
+        if self.gpu_mode:
+            z = z.cuda()
+        samples = self.G(z)
+{convert}
+        return samples
+"""
+NEAR_MISS["cpu_branch_of_a_gpu_mode_test"] = _GPU_MODE.format(
+    convert="""        if self.gpu_mode:
+            samples = samples.cpu().data.numpy()
+        else:
+            samples = samples.data.numpy()"""
+)
+PITFALL["cuda_output_converted_in_both_branches"] = _GPU_MODE.format(
+    convert="""        if self.gpu_mode:
+            samples = samples.data.numpy()
+        else:
+            samples = samples.data.numpy()"""
+)
