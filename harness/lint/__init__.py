@@ -12,12 +12,14 @@ and the rest of the file is checked as usual.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import functools
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from torch_pitfalls.casefile import read_case
+from torch_pitfalls.lint import reach
 from torch_pitfalls.lint.engine import walk
 from torch_pitfalls.lint.releases import Releases
 from torch_pitfalls.lint.rules import RULES, Rule
@@ -42,11 +44,13 @@ class Finding:
     message: str
     case: str | None  # None for a file that does not parse
     preview: bool = False  # reported only with --preview: the rule's pattern on an object of unknown type
+    unreached: bool = False  # in code nothing in its application calls (reach.py): reported only with --preview
 
     def as_text(self) -> str:
         rule = RULES_BY_ID.get(self.rule)
         # a rule that reports only with --preview says why (Rule.preview_only); any other, on an unknown receiver
         why = f"[preview: {rule.preview_only}]" if rule is not None and rule.preview_only else PREVIEW_LABEL
+        why = reach.PREVIEW_LABEL if self.unreached else why
         label = f" {why}" if self.preview else ""
         return f"{self.path}:{self.line}:{self.col}: {self.rule} {self.message}{label}"
 
@@ -151,7 +155,19 @@ def lint_text(
         rule = hit.rule
         findings.append(Finding(path, hit.line, hit.col, rule.id, rule.message, rule.case, not hit.sure))
     unique = sorted(set(findings), key=lambda f: (f.line, f.col, f.rule))
+    unique = _in_reached_code(unique, tree, path, preview)
     return [f for f in unique if not _silenced(lines[f.line - 1] if 0 < f.line <= len(lines) else "", f.rule)]
+
+
+def _in_reached_code(findings: list[Finding], tree: ast.Module, path: str, preview: bool) -> list[Finding]:
+    """The findings, those in a function nothing in the application calls dropped (with ``preview``: kept,
+    labelled), reach.py; asked only of a file with findings."""
+    dead = reach.unreached(tree, path, {f.line for f in findings}) if findings else set()
+    if not dead:
+        return findings
+    if not preview:
+        return [f for f in findings if f.line not in dead]
+    return [dataclasses.replace(f, preview=True, unreached=True) if f.line in dead else f for f in findings]
 
 
 def _able_to_match(rules: list[Rule], source: str) -> list[Rule]:
