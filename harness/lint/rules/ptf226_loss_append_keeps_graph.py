@@ -288,7 +288,10 @@ def _handed_to_a_keeper(call, ctx) -> bool:
     """``history.log(loss=loss)`` in a training loop: the loss handed to a method of a class of this file (or to
     a function of it) that keeps what it is given in its object (``self.rows[key].append(value)``,
     ``self.total += value``): each step's graph stays with the object, as with a list in the loop."""
-    if not _own_code(call, ctx) or _grad_off(call, ctx) or _dead(call, ctx):
+    if not (call.args or call.keywords):
+        return False
+    fn = _callee(call, ctx)  # first: most calls are not of the module's own functions
+    if fn is None or not _own_code(call, ctx) or _grad_off(call, ctx) or _dead(call, ctx):
         return False
     for loop in _enclosing_loops(call, ctx):
         losses = _losses(loop, ctx)
@@ -297,9 +300,6 @@ def _handed_to_a_keeper(call, ctx) -> bool:
         handed = [a for a in call.args if _carries(a, losses, call.lineno, ctx)]
         handed_by_name = [k.arg for k in call.keywords if k.arg and _carries(k.value, losses, call.lineno, ctx)]
         if not (handed or handed_by_name):
-            return False
-        fn = _callee(call, ctx)
-        if fn is None:
             return False
         params = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)][1 if _is_method(fn, ctx) else 0 :]
         names = {params[call.args.index(a)] for a in handed if call.args.index(a) < len(params)}
