@@ -11,7 +11,7 @@ import ast
 from torch_pitfalls.lint.rules.base import Rule, _bound_name, _const
 from torch_pitfalls.lint.rules.shared.flow import branch_side, climb
 from torch_pitfalls.lint.rules.shared.modules import _construction, constructions
-from torch_pitfalls.lint.walking import walk
+from torch_pitfalls.lint.walking import kept_on, walk
 
 # what nn.Module (and DataParallel itself) answers; anything else is the wrapped model's, under .module
 _MODULE_API = frozenset(
@@ -36,6 +36,8 @@ def _dataparallel_attribute(node, ctx) -> bool:
         return False
     if node.attr.startswith("__") or not _bound_name(node.value) or _wrap_checked(node, ctx):
         return False
+    if node.attr in kept_on(ctx.module, "_ptf025_exposed", _exposed_on_wrappers):
+        return False
     if _wrapped_on_self(node.value, ctx):
         return True
     alias = ctx.value_of(node.value, node.lineno) if isinstance(node.value, ast.Name) else None
@@ -47,6 +49,21 @@ def _dataparallel_attribute(node, ctx) -> bool:
         wrapped
         and not (alias is not None and _also_unwrapped(node.value.id, alias, ctx))
         and not _missing_on_the_model(node, ctx)
+    )
+
+
+def _exposed_on_wrappers(tree) -> frozenset:
+    """The names the module copies from a wrapped model onto its wrapper (``model.log_prob =
+    model.module.log_prob``, after wrapping it in DistributedDataParallel): read on the wrapper, they answer."""
+    return frozenset(
+        t.attr
+        for n in walk(tree)
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Attribute)
+        for t in n.targets
+        if isinstance(t, ast.Attribute)
+        and n.value.attr == t.attr
+        and isinstance(n.value.value, ast.Attribute)
+        and n.value.value.attr == "module"
     )
 
 

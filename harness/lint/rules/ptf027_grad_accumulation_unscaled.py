@@ -119,12 +119,17 @@ def _accumulation_unscaled(node, ctx) -> bool:
 
 def _a_loss_made_before(backward, loop, fn) -> bool:
     """The loop runs no forward: it back-propagates, one by one, the losses of one output made before it
-    (``out = step(**batch)``, then ``for k in keys: scaler.scale(out[k]).backward()``): several losses of one
-    forward, whose gradients add up to the total loss's, not micro-batches of one batch. A list of losses
-    (``for loss in losses``) may hold micro-batches' losses: still read as accumulation."""
+    (``out = step(**batch)``, then ``for k in keys: scaler.scale(out[k]).backward()``; ``losses, state =
+    model.training_step(obs)``, then ``for loss in losses: ...backward()``, a world model's, actor's and critic's
+    losses each for its optimizer): several losses of one forward, whose gradients add up to the total loss's,
+    not micro-batches of one batch. A list the code builds up (appending micro-batches' losses) is not one call's
+    output: still read as accumulation."""
     loss = backward.func.value
     while isinstance(loss, ast.Call) and len(loss.args) == 1 and "scale" in _called_name(loss).lower():
         loss = loss.args[0]  # scaler.scale(loss), a helper _scale(loss)
+    if isinstance(loop, ast.For) and isinstance(loss, ast.Name) and isinstance(loop.target, ast.Name):
+        if loss.id == loop.target.id and isinstance(loop.iter, ast.Name):
+            return _one_calls_output(loop.iter.id, loop, fn)
     if not (isinstance(loop, ast.For) and isinstance(loss, ast.Subscript) and isinstance(loss.value, ast.Name)):
         return False
     targets = {n.id for n in walk(loop.target) if isinstance(n, ast.Name)}
@@ -136,6 +141,21 @@ def _a_loss_made_before(backward, loop, fn) -> bool:
         if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == loss.value.id for t in n.targets)
     ]
     return bool(made) and all(isinstance(v, ast.Call) and v.lineno < loop.lineno for v in made)
+
+
+def _one_calls_output(name: str, loop, fn) -> bool:
+    """``name`` is bound, before the loop and only there, to (a part of) what one call returns, and nothing
+    appends to it."""
+    bound = [
+        n.value
+        for n in walk(fn)
+        if isinstance(n, ast.Assign)
+        and any(isinstance(x, ast.Name) and x.id == name for t in n.targets for x in walk(t))
+    ]
+    grown = any(
+        _method(n, "append", "extend", "insert") and getattr(n.func.value, "id", None) == name for n in walk(fn)
+    )
+    return bool(bound) and not grown and all(isinstance(v, ast.Call) and v.lineno < loop.lineno for v in bound)
 
 
 def _stepped_in_its_branch(backward, gates, steps) -> bool:

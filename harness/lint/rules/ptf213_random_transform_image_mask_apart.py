@@ -87,6 +87,25 @@ def _samples_its_input(fn, ctx) -> bool:
     )
 
 
+def _noise_of_a_size(fn, ctx) -> bool:
+    """The function reads its parameters only in the arguments of its draws (``torch.randn(size)``): it makes
+    fresh noise of the shape it is told, whose two calls are two independent draws by design (a diffusion
+    model's noise for its node and its edge features, DiGress's ``sample_gaussian(X_size)``), not one transform
+    of two inputs."""
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)} - {"self", "cls"}
+    in_draws = {
+        id(x)
+        for n in walk(fn)
+        if isinstance(n, ast.Call) and _draws_here(n, ctx)
+        for a in [*n.args, *(k.value for k in n.keywords)]
+        for x in walk(a)
+    }
+    reads = [n for n in walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in params]
+    return bool(params) and bool(reads) and all(id(n) in in_draws for n in reads)
+
+
 def _draws_here(call, ctx) -> bool:
     """The call itself draws (what _draws looks for in a function)."""
     q = ctx.qualified(call.func) or ""
@@ -98,7 +117,7 @@ def _draws_here(call, ctx) -> bool:
 def _augments(fn, ctx) -> bool:
     """A function (or ``__call__``) of this file that draws and works on images or arrays (an array
     library's name, an image's flip/rotate/crop, a reversed slice): an augmentation."""
-    if not _draws(fn, ctx) or _samples_its_input(fn, ctx):
+    if not _draws(fn, ctx) or _samples_its_input(fn, ctx) or _noise_of_a_size(fn, ctx):
         return False
     for n in walk(fn):
         if isinstance(n, (ast.Name, ast.Attribute)) and (ctx.qualified(n) or "").startswith(_ARRAY_LIBRARIES):

@@ -299,3 +299,29 @@ SEEN["attribute_the_model_class_never_had"] = (
     "no out at all; .module would not help)"
 )
 SEEN["attribute_the_model_class_has"] = "the same script reading a layer the class does have"
+
+# round 21 (tuning half): the model's methods copied onto the wrapper (normalizing_flows' glow.py exposes
+# log_prob and inverse on its DistributedDataParallel) answer when read there
+_EXPOSED = """
+import torch
+from torch import nn
+class Flow(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(4, 4)
+    def log_prob(self, x):
+        return self.net(x).sum(1)
+def train_epoch(model, loader, optimizer):
+    for x in loader:
+        loss = -model.log_prob(x).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+def main(loader, rank):
+    model = torch.nn.parallel.DistributedDataParallel(Flow().cuda(rank), device_ids=[rank])
+{expose}    optimizer = torch.optim.Adam(model.parameters())
+    train_epoch(model, loader, optimizer)
+    return model.log_prob(next(iter(loader)))
+"""
+NEAR_MISS["method_copied_onto_the_wrapper"] = _EXPOSED.format(expose="    model.log_prob = model.module.log_prob\n")
+PITFALL["method_read_on_the_wrapper"] = _EXPOSED.format(expose="")

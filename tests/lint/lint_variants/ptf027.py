@@ -258,3 +258,29 @@ SEEN["each_loss_of_one_forward_back_propagated"] = (
     "_scale(out[k]).backward(), the scalar losses of one code block's output; round 19's held-out half, read wrong)"
 )
 SEEN["each_micro_batch_forward_in_the_loop"] = "one forward per key inside the loop, one step after it: micro-batches, unscaled"
+
+# round 21 (tuning half): the losses one call of the model returns (a world model's, actor's and critic's, each
+# stepped by its own optimizer) back-propagated one by one are several losses of one forward (pydreamer's
+# train.py); a list built up by appending micro-batches' losses is still accumulation
+_LOSSES = """
+import torch
+def train(model, optimizers, scaler, data):
+    for step, batch in enumerate(data):
+        with torch.autocast("cuda"):
+{made}
+        for opt in optimizers:
+            opt.zero_grad()
+        for loss in losses:
+            scaler.scale(loss).backward()
+        for opt in optimizers:
+            scaler.step(opt)
+        scaler.update()
+"""
+NEAR_MISS["losses_one_call_returns"] = _LOSSES.format(
+    made="            losses, state, metrics = model.training_step(batch)"
+)
+PITFALL["losses_appended_per_micro_batch"] = _LOSSES.format(
+    made="""            losses = []
+            for part in batch.chunk(4):
+                losses.append(model(part).mean())"""
+)

@@ -344,3 +344,29 @@ def pair(image, mask):
 SEEN["sampler_called_on_two_distributions"] = (
     "autonlab/auton-survival auton_survival/models/cmhe/cmhe_utilities.py:141 (round 14's held-out half, read wrong)"
 )
+
+# round 21 (tuning half): a function that reads its parameter only as the size of a draw makes fresh noise of
+# that shape: its calls for two features are two independent draws by design (DiGress's sample_gaussian)
+_NOISE = """
+import torch
+def sample_gaussian(size):
+    x = torch.randn(size)
+    return x
+def sample_feature_noise(X_size, E_size):
+    epsX = sample_gaussian(X_size)
+    epsE = sample_gaussian(E_size)
+    return epsX, epsE
+"""
+NEAR_MISS["noise_of_the_size_it_is_told"] = _NOISE
+PITFALL["flip_of_its_input_on_image_and_mask"] = """
+import random
+import torch
+def random_flip(x):
+    if random.random() < 0.5:
+        x = torch.flip(x, dims=[-1])
+    return x
+def load_pair(image, mask):
+    image = random_flip(image)
+    mask = random_flip(mask)
+    return image, mask
+"""

@@ -233,3 +233,35 @@ def main(args, loader, criterion):
             opt.step()
         torch.save({"model": model.state_dict(), "optimizer": opt.state_dict(), "epoch": epoch}, args.ckpt)
 """
+
+# fresh set 19 (tuning half): a helper that loads a pretrained encoder and only prints the pretraining step is no
+# resume (fine-tuning starts afresh); one that hands the step back to its caller is
+_PRETRAINED = """
+import torch
+import torch.nn.functional as F
+def load_pretrained_encoder(model, path):
+    ckpt = torch.load(path, map_location="cpu", weights_only=True)
+    model.encoder.load_state_dict(ckpt["state_dict"])
+    {counter}
+class Tagger(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = torch.nn.EmbeddingBag(1000, 64)
+        self.head = torch.nn.Linear(64, 10)
+    def forward(self, x):
+        return self.head(self.encoder(x))
+def main(args, train_dl):
+    model = Tagger()
+    {call}
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
+    for epoch in range(args.epochs):
+        for x, y in train_dl:
+            loss = F.cross_entropy(model(x), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+"""
+NEAR_MISS["pretraining_step_only_printed"] = _PRETRAINED.format(
+    counter="""print(f"encoder restored from {path}, pretraining step {ckpt['step']}")""",
+    call="load_pretrained_encoder(model, args.pretrained)",
+)

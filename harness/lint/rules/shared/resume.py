@@ -225,10 +225,22 @@ def _resumes_counter(fn, roots: set[str], ctx) -> bool:
         elif _method(n, "get") and n.args and isinstance(n.args[0], ast.Constant) and isinstance(n.args[0].value, str):
             key, base = n.args[0].value, n.func.value
         if key is not None and _COUNTER_KEY.search(key) and isinstance(base, ast.Name) and base.id in roots:
-            parent = ctx.parent(n)
-            if not (isinstance(parent, ast.Call) and _name(parent.func) in ("print", "info", "format")):
+            if not _only_shown(n, ctx):
                 return True
     return False
+
+
+_SHOWN_BY = ("print", "info", "debug", "warning", "log", "format", "write", "set_description", "set_postfix")
+
+
+def _only_shown(node, ctx) -> bool:
+    """The counter is only printed or logged (``print(f"... step {ckpt['step']}")``): read, not resumed from."""
+    parent = ctx.parent(node)
+    while isinstance(parent, (ast.FormattedValue, ast.JoinedStr)) or (
+        isinstance(parent, ast.Call) and _name(parent.func) in ("str", "repr")
+    ):
+        parent = ctx.parent(parent)
+    return isinstance(parent, ast.Call) and _name(parent.func) in _SHOWN_BY
 
 
 def _used(fn, name: str) -> bool:
