@@ -13,7 +13,7 @@ import ast
 from torch_pitfalls.lint.bindings import LOADERS, arguments, parameter_defaults, returned_values
 from torch_pitfalls.lint.rules.base import CALL, UNSURE, Rule, _arg, _const, _has_kw, _kw, _method, last_names
 from torch_pitfalls.lint.rules.shared.flow import _dead, _scopes_of, _values
-from torch_pitfalls.lint.rules.shared.options import default_truth
+from torch_pitfalls.lint.rules.shared.options import default_truth, option_default
 from torch_pitfalls.lint.rules.shared.training_loop import _optimizer_step
 from torch_pitfalls.lint.walking import walk
 
@@ -55,7 +55,8 @@ def _off(value, ctx, line) -> bool:
     if isinstance(value, ast.Name):
         values = _values(value.id, _scopes_of(value, ctx), line, ctx.bindings)
         return bool(values) and all(isinstance(v, ast.Constant) and v.value in (False, None) for v in values)
-    return False
+    default = option_default(value, ctx, line=line)  # shuffle=args.shuffle, a flag off unless given
+    return isinstance(default, ast.Constant) and default.value in (False, None)
 
 
 # --- the dataset --------------------------------------------------------------------------------------

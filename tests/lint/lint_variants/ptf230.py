@@ -564,3 +564,32 @@ def fit(model, dataset, opt, criterion, loader_args):
         criterion(model(x), y).backward()
         opt.step()
 """
+
+# fresh set 19 (held-out, after its scoring): shuffle given by a command-line flag that is off unless passed
+# (store_true, no default); a store_false flag is on unless passed
+_FLAG = """
+import argparse
+import torch
+from torch.utils.data import DataLoader, Dataset
+class Headlines(Dataset):
+    def __init__(self, rows):
+        self.rows = rows
+    def __len__(self):
+        return len(self.rows)
+    def __getitem__(self, i):
+        return self.rows[i]
+def main(rows, model, criterion):
+    ap = argparse.ArgumentParser()
+    ap.add_argument({flag})
+    args = ap.parse_args()
+    train_dl = DataLoader(Headlines(rows), batch_size=64, shuffle=args.shuffle)
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    for epoch in range(6):
+        for x, y in train_dl:
+            optimizer.zero_grad()
+            criterion(model(x), y).backward()
+            optimizer.step()
+"""
+PITFALL["shuffle_flag_off_by_default"] = _FLAG.format(flag='"--shuffle", action="store_true"')
+NEAR_MISS["shuffle_flag_on_by_default"] = _FLAG.format(flag='"--no-shuffle", dest="shuffle", action="store_false"')
+NEAR_MISS["shuffle_flag_defaulting_to_true"] = _FLAG.format(flag='"--shuffle", type=int, default=1')

@@ -40,7 +40,12 @@ def option_default(expr, ctx, chain=None, line: int | None = None):
     if len(found) != 1:
         return None
     default = _kw(found[0], "default")
-    return default if default is not None else ast.Constant(None)
+    if default is not None:
+        return default
+    action = _kw(found[0], "action")  # a flag's default is the opposite of what it stores
+    if isinstance(action, ast.Constant) and action.value in ("store_true", "store_false"):
+        return ast.Constant(action.value == "store_false")
+    return ast.Constant(None)
 
 
 def default_truth(test, ctx, chain=None, line: int | None = None):
