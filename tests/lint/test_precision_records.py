@@ -51,7 +51,7 @@ def test_the_newest_round_is_quoted_first():
 # "... (`reports/fresh7-heldout.json`): **8 of its 14 planted pitfalls found, nothing on its 4 correct scripts"
 RECALL = re.compile(
     r"`reports/(fresh\d*)-heldout\.json`\):\s+\*\*(\d+) of its (\d+) planted pitfalls found,\s+nothing on\s+its\s+"
-    r"(\d+) correct scripts"
+    r"(\d+) correct scripts?"
 )
 
 
