@@ -39,11 +39,19 @@ def _interpolate_without_align_corners(node, ctx) -> bool:
         and not any(k.arg is None for k in node.keywords)
     ):
         return False
-    if any(_is_call_to(n, ctx, *INTERP) and _const(_resize_mode(n, ctx)[1], True) for n in walk(ctx.function)):
+    here = _resize_target(node, ctx)
+    # in the same function, a resize with align_corners=True to another target written out is another resize
+    # (the input downsampled at the default, the predicted flow upsampled back to the original shape, alike in
+    # training and inference: LapIRN); to the same target, or one not written out, the same resize done two ways
+    if any(
+        _is_call_to(n, ctx, *INTERP)
+        and _const(_resize_mode(n, ctx)[1], True)
+        and (here is None or _resize_target(n, ctx) in (None, here))
+        for n in walk(ctx.function)
+    ):
         return True
     # another function of the file (train vs predict) makes the same resize (mode and target size or
     # scale) with align_corners=True
-    here = _resize_target(node, ctx)
     return here is not None and any(
         _is_call_to(n, ctx, *INTERP)
         and _const(_resize_mode(n, ctx)[1], True)
@@ -58,7 +66,7 @@ def _resize_target(call, ctx) -> str | None:
     """The size or scale a resize aims at, as written (``(224, 224)``), or None."""
     at = 0 if ctx.qualified(call.func) == "torch.nn.Upsample" else 1  # Upsample(size, scale_factor, ...)
     target = _arg(call, at, "size")
-    if target is None:
+    if target is None or _const(target, None):  # interpolate(x, None, 2, ...): the scale is the target
         target = _arg(call, at + 1, "scale_factor")
     return ast.unparse(target) if target is not None else None
 

@@ -15,15 +15,6 @@ def up(x, feat):
     feat = F.interpolate(feat, scale_factor=2, mode="bilinear", align_corners=True)
     return x + feat
 """,
-    "in_forward": """
-import torch.nn as nn
-import torch.nn.functional as F
-class Decoder(nn.Module):
-    def forward(self, x, skip):
-        x = F.interpolate(x, size=skip.shape[2:], mode="bilinear", align_corners=True)
-        logits = F.interpolate(x, scale_factor=4, mode="bilinear")
-        return logits
-""",
     "upsample_module": """
 import torch.nn as nn
 import torch.nn.functional as F
@@ -84,3 +75,31 @@ def preprocess(image):
     return F.interpolate(image, size=(224, 224), mode="bilinear")
 """
 SEEN["train_and_predict_functions"] = "https://github.com/microsoft/ProDA/issues/43 (teacher output resized with align_corners=True in training code)"
+
+# round 21 (held-out, after its reading): two different resizes in one function, each done alike in training
+# and inference (a decoder's skip resize with align_corners=True, its logits upsampled x4 at the default; LapIRN's
+# input downsampled at the default and its flow upsampled back with True) are not one resize done two ways
+NEAR_MISS["in_forward"] = """
+import torch.nn as nn
+import torch.nn.functional as F
+class Decoder(nn.Module):
+    def forward(self, x, skip):
+        x = F.interpolate(x, size=skip.shape[2:], mode="bilinear", align_corners=True)
+        logits = F.interpolate(x, scale_factor=4, mode="bilinear")
+        return logits
+"""
+NEAR_MISS["input_down_flow_up"] = """
+import torch.nn.functional as F
+def train_step(model, X, Y, imgshape, ori_imgshape):
+    X = F.interpolate(X, size=imgshape, mode="trilinear")
+    Y = F.interpolate(Y, size=imgshape, mode="trilinear")
+    flow = model(X, Y)
+    return F.interpolate(flow, size=ori_imgshape, mode="trilinear", align_corners=True)
+"""
+PITFALL["same_size_two_ways_in_one_function"] = """
+import torch.nn.functional as F
+def compare(feat, size):
+    train = F.interpolate(feat, size=size, mode="bilinear", align_corners=True)
+    infer = F.interpolate(feat, size=size, mode="bilinear")
+    return train, infer
+"""
