@@ -10,8 +10,9 @@ names it: no call or reference by its name (``f(x)``, ``obj.m()``, ``callback=se
 no string equal to it (``getattr(obj, "m")``, a registry). Left alone, as reached: special methods, decorated
 functions (a decorator may register them), ``test_*`` functions and test files (pytest calls them), methods
 of a class with a base its file does not define (a framework may call them: ``Dataset.__getitem__``, a
-Lightning hook), and everything where the project star-imports, holds a file that does not parse, or is too
-large to read here.
+Lightning hook), and everything where the project star-imports, holds a file that cannot be read, or is too
+large to read here. The files are read as text (comments dropped), not parsed: a script that does not parse on
+this Python still names what it calls.
 
 The project is the file's folder, or the folder above it while that one holds Python files too (a script beside
 a package of helpers), up to the first that declares the project (``requirements.txt``, packaging); its files
@@ -23,6 +24,7 @@ from __future__ import annotations
 import ast
 import functools
 import os
+import re
 from pathlib import Path
 
 from torch_pitfalls.lint.testcode import is_test_file
@@ -47,10 +49,10 @@ def unreached(tree: ast.Module, path: str, lines) -> set[int]:
         return set()
     here = Path(path).resolve()
     project = _project(here)
-    names = _names(project) if project is not None else None
-    if names is None or (here.stem not in names.modules_reached and not _runs_as_script(tree)):
+    texts = _texts(project) if project is not None else None
+    if texts is None or not (_runs_as_script(tree) or _imported(here, texts)):
         return set()
-    return {line for fn, inside in candidates if fn.name not in names.referenced for line in inside}
+    return {line for fn, inside in candidates if not _named(fn.name, texts) for line in inside}
 
 
 def _candidates(tree: ast.Module):
@@ -102,61 +104,61 @@ def _project(file: Path) -> Path | None:
     return folder
 
 
-class _Names:
-    def __init__(self, referenced: frozenset, modules_reached: frozenset):
-        self.referenced, self.modules_reached = referenced, modules_reached
+_STAR = re.compile(r"^\s*from\s+\S+\s+import\s+\*", re.M)
+_IMPORT = re.compile(r"^\s*import\s+([^\n;]+)", re.M)  # ``import utils, torch, numpy as np``
+_IMPORT_LINE = re.compile(r"^\s*(?:from\s+[\w.]+\s+)?import\s+[^\n]*", re.M)
 
 
 @functools.lru_cache(maxsize=8)  # the files of a run come project by project
-def _names(project: Path) -> _Names | None:
-    """What the project's files name, import and define; None where it star-imports or is too large."""
-    files = []
+def _texts(project: Path) -> dict[Path, str] | None:
+    """The project's files, without their comments; None where it star-imports (a star may name anything) or is
+    too large to read here. Read as text, not parsed: a file that does not parse still names what it calls."""
+    texts = {}
     for visited, (folder, subfolders, filenames) in enumerate(os.walk(project)):
         subfolders[:] = [s for s in subfolders if not s.startswith(".") and s not in _NOT_THE_PROJECT]
-        files += [Path(folder) / f for f in filenames if f.endswith(".py")]
-        if len(files) > _MAX_FILES or visited > _MAX_FILES:
+        for name in filenames:
+            if name.endswith(".py"):
+                try:
+                    text = (Path(folder) / name).read_text(encoding="utf-8")
+                except (OSError, UnicodeDecodeError):
+                    return None  # a file not read may be the one that calls it
+                if _STAR.search(text):
+                    return None
+                texts[(Path(folder) / name).resolve()] = re.sub(r"#[^\n]*", "", text)
+        if len(texts) > _MAX_FILES or visited > _MAX_FILES:
             return None
-    own = {f.stem for f in files} | {f.parent.name for f in files}  # the project's own modules and packages
-    referenced, modules = set(), set()
-    for file in files:
-        try:
-            tree = ast.parse(file.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
-            return None  # a file not read may be the one that calls it
-        if not _read_file(tree, own, referenced, modules):
-            return None
-    return _Names(frozenset(referenced), frozenset(modules))
+    return texts
 
 
-def _read_file(tree: ast.Module, own: set, referenced: set, modules: set) -> bool:
-    """Add what one file names and imports; False where it star-imports (it may name anything)."""
-    imported = set()  # the names ``import torch`` binds: what hangs off another library's module is not the project's
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                modules.update(alias.name.split("."))
-                if alias.name.split(".")[0] not in own:
-                    imported.add(alias.asname or alias.name.split(".")[0])
-        elif isinstance(node, ast.ImportFrom):
-            if any(alias.name == "*" for alias in node.names):
-                return False
-            modules.update((node.module or "").split("."))
-            modules.update(alias.name for alias in node.names)  # ``from . import train``: a module, or a name of one
-            referenced.update(alias.name for alias in node.names)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-            referenced.add(node.id)
-        elif isinstance(node, ast.Attribute) and not _on_a_module(node, imported):
-            referenced.add(node.attr)
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
-            referenced.add(node.value)
-    return True
+def _imported(module: Path, texts: dict[Path, str]) -> bool:
+    """Another file of the project imports the module (``import gan``, ``from gan import GAN``, ``from . import
+    gan``)."""
+    word = re.compile(rf"\b{re.escape(module.stem)}\b")
+    return any(
+        path != module and any(word.search(m.group()) for m in _IMPORT_LINE.finditer(t)) for path, t in texts.items()
+    )
 
 
-def _on_a_module(node: ast.Attribute, imported: set) -> bool:
-    """``torch.load``, ``np.random.seed``: an attribute of a module's chain (``import x``), not of the project's
-    objects."""
-    root = node.value
-    while isinstance(root, ast.Attribute):
-        root = root.value
-    return isinstance(root, ast.Name) and root.id in imported
+def _named(name: str, texts: dict[Path, str]) -> bool:
+    """A file of the project names ``name`` other than where it is defined and other than as an attribute of
+    another library's module (``torch.load`` does not call a project's ``load``): a call, a reference, an
+    attribute of the project's objects, an import, a string."""
+    project_modules = {p.stem for p in texts} | {p.parent.name for p in texts}
+    for text in texts.values():
+        if name not in text:
+            continue
+        modules = set()
+        for m in _IMPORT.finditer(text):
+            for part in m.group(1).split(","):
+                words = part.split()
+                if words and words[0].split(".")[0] not in project_modules:
+                    modules.add(words[-1] if len(words) == 3 and words[1] == "as" else words[0].split(".")[0])
+        for m in re.finditer(rf"\b{re.escape(name)}\b", text):
+            before = text[max(0, m.start() - 60) : m.start()]
+            if re.search(r"\bdef\s+$", before):
+                continue  # its own definition
+            receiver = re.search(r"(\w+)(?:\.\w+)*\.$", before)
+            if receiver and receiver.group(1) in modules:
+                continue  # torch.load, np.random.seed: another library's
+            return True
+    return False

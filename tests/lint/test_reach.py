@@ -39,7 +39,7 @@ def report():
 
 
 def _project(tmp_path, files: dict[str, str]):
-    reach._names.cache_clear()  # a run reads each project once; these tests change one between runs
+    reach._texts.cache_clear()  # a run reads each project once; these tests change one between runs
     for name, text in files.items():
         path = tmp_path / name
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -87,13 +87,15 @@ def test_a_name_in_a_string_or_an_attribute_of_a_project_module_is_a_call(tmp_pa
     assert len(_loads(tmp_path)) == 2
 
 
-def test_a_star_import_or_a_file_that_does_not_parse_leaves_everything_reached(tmp_path):
+def test_a_star_import_leaves_everything_reached_and_a_file_that_does_not_parse_still_names(tmp_path):
     _project(
         tmp_path, {"gan.py": GAN, "main.py": MAIN.replace("import utils", "from utils import *"), "utils.py": UTILS}
     )
     assert len(_loads(tmp_path)) == 2
-    _project(tmp_path, {"main.py": MAIN, "broken.py": "x.cuda(async=True)\n"})
+    _project(tmp_path, {"main.py": MAIN, "broken.py": "x.cuda(async=True)\nGAN().load('w.pt')\n"})
     assert len(_loads(tmp_path)) == 2
+    _project(tmp_path, {"broken.py": "x.cuda(async=True)  # then GAN().load('w.pt')\n"})  # a comment calls nothing
+    assert len(_loads(tmp_path)) == 1
 
 
 def test_a_method_of_a_class_a_framework_may_call_is_reached(tmp_path):
@@ -104,3 +106,9 @@ def test_a_method_of_a_class_a_framework_may_call_is_reached(tmp_path):
 
 def test_a_text_without_a_file_is_not_read_for_reach(tmp_path):
     assert len(lint_text(textwrap.dedent(GAN), str(tmp_path / "absent.py"), RULES)) == 2
+
+
+def test_a_module_imported_among_others_on_one_line_is_another_librarys(tmp_path):
+    """``import utils, torch``: ``torch.load`` is torch's, not a call of the project's ``load``."""
+    _project(tmp_path, {"gan.py": GAN.replace("import torch", "import os, torch"), "main.py": MAIN, "utils.py": UTILS})
+    assert [line for line, _, _ in _loads(tmp_path)] == [_train_line(GAN)]
