@@ -458,8 +458,12 @@ class Bindings:
         """The module-level function a call by plain name calls, where the name is not rebound here."""
         if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
             return None
-        fn = self.module_function(call.func.id)
-        binding, _ = self.lookup(call.func.id, chain, line)
+        return self._function_named(call.func.id, chain, line)
+
+    def _function_named(self, name: str, chain, line) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The module-level function ``name`` refers to at ``line``, where the name is not rebound here."""
+        fn = self.module_function(name)
+        binding, _ = self.lookup(name, chain, line)
         return fn if fn is not None and (binding is None or binding.value is fn) else None
 
     def _returned_held(self, fn, index: int | None, d) -> Held | None:
@@ -734,9 +738,8 @@ class Bindings:
             return False
         if (self.qualify(collate) or "").endswith("default_collate"):
             return False
-        fn = self.module_function(collate.id) if isinstance(collate, ast.Name) else None
-        binding = self.lookup(collate.id, chain, line)[0] if fn is not None else None
-        if fn is None or (binding is not None and binding.value is not fn):
+        fn = self._function_named(collate.id, chain, line) if isinstance(collate, ast.Name) else None
+        if fn is None:
             return True
         returned = returned_values(fn) or []
         for value, at in returned:

@@ -52,7 +52,7 @@ def unreached(tree: ast.Module, path: str, lines) -> set[int]:
     texts = _texts(project) if project is not None else None
     if texts is None or not (_runs_as_script(tree) or _imported(here, texts)):
         return set()
-    return {line for fn, inside in candidates if not _named(fn.name, texts) for line in inside}
+    return {line for fn, inside in candidates if not _named(fn.name, project) for line in inside}
 
 
 def _candidates(tree: ast.Module):
@@ -139,20 +139,14 @@ def _imported(module: Path, texts: dict[Path, str]) -> bool:
     )
 
 
-def _named(name: str, texts: dict[Path, str]) -> bool:
+def _named(name: str, project: Path) -> bool:
     """A file of the project names ``name`` other than where it is defined and other than as an attribute of
     another library's module (``torch.load`` does not call a project's ``load``): a call, a reference, an
     attribute of the project's objects, an import, a string."""
-    project_modules = {p.stem for p in texts} | {p.parent.name for p in texts}
-    for text in texts.values():
+    for path, text in _texts(project).items():
         if name not in text:
             continue
-        modules = set()
-        for m in _IMPORT.finditer(text):
-            for part in m.group(1).split(","):
-                words = part.split()
-                if words and words[0].split(".")[0] not in project_modules:
-                    modules.add(words[-1] if len(words) == 3 and words[1] == "as" else words[0].split(".")[0])
+        modules = _library_modules(project)[path]
         for m in re.finditer(rf"\b{re.escape(name)}\b", text):
             before = text[max(0, m.start() - 60) : m.start()]
             if re.search(r"\bdef\s+$", before):
@@ -162,3 +156,20 @@ def _named(name: str, texts: dict[Path, str]) -> bool:
                 continue  # torch.load, np.random.seed: another library's
             return True
     return False
+
+
+@functools.lru_cache(maxsize=8)  # asked for each candidate function of each file: read once per project
+def _library_modules(project: Path) -> dict[Path, set[str]]:
+    """Each file's names for other libraries' modules (``import utils, torch, numpy as np`` in a project that has a
+    ``utils.py``: torch and np)."""
+    texts = _texts(project)
+    own = {p.stem for p in texts} | {p.parent.name for p in texts}
+    out = {}
+    for path, text in texts.items():
+        modules = out[path] = set()
+        for m in _IMPORT.finditer(text):
+            for part in m.group(1).split(","):
+                words = part.split()
+                if words and words[0].split(".")[0] not in own:
+                    modules.add(words[-1] if len(words) == 3 and words[1] == "as" else words[0].split(".")[0])
+    return out

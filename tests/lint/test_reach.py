@@ -40,6 +40,7 @@ def report():
 
 def _project(tmp_path, files: dict[str, str]):
     reach._texts.cache_clear()  # a run reads each project once; these tests change one between runs
+    reach._library_modules.cache_clear()
     for name, text in files.items():
         path = tmp_path / name
         path.parent.mkdir(parents=True, exist_ok=True)

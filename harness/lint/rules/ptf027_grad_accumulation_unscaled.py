@@ -135,23 +135,24 @@ def _a_loss_made_before(backward, loop, fn) -> bool:
     targets = {n.id for n in walk(loop.target) if isinstance(n, ast.Name)}
     if not any(isinstance(n, ast.Name) and n.id in targets for n in walk(loss.slice)):
         return False
-    made = [
+    made = _bound_values(loss.value.id, fn, unpacked=False)
+    return bool(made) and all(isinstance(v, ast.Call) and v.lineno < loop.lineno for v in made)
+
+
+def _bound_values(name: str, fn, unpacked: bool) -> list:
+    """What the function's assignments bind ``name`` to (``unpacked``: also as one of a tuple's targets)."""
+    return [
         n.value
         for n in walk(fn)
-        if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == loss.value.id for t in n.targets)
+        if isinstance(n, ast.Assign)
+        and any(isinstance(x, ast.Name) and x.id == name for t in n.targets for x in (walk(t) if unpacked else (t,)))
     ]
-    return bool(made) and all(isinstance(v, ast.Call) and v.lineno < loop.lineno for v in made)
 
 
 def _one_calls_output(name: str, loop, fn) -> bool:
     """``name`` is bound, before the loop and only there, to (a part of) what one call returns, and nothing
     appends to it."""
-    bound = [
-        n.value
-        for n in walk(fn)
-        if isinstance(n, ast.Assign)
-        and any(isinstance(x, ast.Name) and x.id == name for t in n.targets for x in walk(t))
-    ]
+    bound = _bound_values(name, fn, unpacked=True)
     grown = any(
         _method(n, "append", "extend", "insert") and getattr(n.func.value, "id", None) == name for n in walk(fn)
     )
