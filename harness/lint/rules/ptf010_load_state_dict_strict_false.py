@@ -199,12 +199,52 @@ def _retry_after_check(call, ctx) -> bool:
     return False
 
 
+# what a training checkpoint keeps beside the weights: a dict read for these is the checkpoint, not a state dict
+_CHECKPOINT_ENTRIES = frozenset(
+    """epoch epochs step global_step iteration iter optimizer optimizer_state_dict optim scheduler lr_scheduler
+scaler amp state_dict model model_state_dict net args config cfg hparams hyper_parameters best_acc best_loss
+best_score best_metric arch""".split()
+)
+
+
+def _whole_checkpoint(state, call, ctx) -> bool:
+    """The dict loaded is a whole training checkpoint: the same binding is read, in this function, for an
+    entry a checkpoint keeps beside the weights (``ckpt["epoch"]``, ``ckpt.get("optimizer")``), and no key is
+    taken out of it. Its keys are those entries, none a parameter's: a non-strict load matches nothing."""
+    if not isinstance(state, ast.Name) or ctx.function is None:
+        return False
+    chain = ctx.chain()
+    loaded, _ = ctx.bindings.lookup(state.id, chain, call.lineno)
+    if loaded is None:
+        return False
+    read = False
+    for n in walk(ctx.function):
+        if _method(n, "pop", "popitem") and getattr(n.func.value, "id", None) == state.id:
+            return False
+        if isinstance(n, ast.Subscript) and getattr(n.value, "id", None) == state.id and isinstance(n.ctx, ast.Load):
+            key, at = n.slice, n.lineno
+        elif _method(n, "get") and getattr(n.func.value, "id", None) == state.id and n.args:
+            key, at = n.args[0], n.lineno
+        else:
+            continue
+        if (
+            isinstance(key, ast.Constant)
+            and key.value in _CHECKPOINT_ENTRIES
+            and ctx.bindings.lookup(state.id, chain, at)[0] is loaded
+        ):
+            read = True
+    return read
+
+
 def _strict_false_unchecked(node, ctx) -> bool:
     """``load_state_dict(sd, strict=False)`` (or ``strict`` as the 2nd positional) whose result,
     the missing and unexpected keys, nobody looks at, unless the load is partial by design
-    (``_partial_by_design``: a subset of the keys, or another model's state dict)."""
+    (``_partial_by_design``: a subset of the keys, or another model's state dict); or of a whole
+    checkpoint (``_whole_checkpoint``), which loads nothing whatever the result is used for."""
     if not (_method(node, "load_state_dict") and _const(_arg(node, 1, "strict"), False)):
         return False
+    if _whole_checkpoint(_arg(node, 0, "state_dict"), node, ctx):
+        return receiver_holds(node, ctx, "module")
     if _result_checked(node, ctx) or _retry_after_check(node, ctx):
         return False
     # a module's key matching; UNSURE on other objects (TensorDict.load_state_dict restores a storage)
@@ -215,7 +255,8 @@ RULE = Rule(
     "PTF010",
     ("load-state-dict-strict-false",),
     "load_state_dict(strict=False) skips every key that does not match, silently (with a 'module.' prefix, "
-    "all of them), and this result is never looked at; check its missing_keys/unexpected_keys",
+    "all of them), and this result is never looked at, or the dict is a whole checkpoint whose other entries "
+    "the code reads (it matches nothing); load the weights' own dict and check missing_keys/unexpected_keys",
     _strict_false_unchecked,
     nodes=CALL,
     calls=("load_state_dict",),

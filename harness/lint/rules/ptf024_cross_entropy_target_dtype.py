@@ -81,15 +81,38 @@ def _float_tensor(expr, chain, line, ctx, depth=0) -> bool:
             return bool(returns) and all(
                 _float_tensor(v, (fn, ctx.module), at + 1, ctx, depth + 1) for v, at in returns
             )
+        if binding.how == "param":  # a helper's argument: what every call of the file passes for it
+            sites = ctx.bindings.passed(where[0], expr.id) or []
+            return bool(sites) and all(_float_tensor(v, c, at, ctx, depth + 1) for v, c, at, _k in sites)
         return False
     if not isinstance(expr, ast.Call):
         return False
     if _float_cast(expr) or _is_call_to(expr, ctx, *_FLOAT_LEGACY):
         return True
-    if _is_call_to(expr, ctx, "torch.tensor", "torch.as_tensor"):
+    if _is_call_to(expr, ctx, "torch.tensor", "torch.as_tensor", "numpy.array", "numpy.asarray"):
         dtype = _kw(expr, "dtype")
-        return dtype is not None and (ctx.qualified(dtype) or "").rsplit(".", 1)[-1] in _FLOAT_WORDS
-    return False
+        if dtype is None:  # torch.tensor(a) keeps a float array's dtype
+            first = _arg(expr, 0, "data")
+            return not _is_call_to(expr, ctx, "numpy.array", "numpy.asarray") and _float_tensor(
+                first, chain, line, ctx, depth + 1
+            )
+        return _float_word(dtype, ctx)
+    if _is_call_to(expr, ctx, "torch.from_numpy") and expr.args:
+        return _float_tensor(expr.args[0], chain, line, ctx, depth + 1)
+    if _method(expr, "astype") and expr.args:  # table.astype(np.float32)
+        return _float_word(expr.args[0], ctx)
+    fn = ctx.bindings._local_function(expr, chain, line)  # table = read_table(path): what it returns
+    returns = returned_values(fn) if fn is not None else None
+    return bool(returns) and all(_float_tensor(v, (fn, ctx.module), at + 1, ctx, depth + 1) for v, at in returns)
+
+
+def _float_word(dtype, ctx) -> bool:
+    """A float dtype: ``torch.float32``, ``np.float32``, ``float``, ``"float32"``."""
+    if isinstance(dtype, ast.Constant) and isinstance(dtype.value, str):
+        return dtype.value in _FLOAT_WORDS
+    if isinstance(dtype, ast.Name) and dtype.id == "float":
+        return True
+    return (ctx.qualified(dtype) or getattr(dtype, "attr", "")).rsplit(".", 1)[-1] in _FLOAT_WORDS
 
 
 _FLOAT_WORDS = ("float", "float32", "float64", "double", "half", "float16", "bfloat16", "FloatTensor", "DoubleTensor")

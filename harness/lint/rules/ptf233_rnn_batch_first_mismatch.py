@@ -188,7 +188,27 @@ def _call_layout(expr, chain, line, klass, ctx, depth) -> str | None:
         what = (held.what or "") if held is not None and held.kind == "module" else ""
         if what.startswith("torch.nn.") and what.rsplit(".", 1)[-1] in _KEEPS_LAYOUT:
             return _layout(expr.args[0], chain, line, klass, ctx, depth + 1)
+        if what == "torch.nn.Sequential" and _sequential_keeps_layout(expr.func, chain, line, klass, ctx):
+            return _layout(expr.args[0], chain, line, klass, ctx, depth + 1)
     return None
+
+
+def _sequential_keeps_layout(expr, chain, line, klass, ctx) -> bool:
+    """An nn.Sequential built, everywhere it is built, of layers that keep the axes
+    (``nn.Sequential(nn.Linear(n, d), nn.ReLU())``): its output is laid out as its input."""
+    found = constructions(expr, chain, line, klass, ctx)
+    return bool(found) and all(
+        ctx.qualified(call.func) == "torch.nn.Sequential"
+        and call.args
+        and not call.keywords
+        and all(
+            isinstance(layer, ast.Call)
+            and (ctx.qualified(layer.func) or "").startswith("torch.nn.")
+            and (ctx.qualified(layer.func) or "").rsplit(".", 1)[-1] in _KEEPS_LAYOUT
+            for layer in call.args
+        )
+        for call, _ in found
+    )
 
 
 def _loader_layout(iterable, chain, line, ctx) -> str | None:

@@ -234,3 +234,39 @@ def train(model, dataset, opt):
 SEEN["labels_made_float_in_the_collate_function"] = (
     "benchmarks/fresh/lint12 k03_news_headline_classifier.py (tuning half, missed at its first run)"
 )
+
+# The labels a float NumPy table holds, made a TensorDataset by a helper of the file that the loader's
+# dataset comes from (fresh set 18's h02, tuning half, missed at its first run): a float array's
+# dtype survives torch.from_numpy and torch.tensor(a), through the helper's parameter and the reader's return.
+_NUMPY_TABLE = """
+import csv
+import numpy as np
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+def read_table(path):
+    with open(path) as f:
+        rows = [[float(v) for v in rec] for rec in csv.reader(f)]
+    return np.array(rows, dtype=np.float32)
+def to_dataset(table):
+    return TensorDataset(torch.from_numpy(table[:, :-1]), {labels})
+def main():
+    train_set, stats = to_dataset(read_table("train.csv")), None
+    loader = DataLoader(train_set, batch_size=64, shuffle=True)
+    model = nn.Linear(7, 3)
+    criterion = nn.CrossEntropyLoss()
+    opt = torch.optim.Adam(model.parameters())
+    for x, y in loader:
+        opt.zero_grad()
+        criterion(model(x), y).backward()
+        opt.step()
+"""
+PITFALL["labels_a_column_of_a_float_numpy_table"] = _NUMPY_TABLE.format(labels="torch.from_numpy(table[:, -1])")
+PITFALL["labels_a_column_of_a_float_numpy_table_copied"] = _NUMPY_TABLE.format(labels="torch.tensor(table[:, -1])")
+NEAR_MISS["labels_a_column_made_int64"] = _NUMPY_TABLE.format(
+    labels="torch.from_numpy(table[:, -1].astype(np.int64))"
+)
+NEAR_MISS["labels_a_column_made_long"] = _NUMPY_TABLE.format(labels="torch.from_numpy(table[:, -1]).long()")
+SEEN["labels_a_column_of_a_float_numpy_table"] = (
+    "benchmarks/fresh/lint18 h02_road_accident_severity.py (tuning half, missed at its first run)"
+)

@@ -96,13 +96,52 @@ def _loader_sources(iterable, index, chain, line, ctx, depth) -> list[Source] | 
         if not returns:
             return None
         return [Source("sample", v, (getitem, b.tree), at + 1, cls) for v, at in returns]
-    dataset = _call_of(_arg(loader, 0, "dataset"), chain, loader.lineno, ctx)
-    if dataset is not None and ctx.qualified(dataset.func) in TENSOR_DATASETS:
+    made = _calls_making(_arg(loader, 0, "dataset"), chain, loader.lineno, ctx)
+    if not made or any(ctx.qualified(dataset.func) not in TENSOR_DATASETS for dataset, _ in made):
+        return None
+    out = []
+    for dataset, where in made:
         args = dataset.args
         if any(isinstance(a, ast.Starred) for a in args) or len(args) <= index:
             return None
-        return [Source("rows", args[index], chain, dataset.lineno, None)]
-    return None
+        out.append(Source("rows", args[index], where, dataset.lineno, None))
+    return out
+
+
+def _calls_making(node, chain, line, ctx, depth=0) -> list | None:
+    """(call, its scopes) for every call whose result ``node`` holds: through plain names, a tuple element
+    a function of this file returns (``train_set, stats = load_table(path)``) and that function's returns
+    (``train_set = to_dataset(table)``); None where one cannot be told."""
+    b = ctx.bindings
+    if depth > 6:
+        return None
+    if isinstance(node, ast.Name):
+        binding, where = b.lookup(node.id, chain, line)
+        if binding is None:
+            return None
+        if binding.how == "assign":
+            return _calls_making(binding.value, where, binding.line, ctx, depth + 1)
+        if binding.how == "item" and binding.index is not None and isinstance(binding.value, ast.Call):
+            fn = b._local_function(binding.value, where, binding.line)
+            return _returned_calls(fn, binding.index, ctx, depth) if fn is not None else None
+        return None
+    if not isinstance(node, ast.Call):
+        return None
+    fn = b._local_function(node, chain, line)
+    return _returned_calls(fn, None, ctx, depth) if fn is not None else [(node, chain)]
+
+
+def _returned_calls(fn, index, ctx, depth) -> list | None:
+    returns = returned_values(fn, index)
+    if not returns:
+        return None
+    out = []
+    for value, at in returns:
+        found = _calls_making(value, (fn, ctx.bindings.tree), at + 1, ctx, depth + 1)
+        if found is None:
+            return None
+        out += found
+    return out
 
 
 def _collated_field(collate, index, ctx) -> int | None:
