@@ -11,7 +11,7 @@ check it was not chosen by hand:
 
 Round 2 (lint_heldout_round2.toml) is the same method on 43 other libraries, drawn after round 1's
 held-out half had been read (its entries are tables naming each library's source and version).
-Rounds 3 to 21 (lint_heldout_round3.toml ... lint_heldout_round21.toml) are the same method again, each on
+Rounds 3 to 22 (lint_heldout_round3.toml ... lint_heldout_round22.toml) are the same method again, each on
 36 to 38 libraries and applications in no earlier round; from round 6 on, with their torch declaration
 files (the linter reads them with --all-versions).
 """
@@ -48,6 +48,7 @@ RECORDS = tuple(
         "lint_heldout_round19.toml",
         "lint_heldout_round20.toml",
         "lint_heldout_round21.toml",
+        "lint_heldout_round22.toml",
     )
 )
 
