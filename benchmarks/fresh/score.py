@@ -85,7 +85,7 @@ def score_watch(half: str) -> dict:
 
 
 def score_lint(half: str, folder: str = "lint") -> dict:
-    """``folder``: lint (the first set, split in split.toml), lint2 ... lint19 (each split in its own split.toml)."""
+    """``folder``: lint (the first set, split in split.toml), lint2 ... lint20 (each split in its own split.toml)."""
     split = SPLIT if folder == "lint" else tomllib.loads((HERE / folder / "split.toml").read_text(encoding="utf-8"))
     key = {s["file"]: s for s in tomllib.loads((HERE / folder / "key.toml").read_text(encoding="utf-8"))["script"]}
     rows = []
@@ -143,6 +143,7 @@ def main(argv=None) -> int:
             "lint17",
             "lint18",
             "lint19",
+            "lint20",
         ),
         default="lint",
         help="which set of lint scripts",

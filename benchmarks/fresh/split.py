@@ -52,6 +52,7 @@ def main():
         ("lint17", "g"),
         ("lint18", "h"),
         ("lint19", "e"),
+        ("lint20", "f"),
     ):  # a set is checked once its split is recorded
         if (HERE / folder / "split.toml").exists():
             record = tomllib.loads((HERE / folder / "split.toml").read_text())
