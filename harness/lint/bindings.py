@@ -382,7 +382,7 @@ class Bindings:
                 if attrs:  # assigned in several places (one loss per config branch): only what all agree on
                     helds = {self.held(value, (method, *chain[-1:]), at + 1, klass, d) for method, value, at in attrs}
                     return helds.pop() if len(helds) == 1 else None
-                return None
+                return self._declared_field(klass, node.attr)
             if node.attr in ("data", "grad", "T", "mT", "real", "imag"):
                 inner = self.held(node.value, chain, line, klass, d)
                 return Held(TENSOR, inner.what) if inner and inner.kind == TENSOR else None
@@ -420,6 +420,19 @@ class Bindings:
             return helds[0] if helds[0] and all(h == helds[0] for h in helds) else None
         if isinstance(node, ast.Await):
             return None
+        return None
+
+    def _declared_field(self, klass, attr) -> Held | None:
+        """A field no method of the class assigns, declared in its body as a tensor (``wave: torch.Tensor``
+        of a dataclass or NamedTuple): what the constructor is given for it."""
+        for stmt in klass.body:
+            if (
+                isinstance(stmt, ast.AnnAssign)
+                and isinstance(stmt.target, ast.Name)
+                and stmt.target.id == attr
+                and self.qualify(stmt.annotation) in TENSOR_ANNOTATIONS
+            ):
+                return Held(TENSOR)
         return None
 
     def _binding_held(self, binding: Binding, where, klass, d) -> Held | None:

@@ -229,3 +229,19 @@ def test_async_keyword_of_the_projects_own_function_is_a_parse_error_not_ptf003(
     torchs = "import torch\nx = torch.zeros(2, 2).cuda(async=True)\n"
     assert [f.rule for f in lint_text(own, "replay.py", EVERY_RULE)] == ["PTF000"]
     assert [f.rule for f in lint_text(torchs, "move.py", EVERY_RULE)] == ["PTF003"]
+
+
+def test_zero_grad_named_without_its_call_is_reported_on_that_line():
+    """PTF011 reports a loop whose ``optimizer.zero_grad`` lacks its parentheses at that statement (the line
+    to mend), not at the backward() it reports a loop without any zero_grad at."""
+    text = (
+        "import torch\n"
+        "def train(model, loader):\n"
+        "    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "    for x, y in loader:\n"
+        "        optimizer.zero_grad\n"
+        "        model(x).sum().backward()\n"
+        "        optimizer.step()\n"
+    )
+    found = [(f.rule, f.line) for f in lint_text(text, "loop.py", RULES) if f.rule == "PTF011"]
+    assert found == [("PTF011", 5)]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 
-from torch_pitfalls.lint.rules.base import CALL, Rule, _method
+from torch_pitfalls.lint.rules.base import Rule, _method
 from torch_pitfalls.lint.rules.shared.training_loop import _enclosing_loops, _first_backward, _optimizer_step
 from torch_pitfalls.lint.walking import kept_on, walk
 
@@ -28,13 +28,25 @@ def _trains(loop, ctx) -> bool:
     return any(c.func.attr == "backward" for c in calls) and any(_optimizer_step(c, ctx) for c in calls)
 
 
+def _named_not_called(stmt) -> bool:
+    """``optimizer.zero_grad`` on a line of its own: the method named, never called (a statement that does
+    nothing)."""
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Attribute) and stmt.value.attr == "zero_grad"
+
+
 def _backward_without_zero_grad(node, ctx) -> bool:
     """Reported at the backward() of the innermost loop that trains without clearing gradients: the line
-    above which zero_grad() belongs."""
+    above which zero_grad() belongs; or, where the loop names ``zero_grad`` without calling it, at that line."""
+    if isinstance(node, ast.Expr):
+        return _named_not_called(node) and any(
+            _loop_without_zero_grad(loop, ctx) for loop in _enclosing_loops(node, ctx)
+        )
     if not _method(node, "backward"):
         return False
     for loop in _enclosing_loops(node, ctx):
         if _trains(loop, ctx):
+            if any(_named_not_called(n) for n in walk(loop)) and _loop_without_zero_grad(loop, ctx):
+                return False  # reported at the zero_grad named there, not called
             if _first_backward(loop, node):
                 return _loop_without_zero_grad(loop, ctx) or _stepped_never_cleared(loop, ctx)
             own = _own_part(loop, ctx)
@@ -181,9 +193,10 @@ def _loop_without_zero_grad(node, ctx) -> bool:
 RULE = Rule(
     "PTF011",
     ("missing-zero-grad",),
-    "a training loop calls backward() and optimizer.step() but never zero_grad(): gradients add up across steps; "
+    "a training loop calls backward() and optimizer.step() but never zero_grad() (or names it without the call's "
+    "parentheses): gradients add up across steps; "
     "call optimizer.zero_grad() each step",
     _backward_without_zero_grad,
-    nodes=CALL,
+    nodes=(ast.Call, ast.Expr),
     calls=("backward",),
 )

@@ -6,15 +6,18 @@ Fix: pass dim (or use torch.linalg.cross).
 from __future__ import annotations
 
 from torch_pitfalls.lint.fixes import Fix, _add_keyword
-from torch_pitfalls.lint.rules.base import CALL, Rule, _has_kw, _is_call_to, _method
+from torch_pitfalls.lint.rules.base import CALL, Rule, _has_kw, _is_call_to, _method, receiver_holds
 
 
 def _cross_without_dim(node, ctx) -> bool:
     if _is_call_to(node, ctx, "torch.cross"):
         return len(node.args) < 3 and not _has_kw(node, "dim")
-    return (
+    if not (
         _method(node, "cross") and ctx.qualified(node.func) is None and len(node.args) == 1 and not _has_kw(node, "dim")
-    )
+    ):
+        return False
+    # a.cross(b) on a tensor; on an object not known to be one (``self.cross(x)``, a layer named so), UNSURE
+    return receiver_holds(node, ctx, "tensor")
 
 
 RULE = Rule(

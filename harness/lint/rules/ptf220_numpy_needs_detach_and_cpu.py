@@ -64,9 +64,10 @@ def _backward_in(fn, ctx) -> bool:
     return False
 
 
-def _grad_on(node, ctx) -> bool:
+def _grad_on(node, ctx, depth=0) -> bool:
     """Autograd is known to record where ``node`` runs: not in a no_grad block or function, and in a
-    function that itself runs a backward (or in the module's own statements, with grad left on)."""
+    function that itself runs a backward or that a call of the file runs where autograd records (a
+    metrics helper a training step calls), or in the module's own statements, with grad left on."""
     up = ctx.parent(node)
     while up is not None:
         if isinstance(up, (ast.With, ast.AsyncWith)) and any(_grad_off_call(i.context_expr, ctx) for i in up.items):
@@ -74,7 +75,7 @@ def _grad_on(node, ctx) -> bool:
         if isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if any(_grad_off_call(d, ctx) or ctx.qualified(d) in _GRAD_OFF for d in up.decorator_list):
                 return False
-            return _backward_in(up, ctx)
+            return _backward_in(up, ctx) or (depth < 3 and _called_recording(up, ctx, depth))
         if isinstance(up, (ast.Lambda, ast.ClassDef)):
             return False
         if isinstance(up, ast.Module):
@@ -83,6 +84,16 @@ def _grad_on(node, ctx) -> bool:
             )  # torch.set_grad_enabled(False) for the whole script
         up = ctx.parent(up)
     return False
+
+
+def _called_recording(fn, ctx, depth) -> bool:
+    """A call of the file runs ``fn`` where autograd records (read at what the call passes for its first
+    parameter: ``metrics.update(logits, y)`` in a training step)."""
+    params = [a.arg for a in fn.args.args]
+    if params and params[0] in ("self", "cls"):
+        params = params[1:]
+    sites = ctx.bindings.passed(fn, params[0]) if params else None
+    return bool(sites) and any(_grad_on(value, ctx, depth + 1) for value, _chain, _at, _klass in sites)
 
 
 def _frozen_somewhere(ctx) -> bool:
@@ -187,6 +198,12 @@ def _name_state(node, ctx, chain, d) -> _State:
         return whole if _module_called(binding.value, ctx) else _NOTHING  # out, hidden = lstm(x)
     if binding.how == "iter":  # for p in model.parameters()
         return _parameters_state(binding.value, ctx, where, binding.line)
+    if binding.how == "param" and d < 8:  # metrics.update(logits, y): what the file's calls pass, where they run
+        sites = ctx.bindings.passed(where[0], node.id) or []
+        states = [(_state(value, ctx, d), value) for value, _chain, _at, _klass in sites]
+        return _State(
+            any(s.grad and not _grad_off_at(value, ctx) for s, value in states), any(s.cuda for s, _ in states)
+        )
     return _NOTHING
 
 

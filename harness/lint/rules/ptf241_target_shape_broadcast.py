@@ -15,6 +15,7 @@ from torch_pitfalls.lint.rules.shared.batches import batch_field_sources, batch_
 from torch_pitfalls.lint.walking import walk
 
 COL, VEC, SCALAR, MAT = "col", "vec", "scalar", "mat"  # (N, 1), (N,), a number, and a table (N, k)
+NOT_VEC = "not-vec"  # an axis of size 1 added to a tensor of unknown shape (y.unsqueeze(1)): whatever it is, not (N,)
 _CLASSES = ("torch.nn.MSELoss", "torch.nn.L1Loss", "torch.nn.SmoothL1Loss", "torch.nn.HuberLoss")
 _FUNCTIONAL = tuple(f"torch.nn.functional.{n}" for n in ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss"))
 # methods and functions that keep a tensor's (or array's) shape
@@ -268,7 +269,8 @@ class _Shapes:
                     return COL
                 return None
             if attr == "unsqueeze" and node.args and (_int_const(node.args[0], 1) or _int_const(node.args[0], -1)):
-                return COL if self.of(receiver, chain, line, klass, d) == VEC else None
+                inner = self.of(receiver, chain, line, klass, d)
+                return COL if inner == VEC else (NOT_VEC if inner is None else None)
             if attr in ("view_as", "reshape_as", "expand_as") and node.args:
                 return self.of(node.args[0], chain, line, klass, d)
             if attr == "pop" and node.args and isinstance(node.args[0], ast.Constant):
@@ -298,8 +300,8 @@ class _Shapes:
     def _one_output(self, func, held, chain, line, klass, d) -> bool:
         what = held.what or ""
         if what in ("torch.nn.Linear", "torch.nn.LazyLinear", "torch.nn.Sequential"):
-            ctor = self._module_ctor(func, chain, line, klass)
-            return ctor is not None and self._ctor_one_output(ctor, chain, klass, d)
+            found = self._module_ctor(func, chain, line, klass)
+            return found is not None and self._ctor_one_output(found[0], found[1], klass, d)
         cls = self.b.classes().get(what)
         if cls is None:
             return False
@@ -308,25 +310,38 @@ class _Shapes:
         return bool(returns) and all(self.of(v, (forward, self.b.tree), at + 1, cls, d + 1) == COL for v, at in returns)
 
     def _module_ctor(self, func, chain, line, klass):
+        """(the call that built the module ``func`` names, the scopes it is in), or None."""
         ctor = None
         if isinstance(func, ast.Name):
-            ctor = self.b.value_of(func.id, chain, line)
+            binding, where = self.b.lookup(func.id, chain, line)
+            if binding is not None and binding.how == "assign":
+                ctor, chain = binding.value, where
         elif isinstance(func, ast.Attribute) and getattr(func.value, "id", None) == "self" and klass is not None:
             attrs = self.b.self_attributes(klass).get(func.attr) or []
-            ctor = attrs[0][1] if len(attrs) == 1 else None
+            if len(attrs) == 1:
+                method, ctor, _at = attrs[0]
+                chain = (method, self.b.tree)
         while (
             isinstance(ctor, ast.Call)
             and isinstance(ctor.func, ast.Attribute)
             and ctor.func.attr in ("to", "cuda", "cpu", "float", "double")
         ):
             ctor = ctor.func.value
-        return ctor if isinstance(ctor, ast.Call) else None
+        return (ctor, chain) if isinstance(ctor, ast.Call) else None
 
     def _ctor_one_output(self, ctor, chain, klass, d) -> bool:
         q = self.ctx.qualified(ctor.func) or ""
         if q in ("torch.nn.Linear", "torch.nn.LazyLinear"):
             out = _arg(ctor, 0 if q.endswith("LazyLinear") else 1, "out_features")
             return _int_const(out, 1)
+        if not q and d < 20:  # model = build_mlp(...): what the function of this file returns
+            fn = self.b._local_function(ctor, chain, ctor.lineno)
+            inner = (fn, self.b.tree)
+            calls = [self._value_call(v, inner, at + 1) for v, at in returned_values(fn) or []] if fn else []
+            return bool(calls) and all(c is not None and self._ctor_one_output(c, inner, klass, d + 1) for c in calls)
+        if q == "torch.nn.Sequential" and len(ctor.args) == 1 and isinstance(ctor.args[0], ast.Starred):
+            last = _last_listed(ctor.args[0].value, chain, ctor.lineno, self.ctx)
+            return last is not None and self._ctor_one_output(last, chain, klass, d + 1)
         if q == "torch.nn.Sequential" and ctor.args and not any(isinstance(a, ast.Starred) for a in ctor.args):
             for layer in reversed(ctor.args):
                 if not isinstance(layer, ast.Call):
@@ -336,6 +351,12 @@ class _Shapes:
                     continue
                 return self._ctor_one_output(layer, chain, klass, d)
         return False
+
+    def _value_call(self, value, chain, line):
+        """The call ``value`` is, or that the name ``value`` was last assigned, else None."""
+        if isinstance(value, ast.Name):
+            value = self.b.value_of(value.id, chain, line)
+        return value if isinstance(value, ast.Call) else None
 
     # --- pandas -------------------------------------------------------------------------
     def _frame(self, node, chain, line, d) -> bool:
@@ -361,6 +382,55 @@ class _Shapes:
             return False
         returns = returned_values(fn) or []
         return bool(returns) and all(self._frame(v, (fn, self.b.tree), at + 1, d) for v, at in returns)
+
+
+def _last_listed(name, chain, line, ctx):
+    """The last layer of the list ``nn.Sequential(*layers)`` unpacks, where the function that builds it
+    shows it: ``layers = []``, then ``layers += [...]`` / ``layers.append(...)`` / ``layers.extend([...])``
+    in loops, the last statement that adds to it in the function's own body (not under a loop or an if),
+    activations skipped; None where it cannot be told."""
+    if not (isinstance(name, ast.Name) and chain and isinstance(chain[0], (ast.FunctionDef, ast.AsyncFunctionDef))):
+        return None
+    added: list = []  # what each statement adds, in order; None for a loop that adds (its last is not told)
+    for stmt in chain[0].body:
+        if getattr(stmt, "lineno", line) >= line:
+            break
+        layers = _added_layers(stmt, name.id)
+        if layers is not None:
+            added.append(layers)
+        elif isinstance(stmt, ast.Assign) and [getattr(t, "id", None) for t in stmt.targets] == [name.id]:
+            added = [list(stmt.value.elts)] if isinstance(stmt.value, ast.List) else [None]
+        elif any(isinstance(n, ast.Name) and n.id == name.id for n in walk(stmt)):
+            added.append(None)  # a loop or an if that adds, or another use: what it leaves last is not told
+    for layers in reversed(added):
+        if layers is None:
+            return None
+        for layer in reversed(layers):
+            lq = (ctx.qualified(layer.func) or "") if isinstance(layer, ast.Call) else ""
+            if lq.startswith("torch.nn.") and lq.rsplit(".", 1)[-1] in _ACTIVATIONS:
+                continue
+            return layer if isinstance(layer, ast.Call) else None
+    return None
+
+
+def _added_layers(stmt, name):
+    """The layers one statement of the function's body adds to the list ``name`` (a list of calls), or None
+    for a statement that adds nothing to it at this level."""
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        call = stmt.value
+        if isinstance(call.func, ast.Attribute) and getattr(call.func.value, "id", None) == name and call.args:
+            if call.func.attr == "append":
+                return [call.args[0]]
+            if call.func.attr == "extend" and isinstance(call.args[0], (ast.List, ast.Tuple)):
+                return list(call.args[0].elts)
+    if (
+        isinstance(stmt, ast.AugAssign)
+        and isinstance(stmt.op, ast.Add)
+        and getattr(stmt.target, "id", None) == name
+        and isinstance(stmt.value, (ast.List, ast.Tuple))
+    ):
+        return list(stmt.value.elts)
+    return None
 
 
 def _named_column(node) -> bool:

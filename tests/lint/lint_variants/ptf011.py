@@ -281,3 +281,22 @@ SEEN["generator_step_after_a_critic_loop_clears_the_critic"] = (
     "its tuning half, missed at the first run): the generator's backward is not the step loop's first"
 )
 SEEN["generator_step_after_a_critic_loop_clears_its_own"] = "the same loop with the generator's own optimizer cleared"
+
+# zero_grad named on a line of its own without the call's parentheses: the statement does nothing, and the
+# finding is reported on it (fresh set 20's f23, tuning half, reported at its backward() at its first run).
+_NAMED = """
+import torch
+from torch import nn
+def train(model, loader, epochs):
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    for epoch in range(epochs):
+        for x, y in loader:
+            optimizer.{clear}
+            loss = nn.functional.cross_entropy(model(x), y)
+            loss.backward()
+            optimizer.step()
+"""
+PITFALL["zero_grad_named_not_called"] = _NAMED.format(clear="zero_grad")
+NEAR_MISS["zero_grad_called"] = _NAMED.format(clear="zero_grad()")
+NEAR_MISS["zero_grad_called_with_set_to_none"] = _NAMED.format(clear="zero_grad(set_to_none=True)")
+SEEN["zero_grad_named_not_called"] = "benchmarks/fresh/lint20 f23_meter_digit_reader.py (tuning half)"

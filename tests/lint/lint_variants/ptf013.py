@@ -235,3 +235,27 @@ def train(model, dataset, device):
 """
 SEEN["custom_collate_of_graphs"] = "GCC (THUDM/GCC) generate.py and train.py, round 20's tuning half"
 SEEN["collate_fn_returning_lists"] = "the detection-style collate that keeps a batch's images in a list"
+
+# A batch dataclass whose fields are declared tensors, moved by its own to() that throws the copies away
+# (fresh set 20's f25, tuning half, missed at its first run): the class body's annotation says what the field holds.
+_FIELDS = """
+from dataclasses import dataclass
+import torch
+@dataclass
+class Batch:
+    wave: {kind}
+    phase: {kind}
+    def to(self, device):
+        {move}
+        return self
+"""
+PITFALL["dataclass_fields_moved_in_its_to"] = _FIELDS.format(
+    kind="torch.Tensor", move="self.wave.to(device, non_blocking=True)\n        self.phase.to(device)"
+)
+NEAR_MISS["dataclass_fields_reassigned"] = _FIELDS.format(
+    kind="torch.Tensor", move="self.wave = self.wave.to(device)\n        self.phase = self.phase.to(device)"
+)
+NEAR_MISS["dataclass_fields_of_modules"] = _FIELDS.format(
+    kind="torch.nn.Module", move="self.wave.to(device)\n        self.phase.to(device)"
+)
+SEEN["dataclass_fields_moved_in_its_to"] = "benchmarks/fresh/lint20 f25_seismic_phase_picking.py (tuning half)"

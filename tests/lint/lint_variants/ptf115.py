@@ -19,3 +19,27 @@ SEEN = {
     "aliased": "not found by search",
     "chained_normalize": "not found by search",
 }
+
+# The method form on an object not known to be a tensor is reported only with --preview: a layer or helper
+# named ``cross`` is called the same way (round 22's tuning half: torecsys's ``self.cross(emb_inputs)``, a
+# cross-network layer). On a tensor the bindings show, it is reported.
+PREVIEW = {"method": PITFALL.pop("method")}
+PITFALL["method_on_an_annotated_tensor"] = """
+import torch
+def normal(v0: torch.Tensor, v1: torch.Tensor, v2: torch.Tensor) -> torch.Tensor:
+    return (v1 - v0).cross(v2 - v0)
+"""
+NEAR_MISS["a_layer_named_cross"] = """
+import torch
+from torch import nn
+class CrossLayer(nn.Module):
+    def forward(self, x):
+        return x * x.sum(-1, keepdim=True)
+class DeepCross(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cross = CrossLayer()
+    def forward(self, emb):
+        return self.cross(emb)
+"""
+SEEN["a_layer_named_cross"] = "round 22 tuning half: torecsys deep_and_cross_network.py (self.cross = CrossNetworkLayer(...))"

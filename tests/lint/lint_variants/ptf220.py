@@ -238,3 +238,37 @@ PITFALL["cuda_output_converted_in_both_branches"] = _GPU_MODE.format(
         else:
             samples = samples.data.numpy()"""
 )
+
+# A metrics helper of the file handed the model's output by a training step: its .numpy() runs where
+# autograd records, on a tensor that requires grad (fresh set 20's f15, tuning half, missed at its first run).
+_METRICS = """
+import numpy as np
+import torch
+from torch import nn
+class RunningMetrics:
+    def __init__(self):
+        self.scores = []
+    def update(self, logits, labels):
+        self.scores.append(torch.sigmoid(logits).cpu().numpy())
+    def compute(self):
+        return float(np.concatenate(self.scores).mean())
+def fit(loader):
+    model = nn.Linear(8, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    criterion = nn.BCEWithLogitsLoss()
+    metrics = RunningMetrics()
+    for x, y in loader:
+        logits = model(x)
+        loss = criterion(logits, y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        {update}
+    return metrics.compute()
+"""
+PITFALL["metrics_helper_given_the_training_output"] = _METRICS.format(update="metrics.update(logits, y)")
+NEAR_MISS["metrics_helper_given_it_detached"] = _METRICS.format(update="metrics.update(logits.detach(), y)")
+NEAR_MISS["metrics_helper_called_under_no_grad"] = _METRICS.format(
+    update="with torch.no_grad():\n            metrics.update(model(x), y)"
+)
+SEEN["metrics_helper_given_the_training_output"] = "benchmarks/fresh/lint20 f15_review_sentiment.py (tuning half)"

@@ -599,3 +599,79 @@ SEEN["a_key_of_a_default_collated_dict_batch"] = (
 )
 SEEN["a_field_of_a_collated_dataclass_batch_squeezed"] = SEEN["a_field_of_a_collated_dataclass_batch"]
 SEEN["a_key_of_a_default_collated_dict_batch_one_column"] = SEEN["a_key_of_a_default_collated_dict_batch"]
+
+# The model built by a helper of the file that fills a list of layers and unpacks it into nn.Sequential, its
+# last layer a Linear(_, 1) added after the loop (fresh set 19's e27, missed at its held-out scoring: there
+# the targets' shape is not shown, so it is reported only with --preview; here a named column shows it).
+_BUILT = """
+import pandas as pd
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+def build_mlp(n_in, hidden, dropout):
+    layers = []
+    for width in hidden:
+        layers += [nn.Linear(n_in, width), nn.ReLU(), nn.Dropout(dropout)]
+        n_in = width
+    {head}
+    return nn.Sequential(*layers)
+def fit(path):
+    frame = pd.read_csv(path)
+    y = torch.tensor(frame["depth"].values, dtype=torch.float32)
+    x = torch.tensor(frame.drop(columns=["depth"]).values, dtype=torch.float32)
+    model = build_mlp(x.shape[1], [64, 32], 0.1)
+    opt = torch.optim.Adam(model.parameters())
+    for xb, yb in DataLoader(TensorDataset(x, y), batch_size=64, shuffle=True):
+        opt.zero_grad()
+        nn.functional.l1_loss(model(xb), yb).backward()
+        opt.step()
+"""
+PITFALL["scalar_head_appended_by_a_builder"] = _BUILT.format(head="layers.append(nn.Linear(n_in, 1))")
+PITFALL["scalar_head_then_an_activation"] = _BUILT.format(head="layers += [nn.Linear(n_in, 1), nn.Softplus()]")
+NEAR_MISS["builder_with_several_outputs"] = _BUILT.format(head="layers.append(nn.Linear(n_in, 3))")
+NEAR_MISS["builder_whose_head_an_option_picks"] = _BUILT.format(
+    head="if dropout:\n        layers.append(nn.Linear(n_in, 1))\n    else:\n        layers.append(nn.Linear(n_in, 2))"
+)
+NEAR_MISS["builder_whose_loop_adds_the_head"] = """
+import torch
+from torch import nn
+def build_mlp(sizes):
+    layers = []
+    for a, b in zip(sizes, sizes[1:]):
+        layers.append(nn.Linear(a, b))
+    return nn.Sequential(*layers)
+def fit(x, y_col):
+    y = torch.tensor(y_col, dtype=torch.float32).unsqueeze(1)
+    model = build_mlp([8, 16, 1])
+    loss = nn.MSELoss()(model(x), y)
+    return loss
+"""
+SEEN["scalar_head_appended_by_a_builder"] = (
+    "benchmarks/fresh/lint19 e27_snow_depth_regression.py (held-out half, missed at its first score)"
+)
+NEAR_MISS["builder_targets_given_their_column_axis"] = """
+import numpy as np
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+def build_mlp(n_in, widths):
+    layers = []
+    for w in widths:
+        layers += [nn.Linear(n_in, w), nn.SiLU()]
+        n_in = w
+    layers.append(nn.Linear(n_in, 1))
+    return nn.Sequential(*layers)
+def load(path, name):
+    npz = np.load(path)
+    x, y = npz[f"x_{name}"].astype(np.float32), npz[f"y_{name}"].astype(np.float32)
+    return TensorDataset(torch.from_numpy(x), torch.from_numpy(y).unsqueeze(1)), x.shape[1]
+def fit(path):
+    train_set, n_in = load(path, "train")
+    model = build_mlp(n_in, [64, 64])
+    opt = torch.optim.Adam(model.parameters())
+    for x, y in DataLoader(train_set, batch_size=128, shuffle=True):
+        opt.zero_grad()
+        nn.MSELoss()(model(x), y).backward()
+        opt.step()
+"""
+SEEN["builder_targets_given_their_column_axis"] = "benchmarks/fresh/lint11 s11_formation_energy_mlp.py (a correct loss, reported with --preview before the unsqueeze was read)"
