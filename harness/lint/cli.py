@@ -28,6 +28,7 @@ from pathlib import Path
 
 from torch_pitfalls.lint import PARSE_ERROR, RULES_BY_ID, Finding, active_rules, lint_text, python_files
 from torch_pitfalls.lint.declared import DeclarationError
+from torch_pitfalls.lint.memory import collected_between_files
 from torch_pitfalls.lint.releases import Releases
 from torch_pitfalls.lint.sarif import sarif
 from torch_pitfalls.lint.scope import FileRules
@@ -194,13 +195,15 @@ def run_lint(args, usage_error) -> int:
     if args.fix or args.diff:
         return _fix_files(args, files, scope, parse_errors, fixes, version, said)
     findings: list[Finding] = []
-    for path in files:
-        text = _read(path, findings)
-        if text is not None:
-            rules, releases = scope.for_path(path)
-            findings += lint_text(
-                text, str(path), rules, report_parse_errors=parse_errors, releases=releases, preview=args.preview
-            )
+    with collected_between_files() as file_done:
+        for path in files:
+            text = _read(path, findings)
+            if text is not None:
+                rules, releases = scope.for_path(path)
+                findings += lint_text(
+                    text, str(path), rules, report_parse_errors=parse_errors, releases=releases, preview=args.preview
+                )
+            file_done()
     if args.upgrade:
         return _upgrade_report(args, findings, matrix, len(files))
     _report(args, findings, scope, len(files), version, said, fixes)
