@@ -286,8 +286,8 @@ def _eval_left(node, ctx):
         _sets_eval(node) or isinstance(func, ast.Name) or getattr(getattr(func, "value", None), "id", None) == "self"
     ):
         return None
-    if not _own_code(node, ctx):
-        return None
+    if next(_loops_around(node, ctx), None) is None or not _own_code(node, ctx):
+        return None  # in no loop of its function: the cheap question first (most calls are in none)
     chain = ctx.chain()
     if _sets_eval(node):
         keys = {_key(node.func.value)} - {None}
