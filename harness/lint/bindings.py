@@ -709,7 +709,15 @@ class Bindings:
         if whole is not None and whole.kind == LOADER:
             return Held(TENSOR, "batch") if whole.what != COLLATED else None
         if whole is None and _name_of(iterable) and LOADER_NAME.search(_name_of(iterable)):
-            return Held(TENSOR, "batch")
+            made = self.value_of(iterable.id, where, line) if isinstance(iterable, ast.Name) else None
+            other = (
+                made is not None
+                and isinstance(made, ast.Call)
+                and not (self.qualify(made.func) or "torch.").startswith("torch.")
+            )
+            return (
+                None if other else Held(TENSOR, "batch")
+            )  # a loader of another library (PyG's) batches its own objects
         if whole is not None and whole.kind == TENSOR:  # iterating a tensor: its rows
             return Held(TENSOR)
         return None

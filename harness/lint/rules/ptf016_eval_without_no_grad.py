@@ -127,8 +127,32 @@ def _eval_forward(fn, ctx):
         if is_model(c.func, c.lineno) or _helper_runs(c, lambda e: is_model(e, c.lineno), ctx):  # noqa: B023 - called here
             if _called_under_no_grad(fn, ctx) or _input_wants_grad(c, ctx) or _called_to_differentiate(fn, ctx):
                 return None
+            if _model_frozen(c.func, ctx):
+                continue  # an EMA teacher whose parameters the file detached: its forward records nothing
             return c
     return None
+
+
+def _model_frozen(expr, ctx) -> bool:
+    """The file turns off the gradient of every parameter of the module ``expr`` names, as written
+    (``for p in teacher_model.parameters(): p.detach_()`` or ``p.requires_grad = False``, or
+    ``teacher_model.requires_grad_(False)``): its forward records no graph."""
+    text = ast.unparse(expr)
+    for n in walk(ctx.module):
+        frozen = _freeze(n)
+        if frozen is not None and ast.unparse(frozen) == text:
+            return True
+        if (
+            isinstance(n, ast.For)
+            and isinstance(n.target, ast.Name)
+            and _method(n.iter, "parameters")
+            and ast.unparse(n.iter.func.value) == text
+        ):
+            for m in walk(n):
+                frozen = m.func.value if _method(m, "detach_") else _freeze(m)
+                if isinstance(frozen, ast.Name) and frozen.id == n.target.id:
+                    return True
+    return False
 
 
 def _called_to_differentiate(fn, ctx) -> bool:

@@ -13,6 +13,7 @@ from torch_pitfalls.lint.bindings import returned_values
 from torch_pitfalls.lint.rules.base import CALL, Rule, _arg, _is_call_to, _kw, _method
 from torch_pitfalls.lint.rules.shared.batches import batch_sources, collated_return
 from torch_pitfalls.lint.rules.shared.losses import _loss_call
+from torch_pitfalls.lint.rules.shared.shapes import SCALAR, Shapes
 
 _FLOAT_LEGACY = ("torch.Tensor", "torch.FloatTensor", "torch.DoubleTensor", "torch.cuda.FloatTensor")
 
@@ -56,19 +57,65 @@ def _float_batch_column(target, ctx, line) -> bool:
     if not isinstance(target, ast.Name):
         return False
     binding, where = ctx.bindings.lookup(target.id, ctx.chain(), line)
+    for _ in range(3):  # y = y.to(device): the loader's y, moved
+        value = binding.value if binding is not None and binding.how == "assign" else None
+        if not (_method(value, "to", "cuda", "cpu") and getattr(value.func.value, "id", None) == target.id):
+            break
+        binding, where = ctx.bindings.lookup(target.id, where, binding.line)
     if binding is None or binding.how != "iter":
         return False
     sources = batch_sources(target.id, binding, where, ctx)
-    return bool(sources) and all(s.kind == "rows" and _float_tensor(s.expr, s.chain, s.line, ctx) for s in sources)
+    return bool(sources) and all(_float_index(s, ctx) for s in sources)
 
 
-def _float_tensor(expr, chain, line, ctx, depth=0) -> bool:
+def _float_index(source, ctx) -> bool:
+    """One source of a batch's labels is float class indices: rows of a float tensor (a TensorDataset's), or a
+    sample's one float number (``self.y[i]`` of a Dataset class, ``self.y`` a float column): stacked, (N,)."""
+    if source.kind == "rows":
+        return _float_tensor(source.expr, source.chain, source.line, ctx, klass=source.klass)
+    one = Shapes(ctx).of(source.expr, source.chain, source.line, source.klass) == SCALAR or _column_element(
+        source.expr, source, ctx
+    )
+    return one and _float_tensor(source.expr, source.chain, source.line, ctx, klass=source.klass)
+
+
+def _column_element(expr, source, ctx) -> bool:
+    """``self.y[i]`` where ``self.y`` is a column cut from a table (``torch.from_numpy(table[:, -1])``): one
+    number per sample, whatever the table's size."""
+    if not (isinstance(expr, ast.Subscript) and not isinstance(expr.slice, (ast.Slice, ast.Tuple))):
+        return False
+    made = expr.value
+    if isinstance(made, ast.Attribute) and getattr(made.value, "id", None) == "self" and source.klass is not None:
+        attrs = ctx.bindings.self_attributes(source.klass).get(made.attr) or []
+        made = attrs[0][1] if len(attrs) == 1 else None
+    while (
+        isinstance(made, ast.Call)
+        and made.args
+        and (_is_call_to(made, ctx, "torch.from_numpy", "torch.tensor", "torch.as_tensor") or _float_cast(made))
+    ):
+        made = made.args[0] if not _float_cast(made) else made.func.value
+    index = made.slice if isinstance(made, ast.Subscript) else None
+    return (
+        isinstance(index, ast.Tuple)
+        and len(index.elts) == 2
+        and isinstance(index.elts[0], ast.Slice)
+        and index.elts[0].lower is None
+        and index.elts[0].upper is None
+        and isinstance(index.elts[1], (ast.Constant, ast.UnaryOp))
+    )
+
+
+def _float_tensor(expr, chain, line, ctx, depth=0, klass=None) -> bool:
     """The tensor is made float here: ``torch.tensor(x, dtype=torch.float32)``, a float cast, a legacy
-    float constructor, through names, rows or columns of it, and a function of this file's returns."""
+    float constructor, a float NumPy array (``np.loadtxt``'s default), through names, ``self.`` attributes
+    set once, rows or columns of it, and a function of this file's returns."""
     if depth > 8 or expr is None:
         return False
     if isinstance(expr, ast.Subscript):
-        return _float_tensor(expr.value, chain, line, ctx, depth + 1)
+        return _float_tensor(expr.value, chain, line, ctx, depth + 1, klass)
+    if isinstance(expr, ast.Attribute) and getattr(expr.value, "id", None) == "self" and klass is not None:
+        attrs = ctx.bindings.self_attributes(klass).get(expr.attr) or []
+        return len(attrs) == 1 and _float_tensor(attrs[0][1], (attrs[0][0], ctx.module), attrs[0][2], ctx, depth + 1)
     if isinstance(expr, ast.Name):
         binding, where = ctx.bindings.lookup(expr.id, chain, line)
         if binding is None:
@@ -85,8 +132,11 @@ def _float_tensor(expr, chain, line, ctx, depth=0) -> bool:
             sites = ctx.bindings.passed(where[0], expr.id) or []
             return bool(sites) and all(_float_tensor(v, c, at, ctx, depth + 1) for v, c, at, _k in sites)
         return False
-    if not isinstance(expr, ast.Call):
-        return False
+    return isinstance(expr, ast.Call) and _float_call(expr, chain, line, ctx, depth)
+
+
+def _float_call(expr, chain, line, ctx, depth) -> bool:
+    """A call that makes a float tensor or array (``_float_tensor``'s calls)."""
     if _float_cast(expr) or _is_call_to(expr, ctx, *_FLOAT_LEGACY):
         return True
     if _is_call_to(expr, ctx, "torch.tensor", "torch.as_tensor", "numpy.array", "numpy.asarray"):
@@ -101,6 +151,9 @@ def _float_tensor(expr, chain, line, ctx, depth=0) -> bool:
         return _float_tensor(expr.args[0], chain, line, ctx, depth + 1)
     if _method(expr, "astype") and expr.args:  # table.astype(np.float32)
         return _float_word(expr.args[0], ctx)
+    if _is_call_to(expr, ctx, "numpy.loadtxt", "numpy.genfromtxt"):  # float64 unless told otherwise
+        dtype = _kw(expr, "dtype")
+        return dtype is None or _float_word(dtype, ctx)
     fn = ctx.bindings._local_function(expr, chain, line)  # table = read_table(path): what it returns
     returns = returned_values(fn) if fn is not None else None
     return bool(returns) and all(_float_tensor(v, (fn, ctx.module), at + 1, ctx, depth + 1) for v, at in returns)

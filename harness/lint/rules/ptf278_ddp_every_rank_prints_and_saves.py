@@ -6,6 +6,8 @@ Fix: save (print, evaluate on the whole set) under ``if dist.get_rank() == 0:``,
 
 from __future__ import annotations
 
+import ast
+
 from torch_pitfalls.lint.rules.base import CALL, Rule
 from torch_pitfalls.lint.rules.shared.distributed import asks_rank, on_one_rank, starts_process_group
 
@@ -15,9 +17,24 @@ SAVES = ("torch.save", "torch.serialization.save")
 def _every_rank_saves(node, ctx) -> bool:
     if ctx.qualified(node.func) not in SAVES or ctx.function is None or len(node.args) < 2:
         return False
-    if asks_rank(node.args[1]):
-        return False  # a file of its own per rank: f"ckpt-rank{rank}.pt"
+    if asks_rank(node.args[1]) or asks_rank(_opened(node.args[1], node, ctx)):
+        return False  # a file of its own per rank: f"ckpt-rank{rank}.pt", or a file opened at such a path
     return starts_process_group(ctx) and not on_one_rank(node, ctx)
+
+
+def _opened(target, node, ctx):
+    """What ``with open(path, "wb") as f`` (or fsspec.open, ...) opened, for a save to ``f``: the with item's
+    expression around the save; ``target`` itself otherwise."""
+    if not isinstance(target, ast.Name):
+        return target
+    up = ctx.parent(node)
+    while up is not None and up is not ctx.function:
+        if isinstance(up, (ast.With, ast.AsyncWith)):
+            for item in up.items:
+                if isinstance(item.optional_vars, ast.Name) and item.optional_vars.id == target.id:
+                    return item.context_expr
+        up = ctx.parent(up)
+    return target
 
 
 RULE = Rule(

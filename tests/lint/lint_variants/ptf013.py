@@ -259,3 +259,17 @@ NEAR_MISS["dataclass_fields_of_modules"] = _FIELDS.format(
     kind="torch.nn.Module", move="self.wave.to(device)\n        self.phase.to(device)"
 )
 SEEN["dataclass_fields_moved_in_its_to"] = "benchmarks/fresh/lint20 f25_seismic_phase_picking.py (tuning half)"
+
+# A batch of another library's loader (torch_geometric's DataLoader, imported in the function): its .to()
+# moves the object in place and returns it (round 22's held-out half: cell-gears, read wrong there).
+NEAR_MISS["a_geometric_loaders_batch_moved_in_place"] = """
+import torch
+def predict(cg, device, model):
+    from torch_geometric.data import DataLoader
+    loader = DataLoader(cg, 300, shuffle=False)
+    batch = next(iter(loader))
+    batch.to(device)
+    with torch.no_grad():
+        return model(batch)
+"""
+SEEN["a_geometric_loaders_batch_moved_in_place"] = "round 22 held-out half: cell-gears gears.py (batch.to(self.device) of a PyG Batch)"

@@ -448,3 +448,24 @@ SEEN["evaluate_called_by_the_update"] = (
     "Deep-reinforcement-learning-with-pytorch Char09 SAC/SAC_BipedalWalker-v2.py and SAC_dual_Q_net.py, round 20's "
     "tuning half"
 )
+
+# The model evaluated is a mean teacher whose parameters the file detached when it built it: its forward
+# records no graph (round 22's held-out half: InfoGraph's mean_teacher.py, read wrong there).
+_TEACHER = """
+import torch
+from torch import nn
+model = nn.Linear(8, 1)
+teacher_model = nn.Linear(8, 1)
+for param in teacher_model.parameters():
+    {freeze}
+def test(loader):
+    teacher_model.eval()
+    error = 0
+    for x, y in loader:
+        error += (teacher_model(x) - y).abs().sum().item()
+    return error
+"""
+NEAR_MISS["a_teacher_whose_parameters_are_detached"] = _TEACHER.format(freeze="param.detach_()")
+NEAR_MISS["a_teacher_whose_parameters_are_frozen"] = _TEACHER.format(freeze="param.requires_grad = False")
+PITFALL["a_teacher_whose_parameters_are_only_copied"] = _TEACHER.format(freeze="param.data.copy_(param.data)")
+SEEN["a_teacher_whose_parameters_are_detached"] = "round 22 held-out half: InfoGraph mean_teacher.py:95 (param.detach_())"

